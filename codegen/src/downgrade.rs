@@ -1,0 +1,71 @@
+//! Renders an OpenAPI 3.1 document as 3.0.3, for generators that only read 3.0 (progenitor).
+//!
+//! utoipa emits 3.1 only, so this is a JSON pass over the finished document. It covers exactly
+//! the 3.1 constructs our emitter produces: nullable type arrays, `oneOf` with `null`,
+//! `examples` in schemas and `license.identifier`.
+
+use serde_json::{Map, Value, json};
+
+/// Converts a 3.1 document produced by [`crate::openapi::document`] to 3.0.3.
+pub fn to_openapi_30(doc: &Value) -> Value {
+    let mut doc = doc.clone();
+    if let Value::Object(root) = &mut doc {
+        root.insert("openapi".into(), json!("3.0.3"));
+        root.remove("jsonSchemaDialect");
+        root.remove("webhooks");
+        if let Some(Value::Object(license)) = root.get_mut("info").and_then(|i| i.get_mut("license")) {
+            license.remove("identifier");
+        }
+        for key in ["paths", "components"] {
+            if let Some(v) = root.get_mut(key) {
+                walk(v);
+            }
+        }
+    }
+    doc
+}
+
+fn walk(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            convert_schema(m);
+            m.values_mut().for_each(walk);
+        }
+        Value::Array(a) => a.iter_mut().for_each(walk),
+        _ => {}
+    }
+}
+
+fn is_null_schema(v: &Value) -> bool {
+    v.get("type") == Some(&json!("null"))
+}
+
+fn convert_schema(m: &mut Map<String, Value>) {
+    // `type: ["string", "null"]` → `type: string, nullable: true`
+    if let Some(Value::Array(types)) = m.get("type") {
+        let non_null: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+        let nullable = non_null.len() < types.len();
+        if let [single] = non_null.as_slice() {
+            m.insert("type".into(), single.clone());
+        }
+        if nullable {
+            m.insert("nullable".into(), json!(true));
+        }
+    }
+    // `oneOf: [X, {type: null}]` → `allOf: [X], nullable: true`
+    if let Some(Value::Array(items)) = m.get("oneOf") {
+        if items.len() == 2 && items.iter().any(is_null_schema) {
+            let other: Vec<Value> = items.iter().filter(|i| !is_null_schema(i)).cloned().collect();
+            m.remove("oneOf");
+            m.insert("allOf".into(), Value::Array(other));
+            m.insert("nullable".into(), json!(true));
+        }
+    }
+    // JSON Schema `examples: [..]` → OpenAPI 3.0 `example`, only inside schemas (where it is an array).
+    if let Some(Value::Array(ex)) = m.get("examples") {
+        if let Some(first) = ex.first().cloned() {
+            m.remove("examples");
+            m.insert("example".into(), first);
+        }
+    }
+}

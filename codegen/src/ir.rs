@@ -1,0 +1,200 @@
+//! The intermediate representation: a validated spec with resolved types, ready for the emitters.
+
+use indexmap::IndexMap;
+
+use crate::spec::{FieldDef, Location, Method, OperationDef, Spec};
+
+/// A resolved field type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ty {
+    /// UTF-8 string.
+    String,
+    /// 64-bit signed integer.
+    Integer,
+    /// 64-bit float.
+    Number,
+    /// `true` / `false`.
+    Boolean,
+    /// RFC 3339 UTC timestamp.
+    DateTime,
+    /// Any JSON value.
+    Json,
+    /// A spec enum, by name.
+    Enum(String),
+    /// A spec model, by name.
+    Model(String),
+    /// A list.
+    List(Box<Ty>),
+    /// An object with string keys.
+    Map(Box<Ty>),
+}
+
+impl Ty {
+    /// Parses a type expression, resolving names against the spec's enums and models.
+    pub fn parse(expr: &str, spec: &Spec) -> Result<Ty, String> {
+        let expr = expr.trim();
+        if let Some(inner) = expr.strip_suffix("[]") {
+            return Ok(Ty::List(Box::new(Ty::parse(inner, spec)?)));
+        }
+        if let Some(inner) = expr.strip_prefix("map<").and_then(|s| s.strip_suffix('>')) {
+            return Ok(Ty::Map(Box::new(Ty::parse(inner, spec)?)));
+        }
+        Ok(match expr {
+            "string" => Ty::String,
+            "integer" => Ty::Integer,
+            "number" => Ty::Number,
+            "boolean" => Ty::Boolean,
+            "datetime" => Ty::DateTime,
+            "json" => Ty::Json,
+            name if spec.enums.contains_key(name) => Ty::Enum(name.to_string()),
+            name if spec.models.contains_key(name) => Ty::Model(name.to_string()),
+            other => {
+                return Err(format!(
+                    "unknown type `{other}`; use string, integer, number, boolean, datetime, json, \
+                     T[], map<T>, or a name declared under [enums] or [models]"
+                ));
+            }
+        })
+    }
+
+    /// Whether the type is a scalar that can travel in a path or query string.
+    pub fn is_scalar(&self) -> bool {
+        !matches!(self, Ty::Json | Ty::Model(_) | Ty::List(_) | Ty::Map(_))
+    }
+}
+
+/// A field with its resolved type.
+#[derive(Debug, Clone)]
+pub struct Field {
+    /// Wire name.
+    pub name: String,
+    /// The field as written in the spec.
+    pub def: FieldDef,
+    /// Resolved type.
+    pub ty: Ty,
+    /// Added by the generator (`page`/`per_page` of paginated inputs), not written in the spec.
+    pub injected: bool,
+}
+
+impl Field {
+    /// Where the field travels over REST.
+    pub fn location(&self) -> Location {
+        self.def.location
+    }
+
+    /// Whether a request must carry the field.
+    pub fn required(&self) -> bool {
+        !self.def.optional
+    }
+}
+
+/// A model with resolved fields.
+#[derive(Debug, Clone)]
+pub struct Model {
+    /// Model name (PascalCase).
+    pub name: String,
+    /// What it is.
+    pub description: String,
+    /// Fields in wire order.
+    pub fields: Vec<Field>,
+}
+
+impl Model {
+    /// Fields that travel at `loc`.
+    pub fn fields_in(&self, loc: Location) -> impl Iterator<Item = &Field> {
+        self.fields.iter().filter(move |f| f.location() == loc)
+    }
+}
+
+/// One operation, resolved.
+#[derive(Debug, Clone)]
+pub struct Operation {
+    /// The operation as written.
+    pub def: OperationDef,
+    /// Every error code it may answer, in catalog order: declared, automatic and service-wide.
+    pub errors: Vec<String>,
+    /// Success status.
+    pub status: u16,
+    /// The input has body fields.
+    pub has_body: bool,
+}
+
+impl Operation {
+    /// snake_case id.
+    pub fn id(&self) -> &str {
+        &self.def.id
+    }
+
+    /// HTTP method.
+    pub fn method(&self) -> Method {
+        self.def.method
+    }
+}
+
+/// A whole validated service.
+#[derive(Debug, Clone)]
+pub struct Api {
+    /// The spec file's name, for messages.
+    pub file: String,
+    /// The spec as written.
+    pub spec: Spec,
+    /// Models by name, with `page`/`per_page` added to paginated inputs.
+    pub models: IndexMap<String, Model>,
+    /// Operations in spec order.
+    pub operations: Vec<Operation>,
+}
+
+impl Api {
+    /// Service name.
+    pub fn name(&self) -> &str {
+        &self.spec.service.name
+    }
+
+    /// The input model of `op`, if any.
+    pub fn input(&self, op: &Operation) -> Option<&Model> {
+        op.def.input.as_ref().map(|n| &self.models[n])
+    }
+
+    /// HTTP status of an error code.
+    pub fn status_of(&self, code: &str) -> u16 {
+        self.spec.errors[code].status
+    }
+
+    /// Scopes that satisfy `scope` (itself and every scope that implies it, transitively).
+    pub fn satisfying_scopes(&self, scope: &str) -> Vec<String> {
+        self.spec
+            .security
+            .scopes
+            .iter()
+            .filter(|s| self.implies(&s.name, scope))
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
+    /// Whether holding `have` satisfies a requirement of `want`.
+    pub fn implies(&self, have: &str, want: &str) -> bool {
+        let mut stack = vec![have.to_string()];
+        let mut seen = Vec::new();
+        while let Some(s) = stack.pop() {
+            if s == want {
+                return true;
+            }
+            if seen.contains(&s) {
+                continue;
+            }
+            if let Some(def) = self.spec.security.scopes.iter().find(|d| d.name == s) {
+                stack.extend(def.implies.iter().cloned());
+            }
+            seen.push(s);
+        }
+        false
+    }
+}
+
+/// Names of `{param}` segments in a path.
+pub fn path_params(path: &str) -> Vec<String> {
+    path.split('/')
+        .filter_map(|seg| seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+        .map(str::to_string)
+        .collect()
+}

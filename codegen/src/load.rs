@@ -1,0 +1,489 @@
+//! Loading and validating a spec: TOML text in, a checked [`Api`] or every problem found out.
+//!
+//! Each problem names the file, the place (operation, model, field, table) and the fix, so a
+//! spec author never has to read generator code to learn what is wrong.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+
+use indexmap::IndexMap;
+
+use crate::ir::{Api, Field, Model, Operation, Ty, path_params};
+use crate::spec::{FieldDef, Location, Method, Spec};
+
+/// One problem in a spec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError {
+    /// The spec file.
+    pub file: String,
+    /// Where in the file: ``operation `store_credential` ``, ``model `Lead` field `score` ``, …
+    pub place: String,
+    /// What is wrong.
+    pub problem: String,
+    /// What to do about it.
+    pub fix: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}; fix: {}", self.file, self.place, self.problem, self.fix)
+    }
+}
+
+/// Every problem found in one spec, in file order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecErrors(pub Vec<SpecError>);
+
+impl fmt::Display for SpecErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for SpecErrors {}
+
+struct Collector<'a> {
+    file: &'a str,
+    errors: Vec<SpecError>,
+}
+
+impl Collector<'_> {
+    fn push(&mut self, place: impl Into<String>, problem: impl Into<String>, fix: impl Into<String>) {
+        self.errors.push(SpecError {
+            file: self.file.to_string(),
+            place: place.into(),
+            problem: problem.into(),
+            fix: fix.into(),
+        });
+    }
+}
+
+fn is_snake(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some('a'..='z'))
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+fn is_pascal(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some('A'..='Z')) && chars.all(|c| c.is_ascii_alphanumeric())
+}
+
+const PAGE: &str = "page";
+const PER_PAGE: &str = "per_page";
+
+/// Parses and validates one spec file. `file` is used in messages only.
+pub fn load(file: &str, text: &str) -> Result<Api, SpecErrors> {
+    let spec: Spec = toml::from_str(text).map_err(|e| {
+        let span = e
+            .span()
+            .map(|r| {
+                let line = text[..r.start].matches('\n').count() + 1;
+                format!("line {line}")
+            })
+            .unwrap_or_else(|| "file".to_string());
+        SpecErrors(vec![SpecError {
+            file: file.to_string(),
+            place: span,
+            problem: e.message().trim().to_string(),
+            fix: "follow spec/spec.schema.json (point your editor at it for completion)".into(),
+        }])
+    })?;
+    let mut c = Collector { file, errors: Vec::new() };
+    check_service(&mut c, &spec);
+    check_scopes(&mut c, &spec);
+    check_errors(&mut c, &spec);
+    check_enums(&mut c, &spec);
+    let mut models = resolve_models(&mut c, &spec);
+    let operations = check_operations(&mut c, &spec, &mut models);
+    if c.errors.is_empty() {
+        Ok(Api { file: file.to_string(), spec, models, operations })
+    } else {
+        Err(SpecErrors(c.errors))
+    }
+}
+
+fn check_service(c: &mut Collector, spec: &Spec) {
+    let s = &spec.service;
+    if !is_snake(&s.name) {
+        c.push("[service] name", format!("`{}` is not snake_case", s.name), "use lowercase letters, digits and `_`, starting with a letter");
+    }
+    for (what, path) in [("base_path", Some(&s.base_path)), ("mcp_path", s.mcp_path.as_ref())] {
+        if let Some(p) = path {
+            if !p.starts_with('/') || p.ends_with('/') || p.contains('{') {
+                c.push(format!("[service] {what}"), format!("`{p}` is not an absolute path without a trailing slash or parameters"), "write it like `/api/v1`");
+            }
+        }
+    }
+    let p = &spec.pagination;
+    if p.default_per_page < 1 || p.default_per_page > p.max_per_page {
+        c.push("[pagination]", format!("default_per_page {} is outside 1..={}", p.default_per_page, p.max_per_page), "pick a default between 1 and max_per_page");
+    }
+    if let Some(rl) = &spec.rate_limits {
+        if !rl.plans.contains_key(&rl.default_plan) {
+            c.push("[rate_limits] default_plan", format!("plan `{}` is not declared", rl.default_plan), format!("use one of: {}", rl.plans.keys().cloned().collect::<Vec<_>>().join(", ")));
+        }
+        for (name, plan) in &rl.plans {
+            if plan.per_minute == 0 || plan.per_day < plan.per_minute {
+                c.push(format!("[rate_limits.plans.{name}]"), "per_minute must be at least 1 and per_day at least per_minute", "fix the plan's numbers");
+            }
+        }
+    }
+}
+
+fn check_scopes(c: &mut Collector, spec: &Spec) {
+    let scopes = &spec.security.scopes;
+    if scopes.is_empty() {
+        c.push("[security]", "the scope catalog is empty", "declare at least one [[security.scopes]]");
+    }
+    let mut seen = BTreeSet::new();
+    for s in scopes {
+        if !seen.insert(&s.name) {
+            c.push(format!("scope `{}`", s.name), "declared twice", "remove the duplicate [[security.scopes]] entry");
+        }
+        for imp in &s.implies {
+            if !scopes.iter().any(|d| &d.name == imp) {
+                c.push(format!("scope `{}`", s.name), format!("implies unknown scope `{imp}`"), "declare it under [[security.scopes]] or remove it from `implies`");
+            }
+        }
+    }
+    // A cycle would make two tiers equal; the hierarchy must be strict.
+    for s in scopes {
+        let mut stack: Vec<&String> = s.implies.iter().collect();
+        let mut visited = BTreeSet::new();
+        while let Some(n) = stack.pop() {
+            if n == &s.name {
+                c.push(format!("scope `{}`", s.name), "implies itself through a cycle", "make `implies` point only at lower tiers");
+                break;
+            }
+            if visited.insert(n) {
+                if let Some(d) = scopes.iter().find(|d| &d.name == n) {
+                    stack.extend(d.implies.iter());
+                }
+            }
+        }
+    }
+}
+
+fn check_errors(c: &mut Collector, spec: &Spec) {
+    for (code, e) in &spec.errors {
+        if !(400..=599).contains(&e.status) {
+            c.push(format!("error `{code}`"), format!("status {} is not an error status", e.status), "use a 4xx or 5xx status");
+        }
+    }
+    let r = &spec.error_roles;
+    let roles: [(&str, &String, u16); 11] = [
+        ("unauthenticated", &r.unauthenticated, 401),
+        ("invalid_token", &r.invalid_token, 401),
+        ("insufficient_scope", &r.insufficient_scope, 403),
+        ("malformed", &r.malformed, 400),
+        ("validation", &r.validation, 422),
+        ("payload_too_large", &r.payload_too_large, 413),
+        ("unsupported_media_type", &r.unsupported_media_type, 415),
+        ("not_found", &r.not_found, 404),
+        ("method_not_allowed", &r.method_not_allowed, 405),
+        ("rate_limited", &r.rate_limited, 429),
+        ("internal", &r.internal, 500),
+    ];
+    for (role, code, status) in roles {
+        match spec.errors.get(code) {
+            None => c.push(format!("[error_roles] {role}"), format!("undeclared error code `{code}`"), format!("declare [errors.\"{code}\"] with status {status}")),
+            Some(e) if e.status != status => c.push(format!("[error_roles] {role}"), format!("`{code}` answers HTTP {} but this role needs {status}", e.status), format!("point the role at a code with status {status}")),
+            Some(_) => {}
+        }
+    }
+    for code in &r.service_wide {
+        if !spec.errors.contains_key(code) {
+            c.push("[error_roles] service_wide", format!("undeclared error code `{code}`"), format!("declare [errors.\"{code}\"] or remove it"));
+        }
+    }
+}
+
+fn check_enums(c: &mut Collector, spec: &Spec) {
+    for (name, e) in &spec.enums {
+        let place = format!("enum `{name}`");
+        if !is_pascal(name) {
+            c.push(&place, "name is not PascalCase", "rename it, e.g. `LeadStatus`");
+        }
+        if spec.models.contains_key(name) {
+            c.push(&place, "a model has the same name", "rename one of them");
+        }
+        if e.values.is_empty() {
+            c.push(&place, "has no values", "list at least one value");
+        }
+        let mut seen = BTreeSet::new();
+        for v in &e.values {
+            if !is_snake(&v.name) {
+                c.push(&place, format!("value `{}` is not snake_case", v.name), "use lowercase letters, digits and `_`");
+            }
+            if !seen.insert(v.name.as_str()) {
+                c.push(&place, format!("value `{}` is listed twice", v.name), "remove the duplicate");
+            }
+        }
+        let known = |v: &str| e.values.iter().any(|x| x.name == v);
+        if let Some(init) = &e.initial {
+            if !known(init) {
+                c.push(&place, format!("initial state `{init}` is not a value"), "name one of the enum's values");
+            }
+        }
+        for (from, tos) in e.transitions.iter().flatten() {
+            for v in std::iter::once(from).chain(tos) {
+                if !known(v) {
+                    c.push(&place, format!("transition names unknown state `{v}`"), "use the enum's values only");
+                }
+            }
+        }
+    }
+}
+
+fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String, Model> {
+    let mut out = IndexMap::new();
+    for (name, m) in &spec.models {
+        if !is_pascal(name) {
+            c.push(format!("model `{name}`"), "name is not PascalCase", "rename it, e.g. `CredentialMetadata`");
+        }
+        let mut fields = Vec::new();
+        for (fname, f) in &m.fields {
+            let place = format!("model `{name}` field `{fname}`");
+            if !is_snake(fname) {
+                c.push(&place, "name is not snake_case", "use lowercase letters, digits and `_`");
+            }
+            match Ty::parse(&f.ty, spec) {
+                Ok(ty) => {
+                    check_constraints(c, &place, f, &ty);
+                    fields.push(Field { name: fname.clone(), def: f.clone(), ty, injected: false });
+                }
+                Err(problem) => c.push(&place, problem, "fix the `type`"),
+            }
+        }
+        out.insert(name.clone(), Model { name: name.clone(), description: m.description.clone(), fields });
+    }
+    out
+}
+
+fn check_constraints(c: &mut Collector, place: &str, f: &FieldDef, ty: &Ty) {
+    let numeric = matches!(ty, Ty::Integer | Ty::Number);
+    // String constraints on a list apply to each item.
+    let stringy = matches!(ty, Ty::String) || matches!(ty, Ty::List(t) if **t == Ty::String);
+    let listy = matches!(ty, Ty::List(_));
+    if (f.minimum.is_some() || f.maximum.is_some()) && !numeric {
+        c.push(place, "minimum/maximum apply to numbers only", "remove them or change the type");
+    }
+    if (f.min_length.is_some() || f.max_length.is_some() || f.pattern.is_some()) && !stringy {
+        c.push(place, "min_length/max_length/pattern apply to strings and string lists only", "remove them or change the type");
+    }
+    if (f.min_items.is_some() || f.max_items.is_some()) && !listy {
+        c.push(place, "min_items/max_items apply to lists only", "remove them or change the type");
+    }
+    if let (Some(lo), Some(hi)) = (f.minimum, f.maximum) {
+        if lo > hi {
+            c.push(place, format!("minimum {lo} exceeds maximum {hi}"), "swap or fix the bounds");
+        }
+    }
+    if let Some(p) = &f.pattern {
+        if let Err(e) = regex::Regex::new(p) {
+            c.push(place, format!("pattern does not compile: {e}"), "write a valid regular expression");
+        }
+    }
+}
+
+fn pagination_field(name: &str, spec: &Spec) -> Field {
+    let p = &spec.pagination;
+    let (description, max) = if name == PAGE {
+        ("Page number, starting at 1.".to_string(), None)
+    } else {
+        (
+            format!("Items per page, 1 to {} (default {}).", p.max_per_page, p.default_per_page),
+            Some(f64::from(p.max_per_page)),
+        )
+    };
+    Field {
+        name: name.to_string(),
+        ty: Ty::Integer,
+        injected: true,
+        def: FieldDef {
+            ty: "integer".into(),
+            description,
+            optional: true,
+            nullable: false,
+            location: Location::Query,
+            minimum: Some(1.0),
+            maximum: max,
+            min_length: None,
+            max_length: None,
+            min_items: None,
+            max_items: None,
+            pattern: None,
+            secret: false,
+            example: None,
+        },
+    }
+}
+
+/// Whether decoding this input can fail on a well-formed request (so it needs a validation error).
+fn can_fail_validation(model: &Model) -> bool {
+    model.fields.iter().any(|f| match f.location() {
+        Location::Body | Location::Query => true,
+        Location::Path => {
+            f.ty != Ty::String || f.def.pattern.is_some() || f.def.max_length.is_some() || f.def.min_length.is_some()
+        }
+    })
+}
+
+fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String, Model>) -> Vec<Operation> {
+    let mut ids = BTreeSet::new();
+    let mut routes = HashMap::new();
+    let mut tools = BTreeSet::new();
+    let mut input_users: HashMap<&str, &str> = HashMap::new();
+    let roles = &spec.error_roles;
+    let mut out = Vec::new();
+    for op in &spec.operations {
+        let place = format!("operation `{}`", op.id);
+        if !is_snake(&op.id) {
+            c.push(&place, "id is not snake_case", "use lowercase letters, digits and `_`, e.g. `list_credentials`");
+        }
+        if !ids.insert(op.id.as_str()) {
+            c.push(&place, "duplicate operation id", "give each [[operations]] entry a unique `id`");
+        }
+        if !op.path.starts_with('/') || (op.path.len() > 1 && op.path.ends_with('/')) {
+            c.push(&place, format!("path `{}` must start with `/` and not end with one", op.path), "write it like `/credentials/{key}`");
+        }
+        let route = (op.method, normalize_path(&op.path));
+        if let Some(other) = routes.insert(route, op.id.clone()) {
+            c.push(&place, format!("{} {} is also the route of operation `{other}`", op.method.as_str(), op.path), "change the method or path of one of them");
+        }
+        match &op.scope {
+            None if op.mcp.is_some() => c.push(&place, format!("tool `{}` has no scope", op.mcp.as_ref().map(|t| t.name.as_str()).unwrap_or_default()), format!("add `scope = \"...\"`, one of: {}", scope_names(spec))),
+            None => c.push(&place, "has no scope", format!("add `scope = \"...\"`, one of: {}", scope_names(spec))),
+            Some(s) if !spec.security.scopes.iter().any(|d| &d.name == s) => c.push(&place, format!("unknown scope `{s}`"), format!("use one of: {}, or declare it under [[security.scopes]]", scope_names(spec))),
+            Some(_) => {}
+        }
+        for code in &op.errors {
+            if !spec.errors.contains_key(code) {
+                c.push(&place, format!("undeclared error code `{code}`"), format!("declare [errors.\"{code}\"] or use one of: {}", spec.errors.keys().cloned().collect::<Vec<_>>().join(", ")));
+            }
+        }
+        for tag in &op.tags {
+            if !spec.service.tags.iter().any(|t| &t.name == tag) {
+                c.push(&place, format!("unknown tag `{tag}`"), "declare it under [[service.tags]]");
+            }
+        }
+        if let Some(out_name) = &op.output {
+            match models.get(out_name) {
+                None => c.push(&place, format!("output model `{out_name}` is not declared"), "declare it under [models]"),
+                Some(m) if m.fields.iter().any(|f| f.location() != Location::Body) => c.push(&place, format!("output model `{out_name}` has path or query fields"), "only input models may set `in`"),
+                Some(_) => {}
+            }
+        }
+        if let Some(status) = op.status {
+            if !(200..=299).contains(&status) || (status == 204) != op.output.is_none() {
+                c.push(&place, format!("success status {status} does not fit the output"), "use 204 only with no output, else 200 or 201");
+            }
+        }
+        if op.paginated && (op.output.is_none() || op.input.is_none() || op.method != Method::Get) {
+            c.push(&place, "paginated operations need GET, an input model and an output model", "add `input` and `output`, or drop `paginated`");
+        }
+        if let Some(tool) = &op.mcp {
+            let ok = !tool.name.is_empty()
+                && tool.name.len() <= 64
+                && tool.name.chars().all(|ch| ch.is_ascii_alphanumeric() || "_.-".contains(ch));
+            if !ok {
+                c.push(&place, format!("tool name `{}` is not 1–64 characters of [A-Za-z0-9_.-]", tool.name), "rename the tool");
+            }
+            if !tools.insert(tool.name.clone()) {
+                c.push(&place, format!("tool `{}` is declared twice", tool.name), "give each tool a unique name");
+            }
+        }
+
+        let params = path_params(&op.path);
+        let mut has_body = false;
+        match &op.input {
+            None => {
+                for p in &params {
+                    c.push(&place, format!("path parameter `{p}` has no model field"), format!("add an `input` model with field `{p}` and `in = \"path\"`"));
+                }
+            }
+            Some(name) => match models.get_mut(name) {
+                None => c.push(&place, format!("input model `{name}` is not declared"), "declare it under [models]"),
+                Some(model) => {
+                    if let Some(other) = input_users.insert(name, &op.id) {
+                        c.push(&place, format!("input model `{name}` is also the input of `{other}`"), "give each operation its own input model");
+                    }
+                    for p in &params {
+                        match model.fields.iter().find(|f| &f.name == p) {
+                            Some(f) if f.location() == Location::Path && f.ty.is_scalar() && f.required() => {}
+                            Some(_) => c.push(&place, format!("path parameter `{p}` maps to field `{name}.{p}`, which is not a required scalar with `in = \"path\"`"), format!("set `in = \"path\"` on `{name}.{p}` and make it a required scalar")),
+                            None => c.push(&place, format!("path parameter `{p}` has no model field"), format!("add field `{p}` with `in = \"path\"` to model `{name}`")),
+                        }
+                    }
+                    for f in &model.fields {
+                        match f.location() {
+                            Location::Path if !params.contains(&f.name) => c.push(&place, format!("field `{name}.{}` says `in = \"path\"` but the path has no `{{{}}}`", f.name, f.name), "add the parameter to the path or move the field"),
+                            Location::Query => {
+                                let scalar = f.ty.is_scalar() || matches!(&f.ty, Ty::List(t) if t.is_scalar());
+                                if !scalar {
+                                    c.push(&place, format!("query field `{name}.{}` is not a scalar or a list of scalars", f.name), "move it to the body");
+                                }
+                            }
+                            Location::Body => has_body = true,
+                            _ => {}
+                        }
+                    }
+                    if has_body && matches!(op.method, Method::Get | Method::Delete) {
+                        c.push(&place, format!("{} operations cannot take body fields", op.method.as_str()), "set `in = \"query\"` on the input fields");
+                    }
+                    if op.paginated {
+                        if model.fields.iter().any(|f| f.name == PAGE || f.name == PER_PAGE) {
+                            c.push(&place, "paginated input declares `page`/`per_page` itself", "remove them; the [pagination] rules add them");
+                        } else {
+                            model.fields.push(pagination_field(PAGE, spec));
+                            model.fields.push(pagination_field(PER_PAGE, spec));
+                        }
+                    }
+                    if can_fail_validation(model) && !op.errors.contains(&roles.validation) {
+                        c.push(&place, "its input can fail validation but it declares no validation error", format!("add `{}` to `errors`", roles.validation));
+                    }
+                }
+            },
+        }
+
+        let mut errors: Vec<String> = op.errors.clone();
+        let mut auto = vec![&roles.unauthenticated, &roles.invalid_token, &roles.insufficient_scope];
+        if has_body {
+            auto.extend([&roles.malformed, &roles.payload_too_large, &roles.unsupported_media_type]);
+        }
+        if op.rate_limited && spec.rate_limits.is_some() {
+            auto.push(&roles.rate_limited);
+        }
+        auto.extend(roles.service_wide.iter());
+        for code in auto {
+            if !errors.contains(code) {
+                errors.push(code.clone());
+            }
+        }
+        // Catalog order keeps enums and documents stable whatever order the author wrote.
+        errors.retain(|e| spec.errors.contains_key(e));
+        errors.sort_by_key(|e| spec.errors.get_index_of(e));
+        let status = op.status.unwrap_or(if op.output.is_some() { 200 } else { 204 });
+        out.push(Operation { def: op.clone(), errors, status, has_body });
+    }
+    out
+}
+
+fn scope_names(spec: &Spec) -> String {
+    spec.security.scopes.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+/// `/a/{x}/b` and `/a/{y}/b` are the same route.
+fn normalize_path(path: &str) -> String {
+    path.split('/')
+        .map(|seg| if seg.starts_with('{') { "{}" } else { seg })
+        .collect::<Vec<_>>()
+        .join("/")
+}

@@ -1,0 +1,516 @@
+//! OpenAPI 3.1 emitter, built on utoipa's typed model, plus the JSON Schemas MCP tools reuse.
+//!
+//! The document is the contract users generate SDKs from, so every operation carries its
+//! operationId, typed schemas, each error status with its body, and its OAuth scope.
+
+use serde_json::{Value, json};
+use utoipa::openapi::extensions::ExtensionsBuilder;
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::info::{InfoBuilder, LicenseBuilder};
+use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn, PathItem, PathsBuilder};
+use utoipa::openapi::request_body::RequestBodyBuilder;
+use utoipa::openapi::response::{ResponseBuilder, ResponsesBuilder};
+use utoipa::openapi::schema::{
+    AdditionalProperties, ArrayBuilder, ComponentsBuilder, KnownFormat, ObjectBuilder, OneOfBuilder, Ref,
+    Schema, SchemaFormat, Type,
+};
+use utoipa::openapi::security::{AuthorizationCode, Flow, OAuth2, Scopes, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::server::ServerBuilder;
+use utoipa::openapi::tag::TagBuilder;
+use utoipa::openapi::{ContentBuilder, OpenApiBuilder, RefOr, Required};
+
+use crate::ir::{Api, Field, Model, Operation, Ty};
+use crate::spec::{Location, Method};
+
+/// Name of the error envelope schema.
+pub const ERROR_SCHEMA: &str = "ErrorResponse";
+const ERROR_BODY_SCHEMA: &str = "ErrorBody";
+const PAGE_META_SCHEMA: &str = "PageMeta";
+
+/// Schema name of an operation's success body.
+pub fn output_schema_name(op: &Operation) -> Option<String> {
+    op.def.output.as_ref().map(|m| if op.def.paginated { format!("{m}Page") } else { format!("{m}Envelope") })
+}
+
+/// Schema name of an operation's request body, when it has one.
+pub fn body_schema_name(api: &Api, op: &Operation) -> Option<String> {
+    let model = api.input(op)?;
+    if !op.has_body {
+        return None;
+    }
+    let all_body = model.fields.iter().all(|f| f.location() == Location::Body);
+    Some(if all_body { model.name.clone() } else { format!("{}Body", model.name) })
+}
+
+fn reference(name: &str) -> RefOr<Schema> {
+    RefOr::Ref(Ref::from_schema_name(name))
+}
+
+/// The schema of one field (without the field's nullability).
+fn type_schema(api: &Api, ty: &Ty, field: Option<&Field>) -> RefOr<Schema> {
+    let def = field.map(|f| &f.def);
+    let described = |b: ObjectBuilder| match def {
+        Some(d) => b.description(Some(d.description.clone())),
+        None => b,
+    };
+    match ty {
+        Ty::Enum(name) | Ty::Model(name) => reference(name),
+        Ty::List(inner) => {
+            let mut b = ArrayBuilder::new().items(type_schema(api, inner, None));
+            if let Some(d) = def {
+                b = b
+                    .description(Some(d.description.clone()))
+                    .min_items(d.min_items.map(|n| n as usize))
+                    .max_items(d.max_items.map(|n| n as usize));
+            }
+            RefOr::T(Schema::Array(b.build()))
+        }
+        Ty::Map(inner) => RefOr::T(Schema::Object(
+            described(ObjectBuilder::new().schema_type(Type::Object))
+                .additional_properties(Some(AdditionalProperties::RefOr(type_schema(api, inner, None))))
+                .build(),
+        )),
+        Ty::Json => RefOr::T(Schema::Object(described(ObjectBuilder::new().schema_type(utoipa::openapi::schema::SchemaType::AnyValue)).build())),
+        scalar => {
+            let (t, format) = match scalar {
+                Ty::String => (Type::String, None),
+                Ty::Integer => (Type::Integer, Some(KnownFormat::Int64)),
+                Ty::Number => (Type::Number, Some(KnownFormat::Double)),
+                Ty::Boolean => (Type::Boolean, None),
+                _ => (Type::String, Some(KnownFormat::DateTime)),
+            };
+            let mut b = described(ObjectBuilder::new().schema_type(t).format(format.map(SchemaFormat::KnownFormat)));
+            if let Some(d) = def {
+                b = b
+                    .minimum(d.minimum.map(number))
+                    .maximum(d.maximum.map(number))
+                    .min_length(d.min_length.map(|n| n as usize))
+                    .max_length(d.max_length.map(|n| n as usize))
+                    .pattern(d.pattern.clone())
+                    .write_only(d.secret);
+                if let Some(ex) = &d.example {
+                    b = b.examples([ex.clone()]);
+                }
+            }
+            RefOr::T(Schema::Object(b.build()))
+        }
+    }
+}
+
+/// Integral bounds print as integers (`0`, not `0.0`).
+fn number(v: f64) -> utoipa::Number {
+    if v.fract() == 0.0 && v.abs() < 9.0e15 { utoipa::Number::Int(v as isize) } else { utoipa::Number::Float(v) }
+}
+
+/// The schema of a field, nullable when the spec says so.
+fn field_schema(api: &Api, f: &Field) -> RefOr<Schema> {
+    let base = type_schema(api, &f.ty, Some(f));
+    if !f.def.nullable {
+        return base;
+    }
+    match base {
+        RefOr::T(Schema::Object(mut o)) => {
+            if let utoipa::openapi::schema::SchemaType::Type(t) = o.schema_type.clone() {
+                o.schema_type = utoipa::openapi::schema::SchemaType::Array(vec![t, Type::Null]);
+            }
+            RefOr::T(Schema::Object(o))
+        }
+        other => RefOr::T(Schema::OneOf(
+            OneOfBuilder::new()
+                .item(other)
+                .item(RefOr::T(Schema::Object(ObjectBuilder::new().schema_type(Type::Null).build())))
+                .description(Some(f.def.description.clone()))
+                .build(),
+        )),
+    }
+}
+
+/// An object schema over `fields`. Inputs reject unknown fields; outputs may grow new ones.
+fn object_schema<'a>(api: &Api, description: &str, fields: impl Iterator<Item = &'a Field>, closed: bool) -> Schema {
+    let mut b = ObjectBuilder::new().schema_type(Type::Object).description(Some(description.to_string()));
+    for f in fields {
+        b = b.property(&f.name, field_schema(api, f));
+        if f.required() {
+            b = b.required(&f.name);
+        }
+    }
+    if closed {
+        b = b.additional_properties(Some(AdditionalProperties::FreeForm(false)));
+    }
+    Schema::Object(b.build())
+}
+
+fn input_models(api: &Api) -> Vec<&str> {
+    api.operations.iter().filter_map(|o| o.def.input.as_deref()).collect()
+}
+
+/// Every component schema, in a stable order: enums, models, envelopes, errors.
+fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
+    let mut out: Vec<(String, RefOr<Schema>)> = Vec::new();
+    for (name, e) in &api.spec.enums {
+        let mut desc = e.description.clone();
+        desc.push_str("\n\n");
+        for v in &e.values {
+            desc.push_str(&format!("- `{}`: {}\n", v.name, v.description));
+        }
+        let mut ext = ExtensionsBuilder::new();
+        if let Some(init) = &e.initial {
+            ext = ext.add("x-initial-state", json!(init));
+        }
+        if let Some(t) = &e.transitions {
+            ext = ext.add("x-transitions", serde_json::to_value(t).unwrap_or_default());
+        }
+        let schema = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some(desc.trim_end().to_string()))
+            .enum_values(Some(e.values.iter().map(|v| v.name.clone())))
+            .extensions(Some(ext.build()))
+            .build();
+        out.push((name.clone(), RefOr::T(Schema::Object(schema))));
+    }
+    let inputs = input_models(api);
+    for op in &api.operations {
+        // Mixed inputs document only their body part; path and query fields are parameters.
+        if let (Some(body), Some(model)) = (body_schema_name(api, op), api.input(op)) {
+            if body != model.name {
+                let schema = object_schema(api, &model.description, model.fields_in(Location::Body), true);
+                out.push((body, RefOr::T(schema)));
+            }
+        }
+    }
+    for (name, m) in &api.models {
+        let is_input = inputs.contains(&name.as_str());
+        if is_input && m.fields.iter().any(|f| f.location() != Location::Body) {
+            continue;
+        }
+        if is_input && m.fields.is_empty() {
+            continue;
+        }
+        out.push((name.clone(), RefOr::T(object_schema(api, &m.description, m.fields.iter(), is_input))));
+    }
+    let mut envelopes: Vec<(String, RefOr<Schema>)> = Vec::new();
+    for op in &api.operations {
+        let (Some(name), Some(model)) = (output_schema_name(op), op.def.output.as_ref()) else { continue };
+        if envelopes.iter().any(|(n, _)| n == &name) {
+            continue;
+        }
+        let mut b = ObjectBuilder::new().schema_type(Type::Object);
+        if op.def.paginated {
+            b = b
+                .description(Some(format!("A page of `{model}` items.")))
+                .property("data", RefOr::T(Schema::Array(ArrayBuilder::new().items(reference(model)).build())))
+                .property("meta", reference(PAGE_META_SCHEMA))
+                .required("data")
+                .required("meta");
+        } else {
+            b = b.description(Some(format!("One `{model}`."))).property("data", reference(model)).required("data");
+        }
+        envelopes.push((name, RefOr::T(Schema::Object(b.build()))));
+    }
+    out.extend(envelopes);
+    let int = |d: &str| RefOr::T(Schema::Object(ObjectBuilder::new().schema_type(Type::Integer).format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64))).description(Some(d.to_string())).build()));
+    let string = |d: &str| RefOr::T(Schema::Object(ObjectBuilder::new().schema_type(Type::String).description(Some(d.to_string())).build()));
+    out.push((
+        PAGE_META_SCHEMA.into(),
+        RefOr::T(Schema::Object(
+            ObjectBuilder::new()
+                .schema_type(Type::Object)
+                .description(Some("Pagination of a list response.".to_string()))
+                .property("total", int("Number of items matching the request, over all pages."))
+                .property("page", int("This page's number, starting at 1."))
+                .property("per_page", int("Items per page."))
+                .required("total")
+                .required("page")
+                .required("per_page")
+                .build(),
+        )),
+    ));
+    let codes: Vec<String> = api.spec.errors.keys().cloned().collect();
+    out.push((
+        ERROR_BODY_SCHEMA.into(),
+        RefOr::T(Schema::Object(
+            ObjectBuilder::new()
+                .schema_type(Type::Object)
+                .description(Some("What went wrong.".to_string()))
+                .property(
+                    "code",
+                    RefOr::T(Schema::Object(ObjectBuilder::new().schema_type(Type::String).description(Some("Stable, machine-readable error code.".to_string())).enum_values(Some(codes)).build())),
+                )
+                .property("message", string("Human-readable explanation."))
+                .property(
+                    "details",
+                    RefOr::T(Schema::Object(ObjectBuilder::new().schema_type(Type::Object).description(Some("Structured context: for validation errors `field` and `value`; for scope errors `required`.".to_string())).build())),
+                )
+                .property("request_id", string("The request's `X-Request-Id`, to quote when reporting a problem."))
+                .required("code")
+                .required("message")
+                .required("details")
+                .build(),
+        )),
+    ));
+    out.push((
+        ERROR_SCHEMA.into(),
+        RefOr::T(Schema::Object(
+            ObjectBuilder::new()
+                .schema_type(Type::Object)
+                .description(Some("Every error answers with this envelope.".to_string()))
+                .property("error", reference(ERROR_BODY_SCHEMA))
+                .required("error")
+                .build(),
+        )),
+    ));
+    out
+}
+
+fn header(description: &str, t: Type) -> utoipa::openapi::header::Header {
+    HeaderBuilder::new()
+        .schema(Some(RefOr::T(Schema::Object(ObjectBuilder::new().schema_type(t).build()))))
+        .description(Some(description.to_string()))
+        .build()
+}
+
+fn common_headers(api: &Api, mut b: ResponseBuilder) -> ResponseBuilder {
+    b = b.header("X-Request-Id", header("Identifier of this request; also in error bodies and audit rows.", Type::String));
+    if api.spec.rate_limits.is_some() {
+        b = b
+            .header("X-RateLimit-Limit", header("Requests allowed in the current window.", Type::Integer))
+            .header("X-RateLimit-Remaining", header("Requests left in the current window.", Type::Integer))
+            .header("X-RateLimit-Reset", header("When the current window resets, in UTC epoch seconds.", Type::Integer));
+    }
+    b
+}
+
+fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
+    let scope = op.def.scope.clone().unwrap_or_default();
+    let mut description = op.def.description.clone();
+    if !description.is_empty() {
+        description.push_str("\n\n");
+    }
+    description.push_str(&format!("Requires scope `{scope}` (or a higher tier)."));
+    if let Some(tool) = &op.def.mcp {
+        description.push_str(&format!(" Also available as MCP tool `{}`.", tool.name));
+    }
+    let mut b = OperationBuilder::new()
+        .operation_id(Some(op.def.id.clone()))
+        .summary(Some(op.def.summary.clone()))
+        .description(Some(description))
+        .tags(Some(op.def.tags.clone()))
+        .security(SecurityRequirement::new("oauth2", [scope.clone()]));
+    if let Some(model) = api.input(op) {
+        for f in model.fields.iter().filter(|f| f.location() != Location::Body) {
+            let loc = if f.location() == Location::Path { ParameterIn::Path } else { ParameterIn::Query };
+            let mut p = ParameterBuilder::new()
+                .name(&f.name)
+                .parameter_in(loc)
+                .required(if f.required() { Required::True } else { Required::False })
+                .description(Some(f.def.description.clone()))
+                .schema(Some(field_schema(api, f)));
+            if matches!(f.ty, Ty::List(_)) {
+                p = p.explode(Some(true));
+            }
+            b = b.parameter(p.build());
+        }
+    }
+    if let Some(body) = body_schema_name(api, op) {
+        b = b.request_body(Some(
+            RequestBodyBuilder::new()
+                .required(Some(Required::True))
+                .content("application/json", ContentBuilder::new().schema(Some(reference(&body))).build())
+                .build(),
+        ));
+    }
+    let mut responses = ResponsesBuilder::new();
+    let success = match output_schema_name(op) {
+        Some(name) => {
+            let mut r = ResponseBuilder::new()
+                .description(op.def.summary.clone())
+                .content("application/json", ContentBuilder::new().schema(Some(reference(&name))).build());
+            if op.def.no_store {
+                r = r.header("Cache-Control", header("Always `no-store`: the body carries a secret.", Type::String));
+            }
+            common_headers(api, r)
+        }
+        None => common_headers(api, ResponseBuilder::new().description("Done; no content.")),
+    };
+    responses = responses.response(op.status.to_string(), success.build());
+    // Group codes by status: one response per status, listing every code it may carry.
+    let mut statuses: Vec<u16> = op.errors.iter().map(|c| api.status_of(c)).collect();
+    statuses.sort_unstable();
+    statuses.dedup();
+    for status in statuses {
+        let codes: Vec<&String> = op.errors.iter().filter(|c| api.status_of(c) == status).collect();
+        let text = codes
+            .iter()
+            .map(|c| format!("`{c}`: {}", api.spec.errors[*c].description))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut r = common_headers(
+            api,
+            ResponseBuilder::new()
+                .description(text)
+                .content("application/json", ContentBuilder::new().schema(Some(reference(ERROR_SCHEMA))).build()),
+        );
+        if status == 401 || status == 403 {
+            r = r.header("WWW-Authenticate", header("RFC 6750 Bearer challenge naming the required scope and the Protected Resource Metadata URL.", Type::String));
+        }
+        if status == 429 {
+            r = r.header("Retry-After", header("Seconds to wait before retrying (at least 1).", Type::Integer));
+        }
+        responses = responses.response(status.to_string(), r.build());
+    }
+    b = b.responses(responses.build());
+    let mut ext = ExtensionsBuilder::new().add("x-required-scope", json!(scope)).add("x-rate-limited", json!(op.def.rate_limited));
+    if let Some(tool) = &op.def.mcp {
+        ext = ext.add("x-mcp-tool", json!(tool.name));
+    }
+    if op.def.paginated {
+        ext = ext.add("x-pagination", json!({"page": "page", "per_page": "per_page", "items": "data", "total": "meta.total"}));
+    }
+    b = b.extensions(Some(ext.build()));
+    b.build()
+}
+
+fn http_method(m: Method) -> HttpMethod {
+    match m {
+        Method::Get => HttpMethod::Get,
+        Method::Post => HttpMethod::Post,
+        Method::Put => HttpMethod::Put,
+        Method::Patch => HttpMethod::Patch,
+        Method::Delete => HttpMethod::Delete,
+    }
+}
+
+/// The service's OpenAPI 3.1 document as a JSON value.
+pub fn document(api: &Api) -> Value {
+    let s = &api.spec;
+    let mut paths = PathsBuilder::new();
+    let mut order: Vec<&str> = Vec::new();
+    for op in &api.operations {
+        if !order.contains(&op.def.path.as_str()) {
+            order.push(&op.def.path);
+        }
+    }
+    for path in order {
+        let mut item: Option<PathItem> = None;
+        for op in api.operations.iter().filter(|o| o.def.path == path) {
+            let new = PathItem::new(http_method(op.method()), operation(api, op));
+            match &mut item {
+                Some(existing) => existing.merge_operations(new),
+                None => item = Some(new),
+            }
+        }
+        if let Some(item) = item {
+            paths = paths.path(path, item);
+        }
+    }
+    let scopes = Scopes::from_iter(s.security.scopes.iter().map(|sc| (sc.name.clone(), sc.description.clone())));
+    let oauth = SecurityScheme::OAuth2(OAuth2::with_description(
+        [Flow::AuthorizationCode(AuthorizationCode::new(&s.security.authorization_url, &s.security.token_url, scopes))],
+        "OAuth 2.1 bearer tokens (JWT or personal access token). Scopes form a strict hierarchy: a higher tier satisfies every lower one.",
+    ));
+    let mut components = ComponentsBuilder::new().security_scheme("oauth2", oauth);
+    for (name, schema) in component_schemas(api) {
+        components = components.schema(name, schema);
+    }
+    let mut info_ext = ExtensionsBuilder::new().add(
+        "x-scope-hierarchy",
+        json!(s.security.scopes.iter().map(|sc| json!({"scope": sc.name, "implies": sc.implies})).collect::<Vec<_>>()),
+    );
+    if let Some(rl) = &s.rate_limits {
+        info_ext = info_ext.add("x-rate-limits", serde_json::to_value(rl).unwrap_or_default());
+    }
+    let info = InfoBuilder::new()
+        .title(&s.service.title)
+        .version(&s.service.version)
+        .description(Some(s.service.description.clone()))
+        .license(Some(LicenseBuilder::new().name("Apache-2.0").identifier(Some("Apache-2.0")).build()))
+        .extensions(Some(info_ext.build()))
+        .build();
+    let tags = s.service.tags.iter().map(|t| TagBuilder::new().name(&t.name).description(Some(t.description.clone())).build());
+    let doc = OpenApiBuilder::new()
+        .info(info)
+        .servers(Some([ServerBuilder::new().url(&s.service.base_path).build()]))
+        .paths(paths.build())
+        .components(Some(components.build()))
+        .tags(Some(tags))
+        .build();
+    serde_json::to_value(&doc).unwrap_or_default()
+}
+
+/// A standalone JSON Schema (2020-12) for the component `name` of `doc`, with every schema it
+/// references copied under `$defs`.
+pub fn standalone_schema(doc: &Value, root: Value) -> Value {
+    let comps = &doc["components"]["schemas"];
+    let mut defs = serde_json::Map::new();
+    let mut pending = Vec::new();
+    collect_refs(&root, &mut pending);
+    while let Some(name) = pending.pop() {
+        if defs.contains_key(&name) {
+            continue;
+        }
+        let schema = comps[&name].clone();
+        collect_refs(&schema, &mut pending);
+        defs.insert(name, schema);
+    }
+    let mut sorted: Vec<(String, Value)> = defs.into_iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out = rewrite_refs(root);
+    if let Value::Object(map) = &mut out {
+        if !sorted.is_empty() {
+            map.insert("$defs".into(), Value::Object(sorted.into_iter().map(|(k, v)| (k, rewrite_refs(v))).collect()));
+        }
+    }
+    out
+}
+
+fn collect_refs(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            if let Some(Value::String(r)) = m.get("$ref") {
+                if let Some(name) = r.strip_prefix("#/components/schemas/") {
+                    out.push(name.to_string());
+                }
+            }
+            m.values().for_each(|x| collect_refs(x, out));
+        }
+        Value::Array(a) => a.iter().for_each(|x| collect_refs(x, out)),
+        _ => {}
+    }
+}
+
+fn rewrite_refs(v: Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .map(|(k, x)| match (k.as_str(), x) {
+                    ("$ref", Value::String(r)) => (k, Value::String(r.replace("#/components/schemas/", "#/$defs/"))),
+                    (_, x) => (k, rewrite_refs(x)),
+                })
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.into_iter().map(rewrite_refs).collect()),
+        other => other,
+    }
+}
+
+/// The JSON Schema of an operation's full input (path, query and body fields as one object),
+/// as an MCP tool's `inputSchema`.
+pub fn input_schema(api: &Api, doc: &Value, op: &Operation) -> Value {
+    let model: Option<&Model> = api.input(op);
+    let root = match model {
+        Some(m) => object_schema(api, &m.description, m.fields.iter(), true),
+        None => object_schema(api, "No arguments.", std::iter::empty(), true),
+    };
+    let mut v = serde_json::to_value(&root).unwrap_or_default();
+    if let Value::Object(map) = &mut v {
+        map.remove("description");
+        map.entry("properties").or_insert_with(|| json!({}));
+    }
+    standalone_schema(doc, v)
+}
+
+/// The JSON Schema of an operation's success body (its envelope), as an MCP `outputSchema`.
+pub fn output_schema(doc: &Value, op: &Operation) -> Option<Value> {
+    let name = output_schema_name(op)?;
+    Some(standalone_schema(doc, doc["components"]["schemas"][&name].clone()))
+}

@@ -1,0 +1,362 @@
+//! The spec format: what a `spec/<service>.toml` file may say, as serde + schemars types.
+//!
+//! These types are the single definition of the format: the loader deserializes into them and
+//! `spec/spec.schema.json` is emitted from them, so editors and the generator agree.
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// One service: its routes, MCP tools, scopes, errors, models and limits.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    /// Who the service is and where it is served.
+    pub service: Service,
+    /// The OAuth 2.0 security scheme and its scope catalog.
+    pub security: Security,
+    /// Pagination rules applied to every operation marked `paginated`.
+    pub pagination: Pagination,
+    /// Rate-limit plans. Omit for a service without per-plan limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limits: Option<RateLimits>,
+    /// The error catalog: error code → HTTP status and default message.
+    pub errors: IndexMap<String, ErrorDef>,
+    /// Which catalog code the runtime uses for each failure it detects itself.
+    pub error_roles: ErrorRoles,
+    /// Closed sets of string values, optionally with a state machine.
+    #[serde(default)]
+    pub enums: IndexMap<String, EnumDef>,
+    /// Request and response payloads.
+    #[serde(default)]
+    pub models: IndexMap<String, ModelDef>,
+    /// Every route (and the MCP tool that shares it).
+    #[serde(default)]
+    pub operations: Vec<OperationDef>,
+}
+
+/// Service identity.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Service {
+    /// Short snake_case name; names the generated module and the OpenAPI file.
+    pub name: String,
+    /// Human title of the API.
+    pub title: String,
+    /// Version of the API document (semver).
+    pub version: String,
+    /// What the service does (Markdown).
+    pub description: String,
+    /// Path prefix under which every operation path is served, e.g. `/api/v1`.
+    pub base_path: String,
+    /// Path of the MCP endpoint when the service exposes MCP tools, e.g. `/api/mcp`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_path: Option<String>,
+    /// OpenAPI tags, in display order.
+    #[serde(default)]
+    pub tags: Vec<TagDef>,
+}
+
+/// An OpenAPI tag.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TagDef {
+    /// Tag name as used by operations.
+    pub name: String,
+    /// What the operations under this tag are about.
+    pub description: String,
+}
+
+/// OAuth 2.0 security scheme.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Security {
+    /// Authorization endpoint, relative to the issuer (documentation of the OAuth flow).
+    pub authorization_url: String,
+    /// Token endpoint, relative to the issuer.
+    pub token_url: String,
+    /// The scope catalog, lowest tier first.
+    pub scopes: Vec<ScopeDef>,
+}
+
+/// One OAuth scope.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScopeDef {
+    /// Scope name as it appears in tokens, e.g. `vault:read`.
+    pub name: String,
+    /// What the scope grants, shown on consent screens and in the OpenAPI scheme.
+    pub description: String,
+    /// Scopes this one includes (a token carrying this scope satisfies them too).
+    #[serde(default)]
+    pub implies: Vec<String>,
+}
+
+/// Pagination rules.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Pagination {
+    /// `per_page` used when the request gives none.
+    pub default_per_page: u32,
+    /// Largest accepted `per_page`; larger values are a validation error, never clamped.
+    pub max_per_page: u32,
+}
+
+/// Rate-limit plans, applied per token.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimits {
+    /// Plan used when a token names none.
+    pub default_plan: String,
+    /// Plans by name.
+    pub plans: IndexMap<String, PlanDef>,
+}
+
+/// One rate-limit plan.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanDef {
+    /// Display name, e.g. `Starter`.
+    pub title: String,
+    /// Requests allowed per minute.
+    pub per_minute: u32,
+    /// Requests allowed per day.
+    pub per_day: u32,
+}
+
+/// One entry of the error catalog.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorDef {
+    /// HTTP status answered with this code.
+    pub status: u16,
+    /// Default human message.
+    pub message: String,
+    /// When this error happens.
+    pub description: String,
+}
+
+/// The catalog codes the runtime uses for failures it detects before or around a handler.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorRoles {
+    /// No credentials were sent (401).
+    pub unauthenticated: String,
+    /// Credentials were sent but are invalid, expired, revoked or for another audience (401).
+    pub invalid_token: String,
+    /// The token's scopes do not reach the operation's required scope (403).
+    pub insufficient_scope: String,
+    /// The body is not valid JSON (400).
+    pub malformed: String,
+    /// A field or parameter has a wrong type, is unknown, or breaks a constraint (422).
+    pub validation: String,
+    /// The body is larger than the limit (413).
+    pub payload_too_large: String,
+    /// The body is not `application/json` (415).
+    pub unsupported_media_type: String,
+    /// No route matches the path, or the object does not exist for this caller (404).
+    pub not_found: String,
+    /// The path exists but not with this method (405).
+    pub method_not_allowed: String,
+    /// The caller's rate limit is exhausted (429).
+    pub rate_limited: String,
+    /// An unexpected server fault (500).
+    pub internal: String,
+    /// Codes every operation may answer besides the ones it declares (e.g. `internal`).
+    pub service_wide: Vec<String>,
+}
+
+/// A closed set of string values.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnumDef {
+    /// What the values mean.
+    pub description: String,
+    /// The values, each with its meaning.
+    pub values: Vec<EnumValue>,
+    /// For a status: the state a new object starts in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial: Option<String>,
+    /// For a status: allowed moves, from → list of targets. Values absent here are terminal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transitions: Option<IndexMap<String, Vec<String>>>,
+}
+
+/// One enum value.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnumValue {
+    /// The wire value (snake_case).
+    pub name: String,
+    /// What it means.
+    pub description: String,
+}
+
+/// A payload model: an object with named fields.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelDef {
+    /// What the object is.
+    pub description: String,
+    /// Fields in wire order.
+    pub fields: IndexMap<String, FieldDef>,
+}
+
+/// Where an operation input field travels over REST.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Location {
+    /// In the JSON request body.
+    #[default]
+    Body,
+    /// A `{name}` segment of the path.
+    Path,
+    /// A query-string parameter.
+    Query,
+}
+
+/// One field of a model.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FieldDef {
+    /// Type expression: `string`, `integer`, `number`, `boolean`, `datetime`, `json`, an enum or
+    /// model name, `T[]` for a list, `map<T>` for an object with string keys.
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// What the field holds.
+    pub description: String,
+    /// The field may be omitted (absent in output, not required in input).
+    #[serde(default)]
+    pub optional: bool,
+    /// The field may be `null` (e.g. to clear a value in a PATCH).
+    #[serde(default)]
+    pub nullable: bool,
+    /// For operation inputs: where the field travels over REST.
+    #[serde(default, rename = "in")]
+    pub location: Location,
+    /// Smallest accepted number (inclusive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimum: Option<f64>,
+    /// Largest accepted number (inclusive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum: Option<f64>,
+    /// Shortest accepted string, in characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_length: Option<u32>,
+    /// Longest accepted string, in characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_length: Option<u32>,
+    /// Fewest accepted list items.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_items: Option<u32>,
+    /// Most accepted list items.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_items: Option<u32>,
+    /// Regular expression a string must match (anchored; the JSON Schema / Rust regex subset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    /// The value is a secret: documented as such, marked `writeOnly` in requests.
+    #[serde(default)]
+    pub secret: bool,
+    /// An example value (documentation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub example: Option<serde_json::Value>,
+}
+
+/// HTTP method of an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Method {
+    /// Read.
+    Get,
+    /// Create or act.
+    Post,
+    /// Replace.
+    Put,
+    /// Partial update.
+    Patch,
+    /// Remove.
+    Delete,
+}
+
+impl Method {
+    /// Upper-case wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+}
+
+/// One route, optionally also an MCP tool.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OperationDef {
+    /// snake_case operation id, unique in the service; names the trait method.
+    pub id: String,
+    /// HTTP method.
+    pub method: Method,
+    /// Path relative to the service base path, with `{name}` parameters.
+    pub path: String,
+    /// Minimum scope a Bearer caller needs. Required: the validator names operations without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// One-line summary.
+    pub summary: String,
+    /// Longer description (Markdown).
+    #[serde(default)]
+    pub description: String,
+    /// OpenAPI tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Input model: its fields say where each travels (`in`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+    /// Output model; omitted for operations that answer 204 with no body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    /// The output is a page of `output` items (adds `page` and `per_page`).
+    #[serde(default)]
+    pub paginated: bool,
+    /// Success status; defaults to 200 (204 when there is no output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Error codes this operation may answer, besides the service-wide ones.
+    #[serde(default)]
+    pub errors: Vec<String>,
+    /// The response carries a secret: sent with `Cache-Control: no-store`.
+    #[serde(default)]
+    pub no_store: bool,
+    /// The operation counts against the caller's rate limit.
+    #[serde(default = "default_true")]
+    pub rate_limited: bool,
+    /// The MCP tool that calls this operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<McpToolDef>,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// An MCP tool bound to an operation.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpToolDef {
+    /// Tool name, e.g. `vault.list_credentials`.
+    pub name: String,
+    /// Human title.
+    pub title: String,
+    /// Description for the model; the `SCOPE:` line is appended by the generator.
+    pub description: String,
+    /// Overrides the `destructiveHint` derived from the method (DELETE, PUT, PATCH: true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive: Option<bool>,
+    /// Overrides the `idempotentHint` derived from the method (GET, PUT, DELETE: true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent: Option<bool>,
+}

@@ -1,0 +1,709 @@
+//! What every generated service shares: the `Operation` table types, the `Gate` trait, the error
+//! envelope, request decoding and validation, and response envelopes.
+//!
+//! This file is copied from `codegen/templates/support.rs`; edit it there.
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::sync::OnceLock;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{FromRequestParts, RawPathParams, Request};
+use axum::http::{HeaderValue, StatusCode, header, request::Parts};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+/// HTTP method of an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// GET
+    Get,
+    /// POST
+    Post,
+    /// PUT
+    Put,
+    /// PATCH
+    Patch,
+    /// DELETE
+    Delete,
+}
+
+impl Method {
+    /// Upper-case wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+}
+
+/// One route (and MCP tool) of a service: everything per-operation layers need, with no strings
+/// to match on paths.
+#[derive(Debug)]
+pub struct Operation {
+    /// snake_case operation id (the OpenAPI operationId).
+    pub id: &'static str,
+    /// HTTP method.
+    pub method: Method,
+    /// Path relative to the service base path, with `{name}` parameters.
+    pub path: &'static str,
+    /// Base path + path, as served.
+    pub full_path: &'static str,
+    /// Minimum scope a Bearer caller needs.
+    pub scope: &'static str,
+    /// Every scope that satisfies `scope` (it and the tiers above it).
+    pub satisfied_by: &'static [&'static str],
+    /// Every error code the operation may answer.
+    pub errors: &'static [&'static str],
+    /// Success status.
+    pub success_status: u16,
+    /// The input has JSON body fields.
+    pub has_body: bool,
+    /// The response carries a secret (`Cache-Control: no-store`).
+    pub no_store: bool,
+    /// Counts against the caller's rate limit.
+    pub rate_limited: bool,
+    /// Takes `page`/`per_page` and answers a page.
+    pub paginated: bool,
+    /// The MCP tool bound to this operation.
+    pub tool: Option<&'static str>,
+    /// Input fields (path, query and body), for decoding and validation.
+    pub input: &'static [FieldSpec],
+    /// The service the operation belongs to.
+    pub service: &'static ServiceInfo,
+}
+
+impl Operation {
+    /// Whether a token carrying `scopes` may call this operation.
+    pub fn allows<'a>(&self, scopes: impl IntoIterator<Item = &'a str>) -> bool {
+        scopes.into_iter().any(|s| self.satisfied_by.contains(&s))
+    }
+}
+
+/// A service as a whole.
+#[derive(Debug)]
+pub struct ServiceInfo {
+    /// snake_case name.
+    pub name: &'static str,
+    /// Human title.
+    pub title: &'static str,
+    /// Path prefix of every operation.
+    pub base_path: &'static str,
+    /// MCP endpoint path, when the service has tools.
+    pub mcp_path: Option<&'static str>,
+    /// Scope catalog, lowest tier first.
+    pub scopes: &'static [ScopeInfo],
+    /// Error catalog.
+    pub errors: &'static [ErrorInfo],
+    /// Which code the runtime uses for each failure it detects.
+    pub roles: ErrorRoles,
+    /// `per_page` when none is given.
+    pub default_per_page: u32,
+    /// Largest accepted `per_page`.
+    pub max_per_page: u32,
+    /// Rate-limit plans (empty when the service has none).
+    pub plans: &'static [PlanInfo],
+    /// Plan for tokens that name none.
+    pub default_plan: Option<&'static str>,
+    /// The OpenAPI 3.1 document.
+    pub openapi_json: &'static str,
+    /// The same document as OpenAPI 3.0.3.
+    pub openapi_30_json: &'static str,
+    /// MCP tool descriptors (a JSON array), `[]` when the service has no tools.
+    pub tools_json: &'static str,
+}
+
+impl ServiceInfo {
+    /// The catalog entry of `code`.
+    pub fn error(&self, code: &str) -> Option<&'static ErrorInfo> {
+        self.errors.iter().find(|e| e.code == code)
+    }
+
+    /// The rate-limit plan named `name`.
+    pub fn plan(&self, name: &str) -> Option<&'static PlanInfo> {
+        self.plans.iter().find(|p| p.name == name)
+    }
+}
+
+/// One scope of the catalog.
+#[derive(Debug)]
+pub struct ScopeInfo {
+    /// Name as in tokens.
+    pub name: &'static str,
+    /// What it grants.
+    pub description: &'static str,
+    /// Scopes it includes directly.
+    pub implies: &'static [&'static str],
+}
+
+/// One entry of the error catalog.
+#[derive(Debug)]
+pub struct ErrorInfo {
+    /// Stable code.
+    pub code: &'static str,
+    /// HTTP status.
+    pub status: u16,
+    /// Default message.
+    pub message: &'static str,
+}
+
+/// Catalog codes for failures the runtime detects itself.
+#[derive(Debug)]
+pub struct ErrorRoles {
+    /// No credentials (401).
+    pub unauthenticated: &'static str,
+    /// Bad, expired, revoked or foreign-audience credentials (401).
+    pub invalid_token: &'static str,
+    /// Scope too low (403).
+    pub insufficient_scope: &'static str,
+    /// Body is not JSON (400).
+    pub malformed: &'static str,
+    /// Bad field or parameter (422).
+    pub validation: &'static str,
+    /// Body too large (413).
+    pub payload_too_large: &'static str,
+    /// Body not `application/json` (415).
+    pub unsupported_media_type: &'static str,
+    /// Nothing here (404).
+    pub not_found: &'static str,
+    /// Wrong method (405).
+    pub method_not_allowed: &'static str,
+    /// Rate limit exhausted (429).
+    pub rate_limited: &'static str,
+    /// Server fault (500).
+    pub internal: &'static str,
+}
+
+/// One rate-limit plan.
+#[derive(Debug)]
+pub struct PlanInfo {
+    /// Name as in tokens (`starter`).
+    pub name: &'static str,
+    /// Display name.
+    pub title: &'static str,
+    /// Requests per minute.
+    pub per_minute: u32,
+    /// Requests per day.
+    pub per_day: u32,
+}
+
+/// The shape of a field's values.
+#[derive(Debug)]
+pub enum Kind {
+    /// UTF-8 string.
+    String,
+    /// Integer (i64).
+    Integer,
+    /// Number (f64).
+    Number,
+    /// Boolean.
+    Boolean,
+    /// RFC 3339 timestamp string.
+    DateTime,
+    /// Any JSON.
+    Json,
+    /// One of these strings.
+    Enum(&'static [&'static str]),
+    /// An object with these fields.
+    Model(&'static [FieldSpec]),
+    /// A list.
+    List(&'static Kind),
+    /// An object with string keys.
+    Map(&'static Kind),
+}
+
+/// Where an input field travels over REST.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Location {
+    /// JSON body.
+    Body,
+    /// Path segment.
+    Path,
+    /// Query string.
+    Query,
+}
+
+/// One field and its constraints, for validation without reflection.
+#[derive(Debug)]
+pub struct FieldSpec {
+    /// Wire name.
+    pub name: &'static str,
+    /// Where it travels.
+    pub location: Location,
+    /// Value shape.
+    pub kind: Kind,
+    /// Must be present.
+    pub required: bool,
+    /// May be `null`.
+    pub nullable: bool,
+    /// Inclusive lower bound (numbers).
+    pub minimum: Option<f64>,
+    /// Inclusive upper bound (numbers).
+    pub maximum: Option<f64>,
+    /// Fewest characters (strings).
+    pub min_length: Option<usize>,
+    /// Most characters (strings).
+    pub max_length: Option<usize>,
+    /// Fewest items (lists).
+    pub min_items: Option<usize>,
+    /// Most items (lists).
+    pub max_items: Option<usize>,
+    /// Pattern (strings).
+    pub pattern: Option<&'static str>,
+    /// The compiled pattern, built on first use.
+    pub compiled: OnceLock<regex::Regex>,
+}
+
+/// A failure with its message and structured details; the code comes from the enum variant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    /// Human message.
+    pub message: String,
+    /// Structured context.
+    pub details: Map<String, Value>,
+}
+
+impl Problem {
+    /// A problem with a message and no details.
+    pub fn new(message: impl Into<String>) -> Self {
+        Problem { message: message.into(), details: Map::new() }
+    }
+
+    /// Adds one detail.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.details.insert(key.to_string(), value.into());
+        self
+    }
+}
+
+/// A per-operation error enum: each variant is one catalog code.
+pub trait OperationError: std::fmt::Debug + Send {
+    /// The catalog code of this error.
+    fn code(&self) -> &'static str;
+    /// The message and details.
+    fn into_problem(self) -> Problem;
+}
+
+/// How the runtime plugs into the generated routers: admit a request for an operation (yielding
+/// the caller) or reject it (yielding the response to send).
+pub trait Gate: Send + Sync + 'static {
+    /// Who is calling, as the service implementation sees it.
+    type Caller: Send + Sync + 'static;
+
+    /// Authenticates, checks the scope and the rate limit of one request.
+    fn admit(&self, parts: &mut Parts, op: &'static Operation) -> impl Future<Output = Result<Self::Caller, Response>> + Send;
+
+    /// Largest request body accepted, in bytes.
+    fn body_limit(&self) -> usize;
+}
+
+/// The input of an operation that takes none: only `{}` or an empty body is accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoInput {}
+
+/// Deserializes a field that is optional *and* nullable: absent → `None`, `null` → `Some(None)`.
+pub fn double_option<'de, T, D>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    T: serde::Deserialize<'de>,
+    D: serde::Deserializer<'de>,
+{
+    <Option<T> as serde::Deserialize>::deserialize(d).map(Some)
+}
+
+/// One page of a list: the items and the total over all pages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Paged<T> {
+    /// This page's items.
+    pub items: Vec<T>,
+    /// Items matching the request over all pages.
+    pub total: u64,
+}
+
+/// The page a list request asks for (already validated against the pagination rules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Paging {
+    /// Page number, from 1.
+    pub page: u32,
+    /// Items per page.
+    pub per_page: u32,
+}
+
+impl Paging {
+    /// Items to skip.
+    pub fn offset(&self) -> u64 {
+        u64::from(self.page - 1) * u64::from(self.per_page)
+    }
+}
+
+/// The request id the runtime assigned (header `x-request-id`).
+pub fn request_id(parts: &Parts) -> Option<&str> {
+    parts.headers.get("x-request-id").and_then(|v| v.to_str().ok())
+}
+
+/// The standard error envelope, with the status of `code` in `service`'s catalog.
+pub fn error_response(service: &ServiceInfo, code: &str, problem: Problem, request_id: Option<&str>) -> Response {
+    let status = service.error(code).map(|e| e.status).unwrap_or(500);
+    let body = json!({
+        "error": {
+            "code": code,
+            "message": problem.message,
+            "details": Value::Object(problem.details),
+            "request_id": request_id,
+        }
+    });
+    let mut resp = (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), axum::Json(body)).into_response();
+    if let Some(id) = request_id.and_then(|id| HeaderValue::from_str(id).ok()) {
+        resp.headers_mut().insert("x-request-id", id);
+    }
+    resp
+}
+
+/// A request the decoder refused, with the role of the error to answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejection {
+    /// Catalog code.
+    pub code: &'static str,
+    /// What was wrong.
+    pub problem: Problem,
+}
+
+fn invalid(service: &ServiceInfo, field: &str, value: Value, message: String) -> Rejection {
+    Rejection { code: service.roles.validation, problem: Problem::new(message).with("field", field).with("value", value) }
+}
+
+fn describe(kind: &Kind) -> Cow<'static, str> {
+    match kind {
+        Kind::String => "a string".into(),
+        Kind::Integer => "an integer".into(),
+        Kind::Number => "a number".into(),
+        Kind::Boolean => "a boolean".into(),
+        Kind::DateTime => "an RFC 3339 timestamp".into(),
+        Kind::Json => "any JSON value".into(),
+        Kind::Enum(values) => format!("one of: {}", values.join(", ")).into(),
+        Kind::Model(_) | Kind::Map(_) => "an object".into(),
+        Kind::List(_) => "a list".into(),
+    }
+}
+
+fn join(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") }
+}
+
+fn bound(v: f64) -> String {
+    if v.fract() == 0.0 { format!("{}", v as i64) } else { v.to_string() }
+}
+
+/// Checks one value against its field spec; `path` names it in messages.
+fn check_value(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str, v: &Value) -> Result<(), Rejection> {
+    let wrong = || invalid(service, path, v.clone(), format!("{path} must be {}", describe(kind)));
+    match kind {
+        Kind::String | Kind::DateTime => {
+            let s = v.as_str().ok_or_else(wrong)?;
+            if matches!(kind, Kind::DateTime) && chrono::DateTime::parse_from_rfc3339(s).is_err() {
+                return Err(wrong());
+            }
+            let n = s.chars().count();
+            if let Some(min) = spec.min_length.filter(|m| n < *m) {
+                return Err(invalid(service, path, v.clone(), format!("{path} must be at least {min} characters long")));
+            }
+            if let Some(max) = spec.max_length.filter(|m| n > *m) {
+                return Err(invalid(service, path, v.clone(), format!("{path} must be at most {max} characters long")));
+            }
+            if let Some(p) = spec.pattern {
+                let re = spec.compiled.get_or_init(|| regex::Regex::new(p).unwrap_or_else(|_| regex::Regex::new("$^").expect("fallback regex")));
+                if !re.is_match(s) {
+                    return Err(invalid(service, path, v.clone(), format!("{path} must match the pattern {p}")));
+                }
+            }
+        }
+        Kind::Integer | Kind::Number => {
+            let n = if matches!(kind, Kind::Integer) { v.as_i64().map(|i| i as f64) } else { v.as_f64() };
+            let n = n.ok_or_else(wrong)?;
+            let out_of_range = spec.minimum.is_some_and(|m| n < m) || spec.maximum.is_some_and(|m| n > m);
+            if out_of_range {
+                let msg = match (spec.minimum, spec.maximum) {
+                    (Some(lo), Some(hi)) => format!("{path} must be between {} and {}", bound(lo), bound(hi)),
+                    (Some(lo), None) => format!("{path} must be at least {}", bound(lo)),
+                    (None, Some(hi)) => format!("{path} must be at most {}", bound(hi)),
+                    (None, None) => unreachable!("out of range needs a bound"),
+                };
+                return Err(invalid(service, path, v.clone(), msg));
+            }
+        }
+        Kind::Boolean => {
+            v.as_bool().ok_or_else(wrong)?;
+        }
+        Kind::Json => {}
+        Kind::Enum(values) => {
+            let s = v.as_str().ok_or_else(wrong)?;
+            if !values.contains(&s) {
+                return Err(wrong());
+            }
+        }
+        Kind::Model(fields) => {
+            let obj = v.as_object().ok_or_else(wrong)?;
+            check_object(service, fields, path, obj)?;
+        }
+        Kind::List(inner) => {
+            let items = v.as_array().ok_or_else(wrong)?;
+            if let Some(min) = spec.min_items.filter(|m| items.len() < *m) {
+                return Err(invalid(service, path, v.clone(), format!("{path} must have at least {min} items")));
+            }
+            if let Some(max) = spec.max_items.filter(|m| items.len() > *m) {
+                return Err(invalid(service, path, Value::from(items.len()), format!("{path} must have at most {max} items")));
+            }
+            for (i, item) in items.iter().enumerate() {
+                check_item(service, spec, inner, &format!("{path}[{i}]"), item)?;
+            }
+        }
+        Kind::Map(inner) => {
+            let obj = v.as_object().ok_or_else(wrong)?;
+            for (k, item) in obj {
+                check_item(service, spec, inner, &join(path, k), item)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// List and map items share their field's string constraints but not its list constraints.
+fn check_item(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str, v: &Value) -> Result<(), Rejection> {
+    if v.is_null() {
+        return Err(invalid(service, path, Value::Null, format!("{path} must be {}", describe(kind))));
+    }
+    check_value(service, spec, kind, path, v)
+}
+
+/// Checks an object against its fields: unknown fields, missing required fields, each value.
+fn check_object(service: &ServiceInfo, fields: &[FieldSpec], prefix: &str, obj: &Map<String, Value>) -> Result<(), Rejection> {
+    for (k, v) in obj {
+        if !fields.iter().any(|f| f.name == k) {
+            let path = join(prefix, k);
+            return Err(invalid(service, &path, v.clone(), format!("unknown field {path}")));
+        }
+    }
+    for f in fields {
+        let path = join(prefix, f.name);
+        match obj.get(f.name) {
+            None if f.required => return Err(invalid(service, &path, Value::Null, format!("{path} is required"))),
+            None => {}
+            Some(Value::Null) if f.nullable || !f.required => {}
+            Some(v) => check_value(service, f, &f.kind, &path, v)?,
+        }
+    }
+    Ok(())
+}
+
+/// Turns a path or query string into the JSON value its field expects.
+fn coerce(service: &ServiceInfo, f: &FieldSpec, kind: &Kind, raw: &str) -> Result<Value, Rejection> {
+    let bad = || invalid(service, f.name, Value::String(raw.to_string()), format!("{} must be {}", f.name, describe(kind)));
+    Ok(match kind {
+        Kind::Integer => Value::from(raw.trim().parse::<i64>().map_err(|_| bad())?),
+        Kind::Number => {
+            let n = raw.trim().parse::<f64>().ok().filter(|n| n.is_finite()).ok_or_else(bad)?;
+            serde_json::Number::from_f64(n).map(Value::Number).ok_or_else(bad)?
+        }
+        Kind::Boolean => match raw {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => return Err(bad()),
+        },
+        _ => Value::String(raw.to_string()),
+    })
+}
+
+/// Splits `page`/`per_page` off a validated object and applies the service's pagination rules.
+fn take_paging(service: &ServiceInfo, obj: &mut Map<String, Value>) -> Paging {
+    let get = |v: Option<Value>, default: u32| v.and_then(|v| v.as_u64()).map(|n| n as u32).unwrap_or(default);
+    Paging { page: get(obj.remove("page"), 1), per_page: get(obj.remove("per_page"), service.default_per_page) }
+}
+
+fn deserialize<I: DeserializeOwned>(service: &ServiceInfo, obj: Map<String, Value>) -> Result<I, Rejection> {
+    let value = Value::Object(obj);
+    serde_path_to_error::deserialize::<_, I>(&value).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." { String::new() } else { path };
+        let rejected = value.pointer(&format!("/{}", path.replace('.', "/"))).cloned().unwrap_or(Value::Null);
+        invalid(service, &path, rejected, format!("{path}: {}", e.inner()))
+    })
+}
+
+/// Decodes MCP tool arguments (one flat object of every input field) into the operation input.
+pub fn decode_arguments<I: DeserializeOwned>(op: &'static Operation, arguments: Value) -> Result<(I, Paging), Rejection> {
+    let service = op.service;
+    let mut obj = match arguments {
+        Value::Object(m) => m,
+        Value::Null => Map::new(),
+        other => return Err(invalid(service, "", other, "arguments must be an object".into())),
+    };
+    check_object(service, op.input, "", &obj)?;
+    let paging = take_paging(service, &mut obj);
+    Ok((deserialize(service, obj)?, paging))
+}
+
+fn is_json(parts: &Parts) -> bool {
+    parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|m| {
+            let m = m.trim().to_ascii_lowercase();
+            m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
+        })
+        .unwrap_or(false)
+}
+
+/// Decodes a REST request (path, query and JSON body) into the operation input.
+pub async fn decode_request<I: DeserializeOwned>(op: &'static Operation, parts: &mut Parts, body: Body, limit: usize) -> Result<(I, Paging), Rejection> {
+    let service = op.service;
+    let roles = &service.roles;
+    let mut obj = Map::new();
+    // Path parameters.
+    let params = RawPathParams::from_request_parts(parts, &()).await.map_err(|e| invalid(service, "path", Value::Null, format!("the path is not valid: {e}")))?;
+    for (name, raw) in params.iter() {
+        if let Some(f) = op.input.iter().find(|f| f.name == name && f.location == Location::Path) {
+            obj.insert(name.to_string(), coerce(service, f, &f.kind, raw)?);
+        }
+    }
+    // Query string: repeated keys build lists; unknown keys are refused.
+    if let Some(q) = parts.uri.query() {
+        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(q).map_err(|e| invalid(service, "query", Value::String(q.to_string()), format!("the query string is not valid: {e}")))?;
+        for (k, raw) in pairs {
+            let Some(f) = op.input.iter().find(|f| f.name == k && f.location == Location::Query) else {
+                return Err(invalid(service, &k, Value::String(raw), format!("unknown query parameter {k}")));
+            };
+            match &f.kind {
+                Kind::List(inner) => {
+                    let v = coerce(service, f, inner, &raw)?;
+                    let entry = obj.entry(k).or_insert_with(|| Value::Array(Vec::new()));
+                    if let Value::Array(a) = entry {
+                        a.push(v);
+                    }
+                }
+                kind => {
+                    if obj.contains_key(&k) {
+                        return Err(invalid(service, &k, Value::String(raw), format!("{k} is given more than once")));
+                    }
+                    let v = coerce(service, f, kind, &raw)?;
+                    obj.insert(k, v);
+                }
+            }
+        }
+    }
+    // Body.
+    let bytes: Bytes = axum::body::to_bytes(body, limit).await.map_err(|_| Rejection {
+        code: roles.payload_too_large,
+        problem: Problem::new(format!("the request body is larger than {limit} bytes")).with("limit", limit),
+    })?;
+    let has_bytes = !bytes.iter().all(u8::is_ascii_whitespace);
+    if op.has_body || has_bytes {
+        if op.has_body && !is_json(parts) {
+            return Err(Rejection { code: roles.unsupported_media_type, problem: Problem::new("the request body must be JSON: send Content-Type: application/json") });
+        }
+        let body: Value = if has_bytes {
+            serde_json::from_slice(&bytes).map_err(|e| Rejection { code: roles.malformed, problem: Problem::new(format!("the request body is not valid JSON: {e}")) })?
+        } else {
+            Value::Object(Map::new())
+        };
+        let Value::Object(body) = body else {
+            return Err(invalid(service, "", body, "the request body must be a JSON object".into()));
+        };
+        for (k, v) in body {
+            if !op.input.iter().any(|f| f.name == k && f.location == Location::Body) {
+                return Err(invalid(service, &k, v, format!("unknown field {k}")));
+            }
+            obj.insert(k, v);
+        }
+    }
+    check_object(service, op.input, "", &obj)?;
+    let paging = take_paging(service, &mut obj);
+    Ok((deserialize(service, obj)?, paging))
+}
+
+/// Splits a request, asks the gate to admit it and decodes its input.
+pub async fn admit<G: Gate, I: DeserializeOwned>(gate: &G, op: &'static Operation, req: Request) -> Result<(Parts, G::Caller, I, Paging), Response> {
+    let (mut parts, body) = req.into_parts();
+    let caller = gate.admit(&mut parts, op).await?;
+    match decode_request::<I>(op, &mut parts, body, gate.body_limit()).await {
+        Ok((input, paging)) => Ok((parts, caller, input, paging)),
+        Err(r) => Err(error_response(op.service, r.code, r.problem, request_id(&parts))),
+    }
+}
+
+fn finish(parts: &Parts, op: &'static Operation, mut resp: Response) -> Response {
+    *resp.status_mut() = StatusCode::from_u16(op.success_status).unwrap_or(StatusCode::OK);
+    if op.no_store {
+        resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    if let Some(id) = request_id(parts).and_then(|id| HeaderValue::from_str(id).ok()) {
+        resp.headers_mut().insert("x-request-id", id);
+    }
+    resp
+}
+
+/// `{"data": value}`.
+pub fn data_value<T: Serialize>(value: &T) -> Value {
+    json!({ "data": value })
+}
+
+/// `{"data": [...], "meta": {total, page, per_page}}`.
+pub fn page_value<T: Serialize>(page: &Paged<T>, paging: Paging) -> Value {
+    json!({ "data": page.items, "meta": { "total": page.total, "page": paging.page, "per_page": paging.per_page } })
+}
+
+/// The success response of an operation.
+pub fn respond(parts: &Parts, op: &'static Operation, body: Option<Value>) -> Response {
+    let resp = match body {
+        Some(v) => axum::Json(v).into_response(),
+        None => Response::new(Body::empty()),
+    };
+    finish(parts, op, resp)
+}
+
+/// The error response of an operation.
+pub fn respond_error<E: OperationError>(parts: &Parts, op: &'static Operation, err: E) -> Response {
+    let code = err.code();
+    error_response(op.service, code, err.into_problem(), request_id(parts))
+}
+
+/// A failure of an MCP tool call: the catalog code, its HTTP status and the problem.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolFailure {
+    /// Catalog code.
+    pub code: &'static str,
+    /// HTTP status the REST route would have answered.
+    pub status: u16,
+    /// What went wrong.
+    pub problem: Problem,
+}
+
+impl ToolFailure {
+    /// From a decoder rejection.
+    pub fn rejected(op: &'static Operation, r: Rejection) -> Self {
+        let status = op.service.error(r.code).map(|e| e.status).unwrap_or(422);
+        ToolFailure { code: r.code, status, problem: r.problem }
+    }
+
+    /// From an operation error.
+    pub fn from_error<E: OperationError>(op: &'static Operation, err: E) -> Self {
+        let code = err.code();
+        let status = op.service.error(code).map(|e| e.status).unwrap_or(500);
+        ToolFailure { code, status, problem: err.into_problem() }
+    }
+}
+
+/// Answers 405 with the error envelope for a path served under other methods.
+pub fn method_not_allowed(service: &'static ServiceInfo, parts: &Parts, allowed: &'static str) -> Response {
+    let problem = Problem::new(format!("{} is not allowed here; use {allowed}", parts.method)).with("allowed", allowed);
+    let mut resp = error_response(service, service.roles.method_not_allowed, problem, request_id(parts));
+    resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allowed));
+    resp
+}

@@ -1,0 +1,161 @@
+//! Developer tasks behind `cargo xtask`: regenerate `generated/` from `spec/`, or check that it
+//! is up to date.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result, bail};
+
+/// The workspace root (the folder holding `spec/` and `generated/`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+/// Folders of `generated/` that are entirely generator output.
+const OUTPUT_DIRS: &[&str] = &["src", "openapi", "mcp"];
+/// The JSON Schema of the spec format, written beside the specs.
+const SCHEMA_PATH: &str = "spec/spec.schema.json";
+
+/// Runs the generator over `root/spec/*.toml` and returns every output file, keyed by its path
+/// relative to `root`, Rust files formatted with the workspace's rustfmt settings.
+pub fn render(root: &Path) -> Result<BTreeMap<PathBuf, String>> {
+    let spec_dir = root.join("spec");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&spec_dir)
+        .with_context(|| format!("reading {}", spec_dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    names.sort();
+    let mut texts = Vec::new();
+    for p in &names {
+        let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+        let shown = p.strip_prefix(root).unwrap_or(p).display().to_string();
+        texts.push((shown, text));
+    }
+    let specs: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    let files = codegen::generate(&specs).map_err(|e| anyhow::anyhow!("the spec is invalid:\n{e}"))?;
+    let mut out = BTreeMap::new();
+    for f in files {
+        let text = if f.path.ends_with(".rs") { rustfmt(root, &f.text)? } else { f.text };
+        out.insert(PathBuf::from("generated").join(&f.path), text);
+    }
+    out.insert(PathBuf::from(SCHEMA_PATH), codegen::spec_schema());
+    Ok(out)
+}
+
+fn rustfmt(root: &Path, text: &str) -> Result<String> {
+    let mut child = Command::new("rustfmt")
+        .args(["--edition", "2024", "--emit", "stdout", "--config-path"])
+        .arg(root.join("rustfmt.toml"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("running rustfmt (install it with `rustup component add rustfmt`)")?;
+    child.stdin.take().context("rustfmt stdin")?.write_all(text.as_bytes())?;
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        bail!("rustfmt failed on generated code: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(String::from_utf8(out.stdout)?)
+}
+
+/// Every file currently under the generator's output folders, relative to `root`.
+fn existing(root: &Path) -> Result<BTreeMap<PathBuf, String>> {
+    let mut out = BTreeMap::new();
+    let mut stack: Vec<PathBuf> = OUTPUT_DIRS.iter().map(|d| root.join("generated").join(d)).collect();
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for e in entries {
+            let p = e?.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(root)?.to_path_buf();
+                out.insert(rel, std::fs::read_to_string(&p).unwrap_or_default());
+            }
+        }
+    }
+    let schema = root.join(SCHEMA_PATH);
+    if schema.exists() {
+        out.insert(PathBuf::from(SCHEMA_PATH), std::fs::read_to_string(schema)?);
+    }
+    Ok(out)
+}
+
+/// Writes the generator's output under `root`, removing stale files. Returns how many files
+/// were written.
+pub fn generate(root: &Path) -> Result<usize> {
+    let files = render(root)?;
+    for stale in existing(root)?.keys().filter(|p| !files.contains_key(*p)) {
+        std::fs::remove_file(root.join(stale))?;
+    }
+    for (path, text) in &files {
+        let full = root.join(path);
+        if let Some(dir) = full.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        if std::fs::read_to_string(&full).ok().as_deref() != Some(text) {
+            std::fs::write(&full, text)?;
+        }
+    }
+    Ok(files.len())
+}
+
+/// How the committed output differs from a fresh generation.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Drift {
+    /// Files the generator would add.
+    pub added: Vec<PathBuf>,
+    /// Files the generator would remove.
+    pub removed: Vec<PathBuf>,
+    /// Files whose contents would change.
+    pub changed: Vec<PathBuf>,
+}
+
+impl Drift {
+    /// Nothing differs.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+    }
+}
+
+impl std::fmt::Display for Drift {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (what, list) in [("added", &self.added), ("removed", &self.removed), ("changed", &self.changed)] {
+            for p in list {
+                writeln!(f, "  {what}: {}", p.display())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Regenerates into a temporary folder and compares the whole output tree with the committed one.
+pub fn check(root: &Path) -> Result<Drift> {
+    let fresh = render(root)?;
+    // Write the fresh tree out, as a reviewer can inspect it, then compare file by file.
+    let tmp = tempfile::tempdir()?;
+    for (path, text) in &fresh {
+        let full = tmp.path().join(path);
+        if let Some(dir) = full.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(full, text)?;
+    }
+    let committed = existing(root)?;
+    let mut drift = Drift::default();
+    for (path, text) in &fresh {
+        let written = std::fs::read_to_string(tmp.path().join(path))?;
+        debug_assert_eq!(&written, text);
+        match committed.get(path) {
+            None => drift.added.push(path.clone()),
+            Some(old) if old != &written => drift.changed.push(path.clone()),
+            Some(_) => {}
+        }
+    }
+    drift.removed = committed.keys().filter(|p| !fresh.contains_key(*p)).cloned().collect();
+    Ok(drift)
+}

@@ -1,0 +1,40 @@
+//! `cargo xtask <task>`: developer tasks for this workspace.
+
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: cargo xtask generate [--check]
+
+  generate          regenerate generated/ and spec/spec.schema.json from spec/*.toml
+  generate --check  fail, listing the files, when the committed output is not what the spec generates";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = xtask::workspace_root();
+    let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["generate"] => xtask::generate(&root).map(|n| {
+            println!("generated {n} files");
+            true
+        }),
+        ["generate", "--check"] => xtask::check(&root).map(|drift| {
+            if drift.is_empty() {
+                println!("generated/ is up to date with spec/");
+                true
+            } else {
+                eprintln!("generated/ is out of date with spec/; run `cargo xtask generate`:\n{drift}");
+                false
+            }
+        }),
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
