@@ -162,13 +162,7 @@ impl Api {
 
     /// Scopes that satisfy `scope` (itself and every scope that implies it, transitively).
     pub fn satisfying_scopes(&self, scope: &str) -> Vec<String> {
-        self.spec
-            .security
-            .scopes
-            .iter()
-            .filter(|s| self.implies(&s.name, scope))
-            .map(|s| s.name.clone())
-            .collect()
+        self.spec.security.scopes.iter().filter(|s| self.implies(&s.name, scope)).map(|s| s.name.clone()).collect()
     }
 
     /// Whether holding `have` satisfies a requirement of `want`.
@@ -189,6 +183,18 @@ impl Api {
         }
         false
     }
+}
+
+/// The HTTP header a `in = "header"` field travels in: `idempotency_key` → `Idempotency-Key`.
+pub fn header_name(field: &str) -> String {
+    field
+        .split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+        })
+        .collect::<Vec<_>>()
+        .join("-")
 }
 
 /// Names of `{param}` segments in a path.

@@ -66,8 +66,7 @@ impl Collector<'_> {
 
 fn is_snake(s: &str) -> bool {
     let mut chars = s.chars();
-    matches!(chars.next(), Some('a'..='z'))
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    matches!(chars.next(), Some('a'..='z')) && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
 fn is_pascal(s: &str) -> bool {
@@ -112,26 +111,46 @@ pub fn load(file: &str, text: &str) -> Result<Api, SpecErrors> {
 fn check_service(c: &mut Collector, spec: &Spec) {
     let s = &spec.service;
     if !is_snake(&s.name) {
-        c.push("[service] name", format!("`{}` is not snake_case", s.name), "use lowercase letters, digits and `_`, starting with a letter");
+        c.push(
+            "[service] name",
+            format!("`{}` is not snake_case", s.name),
+            "use lowercase letters, digits and `_`, starting with a letter",
+        );
     }
     for (what, path) in [("base_path", Some(&s.base_path)), ("mcp_path", s.mcp_path.as_ref())] {
         if let Some(p) = path {
             if !p.starts_with('/') || p.ends_with('/') || p.contains('{') {
-                c.push(format!("[service] {what}"), format!("`{p}` is not an absolute path without a trailing slash or parameters"), "write it like `/api/v1`");
+                c.push(
+                    format!("[service] {what}"),
+                    format!("`{p}` is not an absolute path without a trailing slash or parameters"),
+                    "write it like `/api/v1`",
+                );
             }
         }
     }
     let p = &spec.pagination;
     if p.default_per_page < 1 || p.default_per_page > p.max_per_page {
-        c.push("[pagination]", format!("default_per_page {} is outside 1..={}", p.default_per_page, p.max_per_page), "pick a default between 1 and max_per_page");
+        c.push(
+            "[pagination]",
+            format!("default_per_page {} is outside 1..={}", p.default_per_page, p.max_per_page),
+            "pick a default between 1 and max_per_page",
+        );
     }
     if let Some(rl) = &spec.rate_limits {
         if !rl.plans.contains_key(&rl.default_plan) {
-            c.push("[rate_limits] default_plan", format!("plan `{}` is not declared", rl.default_plan), format!("use one of: {}", rl.plans.keys().cloned().collect::<Vec<_>>().join(", ")));
+            c.push(
+                "[rate_limits] default_plan",
+                format!("plan `{}` is not declared", rl.default_plan),
+                format!("use one of: {}", rl.plans.keys().cloned().collect::<Vec<_>>().join(", ")),
+            );
         }
         for (name, plan) in &rl.plans {
             if plan.per_minute == 0 || plan.per_day < plan.per_minute {
-                c.push(format!("[rate_limits.plans.{name}]"), "per_minute must be at least 1 and per_day at least per_minute", "fix the plan's numbers");
+                c.push(
+                    format!("[rate_limits.plans.{name}]"),
+                    "per_minute must be at least 1 and per_day at least per_minute",
+                    "fix the plan's numbers",
+                );
             }
         }
     }
@@ -149,7 +168,11 @@ fn check_scopes(c: &mut Collector, spec: &Spec) {
         }
         for imp in &s.implies {
             if !scopes.iter().any(|d| &d.name == imp) {
-                c.push(format!("scope `{}`", s.name), format!("implies unknown scope `{imp}`"), "declare it under [[security.scopes]] or remove it from `implies`");
+                c.push(
+                    format!("scope `{}`", s.name),
+                    format!("implies unknown scope `{imp}`"),
+                    "declare it under [[security.scopes]] or remove it from `implies`",
+                );
             }
         }
     }
@@ -159,7 +182,11 @@ fn check_scopes(c: &mut Collector, spec: &Spec) {
         let mut visited = BTreeSet::new();
         while let Some(n) = stack.pop() {
             if n == &s.name {
-                c.push(format!("scope `{}`", s.name), "implies itself through a cycle", "make `implies` point only at lower tiers");
+                c.push(
+                    format!("scope `{}`", s.name),
+                    "implies itself through a cycle",
+                    "make `implies` point only at lower tiers",
+                );
                 break;
             }
             if visited.insert(n) {
@@ -174,7 +201,11 @@ fn check_scopes(c: &mut Collector, spec: &Spec) {
 fn check_errors(c: &mut Collector, spec: &Spec) {
     for (code, e) in &spec.errors {
         if !(400..=599).contains(&e.status) {
-            c.push(format!("error `{code}`"), format!("status {} is not an error status", e.status), "use a 4xx or 5xx status");
+            c.push(
+                format!("error `{code}`"),
+                format!("status {} is not an error status", e.status),
+                "use a 4xx or 5xx status",
+            );
         }
     }
     let r = &spec.error_roles;
@@ -193,14 +224,26 @@ fn check_errors(c: &mut Collector, spec: &Spec) {
     ];
     for (role, code, status) in roles {
         match spec.errors.get(code) {
-            None => c.push(format!("[error_roles] {role}"), format!("undeclared error code `{code}`"), format!("declare [errors.\"{code}\"] with status {status}")),
-            Some(e) if e.status != status => c.push(format!("[error_roles] {role}"), format!("`{code}` answers HTTP {} but this role needs {status}", e.status), format!("point the role at a code with status {status}")),
+            None => c.push(
+                format!("[error_roles] {role}"),
+                format!("undeclared error code `{code}`"),
+                format!("declare [errors.\"{code}\"] with status {status}"),
+            ),
+            Some(e) if e.status != status => c.push(
+                format!("[error_roles] {role}"),
+                format!("`{code}` answers HTTP {} but this role needs {status}", e.status),
+                format!("point the role at a code with status {status}"),
+            ),
             Some(_) => {}
         }
     }
     for code in &r.service_wide {
         if !spec.errors.contains_key(code) {
-            c.push("[error_roles] service_wide", format!("undeclared error code `{code}`"), format!("declare [errors.\"{code}\"] or remove it"));
+            c.push(
+                "[error_roles] service_wide",
+                format!("undeclared error code `{code}`"),
+                format!("declare [errors.\"{code}\"] or remove it"),
+            );
         }
     }
 }
@@ -219,8 +262,15 @@ fn check_enums(c: &mut Collector, spec: &Spec) {
         }
         let mut seen = BTreeSet::new();
         for v in &e.values {
-            if !is_snake(&v.name) {
-                c.push(&place, format!("value `{}` is not snake_case", v.name), "use lowercase letters, digits and `_`");
+            // Wire values are identifiers: snake_case, or camelCase where a seed names one (`canStore`).
+            let ident = v.name.chars().next().is_some_and(|ch| ch.is_ascii_lowercase())
+                && v.name.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_');
+            if !ident {
+                c.push(
+                    &place,
+                    format!("value `{}` is not a snake_case or camelCase identifier", v.name),
+                    "use letters, digits and `_`, starting with a lowercase letter",
+                );
             }
             if !seen.insert(v.name.as_str()) {
                 c.push(&place, format!("value `{}` is listed twice", v.name), "remove the duplicate");
@@ -276,7 +326,11 @@ fn check_constraints(c: &mut Collector, place: &str, f: &FieldDef, ty: &Ty) {
         c.push(place, "minimum/maximum apply to numbers only", "remove them or change the type");
     }
     if (f.min_length.is_some() || f.max_length.is_some() || f.pattern.is_some()) && !stringy {
-        c.push(place, "min_length/max_length/pattern apply to strings and string lists only", "remove them or change the type");
+        c.push(
+            place,
+            "min_length/max_length/pattern apply to strings and string lists only",
+            "remove them or change the type",
+        );
     }
     if (f.min_items.is_some() || f.max_items.is_some()) && !listy {
         c.push(place, "min_items/max_items apply to lists only", "remove them or change the type");
@@ -329,7 +383,7 @@ fn pagination_field(name: &str, spec: &Spec) -> Field {
 /// Whether decoding this input can fail on a well-formed request (so it needs a validation error).
 fn can_fail_validation(model: &Model) -> bool {
     model.fields.iter().any(|f| match f.location() {
-        Location::Body | Location::Query => true,
+        Location::Body | Location::Query | Location::Header => true,
         Location::Path => {
             f.ty != Ty::String || f.def.pattern.is_some() || f.def.max_length.is_some() || f.def.min_length.is_some()
         }
@@ -352,21 +406,44 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
             c.push(&place, "duplicate operation id", "give each [[operations]] entry a unique `id`");
         }
         if !op.path.starts_with('/') || (op.path.len() > 1 && op.path.ends_with('/')) {
-            c.push(&place, format!("path `{}` must start with `/` and not end with one", op.path), "write it like `/credentials/{key}`");
+            c.push(
+                &place,
+                format!("path `{}` must start with `/` and not end with one", op.path),
+                "write it like `/credentials/{key}`",
+            );
         }
         let route = (op.method, normalize_path(&op.path));
         if let Some(other) = routes.insert(route, op.id.clone()) {
-            c.push(&place, format!("{} {} is also the route of operation `{other}`", op.method.as_str(), op.path), "change the method or path of one of them");
+            c.push(
+                &place,
+                format!("{} {} is also the route of operation `{other}`", op.method.as_str(), op.path),
+                "change the method or path of one of them",
+            );
         }
         match &op.scope {
-            None if op.mcp.is_some() => c.push(&place, format!("tool `{}` has no scope", op.mcp.as_ref().map(|t| t.name.as_str()).unwrap_or_default()), format!("add `scope = \"...\"`, one of: {}", scope_names(spec))),
+            None if op.mcp.is_some() => c.push(
+                &place,
+                format!("tool `{}` has no scope", op.mcp.as_ref().map(|t| t.name.as_str()).unwrap_or_default()),
+                format!("add `scope = \"...\"`, one of: {}", scope_names(spec)),
+            ),
             None => c.push(&place, "has no scope", format!("add `scope = \"...\"`, one of: {}", scope_names(spec))),
-            Some(s) if !spec.security.scopes.iter().any(|d| &d.name == s) => c.push(&place, format!("unknown scope `{s}`"), format!("use one of: {}, or declare it under [[security.scopes]]", scope_names(spec))),
+            Some(s) if !spec.security.scopes.iter().any(|d| &d.name == s) => c.push(
+                &place,
+                format!("unknown scope `{s}`"),
+                format!("use one of: {}, or declare it under [[security.scopes]]", scope_names(spec)),
+            ),
             Some(_) => {}
         }
         for code in &op.errors {
             if !spec.errors.contains_key(code) {
-                c.push(&place, format!("undeclared error code `{code}`"), format!("declare [errors.\"{code}\"] or use one of: {}", spec.errors.keys().cloned().collect::<Vec<_>>().join(", ")));
+                c.push(
+                    &place,
+                    format!("undeclared error code `{code}`"),
+                    format!(
+                        "declare [errors.\"{code}\"] or use one of: {}",
+                        spec.errors.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                );
             }
         }
         for tag in &op.tags {
@@ -376,25 +453,43 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
         }
         if let Some(out_name) = &op.output {
             match models.get(out_name) {
-                None => c.push(&place, format!("output model `{out_name}` is not declared"), "declare it under [models]"),
-                Some(m) if m.fields.iter().any(|f| f.location() != Location::Body) => c.push(&place, format!("output model `{out_name}` has path or query fields"), "only input models may set `in`"),
+                None => {
+                    c.push(&place, format!("output model `{out_name}` is not declared"), "declare it under [models]")
+                }
+                Some(m) if m.fields.iter().any(|f| f.location() != Location::Body) => c.push(
+                    &place,
+                    format!("output model `{out_name}` has path or query fields"),
+                    "only input models may set `in`",
+                ),
                 Some(_) => {}
             }
         }
         if let Some(status) = op.status {
             if !(200..=299).contains(&status) || (status == 204) != op.output.is_none() {
-                c.push(&place, format!("success status {status} does not fit the output"), "use 204 only with no output, else 200 or 201");
+                c.push(
+                    &place,
+                    format!("success status {status} does not fit the output"),
+                    "use 204 only with no output, else 200 or 201",
+                );
             }
         }
         if op.paginated && (op.output.is_none() || op.input.is_none() || op.method != Method::Get) {
-            c.push(&place, "paginated operations need GET, an input model and an output model", "add `input` and `output`, or drop `paginated`");
+            c.push(
+                &place,
+                "paginated operations need GET, an input model and an output model",
+                "add `input` and `output`, or drop `paginated`",
+            );
         }
         if let Some(tool) = &op.mcp {
             let ok = !tool.name.is_empty()
                 && tool.name.len() <= 64
                 && tool.name.chars().all(|ch| ch.is_ascii_alphanumeric() || "_.-".contains(ch));
             if !ok {
-                c.push(&place, format!("tool name `{}` is not 1–64 characters of [A-Za-z0-9_.-]", tool.name), "rename the tool");
+                c.push(
+                    &place,
+                    format!("tool name `{}` is not 1–64 characters of [A-Za-z0-9_.-]", tool.name),
+                    "rename the tool",
+                );
             }
             if !tools.insert(tool.name.clone()) {
                 c.push(&place, format!("tool `{}` is declared twice", tool.name), "give each tool a unique name");
@@ -406,14 +501,22 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
         match &op.input {
             None => {
                 for p in &params {
-                    c.push(&place, format!("path parameter `{p}` has no model field"), format!("add an `input` model with field `{p}` and `in = \"path\"`"));
+                    c.push(
+                        &place,
+                        format!("path parameter `{p}` has no model field"),
+                        format!("add an `input` model with field `{p}` and `in = \"path\"`"),
+                    );
                 }
             }
             Some(name) => match models.get_mut(name) {
                 None => c.push(&place, format!("input model `{name}` is not declared"), "declare it under [models]"),
                 Some(model) => {
                     if let Some(other) = input_users.insert(name, &op.id) {
-                        c.push(&place, format!("input model `{name}` is also the input of `{other}`"), "give each operation its own input model");
+                        c.push(
+                            &place,
+                            format!("input model `{name}` is also the input of `{other}`"),
+                            "give each operation its own input model",
+                        );
                     }
                     for p in &params {
                         match model.fields.iter().find(|f| &f.name == p) {
@@ -424,30 +527,58 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
                     }
                     for f in &model.fields {
                         match f.location() {
-                            Location::Path if !params.contains(&f.name) => c.push(&place, format!("field `{name}.{}` says `in = \"path\"` but the path has no `{{{}}}`", f.name, f.name), "add the parameter to the path or move the field"),
+                            Location::Path if !params.contains(&f.name) => c.push(
+                                &place,
+                                format!(
+                                    "field `{name}.{}` says `in = \"path\"` but the path has no `{{{}}}`",
+                                    f.name, f.name
+                                ),
+                                "add the parameter to the path or move the field",
+                            ),
                             Location::Query => {
                                 let scalar = f.ty.is_scalar() || matches!(&f.ty, Ty::List(t) if t.is_scalar());
                                 if !scalar {
-                                    c.push(&place, format!("query field `{name}.{}` is not a scalar or a list of scalars", f.name), "move it to the body");
+                                    c.push(
+                                        &place,
+                                        format!("query field `{name}.{}` is not a scalar or a list of scalars", f.name),
+                                        "move it to the body",
+                                    );
                                 }
                             }
+                            Location::Header if f.ty != Ty::String => c.push(
+                                &place,
+                                format!("header field `{name}.{}` is not a string", f.name),
+                                "make it a string",
+                            ),
                             Location::Body => has_body = true,
                             _ => {}
                         }
                     }
                     if has_body && matches!(op.method, Method::Get | Method::Delete) {
-                        c.push(&place, format!("{} operations cannot take body fields", op.method.as_str()), "set `in = \"query\"` on the input fields");
+                        c.push(
+                            &place,
+                            format!("{} operations cannot take body fields", op.method.as_str()),
+                            "set `in = \"query\"` on the input fields",
+                        );
                     }
                     if op.paginated {
                         if model.fields.iter().any(|f| f.name == PAGE || f.name == PER_PAGE) {
-                            c.push(&place, "paginated input declares `page`/`per_page` itself", "remove them; the [pagination] rules add them");
+                            c.push(
+                                &place,
+                                "paginated input declares `page`/`per_page` itself",
+                                "remove them; the [pagination] rules add them",
+                            );
                         } else {
                             model.fields.push(pagination_field(PAGE, spec));
                             model.fields.push(pagination_field(PER_PAGE, spec));
                         }
                     }
                     if can_fail_validation(model) && !op.errors.contains(&roles.validation) {
-                        c.push(&place, "its input can fail validation but it declares no validation error", format!("add `{}` to `errors`", roles.validation));
+                        c.push(
+                            &place,
+                            "its input can fail validation but it declares no validation error",
+                            format!("add `{}` to `errors`", roles.validation),
+                        );
                     }
                 }
             },
@@ -482,8 +613,5 @@ fn scope_names(spec: &Spec) -> String {
 
 /// `/a/{x}/b` and `/a/{y}/b` are the same route.
 fn normalize_path(path: &str) -> String {
-    path.split('/')
-        .map(|seg| if seg.starts_with('{') { "{}" } else { seg })
-        .collect::<Vec<_>>()
-        .join("/")
+    path.split('/').map(|seg| if seg.starts_with('{') { "{}" } else { seg }).collect::<Vec<_>>().join("/")
 }

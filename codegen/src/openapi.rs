@@ -11,8 +11,8 @@ use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, Para
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::response::{ResponseBuilder, ResponsesBuilder};
 use utoipa::openapi::schema::{
-    AdditionalProperties, ArrayBuilder, ComponentsBuilder, KnownFormat, ObjectBuilder, OneOfBuilder, Ref,
-    Schema, SchemaFormat, Type,
+    AdditionalProperties, ArrayBuilder, ComponentsBuilder, KnownFormat, ObjectBuilder, OneOfBuilder, Ref, Schema,
+    SchemaFormat, Type,
 };
 use utoipa::openapi::security::{AuthorizationCode, Flow, OAuth2, Scopes, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::server::ServerBuilder;
@@ -70,7 +70,9 @@ fn type_schema(api: &Api, ty: &Ty, field: Option<&Field>) -> RefOr<Schema> {
                 .additional_properties(Some(AdditionalProperties::RefOr(type_schema(api, inner, None))))
                 .build(),
         )),
-        Ty::Json => RefOr::T(Schema::Object(described(ObjectBuilder::new().schema_type(utoipa::openapi::schema::SchemaType::AnyValue)).build())),
+        Ty::Json => RefOr::T(Schema::Object(
+            described(ObjectBuilder::new().schema_type(utoipa::openapi::schema::SchemaType::AnyValue)).build(),
+        )),
         scalar => {
             let (t, format) = match scalar {
                 Ty::String => (Type::String, None),
@@ -208,8 +210,20 @@ fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
         envelopes.push((name, RefOr::T(Schema::Object(b.build()))));
     }
     out.extend(envelopes);
-    let int = |d: &str| RefOr::T(Schema::Object(ObjectBuilder::new().schema_type(Type::Integer).format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64))).description(Some(d.to_string())).build()));
-    let string = |d: &str| RefOr::T(Schema::Object(ObjectBuilder::new().schema_type(Type::String).description(Some(d.to_string())).build()));
+    let int = |d: &str| {
+        RefOr::T(Schema::Object(
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+                .description(Some(d.to_string()))
+                .build(),
+        ))
+    };
+    let string = |d: &str| {
+        RefOr::T(Schema::Object(
+            ObjectBuilder::new().schema_type(Type::String).description(Some(d.to_string())).build(),
+        ))
+    };
     out.push((
         PAGE_META_SCHEMA.into(),
         RefOr::T(Schema::Object(
@@ -270,12 +284,18 @@ fn header(description: &str, t: Type) -> utoipa::openapi::header::Header {
 }
 
 fn common_headers(api: &Api, mut b: ResponseBuilder) -> ResponseBuilder {
-    b = b.header("X-Request-Id", header("Identifier of this request; also in error bodies and audit rows.", Type::String));
+    b = b.header(
+        "X-Request-Id",
+        header("Identifier of this request; also in error bodies and audit rows.", Type::String),
+    );
     if api.spec.rate_limits.is_some() {
         b = b
             .header("X-RateLimit-Limit", header("Requests allowed in the current window.", Type::Integer))
             .header("X-RateLimit-Remaining", header("Requests left in the current window.", Type::Integer))
-            .header("X-RateLimit-Reset", header("When the current window resets, in UTC epoch seconds.", Type::Integer));
+            .header(
+                "X-RateLimit-Reset",
+                header("When the current window resets, in UTC epoch seconds.", Type::Integer),
+            );
     }
     b
 }
@@ -298,9 +318,13 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
         .security(SecurityRequirement::new("oauth2", [scope.clone()]));
     if let Some(model) = api.input(op) {
         for f in model.fields.iter().filter(|f| f.location() != Location::Body) {
-            let loc = if f.location() == Location::Path { ParameterIn::Path } else { ParameterIn::Query };
+            let (loc, name) = match f.location() {
+                Location::Path => (ParameterIn::Path, f.name.clone()),
+                Location::Header => (ParameterIn::Header, crate::ir::header_name(&f.name)),
+                _ => (ParameterIn::Query, f.name.clone()),
+            };
             let mut p = ParameterBuilder::new()
-                .name(&f.name)
+                .name(name)
                 .parameter_in(loc)
                 .required(if f.required() { Required::True } else { Required::False })
                 .description(Some(f.def.description.clone()))
@@ -339,11 +363,8 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
     statuses.dedup();
     for status in statuses {
         let codes: Vec<&String> = op.errors.iter().filter(|c| api.status_of(c) == status).collect();
-        let text = codes
-            .iter()
-            .map(|c| format!("`{c}`: {}", api.spec.errors[*c].description))
-            .collect::<Vec<_>>()
-            .join(" ");
+        let text =
+            codes.iter().map(|c| format!("`{c}`: {}", api.spec.errors[*c].description)).collect::<Vec<_>>().join(" ");
         let mut r = common_headers(
             api,
             ResponseBuilder::new()
@@ -351,7 +372,13 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
                 .content("application/json", ContentBuilder::new().schema(Some(reference(ERROR_SCHEMA))).build()),
         );
         if status == 401 || status == 403 {
-            r = r.header("WWW-Authenticate", header("RFC 6750 Bearer challenge naming the required scope and the Protected Resource Metadata URL.", Type::String));
+            r = r.header(
+                "WWW-Authenticate",
+                header(
+                    "RFC 6750 Bearer challenge naming the required scope and the Protected Resource Metadata URL.",
+                    Type::String,
+                ),
+            );
         }
         if status == 429 {
             r = r.header("Retry-After", header("Seconds to wait before retrying (at least 1).", Type::Integer));
@@ -359,12 +386,17 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
         responses = responses.response(status.to_string(), r.build());
     }
     b = b.responses(responses.build());
-    let mut ext = ExtensionsBuilder::new().add("x-required-scope", json!(scope)).add("x-rate-limited", json!(op.def.rate_limited));
+    let mut ext = ExtensionsBuilder::new()
+        .add("x-required-scope", json!(scope))
+        .add("x-rate-limited", json!(op.def.rate_limited));
     if let Some(tool) = &op.def.mcp {
         ext = ext.add("x-mcp-tool", json!(tool.name));
     }
     if op.def.paginated {
-        ext = ext.add("x-pagination", json!({"page": "page", "per_page": "per_page", "items": "data", "total": "meta.total"}));
+        ext = ext.add(
+            "x-pagination",
+            json!({"page": "page", "per_page": "per_page", "items": "data", "total": "meta.total"}),
+        );
     }
     b = b.extensions(Some(ext.build()));
     b.build()
@@ -426,7 +458,8 @@ pub fn document(api: &Api) -> Value {
         .license(Some(LicenseBuilder::new().name("Apache-2.0").identifier(Some("Apache-2.0")).build()))
         .extensions(Some(info_ext.build()))
         .build();
-    let tags = s.service.tags.iter().map(|t| TagBuilder::new().name(&t.name).description(Some(t.description.clone())).build());
+    let tags =
+        s.service.tags.iter().map(|t| TagBuilder::new().name(&t.name).description(Some(t.description.clone())).build());
     let doc = OpenApiBuilder::new()
         .info(info)
         .servers(Some([ServerBuilder::new().url(&s.service.base_path).build()]))
@@ -434,7 +467,29 @@ pub fn document(api: &Api) -> Value {
         .components(Some(components.build()))
         .tags(Some(tags))
         .build();
-    serde_json::to_value(&doc).unwrap_or_default()
+    let mut v = serde_json::to_value(&doc).unwrap_or_default();
+    order_extensions(&mut v);
+    v
+}
+
+/// utoipa keeps `x-` extensions in a hash map; put them last, sorted, so output is byte-stable.
+fn order_extensions(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            let mut ext: Vec<(String, Value)> = Vec::new();
+            let keys: Vec<String> = m.keys().filter(|k| k.starts_with("x-")).cloned().collect();
+            for k in keys {
+                if let Some(x) = m.remove(&k) {
+                    ext.push((k, x));
+                }
+            }
+            ext.sort_by(|a, b| a.0.cmp(&b.0));
+            m.extend(ext);
+            m.values_mut().for_each(order_extensions);
+        }
+        Value::Array(a) => a.iter_mut().for_each(order_extensions),
+        _ => {}
+    }
 }
 
 /// A standalone JSON Schema (2020-12) for the component `name` of `doc`, with every schema it

@@ -213,6 +213,8 @@ pub enum Location {
     Path,
     /// A query-string parameter.
     Query,
+    /// A request header; the field `idempotency_key` is the header `Idempotency-Key`.
+    Header,
 }
 
 /// One field of a model.

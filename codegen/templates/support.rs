@@ -227,6 +227,8 @@ pub enum Location {
     Path,
     /// Query string.
     Query,
+    /// Request header (`idempotency_key` travels as `Idempotency-Key`).
+    Header,
 }
 
 /// One field and its constraints, for validation without reflection.
@@ -596,6 +598,14 @@ pub async fn decode_request<I: DeserializeOwned>(op: &'static Operation, parts: 
                     obj.insert(k, v);
                 }
             }
+        }
+    }
+    // Headers: `idempotency_key` travels as `Idempotency-Key` (header names ignore case).
+    for f in op.input.iter().filter(|f| f.location == Location::Header) {
+        let name = f.name.replace('_', "-");
+        if let Some(v) = parts.headers.get(name.as_str()) {
+            let s = v.to_str().map_err(|_| invalid(service, f.name, Value::Null, format!("header {name} must be visible ASCII")))?;
+            obj.insert(f.name.to_string(), Value::String(s.to_string()));
         }
     }
     // Body.

@@ -5,7 +5,8 @@ use std::process::ExitCode;
 const USAGE: &str = "usage: cargo xtask generate [--check]
 
   generate          regenerate generated/ and spec/spec.schema.json from spec/*.toml
-  generate --check  fail, listing the files, when the committed output is not what the spec generates";
+  generate --check  fail, listing the files, when the committed output is not what the spec generates
+  validate FILE     check one spec file and print every problem";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -24,6 +25,18 @@ fn main() -> ExitCode {
                 false
             }
         }),
+        ["validate", file] => {
+            std::fs::read_to_string(file).map_err(anyhow::Error::from).map(|text| match codegen::load(file, &text) {
+                Ok(api) => {
+                    println!("{file}: valid ({} operations)", api.operations.len());
+                    true
+                }
+                Err(e) => {
+                    eprintln!("{e}");
+                    false
+                }
+            })
+        }
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::from(2);

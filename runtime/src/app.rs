@@ -1,0 +1,121 @@
+//! Assembles the HTTP application: both generated routers behind their gates, the metadata
+//! documents, the OpenAPI documents and Swagger UI, health, and the request-id layer.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::Request;
+use axum::http::{HeaderValue, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use generated::support::{Problem, ServiceInfo, error_response, request_id};
+use utoipa_swagger_ui::{Config as SwaggerConfig, SwaggerUi, Url};
+
+use crate::auth::{BearerGate, Resource};
+use crate::config::Config;
+use crate::keys::SigningKeys;
+use crate::prm;
+use crate::services::{prospector::Prospector, vault::Vault};
+
+/// Everything a running server shares.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    /// Settings.
+    pub config: Config,
+    /// The embedded authorization server's signing key.
+    pub keys: Arc<SigningKeys>,
+}
+
+impl AppState {
+    /// Loads (or creates) what the data directory holds.
+    pub fn open(config: Config) -> anyhow::Result<Self> {
+        let keys = Arc::new(SigningKeys::load_or_create(&config.data_dir)?);
+        Ok(AppState { config, keys })
+    }
+
+    /// The protected-resource description of the vault REST API.
+    pub fn vault_rest(&self) -> Resource {
+        Resource {
+            id: self.config.vault_rest_resource(),
+            metadata_url: format!("{}{}", self.config.public_url, prm::VAULT_REST_PATHS[0]),
+            service: &generated::vault::SERVICE,
+        }
+    }
+
+    /// The protected-resource description of the prospector API.
+    pub fn prospector(&self) -> Resource {
+        Resource {
+            id: self.config.prospector_resource(),
+            metadata_url: format!("{}{}", self.config.public_url, prm::PROSPECTOR_PATH),
+            service: &generated::prospector::SERVICE,
+        }
+    }
+
+    fn gate(&self, resource: Resource) -> Arc<BearerGate> {
+        Arc::new(BearerGate::new(self.keys.clone(), self.config.issuer(), resource, self.config.body_limit))
+    }
+}
+
+/// Keeps a well-formed inbound `X-Request-Id` (so callers can correlate), replaces anything
+/// else with a fresh UUID, and echoes it on the response.
+async fn request_ids(mut req: Request, next: Next) -> Response {
+    let inbound = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).filter(|v| {
+        !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
+    });
+    let id = inbound.map(str::to_string).unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let value = HeaderValue::from_str(&id).unwrap_or_else(|_| HeaderValue::from_static("invalid"));
+    req.headers_mut().insert("x-request-id", value.clone());
+    let mut resp = next.run(req).await;
+    resp.headers_mut().entry("x-request-id").or_insert(value);
+    resp
+}
+
+/// The service whose catalog answers for `path` (prospector paths use its codes).
+fn service_for(path: &str) -> &'static ServiceInfo {
+    if path.starts_with(generated::prospector::SERVICE.base_path) {
+        &generated::prospector::SERVICE
+    } else {
+        &generated::vault::SERVICE
+    }
+}
+
+async fn not_found(req: Request) -> Response {
+    let (parts, _) = req.into_parts();
+    let service = service_for(parts.uri.path());
+    let problem = Problem::new(format!("no route for {} {}", parts.method, parts.uri.path()));
+    error_response(service, service.roles.not_found, problem, request_id(&parts))
+}
+
+fn json_document(text: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], text).into_response()
+}
+
+/// The complete application.
+pub fn build(state: &AppState) -> Router {
+    let vault = generated::vault::router(Arc::new(Vault), state.gate(state.vault_rest()));
+    let prospector = generated::prospector::router(Arc::new(Prospector), state.gate(state.prospector()));
+    let docs = SwaggerUi::new("/docs").config(
+        SwaggerConfig::new([
+            Url::new("Credential Vault (OpenAPI 3.1)", "/openapi/vault.json"),
+            Url::new("Lead Prospecting API (OpenAPI 3.1)", "/openapi/prospector.json"),
+        ])
+        .validator_url("none")
+        .display_operation_id(true)
+        .persist_authorization(true),
+    );
+    let v = &generated::vault::SERVICE;
+    let p = &generated::prospector::SERVICE;
+    Router::new()
+        .merge(vault)
+        .merge(prospector)
+        .merge(prm::router(&state.config))
+        .merge(docs)
+        .route("/openapi/vault.json", get(|| async { json_document(v.openapi_json) }))
+        .route("/openapi/vault.3.0.json", get(|| async { json_document(v.openapi_30_json) }))
+        .route("/openapi/prospector.json", get(|| async { json_document(p.openapi_json) }))
+        .route("/openapi/prospector.3.0.json", get(|| async { json_document(p.openapi_30_json) }))
+        .route("/healthz", get(|| async { axum::Json(serde_json::json!({ "status": "ok" })) }))
+        .fallback(not_found)
+        .layer(middleware::from_fn(request_ids))
+}

@@ -1,0 +1,159 @@
+//! Authentication and the scope gate: turns a request into a [`Caller`] for one operation, or
+//! into the exact 401/403 answer RFC 6750 and the MCP authorization rules ask for.
+
+use std::sync::Arc;
+
+use axum::http::{HeaderValue, header, request::Parts};
+use axum::response::Response;
+use generated::support::{Gate, Operation, Problem, ServiceInfo, error_response, request_id};
+
+use crate::keys::SigningKeys;
+
+/// How the caller authenticated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthMethod {
+    /// A JWT access token.
+    Jwt,
+}
+
+/// Who is calling: the authenticated user, their tenant and what their token carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// The user (`sub`).
+    pub subject: String,
+    /// The user's tenant; every storage access is scoped to it.
+    pub tenant: String,
+    /// Scopes the token carries.
+    pub scopes: Vec<String>,
+    /// Rate-limit plan, when the token names one.
+    pub plan: Option<String>,
+    /// How they authenticated.
+    pub method: AuthMethod,
+    /// The token's id (`jti`), for audit.
+    pub token_id: Option<String>,
+}
+
+/// One protected resource (a REST API or the MCP endpoint): its identifier, where its Protected
+/// Resource Metadata lives, and the error catalog its answers use.
+#[derive(Debug, Clone)]
+pub struct Resource {
+    /// The resource identifier tokens must name in `aud`.
+    pub id: String,
+    /// URL of its PRM document, named in every challenge.
+    pub metadata_url: String,
+    /// The service whose error catalog and scopes apply.
+    pub service: &'static ServiceInfo,
+}
+
+/// The Gate for Bearer callers: verifies the token, then the operation's scope tier.
+#[derive(Debug, Clone)]
+pub struct BearerGate {
+    keys: Arc<SigningKeys>,
+    issuer: String,
+    resource: Resource,
+    body_limit: usize,
+}
+
+/// Why a request was not admitted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Denial {
+    /// No credentials were sent.
+    Missing,
+    /// Credentials were sent but are not acceptable; the text says why (never the token).
+    Invalid(&'static str),
+    /// The token is valid but its scopes do not reach the operation's.
+    InsufficientScope,
+}
+
+impl BearerGate {
+    /// A gate for `resource`, accepting tokens from `issuer` signed with `keys`.
+    pub fn new(keys: Arc<SigningKeys>, issuer: String, resource: Resource, body_limit: usize) -> Self {
+        BearerGate { keys, issuer, resource, body_limit }
+    }
+
+    /// Authenticates the request and checks `op`'s scope.
+    pub fn check(&self, parts: &Parts, op: &Operation) -> Result<Caller, Denial> {
+        let Some(value) = parts.headers.get(header::AUTHORIZATION) else {
+            return Err(Denial::Missing);
+        };
+        let token = value
+            .to_str()
+            .ok()
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, t)| t.trim())
+            .filter(|t| !t.is_empty())
+            .ok_or(Denial::Invalid("the Authorization header is not `Bearer <token>`"))?;
+        let claims = self.keys.verify(token, &self.issuer, &self.resource.id).map_err(|e| {
+            use jsonwebtoken::errors::ErrorKind;
+            Denial::Invalid(match e.kind() {
+                ErrorKind::ExpiredSignature => "the token has expired",
+                ErrorKind::InvalidAudience => "the token is not issued for this resource",
+                ErrorKind::InvalidIssuer => "the token is not issued by this server's authorization server",
+                ErrorKind::InvalidSignature => "the token's signature is not valid",
+                ErrorKind::InvalidAlgorithm => "the token's algorithm is not accepted",
+                _ => "the token is malformed",
+            })
+        })?;
+        let scopes: Vec<String> = claims.scope.split_whitespace().map(str::to_string).collect();
+        if !op.allows(scopes.iter().map(String::as_str)) {
+            return Err(Denial::InsufficientScope);
+        }
+        Ok(Caller {
+            subject: claims.sub,
+            tenant: claims.tenant,
+            scopes,
+            plan: claims.plan,
+            method: AuthMethod::Jwt,
+            token_id: Some(claims.jti),
+        })
+    }
+
+    /// The response for a denial: status, `WWW-Authenticate` challenge and error envelope.
+    pub fn deny(&self, parts: &Parts, op: &Operation, denial: Denial) -> Response {
+        challenge(&self.resource, request_id(parts), op.scope, denial)
+    }
+}
+
+/// Builds the 401/403 answer for `resource`: RFC 6750 challenge plus the error envelope.
+pub fn challenge(resource: &Resource, request_id: Option<&str>, scope: &str, denial: Denial) -> Response {
+    let service = resource.service;
+    let roles = &service.roles;
+    let meta = &resource.metadata_url;
+    let (code, header_value, problem) = match denial {
+        Denial::Missing => (
+            roles.unauthenticated,
+            format!(r#"Bearer resource_metadata="{meta}", scope="{scope}""#),
+            Problem::new("Authentication required: send `Authorization: Bearer <token>`.").with("required", scope),
+        ),
+        Denial::Invalid(why) => (
+            roles.invalid_token,
+            format!(
+                r#"Bearer error="invalid_token", error_description="{why}", resource_metadata="{meta}", scope="{scope}""#
+            ),
+            Problem::new(format!("The token is invalid: {why}.")).with("required", scope),
+        ),
+        Denial::InsufficientScope => (
+            roles.insufficient_scope,
+            format!(r#"Bearer error="insufficient_scope", scope="{scope}", resource_metadata="{meta}""#),
+            Problem::new(format!("This operation requires scope {scope}.")).with("required", scope),
+        ),
+    };
+    let mut resp = error_response(service, code, problem, request_id);
+    if let Ok(v) = HeaderValue::from_str(&header_value) {
+        resp.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+    }
+    resp
+}
+
+impl Gate for BearerGate {
+    type Caller = Caller;
+
+    async fn admit(&self, parts: &mut Parts, op: &'static Operation) -> Result<Caller, Response> {
+        self.check(parts, op).map_err(|d| self.deny(parts, op, d))
+    }
+
+    fn body_limit(&self) -> usize {
+        self.body_limit
+    }
+}

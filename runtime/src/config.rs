@@ -1,0 +1,64 @@
+//! Server configuration: where to listen, the public URL tokens and metadata name, the data
+//! directory. Every setting has a default that needs no setup.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Default listen address.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
+/// Default data directory (relative to the working directory).
+pub const DEFAULT_DATA_DIR: &str = "specwright-data";
+/// Default largest request body, in bytes (secrets are capped at 64 KiB by the spec).
+pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
+
+/// Runtime settings shared by every component.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Socket to listen on.
+    pub addr: SocketAddr,
+    /// Public base URL (scheme, host, port, no trailing slash): the token issuer and the base of
+    /// every resource identifier.
+    pub public_url: String,
+    /// Where keys and databases live.
+    pub data_dir: PathBuf,
+    /// Largest request body accepted, in bytes.
+    pub body_limit: usize,
+}
+
+impl Config {
+    /// Settings from the given values; the public URL defaults to `http://<addr>`.
+    pub fn new(addr: SocketAddr, public_url: Option<String>, data_dir: PathBuf) -> Self {
+        let public_url = public_url.unwrap_or_else(|| format!("http://{addr}"));
+        Config {
+            addr,
+            public_url: public_url.trim_end_matches('/').to_string(),
+            data_dir,
+            body_limit: DEFAULT_BODY_LIMIT,
+        }
+    }
+
+    /// The token issuer (the embedded authorization server): the public URL.
+    pub fn issuer(&self) -> String {
+        self.public_url.clone()
+    }
+
+    /// Resource identifier of the vault REST API.
+    pub fn vault_rest_resource(&self) -> String {
+        format!("{}{}", self.public_url, generated::vault::SERVICE.base_path)
+    }
+
+    /// Resource identifier of the vault MCP endpoint.
+    pub fn vault_mcp_resource(&self) -> String {
+        format!("{}{}", self.public_url, generated::vault::SERVICE.mcp_path.unwrap_or("/api/mcp"))
+    }
+
+    /// Resource identifier of the prospector API.
+    pub fn prospector_resource(&self) -> String {
+        format!("{}{}", self.public_url, generated::prospector::SERVICE.base_path)
+    }
+
+    /// Every resource this server serves (the default audience of minted tokens).
+    pub fn all_resources(&self) -> Vec<String> {
+        vec![self.vault_rest_resource(), self.vault_mcp_resource(), self.prospector_resource()]
+    }
+}
