@@ -1,0 +1,141 @@
+//! The gate: 401 without or with a bad token, 403 one tier too low (exact header and body),
+//! admission at the required tier or above, for every operation of both services.
+
+mod common;
+
+use common::{TestServer, all_operations, foreign_keys, request, unsigned};
+use generated::support::Operation;
+
+fn prm_url(server: &TestServer, op: &Operation) -> String {
+    if op.service.name == "vault" {
+        server.url("/api/v1/.well-known/oauth-protected-resource")
+    } else {
+        server.url("/.well-known/oauth-protected-resource/v1/prospector")
+    }
+}
+
+/// A scope that does not reach `op`'s tier: the tier just below, or another service's scope.
+fn one_tier_too_low(op: &Operation) -> &'static str {
+    match op.scope {
+        "vault:admin" => "vault:write",
+        "vault:write" => "vault:read",
+        "vault:read" => "prospector",
+        _ => "vault:admin",
+    }
+}
+
+#[tokio::test]
+async fn no_token_gets_401_with_the_challenge_for_every_operation() {
+    let server = TestServer::start().await;
+    let client = server.client();
+    for op in all_operations() {
+        let resp = request(&client, &server, op).send().await.unwrap();
+        assert_eq!(resp.status(), 401, "{}", op.id);
+        let expected = format!(r#"Bearer resource_metadata="{}", scope="{}""#, prm_url(&server, op), op.scope);
+        assert_eq!(resp.headers()["www-authenticate"], expected.as_str(), "{}", op.id);
+        let body: serde_json::Value = resp.json().await.unwrap();
+        assert_eq!(body["error"]["code"], op.service.roles.unauthenticated, "{}: {body}", op.id);
+    }
+}
+
+#[tokio::test]
+async fn a_token_one_tier_too_low_gets_403_naming_the_required_scope() {
+    let server = TestServer::start().await;
+    let client = server.client();
+    for op in all_operations() {
+        let token = server.token(one_tier_too_low(op));
+        let resp = request(&client, &server, op).bearer_auth(token).send().await.unwrap();
+        assert_eq!(resp.status(), 403, "{} with {}", op.id, one_tier_too_low(op));
+        let expected = format!(
+            r#"Bearer error="insufficient_scope", scope="{}", resource_metadata="{}""#,
+            op.scope,
+            prm_url(&server, op)
+        );
+        assert_eq!(resp.headers()["www-authenticate"], expected.as_str(), "{}", op.id);
+        let body: serde_json::Value = resp.json().await.unwrap();
+        assert_eq!(body["error"]["code"], op.service.roles.insufficient_scope, "{}: {body}", op.id);
+        assert_eq!(body["error"]["details"]["required"], op.scope, "{}: {body}", op.id);
+        assert!(body["error"]["message"].as_str().unwrap().contains(op.scope), "{}: message names the scope", op.id);
+    }
+}
+
+#[tokio::test]
+async fn the_vault_403_body_is_exactly_the_seed_shape() {
+    let server = TestServer::start().await;
+    let resp = server
+        .client()
+        .post(server.url("/api/v1/credentials"))
+        .bearer_auth(server.token("vault:read"))
+        .json(&serde_json::json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 403);
+    let body: serde_json::Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "auth/insufficient-scope");
+    assert_eq!(body["error"]["details"], serde_json::json!({ "required": "vault:write" }));
+}
+
+#[tokio::test]
+async fn the_required_tier_and_every_higher_tier_pass_the_gate() {
+    let server = TestServer::start().await;
+    let client = server.client();
+    for op in all_operations() {
+        for scope in op.satisfied_by {
+            // Lower tiers need not be listed: a lone higher scope is enough.
+            let resp = request(&client, &server, op).bearer_auth(server.token(scope)).send().await.unwrap();
+            let status = resp.status().as_u16();
+            assert!(status != 401 && status != 403, "{} with {scope} should pass the gate, got {status}", op.id);
+        }
+    }
+}
+
+#[tokio::test]
+async fn bad_tokens_get_401_invalid_token() {
+    let server = TestServer::start().await;
+    let good = server.claims("vault:admin prospector");
+    let mut expired = good.clone();
+    expired.exp = chrono::Utc::now().timestamp() - 120;
+    expired.iat = expired.exp - 600;
+    let mut wrong_issuer = good.clone();
+    wrong_issuer.iss = "https://idp.example".into();
+    let mut vault_only = good.clone();
+    vault_only.aud = vec![server.state.config.vault_rest_resource()];
+    let mut prospector_only = good.clone();
+    prospector_only.aud = vec![server.state.config.prospector_resource()];
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("expired", server.sign(&expired), "both"),
+        ("wrongly signed", foreign_keys().mint(&good).unwrap(), "both"),
+        ("alg none", unsigned(&good), "both"),
+        ("wrong issuer", server.sign(&wrong_issuer), "both"),
+        ("audience of the prospector only", server.sign(&prospector_only), "vault"),
+        ("audience of the vault only", server.sign(&vault_only), "prospector"),
+        ("garbage", "not-a-jwt".into(), "both"),
+    ];
+    let targets = [
+        ("vault", "/api/v1/credentials", "auth/invalid-token"),
+        ("prospector", "/v1/prospector/leads", "authentication_error"),
+    ];
+    for (what, token, applies) in &cases {
+        for (service, path, code) in targets {
+            if *applies != "both" && *applies != service {
+                continue;
+            }
+            let resp = server.client().get(server.url(path)).bearer_auth(token).send().await.unwrap();
+            assert_eq!(resp.status(), 401, "{what} token on {path}");
+            let challenge = resp.headers()["www-authenticate"].to_str().unwrap().to_string();
+            assert!(challenge.starts_with(r#"Bearer error="invalid_token""#), "{what}: {challenge}");
+            let body: serde_json::Value = resp.json().await.unwrap();
+            assert_eq!(body["error"]["code"], code, "{what} on {path}: {body}");
+        }
+    }
+    // A non-Bearer scheme is not a token.
+    let resp = server
+        .client()
+        .get(server.url("/api/v1/credentials"))
+        .header("authorization", "Basic YWxpY2U6cHc=")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 401);
+}
