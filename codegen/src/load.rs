@@ -118,15 +118,14 @@ fn check_service(c: &mut Collector, spec: &Spec) {
         );
     }
     for (what, path) in [("base_path", Some(&s.base_path)), ("mcp_path", s.mcp_path.as_ref())] {
-        if let Some(p) = path {
-            if !p.starts_with('/') || p.ends_with('/') || p.contains('{') {
+        if let Some(p) = path
+            && (!p.starts_with('/') || p.ends_with('/') || p.contains('{')) {
                 c.push(
                     format!("[service] {what}"),
                     format!("`{p}` is not an absolute path without a trailing slash or parameters"),
                     "write it like `/api/v1`",
                 );
             }
-        }
     }
     let p = &spec.pagination;
     if p.default_per_page < 1 || p.default_per_page > p.max_per_page {
@@ -189,11 +188,10 @@ fn check_scopes(c: &mut Collector, spec: &Spec) {
                 );
                 break;
             }
-            if visited.insert(n) {
-                if let Some(d) = scopes.iter().find(|d| &d.name == n) {
+            if visited.insert(n)
+                && let Some(d) = scopes.iter().find(|d| &d.name == n) {
                     stack.extend(d.implies.iter());
                 }
-            }
         }
     }
 }
@@ -277,11 +275,10 @@ fn check_enums(c: &mut Collector, spec: &Spec) {
             }
         }
         let known = |v: &str| e.values.iter().any(|x| x.name == v);
-        if let Some(init) = &e.initial {
-            if !known(init) {
+        if let Some(init) = &e.initial
+            && !known(init) {
                 c.push(&place, format!("initial state `{init}` is not a value"), "name one of the enum's values");
             }
-        }
         for (from, tos) in e.transitions.iter().flatten() {
             for v in std::iter::once(from).chain(tos) {
                 if !known(v) {
@@ -335,16 +332,14 @@ fn check_constraints(c: &mut Collector, place: &str, f: &FieldDef, ty: &Ty) {
     if (f.min_items.is_some() || f.max_items.is_some()) && !listy {
         c.push(place, "min_items/max_items apply to lists only", "remove them or change the type");
     }
-    if let (Some(lo), Some(hi)) = (f.minimum, f.maximum) {
-        if lo > hi {
+    if let (Some(lo), Some(hi)) = (f.minimum, f.maximum)
+        && lo > hi {
             c.push(place, format!("minimum {lo} exceeds maximum {hi}"), "swap or fix the bounds");
         }
-    }
-    if let Some(p) = &f.pattern {
-        if let Err(e) = regex::Regex::new(p) {
+    if let Some(p) = &f.pattern
+        && let Err(e) = regex::Regex::new(p) {
             c.push(place, format!("pattern does not compile: {e}"), "write a valid regular expression");
         }
-    }
 }
 
 fn pagination_field(name: &str, spec: &Spec) -> Field {
@@ -464,15 +459,14 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
                 Some(_) => {}
             }
         }
-        if let Some(status) = op.status {
-            if !(200..=299).contains(&status) || (status == 204) != op.output.is_none() {
+        if let Some(status) = op.status
+            && (!(200..=299).contains(&status) || (status == 204) != op.output.is_none()) {
                 c.push(
                     &place,
                     format!("success status {status} does not fit the output"),
                     "use 204 only with no output, else 200 or 201",
                 );
             }
-        }
         if op.paginated && (op.output.is_none() || op.input.is_none() || op.method != Method::Get) {
             c.push(
                 &place,

@@ -47,7 +47,7 @@ fn reference(name: &str) -> RefOr<Schema> {
 }
 
 /// The schema of one field (without the field's nullability).
-fn type_schema(api: &Api, ty: &Ty, field: Option<&Field>) -> RefOr<Schema> {
+fn type_schema(ty: &Ty, field: Option<&Field>) -> RefOr<Schema> {
     let def = field.map(|f| &f.def);
     let described = |b: ObjectBuilder| match def {
         Some(d) => b.description(Some(d.description.clone())),
@@ -56,7 +56,7 @@ fn type_schema(api: &Api, ty: &Ty, field: Option<&Field>) -> RefOr<Schema> {
     match ty {
         Ty::Enum(name) | Ty::Model(name) => reference(name),
         Ty::List(inner) => {
-            let mut b = ArrayBuilder::new().items(type_schema(api, inner, None));
+            let mut b = ArrayBuilder::new().items(type_schema(inner, None));
             if let Some(d) = def {
                 b = b
                     .description(Some(d.description.clone()))
@@ -67,7 +67,7 @@ fn type_schema(api: &Api, ty: &Ty, field: Option<&Field>) -> RefOr<Schema> {
         }
         Ty::Map(inner) => RefOr::T(Schema::Object(
             described(ObjectBuilder::new().schema_type(Type::Object))
-                .additional_properties(Some(AdditionalProperties::RefOr(type_schema(api, inner, None))))
+                .additional_properties(Some(AdditionalProperties::RefOr(type_schema(inner, None))))
                 .build(),
         )),
         Ty::Json => RefOr::T(Schema::Object(
@@ -105,8 +105,8 @@ fn number(v: f64) -> utoipa::Number {
 }
 
 /// The schema of a field, nullable when the spec says so.
-fn field_schema(api: &Api, f: &Field) -> RefOr<Schema> {
-    let base = type_schema(api, &f.ty, Some(f));
+fn field_schema(f: &Field) -> RefOr<Schema> {
+    let base = type_schema(&f.ty, Some(f));
     if !f.def.nullable {
         return base;
     }
@@ -128,10 +128,10 @@ fn field_schema(api: &Api, f: &Field) -> RefOr<Schema> {
 }
 
 /// An object schema over `fields`. Inputs reject unknown fields; outputs may grow new ones.
-fn object_schema<'a>(api: &Api, description: &str, fields: impl Iterator<Item = &'a Field>, closed: bool) -> Schema {
+fn object_schema<'a>(description: &str, fields: impl Iterator<Item = &'a Field>, closed: bool) -> Schema {
     let mut b = ObjectBuilder::new().schema_type(Type::Object).description(Some(description.to_string()));
     for f in fields {
-        b = b.property(&f.name, field_schema(api, f));
+        b = b.property(&f.name, field_schema(f));
         if f.required() {
             b = b.required(&f.name);
         }
@@ -173,12 +173,11 @@ fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
     let inputs = input_models(api);
     for op in &api.operations {
         // Mixed inputs document only their body part; path and query fields are parameters.
-        if let (Some(body), Some(model)) = (body_schema_name(api, op), api.input(op)) {
-            if body != model.name {
-                let schema = object_schema(api, &model.description, model.fields_in(Location::Body), true);
+        if let (Some(body), Some(model)) = (body_schema_name(api, op), api.input(op))
+            && body != model.name {
+                let schema = object_schema(&model.description, model.fields_in(Location::Body), true);
                 out.push((body, RefOr::T(schema)));
             }
-        }
     }
     for (name, m) in &api.models {
         let is_input = inputs.contains(&name.as_str());
@@ -188,7 +187,7 @@ fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
         if is_input && m.fields.is_empty() {
             continue;
         }
-        out.push((name.clone(), RefOr::T(object_schema(api, &m.description, m.fields.iter(), is_input))));
+        out.push((name.clone(), RefOr::T(object_schema(&m.description, m.fields.iter(), is_input))));
     }
     let mut envelopes: Vec<(String, RefOr<Schema>)> = Vec::new();
     for op in &api.operations {
@@ -328,7 +327,7 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
                 .parameter_in(loc)
                 .required(if f.required() { Required::True } else { Required::False })
                 .description(Some(f.def.description.clone()))
-                .schema(Some(field_schema(api, f)));
+                .schema(Some(field_schema(f)));
             if matches!(f.ty, Ty::List(_)) {
                 p = p.explode(Some(true));
             }
@@ -510,22 +509,20 @@ pub fn standalone_schema(doc: &Value, root: Value) -> Value {
     let mut sorted: Vec<(String, Value)> = defs.into_iter().collect();
     sorted.sort_by(|a, b| a.0.cmp(&b.0));
     let mut out = rewrite_refs(root);
-    if let Value::Object(map) = &mut out {
-        if !sorted.is_empty() {
+    if let Value::Object(map) = &mut out
+        && !sorted.is_empty() {
             map.insert("$defs".into(), Value::Object(sorted.into_iter().map(|(k, v)| (k, rewrite_refs(v))).collect()));
         }
-    }
     out
 }
 
 fn collect_refs(v: &Value, out: &mut Vec<String>) {
     match v {
         Value::Object(m) => {
-            if let Some(Value::String(r)) = m.get("$ref") {
-                if let Some(name) = r.strip_prefix("#/components/schemas/") {
+            if let Some(Value::String(r)) = m.get("$ref")
+                && let Some(name) = r.strip_prefix("#/components/schemas/") {
                     out.push(name.to_string());
                 }
-            }
             m.values().for_each(|x| collect_refs(x, out));
         }
         Value::Array(a) => a.iter().for_each(|x| collect_refs(x, out)),
@@ -553,8 +550,8 @@ fn rewrite_refs(v: Value) -> Value {
 pub fn input_schema(api: &Api, doc: &Value, op: &Operation) -> Value {
     let model: Option<&Model> = api.input(op);
     let root = match model {
-        Some(m) => object_schema(api, &m.description, m.fields.iter(), true),
-        None => object_schema(api, "No arguments.", std::iter::empty(), true),
+        Some(m) => object_schema(&m.description, m.fields.iter(), true),
+        None => object_schema("No arguments.", std::iter::empty(), true),
     };
     let mut v = serde_json::to_value(&root).unwrap_or_default();
     if let Value::Object(map) = &mut v {

@@ -581,7 +581,12 @@ fn tools_file(api: &Api) -> TokenStream {
         let st = op_static(op);
         let (_, in_ty) = input_param(op);
         let args = call_args(op);
-        let body = success_body(op);
+        // Tool results are objects: an operation without output answers `{}`.
+        let body = match (&op.def.output, op.def.paginated) {
+            (None, _) => quote!(serde_json::Value::Object(serde_json::Map::new())),
+            (Some(_), true) => quote!(support::page_value(&out, paging)),
+            (Some(_), false) => quote!(support::data_value(&out)),
+        };
         let out_pat = if op.def.output.is_some() { quote!(out) } else { quote!(()) };
         let paging_pat = if op.def.paginated { quote!(paging) } else { quote!(_paging) };
         let input_pat = if op.def.input.is_some() { quote!(input) } else { quote!(_input) };
@@ -591,7 +596,7 @@ fn tools_file(api: &Api) -> TokenStream {
                 match support::decode_arguments::<#in_ty>(op, arguments) {
                     Err(r) => Err(ToolFailure::rejected(op, r)),
                     Ok((#input_pat, #paging_pat)) => match service.#m(caller #args).await {
-                        Ok(#out_pat) => Ok(#body.unwrap_or(serde_json::Value::Null)),
+                        Ok(#out_pat) => Ok(#body),
                         Err(e) => Err(ToolFailure::from_error(op, e)),
                     },
                 }

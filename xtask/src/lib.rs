@@ -85,6 +85,65 @@ fn existing(root: &Path) -> Result<BTreeMap<PathBuf, String>> {
     Ok(out)
 }
 
+fn spec_texts(root: &Path) -> Result<Vec<(String, String)>> {
+    let mut names: Vec<PathBuf> = std::fs::read_dir(root.join("spec"))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .map(|p| Ok((p.strip_prefix(root).unwrap_or(p).display().to_string(), std::fs::read_to_string(p)?)))
+        .collect()
+}
+
+fn median(mut v: Vec<std::time::Duration>) -> std::time::Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// Times generation and sizes its output; prints a Markdown report for BENCHMARKS.md.
+pub fn bench_generate(root: &Path, runs: usize) -> Result<String> {
+    use std::time::Instant;
+    let texts = spec_texts(root)?;
+    let specs: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    let mut pure = Vec::new();
+    for _ in 0..runs.max(1) {
+        let t = Instant::now();
+        codegen::generate(&specs).map_err(|e| anyhow::anyhow!("{e}"))?;
+        pure.push(t.elapsed());
+    }
+    let mut full = Vec::new();
+    for _ in 0..runs.max(1) {
+        let t = Instant::now();
+        render(root)?;
+        full.push(t.elapsed());
+    }
+    let files = render(root)?;
+    let mut out = format!(
+        "| measure | median of {runs} runs |\n|---|---|\n| `codegen::generate` (both specs, in process) | {:.1} ms |\n| `render` = generate + rustfmt of every `.rs` file | {:.1} ms |\n\n",
+        median(pure).as_secs_f64() * 1e3,
+        median(full).as_secs_f64() * 1e3
+    );
+    out.push_str("| service | operations | Rust lines | Rust lines / operation | OpenAPI 3.1 lines | MCP descriptor lines |\n|---|---|---|---|---|---|\n");
+    for (name, _) in &texts {
+        let api = codegen::load(name, &std::fs::read_to_string(root.join(name))?).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let svc = api.name().to_string();
+        let count = |prefix: &str| -> usize {
+            files.iter().filter(|(p, _)| p.to_string_lossy().starts_with(prefix)).map(|(_, t)| t.lines().count()).sum()
+        };
+        let rust = count(&format!("generated/src/{svc}/"));
+        let ops = api.operations.len();
+        out.push_str(&format!(
+            "| {svc} | {ops} | {rust} | {} | {} | {} |\n",
+            rust / ops.max(1),
+            count(&format!("generated/openapi/{svc}.json")),
+            count(&format!("generated/mcp/{svc}.tools.json"))
+        ));
+    }
+    Ok(out)
+}
+
 /// Writes the generator's output under `root`, removing stale files. Returns how many files
 /// were written.
 pub fn generate(root: &Path) -> Result<usize> {

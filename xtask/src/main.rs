@@ -6,7 +6,8 @@ const USAGE: &str = "usage: cargo xtask generate [--check]
 
   generate          regenerate generated/ and spec/spec.schema.json from spec/*.toml
   generate --check  fail, listing the files, when the committed output is not what the spec generates
-  validate FILE     check one spec file and print every problem";
+  validate FILE     check one spec file and print every problem
+  bench-generate    time generation (median of 11 runs) and count generated lines per operation";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -37,6 +38,10 @@ fn main() -> ExitCode {
                 }
             })
         }
+        ["bench-generate"] => xtask::bench_generate(&root, 11).map(|report| {
+            println!("{report}");
+            true
+        }),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::from(2);

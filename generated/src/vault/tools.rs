@@ -31,7 +31,7 @@ pub async fn call_tool<S: VaultService>(
             match support::decode_arguments::<models::ListCredentialsInput>(op, arguments) {
                 Err(r) => Err(ToolFailure::rejected(op, r)),
                 Ok((input, paging)) => match service.list_credentials(caller, input, paging).await {
-                    Ok(out) => Ok(Some(support::page_value(&out, paging)).unwrap_or(serde_json::Value::Null)),
+                    Ok(out) => Ok(support::page_value(&out, paging)),
                     Err(e) => Err(ToolFailure::from_error(op, e)),
                 },
             }
@@ -41,7 +41,7 @@ pub async fn call_tool<S: VaultService>(
             match support::decode_arguments::<models::StoreCredentialInput>(op, arguments) {
                 Err(r) => Err(ToolFailure::rejected(op, r)),
                 Ok((input, _paging)) => match service.store_credential(caller, input).await {
-                    Ok(out) => Ok(Some(support::data_value(&out)).unwrap_or(serde_json::Value::Null)),
+                    Ok(out) => Ok(support::data_value(&out)),
                     Err(e) => Err(ToolFailure::from_error(op, e)),
                 },
             }
@@ -51,7 +51,7 @@ pub async fn call_tool<S: VaultService>(
             match support::decode_arguments::<models::ArchiveCredentialInput>(op, arguments) {
                 Err(r) => Err(ToolFailure::rejected(op, r)),
                 Ok((input, _paging)) => match service.archive_credential(caller, input).await {
-                    Ok(out) => Ok(Some(support::data_value(&out)).unwrap_or(serde_json::Value::Null)),
+                    Ok(out) => Ok(support::data_value(&out)),
                     Err(e) => Err(ToolFailure::from_error(op, e)),
                 },
             }
@@ -61,7 +61,7 @@ pub async fn call_tool<S: VaultService>(
             match support::decode_arguments::<models::RestoreCredentialInput>(op, arguments) {
                 Err(r) => Err(ToolFailure::rejected(op, r)),
                 Ok((input, _paging)) => match service.restore_credential(caller, input).await {
-                    Ok(out) => Ok(Some(support::data_value(&out)).unwrap_or(serde_json::Value::Null)),
+                    Ok(out) => Ok(support::data_value(&out)),
                     Err(e) => Err(ToolFailure::from_error(op, e)),
                 },
             }
@@ -71,7 +71,7 @@ pub async fn call_tool<S: VaultService>(
             match support::decode_arguments::<models::RotateCredentialInput>(op, arguments) {
                 Err(r) => Err(ToolFailure::rejected(op, r)),
                 Ok((input, _paging)) => match service.rotate_credential(caller, input).await {
-                    Ok(out) => Ok(Some(support::data_value(&out)).unwrap_or(serde_json::Value::Null)),
+                    Ok(out) => Ok(support::data_value(&out)),
                     Err(e) => Err(ToolFailure::from_error(op, e)),
                 },
             }
@@ -81,7 +81,7 @@ pub async fn call_tool<S: VaultService>(
             match support::decode_arguments::<models::ListFoldersInput>(op, arguments) {
                 Err(r) => Err(ToolFailure::rejected(op, r)),
                 Ok((input, paging)) => match service.list_folders(caller, input, paging).await {
-                    Ok(out) => Ok(Some(support::page_value(&out, paging)).unwrap_or(serde_json::Value::Null)),
+                    Ok(out) => Ok(support::page_value(&out, paging)),
                     Err(e) => Err(ToolFailure::from_error(op, e)),
                 },
             }
@@ -91,7 +91,7 @@ pub async fn call_tool<S: VaultService>(
             match support::decode_arguments::<models::ListLeasesInput>(op, arguments) {
                 Err(r) => Err(ToolFailure::rejected(op, r)),
                 Ok((input, paging)) => match service.list_leases(caller, input, paging).await {
-                    Ok(out) => Ok(Some(support::page_value(&out, paging)).unwrap_or(serde_json::Value::Null)),
+                    Ok(out) => Ok(support::page_value(&out, paging)),
                     Err(e) => Err(ToolFailure::from_error(op, e)),
                 },
             }
@@ -101,7 +101,7 @@ pub async fn call_tool<S: VaultService>(
             match support::decode_arguments::<models::IssueLeaseInput>(op, arguments) {
                 Err(r) => Err(ToolFailure::rejected(op, r)),
                 Ok((input, _paging)) => match service.issue_lease(caller, input).await {
-                    Ok(out) => Ok(Some(support::data_value(&out)).unwrap_or(serde_json::Value::Null)),
+                    Ok(out) => Ok(support::data_value(&out)),
                     Err(e) => Err(ToolFailure::from_error(op, e)),
                 },
             }
@@ -111,7 +111,7 @@ pub async fn call_tool<S: VaultService>(
             match support::decode_arguments::<models::RedeemLeaseInput>(op, arguments) {
                 Err(r) => Err(ToolFailure::rejected(op, r)),
                 Ok((input, _paging)) => match service.redeem_lease(caller, input).await {
-                    Ok(out) => Ok(Some(support::data_value(&out)).unwrap_or(serde_json::Value::Null)),
+                    Ok(out) => Ok(support::data_value(&out)),
                     Err(e) => Err(ToolFailure::from_error(op, e)),
                 },
             }
@@ -121,7 +121,7 @@ pub async fn call_tool<S: VaultService>(
             match support::decode_arguments::<models::RevokeLeaseInput>(op, arguments) {
                 Err(r) => Err(ToolFailure::rejected(op, r)),
                 Ok((input, _paging)) => match service.revoke_lease(caller, input).await {
-                    Ok(out) => Ok(Some(support::data_value(&out)).unwrap_or(serde_json::Value::Null)),
+                    Ok(out) => Ok(support::data_value(&out)),
                     Err(e) => Err(ToolFailure::from_error(op, e)),
                 },
             }
