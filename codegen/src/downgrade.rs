@@ -54,16 +54,19 @@ fn convert_schema(m: &mut Map<String, Value>) {
     }
     // `oneOf: [X, {type: null}]` → `allOf: [X], nullable: true`
     if let Some(Value::Array(items)) = m.get("oneOf")
-        && items.len() == 2 && items.iter().any(is_null_schema) {
-            let other: Vec<Value> = items.iter().filter(|i| !is_null_schema(i)).cloned().collect();
-            m.remove("oneOf");
-            m.insert("allOf".into(), Value::Array(other));
-            m.insert("nullable".into(), json!(true));
-        }
+        && items.len() == 2
+        && items.iter().any(is_null_schema)
+    {
+        let other: Vec<Value> = items.iter().filter(|i| !is_null_schema(i)).cloned().collect();
+        m.remove("oneOf");
+        m.insert("allOf".into(), Value::Array(other));
+        m.insert("nullable".into(), json!(true));
+    }
     // JSON Schema `examples: [..]` → OpenAPI 3.0 `example`, only inside schemas (where it is an array).
     if let Some(Value::Array(ex)) = m.get("examples")
-        && let Some(first) = ex.first().cloned() {
-            m.remove("examples");
-            m.insert("example".into(), first);
-        }
+        && let Some(first) = ex.first().cloned()
+    {
+        m.remove("examples");
+        m.insert("example".into(), first);
+    }
 }

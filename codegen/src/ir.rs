@@ -31,7 +31,7 @@ pub enum Ty {
 
 impl Ty {
     /// Parses a type expression, resolving names against the spec's enums and models.
-    pub fn parse(expr: &str, spec: &Spec) -> Result<Ty, String> {
+    pub fn parse(expr: &str, spec: &Spec) -> Result<Ty, (String, String)> {
         let expr = expr.trim();
         if let Some(inner) = expr.strip_suffix("[]") {
             return Ok(Ty::List(Box::new(Ty::parse(inner, spec)?)));
@@ -49,9 +49,9 @@ impl Ty {
             name if spec.enums.contains_key(name) => Ty::Enum(name.to_string()),
             name if spec.models.contains_key(name) => Ty::Model(name.to_string()),
             other => {
-                return Err(format!(
-                    "unknown type `{other}`; use string, integer, number, boolean, datetime, json, \
-                     T[], map<T>, or a name declared under [enums] or [models]"
+                return Err((
+                    format!("unknown type `{other}`"),
+                    "use string, integer, number, boolean, datetime, json, T[], map<T>, or a name declared under [enums] or [models]".into(),
                 ));
             }
         })

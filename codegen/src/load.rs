@@ -80,18 +80,23 @@ const PER_PAGE: &str = "per_page";
 /// Parses and validates one spec file. `file` is used in messages only.
 pub fn load(file: &str, text: &str) -> Result<Api, SpecErrors> {
     let spec: Spec = toml::from_str(text).map_err(|e| {
-        let span = e
-            .span()
-            .map(|r| {
-                let line = text[..r.start].matches('\n').count() + 1;
-                format!("line {line}")
-            })
-            .unwrap_or_else(|| "file".to_string());
+        let (place, fix) = match e.span() {
+            Some(r) => {
+                let before = &text[..r.start.min(text.len())];
+                let line = before.matches('\n').count() + 1;
+                let column = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+                (
+                    format!("line {line}, column {column}"),
+                    "correct the TOML at that position; spec/spec.schema.json lists every key",
+                )
+            }
+            None => ("file".to_string(), "correct the TOML; spec/spec.schema.json lists every key"),
+        };
         SpecErrors(vec![SpecError {
             file: file.to_string(),
-            place: span,
+            place,
             problem: e.message().trim().to_string(),
-            fix: "follow spec/spec.schema.json (point your editor at it for completion)".into(),
+            fix: fix.into(),
         }])
     })?;
     let mut c = Collector { file, errors: Vec::new() };
@@ -119,13 +124,14 @@ fn check_service(c: &mut Collector, spec: &Spec) {
     }
     for (what, path) in [("base_path", Some(&s.base_path)), ("mcp_path", s.mcp_path.as_ref())] {
         if let Some(p) = path
-            && (!p.starts_with('/') || p.ends_with('/') || p.contains('{')) {
-                c.push(
-                    format!("[service] {what}"),
-                    format!("`{p}` is not an absolute path without a trailing slash or parameters"),
-                    "write it like `/api/v1`",
-                );
-            }
+            && (!p.starts_with('/') || p.ends_with('/') || p.contains('{'))
+        {
+            c.push(
+                format!("[service] {what}"),
+                format!("`{p}` is not an absolute path without a trailing slash or parameters"),
+                "write it like `/api/v1`",
+            );
+        }
     }
     let p = &spec.pagination;
     if p.default_per_page < 1 || p.default_per_page > p.max_per_page {
@@ -189,9 +195,10 @@ fn check_scopes(c: &mut Collector, spec: &Spec) {
                 break;
             }
             if visited.insert(n)
-                && let Some(d) = scopes.iter().find(|d| &d.name == n) {
-                    stack.extend(d.implies.iter());
-                }
+                && let Some(d) = scopes.iter().find(|d| &d.name == n)
+            {
+                stack.extend(d.implies.iter());
+            }
         }
     }
 }
@@ -276,9 +283,10 @@ fn check_enums(c: &mut Collector, spec: &Spec) {
         }
         let known = |v: &str| e.values.iter().any(|x| x.name == v);
         if let Some(init) = &e.initial
-            && !known(init) {
-                c.push(&place, format!("initial state `{init}` is not a value"), "name one of the enum's values");
-            }
+            && !known(init)
+        {
+            c.push(&place, format!("initial state `{init}` is not a value"), "name one of the enum's values");
+        }
         for (from, tos) in e.transitions.iter().flatten() {
             for v in std::iter::once(from).chain(tos) {
                 if !known(v) {
@@ -306,7 +314,7 @@ fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String, Model> {
                     check_constraints(c, &place, f, &ty);
                     fields.push(Field { name: fname.clone(), def: f.clone(), ty, injected: false });
                 }
-                Err(problem) => c.push(&place, problem, "fix the `type`"),
+                Err((problem, fix)) => c.push(&place, problem, fix),
             }
         }
         out.insert(name.clone(), Model { name: name.clone(), description: m.description.clone(), fields });
@@ -333,13 +341,15 @@ fn check_constraints(c: &mut Collector, place: &str, f: &FieldDef, ty: &Ty) {
         c.push(place, "min_items/max_items apply to lists only", "remove them or change the type");
     }
     if let (Some(lo), Some(hi)) = (f.minimum, f.maximum)
-        && lo > hi {
-            c.push(place, format!("minimum {lo} exceeds maximum {hi}"), "swap or fix the bounds");
-        }
+        && lo > hi
+    {
+        c.push(place, format!("minimum {lo} exceeds maximum {hi}"), "swap or fix the bounds");
+    }
     if let Some(p) = &f.pattern
-        && let Err(e) = regex::Regex::new(p) {
-            c.push(place, format!("pattern does not compile: {e}"), "write a valid regular expression");
-        }
+        && let Err(e) = regex::Regex::new(p)
+    {
+        c.push(place, format!("pattern does not compile: {e}"), "write a valid regular expression");
+    }
 }
 
 fn pagination_field(name: &str, spec: &Spec) -> Field {
@@ -386,19 +396,26 @@ fn can_fail_validation(model: &Model) -> bool {
 }
 
 fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String, Model>) -> Vec<Operation> {
-    let mut ids = BTreeSet::new();
-    let mut routes = HashMap::new();
+    let mut ids: HashMap<&str, usize> = HashMap::new();
+    let mut routes: HashMap<(Method, String), (String, String)> = HashMap::new();
     let mut tools = BTreeSet::new();
     let mut input_users: HashMap<&str, &str> = HashMap::new();
     let roles = &spec.error_roles;
     let mut out = Vec::new();
-    for op in &spec.operations {
+    for (index, op) in spec.operations.iter().enumerate() {
         let place = format!("operation `{}`", op.id);
         if !is_snake(&op.id) {
             c.push(&place, "id is not snake_case", "use lowercase letters, digits and `_`, e.g. `list_credentials`");
         }
-        if !ids.insert(op.id.as_str()) {
-            c.push(&place, "duplicate operation id", "give each [[operations]] entry a unique `id`");
+        match ids.get(op.id.as_str()) {
+            Some(first) => c.push(
+                &place,
+                format!("[[operations]] entry #{} repeats the id of entry #{first}", index + 1),
+                "give each [[operations]] entry a unique `id`",
+            ),
+            None => {
+                ids.insert(op.id.as_str(), index + 1);
+            }
         }
         if !op.path.starts_with('/') || (op.path.len() > 1 && op.path.ends_with('/')) {
             c.push(
@@ -408,12 +425,17 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
             );
         }
         let route = (op.method, normalize_path(&op.path));
-        if let Some(other) = routes.insert(route, op.id.clone()) {
-            c.push(
-                &place,
-                format!("{} {} is also the route of operation `{other}`", op.method.as_str(), op.path),
-                "change the method or path of one of them",
-            );
+        if let Some((other, other_path)) = routes.insert(route, (op.id.clone(), op.path.clone())) {
+            let m = op.method.as_str();
+            let problem = if other_path == op.path {
+                format!("{m} {} is also the route of operation `{other}`", op.path)
+            } else {
+                format!(
+                    "{m} {} is the same route as {m} {other_path} of operation `{other}` (parameter names do not tell routes apart)",
+                    op.path
+                )
+            };
+            c.push(&place, problem, "change the method or path of one of them");
         }
         match &op.scope {
             None if op.mcp.is_some() => c.push(
@@ -460,13 +482,14 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
             }
         }
         if let Some(status) = op.status
-            && (!(200..=299).contains(&status) || (status == 204) != op.output.is_none()) {
-                c.push(
-                    &place,
-                    format!("success status {status} does not fit the output"),
-                    "use 204 only with no output, else 200 or 201",
-                );
-            }
+            && (!(200..=299).contains(&status) || (status == 204) != op.output.is_none())
+        {
+            c.push(
+                &place,
+                format!("success status {status} does not fit the output"),
+                "use 204 only with no output, else 200 or 201",
+            );
+        }
         if op.paginated && (op.output.is_none() || op.input.is_none() || op.method != Method::Get) {
             c.push(
                 &place,
@@ -514,9 +537,32 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
                     }
                     for p in &params {
                         match model.fields.iter().find(|f| &f.name == p) {
-                            Some(f) if f.location() == Location::Path && f.ty.is_scalar() && f.required() => {}
-                            Some(_) => c.push(&place, format!("path parameter `{p}` maps to field `{name}.{p}`, which is not a required scalar with `in = \"path\"`"), format!("set `in = \"path\"` on `{name}.{p}` and make it a required scalar")),
-                            None => c.push(&place, format!("path parameter `{p}` has no model field"), format!("add field `{p}` with `in = \"path\"` to model `{name}`")),
+                            Some(f) => {
+                                let mut wrong = Vec::new();
+                                if f.location() != Location::Path {
+                                    wrong.push("set `in = \"path\"`");
+                                }
+                                if !f.required() {
+                                    wrong.push("remove `optional`");
+                                }
+                                if !f.ty.is_scalar() {
+                                    wrong.push("make its type a scalar");
+                                }
+                                if !wrong.is_empty() {
+                                    c.push(
+                                        &place,
+                                        format!(
+                                            "path parameter `{p}` maps to field `{name}.{p}`, which cannot carry it"
+                                        ),
+                                        format!("on `{name}.{p}`: {}", wrong.join(", ")),
+                                    );
+                                }
+                            }
+                            None => c.push(
+                                &place,
+                                format!("path parameter `{p}` has no model field"),
+                                format!("add field `{p}` with `in = \"path\"` to model `{name}`"),
+                            ),
                         }
                     }
                     for f in &model.fields {

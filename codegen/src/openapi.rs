@@ -174,10 +174,11 @@ fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
     for op in &api.operations {
         // Mixed inputs document only their body part; path and query fields are parameters.
         if let (Some(body), Some(model)) = (body_schema_name(api, op), api.input(op))
-            && body != model.name {
-                let schema = object_schema(&model.description, model.fields_in(Location::Body), true);
-                out.push((body, RefOr::T(schema)));
-            }
+            && body != model.name
+        {
+            let schema = object_schema(&model.description, model.fields_in(Location::Body), true);
+            out.push((body, RefOr::T(schema)));
+        }
     }
     for (name, m) in &api.models {
         let is_input = inputs.contains(&name.as_str());
@@ -510,9 +511,10 @@ pub fn standalone_schema(doc: &Value, root: Value) -> Value {
     sorted.sort_by(|a, b| a.0.cmp(&b.0));
     let mut out = rewrite_refs(root);
     if let Value::Object(map) = &mut out
-        && !sorted.is_empty() {
-            map.insert("$defs".into(), Value::Object(sorted.into_iter().map(|(k, v)| (k, rewrite_refs(v))).collect()));
-        }
+        && !sorted.is_empty()
+    {
+        map.insert("$defs".into(), Value::Object(sorted.into_iter().map(|(k, v)| (k, rewrite_refs(v))).collect()));
+    }
     out
 }
 
@@ -520,9 +522,10 @@ fn collect_refs(v: &Value, out: &mut Vec<String>) {
     match v {
         Value::Object(m) => {
             if let Some(Value::String(r)) = m.get("$ref")
-                && let Some(name) = r.strip_prefix("#/components/schemas/") {
-                    out.push(name.to_string());
-                }
+                && let Some(name) = r.strip_prefix("#/components/schemas/")
+            {
+                out.push(name.to_string());
+            }
             m.values().for_each(|x| collect_refs(x, out));
         }
         Value::Array(a) => a.iter().for_each(|x| collect_refs(x, out)),

@@ -1,0 +1,56 @@
+//! The MCP tool descriptors generated for the `notes` fixture (`mcp/notes.tools.json`).
+
+use serde_json::{Value, json};
+
+const NOTES: &str = include_str!("fixtures/valid/notes.toml");
+
+fn tools() -> Vec<Value> {
+    let files = codegen::generate(&[("notes.toml", NOTES)]).unwrap_or_else(|e| panic!("expected a valid spec:\n{e}"));
+    let file = files
+        .iter()
+        .find(|f| f.path == "mcp/notes.tools.json")
+        .unwrap_or_else(|| panic!("expected mcp/notes.tools.json to be generated"));
+    serde_json::from_str(&file.text).unwrap_or_else(|e| panic!("expected the descriptors to be a JSON array: {e}"))
+}
+
+fn tool(name: &str) -> Value {
+    tools().into_iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("expected a tool named {name}"))
+}
+
+#[test]
+fn one_tool_per_operation_with_an_mcp_table_in_spec_order() {
+    let names: Vec<Value> = tools().iter().map(|t| t["name"].clone()).collect();
+    assert_eq!(names, [json!("notes.list"), json!("notes.create")], "expected exactly the two tools of the spec");
+}
+
+#[test]
+fn every_description_ends_with_the_required_scope() {
+    for (name, scope) in [("notes.list", "notes:read"), ("notes.create", "notes:write")] {
+        let description = tool(name)["description"].as_str().unwrap_or_default().to_string();
+        assert_eq!(
+            description.lines().last(),
+            Some(format!("SCOPE: {scope}").as_str()),
+            "expected the description of {name} to end with a `SCOPE: {scope}` line, got: {description:?}"
+        );
+    }
+}
+
+#[test]
+fn every_input_schema_is_an_object() {
+    for t in tools() {
+        assert_eq!(t["inputSchema"]["type"], "object", "expected the inputSchema of {} to be an object", t["name"]);
+    }
+}
+
+#[test]
+fn get_operations_are_read_only() {
+    assert_eq!(tool("notes.list")["annotations"]["readOnlyHint"], true, "expected notes.list (GET) to be read-only");
+    assert_eq!(tool("notes.create")["annotations"]["readOnlyHint"], false, "expected notes.create (POST) to write");
+}
+
+#[test]
+fn create_input_is_closed_and_requires_the_title() {
+    let schema = &tool("notes.create")["inputSchema"];
+    assert_eq!(schema["additionalProperties"], false, "expected notes.create to reject unknown arguments");
+    assert_eq!(schema["required"], json!(["title"]), "expected `title` to be the only required argument");
+}
