@@ -79,9 +79,10 @@ impl SigningKeys {
             let pem = key.to_pkcs8_pem(LineEnding::LF).context("encoding the signing key")?;
             // Another process may have created it meanwhile; then use theirs.
             if let Err(e) = create_private_file(&path, pem.as_bytes())
-                && !path.exists() {
-                    return Err(e);
-                }
+                && !path.exists()
+            {
+                return Err(e);
+            }
         }
         let pem = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
         let signing = SigningKey::from_pkcs8_pem(&pem)

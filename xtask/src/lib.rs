@@ -127,7 +127,8 @@ pub fn bench_generate(root: &Path, runs: usize) -> Result<String> {
     );
     out.push_str("| service | operations | Rust lines | Rust lines / operation | OpenAPI 3.1 lines | MCP descriptor lines |\n|---|---|---|---|---|---|\n");
     for (name, _) in &texts {
-        let api = codegen::load(name, &std::fs::read_to_string(root.join(name))?).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let api =
+            codegen::load(name, &std::fs::read_to_string(root.join(name))?).map_err(|e| anyhow::anyhow!("{e}"))?;
         let svc = api.name().to_string();
         let count = |prefix: &str| -> usize {
             files.iter().filter(|(p, _)| p.to_string_lossy().starts_with(prefix)).map(|(_, t)| t.lines().count()).sum()
