@@ -128,6 +128,7 @@ impl SigningKeys {
         v.set_audience(&[audience]);
         v.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         v.leeway = 5;
+        v.validate_nbf = true;
         jsonwebtoken::decode::<Claims>(token, &self.decoding, &v).map(|d| d.claims)
     }
 }
