@@ -242,6 +242,13 @@ fn check_errors(c: &mut Collector, spec: &Spec) {
             Some(_) => {}
         }
     }
+    if !r.service_wide.contains(&r.internal) {
+        c.push(
+            "[error_roles] service_wide",
+            format!("does not list the internal error `{}`", r.internal),
+            "every operation can fail on a server fault: add it",
+        );
+    }
     for code in &r.service_wide {
         if !spec.errors.contains_key(code) {
             c.push(

@@ -383,6 +383,7 @@ fn handler_codes(api: &Api, op: &Operation) -> Vec<String> {
 }
 
 fn errors_file(api: &Api) -> TokenStream {
+    let internal = variant(&api.spec.error_roles.internal);
     let enums = api.operations.iter().map(|op| {
         let name = error_enum(op);
         let doc = format!(" Errors `{}` may return: the codes it declares plus the service-wide ones.", op.id());
@@ -405,11 +406,17 @@ fn errors_file(api: &Api) -> TokenStream {
                     match self { #(#name::#variants(p))|* => p }
                 }
             }
+
+            impl InternalError for #name {
+                fn internal(problem: Problem) -> Self {
+                    #name::#internal(problem)
+                }
+            }
         }
     });
     quote! {
         //! One closed error enum per operation: only the codes the spec lets it answer.
-        use crate::support::{OperationError, Problem};
+        use crate::support::{InternalError, OperationError, Problem};
         #(#enums)*
     }
 }

@@ -292,6 +292,12 @@ pub trait OperationError: std::fmt::Debug + Send {
     fn into_problem(self) -> Problem;
 }
 
+/// Every per-operation error enum can carry the service's internal error (a server fault).
+pub trait InternalError {
+    /// The internal-error variant with this problem.
+    fn internal(problem: Problem) -> Self;
+}
+
 /// How the runtime plugs into the generated routers: admit a request for an operation (yielding
 /// the caller) or reject it (yielding the response to send).
 pub trait Gate: Send + Sync + 'static {

@@ -14,9 +14,12 @@ use utoipa_swagger_ui::{Config as SwaggerConfig, SwaggerUi, Url};
 
 use crate::auth::{BearerGate, Resource};
 use crate::config::Config;
+use crate::crypto::{self, Keyring};
 use crate::keys::SigningKeys;
 use crate::prm;
-use crate::services::{prospector::Prospector, vault::Vault};
+use crate::services::prospector::Prospector;
+use crate::store::Store;
+use crate::vault::Vault;
 
 /// Everything a running server shares.
 #[derive(Debug, Clone)]
@@ -25,13 +28,20 @@ pub struct AppState {
     pub config: Config,
     /// The embedded authorization server's signing key.
     pub keys: Arc<SigningKeys>,
+    /// The database.
+    pub store: Store,
+    /// The vault.
+    pub vault: Arc<Vault>,
 }
 
 impl AppState {
-    /// Loads (or creates) what the data directory holds.
-    pub fn open(config: Config) -> anyhow::Result<Self> {
+    /// Loads (or creates) what the data directory holds and opens (and migrates) the database.
+    pub async fn open(config: Config) -> anyhow::Result<Self> {
         let keys = Arc::new(SigningKeys::load_or_create(&config.data_dir)?);
-        Ok(AppState { config, keys })
+        let store = Store::open(config.database_url.as_deref(), &config.data_dir).await?;
+        let keyring = Arc::new(Keyring::load(&store, crypto::master_key_source(&config.data_dir)?).await?);
+        let vault = Arc::new(Vault::new(store.clone(), keyring, config.leases));
+        Ok(AppState { config, keys, store, vault })
     }
 
     /// The protected-resource description of the vault REST API.
@@ -52,8 +62,8 @@ impl AppState {
         }
     }
 
-    fn gate(&self, resource: Resource) -> Arc<BearerGate> {
-        Arc::new(BearerGate::new(self.keys.clone(), self.config.issuer(), resource, self.config.body_limit))
+    fn gate(&self, resource: Resource, store: Option<Store>) -> Arc<BearerGate> {
+        Arc::new(BearerGate::new(self.keys.clone(), self.config.issuer(), resource, self.config.body_limit, store))
     }
 }
 
@@ -93,8 +103,9 @@ fn json_document(text: &'static str) -> Response {
 
 /// The complete application.
 pub fn build(state: &AppState) -> Router {
-    let vault = generated::vault::router(Arc::new(Vault), state.gate(state.vault_rest()));
-    let prospector = generated::prospector::router(Arc::new(Prospector), state.gate(state.prospector()));
+    let vault =
+        generated::vault::router(state.vault.clone(), state.gate(state.vault_rest(), Some(state.store.clone())));
+    let prospector = generated::prospector::router(Arc::new(Prospector), state.gate(state.prospector(), None));
     let docs = SwaggerUi::new("/docs").config(
         SwaggerConfig::new([
             Url::new("Credential Vault (OpenAPI 3.1)", "/openapi/vault.json"),

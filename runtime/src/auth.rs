@@ -8,12 +8,26 @@ use axum::response::Response;
 use generated::support::{Gate, Operation, Problem, ServiceInfo, error_response, request_id};
 
 use crate::keys::SigningKeys;
+use crate::store::Store;
+use crate::tokens;
 
 /// How the caller authenticated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuthMethod {
     /// A JWT access token.
     Jwt,
+    /// A personal access token.
+    PersonalToken,
+}
+
+impl AuthMethod {
+    /// Wire name, as in audit rows.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuthMethod::Jwt => "jwt",
+            AuthMethod::PersonalToken => "personal_token",
+        }
+    }
 }
 
 /// Who is calling: the authenticated user, their tenant and what their token carries.
@@ -29,8 +43,10 @@ pub struct Caller {
     pub plan: Option<String>,
     /// How they authenticated.
     pub method: AuthMethod,
-    /// The token's id (`jti`), for audit.
+    /// The token's id (`jti`, or the personal token's id), for audit.
     pub token_id: Option<String>,
+    /// The request's `X-Request-Id`, for audit.
+    pub request_id: String,
 }
 
 /// One protected resource (a REST API or the MCP endpoint): its identifier, where its Protected
@@ -52,6 +68,8 @@ pub struct BearerGate {
     issuer: String,
     resource: Resource,
     body_limit: usize,
+    /// Where personal access tokens live and scope denials are audited (the vault).
+    store: Option<Store>,
 }
 
 /// Why a request was not admitted.
@@ -67,12 +85,27 @@ pub enum Denial {
 
 impl BearerGate {
     /// A gate for `resource`, accepting tokens from `issuer` signed with `keys`.
-    pub fn new(keys: Arc<SigningKeys>, issuer: String, resource: Resource, body_limit: usize) -> Self {
-        BearerGate { keys, issuer, resource, body_limit }
+    pub fn new(
+        keys: Arc<SigningKeys>,
+        issuer: String,
+        resource: Resource,
+        body_limit: usize,
+        store: Option<Store>,
+    ) -> Self {
+        BearerGate { keys, issuer, resource, body_limit, store }
     }
 
-    /// Authenticates the request and checks `op`'s scope.
-    pub fn check(&self, parts: &Parts, op: &Operation) -> Result<Caller, Denial> {
+    /// Authenticates the request and checks `op`'s scope. On a scope denial the caller is
+    /// returned too, so the denial can be audited in their tenant.
+    pub async fn check(&self, parts: &Parts, op: &Operation) -> Result<Caller, (Denial, Option<Caller>)> {
+        let caller = self.authenticate(parts).await.map_err(|d| (d, None))?;
+        if !op.allows(caller.scopes.iter().map(String::as_str)) {
+            return Err((Denial::InsufficientScope, Some(caller)));
+        }
+        Ok(caller)
+    }
+
+    async fn authenticate(&self, parts: &Parts) -> Result<Caller, Denial> {
         let Some(value) = parts.headers.get(header::AUTHORIZATION) else {
             return Err(Denial::Missing);
         };
@@ -84,6 +117,20 @@ impl BearerGate {
             .map(|(_, t)| t.trim())
             .filter(|t| !t.is_empty())
             .ok_or(Denial::Invalid("the Authorization header is not `Bearer <token>`"))?;
+        let request_id = request_id(parts).unwrap_or_default().to_string();
+        if token.starts_with(tokens::PERSONAL_PREFIX) {
+            let store = self.store.as_ref().ok_or(Denial::Invalid("personal access tokens are not accepted here"))?;
+            let t = tokens::authenticate(store, token).await.map_err(Denial::Invalid)?;
+            return Ok(Caller {
+                subject: t.user_id,
+                tenant: t.tenant_id,
+                scopes: t.scopes,
+                plan: None,
+                method: AuthMethod::PersonalToken,
+                token_id: Some(t.id),
+                request_id,
+            });
+        }
         let claims = self.keys.verify(token, &self.issuer, &self.resource.id).map_err(|e| {
             use jsonwebtoken::errors::ErrorKind;
             Denial::Invalid(match e.kind() {
@@ -96,9 +143,6 @@ impl BearerGate {
             })
         })?;
         let scopes: Vec<String> = claims.scope.split_whitespace().map(str::to_string).collect();
-        if !op.allows(scopes.iter().map(String::as_str)) {
-            return Err(Denial::InsufficientScope);
-        }
         Ok(Caller {
             subject: claims.sub,
             tenant: claims.tenant,
@@ -106,6 +150,7 @@ impl BearerGate {
             plan: claims.plan,
             method: AuthMethod::Jwt,
             token_id: Some(claims.jti),
+            request_id,
         })
     }
 
@@ -150,7 +195,19 @@ impl Gate for BearerGate {
     type Caller = Caller;
 
     async fn admit(&self, parts: &mut Parts, op: &'static Operation) -> Result<Caller, Response> {
-        self.check(parts, op).map_err(|d| self.deny(parts, op, d))
+        match self.check(parts, op).await {
+            Ok(caller) => Ok(caller),
+            Err((denial, caller)) => {
+                if let (Some(store), Some(caller)) = (&self.store, caller) {
+                    let code = self.resource.service.roles.insufficient_scope;
+                    // A denial that cannot be audited is still a denial; log the audit failure.
+                    if let Err(e) = crate::audit::record_denial(store, &caller, op, code, 403).await {
+                        tracing::error!(operation = op.id, error = %e, "could not audit a scope denial");
+                    }
+                }
+                Err(self.deny(parts, op, denial))
+            }
+        }
     }
 
     fn body_limit(&self) -> usize {

@@ -23,6 +23,10 @@ pub struct Config {
     pub data_dir: PathBuf,
     /// Largest request body accepted, in bytes.
     pub body_limit: usize,
+    /// `postgres://…` to use PostgreSQL; `None` for the SQLite file in the data directory.
+    pub database_url: Option<String>,
+    /// Lease lifetimes (default and cap).
+    pub leases: crate::vault::LeasePolicy,
 }
 
 impl Config {
@@ -34,6 +38,8 @@ impl Config {
             public_url: public_url.trim_end_matches('/').to_string(),
             data_dir,
             body_limit: DEFAULT_BODY_LIMIT,
+            database_url: None,
+            leases: crate::vault::LeasePolicy::default(),
         }
     }
 

@@ -2,11 +2,17 @@
 //! scope checks, Protected Resource Metadata, the error envelope and the OpenAPI documents.
 
 pub mod app;
+pub mod audit;
 pub mod auth;
 pub mod config;
+pub mod crypto;
 pub mod keys;
 pub mod prm;
+pub mod rbac;
 pub mod services;
+pub mod store;
+pub mod tokens;
+pub mod vault;
 
 pub use app::{AppState, build};
 pub use config::Config;

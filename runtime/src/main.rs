@@ -26,11 +26,21 @@ struct Common {
     /// Address to listen on.
     #[arg(long, env = "SPECWRIGHT_ADDR", default_value = DEFAULT_ADDR)]
     addr: SocketAddr,
+    /// PostgreSQL URL (`postgres://…`); default: the SQLite file `vault.db` in the data directory.
+    #[arg(long, env = "DATABASE_URL")]
+    database_url: Option<String>,
+    /// Largest lease lifetime granted, in seconds.
+    #[arg(long, env = "SPECWRIGHT_MAX_LEASE_TTL", default_value_t = 3600, value_parser = clap::value_parser!(i64).range(1..=86400))]
+    max_lease_ttl: i64,
 }
 
 impl Common {
     fn config(&self) -> Config {
-        Config::new(self.addr, self.public_url.clone(), self.data_dir.clone())
+        let mut c = Config::new(self.addr, self.public_url.clone(), self.data_dir.clone());
+        c.database_url = self.database_url.clone();
+        c.leases.max_ttl = self.max_lease_ttl;
+        c.leases.default_ttl = c.leases.default_ttl.min(self.max_lease_ttl);
+        c
     }
 }
 
@@ -64,10 +74,43 @@ enum Command {
         #[arg(long)]
         audience: Vec<String>,
     },
+    /// Manage tenants.
+    Tenant {
+        #[command(subcommand)]
+        command: TenantCommand,
+    },
+    /// Manage the encryption keys of secrets at rest.
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum TenantCommand {
+    /// Create a tenant and its first administrator.
+    Create {
+        #[command(flatten)]
+        common: Common,
+        /// The tenant's id (tokens name it in their `tenant` claim).
+        tenant: String,
+        /// The user who becomes the tenant's first administrator.
+        #[arg(long)]
+        admin: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum KeysCommand {
+    /// New master key and data key; re-wraps every data key. Running servers keep working.
+    Rotate {
+        #[command(flatten)]
+        common: Common,
+    },
 }
 
 async fn serve(config: Config) -> anyhow::Result<()> {
-    let state = runtime::AppState::open(config.clone())?;
+    let state = runtime::AppState::open(config.clone()).await?;
     let app = runtime::build(&state);
     let listener = tokio::net::TcpListener::bind(config.addr).await?;
     tracing::info!(addr = %config.addr, public_url = %config.public_url, "serving: REST {0}/api/v1, {0}/v1/prospector; docs {0}/docs/", config.public_url);
@@ -77,6 +120,10 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         })
         .await?;
     Ok(())
+}
+
+fn block_on<F: std::future::Future<Output = anyhow::Result<()>>>(f: F) -> anyhow::Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(f)
 }
 
 fn main() -> ExitCode {
@@ -101,6 +148,23 @@ fn main() -> ExitCode {
             println!("{}", keys.mint(&claims)?);
             Ok(())
         })(),
+        Command::Tenant { command: TenantCommand::Create { common, tenant, admin } } => block_on(async move {
+            let config = common.config();
+            let store = runtime::store::Store::open(config.database_url.as_deref(), &config.data_dir).await?;
+            runtime::vault::create_tenant(&store, &tenant, &admin).await?;
+            println!("created tenant {tenant} with administrator {admin}");
+            Ok(())
+        }),
+        Command::Keys { command: KeysCommand::Rotate { common } } => block_on(async move {
+            let config = common.config();
+            let store = runtime::store::Store::open(config.database_url.as_deref(), &config.data_dir).await?;
+            let report = runtime::crypto::rotate(&store, &config.data_dir).await?;
+            println!(
+                "new master key {}, new data key {}, {} data keys re-wrapped",
+                report.master_key, report.data_key, report.rewrapped
+            );
+            Ok(())
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

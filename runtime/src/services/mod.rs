@@ -1,7 +1,6 @@
-//! Implementations of the generated service traits.
+//! Implementations of generated service traits that are not built yet (see the README).
 
 pub mod prospector;
-pub mod vault;
 
 use generated::support::Problem;
 

@@ -27,7 +27,7 @@ impl TestServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let config = Config::new(addr, None, dir.path().to_path_buf());
-        let state = AppState::open(config).expect("open state");
+        let state = AppState::open(config).await.expect("open state");
         let app = runtime::build(&state);
         tokio::spawn(async move {
             axum::serve(listener, app).await.expect("serve");

@@ -1,0 +1,93 @@
+//! The audit log: one row per scoped operation, allowed, denied or failed. Rows never hold secret
+//! values: only identifiers, the operation, the scope and the outcome.
+
+use generated::support::Operation;
+use sqlx::Row;
+
+use crate::auth::Caller;
+use crate::store::{Store, Tx, now_ms};
+
+/// What became of an audited request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Ran and succeeded.
+    Allowed,
+    /// Refused by scope, grant, role or tenant isolation.
+    Denied,
+    /// Admitted but failed.
+    Failed,
+}
+
+impl Outcome {
+    /// Wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Allowed => "allowed",
+            Outcome::Denied => "denied",
+            Outcome::Failed => "failed",
+        }
+    }
+}
+
+/// One row to write.
+#[derive(Debug, Clone)]
+pub struct Entry<'a> {
+    /// Who.
+    pub caller: &'a Caller,
+    /// Which operation.
+    pub op: &'a Operation,
+    /// Identifiers it touched.
+    pub targets: &'a [String],
+    /// Outcome.
+    pub outcome: Outcome,
+    /// HTTP status answered.
+    pub status: u16,
+    /// Error code answered, if any.
+    pub error_code: Option<&'a str>,
+}
+
+/// Writes one audit row inside `tx` (so it commits, or not, with the change it records).
+pub async fn write(store: &Store, tx: &mut Tx, e: Entry<'_>) -> Result<(), sqlx::Error> {
+    if store.take_audit_failure() {
+        return Err(sqlx::Error::Protocol("injected audit write failure".into()));
+    }
+    sqlx::query(
+        "INSERT INTO audit_events (tenant_id, id, occurred_at, request_id, actor, auth_method, token_id, scope, operation, targets, outcome, status, error_code) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+    )
+    .bind(&e.caller.tenant)
+    .bind(format!("aud_{}", uuid::Uuid::now_v7().simple()))
+    .bind(now_ms())
+    .bind(&e.caller.request_id)
+    .bind(&e.caller.subject)
+    .bind(e.caller.method.as_str())
+    .bind(e.caller.token_id.as_deref())
+    .bind(e.op.scope)
+    .bind(e.op.id)
+    .bind(serde_json::to_string(e.targets).unwrap_or_else(|_| "[]".into()))
+    .bind(e.outcome.as_str())
+    .bind(i64::from(e.status))
+    .bind(e.error_code)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Audits a request the gate refused (scope too low), in its own transaction.
+pub async fn record_denial(
+    store: &Store,
+    caller: &Caller,
+    op: &Operation,
+    code: &str,
+    status: u16,
+) -> Result<(), sqlx::Error> {
+    let mut tx = store.begin().await?;
+    let entry = Entry { caller, op, targets: &[], outcome: Outcome::Denied, status, error_code: Some(code) };
+    write(store, &mut tx, entry).await?;
+    tx.commit().await
+}
+
+/// Reads the `targets` column of an audit row.
+pub fn targets(row: &sqlx::any::AnyRow) -> Vec<String> {
+    serde_json::from_str(&row.get::<String, _>("targets")).unwrap_or_default()
+}
