@@ -131,11 +131,12 @@ fn field_spec(f: &Field, api: &Api) -> TokenStream {
     let (minl, maxl) = (usize_lit(f.def.min_length), usize_lit(f.def.max_length));
     let (mini, maxi) = (usize_lit(f.def.min_items), usize_lit(f.def.max_items));
     let pattern = opt(f.def.pattern.as_ref());
+    let secret = f.def.secret;
     quote! {
         FieldSpec {
             name: #name, location: #loc, kind: #k, required: #required, nullable: #nullable,
             minimum: #min, maximum: #max, min_length: #minl, max_length: #maxl,
-            min_items: #mini, max_items: #maxi, pattern: #pattern, compiled: OnceLock::new(),
+            min_items: #mini, max_items: #maxi, pattern: #pattern, secret: #secret, compiled: OnceLock::new(),
         }
     }
 }

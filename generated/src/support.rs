@@ -259,6 +259,8 @@ pub struct FieldSpec {
     pub max_items: Option<usize>,
     /// Pattern (strings).
     pub pattern: Option<&'static str>,
+    /// The value is a secret: never echoed in error details.
+    pub secret: bool,
     /// The compiled pattern, built on first use.
     pub compiled: OnceLock<regex::Regex>,
 }
@@ -417,8 +419,17 @@ fn bound(v: f64) -> String {
     if v.fract() == 0.0 { format!("{}", v as i64) } else { v.to_string() }
 }
 
-/// Checks one value against its field spec; `path` names it in messages.
+/// Checks one value against its field spec; a secret field's value is never echoed back.
 fn check_value(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str, v: &Value) -> Result<(), Rejection> {
+    check_plain(service, spec, kind, path, v).map_err(|mut r| {
+        if spec.secret {
+            r.problem.details.insert("value".into(), Value::String("[redacted]".into()));
+        }
+        r
+    })
+}
+
+fn check_plain(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str, v: &Value) -> Result<(), Rejection> {
     let wrong = || invalid(service, path, v.clone(), format!("{path} must be {}", describe(kind)));
     match kind {
         Kind::String | Kind::DateTime => {

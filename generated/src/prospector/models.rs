@@ -455,6 +455,7 @@ pub static BUDGET_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -470,6 +471,7 @@ pub static BUDGET_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -485,6 +487,7 @@ pub static BUDGET_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -500,6 +503,7 @@ pub static BUDGET_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: Some("^[A-Z]{3}$"),
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -540,6 +544,7 @@ pub static LEAD_CLIENT_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -555,6 +560,7 @@ pub static LEAD_CLIENT_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: Some("^[A-Z]{2}$"),
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -570,6 +576,7 @@ pub static LEAD_CLIENT_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -585,6 +592,7 @@ pub static LEAD_CLIENT_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -600,6 +608,7 @@ pub static LEAD_CLIENT_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -615,6 +624,7 @@ pub static LEAD_CLIENT_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -630,6 +640,7 @@ pub static LEAD_CLIENT_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -662,6 +673,7 @@ pub static SCORE_SIGNALS_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -677,6 +689,7 @@ pub static SCORE_SIGNALS_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -692,6 +705,7 @@ pub static SCORE_SIGNALS_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -707,6 +721,7 @@ pub static SCORE_SIGNALS_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -722,6 +737,7 @@ pub static SCORE_SIGNALS_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -750,6 +766,7 @@ pub static LEAD_SCORE_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -765,6 +782,7 @@ pub static LEAD_SCORE_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -780,6 +798,7 @@ pub static LEAD_SCORE_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -838,6 +857,7 @@ pub static LEAD_FIELDS: [FieldSpec; 15usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -853,6 +873,7 @@ pub static LEAD_FIELDS: [FieldSpec; 15usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -868,6 +889,7 @@ pub static LEAD_FIELDS: [FieldSpec; 15usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -883,6 +905,7 @@ pub static LEAD_FIELDS: [FieldSpec; 15usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -898,6 +921,7 @@ pub static LEAD_FIELDS: [FieldSpec; 15usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -913,6 +937,7 @@ pub static LEAD_FIELDS: [FieldSpec; 15usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -928,6 +953,7 @@ pub static LEAD_FIELDS: [FieldSpec; 15usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -943,6 +969,7 @@ pub static LEAD_FIELDS: [FieldSpec; 15usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -958,6 +985,7 @@ pub static LEAD_FIELDS: [FieldSpec; 15usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -973,6 +1001,7 @@ pub static LEAD_FIELDS: [FieldSpec; 15usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -988,6 +1017,7 @@ pub static LEAD_FIELDS: [FieldSpec; 15usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1003,6 +1033,7 @@ pub static LEAD_FIELDS: [FieldSpec; 15usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1018,6 +1049,7 @@ pub static LEAD_FIELDS: [FieldSpec; 15usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1033,6 +1065,7 @@ pub static LEAD_FIELDS: [FieldSpec; 15usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1048,6 +1081,7 @@ pub static LEAD_FIELDS: [FieldSpec; 15usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -1080,6 +1114,7 @@ pub static SIGNAL_DETAIL_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1095,6 +1130,7 @@ pub static SIGNAL_DETAIL_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1110,6 +1146,7 @@ pub static SIGNAL_DETAIL_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1125,6 +1162,7 @@ pub static SIGNAL_DETAIL_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1140,6 +1178,7 @@ pub static SIGNAL_DETAIL_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -1172,6 +1211,7 @@ pub static SIGNAL_BREAKDOWN_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1187,6 +1227,7 @@ pub static SIGNAL_BREAKDOWN_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1202,6 +1243,7 @@ pub static SIGNAL_BREAKDOWN_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1217,6 +1259,7 @@ pub static SIGNAL_BREAKDOWN_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1232,6 +1275,7 @@ pub static SIGNAL_BREAKDOWN_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -1264,6 +1308,7 @@ pub static SCORE_BREAKDOWN_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1279,6 +1324,7 @@ pub static SCORE_BREAKDOWN_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1294,6 +1340,7 @@ pub static SCORE_BREAKDOWN_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1309,6 +1356,7 @@ pub static SCORE_BREAKDOWN_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1324,6 +1372,7 @@ pub static SCORE_BREAKDOWN_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -1384,6 +1433,7 @@ pub static LEAD_DETAIL_FIELDS: [FieldSpec; 16usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1399,6 +1449,7 @@ pub static LEAD_DETAIL_FIELDS: [FieldSpec; 16usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1414,6 +1465,7 @@ pub static LEAD_DETAIL_FIELDS: [FieldSpec; 16usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1429,6 +1481,7 @@ pub static LEAD_DETAIL_FIELDS: [FieldSpec; 16usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1444,6 +1497,7 @@ pub static LEAD_DETAIL_FIELDS: [FieldSpec; 16usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1459,6 +1513,7 @@ pub static LEAD_DETAIL_FIELDS: [FieldSpec; 16usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1474,6 +1529,7 @@ pub static LEAD_DETAIL_FIELDS: [FieldSpec; 16usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1489,6 +1545,7 @@ pub static LEAD_DETAIL_FIELDS: [FieldSpec; 16usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1504,6 +1561,7 @@ pub static LEAD_DETAIL_FIELDS: [FieldSpec; 16usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1519,6 +1577,7 @@ pub static LEAD_DETAIL_FIELDS: [FieldSpec; 16usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1534,6 +1593,7 @@ pub static LEAD_DETAIL_FIELDS: [FieldSpec; 16usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1549,6 +1609,7 @@ pub static LEAD_DETAIL_FIELDS: [FieldSpec; 16usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1564,6 +1625,7 @@ pub static LEAD_DETAIL_FIELDS: [FieldSpec; 16usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1579,6 +1641,7 @@ pub static LEAD_DETAIL_FIELDS: [FieldSpec; 16usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1594,6 +1657,7 @@ pub static LEAD_DETAIL_FIELDS: [FieldSpec; 16usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1609,6 +1673,7 @@ pub static LEAD_DETAIL_FIELDS: [FieldSpec; 16usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -1650,6 +1715,7 @@ pub static LIST_LEADS_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1665,6 +1731,7 @@ pub static LIST_LEADS_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: Some("^-?(score|created_at|posted_at|budget)$"),
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1680,6 +1747,7 @@ pub static LIST_LEADS_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1695,6 +1763,7 @@ pub static LIST_LEADS_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1710,6 +1779,7 @@ pub static LIST_LEADS_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: Some(10),
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1725,6 +1795,7 @@ pub static LIST_LEADS_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1740,6 +1811,7 @@ pub static LIST_LEADS_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1755,6 +1827,7 @@ pub static LIST_LEADS_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -1779,6 +1852,7 @@ pub static GET_LEAD_INPUT_FIELDS: [FieldSpec; 1usize] = [FieldSpec {
     min_items: None,
     max_items: None,
     pattern: None,
+    secret: false,
     compiled: OnceLock::new(),
 }];
 /// Options of an on-demand scan.
@@ -1807,6 +1881,7 @@ pub static SCAN_LEADS_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: Some(1),
         max_items: Some(20),
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1822,6 +1897,7 @@ pub static SCAN_LEADS_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -1857,6 +1933,7 @@ pub static SCAN_SOURCE_RESULT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1872,6 +1949,7 @@ pub static SCAN_SOURCE_RESULT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1887,6 +1965,7 @@ pub static SCAN_SOURCE_RESULT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1902,6 +1981,7 @@ pub static SCAN_SOURCE_RESULT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1917,6 +1997,7 @@ pub static SCAN_SOURCE_RESULT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1932,6 +2013,7 @@ pub static SCAN_SOURCE_RESULT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -1962,6 +2044,7 @@ pub static SCAN_TOTALS_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1977,6 +2060,7 @@ pub static SCAN_TOTALS_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1992,6 +2076,7 @@ pub static SCAN_TOTALS_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2007,6 +2092,7 @@ pub static SCAN_TOTALS_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -2039,6 +2125,7 @@ pub static SCAN_REPORT_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2054,6 +2141,7 @@ pub static SCAN_REPORT_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2069,6 +2157,7 @@ pub static SCAN_REPORT_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2084,6 +2173,7 @@ pub static SCAN_REPORT_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2099,6 +2189,7 @@ pub static SCAN_REPORT_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -2130,6 +2221,7 @@ pub static UPDATE_LEAD_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2145,6 +2237,7 @@ pub static UPDATE_LEAD_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2160,6 +2253,7 @@ pub static UPDATE_LEAD_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: Some(50),
         pattern: Some("^[a-z0-9][a-z0-9_-]*$"),
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -2209,6 +2303,7 @@ pub static PROPOSAL_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2224,6 +2319,7 @@ pub static PROPOSAL_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2239,6 +2335,7 @@ pub static PROPOSAL_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2254,6 +2351,7 @@ pub static PROPOSAL_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2269,6 +2367,7 @@ pub static PROPOSAL_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2284,6 +2383,7 @@ pub static PROPOSAL_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2299,6 +2399,7 @@ pub static PROPOSAL_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: Some("^[A-Z]{3}$"),
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2314,6 +2415,7 @@ pub static PROPOSAL_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2329,6 +2431,7 @@ pub static PROPOSAL_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2344,6 +2447,7 @@ pub static PROPOSAL_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2359,6 +2463,7 @@ pub static PROPOSAL_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -2388,6 +2493,7 @@ pub static LIST_PROPOSALS_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2403,6 +2509,7 @@ pub static LIST_PROPOSALS_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2418,6 +2525,7 @@ pub static LIST_PROPOSALS_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2433,6 +2541,7 @@ pub static LIST_PROPOSALS_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -2457,6 +2566,7 @@ pub static GET_PROPOSAL_INPUT_FIELDS: [FieldSpec; 1usize] = [FieldSpec {
     min_items: None,
     max_items: None,
     pattern: None,
+    secret: false,
     compiled: OnceLock::new(),
 }];
 /// What to generate a proposal for, and how.
@@ -2496,6 +2606,7 @@ pub static CREATE_PROPOSAL_INPUT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2511,6 +2622,7 @@ pub static CREATE_PROPOSAL_INPUT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2526,6 +2638,7 @@ pub static CREATE_PROPOSAL_INPUT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2541,6 +2654,7 @@ pub static CREATE_PROPOSAL_INPUT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2556,6 +2670,7 @@ pub static CREATE_PROPOSAL_INPUT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: Some("^[A-Z]{3}$"),
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2571,6 +2686,7 @@ pub static CREATE_PROPOSAL_INPUT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -2608,6 +2724,7 @@ pub static UPDATE_PROPOSAL_INPUT_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2623,6 +2740,7 @@ pub static UPDATE_PROPOSAL_INPUT_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2638,6 +2756,7 @@ pub static UPDATE_PROPOSAL_INPUT_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2653,6 +2772,7 @@ pub static UPDATE_PROPOSAL_INPUT_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: Some("^[A-Z]{3}$"),
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2668,6 +2788,7 @@ pub static UPDATE_PROPOSAL_INPUT_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -2696,6 +2817,7 @@ pub static SUBMIT_PROPOSAL_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2711,6 +2833,7 @@ pub static SUBMIT_PROPOSAL_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -2746,6 +2869,7 @@ pub static MILESTONE_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2761,6 +2885,7 @@ pub static MILESTONE_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2776,6 +2901,7 @@ pub static MILESTONE_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2791,6 +2917,7 @@ pub static MILESTONE_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2806,6 +2933,7 @@ pub static MILESTONE_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2821,6 +2949,7 @@ pub static MILESTONE_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -2873,6 +3002,7 @@ pub static CONTRACT_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2888,6 +3018,7 @@ pub static CONTRACT_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2903,6 +3034,7 @@ pub static CONTRACT_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2918,6 +3050,7 @@ pub static CONTRACT_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2933,6 +3066,7 @@ pub static CONTRACT_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2948,6 +3082,7 @@ pub static CONTRACT_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2963,6 +3098,7 @@ pub static CONTRACT_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2978,6 +3114,7 @@ pub static CONTRACT_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2993,6 +3130,7 @@ pub static CONTRACT_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3008,6 +3146,7 @@ pub static CONTRACT_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: Some("^[A-Z]{3}$"),
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3023,6 +3162,7 @@ pub static CONTRACT_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3038,6 +3178,7 @@ pub static CONTRACT_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3053,6 +3194,7 @@ pub static CONTRACT_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3068,6 +3210,7 @@ pub static CONTRACT_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3094,6 +3237,7 @@ pub static LIST_CONTRACTS_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3109,6 +3253,7 @@ pub static LIST_CONTRACTS_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3124,6 +3269,7 @@ pub static LIST_CONTRACTS_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3148,6 +3294,7 @@ pub static GET_CONTRACT_INPUT_FIELDS: [FieldSpec; 1usize] = [FieldSpec {
     min_items: None,
     max_items: None,
     pattern: None,
+    secret: false,
     compiled: OnceLock::new(),
 }];
 /// A new status for one milestone of a contract.
@@ -3176,6 +3323,7 @@ pub static UPDATE_MILESTONE_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3191,6 +3339,7 @@ pub static UPDATE_MILESTONE_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3206,6 +3355,7 @@ pub static UPDATE_MILESTONE_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3238,6 +3388,7 @@ pub static SIGNAL_WEIGHTS_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3253,6 +3404,7 @@ pub static SIGNAL_WEIGHTS_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3268,6 +3420,7 @@ pub static SIGNAL_WEIGHTS_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3283,6 +3436,7 @@ pub static SIGNAL_WEIGHTS_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3298,6 +3452,7 @@ pub static SIGNAL_WEIGHTS_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3336,6 +3491,7 @@ pub static SCORING_PARAMETERS_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: Some(100),
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3351,6 +3507,7 @@ pub static SCORING_PARAMETERS_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3366,6 +3523,7 @@ pub static SCORING_PARAMETERS_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3381,6 +3539,7 @@ pub static SCORING_PARAMETERS_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: Some("^[A-Z]{3}$"),
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3396,6 +3555,7 @@ pub static SCORING_PARAMETERS_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3411,6 +3571,7 @@ pub static SCORING_PARAMETERS_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3426,6 +3587,7 @@ pub static SCORING_PARAMETERS_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3441,6 +3603,7 @@ pub static SCORING_PARAMETERS_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3471,6 +3634,7 @@ pub static SCORING_CONFIG_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3486,6 +3650,7 @@ pub static SCORING_CONFIG_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3501,6 +3666,7 @@ pub static SCORING_CONFIG_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3516,6 +3682,7 @@ pub static SCORING_CONFIG_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3546,6 +3713,7 @@ pub static UPDATE_SCORING_CONFIG_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3561,6 +3729,7 @@ pub static UPDATE_SCORING_CONFIG_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3576,6 +3745,7 @@ pub static UPDATE_SCORING_CONFIG_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3615,6 +3785,7 @@ pub static BACKTEST_INPUT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3630,6 +3801,7 @@ pub static BACKTEST_INPUT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3645,6 +3817,7 @@ pub static BACKTEST_INPUT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3660,6 +3833,7 @@ pub static BACKTEST_INPUT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3675,6 +3849,7 @@ pub static BACKTEST_INPUT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3690,6 +3865,7 @@ pub static BACKTEST_INPUT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3727,6 +3903,7 @@ pub static BACKTEST_SAMPLE_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3742,6 +3919,7 @@ pub static BACKTEST_SAMPLE_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3757,6 +3935,7 @@ pub static BACKTEST_SAMPLE_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3772,6 +3951,7 @@ pub static BACKTEST_SAMPLE_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3787,6 +3967,7 @@ pub static BACKTEST_SAMPLE_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3802,6 +3983,7 @@ pub static BACKTEST_SAMPLE_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3837,6 +4019,7 @@ pub static TIER_STAT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3852,6 +4035,7 @@ pub static TIER_STAT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3867,6 +4051,7 @@ pub static TIER_STAT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3882,6 +4067,7 @@ pub static TIER_STAT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3897,6 +4083,7 @@ pub static TIER_STAT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3912,6 +4099,7 @@ pub static TIER_STAT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3951,6 +4139,7 @@ pub static BACKTEST_METRICS_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3966,6 +4155,7 @@ pub static BACKTEST_METRICS_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3981,6 +4171,7 @@ pub static BACKTEST_METRICS_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3996,6 +4187,7 @@ pub static BACKTEST_METRICS_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4011,6 +4203,7 @@ pub static BACKTEST_METRICS_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4026,6 +4219,7 @@ pub static BACKTEST_METRICS_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -4060,6 +4254,7 @@ pub static BACKTEST_DELTA_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4075,6 +4270,7 @@ pub static BACKTEST_DELTA_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4090,6 +4286,7 @@ pub static BACKTEST_DELTA_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4105,6 +4302,7 @@ pub static BACKTEST_DELTA_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -4132,6 +4330,7 @@ pub static RANKING_CHANGE_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4147,6 +4346,7 @@ pub static RANKING_CHANGE_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -4187,6 +4387,7 @@ pub static BACKTEST_REPORT_FIELDS: [FieldSpec; 9usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4202,6 +4403,7 @@ pub static BACKTEST_REPORT_FIELDS: [FieldSpec; 9usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4217,6 +4419,7 @@ pub static BACKTEST_REPORT_FIELDS: [FieldSpec; 9usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4232,6 +4435,7 @@ pub static BACKTEST_REPORT_FIELDS: [FieldSpec; 9usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4247,6 +4451,7 @@ pub static BACKTEST_REPORT_FIELDS: [FieldSpec; 9usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4262,6 +4467,7 @@ pub static BACKTEST_REPORT_FIELDS: [FieldSpec; 9usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4277,6 +4483,7 @@ pub static BACKTEST_REPORT_FIELDS: [FieldSpec; 9usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4292,6 +4499,7 @@ pub static BACKTEST_REPORT_FIELDS: [FieldSpec; 9usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4307,6 +4515,7 @@ pub static BACKTEST_REPORT_FIELDS: [FieldSpec; 9usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -4347,6 +4556,7 @@ pub static API_TOKEN_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4362,6 +4572,7 @@ pub static API_TOKEN_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4377,6 +4588,7 @@ pub static API_TOKEN_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4392,6 +4604,7 @@ pub static API_TOKEN_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4407,6 +4620,7 @@ pub static API_TOKEN_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4422,6 +4636,7 @@ pub static API_TOKEN_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4437,6 +4652,7 @@ pub static API_TOKEN_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4452,6 +4668,7 @@ pub static API_TOKEN_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -4494,6 +4711,7 @@ pub static CREATED_API_TOKEN_FIELDS: [FieldSpec; 9usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4509,6 +4727,7 @@ pub static CREATED_API_TOKEN_FIELDS: [FieldSpec; 9usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4524,6 +4743,7 @@ pub static CREATED_API_TOKEN_FIELDS: [FieldSpec; 9usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4539,6 +4759,7 @@ pub static CREATED_API_TOKEN_FIELDS: [FieldSpec; 9usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4554,6 +4775,7 @@ pub static CREATED_API_TOKEN_FIELDS: [FieldSpec; 9usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4569,6 +4791,7 @@ pub static CREATED_API_TOKEN_FIELDS: [FieldSpec; 9usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4584,6 +4807,7 @@ pub static CREATED_API_TOKEN_FIELDS: [FieldSpec; 9usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4599,6 +4823,7 @@ pub static CREATED_API_TOKEN_FIELDS: [FieldSpec; 9usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4614,6 +4839,7 @@ pub static CREATED_API_TOKEN_FIELDS: [FieldSpec; 9usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: true,
         compiled: OnceLock::new(),
     },
 ];
@@ -4636,6 +4862,7 @@ pub static LIST_API_TOKENS_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4651,6 +4878,7 @@ pub static LIST_API_TOKENS_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -4684,6 +4912,7 @@ pub static CREATE_API_TOKEN_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4699,6 +4928,7 @@ pub static CREATE_API_TOKEN_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: Some(1),
         max_items: Some(10),
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4714,6 +4944,7 @@ pub static CREATE_API_TOKEN_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4729,6 +4960,7 @@ pub static CREATE_API_TOKEN_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -4753,5 +4985,6 @@ pub static REVOKE_API_TOKEN_INPUT_FIELDS: [FieldSpec; 1usize] = [FieldSpec {
     min_items: None,
     max_items: None,
     pattern: None,
+    secret: false,
     compiled: OnceLock::new(),
 }];

@@ -432,6 +432,7 @@ pub static CREDENTIAL_VERSION_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -447,6 +448,7 @@ pub static CREDENTIAL_VERSION_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -462,6 +464,7 @@ pub static CREDENTIAL_VERSION_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -517,6 +520,7 @@ pub static CREDENTIAL_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -532,6 +536,7 @@ pub static CREDENTIAL_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -547,6 +552,7 @@ pub static CREDENTIAL_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -562,6 +568,7 @@ pub static CREDENTIAL_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -577,6 +584,7 @@ pub static CREDENTIAL_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -592,6 +600,7 @@ pub static CREDENTIAL_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -607,6 +616,7 @@ pub static CREDENTIAL_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -622,6 +632,7 @@ pub static CREDENTIAL_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -637,6 +648,7 @@ pub static CREDENTIAL_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -652,6 +664,7 @@ pub static CREDENTIAL_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -667,6 +680,7 @@ pub static CREDENTIAL_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -682,6 +696,7 @@ pub static CREDENTIAL_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -697,6 +712,7 @@ pub static CREDENTIAL_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -712,6 +728,7 @@ pub static CREDENTIAL_FIELDS: [FieldSpec; 14usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -752,6 +769,7 @@ pub static CREDENTIAL_SUMMARY_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -767,6 +785,7 @@ pub static CREDENTIAL_SUMMARY_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -782,6 +801,7 @@ pub static CREDENTIAL_SUMMARY_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -797,6 +817,7 @@ pub static CREDENTIAL_SUMMARY_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -812,6 +833,7 @@ pub static CREDENTIAL_SUMMARY_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -827,6 +849,7 @@ pub static CREDENTIAL_SUMMARY_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -842,6 +865,7 @@ pub static CREDENTIAL_SUMMARY_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -857,6 +881,7 @@ pub static CREDENTIAL_SUMMARY_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -890,6 +915,7 @@ pub static REVEALED_SECRET_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -905,6 +931,7 @@ pub static REVEALED_SECRET_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -920,6 +947,7 @@ pub static REVEALED_SECRET_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -935,6 +963,7 @@ pub static REVEALED_SECRET_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -950,6 +979,7 @@ pub static REVEALED_SECRET_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: true,
         compiled: OnceLock::new(),
     },
 ];
@@ -987,6 +1017,7 @@ pub static FOLDER_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1002,6 +1033,7 @@ pub static FOLDER_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1017,6 +1049,7 @@ pub static FOLDER_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1032,6 +1065,7 @@ pub static FOLDER_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1047,6 +1081,7 @@ pub static FOLDER_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1062,6 +1097,7 @@ pub static FOLDER_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1077,6 +1113,7 @@ pub static FOLDER_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -1103,6 +1140,7 @@ pub static TAG_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1118,6 +1156,7 @@ pub static TAG_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -1144,6 +1183,7 @@ pub static PRUNE_REPORT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1159,6 +1199,7 @@ pub static PRUNE_REPORT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -1206,6 +1247,7 @@ pub static LEASE_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1221,6 +1263,7 @@ pub static LEASE_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1236,6 +1279,7 @@ pub static LEASE_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1251,6 +1295,7 @@ pub static LEASE_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1266,6 +1311,7 @@ pub static LEASE_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1281,6 +1327,7 @@ pub static LEASE_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1296,6 +1343,7 @@ pub static LEASE_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1311,6 +1359,7 @@ pub static LEASE_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1326,6 +1375,7 @@ pub static LEASE_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1341,6 +1391,7 @@ pub static LEASE_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1356,6 +1407,7 @@ pub static LEASE_FIELDS: [FieldSpec; 11usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -1393,6 +1445,7 @@ pub static LEASED_SECRET_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1408,6 +1461,7 @@ pub static LEASED_SECRET_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1423,6 +1477,7 @@ pub static LEASED_SECRET_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1438,6 +1493,7 @@ pub static LEASED_SECRET_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1453,6 +1509,7 @@ pub static LEASED_SECRET_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1468,6 +1525,7 @@ pub static LEASED_SECRET_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: true,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1483,6 +1541,7 @@ pub static LEASED_SECRET_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -1519,6 +1578,7 @@ pub static GRANT_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1534,6 +1594,7 @@ pub static GRANT_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1549,6 +1610,7 @@ pub static GRANT_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1564,6 +1626,7 @@ pub static GRANT_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1579,6 +1642,7 @@ pub static GRANT_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1594,6 +1658,7 @@ pub static GRANT_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1609,6 +1674,7 @@ pub static GRANT_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -1641,6 +1707,7 @@ pub static ROLE_ASSIGNMENT_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1656,6 +1723,7 @@ pub static ROLE_ASSIGNMENT_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1671,6 +1739,7 @@ pub static ROLE_ASSIGNMENT_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1686,6 +1755,7 @@ pub static ROLE_ASSIGNMENT_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1701,6 +1771,7 @@ pub static ROLE_ASSIGNMENT_FIELDS: [FieldSpec; 5usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -1751,6 +1822,7 @@ pub static AUDIT_EVENT_FIELDS: [FieldSpec; 13usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1766,6 +1838,7 @@ pub static AUDIT_EVENT_FIELDS: [FieldSpec; 13usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1781,6 +1854,7 @@ pub static AUDIT_EVENT_FIELDS: [FieldSpec; 13usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1796,6 +1870,7 @@ pub static AUDIT_EVENT_FIELDS: [FieldSpec; 13usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1811,6 +1886,7 @@ pub static AUDIT_EVENT_FIELDS: [FieldSpec; 13usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1826,6 +1902,7 @@ pub static AUDIT_EVENT_FIELDS: [FieldSpec; 13usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1841,6 +1918,7 @@ pub static AUDIT_EVENT_FIELDS: [FieldSpec; 13usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1856,6 +1934,7 @@ pub static AUDIT_EVENT_FIELDS: [FieldSpec; 13usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1871,6 +1950,7 @@ pub static AUDIT_EVENT_FIELDS: [FieldSpec; 13usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1886,6 +1966,7 @@ pub static AUDIT_EVENT_FIELDS: [FieldSpec; 13usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1901,6 +1982,7 @@ pub static AUDIT_EVENT_FIELDS: [FieldSpec; 13usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1916,6 +1998,7 @@ pub static AUDIT_EVENT_FIELDS: [FieldSpec; 13usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1931,6 +2014,7 @@ pub static AUDIT_EVENT_FIELDS: [FieldSpec; 13usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -1972,6 +2056,7 @@ pub static PERSONAL_ACCESS_TOKEN_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -1987,6 +2072,7 @@ pub static PERSONAL_ACCESS_TOKEN_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2002,6 +2088,7 @@ pub static PERSONAL_ACCESS_TOKEN_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2017,6 +2104,7 @@ pub static PERSONAL_ACCESS_TOKEN_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2032,6 +2120,7 @@ pub static PERSONAL_ACCESS_TOKEN_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2047,6 +2136,7 @@ pub static PERSONAL_ACCESS_TOKEN_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2062,6 +2152,7 @@ pub static PERSONAL_ACCESS_TOKEN_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2077,6 +2168,7 @@ pub static PERSONAL_ACCESS_TOKEN_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -2114,6 +2206,7 @@ pub static CREATED_TOKEN_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2129,6 +2222,7 @@ pub static CREATED_TOKEN_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2144,6 +2238,7 @@ pub static CREATED_TOKEN_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2159,6 +2254,7 @@ pub static CREATED_TOKEN_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2174,6 +2270,7 @@ pub static CREATED_TOKEN_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2189,6 +2286,7 @@ pub static CREATED_TOKEN_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2204,6 +2302,7 @@ pub static CREATED_TOKEN_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: true,
         compiled: OnceLock::new(),
     },
 ];
@@ -2242,6 +2341,7 @@ pub static LIST_CREDENTIALS_INPUT_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2257,6 +2357,7 @@ pub static LIST_CREDENTIALS_INPUT_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: Some(20),
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2272,6 +2373,7 @@ pub static LIST_CREDENTIALS_INPUT_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2287,6 +2389,7 @@ pub static LIST_CREDENTIALS_INPUT_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2302,6 +2405,7 @@ pub static LIST_CREDENTIALS_INPUT_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2317,6 +2421,7 @@ pub static LIST_CREDENTIALS_INPUT_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2332,6 +2437,7 @@ pub static LIST_CREDENTIALS_INPUT_FIELDS: [FieldSpec; 7usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -2377,6 +2483,7 @@ pub static STORE_CREDENTIAL_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: Some("^[A-Za-z0-9][A-Za-z0-9._-]*$"),
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2392,6 +2499,7 @@ pub static STORE_CREDENTIAL_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2407,6 +2515,7 @@ pub static STORE_CREDENTIAL_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: true,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2422,6 +2531,7 @@ pub static STORE_CREDENTIAL_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2437,6 +2547,7 @@ pub static STORE_CREDENTIAL_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2452,6 +2563,7 @@ pub static STORE_CREDENTIAL_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2467,6 +2579,7 @@ pub static STORE_CREDENTIAL_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2482,6 +2595,7 @@ pub static STORE_CREDENTIAL_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: Some(50),
         pattern: Some("^[a-z0-9][a-z0-9._-]*$"),
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -2506,6 +2620,7 @@ pub static CREDENTIAL_REF_FIELDS: [FieldSpec; 1usize] = [FieldSpec {
     min_items: None,
     max_items: None,
     pattern: None,
+    secret: false,
     compiled: OnceLock::new(),
 }];
 /// Changes to a credential's metadata (the secret changes only by rotation).
@@ -2545,6 +2660,7 @@ pub static UPDATE_CREDENTIAL_INPUT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2560,6 +2676,7 @@ pub static UPDATE_CREDENTIAL_INPUT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2575,6 +2692,7 @@ pub static UPDATE_CREDENTIAL_INPUT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2590,6 +2708,7 @@ pub static UPDATE_CREDENTIAL_INPUT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2605,6 +2724,7 @@ pub static UPDATE_CREDENTIAL_INPUT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: Some(50),
         pattern: Some("^[a-z0-9][a-z0-9._-]*$"),
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2620,6 +2740,7 @@ pub static UPDATE_CREDENTIAL_INPUT_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -2648,6 +2769,7 @@ pub static REVEAL_CREDENTIAL_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2663,6 +2785,7 @@ pub static REVEAL_CREDENTIAL_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -2687,6 +2810,7 @@ pub static ARCHIVE_CREDENTIAL_INPUT_FIELDS: [FieldSpec; 1usize] = [FieldSpec {
     min_items: None,
     max_items: None,
     pattern: None,
+    secret: false,
     compiled: OnceLock::new(),
 }];
 /// Names the credential to restore.
@@ -2710,6 +2834,7 @@ pub static RESTORE_CREDENTIAL_INPUT_FIELDS: [FieldSpec; 1usize] = [FieldSpec {
     min_items: None,
     max_items: None,
     pattern: None,
+    secret: false,
     compiled: OnceLock::new(),
 }];
 /// A new secret for a credential, stored as a new version.
@@ -2739,6 +2864,7 @@ pub static ROTATE_CREDENTIAL_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2754,6 +2880,7 @@ pub static ROTATE_CREDENTIAL_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: true,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2769,6 +2896,7 @@ pub static ROTATE_CREDENTIAL_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -2795,6 +2923,7 @@ pub static LIST_FOLDERS_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2810,6 +2939,7 @@ pub static LIST_FOLDERS_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2825,6 +2955,7 @@ pub static LIST_FOLDERS_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -2853,6 +2984,7 @@ pub static CREATE_FOLDER_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: Some("^[^/]+$"),
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2868,6 +3000,7 @@ pub static CREATE_FOLDER_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -2899,6 +3032,7 @@ pub static UPDATE_FOLDER_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2914,6 +3048,7 @@ pub static UPDATE_FOLDER_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: Some("^[^/]+$"),
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2929,6 +3064,7 @@ pub static UPDATE_FOLDER_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -2953,6 +3089,7 @@ pub static DELETE_FOLDER_INPUT_FIELDS: [FieldSpec; 1usize] = [FieldSpec {
     min_items: None,
     max_items: None,
     pattern: None,
+    secret: false,
     compiled: OnceLock::new(),
 }];
 /// Filters for listing tags.
@@ -2978,6 +3115,7 @@ pub static LIST_TAGS_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -2993,6 +3131,7 @@ pub static LIST_TAGS_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3008,6 +3147,7 @@ pub static LIST_TAGS_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3035,6 +3175,7 @@ pub static RENAME_TAG_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3050,6 +3191,7 @@ pub static RENAME_TAG_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: Some("^[a-z0-9][a-z0-9._-]*$"),
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3077,6 +3219,7 @@ pub static MERGE_TAGS_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: Some(1),
         max_items: Some(50),
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3092,6 +3235,7 @@ pub static MERGE_TAGS_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: Some("^[a-z0-9][a-z0-9._-]*$"),
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3117,6 +3261,7 @@ pub static PRUNE_TAGS_INPUT_FIELDS: [FieldSpec; 1usize] = [FieldSpec {
     min_items: None,
     max_items: None,
     pattern: None,
+    secret: false,
     compiled: OnceLock::new(),
 }];
 /// Filters for listing the caller's leases.
@@ -3145,6 +3290,7 @@ pub static LIST_LEASES_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3160,6 +3306,7 @@ pub static LIST_LEASES_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3175,6 +3322,7 @@ pub static LIST_LEASES_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3190,6 +3338,7 @@ pub static LIST_LEASES_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3224,6 +3373,7 @@ pub static ISSUE_LEASE_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3239,6 +3389,7 @@ pub static ISSUE_LEASE_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3254,6 +3405,7 @@ pub static ISSUE_LEASE_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3269,6 +3421,7 @@ pub static ISSUE_LEASE_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3293,6 +3446,7 @@ pub static REDEEM_LEASE_INPUT_FIELDS: [FieldSpec; 1usize] = [FieldSpec {
     min_items: None,
     max_items: None,
     pattern: None,
+    secret: false,
     compiled: OnceLock::new(),
 }];
 /// Names the lease to revoke.
@@ -3316,6 +3470,7 @@ pub static REVOKE_LEASE_INPUT_FIELDS: [FieldSpec; 1usize] = [FieldSpec {
     min_items: None,
     max_items: None,
     pattern: None,
+    secret: false,
     compiled: OnceLock::new(),
 }];
 /// Filters for listing every grant of the tenant.
@@ -3344,6 +3499,7 @@ pub static LIST_GRANTS_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3359,6 +3515,7 @@ pub static LIST_GRANTS_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3374,6 +3531,7 @@ pub static LIST_GRANTS_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3389,6 +3547,7 @@ pub static LIST_GRANTS_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3413,6 +3572,7 @@ pub static DELETE_GRANT_INPUT_FIELDS: [FieldSpec; 1usize] = [FieldSpec {
     min_items: None,
     max_items: None,
     pattern: None,
+    secret: false,
     compiled: OnceLock::new(),
 }];
 /// Names the credential whose grants to list.
@@ -3437,6 +3597,7 @@ pub static LIST_CREDENTIAL_GRANTS_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3452,6 +3613,7 @@ pub static LIST_CREDENTIAL_GRANTS_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3467,6 +3629,7 @@ pub static LIST_CREDENTIAL_GRANTS_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3496,6 +3659,7 @@ pub static CREATE_CREDENTIAL_GRANT_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3511,6 +3675,7 @@ pub static CREATE_CREDENTIAL_GRANT_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3526,6 +3691,7 @@ pub static CREATE_CREDENTIAL_GRANT_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: Some(1),
         max_items: Some(3),
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3553,6 +3719,7 @@ pub static DELETE_CREDENTIAL_GRANT_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3568,6 +3735,7 @@ pub static DELETE_CREDENTIAL_GRANT_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3593,6 +3761,7 @@ pub static LIST_FOLDER_GRANTS_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3608,6 +3777,7 @@ pub static LIST_FOLDER_GRANTS_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3623,6 +3793,7 @@ pub static LIST_FOLDER_GRANTS_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3652,6 +3823,7 @@ pub static CREATE_FOLDER_GRANT_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3667,6 +3839,7 @@ pub static CREATE_FOLDER_GRANT_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3682,6 +3855,7 @@ pub static CREATE_FOLDER_GRANT_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: Some(1),
         max_items: Some(3),
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3709,6 +3883,7 @@ pub static DELETE_FOLDER_GRANT_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3724,6 +3899,7 @@ pub static DELETE_FOLDER_GRANT_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3749,6 +3925,7 @@ pub static LIST_ROLE_ASSIGNMENTS_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3764,6 +3941,7 @@ pub static LIST_ROLE_ASSIGNMENTS_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3779,6 +3957,7 @@ pub static LIST_ROLE_ASSIGNMENTS_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3808,6 +3987,7 @@ pub static ASSIGN_ROLE_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3823,6 +4003,7 @@ pub static ASSIGN_ROLE_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3838,6 +4019,7 @@ pub static ASSIGN_ROLE_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3865,6 +4047,7 @@ pub static REMOVE_ROLE_ASSIGNMENT_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3880,6 +4063,7 @@ pub static REMOVE_ROLE_ASSIGNMENT_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -3921,6 +4105,7 @@ pub static LIST_AUDIT_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3936,6 +4121,7 @@ pub static LIST_AUDIT_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3951,6 +4137,7 @@ pub static LIST_AUDIT_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3966,6 +4153,7 @@ pub static LIST_AUDIT_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3981,6 +4169,7 @@ pub static LIST_AUDIT_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -3996,6 +4185,7 @@ pub static LIST_AUDIT_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4011,6 +4201,7 @@ pub static LIST_AUDIT_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4026,6 +4217,7 @@ pub static LIST_AUDIT_INPUT_FIELDS: [FieldSpec; 8usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -4052,6 +4244,7 @@ pub static LIST_TOKENS_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4067,6 +4260,7 @@ pub static LIST_TOKENS_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4082,6 +4276,7 @@ pub static LIST_TOKENS_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -4112,6 +4307,7 @@ pub static CREATE_TOKEN_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4127,6 +4323,7 @@ pub static CREATE_TOKEN_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: Some(1),
         max_items: Some(3),
         pattern: Some("^vault:(read|write|admin)$"),
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -4142,6 +4339,7 @@ pub static CREATE_TOKEN_INPUT_FIELDS: [FieldSpec; 3usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -4166,5 +4364,6 @@ pub static REVOKE_TOKEN_INPUT_FIELDS: [FieldSpec; 1usize] = [FieldSpec {
     min_items: None,
     max_items: None,
     pattern: None,
+    secret: false,
     compiled: OnceLock::new(),
 }];

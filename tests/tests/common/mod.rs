@@ -17,22 +17,136 @@ pub struct TestServer {
     pub base: String,
     /// Its state (config and keys).
     pub state: AppState,
-    _dir: tempfile::TempDir,
+    /// Its data directory.
+    pub dir: tempfile::TempDir,
+    _db: Option<PgDatabase>,
+}
+
+/// Which storage backend a test runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// SQLite file in the data directory (the embedded default).
+    Sqlite,
+    /// A fresh database on the PostgreSQL server of `DATABASE_URL_TEST`.
+    Postgres,
+}
+
+/// The PostgreSQL server tests use: `DATABASE_URL_TEST`, else the local default.
+fn pg_admin_url() -> String {
+    std::env::var("DATABASE_URL_TEST").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+}
+
+/// A throwaway PostgreSQL database, dropped when the server is.
+struct PgDatabase {
+    admin_url: String,
+    name: String,
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        let (url, name) = (self.admin_url.clone(), self.name.clone());
+        // Drop from a separate thread: Drop may run inside an async runtime.
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+            rt.block_on(async {
+                use sqlx::Connection;
+                let mut c = sqlx::PgConnection::connect(&url).await.ok()?;
+                sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")))
+                    .execute(&mut c)
+                    .await
+                    .ok()
+            })
+        })
+        .join();
+    }
+}
+
+async fn fresh_pg_database() -> Option<(String, PgDatabase)> {
+    use sqlx::Connection;
+    let admin_url = pg_admin_url();
+    let mut c =
+        match tokio::time::timeout(std::time::Duration::from_secs(3), sqlx::PgConnection::connect(&admin_url)).await {
+            Ok(Ok(c)) => c,
+            _ => return None,
+        };
+    let name = format!("specwright_test_{}", uuid::Uuid::new_v4().simple());
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut c).await.ok()?;
+    let base = admin_url.rsplit_once('/').map(|(b, _)| b.to_string()).unwrap_or(admin_url.clone());
+    Some((format!("{base}/{name}"), PgDatabase { admin_url, name }))
 }
 
 impl TestServer {
-    /// Starts a server on a free loopback port.
+    /// Starts a server on a free loopback port with the embedded defaults (SQLite).
     pub async fn start() -> TestServer {
+        Self::start_on(Backend::Sqlite).await.expect("SQLite always works")
+    }
+
+    /// Starts a server on `backend`. `None` means PostgreSQL is unreachable and the test should
+    /// skip (a notice is printed); under `SPECWRIGHT_CI=1` that is a failure instead.
+    pub async fn start_on(backend: Backend) -> Option<TestServer> {
         let dir = tempfile::tempdir().expect("temp dir");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
-        let config = Config::new(addr, None, dir.path().to_path_buf());
+        let mut config = Config::new(addr, None, dir.path().to_path_buf());
+        let mut db = None;
+        if backend == Backend::Postgres {
+            match fresh_pg_database().await {
+                Some((url, guard)) => {
+                    config.database_url = Some(url);
+                    db = Some(guard);
+                }
+                None => {
+                    assert!(
+                        std::env::var("SPECWRIGHT_CI").is_err(),
+                        "SPECWRIGHT_CI is set but PostgreSQL is unreachable at {}",
+                        pg_admin_url()
+                    );
+                    eprintln!("SKIPPED (PostgreSQL backend): no server at {}; .ci/run starts one", pg_admin_url());
+                    return None;
+                }
+            }
+        }
         let state = AppState::open(config).await.expect("open state");
         let app = runtime::build(&state);
         tokio::spawn(async move {
             axum::serve(listener, app).await.expect("serve");
         });
-        TestServer { base: format!("http://{addr}"), state, _dir: dir }
+        Some(TestServer { base: format!("http://{addr}"), state, dir, _db: db })
+    }
+
+    /// Creates `tenant` with `admin` as its first administrator.
+    pub async fn tenant(&self, tenant: &str, admin: &str) {
+        runtime::vault::create_tenant(&self.state.store, tenant, admin).await.expect("create tenant");
+    }
+
+    /// A token for `sub` in `tenant` carrying `scope`.
+    pub fn token_for(&self, sub: &str, tenant: &str, scope: &str) -> String {
+        let c = &self.state.config;
+        self.state
+            .keys
+            .mint(&runtime::keys::claims(&c.issuer(), sub, tenant, scope, c.all_resources(), 600, None))
+            .expect("mint")
+    }
+
+    /// Sends `method path` with a bearer token and an optional JSON body; returns status and body.
+    pub async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        token: &str,
+        body: Option<serde_json::Value>,
+    ) -> (u16, serde_json::Value) {
+        let mut rb = self
+            .client()
+            .request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), self.url(path))
+            .bearer_auth(token);
+        if let Some(b) = body {
+            rb = rb.json(&b);
+        }
+        let resp = rb.send().await.expect("request");
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap_or_default();
+        (status, serde_json::from_str(&text).unwrap_or(serde_json::Value::Null))
     }
 
     /// Claims for `scope`, valid for every resource of this server.
@@ -90,4 +204,25 @@ pub fn request(client: &reqwest::Client, server: &TestServer, op: &Operation) ->
 /// Every operation of both services.
 pub fn all_operations() -> Vec<&'static Operation> {
     generated::vault::OPERATIONS.iter().chain(generated::prospector::OPERATIONS.iter()).copied().collect()
+}
+
+/// Runs a test body on SQLite and on PostgreSQL: `on_both_backends!(name, |server| async { … })`.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($name:ident, |$server:ident| $body:block) => {
+        mod $name {
+            use super::*;
+            async fn run($server: common::TestServer) $body
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn sqlite() {
+                run(common::TestServer::start_on(common::Backend::Sqlite).await.unwrap()).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn postgres() {
+                if let Some(s) = common::TestServer::start_on(common::Backend::Postgres).await {
+                    run(s).await
+                }
+            }
+        }
+    };
 }

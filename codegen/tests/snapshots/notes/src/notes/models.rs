@@ -103,6 +103,7 @@ pub static NOTE_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -118,6 +119,7 @@ pub static NOTE_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -133,6 +135,7 @@ pub static NOTE_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -148,6 +151,7 @@ pub static NOTE_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -163,6 +167,7 @@ pub static NOTE_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -178,6 +183,7 @@ pub static NOTE_FIELDS: [FieldSpec; 6usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -207,6 +213,7 @@ pub static LIST_NOTES_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -222,6 +229,7 @@ pub static LIST_NOTES_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -237,6 +245,7 @@ pub static LIST_NOTES_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -252,6 +261,7 @@ pub static LIST_NOTES_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -280,6 +290,7 @@ pub static CREATE_NOTE_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -295,6 +306,7 @@ pub static CREATE_NOTE_INPUT_FIELDS: [FieldSpec; 2usize] = [
         min_items: None,
         max_items: Some(10),
         pattern: Some("^[a-z]+$"),
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -333,6 +345,7 @@ pub static UPDATE_NOTE_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -348,6 +361,7 @@ pub static UPDATE_NOTE_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -363,6 +377,7 @@ pub static UPDATE_NOTE_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
     FieldSpec {
@@ -378,6 +393,7 @@ pub static UPDATE_NOTE_INPUT_FIELDS: [FieldSpec; 4usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];
@@ -403,6 +419,7 @@ pub static NOTE_REF_FIELDS: [FieldSpec; 1usize] = [
         min_items: None,
         max_items: None,
         pattern: None,
+        secret: false,
         compiled: OnceLock::new(),
     },
 ];

@@ -1,0 +1,470 @@
+//! The vault for real, on SQLite and on PostgreSQL: versions, archive/restore, leases, folders,
+//! tags, personal tokens, tenant isolation, concurrency, encryption and fail-closed audit.
+
+mod common;
+
+use serde_json::{Value, json};
+
+/// Tenant `acme` with admin `alice` and a folder `prod`; returns (admin write token, folder id).
+async fn acme(server: &common::TestServer) -> (String, String) {
+    server.tenant("acme", "alice").await;
+    let admin = server.token_for("alice", "acme", "vault:admin");
+    let (s, f) = server.call("POST", "/api/v1/folders", &admin, Some(json!({"name": "prod"}))).await;
+    assert_eq!(s, 201, "create folder: {f}");
+    (admin, f["data"]["id"].as_str().unwrap().to_string())
+}
+
+async fn store(server: &common::TestServer, token: &str, key: &str, value: &str, folder: &str) -> Value {
+    let (s, b) = server
+        .call(
+            "POST",
+            "/api/v1/credentials",
+            token,
+            Some(json!({"key": key, "value": value, "folder_id": folder, "tags": ["prod"]})),
+        )
+        .await;
+    assert_eq!(s, 201, "store {key}: {b}");
+    b
+}
+
+on_both_backends!(versions_archive_and_restore, |server| {
+    let (admin, folder) = acme(&server).await;
+    let created = store(&server, &admin, "db", "v1-secret", &folder).await;
+    assert_eq!(created["data"]["current_version"], 1);
+    assert!(created["data"].get("value").is_none(), "metadata never carries the secret");
+    for n in 2..=3 {
+        let (s, b) = server
+            .call(
+                "POST",
+                "/api/v1/credentials/db/rotate",
+                &admin,
+                Some(json!({"value": format!("v{n}-secret"), "expected_version": n - 1})),
+            )
+            .await;
+        assert_eq!(s, 200, "rotate to {n}: {b}");
+        assert_eq!(b["data"]["current_version"], n);
+    }
+    let (s, b) = server
+        .call("POST", "/api/v1/credentials/db/rotate", &admin, Some(json!({"value": "stale", "expected_version": 1})))
+        .await;
+    assert_eq!((s, b["error"]["code"].as_str()), (409, Some("credential/version-conflict")), "{b}");
+    assert_eq!(b["error"]["details"]["current_version"], 3);
+    let (_, meta) = server.call("GET", "/api/v1/credentials/db", &admin, None).await;
+    let versions: Vec<i64> =
+        meta["data"]["versions"].as_array().unwrap().iter().map(|v| v["version"].as_i64().unwrap()).collect();
+    assert_eq!(versions, vec![3, 2, 1], "history newest first");
+    for (v, want) in [(1, "v1-secret"), (3, "v3-secret")] {
+        let (s, b) = server.call("POST", "/api/v1/credentials/db/reveal", &admin, Some(json!({"version": v}))).await;
+        assert_eq!((s, b["data"]["value"].as_str()), (200, Some(want)), "old versions stay readable");
+    }
+    // Archive: not revealable, not leasable, not rotatable; listed only when asked for.
+    let (s, b) = server.call("POST", "/api/v1/credentials/db/archive", &admin, None).await;
+    assert_eq!((s, b["data"]["state"].as_str()), (200, Some("archived")));
+    for (path, body) in [
+        ("/api/v1/credentials/db/reveal", json!({})),
+        ("/api/v1/leases", json!({"credential_key": "db"})),
+        ("/api/v1/credentials/db/rotate", json!({"value": "x"})),
+    ] {
+        let (s, b) = server.call("POST", path, &admin, Some(body)).await;
+        assert_eq!((s, b["error"]["code"].as_str()), (409, Some("credential/archived")), "{path}: {b}");
+    }
+    let (_, active) = server.call("GET", "/api/v1/credentials", &admin, None).await;
+    assert_eq!(active["meta"]["total"], 0);
+    let (_, archived) = server.call("GET", "/api/v1/credentials?state=archived", &admin, None).await;
+    assert_eq!(archived["meta"]["total"], 1);
+    let (s, b) = server.call("POST", "/api/v1/credentials/db/restore", &admin, None).await;
+    assert_eq!((s, b["data"]["state"].as_str()), (200, Some("active")));
+    let (s, b) = server.call("POST", "/api/v1/credentials/db/reveal", &admin, Some(json!({}))).await;
+    assert_eq!((s, b["data"]["value"].as_str()), (200, Some("v3-secret")));
+});
+
+on_both_backends!(leases_are_single_use_and_capped, |server| {
+    let (admin, folder) = acme(&server).await;
+    store(&server, &admin, "api", "s3cret", &folder).await;
+    let (s, lease) = server
+        .call(
+            "POST",
+            "/api/v1/leases",
+            &admin,
+            Some(json!({"credential_key": "api", "ttl_seconds": 86400, "purpose": "deploy"})),
+        )
+        .await;
+    assert_eq!(s, 201, "{lease}");
+    assert_eq!(lease["data"]["ttl_seconds"], 3600, "TTL capped by the server maximum");
+    let id = lease["data"]["id"].as_str().unwrap().to_string();
+    let (s, secret) = server.call("POST", "/api/v1/leases/read", &admin, Some(json!({"lease_id": id}))).await;
+    assert_eq!((s, secret["data"]["value"].as_str()), (200, Some("s3cret")));
+    let (s, again) = server.call("POST", "/api/v1/leases/read", &admin, Some(json!({"lease_id": id}))).await;
+    assert_eq!((s, again["error"]["code"].as_str()), (410, Some("lease/unavailable")), "second redeem: {again}");
+    // Another user of the same tenant cannot redeem or even see it.
+    let (_, l2) = server.call("POST", "/api/v1/leases", &admin, Some(json!({"credential_key": "api"}))).await;
+    let id2 = l2["data"]["id"].as_str().unwrap().to_string();
+    let bob = server.token_for("bob", "acme", "vault:admin");
+    let (s, _) = server.call("POST", "/api/v1/leases/read", &bob, Some(json!({"lease_id": id2}))).await;
+    assert_eq!(s, 404);
+    let (s, revoked) = server.call("DELETE", &format!("/api/v1/leases/{id2}"), &admin, None).await;
+    assert_eq!((s, revoked["data"]["state"].as_str()), (200, Some("revoked")));
+    let (s, _) = server.call("POST", "/api/v1/leases/read", &admin, Some(json!({"lease_id": id2}))).await;
+    assert_eq!(s, 410, "revoked leases cannot be redeemed");
+    let (_, mine) = server.call("GET", "/api/v1/leases?state=redeemed", &admin, None).await;
+    assert_eq!(mine["meta"]["total"], 1);
+});
+
+on_both_backends!(fifty_concurrent_redeems_give_exactly_one_secret, |server| {
+    let (admin, folder) = acme(&server).await;
+    store(&server, &admin, "race", "only-once", &folder).await;
+    let (_, lease) = server.call("POST", "/api/v1/leases", &admin, Some(json!({"credential_key": "race"}))).await;
+    let id = lease["data"]["id"].as_str().unwrap().to_string();
+    let server = std::sync::Arc::new(server);
+    let handles: Vec<_> = (0..50)
+        .map(|_| {
+            let (server, admin, id) = (server.clone(), admin.clone(), id.clone());
+            tokio::spawn(async move {
+                server.call("POST", "/api/v1/leases/read", &admin, Some(json!({"lease_id": id}))).await
+            })
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    for h in handles {
+        let (s, b) = h.await.unwrap();
+        if s == 200 {
+            assert_eq!(b["data"]["value"], "only-once");
+        }
+        statuses.push(s);
+    }
+    assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 1, "exactly one redeem succeeds: {statuses:?}");
+    assert_eq!(statuses.iter().filter(|s| **s == 410).count(), 49, "the others get 410: {statuses:?}");
+});
+
+on_both_backends!(ten_concurrent_rotations_give_contiguous_versions, |server| {
+    let (admin, folder) = acme(&server).await;
+    store(&server, &admin, "hot", "v1", &folder).await;
+    let server = std::sync::Arc::new(server);
+    let handles: Vec<_> = (0..10)
+        .map(|i| {
+            let (server, admin) = (server.clone(), admin.clone());
+            tokio::spawn(async move {
+                server
+                    .call("POST", "/api/v1/credentials/hot/rotate", &admin, Some(json!({"value": format!("r{i}")})))
+                    .await
+            })
+        })
+        .collect();
+    for h in handles {
+        let (s, b) = h.await.unwrap();
+        assert_eq!(s, 200, "{b}");
+    }
+    let (_, meta) = server.call("GET", "/api/v1/credentials/hot", &admin, None).await;
+    let versions: Vec<i64> =
+        meta["data"]["versions"].as_array().unwrap().iter().map(|v| v["version"].as_i64().unwrap()).collect();
+    assert_eq!(versions, (1..=11).rev().collect::<Vec<_>>(), "no lost update, no gap");
+    // With expected_version, concurrent writers race: one wins, the rest get 409.
+    let handles: Vec<_> = (0..5)
+        .map(|i| {
+            let (server, admin) = (server.clone(), admin.clone());
+            tokio::spawn(async move {
+                server
+                    .call(
+                        "POST",
+                        "/api/v1/credentials/hot/rotate",
+                        &admin,
+                        Some(json!({"value": format!("c{i}"), "expected_version": 11})),
+                    )
+                    .await
+                    .0
+            })
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    for h in handles {
+        statuses.push(h.await.unwrap());
+    }
+    statuses.sort_unstable();
+    assert_eq!(statuses, vec![200, 409, 409, 409, 409]);
+});
+
+on_both_backends!(tenants_are_isolated, |server| {
+    let (admin, folder) = acme(&server).await;
+    store(&server, &admin, "shared-name", "acme-secret", &folder).await;
+    server.tenant("globex", "gina").await;
+    let gina = server.token_for("gina", "globex", "vault:admin");
+    for (method, path, body) in [
+        ("GET", "/api/v1/credentials/shared-name".to_string(), None),
+        ("POST", "/api/v1/credentials/shared-name/reveal".to_string(), Some(json!({}))),
+        ("POST", "/api/v1/credentials/shared-name/rotate".to_string(), Some(json!({"value": "pwned"}))),
+        ("PATCH", format!("/api/v1/folders/{folder}"), Some(json!({"name": "mine"}))),
+        ("POST", "/api/v1/leases".to_string(), Some(json!({"credential_key": "shared-name"}))),
+        ("GET", "/api/v1/tenants/acme/role-assignments".to_string(), None),
+    ] {
+        let (s, b) = server.call(method, &path, &gina, body).await;
+        assert_eq!(
+            (s, b["error"]["code"].as_str()),
+            (404, Some("resource/not-found")),
+            "{method} {path} from another tenant: {b}"
+        );
+    }
+    let (_, list) = server.call("GET", "/api/v1/credentials", &gina, None).await;
+    assert_eq!(list["meta"]["total"], 0, "totals count only the caller's tenant");
+    let (_, mine) = server.call("POST", "/api/v1/credentials/shared-name/reveal", &admin, Some(json!({}))).await;
+    assert_eq!(mine["data"]["value"], "acme-secret", "the victim's secret is unchanged");
+});
+
+on_both_backends!(grants_decide_what_members_reach, |server| {
+    let (admin, folder) = acme(&server).await;
+    store(&server, &admin, "in-folder", "x", &folder).await;
+    let bob = server.token_for("bob", "acme", "vault:write");
+    // Deny by default: invisible, and storing into the folder needs canStore even with vault:write.
+    let (s, _) = server.call("GET", "/api/v1/credentials/in-folder", &bob, None).await;
+    assert_eq!(s, 404);
+    let (s, b) = server
+        .call("POST", "/api/v1/credentials", &bob, Some(json!({"key": "bobs", "value": "v", "folder_id": folder})))
+        .await;
+    assert_eq!((s, b["error"]["code"].as_str()), (403, Some("auth/forbidden")), "{b}");
+    let (s, g) = server
+        .call(
+            "POST",
+            &format!("/api/v1/folders/{folder}/grants"),
+            &admin,
+            Some(json!({"principal": "bob", "permissions": ["canRead"]})),
+        )
+        .await;
+    assert_eq!(s, 201, "{g}");
+    let (s, _) = server.call("GET", "/api/v1/credentials/in-folder", &bob, None).await;
+    assert_eq!(s, 200, "a folder grant covers what the folder holds");
+    let (s, b) = server.call("POST", "/api/v1/credentials/in-folder/reveal", &bob, Some(json!({}))).await;
+    assert_eq!((s, b["error"]["code"].as_str()), (403, Some("auth/forbidden")), "canRead does not reveal");
+    let (s, _) = server
+        .call(
+            "POST",
+            &format!("/api/v1/folders/{folder}/grants"),
+            &admin,
+            Some(json!({"principal": "bob", "permissions": ["canStore", "canReveal"]})),
+        )
+        .await;
+    assert_eq!(s, 201);
+    let (s, _) = server
+        .call("POST", "/api/v1/credentials", &bob, Some(json!({"key": "bobs", "value": "v", "folder_id": folder})))
+        .await;
+    assert_eq!(s, 201, "canStore on the folder lets bob store there");
+    // Revoking the grant takes effect on the very next request.
+    let grant_id = g["data"]["id"].as_str().unwrap();
+    let (s, _) = server.call("DELETE", &format!("/api/v1/folders/{folder}/grants/{grant_id}"), &admin, None).await;
+    assert_eq!(s, 204);
+    let (s, _) = server.call("GET", "/api/v1/credentials/in-folder", &bob, None).await;
+    assert_eq!(s, 404);
+    let (s, b) = server.call("GET", "/api/v1/grants", &bob, None).await;
+    assert_eq!((s, b["error"]["code"].as_str()), (403, Some("auth/insufficient-scope")), "{b}");
+});
+
+on_both_backends!(folders_and_tags, |server| {
+    let (admin, folder) = acme(&server).await;
+    let (s, sub) =
+        server.call("POST", "/api/v1/folders", &admin, Some(json!({"name": "db", "parent_id": folder}))).await;
+    assert_eq!((s, sub["data"]["path"].as_str()), (201, Some("/prod/db")));
+    let sub_id = sub["data"]["id"].as_str().unwrap().to_string();
+    let (s, _) = server.call("POST", "/api/v1/folders", &admin, Some(json!({"name": "db", "parent_id": folder}))).await;
+    assert_eq!(s, 409, "sibling names are unique");
+    let (s, b) =
+        server.call("PATCH", &format!("/api/v1/folders/{folder}"), &admin, Some(json!({"parent_id": sub_id}))).await;
+    assert_eq!((s, b["error"]["code"].as_str()), (409, Some("resource/conflict")), "no cycles: {b}");
+    store(&server, &admin, "pg", "x", &sub_id).await;
+    let (s, b) = server.call("DELETE", &format!("/api/v1/folders/{sub_id}"), &admin, None).await;
+    assert_eq!((s, b["error"]["code"].as_str()), (409, Some("folder/not-empty")), "{b}");
+    // Tags: rename, merge, prune.
+    let (s, _) = server.call("PATCH", "/api/v1/credentials/pg", &admin, Some(json!({"tags": ["db", "legacy"]}))).await;
+    assert_eq!(s, 200);
+    let (s, t) = server.call("PATCH", "/api/v1/tags/legacy", &admin, Some(json!({"new_name": "old"}))).await;
+    assert_eq!(
+        (s, t["data"]["name"].as_str(), t["data"]["credential_count"].as_i64()),
+        (200, Some("old"), Some(1)),
+        "{t}"
+    );
+    let (s, t) = server
+        .call("POST", "/api/v1/tags/merge", &admin, Some(json!({"sources": ["old", "db"], "target": "database"})))
+        .await;
+    assert_eq!((s, t["data"]["credential_count"].as_i64()), (200, Some(1)), "{t}");
+    let (_, meta) = server.call("GET", "/api/v1/credentials/pg", &admin, None).await;
+    assert_eq!(meta["data"]["tags"], json!(["database"]));
+    let (_, dry) = server.call("POST", "/api/v1/tags/prune", &admin, Some(json!({"dry_run": true}))).await;
+    assert_eq!(dry["data"]["removed"], json!(["prod"]), "`prod` is on no credential any more: {dry}");
+});
+
+on_both_backends!(personal_tokens_work_once_created_and_die_when_revoked, |server| {
+    let (admin, _) = acme(&server).await;
+    let (s, created) =
+        server.call("POST", "/api/v1/tokens", &admin, Some(json!({"name": "ci", "scopes": ["vault:read"]}))).await;
+    assert_eq!(s, 201, "{created}");
+    let secret = created["data"]["token"].as_str().unwrap().to_string();
+    let id = created["data"]["id"].as_str().unwrap().to_string();
+    let (s, _) = server.call("GET", "/api/v1/credentials", &secret, None).await;
+    assert_eq!(s, 200, "the personal token authenticates");
+    let (s, b) = server.call("POST", "/api/v1/folders", &secret, Some(json!({"name": "x"}))).await;
+    assert_eq!((s, b["error"]["code"].as_str()), (403, Some("auth/insufficient-scope")), "its scopes apply");
+    let (_, listed) = server.call("GET", "/api/v1/tokens", &admin, None).await;
+    assert!(listed["data"][0].get("token").is_none(), "the secret is shown only once");
+    let reader = server.token_for("alice", "acme", "vault:read");
+    let (s, b) =
+        server.call("POST", "/api/v1/tokens", &reader, Some(json!({"name": "up", "scopes": ["vault:admin"]}))).await;
+    assert_eq!(
+        (s, b["error"]["code"].as_str()),
+        (403, Some("auth/forbidden")),
+        "no escalation beyond the caller's scopes"
+    );
+    let (s, _) = server.call("DELETE", &format!("/api/v1/tokens/{id}"), &admin, None).await;
+    assert_eq!(s, 204);
+    let (s, b) = server.call("GET", "/api/v1/credentials", &secret, None).await;
+    assert_eq!(
+        (s, b["error"]["code"].as_str()),
+        (401, Some("auth/invalid-token")),
+        "revoked: 401 on the very next request"
+    );
+    let expired_at = (chrono::Utc::now() + chrono::Duration::seconds(1)).to_rfc3339();
+    let (_, short) = server
+        .call(
+            "POST",
+            "/api/v1/tokens",
+            &admin,
+            Some(json!({"name": "short", "scopes": ["vault:read"], "expires_at": expired_at})),
+        )
+        .await;
+    let short = short["data"]["token"].as_str().unwrap().to_string();
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let (s, _) = server.call("GET", "/api/v1/credentials", &short, None).await;
+    assert_eq!(s, 401, "expired: 401");
+});
+
+on_both_backends!(every_operation_is_audited_allowed_or_denied, |server| {
+    let (admin, folder) = acme(&server).await;
+    store(&server, &admin, "k", "v", &folder).await;
+    let reader = server.token_for("alice", "acme", "vault:read");
+    let (s, _) = server.call("POST", "/api/v1/credentials/k/rotate", &reader, Some(json!({"value": "w"}))).await;
+    assert_eq!(s, 403);
+    let (s, _) = server.call("GET", "/api/v1/credentials/missing", &admin, None).await;
+    assert_eq!(s, 404);
+    let (_, audit) = server.call("GET", "/api/v1/audit?per_page=100", &admin, None).await;
+    let rows = audit["data"].as_array().unwrap();
+    let find = |op: &str, outcome: &str| rows.iter().find(|r| r["operation"] == op && r["outcome"] == outcome).cloned();
+    let denied = find("rotate_credential", "denied").expect("scope denial audited");
+    assert_eq!(denied["error_code"], "auth/insufficient-scope");
+    assert_eq!(denied["status"], 403);
+    assert!(find("get_credential", "failed").is_some(), "a 404 is audited as failed");
+    let stored = find("store_credential", "allowed").expect("store audited");
+    assert_eq!(stored["targets"], json!(["k"]));
+    assert_eq!(stored["actor"], "alice");
+    assert_eq!(stored["auth_method"], "jwt");
+    assert!(!stored["request_id"].as_str().unwrap().is_empty());
+    // Newest first.
+    let times: Vec<&str> = rows.iter().map(|r| r["occurred_at"].as_str().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] >= w[1]), "newest first: {times:?}");
+});
+
+on_both_backends!(a_failed_audit_write_fails_the_operation_and_returns_no_secret, |server| {
+    let (admin, folder) = acme(&server).await;
+    store(&server, &admin, "guarded", "TOP-SECRET-VALUE", &folder).await;
+    server.state.store.fail_next_audit_writes(1);
+    let resp = server
+        .client()
+        .post(server.url("/api/v1/credentials/guarded/reveal"))
+        .bearer_auth(&admin)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 500);
+    let text = resp.text().await.unwrap();
+    assert!(!text.contains("TOP-SECRET-VALUE"), "no plaintext in the error: {text}");
+    assert!(text.contains("server/internal"), "{text}");
+    // A write whose audit row fails leaves nothing behind.
+    server.state.store.fail_next_audit_writes(1);
+    let (s, _) = server
+        .call("POST", "/api/v1/credentials", &admin, Some(json!({"key": "ghost", "value": "g", "folder_id": folder})))
+        .await;
+    assert_eq!(s, 500);
+    let (s, _) = server.call("GET", "/api/v1/credentials/ghost", &admin, None).await;
+    assert_eq!(s, 404, "nothing committed");
+    // A redeem whose audit row fails does not spend the lease.
+    let (_, lease) = server.call("POST", "/api/v1/leases", &admin, Some(json!({"credential_key": "guarded"}))).await;
+    let id = lease["data"]["id"].as_str().unwrap().to_string();
+    server.state.store.fail_next_audit_writes(1);
+    let (s, _) = server.call("POST", "/api/v1/leases/read", &admin, Some(json!({"lease_id": id}))).await;
+    assert_eq!(s, 500);
+    let (s, b) = server.call("POST", "/api/v1/leases/read", &admin, Some(json!({"lease_id": id}))).await;
+    assert_eq!((s, b["data"]["value"].as_str()), (200, Some("TOP-SECRET-VALUE")), "the lease is still redeemable");
+});
+
+on_both_backends!(a_ciphertext_moved_to_another_row_does_not_decrypt, |server| {
+    let (admin, folder) = acme(&server).await;
+    store(&server, &admin, "a", "secret-a", &folder).await;
+    store(&server, &admin, "b", "secret-b", &folder).await;
+    server.tenant("globex", "gina").await;
+    let gina = server.token_for("gina", "globex", "vault:admin");
+    let (_, gf) = server.call("POST", "/api/v1/folders", &gina, Some(json!({"name": "g"}))).await;
+    store(&server, &gina, "a", "secret-g", gf["data"]["id"].as_str().unwrap()).await;
+    let pool = server.state.store.pool();
+    let copy = |from_tenant: &'static str, from_key: &'static str, to_tenant: &'static str, to_key: &'static str| async move {
+        let row = sqlx::query(
+            "SELECT sealed, data_key_id FROM credential_versions WHERE tenant_id = $1 AND key = $2 AND version = 1",
+        )
+        .bind(from_tenant)
+        .bind(from_key)
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        let sealed: Vec<u8> = sqlx::Row::get(&row, 0);
+        let dk: String = sqlx::Row::get(&row, 1);
+        sqlx::query("UPDATE credential_versions SET sealed = $1, data_key_id = $2 WHERE tenant_id = $3 AND key = $4 AND version = 1")
+            .bind(sealed)
+            .bind(dk)
+            .bind(to_tenant)
+            .bind(to_key)
+            .execute(pool)
+            .await
+            .unwrap();
+    };
+    copy("acme", "a", "acme", "b").await; // to another credential
+    copy("acme", "a", "globex", "a").await; // to another tenant, same key
+    for (token, key) in [(&admin, "b"), (&gina, "a")] {
+        let resp = server
+            .client()
+            .post(server.url(&format!("/api/v1/credentials/{key}/reveal")))
+            .bearer_auth(token)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 500, "moved ciphertext must not decrypt");
+        let text = resp.text().await.unwrap();
+        assert!(!text.contains("secret-a"), "{text}");
+    }
+});
+
+on_both_backends!(key_rotation_keeps_every_old_version_readable, |server| {
+    let (admin, folder) = acme(&server).await;
+    for i in 0..20 {
+        store(&server, &admin, &format!("k{i}"), &format!("value-{i}"), &folder).await;
+    }
+    let before: String = sqlx::Row::get(
+        &sqlx::query("SELECT data_key_id FROM credential_versions WHERE key = 'k0'")
+            .fetch_one(server.state.store.pool())
+            .await
+            .unwrap(),
+        0,
+    );
+    let report = runtime::crypto::rotate(&server.state.store, server.dir.path()).await.expect("rotate");
+    assert!(report.rewrapped >= 1);
+    // The running server keeps serving old versions and writes new ones under the new key.
+    for i in 0..20 {
+        let (s, b) = server.call("POST", &format!("/api/v1/credentials/k{i}/reveal"), &admin, Some(json!({}))).await;
+        assert_eq!((s, b["data"]["value"].as_str()), (200, Some(format!("value-{i}").as_str())));
+    }
+    store(&server, &admin, "after", "new", &folder).await;
+    let after: String = sqlx::Row::get(
+        &sqlx::query("SELECT data_key_id FROM credential_versions WHERE key = 'after'")
+            .fetch_one(server.state.store.pool())
+            .await
+            .unwrap(),
+        0,
+    );
+    assert_ne!(before, after, "new writes use the new data key");
+    assert_eq!(after, report.data_key);
+});
