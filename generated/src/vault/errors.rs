@@ -8,22 +8,17 @@ pub enum ListCredentialsError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for ListCredentialsError {
     fn code(&self) -> &'static str {
         match self {
             ListCredentialsError::RequestInvalid(_) => "request/invalid",
             ListCredentialsError::ServerInternal(_) => "server/internal",
-            ListCredentialsError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            ListCredentialsError::RequestInvalid(p)
-            | ListCredentialsError::ServerInternal(p)
-            | ListCredentialsError::ServerNotImplemented(p) => p,
+            ListCredentialsError::RequestInvalid(p) | ListCredentialsError::ServerInternal(p) => p,
         }
     }
 }
@@ -45,8 +40,6 @@ pub enum StoreCredentialError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for StoreCredentialError {
     fn code(&self) -> &'static str {
@@ -56,7 +49,6 @@ impl OperationError for StoreCredentialError {
             StoreCredentialError::ResourceConflict(_) => "resource/conflict",
             StoreCredentialError::RequestInvalid(_) => "request/invalid",
             StoreCredentialError::ServerInternal(_) => "server/internal",
-            StoreCredentialError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -65,8 +57,7 @@ impl OperationError for StoreCredentialError {
             | StoreCredentialError::ResourceNotFound(p)
             | StoreCredentialError::ResourceConflict(p)
             | StoreCredentialError::RequestInvalid(p)
-            | StoreCredentialError::ServerInternal(p)
-            | StoreCredentialError::ServerNotImplemented(p) => p,
+            | StoreCredentialError::ServerInternal(p) => p,
         }
     }
 }
@@ -86,8 +77,6 @@ pub enum GetCredentialError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for GetCredentialError {
     fn code(&self) -> &'static str {
@@ -96,7 +85,6 @@ impl OperationError for GetCredentialError {
             GetCredentialError::ResourceNotFound(_) => "resource/not-found",
             GetCredentialError::RequestInvalid(_) => "request/invalid",
             GetCredentialError::ServerInternal(_) => "server/internal",
-            GetCredentialError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -104,8 +92,7 @@ impl OperationError for GetCredentialError {
             GetCredentialError::AuthForbidden(p)
             | GetCredentialError::ResourceNotFound(p)
             | GetCredentialError::RequestInvalid(p)
-            | GetCredentialError::ServerInternal(p)
-            | GetCredentialError::ServerNotImplemented(p) => p,
+            | GetCredentialError::ServerInternal(p) => p,
         }
     }
 }
@@ -127,8 +114,6 @@ pub enum UpdateCredentialError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for UpdateCredentialError {
     fn code(&self) -> &'static str {
@@ -138,7 +123,6 @@ impl OperationError for UpdateCredentialError {
             UpdateCredentialError::CredentialArchived(_) => "credential/archived",
             UpdateCredentialError::RequestInvalid(_) => "request/invalid",
             UpdateCredentialError::ServerInternal(_) => "server/internal",
-            UpdateCredentialError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -147,8 +131,7 @@ impl OperationError for UpdateCredentialError {
             | UpdateCredentialError::ResourceNotFound(p)
             | UpdateCredentialError::CredentialArchived(p)
             | UpdateCredentialError::RequestInvalid(p)
-            | UpdateCredentialError::ServerInternal(p)
-            | UpdateCredentialError::ServerNotImplemented(p) => p,
+            | UpdateCredentialError::ServerInternal(p) => p,
         }
     }
 }
@@ -170,8 +153,6 @@ pub enum RevealCredentialError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for RevealCredentialError {
     fn code(&self) -> &'static str {
@@ -181,7 +162,6 @@ impl OperationError for RevealCredentialError {
             RevealCredentialError::CredentialArchived(_) => "credential/archived",
             RevealCredentialError::RequestInvalid(_) => "request/invalid",
             RevealCredentialError::ServerInternal(_) => "server/internal",
-            RevealCredentialError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -190,8 +170,7 @@ impl OperationError for RevealCredentialError {
             | RevealCredentialError::ResourceNotFound(p)
             | RevealCredentialError::CredentialArchived(p)
             | RevealCredentialError::RequestInvalid(p)
-            | RevealCredentialError::ServerInternal(p)
-            | RevealCredentialError::ServerNotImplemented(p) => p,
+            | RevealCredentialError::ServerInternal(p) => p,
         }
     }
 }
@@ -213,8 +192,6 @@ pub enum ArchiveCredentialError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for ArchiveCredentialError {
     fn code(&self) -> &'static str {
@@ -224,7 +201,6 @@ impl OperationError for ArchiveCredentialError {
             ArchiveCredentialError::ResourceConflict(_) => "resource/conflict",
             ArchiveCredentialError::RequestInvalid(_) => "request/invalid",
             ArchiveCredentialError::ServerInternal(_) => "server/internal",
-            ArchiveCredentialError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -233,8 +209,7 @@ impl OperationError for ArchiveCredentialError {
             | ArchiveCredentialError::ResourceNotFound(p)
             | ArchiveCredentialError::ResourceConflict(p)
             | ArchiveCredentialError::RequestInvalid(p)
-            | ArchiveCredentialError::ServerInternal(p)
-            | ArchiveCredentialError::ServerNotImplemented(p) => p,
+            | ArchiveCredentialError::ServerInternal(p) => p,
         }
     }
 }
@@ -256,8 +231,6 @@ pub enum RestoreCredentialError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for RestoreCredentialError {
     fn code(&self) -> &'static str {
@@ -267,7 +240,6 @@ impl OperationError for RestoreCredentialError {
             RestoreCredentialError::ResourceConflict(_) => "resource/conflict",
             RestoreCredentialError::RequestInvalid(_) => "request/invalid",
             RestoreCredentialError::ServerInternal(_) => "server/internal",
-            RestoreCredentialError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -276,8 +248,7 @@ impl OperationError for RestoreCredentialError {
             | RestoreCredentialError::ResourceNotFound(p)
             | RestoreCredentialError::ResourceConflict(p)
             | RestoreCredentialError::RequestInvalid(p)
-            | RestoreCredentialError::ServerInternal(p)
-            | RestoreCredentialError::ServerNotImplemented(p) => p,
+            | RestoreCredentialError::ServerInternal(p) => p,
         }
     }
 }
@@ -301,8 +272,6 @@ pub enum RotateCredentialError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for RotateCredentialError {
     fn code(&self) -> &'static str {
@@ -313,7 +282,6 @@ impl OperationError for RotateCredentialError {
             RotateCredentialError::CredentialArchived(_) => "credential/archived",
             RotateCredentialError::RequestInvalid(_) => "request/invalid",
             RotateCredentialError::ServerInternal(_) => "server/internal",
-            RotateCredentialError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -323,8 +291,7 @@ impl OperationError for RotateCredentialError {
             | RotateCredentialError::CredentialVersionConflict(p)
             | RotateCredentialError::CredentialArchived(p)
             | RotateCredentialError::RequestInvalid(p)
-            | RotateCredentialError::ServerInternal(p)
-            | RotateCredentialError::ServerNotImplemented(p) => p,
+            | RotateCredentialError::ServerInternal(p) => p,
         }
     }
 }
@@ -340,22 +307,17 @@ pub enum ListFoldersError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for ListFoldersError {
     fn code(&self) -> &'static str {
         match self {
             ListFoldersError::RequestInvalid(_) => "request/invalid",
             ListFoldersError::ServerInternal(_) => "server/internal",
-            ListFoldersError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            ListFoldersError::RequestInvalid(p)
-            | ListFoldersError::ServerInternal(p)
-            | ListFoldersError::ServerNotImplemented(p) => p,
+            ListFoldersError::RequestInvalid(p) | ListFoldersError::ServerInternal(p) => p,
         }
     }
 }
@@ -377,8 +339,6 @@ pub enum CreateFolderError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for CreateFolderError {
     fn code(&self) -> &'static str {
@@ -388,7 +348,6 @@ impl OperationError for CreateFolderError {
             CreateFolderError::ResourceConflict(_) => "resource/conflict",
             CreateFolderError::RequestInvalid(_) => "request/invalid",
             CreateFolderError::ServerInternal(_) => "server/internal",
-            CreateFolderError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -397,8 +356,7 @@ impl OperationError for CreateFolderError {
             | CreateFolderError::ResourceNotFound(p)
             | CreateFolderError::ResourceConflict(p)
             | CreateFolderError::RequestInvalid(p)
-            | CreateFolderError::ServerInternal(p)
-            | CreateFolderError::ServerNotImplemented(p) => p,
+            | CreateFolderError::ServerInternal(p) => p,
         }
     }
 }
@@ -420,8 +378,6 @@ pub enum UpdateFolderError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for UpdateFolderError {
     fn code(&self) -> &'static str {
@@ -431,7 +387,6 @@ impl OperationError for UpdateFolderError {
             UpdateFolderError::ResourceConflict(_) => "resource/conflict",
             UpdateFolderError::RequestInvalid(_) => "request/invalid",
             UpdateFolderError::ServerInternal(_) => "server/internal",
-            UpdateFolderError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -440,8 +395,7 @@ impl OperationError for UpdateFolderError {
             | UpdateFolderError::ResourceNotFound(p)
             | UpdateFolderError::ResourceConflict(p)
             | UpdateFolderError::RequestInvalid(p)
-            | UpdateFolderError::ServerInternal(p)
-            | UpdateFolderError::ServerNotImplemented(p) => p,
+            | UpdateFolderError::ServerInternal(p) => p,
         }
     }
 }
@@ -463,8 +417,6 @@ pub enum DeleteFolderError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for DeleteFolderError {
     fn code(&self) -> &'static str {
@@ -474,7 +426,6 @@ impl OperationError for DeleteFolderError {
             DeleteFolderError::FolderNotEmpty(_) => "folder/not-empty",
             DeleteFolderError::RequestInvalid(_) => "request/invalid",
             DeleteFolderError::ServerInternal(_) => "server/internal",
-            DeleteFolderError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -483,8 +434,7 @@ impl OperationError for DeleteFolderError {
             | DeleteFolderError::ResourceNotFound(p)
             | DeleteFolderError::FolderNotEmpty(p)
             | DeleteFolderError::RequestInvalid(p)
-            | DeleteFolderError::ServerInternal(p)
-            | DeleteFolderError::ServerNotImplemented(p) => p,
+            | DeleteFolderError::ServerInternal(p) => p,
         }
     }
 }
@@ -500,22 +450,17 @@ pub enum ListTagsError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for ListTagsError {
     fn code(&self) -> &'static str {
         match self {
             ListTagsError::RequestInvalid(_) => "request/invalid",
             ListTagsError::ServerInternal(_) => "server/internal",
-            ListTagsError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            ListTagsError::RequestInvalid(p)
-            | ListTagsError::ServerInternal(p)
-            | ListTagsError::ServerNotImplemented(p) => p,
+            ListTagsError::RequestInvalid(p) | ListTagsError::ServerInternal(p) => p,
         }
     }
 }
@@ -537,8 +482,6 @@ pub enum RenameTagError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for RenameTagError {
     fn code(&self) -> &'static str {
@@ -548,7 +491,6 @@ impl OperationError for RenameTagError {
             RenameTagError::ResourceConflict(_) => "resource/conflict",
             RenameTagError::RequestInvalid(_) => "request/invalid",
             RenameTagError::ServerInternal(_) => "server/internal",
-            RenameTagError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -557,8 +499,7 @@ impl OperationError for RenameTagError {
             | RenameTagError::ResourceNotFound(p)
             | RenameTagError::ResourceConflict(p)
             | RenameTagError::RequestInvalid(p)
-            | RenameTagError::ServerInternal(p)
-            | RenameTagError::ServerNotImplemented(p) => p,
+            | RenameTagError::ServerInternal(p) => p,
         }
     }
 }
@@ -578,8 +519,6 @@ pub enum MergeTagsError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for MergeTagsError {
     fn code(&self) -> &'static str {
@@ -588,7 +527,6 @@ impl OperationError for MergeTagsError {
             MergeTagsError::ResourceNotFound(_) => "resource/not-found",
             MergeTagsError::RequestInvalid(_) => "request/invalid",
             MergeTagsError::ServerInternal(_) => "server/internal",
-            MergeTagsError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -596,8 +534,7 @@ impl OperationError for MergeTagsError {
             MergeTagsError::AuthForbidden(p)
             | MergeTagsError::ResourceNotFound(p)
             | MergeTagsError::RequestInvalid(p)
-            | MergeTagsError::ServerInternal(p)
-            | MergeTagsError::ServerNotImplemented(p) => p,
+            | MergeTagsError::ServerInternal(p) => p,
         }
     }
 }
@@ -615,8 +552,6 @@ pub enum PruneTagsError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for PruneTagsError {
     fn code(&self) -> &'static str {
@@ -624,15 +559,13 @@ impl OperationError for PruneTagsError {
             PruneTagsError::AuthForbidden(_) => "auth/forbidden",
             PruneTagsError::RequestInvalid(_) => "request/invalid",
             PruneTagsError::ServerInternal(_) => "server/internal",
-            PruneTagsError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
             PruneTagsError::AuthForbidden(p)
             | PruneTagsError::RequestInvalid(p)
-            | PruneTagsError::ServerInternal(p)
-            | PruneTagsError::ServerNotImplemented(p) => p,
+            | PruneTagsError::ServerInternal(p) => p,
         }
     }
 }
@@ -648,22 +581,17 @@ pub enum ListLeasesError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for ListLeasesError {
     fn code(&self) -> &'static str {
         match self {
             ListLeasesError::RequestInvalid(_) => "request/invalid",
             ListLeasesError::ServerInternal(_) => "server/internal",
-            ListLeasesError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            ListLeasesError::RequestInvalid(p)
-            | ListLeasesError::ServerInternal(p)
-            | ListLeasesError::ServerNotImplemented(p) => p,
+            ListLeasesError::RequestInvalid(p) | ListLeasesError::ServerInternal(p) => p,
         }
     }
 }
@@ -685,8 +613,6 @@ pub enum IssueLeaseError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for IssueLeaseError {
     fn code(&self) -> &'static str {
@@ -696,7 +622,6 @@ impl OperationError for IssueLeaseError {
             IssueLeaseError::CredentialArchived(_) => "credential/archived",
             IssueLeaseError::RequestInvalid(_) => "request/invalid",
             IssueLeaseError::ServerInternal(_) => "server/internal",
-            IssueLeaseError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -705,8 +630,7 @@ impl OperationError for IssueLeaseError {
             | IssueLeaseError::ResourceNotFound(p)
             | IssueLeaseError::CredentialArchived(p)
             | IssueLeaseError::RequestInvalid(p)
-            | IssueLeaseError::ServerInternal(p)
-            | IssueLeaseError::ServerNotImplemented(p) => p,
+            | IssueLeaseError::ServerInternal(p) => p,
         }
     }
 }
@@ -728,8 +652,6 @@ pub enum RedeemLeaseError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for RedeemLeaseError {
     fn code(&self) -> &'static str {
@@ -739,7 +661,6 @@ impl OperationError for RedeemLeaseError {
             RedeemLeaseError::LeaseUnavailable(_) => "lease/unavailable",
             RedeemLeaseError::RequestInvalid(_) => "request/invalid",
             RedeemLeaseError::ServerInternal(_) => "server/internal",
-            RedeemLeaseError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -748,8 +669,7 @@ impl OperationError for RedeemLeaseError {
             | RedeemLeaseError::ResourceNotFound(p)
             | RedeemLeaseError::LeaseUnavailable(p)
             | RedeemLeaseError::RequestInvalid(p)
-            | RedeemLeaseError::ServerInternal(p)
-            | RedeemLeaseError::ServerNotImplemented(p) => p,
+            | RedeemLeaseError::ServerInternal(p) => p,
         }
     }
 }
@@ -769,8 +689,6 @@ pub enum RevokeLeaseError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for RevokeLeaseError {
     fn code(&self) -> &'static str {
@@ -779,7 +697,6 @@ impl OperationError for RevokeLeaseError {
             RevokeLeaseError::LeaseUnavailable(_) => "lease/unavailable",
             RevokeLeaseError::RequestInvalid(_) => "request/invalid",
             RevokeLeaseError::ServerInternal(_) => "server/internal",
-            RevokeLeaseError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -787,8 +704,7 @@ impl OperationError for RevokeLeaseError {
             RevokeLeaseError::ResourceNotFound(p)
             | RevokeLeaseError::LeaseUnavailable(p)
             | RevokeLeaseError::RequestInvalid(p)
-            | RevokeLeaseError::ServerInternal(p)
-            | RevokeLeaseError::ServerNotImplemented(p) => p,
+            | RevokeLeaseError::ServerInternal(p) => p,
         }
     }
 }
@@ -806,8 +722,6 @@ pub enum ListGrantsError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for ListGrantsError {
     fn code(&self) -> &'static str {
@@ -815,15 +729,13 @@ impl OperationError for ListGrantsError {
             ListGrantsError::AuthForbidden(_) => "auth/forbidden",
             ListGrantsError::RequestInvalid(_) => "request/invalid",
             ListGrantsError::ServerInternal(_) => "server/internal",
-            ListGrantsError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
             ListGrantsError::AuthForbidden(p)
             | ListGrantsError::RequestInvalid(p)
-            | ListGrantsError::ServerInternal(p)
-            | ListGrantsError::ServerNotImplemented(p) => p,
+            | ListGrantsError::ServerInternal(p) => p,
         }
     }
 }
@@ -843,8 +755,6 @@ pub enum DeleteGrantError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for DeleteGrantError {
     fn code(&self) -> &'static str {
@@ -853,7 +763,6 @@ impl OperationError for DeleteGrantError {
             DeleteGrantError::ResourceNotFound(_) => "resource/not-found",
             DeleteGrantError::RequestInvalid(_) => "request/invalid",
             DeleteGrantError::ServerInternal(_) => "server/internal",
-            DeleteGrantError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -861,8 +770,7 @@ impl OperationError for DeleteGrantError {
             DeleteGrantError::AuthForbidden(p)
             | DeleteGrantError::ResourceNotFound(p)
             | DeleteGrantError::RequestInvalid(p)
-            | DeleteGrantError::ServerInternal(p)
-            | DeleteGrantError::ServerNotImplemented(p) => p,
+            | DeleteGrantError::ServerInternal(p) => p,
         }
     }
 }
@@ -882,8 +790,6 @@ pub enum ListCredentialGrantsError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for ListCredentialGrantsError {
     fn code(&self) -> &'static str {
@@ -892,7 +798,6 @@ impl OperationError for ListCredentialGrantsError {
             ListCredentialGrantsError::ResourceNotFound(_) => "resource/not-found",
             ListCredentialGrantsError::RequestInvalid(_) => "request/invalid",
             ListCredentialGrantsError::ServerInternal(_) => "server/internal",
-            ListCredentialGrantsError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -900,8 +805,7 @@ impl OperationError for ListCredentialGrantsError {
             ListCredentialGrantsError::AuthForbidden(p)
             | ListCredentialGrantsError::ResourceNotFound(p)
             | ListCredentialGrantsError::RequestInvalid(p)
-            | ListCredentialGrantsError::ServerInternal(p)
-            | ListCredentialGrantsError::ServerNotImplemented(p) => p,
+            | ListCredentialGrantsError::ServerInternal(p) => p,
         }
     }
 }
@@ -921,8 +825,6 @@ pub enum CreateCredentialGrantError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for CreateCredentialGrantError {
     fn code(&self) -> &'static str {
@@ -931,7 +833,6 @@ impl OperationError for CreateCredentialGrantError {
             CreateCredentialGrantError::ResourceNotFound(_) => "resource/not-found",
             CreateCredentialGrantError::RequestInvalid(_) => "request/invalid",
             CreateCredentialGrantError::ServerInternal(_) => "server/internal",
-            CreateCredentialGrantError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -939,8 +840,7 @@ impl OperationError for CreateCredentialGrantError {
             CreateCredentialGrantError::AuthForbidden(p)
             | CreateCredentialGrantError::ResourceNotFound(p)
             | CreateCredentialGrantError::RequestInvalid(p)
-            | CreateCredentialGrantError::ServerInternal(p)
-            | CreateCredentialGrantError::ServerNotImplemented(p) => p,
+            | CreateCredentialGrantError::ServerInternal(p) => p,
         }
     }
 }
@@ -960,8 +860,6 @@ pub enum DeleteCredentialGrantError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for DeleteCredentialGrantError {
     fn code(&self) -> &'static str {
@@ -970,7 +868,6 @@ impl OperationError for DeleteCredentialGrantError {
             DeleteCredentialGrantError::ResourceNotFound(_) => "resource/not-found",
             DeleteCredentialGrantError::RequestInvalid(_) => "request/invalid",
             DeleteCredentialGrantError::ServerInternal(_) => "server/internal",
-            DeleteCredentialGrantError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -978,8 +875,7 @@ impl OperationError for DeleteCredentialGrantError {
             DeleteCredentialGrantError::AuthForbidden(p)
             | DeleteCredentialGrantError::ResourceNotFound(p)
             | DeleteCredentialGrantError::RequestInvalid(p)
-            | DeleteCredentialGrantError::ServerInternal(p)
-            | DeleteCredentialGrantError::ServerNotImplemented(p) => p,
+            | DeleteCredentialGrantError::ServerInternal(p) => p,
         }
     }
 }
@@ -999,8 +895,6 @@ pub enum ListFolderGrantsError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for ListFolderGrantsError {
     fn code(&self) -> &'static str {
@@ -1009,7 +903,6 @@ impl OperationError for ListFolderGrantsError {
             ListFolderGrantsError::ResourceNotFound(_) => "resource/not-found",
             ListFolderGrantsError::RequestInvalid(_) => "request/invalid",
             ListFolderGrantsError::ServerInternal(_) => "server/internal",
-            ListFolderGrantsError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -1017,8 +910,7 @@ impl OperationError for ListFolderGrantsError {
             ListFolderGrantsError::AuthForbidden(p)
             | ListFolderGrantsError::ResourceNotFound(p)
             | ListFolderGrantsError::RequestInvalid(p)
-            | ListFolderGrantsError::ServerInternal(p)
-            | ListFolderGrantsError::ServerNotImplemented(p) => p,
+            | ListFolderGrantsError::ServerInternal(p) => p,
         }
     }
 }
@@ -1038,8 +930,6 @@ pub enum CreateFolderGrantError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for CreateFolderGrantError {
     fn code(&self) -> &'static str {
@@ -1048,7 +938,6 @@ impl OperationError for CreateFolderGrantError {
             CreateFolderGrantError::ResourceNotFound(_) => "resource/not-found",
             CreateFolderGrantError::RequestInvalid(_) => "request/invalid",
             CreateFolderGrantError::ServerInternal(_) => "server/internal",
-            CreateFolderGrantError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -1056,8 +945,7 @@ impl OperationError for CreateFolderGrantError {
             CreateFolderGrantError::AuthForbidden(p)
             | CreateFolderGrantError::ResourceNotFound(p)
             | CreateFolderGrantError::RequestInvalid(p)
-            | CreateFolderGrantError::ServerInternal(p)
-            | CreateFolderGrantError::ServerNotImplemented(p) => p,
+            | CreateFolderGrantError::ServerInternal(p) => p,
         }
     }
 }
@@ -1077,8 +965,6 @@ pub enum DeleteFolderGrantError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for DeleteFolderGrantError {
     fn code(&self) -> &'static str {
@@ -1087,7 +973,6 @@ impl OperationError for DeleteFolderGrantError {
             DeleteFolderGrantError::ResourceNotFound(_) => "resource/not-found",
             DeleteFolderGrantError::RequestInvalid(_) => "request/invalid",
             DeleteFolderGrantError::ServerInternal(_) => "server/internal",
-            DeleteFolderGrantError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -1095,8 +980,7 @@ impl OperationError for DeleteFolderGrantError {
             DeleteFolderGrantError::AuthForbidden(p)
             | DeleteFolderGrantError::ResourceNotFound(p)
             | DeleteFolderGrantError::RequestInvalid(p)
-            | DeleteFolderGrantError::ServerInternal(p)
-            | DeleteFolderGrantError::ServerNotImplemented(p) => p,
+            | DeleteFolderGrantError::ServerInternal(p) => p,
         }
     }
 }
@@ -1116,8 +1000,6 @@ pub enum ListRoleAssignmentsError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for ListRoleAssignmentsError {
     fn code(&self) -> &'static str {
@@ -1126,7 +1008,6 @@ impl OperationError for ListRoleAssignmentsError {
             ListRoleAssignmentsError::ResourceNotFound(_) => "resource/not-found",
             ListRoleAssignmentsError::RequestInvalid(_) => "request/invalid",
             ListRoleAssignmentsError::ServerInternal(_) => "server/internal",
-            ListRoleAssignmentsError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -1134,8 +1015,7 @@ impl OperationError for ListRoleAssignmentsError {
             ListRoleAssignmentsError::AuthForbidden(p)
             | ListRoleAssignmentsError::ResourceNotFound(p)
             | ListRoleAssignmentsError::RequestInvalid(p)
-            | ListRoleAssignmentsError::ServerInternal(p)
-            | ListRoleAssignmentsError::ServerNotImplemented(p) => p,
+            | ListRoleAssignmentsError::ServerInternal(p) => p,
         }
     }
 }
@@ -1157,8 +1037,6 @@ pub enum AssignRoleError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for AssignRoleError {
     fn code(&self) -> &'static str {
@@ -1168,7 +1046,6 @@ impl OperationError for AssignRoleError {
             AssignRoleError::ResourceConflict(_) => "resource/conflict",
             AssignRoleError::RequestInvalid(_) => "request/invalid",
             AssignRoleError::ServerInternal(_) => "server/internal",
-            AssignRoleError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -1177,8 +1054,7 @@ impl OperationError for AssignRoleError {
             | AssignRoleError::ResourceNotFound(p)
             | AssignRoleError::ResourceConflict(p)
             | AssignRoleError::RequestInvalid(p)
-            | AssignRoleError::ServerInternal(p)
-            | AssignRoleError::ServerNotImplemented(p) => p,
+            | AssignRoleError::ServerInternal(p) => p,
         }
     }
 }
@@ -1200,8 +1076,6 @@ pub enum RemoveRoleAssignmentError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for RemoveRoleAssignmentError {
     fn code(&self) -> &'static str {
@@ -1211,7 +1085,6 @@ impl OperationError for RemoveRoleAssignmentError {
             RemoveRoleAssignmentError::ResourceConflict(_) => "resource/conflict",
             RemoveRoleAssignmentError::RequestInvalid(_) => "request/invalid",
             RemoveRoleAssignmentError::ServerInternal(_) => "server/internal",
-            RemoveRoleAssignmentError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -1220,8 +1093,7 @@ impl OperationError for RemoveRoleAssignmentError {
             | RemoveRoleAssignmentError::ResourceNotFound(p)
             | RemoveRoleAssignmentError::ResourceConflict(p)
             | RemoveRoleAssignmentError::RequestInvalid(p)
-            | RemoveRoleAssignmentError::ServerInternal(p)
-            | RemoveRoleAssignmentError::ServerNotImplemented(p) => p,
+            | RemoveRoleAssignmentError::ServerInternal(p) => p,
         }
     }
 }
@@ -1239,8 +1111,6 @@ pub enum ListAuditError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for ListAuditError {
     fn code(&self) -> &'static str {
@@ -1248,15 +1118,13 @@ impl OperationError for ListAuditError {
             ListAuditError::AuthForbidden(_) => "auth/forbidden",
             ListAuditError::RequestInvalid(_) => "request/invalid",
             ListAuditError::ServerInternal(_) => "server/internal",
-            ListAuditError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
             ListAuditError::AuthForbidden(p)
             | ListAuditError::RequestInvalid(p)
-            | ListAuditError::ServerInternal(p)
-            | ListAuditError::ServerNotImplemented(p) => p,
+            | ListAuditError::ServerInternal(p) => p,
         }
     }
 }
@@ -1272,22 +1140,17 @@ pub enum ListTokensError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for ListTokensError {
     fn code(&self) -> &'static str {
         match self {
             ListTokensError::RequestInvalid(_) => "request/invalid",
             ListTokensError::ServerInternal(_) => "server/internal",
-            ListTokensError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            ListTokensError::RequestInvalid(p)
-            | ListTokensError::ServerInternal(p)
-            | ListTokensError::ServerNotImplemented(p) => p,
+            ListTokensError::RequestInvalid(p) | ListTokensError::ServerInternal(p) => p,
         }
     }
 }
@@ -1305,8 +1168,6 @@ pub enum CreateTokenError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for CreateTokenError {
     fn code(&self) -> &'static str {
@@ -1314,15 +1175,13 @@ impl OperationError for CreateTokenError {
             CreateTokenError::AuthForbidden(_) => "auth/forbidden",
             CreateTokenError::RequestInvalid(_) => "request/invalid",
             CreateTokenError::ServerInternal(_) => "server/internal",
-            CreateTokenError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
             CreateTokenError::AuthForbidden(p)
             | CreateTokenError::RequestInvalid(p)
-            | CreateTokenError::ServerInternal(p)
-            | CreateTokenError::ServerNotImplemented(p) => p,
+            | CreateTokenError::ServerInternal(p) => p,
         }
     }
 }
@@ -1340,8 +1199,6 @@ pub enum RevokeTokenError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
-    /// `server/not-implemented` (HTTP 501): The operation is specified but its behaviour is not implemented in this release.
-    ServerNotImplemented(Problem),
 }
 impl OperationError for RevokeTokenError {
     fn code(&self) -> &'static str {
@@ -1349,15 +1206,13 @@ impl OperationError for RevokeTokenError {
             RevokeTokenError::ResourceNotFound(_) => "resource/not-found",
             RevokeTokenError::RequestInvalid(_) => "request/invalid",
             RevokeTokenError::ServerInternal(_) => "server/internal",
-            RevokeTokenError::ServerNotImplemented(_) => "server/not-implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
             RevokeTokenError::ResourceNotFound(p)
             | RevokeTokenError::RequestInvalid(p)
-            | RevokeTokenError::ServerInternal(p)
-            | RevokeTokenError::ServerNotImplemented(p) => p,
+            | RevokeTokenError::ServerInternal(p) => p,
         }
     }
 }
