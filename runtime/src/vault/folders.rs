@@ -11,7 +11,7 @@ use sqlx::Row;
 
 use super::{Vault, fault, forbidden, not_found};
 use crate::auth::Caller;
-use crate::rbac::Perms;
+use crate::rbac::{Access, Perms};
 use crate::store::{Tx, now_ms, to_time};
 
 #[derive(Debug, Clone)]
@@ -48,14 +48,20 @@ fn path_of(tree: &HashMap<String, Node>, id: &str) -> String {
     format!("/{}", parts.join("/"))
 }
 
-async fn counts(tx: &mut Tx, tenant: &str) -> Result<HashMap<String, i64>, sqlx::Error> {
-    let rows = sqlx::query(
-        "SELECT folder_id, COUNT(*) FROM credentials WHERE tenant_id = $1 AND folder_id IS NOT NULL GROUP BY folder_id",
-    )
-    .bind(tenant)
-    .fetch_all(&mut **tx)
-    .await?;
-    Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+/// Credentials per folder that `access` may read (all of them for administrators).
+async fn counts(tx: &mut Tx, tenant: &str, access: &Access) -> Result<HashMap<String, i64>, sqlx::Error> {
+    let rows = sqlx::query("SELECT key, folder_id FROM credentials WHERE tenant_id = $1 AND folder_id IS NOT NULL")
+        .bind(tenant)
+        .fetch_all(&mut **tx)
+        .await?;
+    let mut out: HashMap<String, i64> = HashMap::new();
+    for r in rows {
+        let (key, folder): (String, String) = (r.get(0), r.get(1));
+        if access.on_credential(&key, Some(&folder)).has(Perms::READ) {
+            *out.entry(folder).or_default() += 1;
+        }
+    }
+    Ok(out)
 }
 
 fn view(tree: &HashMap<String, Node>, counts: &HashMap<String, i64>, id: &str) -> Option<Folder> {
@@ -75,10 +81,11 @@ async fn one<E: generated::support::InternalError>(
     tx: &mut Tx,
     op: &generated::support::Operation,
     tenant: &str,
+    access: &Access,
     id: &str,
 ) -> Result<Option<Folder>, E> {
     let t = tree(tx, tenant).await.map_err(|e| fault(op, "loading folders", e))?;
-    let c = counts(tx, tenant).await.map_err(|e| fault(op, "counting credentials", e))?;
+    let c = counts(tx, tenant, access).await.map_err(|e| fault(op, "counting credentials", e))?;
     Ok(view(&t, &c, id))
 }
 
@@ -87,15 +94,16 @@ fn sibling_taken(tree: &HashMap<String, Node>, parent: Option<&str>, name: &str,
 }
 
 pub(super) async fn list(
-    _vault: &Vault,
+    vault: &Vault,
     tx: &mut Tx,
     caller: &Caller,
     input: models::ListFoldersInput,
     paging: Paging,
 ) -> Result<Paged<Folder>, errors::ListFoldersError> {
     let op = &ops::LIST_FOLDERS;
+    let access = vault.access(tx, op, caller).await?;
     let t = tree(tx, &caller.tenant).await.map_err(|e| fault(op, "loading folders", e))?;
-    let c = counts(tx, &caller.tenant).await.map_err(|e| fault(op, "counting credentials", e))?;
+    let c = counts(tx, &caller.tenant, &access).await.map_err(|e| fault(op, "counting credentials", e))?;
     let mut all: Vec<Folder> = t
         .iter()
         .filter(|(_, n)| input.parent_id.as_ref().is_none_or(|p| n.parent.as_ref() == Some(p)))
@@ -150,7 +158,7 @@ pub(super) async fn create(
     .await
     .map_err(|e| fault(op, "inserting a folder", e))?;
     targets.push(id.clone());
-    one(tx, op, &caller.tenant, &id).await?.ok_or_else(|| fault(op, "reloading", "row vanished"))
+    one(tx, op, &caller.tenant, &access, &id).await?.ok_or_else(|| fault(op, "reloading", "row vanished"))
 }
 
 pub(super) async fn update(
@@ -212,7 +220,7 @@ pub(super) async fn update(
         .execute(&mut **tx)
         .await
         .map_err(|e| fault(op, "updating a folder", e))?;
-    one(tx, op, &caller.tenant, &input.id).await?.ok_or_else(|| fault(op, "reloading", "row vanished"))
+    one(tx, op, &caller.tenant, &access, &input.id).await?.ok_or_else(|| fault(op, "reloading", "row vanished"))
 }
 
 pub(super) async fn delete(
@@ -225,11 +233,16 @@ pub(super) async fn delete(
     let op = &ops::DELETE_FOLDER;
     let access = vault.access(tx, op, caller).await?;
     let t = tree(tx, &caller.tenant).await.map_err(|e| fault(op, "loading folders", e))?;
-    if !t.contains_key(&input.id) {
+    let Some(node) = t.get(&input.id) else {
         return Err(E::ResourceNotFound(not_found("folder", &input.id)));
-    }
+    };
     if !access.on_folder(Some(&input.id)).has(Perms::STORE) {
         return Err(E::AuthForbidden(forbidden("canStore", &format!("folder {}", input.id))));
+    }
+    if node.parent.is_none() && !access.is_admin() {
+        return Err(E::AuthForbidden(
+            Problem::new("Only tenant administrators delete top-level folders.").with("required_role", "admin"),
+        ));
     }
     let children = t.values().filter(|n| n.parent.as_deref() == Some(input.id.as_str())).count();
     let credentials: i64 = sqlx::query("SELECT COUNT(*) FROM credentials WHERE tenant_id = $1 AND folder_id = $2")

@@ -40,14 +40,29 @@ async fn count(tx: &mut Tx, tenant: &str, tag: &str) -> Result<i64, sqlx::Error>
         .get(0))
 }
 
-/// The key of the first carrier the caller may not change, if any.
-fn first_unchangeable(access: &Access, carriers: &[(String, Option<String>)]) -> Option<String> {
-    carriers.iter().find(|(k, f)| !access.on_credential(k, f.as_deref()).has(Perms::STORE)).map(|(k, _)| k.clone())
-}
-
-fn forbidden_on(key: &str) -> Problem {
-    Problem::new(format!("You need canStore on every credential carrying the tag; you lack it on {key}."))
-        .with("required_permission", "canStore")
+/// Whether the caller may retag every carrier: `Err(None)` when they can read none of them (the
+/// tag is invisible to them), `Err(Some(problem))` when they lack `canStore` on one. Only readable
+/// credentials are ever named.
+fn check_carriers(access: &Access, tag: &str, carriers: &[(String, Option<String>)]) -> Result<(), Option<Problem>> {
+    let perms: Vec<(&String, Perms)> =
+        carriers.iter().map(|(k, f)| (k, access.on_credential(k, f.as_deref()))).collect();
+    if !carriers.is_empty() && !access.is_admin() && perms.iter().all(|(_, p)| !p.has(Perms::READ)) {
+        return Err(None);
+    }
+    match perms.iter().find(|(_, p)| !p.has(Perms::STORE)) {
+        None => Ok(()),
+        Some((k, p)) => {
+            let whom = if p.has(Perms::READ) {
+                format!("you lack it on {k}")
+            } else {
+                "you lack it on some of them".to_string()
+            };
+            Err(Some(
+                Problem::new(format!("You need canStore on every credential carrying tag {tag}; {whom}."))
+                    .with("required_permission", "canStore"),
+            ))
+        }
+    }
 }
 
 /// Moves every `from` tag onto `to` (creating it), then deletes the `from` tags.
@@ -147,8 +162,10 @@ pub(super) async fn rename(
     let holders = carriers(tx, &caller.tenant, std::slice::from_ref(&input.name))
         .await
         .map_err(|e| fault(op, "loading carriers", e))?;
-    if let Some(k) = first_unchangeable(&access, &holders) {
-        return Err(E::AuthForbidden(forbidden_on(&k)));
+    match check_carriers(&access, &input.name, &holders) {
+        Ok(()) => {}
+        Err(None) => return Err(E::ResourceNotFound(not_found("tag", &input.name))),
+        Err(Some(p)) => return Err(E::AuthForbidden(p)),
     }
     retag(tx, op, &caller.tenant, std::slice::from_ref(&input.name), &input.new_name).await?;
     let credential_count = count(tx, &caller.tenant, &input.new_name).await.map_err(|e| fault(op, "counting", e))?;
@@ -169,9 +186,15 @@ pub(super) async fn merge(
             return Err(E::ResourceNotFound(not_found("tag", s)));
         }
     }
-    let holders = carriers(tx, &caller.tenant, &input.sources).await.map_err(|e| fault(op, "loading carriers", e))?;
-    if let Some(k) = first_unchangeable(&access, &holders) {
-        return Err(E::AuthForbidden(forbidden_on(&k)));
+    for source in &input.sources {
+        let holders = carriers(tx, &caller.tenant, std::slice::from_ref(source))
+            .await
+            .map_err(|e| fault(op, "loading carriers", e))?;
+        match check_carriers(&access, source, &holders) {
+            Ok(()) => {}
+            Err(None) => return Err(E::ResourceNotFound(not_found("tag", source))),
+            Err(Some(p)) => return Err(E::AuthForbidden(p)),
+        }
     }
     retag(tx, op, &caller.tenant, &input.sources, &input.target).await?;
     let credential_count = count(tx, &caller.tenant, &input.target).await.map_err(|e| fault(op, "counting", e))?;

@@ -61,6 +61,15 @@ pub(super) async fn create(
 ) -> Result<CreatedToken, errors::CreateTokenError> {
     use errors::CreateTokenError as E;
     let op = &ops::CREATE_TOKEN;
+    if caller.method == crate::auth::AuthMethod::PersonalToken {
+        // A leaked token must not be able to mint a successor that outlives its revocation.
+        return Err(E::AuthForbidden(
+            Problem::new(
+                "Personal access tokens cannot create tokens; use a signed-in session or an OAuth access token.",
+            )
+            .with("auth_method", "personal_token"),
+        ));
+    }
     let service = &generated::vault::SERVICE;
     for wanted in &input.scopes {
         // Every requested scope must be one the caller's own scopes satisfy.
