@@ -220,9 +220,18 @@ pub(super) async fn list(
         .iter()
         .map(from_row)
         .collect();
+    // One query for the whole page's tags.
+    let keys: Vec<String> = rows.iter().map(|r| r.key.clone()).collect();
+    let mut tag_sql = Sql::new("SELECT key, tag FROM credential_tags WHERE tenant_id = $1 AND");
+    tag_sql.args.push(Arg::Text(caller.tenant.clone()));
+    tag_sql.push_in("key", &keys).raw(" ORDER BY tag");
+    let mut tags_by_key: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
+    for t in tag_sql.query().fetch_all(&mut **tx).await.map_err(|e| fault(op, "loading tags", e))? {
+        tags_by_key.entry(t.get(0)).or_default().push(t.get(1));
+    }
     let mut items = Vec::with_capacity(rows.len());
     for r in rows {
-        let tags = tags_of(tx, &caller.tenant, &r.key).await.map_err(|e| fault(op, "loading tags", e))?;
+        let tags = tags_by_key.remove(&r.key).unwrap_or_default();
         items.push(CredentialSummary {
             key: r.key,
             kind: r.kind,

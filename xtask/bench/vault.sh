@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Loopback load test of the vault: authenticated list, reveal and store, with wrk.
+# Usage: bash xtask/bench/vault.sh [postgres://…]   (no argument: the embedded SQLite default)
+# Prints one Markdown row per scenario: requests/s, p50, p99, errors.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)" >&2; exit 1; }
+cargo build -q --release -p runtime
+bin=target/release/specwright
+data=$(mktemp -d)
+port=$((20000 + RANDOM % 20000))
+common=(--data-dir "$data" --addr "127.0.0.1:$port")
+[ $# -ge 1 ] && common+=(--database-url "$1")
+backend=${1:+PostgreSQL}; backend=${backend:-SQLite}
+$bin tenant create "bench$port" --admin alice "${common[@]}" >/dev/null
+export TOKEN=$($bin token --sub alice --tenant "bench$port" --scope vault:admin --ttl 3600 "${common[@]}")
+RUST_LOG=warn $bin serve "${common[@]}" 2>"$data/server.log" &
+pid=$!
+trap 'kill $pid 2>/dev/null; rm -rf "$data"' EXIT
+for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+base="http://127.0.0.1:$port"
+export FOLDER=$(curl -s -X POST "$base/api/v1/folders" -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"name":"bench"}' | sed -E 's/.*"id":"([^"]+)".*/\1/')
+# 1,000 credentials to list and reveal from.
+for i in $(seq 1 1000); do echo "{\"key\":\"seed-$i\",\"value\":\"seed-secret-$i\",\"folder_id\":\"$FOLDER\"}"; done |
+  xargs -P 2 -I{} curl -s -o /dev/null -X POST "$base/api/v1/credentials" -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d {}
+export KEY=seed-500
+dur=${DURATION:-15s}
+row() {
+  local name=$1 script=$2
+  export RUN="$name-$RANDOM"
+  out=$(wrk -t2 -c32 -d"$dur" --latency -s "xtask/bench/$script" "$base")
+  rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+  p50=$(echo "$out" | awk '$1=="50%" {print $2}')
+  p99=$(echo "$out" | awk '$1=="99%" {print $2}')
+  errs=$(echo "$out" | awk '/Non-2xx/ {print $5}'); errs=${errs:-0}
+  echo "| $backend | $name | $rps | $p50 | $p99 | $errs |"
+}
+echo "| backend | scenario | requests/s | p50 | p99 | non-2xx |"
+echo "|---|---|---|---|---|---|"
+row "list (20 of 1,000)" list.lua
+row "reveal" reveal.lua
+row "store (new key each)" store.lua
