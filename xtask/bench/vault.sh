@@ -22,12 +22,12 @@ base="http://127.0.0.1:$port"
 export FOLDER=$(curl -s -X POST "$base/api/v1/folders" -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"name":"bench"}' | sed -E 's/.*"id":"([^"]+)".*/\1/')
 # 1,000 credentials to list and reveal from.
 for i in $(seq 1 1000); do echo "{\"key\":\"seed-$i\",\"value\":\"seed-secret-$i\",\"folder_id\":\"$FOLDER\"}"; done |
-  xargs -P 2 -I{} curl -s -o /dev/null -X POST "$base/api/v1/credentials" -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d {}
+  xargs -d "\n" -P 2 -I{} curl -s -o /dev/null -X POST "$base/api/v1/credentials" -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d {}
 export KEY=seed-500
 dur=${DURATION:-15s}
 row() {
   local name=$1 script=$2
-  export RUN="$name-$RANDOM"
+  export RUN="r$RANDOM"
   out=$(wrk -t2 -c32 -d"$dur" --latency -s "xtask/bench/$script" "$base")
   rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
   p50=$(echo "$out" | awk '$1=="50%" {print $2}')
