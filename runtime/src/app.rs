@@ -53,6 +53,15 @@ impl AppState {
         }
     }
 
+    /// The protected-resource description of the vault MCP endpoint.
+    pub fn vault_mcp(&self) -> Resource {
+        Resource {
+            id: self.config.vault_mcp_resource(),
+            metadata_url: format!("{}{}", self.config.public_url, prm::VAULT_MCP_PATHS[1]),
+            service: &generated::vault::SERVICE,
+        }
+    }
+
     /// The protected-resource description of the prospector API.
     pub fn prospector(&self) -> Resource {
         Resource {
@@ -103,6 +112,17 @@ fn json_document(text: &'static str) -> Response {
 
 /// The complete application.
 pub fn build(state: &AppState) -> Router {
+    let mcp = crate::mcp::router(
+        state.vault.clone(),
+        state.gate(state.vault_mcp(), Some(state.store.clone())),
+        state.store.clone(),
+        &state.config.public_url,
+        state.config.body_limit,
+    )
+    .unwrap_or_else(|e| {
+        // The descriptors are generated and checked by tests; failing to parse them is a build defect.
+        panic!("generated MCP tool descriptors do not parse: {e}")
+    });
     let vault =
         generated::vault::router(state.vault.clone(), state.gate(state.vault_rest(), Some(state.store.clone())));
     let prospector = generated::prospector::router(Arc::new(Prospector), state.gate(state.prospector(), None));
@@ -120,6 +140,7 @@ pub fn build(state: &AppState) -> Router {
     Router::new()
         .merge(vault)
         .merge(prospector)
+        .merge(mcp)
         .merge(prm::router(&state.config))
         .merge(docs)
         .route("/openapi/vault.json", get(|| async { json_document(v.openapi_json) }))

@@ -105,7 +105,8 @@ impl BearerGate {
         Ok(caller)
     }
 
-    async fn authenticate(&self, parts: &Parts) -> Result<Caller, Denial> {
+    /// Authenticates the request (JWT for this resource, or a personal access token).
+    pub async fn authenticate(&self, parts: &Parts) -> Result<Caller, Denial> {
         let Some(value) = parts.headers.get(header::AUTHORIZATION) else {
             return Err(Denial::Missing);
         };
@@ -152,6 +153,11 @@ impl BearerGate {
             token_id: Some(claims.jti),
             request_id,
         })
+    }
+
+    /// The resource this gate protects.
+    pub fn resource(&self) -> &Resource {
+        &self.resource
     }
 
     /// The response for a denial: status, `WWW-Authenticate` challenge and error envelope.

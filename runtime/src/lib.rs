@@ -7,6 +7,7 @@ pub mod auth;
 pub mod config;
 pub mod crypto;
 pub mod keys;
+pub mod mcp;
 pub mod prm;
 pub mod rbac;
 pub mod services;

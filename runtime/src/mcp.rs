@@ -1,0 +1,258 @@
+//! The vault as an MCP server at `/api/mcp` (Streamable HTTP), on the official Rust SDK (rmcp).
+//!
+//! rmcp speaks the protocol (2025-06-18, 2025-11-25 and 2026-07-28: initialize, notifications,
+//! `tools/list`, `tools/call`, `ping`, `server/discover`, header checks). In front of it an axum
+//! layer authorises every request *before* the protocol layer sees it, so clients get real HTTP
+//! 401 and 403 answers with the `WWW-Authenticate` challenge they upgrade their token from. The
+//! tools are the generated descriptors, and each call goes through the generated dispatch to the
+//! same trait method as REST: RBAC, tenancy, leases and audit behave identically on both surfaces.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use generated::support::{Operation, ServiceInfo, request_id};
+use rmcp::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, InitializeResult, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData as McpError, RoleServer};
+use serde_json::{Value, json};
+
+use crate::audit;
+use crate::auth::{BearerGate, Caller, Denial, challenge};
+use crate::store::Store;
+use crate::vault::Vault;
+
+/// JSON-RPC error code for "the token's scope is too low": outside −32768..−32000, which the
+/// JSON-RPC and MCP specifications reserve.
+pub const INSUFFICIENT_SCOPE_CODE: i64 = -31403;
+
+/// Path of the MCP endpoint.
+pub fn path() -> &'static str {
+    generated::vault::SERVICE.mcp_path.unwrap_or("/api/mcp")
+}
+
+/// The vault's tools, served from the generated descriptors.
+#[derive(Clone)]
+pub struct VaultMcp {
+    vault: Arc<Vault>,
+    tools: Arc<Vec<Tool>>,
+}
+
+impl VaultMcp {
+    /// Parses the generated descriptors once.
+    pub fn new(vault: Arc<Vault>) -> anyhow::Result<Self> {
+        let tools: Vec<Tool> = serde_json::from_str(generated::vault::SERVICE.tools_json)?;
+        Ok(VaultMcp { vault, tools: Arc::new(tools) })
+    }
+}
+
+impl ServerHandler for VaultMcp {
+    fn get_info(&self) -> InitializeResult {
+        let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().build());
+        info.server_info =
+            Implementation::new("specwright-vault", env!("CARGO_PKG_VERSION")).with_title("Credential Vault");
+        info.instructions = Some(
+            "Credential vault. Each tool's description ends with the OAuth scope it needs (SCOPE: vault:read|write|admin). \
+             To use a secret: vault.lease_credential, then vault.read_credential with the lease id (single use)."
+                .into(),
+        );
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items((*self.tools).clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        // The auth layer put the caller into the HTTP request; rmcp hands us its parts.
+        let caller = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.extensions.get::<Caller>())
+            .cloned()
+            .ok_or_else(|| McpError::internal_error("request was not authenticated", None))?;
+        let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        match generated::vault::tools::call_tool(&*self.vault, &caller, &request.name, arguments).await {
+            None => Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None)),
+            Some(Ok(value)) => Ok(CallToolResult::structured(value).into()),
+            Some(Err(failure)) => {
+                let body = json!({ "error": {
+                    "code": failure.code,
+                    "status": failure.status,
+                    "message": failure.problem.message,
+                    "details": Value::Object(failure.problem.details),
+                    "request_id": caller.request_id,
+                }});
+                Ok(CallToolResult::structured_error(body).into())
+            }
+        }
+    }
+}
+
+/// What the auth layer needs.
+#[derive(Clone)]
+struct Guard {
+    gate: Arc<BearerGate>,
+    store: Store,
+    body_limit: usize,
+}
+
+/// Whether holding `have` satisfies `want` under the service's scope hierarchy.
+fn satisfies(service: &ServiceInfo, have: &[String], want: &str) -> bool {
+    fn implies(service: &ServiceInfo, scope: &str, want: &str, depth: u8) -> bool {
+        scope == want
+            || (depth < 8
+                && service
+                    .scopes
+                    .iter()
+                    .find(|s| s.name == scope)
+                    .is_some_and(|s| s.implies.iter().any(|i| implies(service, i, want, depth + 1))))
+    }
+    have.iter().any(|h| implies(service, h, want, 0))
+}
+
+/// The scope a JSON-RPC message needs: a tool call needs its operation's; anything else the
+/// lowest tier (enough to connect and list the tools).
+fn required(message: &Value) -> (&'static str, Option<&'static Operation>) {
+    let service = &generated::vault::SERVICE;
+    let lowest = service.scopes.first().map(|s| s.name).unwrap_or("vault:read");
+    if message.get("method").and_then(Value::as_str) == Some("tools/call") {
+        let name = message.pointer("/params/name").and_then(Value::as_str).unwrap_or_default();
+        if let Some((_, op)) = generated::vault::tools::TOOLS.iter().find(|(n, _)| *n == name) {
+            return (op.scope, Some(*op));
+        }
+    }
+    (lowest, None)
+}
+
+async fn authorize(State(guard): State<Guard>, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let resource = guard.gate.resource().clone();
+    let rid = request_id(&parts).map(str::to_string);
+    let lowest = generated::vault::SERVICE.scopes.first().map(|s| s.name).unwrap_or("vault:read");
+    // OPTIONS preflights carry no credentials; let the transport answer them.
+    if parts.method == axum::http::Method::OPTIONS {
+        return next.run(Request::from_parts(parts, body)).await;
+    }
+    let mut caller = match guard.gate.authenticate(&parts).await {
+        Ok(c) => c,
+        Err(denial) => return challenge(&resource, rid.as_deref(), lowest, denial),
+    };
+    let bytes: Bytes = match axum::body::to_bytes(body, guard.body_limit).await {
+        Ok(b) => b,
+        Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response(),
+    };
+    if let Ok(message) = serde_json::from_slice::<Value>(&bytes) {
+        let (scope, op) = required(&message);
+        if !satisfies(resource.service, &caller.scopes, scope) {
+            if let Some(op) = op {
+                let code = resource.service.roles.insufficient_scope;
+                if let Err(e) = audit::record_denial(&guard.store, &caller, op, code, 403).await {
+                    tracing::error!(operation = op.id, error = %e, "could not audit a scope denial");
+                }
+            }
+            return insufficient_scope(&resource, rid.as_deref(), scope, message.get("id").cloned());
+        }
+    }
+    caller.request_id = rid.unwrap_or_default();
+    parts.extensions.insert(caller);
+    next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
+
+/// HTTP 403 with the same challenge as REST and a JSON-RPC error body naming the scope.
+fn insufficient_scope(
+    resource: &crate::auth::Resource,
+    request_id: Option<&str>,
+    scope: &str,
+    id: Option<Value>,
+) -> Response {
+    let rest = challenge(resource, request_id, scope, Denial::InsufficientScope);
+    let code = resource.service.roles.insufficient_scope;
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": id.unwrap_or(Value::Null),
+        "error": {
+            "code": INSUFFICIENT_SCOPE_CODE,
+            "message": format!("insufficient_scope: this call requires {scope}"),
+            "data": { "code": code, "required": scope, "request_id": request_id },
+        }
+    });
+    let mut resp = (StatusCode::FORBIDDEN, axum::Json(body)).into_response();
+    for name in [header::WWW_AUTHENTICATE, header::HeaderName::from_static("x-request-id")] {
+        if let Some(v) = rest.headers().get(&name) {
+            resp.headers_mut().insert(name, v.clone());
+        }
+    }
+    resp
+}
+
+/// Hosts and origins the endpoint accepts (DNS-rebinding protection): the public URL's, the
+/// loopback names, and `SPECWRIGHT_MCP_ALLOWED_HOSTS` / `SPECWRIGHT_MCP_ALLOWED_ORIGINS`
+/// (comma-separated).
+fn transport_config(public_url: &str) -> StreamableHttpServerConfig {
+    let list = |var: &str| -> Vec<String> {
+        std::env::var(var)
+            .map(|v| v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+            .unwrap_or_default()
+    };
+    let authority =
+        public_url.split("://").nth(1).unwrap_or(public_url).split('/').next().unwrap_or_default().to_string();
+    let host = authority.rsplit_once(':').map(|(h, _)| h.to_string()).unwrap_or(authority.clone());
+    let mut hosts = vec![authority, host, "localhost".into(), "127.0.0.1".into(), "[::1]".into()];
+    hosts.extend(list("SPECWRIGHT_MCP_ALLOWED_HOSTS"));
+    let mut origins = vec![public_url.to_string()];
+    origins.extend(list("SPECWRIGHT_MCP_ALLOWED_ORIGINS"));
+    let mut config = StreamableHttpServerConfig::default().enforce_origin_validation();
+    config.legacy_session_mode = false;
+    config.json_response = true;
+    config.sse_keep_alive = None;
+    config.allowed_hosts = hosts;
+    config.allowed_origins = origins;
+    config
+}
+
+/// The `/api/mcp` route: authorisation layer, then rmcp's Streamable HTTP service.
+pub fn router(
+    vault: Arc<Vault>,
+    gate: Arc<BearerGate>,
+    store: Store,
+    public_url: &str,
+    body_limit: usize,
+) -> anyhow::Result<Router> {
+    let handler = VaultMcp::new(vault)?;
+    let service = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(NeverSessionManager::default()),
+        transport_config(public_url),
+    );
+    let guard = Guard { gate, store, body_limit };
+    Ok(Router::new()
+        .route_service(path(), service)
+        .layer(middleware::from_fn_with_state(guard, authorize))
+        .layer(middleware::from_fn(no_cache)))
+}
+
+async fn no_cache(request: Request, next: Next) -> Response {
+    let mut resp = next.run(request).await;
+    // Tool results may carry secrets (vault.read_credential).
+    resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
+}
