@@ -74,7 +74,10 @@ impl ServerHandler for VaultMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items((*self.tools).clone()))
+        let mut result = ListToolsResult::with_all_items((*self.tools).clone());
+        // The list is the same for every caller and changes only with a new release.
+        result.ttl_ms = Some(300_000);
+        Ok(result)
     }
 
     async fn call_tool(

@@ -1,0 +1,311 @@
+//! The vault's MCP endpoint: transport and lifecycle per protocol revision, authorisation before
+//! the protocol layer, tools from the generated descriptors, and parity with REST.
+
+mod common;
+
+use serde_json::{Value, json};
+
+const LEGACY: [&str; 2] = ["2025-06-18", "2025-11-25"];
+const MODERN: &str = "2026-07-28";
+
+struct Mcp<'a> {
+    server: &'a common::TestServer,
+    token: Option<String>,
+    version: &'a str,
+}
+
+fn meta() -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}})
+}
+
+impl Mcp<'_> {
+    /// Sends one JSON-RPC message the way a client of this revision would.
+    async fn send(&self, message: Value, origin: Option<&str>) -> (u16, reqwest::header::HeaderMap, Value) {
+        let mut message = message;
+        let mut rb = self
+            .server
+            .client()
+            .post(self.server.url("/api/mcp"))
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json");
+        if self.version == MODERN {
+            let method = message["method"].as_str().unwrap_or_default().to_string();
+            rb = rb.header("mcp-method", &method);
+            if let Some(name) = message.pointer("/params/name").and_then(Value::as_str) {
+                rb = rb.header("mcp-name", name);
+            }
+            if message.get("id").is_some() {
+                let params = message.as_object_mut().unwrap().entry("params").or_insert_with(|| json!({}));
+                params["_meta"] = meta();
+            }
+        }
+        if message["method"] != "initialize" {
+            rb = rb.header("mcp-protocol-version", self.version);
+        }
+        if let Some(t) = &self.token {
+            rb = rb.bearer_auth(t);
+        }
+        if let Some(o) = origin {
+            rb = rb.header("origin", o);
+        }
+        let resp = rb.json(&message).send().await.unwrap();
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.unwrap();
+        (status, headers, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    async fn call(&self, id: i64, tool: &str, arguments: Value) -> (u16, reqwest::header::HeaderMap, Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}), None).await
+    }
+}
+
+async fn setup() -> (common::TestServer, String, String) {
+    let server = common::TestServer::start().await;
+    server.tenant("acme", "alice").await;
+    let read = server.token_for("alice", "acme", "vault:read");
+    let write = server.token_for("alice", "acme", "vault:write");
+    (server, read, write)
+}
+
+#[tokio::test]
+async fn legacy_revisions_handshake_list_call_and_ping() {
+    let (server, read, _) = setup().await;
+    for version in LEGACY {
+        let mcp = Mcp { server: &server, token: Some(read.clone()), version };
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+        let (s, _, b) = mcp.send(init, None).await;
+        assert_eq!(s, 200, "{version}: {b}");
+        assert_eq!(b["result"]["protocolVersion"], version, "the server echoes a supported version");
+        assert!(b["result"]["capabilities"]["tools"].is_object());
+        assert_eq!(b["result"]["serverInfo"]["name"], "specwright-vault");
+        let (s, _, _) = mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), None).await;
+        assert_eq!(s, 202, "{version}: notifications are accepted with 202");
+        let (s, _, b) = mcp.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}), None).await;
+        assert_eq!(s, 200);
+        assert_eq!(b["result"]["tools"].as_array().unwrap().len(), 10, "{version}: the seed's ten tools");
+        let (s, _, b) = mcp.send(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}), None).await;
+        assert_eq!((s, &b["result"]), (200, &json!({})));
+        let (s, _, b) = mcp.call(4, "vault.list_credentials", json!({})).await;
+        assert_eq!(s, 200);
+        assert_eq!(b["result"]["isError"], false);
+        assert_eq!(b["result"]["structuredContent"]["meta"]["total"], 0);
+    }
+}
+
+#[tokio::test]
+async fn the_2026_revision_is_stateless_with_discover_and_header_checks() {
+    let (server, read, _) = setup().await;
+    let mcp = Mcp { server: &server, token: Some(read), version: MODERN };
+    let (s, _, b) = mcp.send(json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover"}), None).await;
+    assert_eq!(s, 200, "{b}");
+    assert!(b["result"]["supportedVersions"].as_array().unwrap().contains(&json!(MODERN)));
+    assert!(b["result"]["capabilities"]["tools"].is_object());
+    let (s, _, b) = mcp.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}), None).await;
+    assert_eq!((s, b["result"]["tools"].as_array().map(Vec::len)), (200, Some(10)));
+    assert_eq!(b["result"]["resultType"], "complete");
+    let (s, _, b) = mcp.call(3, "vault.list_folders", json!({})).await;
+    assert_eq!((s, &b["result"]["isError"]), (200, &json!(false)), "{b}");
+    // An Mcp-Method header that does not match the body is refused.
+    let resp = server
+        .client()
+        .post(server.url("/api/mcp"))
+        .bearer_auth(mcp.token.as_ref().unwrap())
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", MODERN)
+        .header("mcp-method", "tools/list")
+        .json(&json!({"jsonrpc": "2.0", "id": 4, "method": "ping", "params": {"_meta": meta()}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 400);
+    let b: Value = resp.json().await.unwrap();
+    assert_eq!(b["error"]["code"], -32020);
+    // No server-to-client stream in this revision.
+    let get = server
+        .client()
+        .get(server.url("/api/mcp"))
+        .bearer_auth(mcp.token.as_ref().unwrap())
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(get.status(), 405);
+}
+
+#[tokio::test]
+async fn every_request_is_authorised_before_the_protocol_layer() {
+    let (server, read, write) = setup().await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let prm = server.url("/.well-known/oauth-protected-resource/api/mcp");
+    let anonymous = Mcp { server: &server, token: None, version: "2025-11-25" };
+    let (s, h, _) = anonymous.send(init.clone(), None).await;
+    assert_eq!(s, 401);
+    assert_eq!(h["www-authenticate"], format!(r#"Bearer resource_metadata="{prm}", scope="vault:read""#).as_str());
+    // A bad token, and a token for the REST audience only, get invalid_token.
+    let c = &server.state.config;
+    let rest_only = server
+        .state
+        .keys
+        .mint(&runtime::keys::claims(
+            &c.issuer(),
+            "alice",
+            "acme",
+            "vault:admin",
+            vec![c.vault_rest_resource()],
+            600,
+            None,
+        ))
+        .unwrap();
+    for token in ["garbage".to_string(), rest_only] {
+        let (s, h, _) =
+            Mcp { server: &server, token: Some(token), version: "2025-11-25" }.send(init.clone(), None).await;
+        assert_eq!(s, 401);
+        assert!(h["www-authenticate"].to_str().unwrap().starts_with(r#"Bearer error="invalid_token""#));
+    }
+    // A tool above the token's tier: HTTP 403, the REST challenge, a JSON-RPC error naming the scope.
+    let reader = Mcp { server: &server, token: Some(read), version: "2025-11-25" };
+    let (s, h, b) = reader.call(7, "vault.store_credential", json!({"key": "k", "value": "v"})).await;
+    assert_eq!(s, 403);
+    assert_eq!(
+        h["www-authenticate"],
+        format!(r#"Bearer error="insufficient_scope", scope="vault:write", resource_metadata="{prm}""#).as_str()
+    );
+    assert_eq!(b["id"], 7, "the error carries the request id");
+    let code = b["error"]["code"].as_i64().unwrap();
+    assert!(!(-32768..=-32000).contains(&code), "application code outside the reserved range: {code}");
+    assert_eq!(
+        b["error"]["data"],
+        json!({"code": "auth/insufficient-scope", "required": "vault:write", "request_id": h["x-request-id"].to_str().unwrap()})
+    );
+    // The same call with a write token goes through; the read token still lists.
+    let writer = Mcp { server: &server, token: Some(write), version: "2025-11-25" };
+    let (s, _, b) = writer.call(8, "vault.store_credential", json!({"key": "k", "value": "v"})).await;
+    assert_eq!((s, &b["result"]["isError"]), (200, &json!(false)), "{b}");
+    // An Origin that is not allowed is refused (DNS rebinding protection).
+    let (s, _, _) =
+        writer.send(json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}), Some("https://evil.example")).await;
+    assert_eq!(s, 403);
+}
+
+#[tokio::test]
+async fn tools_share_rest_behaviour_errors_become_tool_results() {
+    let (server, _, _) = setup().await;
+    let admin = server.token_for("alice", "acme", "vault:admin");
+    let mcp = Mcp { server: &server, token: Some(admin.clone()), version: "2025-11-25" };
+    let (_, _, b) = mcp.call(1, "vault.store_credential", json!({"key": "db", "value": "s3cret"})).await;
+    assert_eq!(b["result"]["structuredContent"]["data"]["current_version"], 1);
+    let (_, _, lease) = mcp.call(2, "vault.lease_credential", json!({"credential_key": "db"})).await;
+    let id = lease["result"]["structuredContent"]["data"]["id"].as_str().unwrap().to_string();
+    let (_, _, secret) = mcp.call(3, "vault.read_credential", json!({"lease_id": id})).await;
+    assert_eq!(secret["result"]["structuredContent"]["data"]["value"], "s3cret");
+    // Single use on both surfaces: REST sees the lease as redeemed.
+    let (s, b) = server.call("POST", "/api/v1/leases/read", &admin, Some(json!({"lease_id": id}))).await;
+    assert_eq!((s, b["error"]["code"].as_str()), (410, Some("lease/unavailable")));
+    let (_, _, again) = mcp.call(4, "vault.read_credential", json!({"lease_id": id})).await;
+    assert_eq!(again["result"]["isError"], true, "business failures are tool results: {again}");
+    assert_eq!(again["result"]["structuredContent"]["error"]["code"], "lease/unavailable");
+    let (_, _, bad) = mcp.call(5, "vault.list_credentials", json!({"per_page": 500})).await;
+    assert_eq!(bad["result"]["isError"], true);
+    assert_eq!(bad["result"]["structuredContent"]["error"]["details"]["field"], "per_page");
+    let (s, _, unknown) = mcp.call(6, "vault.nope", json!({})).await;
+    assert_eq!((s, unknown["error"]["code"].as_i64()), (200, Some(-32602)), "unknown tools are protocol errors");
+    // Audited like REST, with the operation id.
+    let (_, audit) = server.call("GET", "/api/v1/audit?operation=redeem_lease", &admin, None).await;
+    let outcomes: Vec<&str> =
+        audit["data"].as_array().unwrap().iter().map(|r| r["outcome"].as_str().unwrap()).collect();
+    assert_eq!(
+        outcomes,
+        vec!["failed", "failed", "allowed"],
+        "newest first: two failed redeems (REST, MCP) then the successful one"
+    );
+}
+
+#[tokio::test]
+async fn tool_descriptors_carry_scope_lines_schemas_and_annotations() {
+    let tools: Vec<Value> = serde_json::from_str(generated::vault::SERVICE.tools_json).unwrap();
+    let expected = [
+        ("vault.list_credentials", "vault:read"),
+        ("vault.list_folders", "vault:read"),
+        ("vault.lease_credential", "vault:read"),
+        ("vault.read_credential", "vault:read"),
+        ("vault.list_my_leases", "vault:read"),
+        ("vault.revoke_lease", "vault:read"),
+        ("vault.store_credential", "vault:write"),
+        ("vault.archive_credential", "vault:write"),
+        ("vault.restore_credential", "vault:write"),
+        ("vault.rotate_credential", "vault:write"),
+    ];
+    assert_eq!(tools.len(), expected.len());
+    for (name, scope) in expected {
+        let t = tools.iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("tool {name} is listed"));
+        let description = t["description"].as_str().unwrap();
+        assert!(description.lines().any(|l| l == format!("SCOPE: {scope}")), "{name}: {description}");
+        assert_eq!(t["inputSchema"]["type"], "object", "{name}");
+        assert_eq!(t["outputSchema"]["type"], "object", "{name}");
+        assert!(t["annotations"]["readOnlyHint"].is_boolean(), "{name}");
+    }
+    let find = |n: &str| tools.iter().find(|t| t["name"] == n).unwrap().clone();
+    assert_eq!(find("vault.list_credentials")["annotations"]["readOnlyHint"], true);
+    assert_eq!(find("vault.rotate_credential")["annotations"]["destructiveHint"], true);
+}
+
+/// For every tool, its `inputSchema` is the OpenAPI operation's parameters and request body as
+/// one object: the same properties, the same schemas, the same required fields.
+#[test]
+fn every_tool_input_schema_matches_its_openapi_operation() {
+    let doc: Value = serde_json::from_str(generated::vault::SERVICE.openapi_json).unwrap();
+    let tools: Vec<Value> = serde_json::from_str(generated::vault::SERVICE.tools_json).unwrap();
+    let resolve = |v: &Value| -> Value {
+        match v.get("$ref").and_then(Value::as_str) {
+            Some(r) => doc.pointer(&r.replacen('#', "", 1)).cloned().unwrap_or(Value::Null),
+            None => v.clone(),
+        }
+    };
+    // Refs differ only in where definitions live (`#/$defs` vs `#/components/schemas`).
+    let normalize =
+        |v: &Value| serde_json::from_str::<Value>(&v.to_string().replace("#/$defs/", "#/components/schemas/")).unwrap();
+    for tool in &tools {
+        let name = tool["name"].as_str().unwrap();
+        let (path, method, op) = doc["paths"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .flat_map(|(p, item)| {
+                item.as_object().unwrap().iter().map(move |(m, op)| (p.clone(), m.clone(), op.clone()))
+            })
+            .find(|(_, _, op)| op["x-mcp-tool"] == name)
+            .unwrap_or_else(|| panic!("{name} has an OpenAPI operation"));
+        let mut props = serde_json::Map::new();
+        let mut required: Vec<String> = Vec::new();
+        for p in op["parameters"].as_array().into_iter().flatten() {
+            let pname = p["name"].as_str().unwrap().to_string();
+            props.insert(pname.clone(), p["schema"].clone());
+            if p["required"] == true {
+                required.push(pname);
+            }
+        }
+        if let Some(body) = op.pointer("/requestBody/content/application~1json/schema") {
+            let body = resolve(body);
+            for (k, v) in body["properties"].as_object().unwrap() {
+                props.insert(k.clone(), v.clone());
+            }
+            required.extend(body["required"].as_array().into_iter().flatten().map(|r| r.as_str().unwrap().to_string()));
+        }
+        let input = &tool["inputSchema"];
+        let tool_props = input["properties"].as_object().unwrap();
+        assert_eq!(
+            tool_props.keys().collect::<Vec<_>>().len(),
+            props.len(),
+            "{name} ({method} {path}): same properties"
+        );
+        for (k, v) in &props {
+            assert_eq!(normalize(&tool_props[k]), normalize(v), "{name}.{k}: same schema as OpenAPI");
+        }
+        let mut tool_required: Vec<String> =
+            input["required"].as_array().into_iter().flatten().map(|r| r.as_str().unwrap().to_string()).collect();
+        tool_required.sort();
+        required.sort();
+        assert_eq!(tool_required, required, "{name}: same required fields");
+    }
+}
