@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Loopback load test of the vault: authenticated list, reveal and store, with wrk.
+# Loopback load test of the vault: authenticated list (REST and MCP), reveal and store, with wrk.
 # Usage: bash xtask/bench/vault.sh [postgres://…]   (no argument: the embedded SQLite default)
 # Prints one Markdown row per scenario: requests/s, p50, p99, errors.
 set -euo pipefail
@@ -38,5 +38,6 @@ row() {
 echo "| backend | scenario | requests/s | p50 | p99 | non-2xx |"
 echo "|---|---|---|---|---|---|"
 row "list (20 of 1,000)" list.lua
+row "MCP tools/call vault.list_credentials (same 20)" mcp_list.lua
 row "reveal" reveal.lua
 row "store (new key each)" store.lua
