@@ -50,6 +50,7 @@ impl AppState {
             id: self.config.vault_rest_resource(),
             metadata_url: format!("{}{}", self.config.public_url, prm::VAULT_REST_PATHS[0]),
             service: &generated::vault::SERVICE,
+            also_accepts: Vec::new(),
         }
     }
 
@@ -59,6 +60,12 @@ impl AppState {
             id: self.config.vault_mcp_resource(),
             metadata_url: format!("{}{}", self.config.public_url, prm::VAULT_MCP_PATHS[1]),
             service: &generated::vault::SERVICE,
+            // Tokens for the REST audience are refused here unless the operator opts in.
+            also_accepts: if self.config.mcp_accepts_rest_tokens {
+                vec![self.config.vault_rest_resource()]
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -68,6 +75,7 @@ impl AppState {
             id: self.config.prospector_resource(),
             metadata_url: format!("{}{}", self.config.public_url, prm::PROSPECTOR_PATH),
             service: &generated::prospector::SERVICE,
+            also_accepts: Vec::new(),
         }
     }
 

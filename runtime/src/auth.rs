@@ -59,6 +59,8 @@ pub struct Resource {
     pub metadata_url: String,
     /// The service whose error catalog and scopes apply.
     pub service: &'static ServiceInfo,
+    /// Other audiences accepted here by configuration (e.g. the REST API's at the MCP endpoint).
+    pub also_accepts: Vec<String>,
 }
 
 /// The Gate for Bearer callers: verifies the token, then the operation's scope tier.
@@ -132,7 +134,9 @@ impl BearerGate {
                 request_id,
             });
         }
-        let claims = self.keys.verify(token, &self.issuer, &self.resource.id).map_err(|e| {
+        let mut audiences = vec![self.resource.id.clone()];
+        audiences.extend(self.resource.also_accepts.iter().cloned());
+        let claims = self.keys.verify(token, &self.issuer, &audiences).map_err(|e| {
             use jsonwebtoken::errors::ErrorKind;
             Denial::Invalid(match e.kind() {
                 ErrorKind::ExpiredSignature => "the token has expired",

@@ -27,6 +27,8 @@ pub struct Config {
     pub database_url: Option<String>,
     /// Lease lifetimes (default and cap).
     pub leases: crate::vault::LeasePolicy,
+    /// Accept tokens issued for the vault REST API at the MCP endpoint too (off by default).
+    pub mcp_accepts_rest_tokens: bool,
 }
 
 impl Config {
@@ -40,6 +42,7 @@ impl Config {
             body_limit: DEFAULT_BODY_LIMIT,
             database_url: None,
             leases: crate::vault::LeasePolicy::default(),
+            mcp_accepts_rest_tokens: false,
         }
     }
 

@@ -121,11 +121,17 @@ impl SigningKeys {
         jsonwebtoken::encode(&header, claims, &self.encoding).context("signing the token")
     }
 
-    /// Verifies a JWT for `audience`, issued by `issuer`. Only EdDSA is accepted (so never `none`).
-    pub fn verify(&self, token: &str, issuer: &str, audience: &str) -> Result<Claims, jsonwebtoken::errors::Error> {
+    /// Verifies a JWT naming one of `audiences`, issued by `issuer`. Only EdDSA is accepted (so
+    /// never `none`).
+    pub fn verify(
+        &self,
+        token: &str,
+        issuer: &str,
+        audiences: &[String],
+    ) -> Result<Claims, jsonwebtoken::errors::Error> {
         let mut v = Validation::new(Algorithm::EdDSA);
         v.set_issuer(&[issuer]);
-        v.set_audience(&[audience]);
+        v.set_audience(audiences);
         v.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         v.leeway = 5;
         v.validate_nbf = true;

@@ -32,6 +32,9 @@ struct Common {
     /// Largest lease lifetime granted, in seconds.
     #[arg(long, env = "SPECWRIGHT_MAX_LEASE_TTL", default_value_t = 3600, value_parser = clap::value_parser!(i64).range(1..=86400))]
     max_lease_ttl: i64,
+    /// Accept tokens issued for the vault REST API at the MCP endpoint too.
+    #[arg(long, env = "SPECWRIGHT_MCP_ACCEPT_REST_TOKENS")]
+    mcp_accept_rest_tokens: bool,
 }
 
 impl Common {
@@ -39,6 +42,7 @@ impl Common {
         let mut c = Config::new(self.addr, self.public_url.clone(), self.data_dir.clone());
         c.database_url = self.database_url.clone();
         c.leases.max_ttl = self.max_lease_ttl;
+        c.mcp_accepts_rest_tokens = self.mcp_accept_rest_tokens;
         c.leases.default_ttl = c.leases.default_ttl.min(self.max_lease_ttl);
         c
     }

@@ -164,6 +164,7 @@ fn the_canary_secret_appears_only_in_reveal_and_redeem_responses() {
         for c in [&canary, &canary2] {
             assert!(!contains(&bytes, c), "{} contains the canary", f.display());
         }
+        assert!(!contains(&bytes, &token), "{} contains the bearer token", f.display());
     }
 }
 

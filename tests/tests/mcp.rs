@@ -189,6 +189,41 @@ async fn every_request_is_authorised_before_the_protocol_layer() {
 }
 
 #[tokio::test]
+async fn rest_audience_tokens_are_accepted_only_when_configured() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut config = runtime::Config::new(addr, None, dir.path().to_path_buf());
+    config.mcp_accepts_rest_tokens = true;
+    let state = runtime::AppState::open(config).await.unwrap();
+    let app = runtime::build(&state);
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let c = &state.config;
+    let rest_only = state
+        .keys
+        .mint(&runtime::keys::claims(
+            &c.issuer(),
+            "alice",
+            "acme",
+            "vault:read",
+            vec![c.vault_rest_resource()],
+            600,
+            None,
+        ))
+        .unwrap();
+    let resp = reqwest::Client::new()
+        .post(format!("http://{addr}/api/mcp"))
+        .bearer_auth(rest_only)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200, "SPECWRIGHT_MCP_ACCEPT_REST_TOKENS lets a REST token in");
+}
+
+#[tokio::test]
 async fn tools_share_rest_behaviour_errors_become_tool_results() {
     let (server, _, _) = setup().await;
     let admin = server.token_for("alice", "acme", "vault:admin");
