@@ -17,6 +17,7 @@ use crate::config::Config;
 use crate::crypto::{self, Keyring};
 use crate::keys::SigningKeys;
 use crate::prm;
+use crate::ratelimit::{Clock, RateLimiter, SystemClock};
 use crate::services::prospector::Prospector;
 use crate::store::Store;
 use crate::vault::Vault;
@@ -32,16 +33,27 @@ pub struct AppState {
     pub store: Store,
     /// The vault.
     pub vault: Arc<Vault>,
+    /// Rate limits (in process, or in Redis with `REDIS_URL`).
+    pub limiter: Arc<RateLimiter>,
 }
 
 impl AppState {
     /// Loads (or creates) what the data directory holds and opens (and migrates) the database.
     pub async fn open(config: Config) -> anyhow::Result<Self> {
+        Self::open_with_clock(config, Arc::new(SystemClock)).await
+    }
+
+    /// As [`AppState::open`], with the clock rate limits read (tests move it by hand).
+    pub async fn open_with_clock(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
         let keys = Arc::new(SigningKeys::load_or_create(&config.data_dir)?);
         let store = Store::open(config.database_url.as_deref(), &config.data_dir).await?;
         let keyring = Arc::new(Keyring::load(&store, crypto::master_key_source(&config.data_dir)?).await?);
         let vault = Arc::new(Vault::new(store.clone(), keyring, config.leases));
-        Ok(AppState { config, keys, store, vault })
+        let limiter = Arc::new(match &config.redis_url {
+            Some(url) => RateLimiter::redis(url, config.replicas, clock).await?,
+            None => RateLimiter::local(clock),
+        });
+        Ok(AppState { config, keys, store, vault, limiter })
     }
 
     /// The protected-resource description of the vault REST API.
@@ -133,7 +145,12 @@ pub fn build(state: &AppState) -> Router {
     });
     let vault =
         generated::vault::router(state.vault.clone(), state.gate(state.vault_rest(), Some(state.store.clone())));
-    let prospector = generated::prospector::router(Arc::new(Prospector), state.gate(state.prospector(), None));
+    let prospector_gate = Arc::new(
+        BearerGate::new(state.keys.clone(), state.config.issuer(), state.prospector(), state.config.body_limit, None)
+            .with_limiter(state.limiter.clone()),
+    );
+    let prospector = generated::prospector::router(Arc::new(Prospector), prospector_gate)
+        .layer(middleware::from_fn(crate::auth::rate_limit_headers));
     let docs = SwaggerUi::new("/docs").config(
         SwaggerConfig::new([
             Url::new("Credential Vault (OpenAPI 3.1)", "/openapi/vault.json"),

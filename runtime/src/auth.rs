@@ -8,6 +8,7 @@ use axum::response::Response;
 use generated::support::{Gate, Operation, Problem, ServiceInfo, error_response, request_id};
 
 use crate::keys::SigningKeys;
+use crate::ratelimit::{Decision, RateLimiter};
 use crate::store::Store;
 use crate::tokens;
 
@@ -72,6 +73,24 @@ pub struct BearerGate {
     body_limit: usize,
     /// Where personal access tokens live and scope denials are audited (the vault).
     store: Option<Store>,
+    /// Per-token, per-plan rate limits (the prospector).
+    limiter: Option<Arc<RateLimiter>>,
+}
+
+/// Filled by the gate with the request's rate-limit decision, read by [`rate_limit_headers`].
+#[derive(Debug, Clone, Default)]
+pub struct RateSlot(Arc<std::sync::Mutex<Option<Decision>>>);
+
+/// Response layer: puts the `X-RateLimit-*` headers of the gate's decision on every response.
+pub async fn rate_limit_headers(mut request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let slot = RateSlot::default();
+    request.extensions_mut().insert(slot.clone());
+    let mut response = next.run(request).await;
+    let decision = slot.0.lock().ok().and_then(|d| *d);
+    if let Some(d) = decision {
+        d.write_headers(response.headers_mut());
+    }
+    response
 }
 
 /// Why a request was not admitted.
@@ -94,7 +113,40 @@ impl BearerGate {
         body_limit: usize,
         store: Option<Store>,
     ) -> Self {
-        BearerGate { keys, issuer, resource, body_limit, store }
+        BearerGate { keys, issuer, resource, body_limit, store, limiter: None }
+    }
+
+    /// The same gate, also enforcing the service's rate-limit plans.
+    pub fn with_limiter(mut self, limiter: Arc<RateLimiter>) -> Self {
+        self.limiter = Some(limiter);
+        self
+    }
+
+    /// Counts the request against its token (or, unauthenticated, its client address) under the
+    /// plan the token names or the service's default; records the decision for the headers.
+    async fn count(&self, parts: &Parts, op: &Operation, caller: Option<&Caller>) -> Option<Decision> {
+        let limiter = self.limiter.as_ref()?;
+        if !op.rate_limited {
+            return None;
+        }
+        let service = self.resource.service;
+        let plan_name = caller.and_then(|c| c.plan.as_deref()).or(service.default_plan)?;
+        let plan = service.plan(plan_name).or_else(|| service.default_plan.and_then(|p| service.plan(p)))?;
+        let key = match caller {
+            Some(c) => format!("token:{}", c.token_id.as_deref().unwrap_or(&c.subject)),
+            None => {
+                let addr = parts
+                    .extensions
+                    .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+                    .map(|c| c.0.ip().to_string());
+                format!("anonymous:{}", addr.unwrap_or_else(|| "unknown".into()))
+            }
+        };
+        let decision = limiter.check(&key, plan).await;
+        if let Some(mut d) = parts.extensions.get::<RateSlot>().and_then(|slot| slot.0.lock().ok()) {
+            *d = Some(decision);
+        }
+        Some(decision)
     }
 
     /// Authenticates the request and checks `op`'s scope. On a scope denial the caller is
@@ -205,6 +257,22 @@ impl Gate for BearerGate {
     type Caller = Caller;
 
     async fn admit(&self, parts: &mut Parts, op: &'static Operation) -> Result<Caller, Response> {
+        if self.limiter.is_some() {
+            let authenticated = self.authenticate(parts).await.ok();
+            if let Some(d) = self.count(parts, op, authenticated.as_ref()).await.filter(|d| !d.allowed) {
+                let service = self.resource.service;
+                let problem = generated::support::Problem::new(format!(
+                    "Rate limit of {} requests exceeded; retry in {} seconds.",
+                    d.limit,
+                    d.retry_after.unwrap_or(1)
+                ))
+                .with("limit", d.limit)
+                .with("retry_after", d.retry_after.unwrap_or(1));
+                let mut resp = error_response(service, service.roles.rate_limited, problem, request_id(parts));
+                d.write_headers(resp.headers_mut());
+                return Err(resp);
+            }
+        }
         match self.check(parts, op).await {
             Ok(caller) => Ok(caller),
             Err((denial, caller)) => {

@@ -29,6 +29,10 @@ pub struct Config {
     pub leases: crate::vault::LeasePolicy,
     /// Accept tokens issued for the vault REST API at the MCP endpoint too (off by default).
     pub mcp_accepts_rest_tokens: bool,
+    /// `redis://…` to share rate-limit counters between server processes; `None` for in-process.
+    pub redis_url: Option<String>,
+    /// Server processes sharing one Redis (each keeps `limit / replicas` if Redis is unreachable).
+    pub replicas: u32,
 }
 
 impl Config {
@@ -43,6 +47,8 @@ impl Config {
             database_url: None,
             leases: crate::vault::LeasePolicy::default(),
             mcp_accepts_rest_tokens: false,
+            redis_url: None,
+            replicas: 1,
         }
     }
 

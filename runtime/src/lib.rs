@@ -9,6 +9,7 @@ pub mod crypto;
 pub mod keys;
 pub mod mcp;
 pub mod prm;
+pub mod ratelimit;
 pub mod rbac;
 pub mod services;
 pub mod store;

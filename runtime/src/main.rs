@@ -35,6 +35,12 @@ struct Common {
     /// Accept tokens issued for the vault REST API at the MCP endpoint too.
     #[arg(long, env = "SPECWRIGHT_MCP_ACCEPT_REST_TOKENS")]
     mcp_accept_rest_tokens: bool,
+    /// Redis URL for rate-limit counters shared by several server processes; default: in process.
+    #[arg(long, env = "REDIS_URL")]
+    redis_url: Option<String>,
+    /// How many server processes share the Redis counters (each keeps its share if Redis fails).
+    #[arg(long, env = "SPECWRIGHT_REPLICAS", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    replicas: u32,
 }
 
 impl Common {
@@ -43,6 +49,8 @@ impl Common {
         c.database_url = self.database_url.clone();
         c.leases.max_ttl = self.max_lease_ttl;
         c.mcp_accepts_rest_tokens = self.mcp_accept_rest_tokens;
+        c.redis_url = self.redis_url.clone();
+        c.replicas = self.replicas;
         c.leases.default_ttl = c.leases.default_ttl.min(self.max_lease_ttl);
         c
     }

@@ -1,5 +1,5 @@
 //! A report, printed on every `cargo test`, of the optional suites this machine cannot run:
-//! the PostgreSQL half of the storage suites and the third-party clients. Each skipping test also
+//! the PostgreSQL half of the storage suites, Redis-shared rate limits and the third-party clients. Each skipping test also
 //! returns early on its own; this report makes the skips visible (libtest hides the output of
 //! passing tests). Under `SPECWRIGHT_CI=1` any skip is a failure.
 
@@ -28,6 +28,15 @@ fn main() -> ExitCode {
             "PostgreSQL halves of the storage suites (tests/tests/vault.rs `postgres`): no server at {pg}"
         ));
     }
+    let redis = std::env::var("REDIS_URL_TEST").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
+    let redis_addr = redis.trim_start_matches("redis://").split('/').next().unwrap_or_default().to_string();
+    let redis_up = redis_addr
+        .parse()
+        .is_ok_and(|a| std::net::TcpStream::connect_timeout(&a, std::time::Duration::from_secs(2)).is_ok());
+    if !redis_up {
+        skipped
+            .push(format!("rate limits shared through Redis (runtime/tests/shared_limits.rs): no server at {redis}"));
+    }
     let validator = std::env::var("SPECWRIGHT_OPENAPI_VALIDATOR").unwrap_or_else(|_| "openapi-spec-validator".into());
     if !runs(&validator, "--help") {
         skipped.push("OpenAPI documents through openapi-spec-validator: not installed".into());
@@ -41,7 +50,7 @@ fn main() -> ExitCode {
         }
     }
     if skipped.is_empty() {
-        println!("optional suites: none skipped (PostgreSQL, OpenAPI validator and MCP clients all available)");
+        println!("optional suites: none skipped (PostgreSQL, Redis, OpenAPI validator and MCP clients all available)");
         return ExitCode::SUCCESS;
     }
     for s in &skipped {
