@@ -147,9 +147,10 @@ pub fn build(state: &AppState) -> Router {
         generated::vault::router(state.vault.clone(), state.gate(state.vault_rest(), Some(state.store.clone())));
     let prospector_gate = Arc::new(
         BearerGate::new(state.keys.clone(), state.config.issuer(), state.prospector(), state.config.body_limit, None)
-            .with_limiter(state.limiter.clone()),
+            .with_limiter(state.limiter.clone())
+            .with_api_tokens(state.store.clone()),
     );
-    let prospector = generated::prospector::router(Arc::new(Prospector), prospector_gate)
+    let prospector = generated::prospector::router(Arc::new(Prospector::new(state.store.clone())), prospector_gate)
         .layer(middleware::from_fn(crate::auth::rate_limit_headers));
     let docs = SwaggerUi::new("/docs").config(
         SwaggerConfig::new([

@@ -19,6 +19,8 @@ pub enum AuthMethod {
     Jwt,
     /// A personal access token.
     PersonalToken,
+    /// A prospector API token.
+    ApiToken,
 }
 
 impl AuthMethod {
@@ -27,6 +29,7 @@ impl AuthMethod {
         match self {
             AuthMethod::Jwt => "jwt",
             AuthMethod::PersonalToken => "personal_token",
+            AuthMethod::ApiToken => "api_token",
         }
     }
 }
@@ -75,6 +78,8 @@ pub struct BearerGate {
     store: Option<Store>,
     /// Per-token, per-plan rate limits (the prospector).
     limiter: Option<Arc<RateLimiter>>,
+    /// Where prospector API tokens live (the prospector).
+    api_tokens: Option<Store>,
 }
 
 /// Filled by the gate with the request's rate-limit decision, read by [`rate_limit_headers`].
@@ -113,7 +118,13 @@ impl BearerGate {
         body_limit: usize,
         store: Option<Store>,
     ) -> Self {
-        BearerGate { keys, issuer, resource, body_limit, store, limiter: None }
+        BearerGate { keys, issuer, resource, body_limit, store, limiter: None, api_tokens: None }
+    }
+
+    /// The same gate, also accepting prospector API tokens stored in `store`.
+    pub fn with_api_tokens(mut self, store: Store) -> Self {
+        self.api_tokens = Some(store);
+        self
     }
 
     /// The same gate, also enforcing the service's rate-limit plans.
@@ -173,15 +184,20 @@ impl BearerGate {
             .filter(|t| !t.is_empty())
             .ok_or(Denial::Invalid("the Authorization header is not `Bearer <token>`"))?;
         let request_id = request_id(parts).unwrap_or_default().to_string();
-        if token.starts_with(tokens::PERSONAL_PREFIX) {
-            let store = self.store.as_ref().ok_or(Denial::Invalid("personal access tokens are not accepted here"))?;
-            let t = tokens::authenticate(store, token).await.map_err(Denial::Invalid)?;
+        if let Some(kind) = tokens::Kind::of(token) {
+            let store = match kind {
+                tokens::Kind::Personal => self.store.as_ref(),
+                tokens::Kind::Api => self.api_tokens.as_ref(),
+            };
+            let store = store.ok_or(Denial::Invalid("this kind of token is not accepted here"))?;
+            let t = tokens::authenticate(store, kind, token).await.map_err(Denial::Invalid)?;
+            let method = if kind == tokens::Kind::Personal { AuthMethod::PersonalToken } else { AuthMethod::ApiToken };
             return Ok(Caller {
                 subject: t.user_id,
                 tenant: t.tenant_id,
                 scopes: t.scopes,
-                plan: None,
-                method: AuthMethod::PersonalToken,
+                plan: t.plan,
+                method,
                 token_id: Some(t.id),
                 request_id,
             });

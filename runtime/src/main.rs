@@ -91,6 +91,11 @@ enum Command {
         #[command(subcommand)]
         command: TenantCommand,
     },
+    /// Manage prospector API tokens.
+    ApiToken {
+        #[command(subcommand)]
+        command: ApiTokenCommand,
+    },
     /// Manage the encryption keys of secrets at rest.
     Keys {
         #[command(subcommand)]
@@ -109,6 +114,33 @@ enum TenantCommand {
         /// The user who becomes the tenant's first administrator.
         #[arg(long)]
         admin: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum ApiTokenCommand {
+    /// Create an API token for the prospector and print it (shown once; only its hash is kept).
+    Create {
+        #[command(flatten)]
+        common: Common,
+        /// The user the token acts for.
+        #[arg(long)]
+        sub: String,
+        /// The user's tenant.
+        #[arg(long)]
+        tenant: String,
+        /// What the token is for.
+        #[arg(long)]
+        name: String,
+        /// Rate-limit plan.
+        #[arg(long, default_value = "starter", value_parser = ["starter", "pro", "team"])]
+        plan: String,
+        /// Scopes (repeatable); the prospector needs `prospector`.
+        #[arg(long = "scope", default_values_t = vec!["prospector".to_string()])]
+        scopes: Vec<String>,
+        /// Days until it expires; never when absent.
+        #[arg(long, value_parser = clap::value_parser!(i64).range(1..=3650))]
+        expires_in_days: Option<i64>,
     },
 }
 
@@ -165,6 +197,23 @@ fn main() -> ExitCode {
             let store = runtime::store::Store::open(config.database_url.as_deref(), &config.data_dir).await?;
             runtime::vault::create_tenant(&store, &tenant, &admin).await?;
             println!("created tenant {tenant} with administrator {admin}");
+            Ok(())
+        }),
+        Command::ApiToken {
+            command: ApiTokenCommand::Create { common, sub, tenant, name, plan, scopes, expires_in_days },
+        } => block_on(async move {
+            let config = common.config();
+            let store = runtime::store::Store::open(config.database_url.as_deref(), &config.data_dir).await?;
+            let plan = generated::prospector::models::Plan::parse(&plan)
+                .ok_or_else(|| anyhow::anyhow!("unknown plan {plan}"))?;
+            let expires_at = expires_in_days.map(|d| runtime::store::now_ms() + d * 86_400_000);
+            let new = runtime::services::api_tokens::NewToken { tenant, user: sub, name, scopes, plan, expires_at };
+            let created = runtime::services::api_tokens::insert(&store, new).await?;
+            eprintln!(
+                "created {} ({}, plan {}); store it now, it is not shown again:",
+                created.id, created.prefix, created.plan
+            );
+            println!("{}", created.token);
             Ok(())
         }),
         Command::Keys { command: KeysCommand::Rotate { common } } => block_on(async move {

@@ -9,14 +9,45 @@ use crate::store::{Store, now_ms};
 
 /// Every vault personal token starts with this, so the gate knows it is not a JWT.
 pub const PERSONAL_PREFIX: &str = "swp_";
+/// Every prospector API token starts with this.
+pub const API_PREFIX: &str = "prs_";
 
-/// A freshly minted secret: `swp_` + 40 random base62 characters (≈238 bits).
-pub fn mint() -> String {
+/// Which kind of stored token a secret is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A vault personal access token (`swp_…`, table `personal_tokens`).
+    Personal,
+    /// A prospector API token (`prs_…`, table `api_tokens`, with a plan).
+    Api,
+}
+
+impl Kind {
+    /// The kind a presented secret claims to be, from its prefix.
+    pub fn of(secret: &str) -> Option<Kind> {
+        if secret.starts_with(PERSONAL_PREFIX) {
+            Some(Kind::Personal)
+        } else if secret.starts_with(API_PREFIX) {
+            Some(Kind::Api)
+        } else {
+            None
+        }
+    }
+
+    fn prefix(self) -> &'static str {
+        match self {
+            Kind::Personal => PERSONAL_PREFIX,
+            Kind::Api => API_PREFIX,
+        }
+    }
+}
+
+/// A freshly minted secret: the kind's prefix + 40 random base62 characters (≈238 bits).
+pub fn mint(kind: Kind) -> String {
     use rand::Rng;
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     let mut rng = rand::rngs::OsRng;
     let body: String = (0..40).map(|_| ALPHABET[rng.gen_range(0..ALPHABET.len())] as char).collect();
-    format!("{PERSONAL_PREFIX}{body}")
+    format!("{}{body}", kind.prefix())
 }
 
 /// The stored form of a secret. A fast hash suffices: the secret has ~238 bits of entropy.
@@ -24,7 +55,7 @@ pub fn hash(secret: &str) -> String {
     Sha256::digest(secret.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// An authenticated personal token.
+/// An authenticated stored token.
 #[derive(Debug, Clone)]
 pub struct Authenticated {
     /// Token id.
@@ -35,39 +66,44 @@ pub struct Authenticated {
     pub user_id: String,
     /// Its scopes.
     pub scopes: Vec<String>,
+    /// Its rate-limit plan (API tokens).
+    pub plan: Option<String>,
 }
 
 /// Looks a presented secret up; the error says why it is refused (never the secret).
-pub async fn authenticate(store: &Store, secret: &str) -> Result<Authenticated, &'static str> {
-    let row = sqlx::query(
-        "SELECT id, tenant_id, user_id, scopes, expires_at, revoked_at FROM personal_tokens WHERE hash = $1",
-    )
-    .bind(hash(secret))
-    .fetch_optional(store.pool())
-    .await
-    .map_err(|_| "the token could not be checked")?
-    .ok_or("the token is not known")?;
-    let revoked: Option<i64> = row.get(5);
-    if revoked.is_some() {
+pub async fn authenticate(store: &Store, kind: Kind, secret: &str) -> Result<Authenticated, &'static str> {
+    let (select, touch) = match kind {
+        Kind::Personal => (
+            "SELECT id, tenant_id, user_id, scopes, expires_at, revoked_at, CAST(NULL AS TEXT) FROM personal_tokens WHERE hash = $1",
+            "UPDATE personal_tokens SET last_used_at = $1 WHERE id = $2",
+        ),
+        Kind::Api => (
+            "SELECT id, tenant_id, user_id, scopes, expires_at, revoked_at, plan FROM api_tokens WHERE hash = $1",
+            "UPDATE api_tokens SET last_used_at = $1 WHERE id = $2",
+        ),
+    };
+    let row = sqlx::query(select)
+        .bind(hash(secret))
+        .fetch_optional(store.pool())
+        .await
+        .map_err(|_| "the token could not be checked")?
+        .ok_or("the token is not known")?;
+    if row.get::<Option<i64>, _>(5).is_some() {
         return Err("the token has been revoked");
     }
-    let expires: Option<i64> = row.get(4);
     let now = now_ms();
-    if expires.is_some_and(|e| e <= now) {
+    if row.get::<Option<i64>, _>(4).is_some_and(|e| e <= now) {
         return Err("the token has expired");
     }
     let id: String = row.get(0);
     // Best effort: last use is informational and must not fail the request.
-    let _ = sqlx::query("UPDATE personal_tokens SET last_used_at = $1 WHERE id = $2")
-        .bind(now)
-        .bind(&id)
-        .execute(store.pool())
-        .await;
+    let _ = sqlx::query(touch).bind(now).bind(&id).execute(store.pool()).await;
     let scopes: String = row.get(3);
     Ok(Authenticated {
         id,
         tenant_id: row.get(1),
         user_id: row.get(2),
         scopes: scopes.split_whitespace().map(str::to_string).collect(),
+        plan: row.get(6),
     })
 }

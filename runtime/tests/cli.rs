@@ -77,3 +77,37 @@ fn bad_arguments_are_one_clear_line() {
     assert!(!out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stderr).trim(), "error: --ttl must be a positive number of seconds");
 }
+
+#[test]
+fn api_token_create_prints_a_token_the_prospector_accepts() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let common = ["--data-dir", dir.path().to_str().unwrap(), "--addr", &addr];
+    let out = Command::new(BIN)
+        .args(["api-token", "create", "--sub", "pat", "--tenant", "acme", "--name", "cli", "--plan", "team"])
+        .args(common)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    assert!(token.starts_with("prs_"), "{token}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not shown again"));
+    let _server = Killed(
+        Command::new(BIN).arg("serve").args(common).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap(),
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let client = reqwest::Client::new();
+        let base = format!("http://{addr}");
+        for _ in 0..100 {
+            if client.get(format!("{base}/healthz")).send().await.is_ok() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let resp = client.get(format!("{base}/v1/prospector/contracts")).bearer_auth(&token).send().await.unwrap();
+        assert_ne!(resp.status(), 401, "the CLI's token authenticates");
+        assert_eq!(resp.headers()["x-ratelimit-limit"], "300", "with its Team plan");
+    });
+}

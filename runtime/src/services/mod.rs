@@ -1,5 +1,6 @@
 //! Implementations of generated service traits that are not built yet (see the README).
 
+pub mod api_tokens;
 pub mod prospector;
 
 use generated::support::Problem;

@@ -8,11 +8,20 @@ use generated::prospector::{ProspectorService, errors, models};
 use generated::support::{Paged, Paging};
 
 use crate::auth::Caller;
-use crate::services::not_built;
+use crate::services::{api_tokens, not_built};
 
 /// The lead-prospecting API.
-#[derive(Debug, Default)]
-pub struct Prospector;
+#[derive(Debug, Clone)]
+pub struct Prospector {
+    store: crate::store::Store,
+}
+
+impl Prospector {
+    /// The prospector over `store`.
+    pub fn new(store: crate::store::Store) -> Self {
+        Prospector { store }
+    }
+}
 
 impl ProspectorService for Prospector {
     type Caller = Caller;
@@ -141,26 +150,26 @@ impl ProspectorService for Prospector {
 
     async fn list_api_tokens(
         &self,
-        _caller: &Caller,
+        caller: &Caller,
         _input: models::ListApiTokensInput,
-        _paging: Paging,
+        paging: Paging,
     ) -> Result<Paged<models::ApiToken>, errors::ListApiTokensError> {
-        Err(errors::ListApiTokensError::NotImplemented(not_built("list_api_tokens")))
+        api_tokens::list(&self.store, caller, paging).await
     }
 
     async fn create_api_token(
         &self,
-        _caller: &Caller,
-        _input: models::CreateApiTokenInput,
+        caller: &Caller,
+        input: models::CreateApiTokenInput,
     ) -> Result<models::CreatedApiToken, errors::CreateApiTokenError> {
-        Err(errors::CreateApiTokenError::NotImplemented(not_built("create_api_token")))
+        api_tokens::create(&self.store, caller, input).await
     }
 
     async fn revoke_api_token(
         &self,
-        _caller: &Caller,
-        _input: models::RevokeApiTokenInput,
+        caller: &Caller,
+        input: models::RevokeApiTokenInput,
     ) -> Result<(), errors::RevokeApiTokenError> {
-        Err(errors::RevokeApiTokenError::NotImplemented(not_built("revoke_api_token")))
+        api_tokens::revoke(&self.store, caller, input).await
     }
 }

@@ -93,7 +93,7 @@ pub(super) async fn create(
                 .with("value", exp.to_rfc3339()),
         ));
     }
-    let secret = secrets::mint();
+    let secret = secrets::mint(secrets::Kind::Personal);
     let id = format!("pat_{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
     let prefix: String = secret.chars().take(8).collect();
     let mut scopes = input.scopes.clone();
