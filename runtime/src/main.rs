@@ -44,6 +44,12 @@ struct Common {
 }
 
 impl Common {
+    /// Opens (and migrates) the database these settings name.
+    async fn store(&self) -> anyhow::Result<runtime::store::Store> {
+        let config = self.config();
+        runtime::store::Store::open(config.database_url.as_deref(), &config.data_dir).await
+    }
+
     fn config(&self) -> Config {
         let mut c = Config::new(self.addr, self.public_url.clone(), self.data_dir.clone());
         c.database_url = self.database_url.clone();
@@ -193,8 +199,7 @@ fn main() -> ExitCode {
             Ok(())
         })(),
         Command::Tenant { command: TenantCommand::Create { common, tenant, admin } } => block_on(async move {
-            let config = common.config();
-            let store = runtime::store::Store::open(config.database_url.as_deref(), &config.data_dir).await?;
+            let store = common.store().await?;
             runtime::vault::create_tenant(&store, &tenant, &admin).await?;
             println!("created tenant {tenant} with administrator {admin}");
             Ok(())
@@ -202,8 +207,7 @@ fn main() -> ExitCode {
         Command::ApiToken {
             command: ApiTokenCommand::Create { common, sub, tenant, name, plan, scopes, expires_in_days },
         } => block_on(async move {
-            let config = common.config();
-            let store = runtime::store::Store::open(config.database_url.as_deref(), &config.data_dir).await?;
+            let store = common.store().await?;
             let plan = generated::prospector::models::Plan::parse(&plan)
                 .ok_or_else(|| anyhow::anyhow!("unknown plan {plan}"))?;
             let expires_at = expires_in_days.map(|d| runtime::store::now_ms() + d * 86_400_000);
@@ -217,9 +221,8 @@ fn main() -> ExitCode {
             Ok(())
         }),
         Command::Keys { command: KeysCommand::Rotate { common } } => block_on(async move {
-            let config = common.config();
-            let store = runtime::store::Store::open(config.database_url.as_deref(), &config.data_dir).await?;
-            let report = runtime::crypto::rotate(&store, &config.data_dir).await?;
+            let store = common.store().await?;
+            let report = runtime::crypto::rotate(&store, &common.data_dir).await?;
             println!(
                 "new master key {}, new data key {}, {} data keys re-wrapped",
                 report.master_key, report.data_key, report.rewrapped

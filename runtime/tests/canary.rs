@@ -2,20 +2,13 @@
 //! never in the database files, the server's logs (at trace level), audit rows, error bodies or
 //! any other response.
 
+mod common;
+
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use common::{BIN, Servers, wait_healthy};
 use serde_json::{Value, json};
-
-const BIN: &str = env!("CARGO_BIN_EXE_specwright");
-
-struct Killed(std::process::Child);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn contains(haystack: &[u8], needle: &str) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle.as_bytes())
@@ -37,7 +30,7 @@ fn the_canary_secret_appears_only_in_reveal_and_redeem_responses() {
     let token = ok(&["token", "--sub", "alice", "--tenant", "acme", "--scope", "vault:admin"]);
     let log_path = dir.path().join("server.log");
     let log = std::fs::File::create(&log_path).unwrap();
-    let _server = Killed(
+    let _server = Servers(vec![
         Command::new(BIN)
             .arg("serve")
             .args(common)
@@ -46,7 +39,7 @@ fn the_canary_secret_appears_only_in_reveal_and_redeem_responses() {
             .stderr(log)
             .spawn()
             .unwrap(),
-    );
+    ]);
 
     let canary = format!("CANARY-{}", uuid_like());
     let canary2 = format!("CANARY2-{}", uuid_like());
@@ -54,12 +47,7 @@ fn the_canary_secret_appears_only_in_reveal_and_redeem_responses() {
     let (revealed, others) = rt.block_on(async {
         let client = reqwest::Client::new();
         let base = format!("http://{addr}");
-        for _ in 0..100 {
-            if client.get(format!("{base}/healthz")).send().await.is_ok() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        wait_healthy(&client, &base).await;
         let call = |method: &'static str, path: String, body: Option<Value>| {
             let client = client.clone();
             let (base, token) = (base.clone(), token.clone());

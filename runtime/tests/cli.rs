@@ -1,21 +1,10 @@
 //! The `specwright` binary as a user runs it: mint a token, serve, call the API.
 
-use std::process::{Command, Stdio};
-use std::time::Duration;
+mod common;
 
-const BIN: &str = env!("CARGO_BIN_EXE_specwright");
+use std::process::Command;
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-struct Killed(std::process::Child);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use common::{BIN, Servers, free_port, serve, wait_healthy};
 
 #[test]
 fn token_then_serve_then_a_real_403_and_prm() {
@@ -40,22 +29,12 @@ fn token_then_serve_then_a_real_403_and_prm() {
         assert_eq!(mode, 0o600, "the signing key is readable by its owner only");
     }
 
-    let _server = Killed(
-        Command::new(BIN).arg("serve").args(common).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap(),
-    );
+    let _server = Servers(vec![serve(&common)]);
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let client = reqwest::Client::new();
         let base = format!("http://{addr}");
-        let mut ready = false;
-        for _ in 0..100 {
-            if client.get(format!("{base}/healthz")).send().await.is_ok() {
-                ready = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        assert!(ready, "server did not start");
+        wait_healthy(&client, &base).await;
         let resp = client.post(format!("{base}/api/v1/credentials")).bearer_auth(&token).json(&serde_json::json!({"key": "k", "value": "v"})).send().await.unwrap();
         assert_eq!(resp.status(), 403);
         assert_eq!(
@@ -93,19 +72,12 @@ fn api_token_create_prints_a_token_the_prospector_accepts() {
     let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
     assert!(token.starts_with("prs_"), "{token}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("not shown again"));
-    let _server = Killed(
-        Command::new(BIN).arg("serve").args(common).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap(),
-    );
+    let _server = Servers(vec![serve(&common)]);
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let client = reqwest::Client::new();
         let base = format!("http://{addr}");
-        for _ in 0..100 {
-            if client.get(format!("{base}/healthz")).send().await.is_ok() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        wait_healthy(&client, &base).await;
         let resp = client.get(format!("{base}/v1/prospector/contracts")).bearer_auth(&token).send().await.unwrap();
         assert_ne!(resp.status(), 401, "the CLI's token authenticates");
         assert_eq!(resp.headers()["x-ratelimit-limit"], "300", "with its Team plan");

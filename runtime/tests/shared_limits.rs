@@ -2,20 +2,11 @@
 //! over all three, in parallel, get at most 60 successes. Skipped (with a notice) without Redis;
 //! required under `SPECWRIGHT_CI=1`.
 
-use std::process::{Command, Stdio};
+mod common;
+
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_specwright");
-
-struct Killed(Vec<std::process::Child>);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
+use common::{Servers, run_ok, serve, wait_healthy};
 
 fn redis_url() -> Option<String> {
     let url = std::env::var("REDIS_URL_TEST").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
@@ -38,63 +29,44 @@ fn three_processes_sharing_redis_admit_at_most_the_plan() {
     // One data directory (shared key and database) and one public URL, so one token works on all.
     let public = format!("http://127.0.0.1:{}", ports[0]);
     let data = dir.path().to_str().unwrap().to_string();
-    let token = {
-        let out = Command::new(BIN)
-            .args([
-                "token",
-                "--data-dir",
-                &data,
-                "--public-url",
-                &public,
-                "--sub",
-                "p",
-                "--tenant",
-                "t",
-                "--scope",
-                "prospector",
-                "--plan",
-                "starter",
-            ])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    };
+    let token = run_ok(&[
+        "token",
+        "--data-dir",
+        &data,
+        "--public-url",
+        &public,
+        "--sub",
+        "p",
+        "--tenant",
+        "t",
+        "--scope",
+        "prospector",
+        "--plan",
+        "starter",
+    ]);
     let mut children = Vec::new();
     for p in &ports {
-        children.push(
-            Command::new(BIN)
-                .args([
-                    "serve",
-                    "--data-dir",
-                    &data,
-                    "--public-url",
-                    &public,
-                    "--addr",
-                    &format!("127.0.0.1:{p}"),
-                    "--redis-url",
-                    &redis,
-                    "--replicas",
-                    "3",
-                ])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap(),
-        );
+        let addr = format!("127.0.0.1:{p}");
+        children.push(serve(&[
+            "--data-dir",
+            &data,
+            "--public-url",
+            &public,
+            "--addr",
+            &addr,
+            "--redis-url",
+            &redis,
+            "--replicas",
+            "3",
+        ]));
         std::thread::sleep(Duration::from_millis(300));
     }
-    let _guard = Killed(children);
+    let _guard = Servers(children);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let ok = rt.block_on(async {
         let client = reqwest::Client::new();
         for p in &ports {
-            for _ in 0..100 {
-                if client.get(format!("http://127.0.0.1:{p}/healthz")).send().await.is_ok() {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
+            wait_healthy(&client, &format!("http://127.0.0.1:{p}")).await;
         }
         let handles: Vec<_> = (0..180)
             .map(|i| {
