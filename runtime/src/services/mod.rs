@@ -2,6 +2,7 @@
 
 pub mod api_tokens;
 pub mod prospector;
+pub mod scoring;
 
 use generated::support::Problem;
 

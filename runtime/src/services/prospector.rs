@@ -8,7 +8,7 @@ use generated::prospector::{ProspectorService, errors, models};
 use generated::support::{Paged, Paging};
 
 use crate::auth::Caller;
-use crate::services::{api_tokens, not_built};
+use crate::services::{api_tokens, not_built, scoring};
 
 /// The lead-prospecting API.
 #[derive(Debug, Clone)]
@@ -127,17 +127,17 @@ impl ProspectorService for Prospector {
 
     async fn get_scoring_config(
         &self,
-        _caller: &Caller,
+        caller: &Caller,
     ) -> Result<models::ScoringConfig, errors::GetScoringConfigError> {
-        Err(errors::GetScoringConfigError::NotImplemented(not_built("get_scoring_config")))
+        scoring::get(&self.store, caller).await
     }
 
     async fn update_scoring_config(
         &self,
-        _caller: &Caller,
-        _input: models::UpdateScoringConfigInput,
+        caller: &Caller,
+        input: models::UpdateScoringConfigInput,
     ) -> Result<models::ScoringConfig, errors::UpdateScoringConfigError> {
-        Err(errors::UpdateScoringConfigError::NotImplemented(not_built("update_scoring_config")))
+        scoring::update(&self.store, caller, input).await
     }
 
     async fn run_backtest(
