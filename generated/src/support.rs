@@ -126,6 +126,23 @@ impl ServiceInfo {
         self.errors.iter().find(|e| e.code == code)
     }
 
+    /// Whether holding any of `have` satisfies a requirement of `want` under the scope hierarchy
+    /// (a scope satisfies itself and everything it implies, transitively).
+    pub fn satisfies<'a>(&self, have: impl IntoIterator<Item = &'a str>, want: &str) -> bool {
+        have.into_iter().any(|h| self.implies(h, want, 0))
+    }
+
+    fn implies(&self, scope: &str, want: &str, depth: u8) -> bool {
+        // The generator refuses cycles; the depth bound only guards against a hand-built table.
+        scope == want
+            || (depth < 16
+                && self
+                    .scopes
+                    .iter()
+                    .find(|s| s.name == scope)
+                    .is_some_and(|s| s.implies.iter().any(|i| self.implies(i, want, depth + 1))))
+    }
+
     /// The rate-limit plan named `name`.
     pub fn plan(&self, name: &str) -> Option<&'static PlanInfo> {
         self.plans.iter().find(|p| p.name == name)

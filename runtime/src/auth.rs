@@ -160,16 +160,6 @@ impl BearerGate {
         Some(decision)
     }
 
-    /// Authenticates the request and checks `op`'s scope. On a scope denial the caller is
-    /// returned too, so the denial can be audited in their tenant.
-    pub async fn check(&self, parts: &Parts, op: &Operation) -> Result<Caller, (Denial, Option<Caller>)> {
-        let caller = self.authenticate(parts).await.map_err(|d| (d, None))?;
-        if !op.allows(caller.scopes.iter().map(String::as_str)) {
-            return Err((Denial::InsufficientScope, Some(caller)));
-        }
-        Ok(caller)
-    }
-
     /// Authenticates the request (JWT for this resource, or a personal access token).
     pub async fn authenticate(&self, parts: &Parts) -> Result<Caller, Denial> {
         let Some(value) = parts.headers.get(header::AUTHORIZATION) else {
@@ -273,35 +263,33 @@ impl Gate for BearerGate {
     type Caller = Caller;
 
     async fn admit(&self, parts: &mut Parts, op: &'static Operation) -> Result<Caller, Response> {
-        if self.limiter.is_some() {
-            let authenticated = self.authenticate(parts).await.ok();
-            if let Some(d) = self.count(parts, op, authenticated.as_ref()).await.filter(|d| !d.allowed) {
-                let service = self.resource.service;
-                let problem = generated::support::Problem::new(format!(
-                    "Rate limit of {} requests exceeded; retry in {} seconds.",
-                    d.limit,
-                    d.retry_after.unwrap_or(1)
-                ))
-                .with("limit", d.limit)
-                .with("retry_after", d.retry_after.unwrap_or(1));
-                let mut resp = error_response(service, service.roles.rate_limited, problem, request_id(parts));
-                d.write_headers(resp.headers_mut());
-                return Err(resp);
+        // Authenticate once: the rate limit, the scope check and the audit all use the result.
+        let authenticated = self.authenticate(parts).await;
+        if let Some(d) = self.count(parts, op, authenticated.as_ref().ok()).await.filter(|d| !d.allowed) {
+            let service = self.resource.service;
+            let retry = d.retry_after.unwrap_or(1);
+            let problem = generated::support::Problem::new(format!(
+                "Rate limit of {} requests exceeded; retry in {retry} seconds.",
+                d.limit
+            ))
+            .with("limit", d.limit)
+            .with("retry_after", retry);
+            let mut resp = error_response(service, service.roles.rate_limited, problem, request_id(parts));
+            d.write_headers(resp.headers_mut());
+            return Err(resp);
+        }
+        let caller = authenticated.map_err(|denial| self.deny(parts, op, denial))?;
+        if op.allows(caller.scopes.iter().map(String::as_str)) {
+            return Ok(caller);
+        }
+        if let Some(store) = &self.store {
+            let code = self.resource.service.roles.insufficient_scope;
+            // A denial that cannot be audited is still a denial; log the audit failure.
+            if let Err(e) = crate::audit::record_denial(store, &caller, op, code, 403).await {
+                tracing::error!(operation = op.id, error = %e, "could not audit a scope denial");
             }
         }
-        match self.check(parts, op).await {
-            Ok(caller) => Ok(caller),
-            Err((denial, caller)) => {
-                if let (Some(store), Some(caller)) = (&self.store, caller) {
-                    let code = self.resource.service.roles.insufficient_scope;
-                    // A denial that cannot be audited is still a denial; log the audit failure.
-                    if let Err(e) = crate::audit::record_denial(store, &caller, op, code, 403).await {
-                        tracing::error!(operation = op.id, error = %e, "could not audit a scope denial");
-                    }
-                }
-                Err(self.deny(parts, op, denial))
-            }
-        }
+        Err(self.deny(parts, op, Denial::InsufficientScope))
     }
 
     fn body_limit(&self) -> usize {

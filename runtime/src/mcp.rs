@@ -15,7 +15,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use generated::support::{Operation, ServiceInfo, request_id};
+use generated::support::{Operation, request_id};
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, InitializeResult, ListToolsResult,
@@ -118,20 +118,6 @@ struct Guard {
     body_limit: usize,
 }
 
-/// Whether holding `have` satisfies `want` under the service's scope hierarchy.
-fn satisfies(service: &ServiceInfo, have: &[String], want: &str) -> bool {
-    fn implies(service: &ServiceInfo, scope: &str, want: &str, depth: u8) -> bool {
-        scope == want
-            || (depth < 8
-                && service
-                    .scopes
-                    .iter()
-                    .find(|s| s.name == scope)
-                    .is_some_and(|s| s.implies.iter().any(|i| implies(service, i, want, depth + 1))))
-    }
-    have.iter().any(|h| implies(service, h, want, 0))
-}
-
 /// The scope a JSON-RPC message needs: a tool call needs its operation's; anything else the
 /// lowest tier (enough to connect and list the tools).
 fn required(message: &Value) -> (&'static str, Option<&'static Operation>) {
@@ -165,7 +151,7 @@ async fn authorize(State(guard): State<Guard>, request: Request, next: Next) -> 
     };
     if let Ok(message) = serde_json::from_slice::<Value>(&bytes) {
         let (scope, op) = required(&message);
-        if !satisfies(resource.service, &caller.scopes, scope) {
+        if !resource.service.satisfies(caller.scopes.iter().map(String::as_str), scope) {
             if let Some(op) = op {
                 let code = resource.service.roles.insufficient_scope;
                 if let Err(e) = audit::record_denial(&guard.store, &caller, op, code, 403).await {

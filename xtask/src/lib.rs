@@ -21,19 +21,7 @@ const SCHEMA_PATH: &str = "spec/spec.schema.json";
 /// Runs the generator over `root/spec/*.toml` and returns every output file, keyed by its path
 /// relative to `root`, Rust files formatted with the workspace's rustfmt settings.
 pub fn render(root: &Path) -> Result<BTreeMap<PathBuf, String>> {
-    let spec_dir = root.join("spec");
-    let mut names: Vec<PathBuf> = std::fs::read_dir(&spec_dir)
-        .with_context(|| format!("reading {}", spec_dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    names.sort();
-    let mut texts = Vec::new();
-    for p in &names {
-        let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
-        let shown = p.strip_prefix(root).unwrap_or(p).display().to_string();
-        texts.push((shown, text));
-    }
+    let texts = spec_texts(root)?;
     let specs: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
     let files = codegen::generate(&specs).map_err(|e| anyhow::anyhow!("the spec is invalid:\n{e}"))?;
     let mut out = BTreeMap::new();
@@ -85,15 +73,21 @@ fn existing(root: &Path) -> Result<BTreeMap<PathBuf, String>> {
     Ok(out)
 }
 
+/// Every `spec/*.toml` file as (path relative to `root`, text), in name order.
 fn spec_texts(root: &Path) -> Result<Vec<(String, String)>> {
-    let mut names: Vec<PathBuf> = std::fs::read_dir(root.join("spec"))?
+    let spec_dir = root.join("spec");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&spec_dir)
+        .with_context(|| format!("reading {}", spec_dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
     names.sort();
     names
         .iter()
-        .map(|p| Ok((p.strip_prefix(root).unwrap_or(p).display().to_string(), std::fs::read_to_string(p)?)))
+        .map(|p| {
+            let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            Ok((p.strip_prefix(root).unwrap_or(p).display().to_string(), text))
+        })
         .collect()
 }
 
@@ -126,9 +120,8 @@ pub fn bench_generate(root: &Path, runs: usize) -> Result<String> {
         median(full).as_secs_f64() * 1e3
     );
     out.push_str("| service | operations | Rust lines | Rust lines / operation | OpenAPI 3.1 lines | MCP descriptor lines |\n|---|---|---|---|---|---|\n");
-    for (name, _) in &texts {
-        let api =
-            codegen::load(name, &std::fs::read_to_string(root.join(name))?).map_err(|e| anyhow::anyhow!("{e}"))?;
+    for (name, text) in &texts {
+        let api = codegen::load(name, text).map_err(|e| anyhow::anyhow!("{e}"))?;
         let svc = api.name().to_string();
         let count = |prefix: &str| -> usize {
             files.iter().filter(|(p, _)| p.to_string_lossy().starts_with(prefix)).map(|(_, t)| t.lines().count()).sum()

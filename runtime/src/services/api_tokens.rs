@@ -3,18 +3,14 @@
 
 use generated::prospector::models::{self, ApiToken, CreatedApiToken, Plan};
 use generated::prospector::{SERVICE, errors};
-use generated::support::{InternalError, Paged, Paging, Problem};
+use generated::support::{Paged, Paging, Problem};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use crate::auth::{AuthMethod, Caller};
+use crate::services::fault;
 use crate::store::{Store, now_ms, to_time};
 use crate::tokens::{self, Kind};
-
-fn fault<E: InternalError>(what: &str, cause: impl std::fmt::Display) -> E {
-    tracing::error!("api tokens: {what}: {cause}");
-    E::internal(Problem::new("Internal error; nothing was changed."))
-}
 
 fn rank(plan: Plan) -> u8 {
     match plan {
@@ -58,7 +54,7 @@ pub async fn list(
         .bind(now)
         .fetch_one(store.pool())
         .await
-        .map_err(|e| fault("counting", e))?
+        .map_err(|e| fault("api_tokens", "counting", e))?
         .get(0);
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM api_tokens WHERE {active} ORDER BY created_at DESC, id LIMIT $4 OFFSET $5"
@@ -70,7 +66,7 @@ pub async fn list(
     .bind(paging.offset() as i64)
     .fetch_all(store.pool())
     .await
-    .map_err(|e| fault("listing", e))?;
+    .map_err(|e| fault("api_tokens", "listing", e))?;
     Ok(Paged { items: rows.iter().map(from_row).collect(), total: total.max(0) as u64 })
 }
 
@@ -172,7 +168,7 @@ pub async fn create(
         plan,
         expires_at: input.expires_at.map(|e| e.timestamp_millis()),
     };
-    insert(store, new).await.map_err(|e| fault("storing", e))
+    insert(store, new).await.map_err(|e| fault("api_tokens", "storing", e))
 }
 
 /// Revokes one of the caller's tokens; it fails from its very next request.
@@ -188,7 +184,7 @@ pub async fn revoke(
         .bind(&caller.subject)
         .execute(store.pool())
         .await
-        .map_err(|e| fault("revoking", e))?
+        .map_err(|e| fault("api_tokens", "revoking", e))?
         .rows_affected();
     if n == 0 {
         return Err(errors::RevokeApiTokenError::NotFound(

@@ -4,16 +4,12 @@
 
 use generated::prospector::errors;
 use generated::prospector::models::{self, ScoringConfig, ScoringParameters, SignalWeights};
-use generated::support::{InternalError, Problem};
+use generated::support::Problem;
 use sqlx::Row;
 
 use crate::auth::Caller;
+use crate::services::fault;
 use crate::store::{Store, Tx, now_ms, to_time};
-
-fn fault<E: InternalError>(what: &str, cause: impl std::fmt::Display) -> E {
-    tracing::error!("scoring config: {what}: {cause}");
-    E::internal(Problem::new("Internal error; nothing was changed."))
-}
 
 /// The configuration a tenant starts from.
 pub fn defaults() -> (SignalWeights, ScoringParameters) {
@@ -90,19 +86,21 @@ async fn insert(
 
 /// The tenant's current configuration (the defaults, stored as version 1, on first use).
 pub async fn get(store: &Store, caller: &Caller) -> Result<ScoringConfig, errors::GetScoringConfigError> {
-    let mut tx = store.begin().await.map_err(|e| fault("begin", e))?;
-    let config = match latest(&mut tx, &caller.tenant).await.map_err(|e| fault("reading", e))? {
+    let mut tx = store.begin().await.map_err(|e| fault("scoring_config", "begin", e))?;
+    let config = match latest(&mut tx, &caller.tenant).await.map_err(|e| fault("scoring_config", "reading", e))? {
         Some(c) => c,
         None => {
             let (w, p) = defaults();
-            insert(&mut tx, &caller.tenant, "defaults", 1, &w, &p).await.map_err(|e| fault("storing defaults", e))?;
+            insert(&mut tx, &caller.tenant, "defaults", 1, &w, &p)
+                .await
+                .map_err(|e| fault("scoring_config", "storing defaults", e))?;
             latest(&mut tx, &caller.tenant)
                 .await
-                .map_err(|e| fault("reading", e))?
-                .ok_or_else(|| fault("reading", "no row"))?
+                .map_err(|e| fault("scoring_config", "reading", e))?
+                .ok_or_else(|| fault("scoring_config", "reading", "no row"))?
         }
     };
-    tx.commit().await.map_err(|e| fault("commit", e))?;
+    tx.commit().await.map_err(|e| fault("scoring_config", "commit", e))?;
     Ok(config)
 }
 
@@ -114,9 +112,12 @@ pub async fn update(
 ) -> Result<ScoringConfig, errors::UpdateScoringConfigError> {
     use errors::UpdateScoringConfigError as E;
     check(&input.weights, &input.parameters).map_err(E::ValidationError)?;
-    let mut tx = store.begin().await.map_err(|e| fault("begin", e))?;
-    let current =
-        latest(&mut tx, &caller.tenant).await.map_err(|e| fault("reading", e))?.map(|c| c.version).unwrap_or(1);
+    let mut tx = store.begin().await.map_err(|e| fault("scoring_config", "begin", e))?;
+    let current = latest(&mut tx, &caller.tenant)
+        .await
+        .map_err(|e| fault("scoring_config", "reading", e))?
+        .map(|c| c.version)
+        .unwrap_or(1);
     if let Some(expected) = input.expected_version.filter(|e| *e != current) {
         return Err(E::Conflict(
             Problem::new(format!("The scoring configuration is at version {current}, not {expected}; read it again."))
@@ -132,13 +133,13 @@ pub async fn update(
                 Problem::new("The scoring configuration changed concurrently; read it again.")
                     .with("current_version", current + 1),
             ),
-            _ => fault("storing", e),
+            _ => fault("scoring_config", "storing", e),
         });
     }
     let config = latest(&mut tx, &caller.tenant)
         .await
-        .map_err(|e| fault("reading", e))?
-        .ok_or_else(|| fault("reading", "no row"))?;
-    tx.commit().await.map_err(|e| fault("commit", e))?;
+        .map_err(|e| fault("scoring_config", "reading", e))?
+        .ok_or_else(|| fault("scoring_config", "reading", "no row"))?;
+    tx.commit().await.map_err(|e| fault("scoring_config", "commit", e))?;
     Ok(config)
 }

@@ -73,7 +73,7 @@ pub(super) async fn visible<E: InternalError>(
     access: &Access,
     key: &str,
 ) -> Result<Result<(Row_, Perms), Problem>, E> {
-    let row = load(tx, &caller.tenant, key).await.map_err(|e| fault(op, "loading a credential", e))?;
+    let row = load(tx, &caller.tenant, key).await.map_err(|e| fault(op.id, "loading a credential", e))?;
     Ok(match row {
         Some(r) => {
             let perms = access.on_credential(&r.key, r.folder_id.as_deref());
@@ -99,13 +99,13 @@ pub(super) async fn view<E: InternalError>(
     tenant: &str,
     r: Row_,
 ) -> Result<Credential, E> {
-    let tags = tags_of(tx, tenant, &r.key).await.map_err(|e| fault(op, "loading tags", e))?;
+    let tags = tags_of(tx, tenant, &r.key).await.map_err(|e| fault(op.id, "loading tags", e))?;
     let versions = sqlx::query("SELECT version, created_at, created_by FROM credential_versions WHERE tenant_id = $1 AND key = $2 ORDER BY version DESC")
         .bind(tenant)
         .bind(&r.key)
         .fetch_all(&mut **tx)
         .await
-        .map_err(|e| fault(op, "loading versions", e))?
+        .map_err(|e| fault(op.id, "loading versions", e))?
         .into_iter()
         .map(|v| CredentialVersion { version: v.get(0), created_at: to_time(v.get(1)), created_by: v.get(2) })
         .collect();
@@ -207,7 +207,7 @@ pub(super) async fn list(
     }
     let mut count = Sql { text: format!("SELECT COUNT(*) FROM credentials{}", filter.text), args: filter.args.clone() };
     let total: i64 =
-        count.raw("").query().fetch_one(&mut **tx).await.map_err(|e| fault(op, "counting credentials", e))?.get(0);
+        count.raw("").query().fetch_one(&mut **tx).await.map_err(|e| fault(op.id, "counting credentials", e))?.get(0);
     let mut page = Sql { text: format!("SELECT {COLUMNS} FROM credentials{}", filter.text), args: filter.args };
     page.raw(" ORDER BY key");
     page.push(" LIMIT ?", Arg::Int(i64::from(paging.per_page)));
@@ -216,7 +216,7 @@ pub(super) async fn list(
         .query()
         .fetch_all(&mut **tx)
         .await
-        .map_err(|e| fault(op, "listing credentials", e))?
+        .map_err(|e| fault(op.id, "listing credentials", e))?
         .iter()
         .map(from_row)
         .collect();
@@ -226,7 +226,7 @@ pub(super) async fn list(
     tag_sql.args.push(Arg::Text(caller.tenant.clone()));
     tag_sql.push_in("key", &keys).raw(" ORDER BY tag");
     let mut tags_by_key: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
-    for t in tag_sql.query().fetch_all(&mut **tx).await.map_err(|e| fault(op, "loading tags", e))? {
+    for t in tag_sql.query().fetch_all(&mut **tx).await.map_err(|e| fault(op.id, "loading tags", e))? {
         tags_by_key.entry(t.get(0)).or_default().push(t.get(1));
     }
     let mut items = Vec::with_capacity(rows.len());
@@ -258,7 +258,7 @@ pub(super) async fn store(
     let access = vault.access(tx, op, caller).await?;
     match &input.folder_id {
         Some(f) => {
-            if !folder_exists(tx, &caller.tenant, f).await.map_err(|e| fault(op, "loading a folder", e))? {
+            if !folder_exists(tx, &caller.tenant, f).await.map_err(|e| fault(op.id, "loading a folder", e))? {
                 return Err(E::ResourceNotFound(not_found("folder", f)));
             }
             if !access.on_folder(Some(f)).has(Perms::STORE) {
@@ -270,7 +270,7 @@ pub(super) async fn store(
         }
         None => {}
     }
-    if load(tx, &caller.tenant, &input.key).await.map_err(|e| fault(op, "loading a credential", e))?.is_some() {
+    if load(tx, &caller.tenant, &input.key).await.map_err(|e| fault(op.id, "loading a credential", e))?.is_some() {
         return Err(E::ResourceConflict(
             Problem::new(format!("A credential with key {} already exists; rotate it instead.", input.key))
                 .with("key", input.key.clone()),
@@ -293,16 +293,16 @@ pub(super) async fn store(
     .bind(&caller.subject)
     .execute(&mut **tx)
     .await
-    .map_err(|e| fault(op, "inserting a credential", e))?;
+    .map_err(|e| fault(op.id, "inserting a credential", e))?;
     insert_version(vault, tx, op, caller, NewVersion { key: &input.key, version: 1, value: &input.value, at: now })
         .await?;
     set_tags(tx, &caller.tenant, &input.key, input.tags.as_deref().unwrap_or_default())
         .await
-        .map_err(|e| fault(op, "storing tags", e))?;
+        .map_err(|e| fault(op.id, "storing tags", e))?;
     let row = load(tx, &caller.tenant, &input.key)
         .await
-        .map_err(|e| fault(op, "reloading", e))?
-        .ok_or_else(|| fault(op, "reloading", "row vanished"))?;
+        .map_err(|e| fault(op.id, "reloading", e))?
+        .ok_or_else(|| fault(op.id, "reloading", "row vanished"))?;
     view(tx, op, &caller.tenant, row).await
 }
 
@@ -326,7 +326,7 @@ async fn insert_version<E: InternalError>(
         .keyring
         .seal(tx, &caller.tenant, key, version, value.as_bytes())
         .await
-        .map_err(|e| fault(op, "sealing the secret", e))?;
+        .map_err(|e| fault(op.id, "sealing the secret", e))?;
     sqlx::query("INSERT INTO credential_versions (tenant_id, key, version, data_key_id, sealed, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7)")
         .bind(&caller.tenant)
         .bind(key)
@@ -337,7 +337,7 @@ async fn insert_version<E: InternalError>(
         .bind(&caller.subject)
         .execute(&mut **tx)
         .await
-        .map_err(|e| fault(op, "inserting a version", e))?;
+        .map_err(|e| fault(op.id, "inserting a version", e))?;
     Ok(())
 }
 
@@ -378,7 +378,7 @@ pub(super) async fn update(
     if let Some(target) = &input.folder_id {
         match target {
             Some(f) => {
-                if !folder_exists(tx, &caller.tenant, f).await.map_err(|e| fault(op, "loading a folder", e))? {
+                if !folder_exists(tx, &caller.tenant, f).await.map_err(|e| fault(op.id, "loading a folder", e))? {
                     return Err(E::ResourceNotFound(not_found("folder", f)));
                 }
                 if !access.on_folder(Some(f)).has(Perms::STORE) {
@@ -407,14 +407,14 @@ pub(super) async fn update(
         .bind(&row.key)
         .execute(&mut **tx)
         .await
-        .map_err(|e| fault(op, "updating a credential", e))?;
+        .map_err(|e| fault(op.id, "updating a credential", e))?;
     if let Some(tags) = &input.tags {
-        set_tags(tx, &caller.tenant, &row.key, tags).await.map_err(|e| fault(op, "storing tags", e))?;
+        set_tags(tx, &caller.tenant, &row.key, tags).await.map_err(|e| fault(op.id, "storing tags", e))?;
     }
     let row = load(tx, &caller.tenant, &row.key)
         .await
-        .map_err(|e| fault(op, "reloading", e))?
-        .ok_or_else(|| fault(op, "reloading", "row vanished"))?;
+        .map_err(|e| fault(op.id, "reloading", e))?
+        .ok_or_else(|| fault(op.id, "reloading", "row vanished"))?;
     view(tx, op, &caller.tenant, row).await
 }
 
@@ -435,7 +435,7 @@ pub(super) async fn open_version<E: InternalError>(
     .bind(version)
     .fetch_optional(&mut **tx)
     .await
-    .map_err(|e| fault(op, "loading a version", e))?
+    .map_err(|e| fault(op.id, "loading a version", e))?
     else {
         return Ok(None);
     };
@@ -443,8 +443,8 @@ pub(super) async fn open_version<E: InternalError>(
         .keyring
         .open(tx, &v.get::<String, _>(0), tenant, key, version, &v.get::<Vec<u8>, _>(1))
         .await
-        .map_err(|e| fault(op, "opening a secret", e))?;
-    String::from_utf8(plain).map(Some).map_err(|e| fault(op, "decoding a secret", e))
+        .map_err(|e| fault(op.id, "opening a secret", e))?;
+    String::from_utf8(plain).map(Some).map_err(|e| fault(op.id, "decoding a secret", e))
 }
 
 pub(super) async fn reveal(
@@ -507,7 +507,7 @@ where
         .bind(&row.key)
         .execute(&mut **tx)
         .await
-        .map_err(|e| fault::<E>(op, "changing state", e))?;
+        .map_err(|e| fault::<E>(op.id, "changing state", e))?;
         if state == CredentialState::Archived {
             // Archived credentials are not leasable: revoke what is outstanding.
             let revoked = sqlx::query("UPDATE leases SET state = 'revoked', revoked_at = $1 WHERE tenant_id = $2 AND credential_key = $3 AND state = 'active' RETURNING id")
@@ -516,14 +516,14 @@ where
                 .bind(&row.key)
                 .fetch_all(&mut **tx)
                 .await
-                .map_err(|e| fault::<E>(op, "revoking leases", e))?;
+                .map_err(|e| fault::<E>(op.id, "revoking leases", e))?;
             targets.extend(revoked.iter().map(|r| r.get::<String, _>(0)));
         }
     }
     let row = load(tx, &caller.tenant, key)
         .await
-        .map_err(|e| fault::<E>(op, "reloading", e))?
-        .ok_or_else(|| fault::<E>(op, "reloading", "row vanished"))?;
+        .map_err(|e| fault::<E>(op.id, "reloading", e))?
+        .ok_or_else(|| fault::<E>(op.id, "reloading", "row vanished"))?;
     view(tx, op, &caller.tenant, row).await
 }
 
@@ -578,11 +578,11 @@ pub(super) async fn rotate(
     }
     sql.raw(" RETURNING current_version, updated_at");
     let Some(updated) =
-        sql.query().fetch_optional(&mut **tx).await.map_err(|e| fault(op, "advancing the version", e))?
+        sql.query().fetch_optional(&mut **tx).await.map_err(|e| fault(op.id, "advancing the version", e))?
     else {
         let current = load(tx, &caller.tenant, &row.key)
             .await
-            .map_err(|e| fault(op, "reloading", e))?
+            .map_err(|e| fault(op.id, "reloading", e))?
             .map(|r| r.current_version)
             .unwrap_or(row.current_version);
         return Err(E::CredentialVersionConflict(
@@ -599,7 +599,7 @@ pub(super) async fn rotate(
     insert_version(vault, tx, op, caller, NewVersion { key: &row.key, version, value: &input.value, at: now }).await?;
     let row = load(tx, &caller.tenant, &row.key)
         .await
-        .map_err(|e| fault(op, "reloading", e))?
-        .ok_or_else(|| fault(op, "reloading", "row vanished"))?;
+        .map_err(|e| fault(op.id, "reloading", e))?
+        .ok_or_else(|| fault(op.id, "reloading", "row vanished"))?;
     view(tx, op, &caller.tenant, row).await
 }

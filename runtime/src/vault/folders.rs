@@ -84,8 +84,8 @@ async fn one<E: generated::support::InternalError>(
     access: &Access,
     id: &str,
 ) -> Result<Option<Folder>, E> {
-    let t = tree(tx, tenant).await.map_err(|e| fault(op, "loading folders", e))?;
-    let c = counts(tx, tenant, access).await.map_err(|e| fault(op, "counting credentials", e))?;
+    let t = tree(tx, tenant).await.map_err(|e| fault(op.id, "loading folders", e))?;
+    let c = counts(tx, tenant, access).await.map_err(|e| fault(op.id, "counting credentials", e))?;
     Ok(view(&t, &c, id))
 }
 
@@ -102,8 +102,8 @@ pub(super) async fn list(
 ) -> Result<Paged<Folder>, errors::ListFoldersError> {
     let op = &ops::LIST_FOLDERS;
     let access = vault.access(tx, op, caller).await?;
-    let t = tree(tx, &caller.tenant).await.map_err(|e| fault(op, "loading folders", e))?;
-    let c = counts(tx, &caller.tenant, &access).await.map_err(|e| fault(op, "counting credentials", e))?;
+    let t = tree(tx, &caller.tenant).await.map_err(|e| fault(op.id, "loading folders", e))?;
+    let c = counts(tx, &caller.tenant, &access).await.map_err(|e| fault(op.id, "counting credentials", e))?;
     let mut all: Vec<Folder> = t
         .iter()
         .filter(|(_, n)| input.parent_id.as_ref().is_none_or(|p| n.parent.as_ref() == Some(p)))
@@ -125,7 +125,7 @@ pub(super) async fn create(
     use errors::CreateFolderError as E;
     let op = &ops::CREATE_FOLDER;
     let access = vault.access(tx, op, caller).await?;
-    let t = tree(tx, &caller.tenant).await.map_err(|e| fault(op, "loading folders", e))?;
+    let t = tree(tx, &caller.tenant).await.map_err(|e| fault(op.id, "loading folders", e))?;
     match &input.parent_id {
         Some(p) if !t.contains_key(p) => return Err(E::ResourceNotFound(not_found("folder", p))),
         Some(p) if !access.on_folder(Some(p)).has(Perms::STORE) => {
@@ -156,9 +156,9 @@ pub(super) async fn create(
     .bind(now)
     .execute(&mut **tx)
     .await
-    .map_err(|e| fault(op, "inserting a folder", e))?;
+    .map_err(|e| fault(op.id, "inserting a folder", e))?;
     targets.push(id.clone());
-    one(tx, op, &caller.tenant, &access, &id).await?.ok_or_else(|| fault(op, "reloading", "row vanished"))
+    one(tx, op, &caller.tenant, &access, &id).await?.ok_or_else(|| fault(op.id, "reloading", "row vanished"))
 }
 
 pub(super) async fn update(
@@ -170,7 +170,7 @@ pub(super) async fn update(
     use errors::UpdateFolderError as E;
     let op = &ops::UPDATE_FOLDER;
     let access = vault.access(tx, op, caller).await?;
-    let t = tree(tx, &caller.tenant).await.map_err(|e| fault(op, "loading folders", e))?;
+    let t = tree(tx, &caller.tenant).await.map_err(|e| fault(op.id, "loading folders", e))?;
     let node = t.get(&input.id).cloned().ok_or_else(|| E::ResourceNotFound(not_found("folder", &input.id)))?;
     if !access.on_folder(Some(&input.id)).has(Perms::STORE) {
         return Err(E::AuthForbidden(forbidden("canStore", &format!("folder {}", input.id))));
@@ -219,8 +219,8 @@ pub(super) async fn update(
         .bind(&input.id)
         .execute(&mut **tx)
         .await
-        .map_err(|e| fault(op, "updating a folder", e))?;
-    one(tx, op, &caller.tenant, &access, &input.id).await?.ok_or_else(|| fault(op, "reloading", "row vanished"))
+        .map_err(|e| fault(op.id, "updating a folder", e))?;
+    one(tx, op, &caller.tenant, &access, &input.id).await?.ok_or_else(|| fault(op.id, "reloading", "row vanished"))
 }
 
 pub(super) async fn delete(
@@ -232,7 +232,7 @@ pub(super) async fn delete(
     use errors::DeleteFolderError as E;
     let op = &ops::DELETE_FOLDER;
     let access = vault.access(tx, op, caller).await?;
-    let t = tree(tx, &caller.tenant).await.map_err(|e| fault(op, "loading folders", e))?;
+    let t = tree(tx, &caller.tenant).await.map_err(|e| fault(op.id, "loading folders", e))?;
     let Some(node) = t.get(&input.id) else {
         return Err(E::ResourceNotFound(not_found("folder", &input.id)));
     };
@@ -250,7 +250,7 @@ pub(super) async fn delete(
         .bind(&input.id)
         .fetch_one(&mut **tx)
         .await
-        .map_err(|e| fault(op, "counting credentials", e))?
+        .map_err(|e| fault(op.id, "counting credentials", e))?
         .get(0);
     if children > 0 || credentials > 0 {
         return Err(E::FolderNotEmpty(
@@ -271,7 +271,7 @@ pub(super) async fn delete(
             .bind(&input.id)
             .execute(&mut **tx)
             .await
-            .map_err(|e| fault(op, "deleting a folder", e))?;
+            .map_err(|e| fault(op.id, "deleting a folder", e))?;
     }
     Ok(())
 }

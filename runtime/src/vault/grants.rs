@@ -43,7 +43,7 @@ async fn target_exists<E: InternalError>(
         GrantTarget::Credential => load(tx, tenant, id).await.map(|r| r.is_some()),
         GrantTarget::Folder => folder_exists(tx, tenant, id).await,
     };
-    r.map_err(|e| fault::<E>(op, "loading a grant target", e))
+    r.map_err(|e| fault::<E>(op.id, "loading a grant target", e))
 }
 
 /// Which grants a list shows.
@@ -136,12 +136,13 @@ pub(super) async fn list<E: InternalError + From<GrantError>>(
         }
     }
     let count = Sql { text: format!("SELECT COUNT(*) FROM grants{}", sql.text), args: sql.args.clone() };
-    let total: i64 = count.query().fetch_one(&mut **tx).await.map_err(|e| fault::<E>(op, "counting grants", e))?.get(0);
+    let total: i64 =
+        count.query().fetch_one(&mut **tx).await.map_err(|e| fault::<E>(op.id, "counting grants", e))?.get(0);
     let mut page =
         Sql { text: format!("SELECT {COLUMNS} FROM grants{} ORDER BY created_at, id", sql.text), args: sql.args };
     page.push(" LIMIT ?", Arg::Int(i64::from(paging.per_page)));
     page.push(" OFFSET ?", Arg::Int(paging.offset() as i64));
-    let rows = page.query().fetch_all(&mut **tx).await.map_err(|e| fault::<E>(op, "listing grants", e))?;
+    let rows = page.query().fetch_all(&mut **tx).await.map_err(|e| fault::<E>(op.id, "listing grants", e))?;
     Ok(Paged { items: rows.iter().map(from_row).collect(), total: total.max(0) as u64 })
 }
 
@@ -176,7 +177,7 @@ pub(super) async fn create<E: InternalError + From<GrantError>>(
             .bind(&principal)
             .fetch_optional(&mut **tx)
             .await
-            .map_err(|e| fault::<E>(op, "loading a grant", e))?;
+            .map_err(|e| fault::<E>(op.id, "loading a grant", e))?;
     let id = match existing {
         Some(r) => {
             let id: String = r.get(0);
@@ -190,7 +191,7 @@ pub(super) async fn create<E: InternalError + From<GrantError>>(
             .bind(&id)
             .execute(&mut **tx)
             .await
-            .map_err(|e| fault::<E>(op, "updating a grant", e))?;
+            .map_err(|e| fault::<E>(op.id, "updating a grant", e))?;
             id
         }
         None => {
@@ -206,7 +207,7 @@ pub(super) async fn create<E: InternalError + From<GrantError>>(
                 .bind(&caller.subject)
                 .execute(&mut **tx)
                 .await
-                .map_err(|e| fault::<E>(op, "inserting a grant", e))?;
+                .map_err(|e| fault::<E>(op.id, "inserting a grant", e))?;
             id
         }
     };
@@ -217,7 +218,7 @@ pub(super) async fn create<E: InternalError + From<GrantError>>(
         .bind(&id)
         .fetch_one(&mut **tx)
         .await
-        .map_err(|e| fault::<E>(op, "reloading", e))?;
+        .map_err(|e| fault::<E>(op.id, "reloading", e))?;
     Ok(from_row(&row))
 }
 
@@ -240,7 +241,7 @@ pub(super) async fn delete<E: InternalError + From<GrantError>>(
         sql.push(" AND target = ?", Arg::Text(target.as_str().into()));
         sql.push(" AND target_id = ?", Arg::Text(id.to_string()));
     }
-    let n = sql.query().execute(&mut **tx).await.map_err(|e| fault::<E>(op, "deleting a grant", e))?.rows_affected();
+    let n = sql.query().execute(&mut **tx).await.map_err(|e| fault::<E>(op.id, "deleting a grant", e))?.rows_affected();
     if n == 0 {
         return Err(E::from(GrantError::NotFound(not_found("grant", grant_id))));
     }
@@ -285,7 +286,7 @@ pub(super) async fn list_roles(
         .bind(&caller.tenant)
         .fetch_one(&mut **tx)
         .await
-        .map_err(|e| fault::<E>(op, "counting", e))?
+        .map_err(|e| fault::<E>(op.id, "counting", e))?
         .get(0);
     let rows = sqlx::query("SELECT tenant_id, user_id, role, assigned_at, assigned_by FROM role_assignments WHERE tenant_id = $1 ORDER BY user_id LIMIT $2 OFFSET $3")
         .bind(&caller.tenant)
@@ -293,7 +294,7 @@ pub(super) async fn list_roles(
         .bind(paging.offset() as i64)
         .fetch_all(&mut **tx)
         .await
-        .map_err(|e| fault::<E>(op, "listing roles", e))?;
+        .map_err(|e| fault::<E>(op.id, "listing roles", e))?;
     Ok(Paged { items: rows.iter().map(role_from_row).collect(), total: total.max(0) as u64 })
 }
 
@@ -307,11 +308,13 @@ pub(super) async fn assign_role(
     let op = &ops::ASSIGN_ROLE;
     own_tenant(caller, &input.tenant_id)?;
     require_admin::<E>(vault, tx, op, caller).await??;
-    let current =
-        Access::load(tx, &caller.tenant, &input.user_id).await.map_err(|e| fault::<E>(op, "loading a role", e))?.role;
+    let current = Access::load(tx, &caller.tenant, &input.user_id)
+        .await
+        .map_err(|e| fault::<E>(op.id, "loading a role", e))?
+        .role;
     if current == Some(TenantRole::Admin)
         && input.role != TenantRole::Admin
-        && admins(tx, &caller.tenant).await.map_err(|e| fault::<E>(op, "counting admins", e))? <= 1
+        && admins(tx, &caller.tenant).await.map_err(|e| fault::<E>(op.id, "counting admins", e))? <= 1
     {
         return Err(E::ResourceConflict(
             Problem::new("This is the tenant's last administrator; assign another first.")
@@ -330,7 +333,7 @@ pub(super) async fn assign_role(
     .bind(&caller.subject)
     .execute(&mut **tx)
     .await
-    .map_err(|e| fault::<E>(op, "assigning a role", e))?;
+    .map_err(|e| fault::<E>(op.id, "assigning a role", e))?;
     Ok(RoleAssignment {
         tenant_id: caller.tenant.clone(),
         user_id: input.user_id,
@@ -355,10 +358,10 @@ pub(super) async fn remove_role(
         .bind(&input.user_id)
         .fetch_optional(&mut **tx)
         .await
-        .map_err(|e| fault::<E>(op, "loading a role", e))?
+        .map_err(|e| fault::<E>(op.id, "loading a role", e))?
         .ok_or_else(|| E::ResourceNotFound(not_found("role assignment for", &input.user_id)))?;
     if role_from_row(&row).role == TenantRole::Admin
-        && admins(tx, &caller.tenant).await.map_err(|e| fault::<E>(op, "counting admins", e))? <= 1
+        && admins(tx, &caller.tenant).await.map_err(|e| fault::<E>(op.id, "counting admins", e))? <= 1
     {
         return Err(E::ResourceConflict(
             Problem::new("This is the tenant's last administrator; assign another first.")
@@ -370,6 +373,6 @@ pub(super) async fn remove_role(
         .bind(&input.user_id)
         .execute(&mut **tx)
         .await
-        .map_err(|e| fault::<E>(op, "removing a role", e))?;
+        .map_err(|e| fault::<E>(op.id, "removing a role", e))?;
     Ok(())
 }

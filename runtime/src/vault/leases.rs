@@ -73,14 +73,14 @@ pub(super) async fn list(
         None => &mut filter,
     };
     let count = Sql { text: format!("SELECT COUNT(*) FROM leases{}", filter.text), args: filter.args.clone() };
-    let total: i64 = count.query().fetch_one(&mut **tx).await.map_err(|e| fault(op, "counting leases", e))?.get(0);
+    let total: i64 = count.query().fetch_one(&mut **tx).await.map_err(|e| fault(op.id, "counting leases", e))?.get(0);
     let mut page = Sql {
         text: format!("SELECT {COLUMNS} FROM leases{} ORDER BY created_at DESC, id DESC", filter.text),
         args: filter.args,
     };
     page.push(" LIMIT ?", Arg::Int(i64::from(paging.per_page)));
     page.push(" OFFSET ?", Arg::Int(paging.offset() as i64));
-    let rows = page.query().fetch_all(&mut **tx).await.map_err(|e| fault(op, "listing leases", e))?;
+    let rows = page.query().fetch_all(&mut **tx).await.map_err(|e| fault(op.id, "listing leases", e))?;
     Ok(Paged { items: rows.iter().map(|r| from_row(r, now)).collect(), total: total.max(0) as u64 })
 }
 
@@ -111,7 +111,7 @@ pub(super) async fn issue(
         .bind(version)
         .fetch_optional(&mut **tx)
         .await
-        .map_err(|e| fault(op, "loading a version", e))?;
+        .map_err(|e| fault(op.id, "loading a version", e))?;
     if exists.is_none() {
         return Err(E::ResourceNotFound(
             Problem::new(format!("Credential {} has no version {version}.", row.key)).with("version", version),
@@ -135,12 +135,12 @@ pub(super) async fn issue(
     .bind(now)
     .execute(&mut **tx)
     .await
-    .map_err(|e| fault(op, "inserting a lease", e))?;
+    .map_err(|e| fault(op.id, "inserting a lease", e))?;
     targets.push(id.clone());
     let row = load_mine(tx, caller, &id)
         .await
-        .map_err(|e| fault(op, "reloading", e))?
-        .ok_or_else(|| fault(op, "reloading", "row vanished"))?;
+        .map_err(|e| fault(op.id, "reloading", e))?
+        .ok_or_else(|| fault(op.id, "reloading", "row vanished"))?;
     Ok(from_row(&row, now))
 }
 
@@ -170,9 +170,9 @@ pub(super) async fn redeem(
     .bind(&caller.subject)
     .fetch_optional(&mut **tx)
     .await
-    .map_err(|e| fault(op, "redeeming a lease", e))?;
+    .map_err(|e| fault(op.id, "redeeming a lease", e))?;
     let Some(claimed) = claimed else {
-        return match load_mine(tx, caller, &input.lease_id).await.map_err(|e| fault(op, "loading a lease", e))? {
+        return match load_mine(tx, caller, &input.lease_id).await.map_err(|e| fault(op.id, "loading a lease", e))? {
             Some(r) => Err(E::LeaseUnavailable(unavailable(&from_row(&r, now)))),
             None => Err(E::ResourceNotFound(not_found("lease", &input.lease_id))),
         };
@@ -217,11 +217,11 @@ pub(super) async fn revoke(
         .bind(&caller.subject)
         .execute(&mut **tx)
         .await
-        .map_err(|e| fault(op, "revoking a lease", e))?
+        .map_err(|e| fault(op.id, "revoking a lease", e))?
         .rows_affected();
     let row = load_mine(tx, caller, &input.id)
         .await
-        .map_err(|e| fault(op, "loading a lease", e))?
+        .map_err(|e| fault(op.id, "loading a lease", e))?
         .ok_or_else(|| E::ResourceNotFound(not_found("lease", &input.id)))?;
     let lease = from_row(&row, now);
     if done == 0 {

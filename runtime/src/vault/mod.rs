@@ -21,6 +21,7 @@ use crate::audit::{self, Entry, Outcome};
 use crate::auth::Caller;
 use crate::crypto::Keyring;
 use crate::rbac::Access;
+use crate::services::fault;
 use crate::store::{Store, Tx};
 
 /// Lease lifetimes.
@@ -46,12 +47,6 @@ pub struct Vault {
     leases: LeasePolicy,
 }
 
-/// A server fault: logged with its cause (never a secret), answered without detail.
-fn fault<E: InternalError>(op: &Operation, what: &str, cause: impl std::fmt::Display) -> E {
-    tracing::error!(operation = op.id, "{what}: {cause}");
-    E::internal(Problem::new("Internal error; nothing was changed and no secret was returned."))
-}
-
 /// `resource/not-found` problem for `what` `id`.
 fn not_found(what: &str, id: &str) -> Problem {
     Problem::new(format!("No {what} {id}.")).with("id", id)
@@ -69,11 +64,11 @@ impl Vault {
     }
 
     async fn begin<E: InternalError>(&self, op: &Operation) -> Result<Tx, E> {
-        self.store.begin().await.map_err(|e| fault(op, "starting a transaction", e))
+        self.store.begin().await.map_err(|e| fault(op.id, "starting a transaction", e))
     }
 
     async fn access<E: InternalError>(&self, tx: &mut Tx, op: &Operation, caller: &Caller) -> Result<Access, E> {
-        Access::load(tx, &caller.tenant, &caller.subject).await.map_err(|e| fault(op, "loading grants", e))
+        Access::load(tx, &caller.tenant, &caller.subject).await.map_err(|e| fault(op.id, "loading grants", e))
     }
 
     /// Commits `result` with its audit row, or rolls back and audits the failure.
@@ -97,9 +92,9 @@ impl Vault {
                 };
                 if let Err(e) = audit::write(&self.store, &mut tx, entry).await {
                     // Fail closed: no audit row, no change and no secret.
-                    return Err(fault(op, "writing the audit row", e));
+                    return Err(fault(op.id, "writing the audit row", e));
                 }
-                tx.commit().await.map_err(|e| fault(op, "committing", e))?;
+                tx.commit().await.map_err(|e| fault(op.id, "committing", e))?;
                 Ok(value)
             }
             Err(err) => {

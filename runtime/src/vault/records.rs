@@ -47,7 +47,8 @@ pub(super) async fn list(
         sql.push(" AND occurred_at < ?", Arg::Int(u.timestamp_millis()));
     }
     let count = Sql { text: format!("SELECT COUNT(*) FROM audit_events{}", sql.text), args: sql.args.clone() };
-    let total: i64 = count.query().fetch_one(&mut **tx).await.map_err(|e| fault(op, "counting audit rows", e))?.get(0);
+    let total: i64 =
+        count.query().fetch_one(&mut **tx).await.map_err(|e| fault(op.id, "counting audit rows", e))?.get(0);
     let mut page = Sql {
         text: format!(
             "SELECT id, occurred_at, request_id, actor, auth_method, token_id, scope, tenant_id, operation, targets, outcome, status, error_code FROM audit_events{} ORDER BY occurred_at DESC, id DESC",
@@ -57,7 +58,7 @@ pub(super) async fn list(
     };
     page.push(" LIMIT ?", Arg::Int(i64::from(paging.per_page)));
     page.push(" OFFSET ?", Arg::Int(paging.offset() as i64));
-    let rows = page.query().fetch_all(&mut **tx).await.map_err(|e| fault(op, "listing audit rows", e))?;
+    let rows = page.query().fetch_all(&mut **tx).await.map_err(|e| fault(op.id, "listing audit rows", e))?;
     let items = rows
         .iter()
         .map(|r| AuditEvent {

@@ -73,7 +73,7 @@ async fn retag<E: InternalError>(
     from: &[String],
     to: &str,
 ) -> Result<(), E> {
-    let q = |e| fault::<E>(op, "retagging", e);
+    let q = |e| fault::<E>(op.id, "retagging", e);
     sqlx::query("INSERT INTO tags (tenant_id, name) VALUES ($1, $2) ON CONFLICT DO NOTHING")
         .bind(tenant)
         .bind(to)
@@ -111,7 +111,7 @@ pub(super) async fn list(
         .bind(&caller.tenant)
         .fetch_all(&mut **tx)
         .await
-        .map_err(|e| fault(op, "listing tags", e))?;
+        .map_err(|e| fault(op.id, "listing tags", e))?;
     let mut counts: std::collections::BTreeMap<String, i64> = std::collections::BTreeMap::new();
     for r in rows {
         let (tag, key, folder): (String, String, Option<String>) = (r.get(0), r.get(1), r.get(2));
@@ -125,7 +125,7 @@ pub(super) async fn list(
             .bind(&caller.tenant)
             .fetch_all(&mut **tx)
             .await
-            .map_err(|e| fault(op, "listing tags", e))?;
+            .map_err(|e| fault(op.id, "listing tags", e))?;
         for r in all {
             counts.entry(r.get(0)).or_default();
         }
@@ -148,11 +148,11 @@ pub(super) async fn rename(
     use errors::RenameTagError as E;
     let op = &ops::RENAME_TAG;
     let access = vault.access(tx, op, caller).await?;
-    if !exists(tx, &caller.tenant, &input.name).await.map_err(|e| fault(op, "loading a tag", e))? {
+    if !exists(tx, &caller.tenant, &input.name).await.map_err(|e| fault(op.id, "loading a tag", e))? {
         return Err(E::ResourceNotFound(not_found("tag", &input.name)));
     }
     if input.new_name != input.name
-        && exists(tx, &caller.tenant, &input.new_name).await.map_err(|e| fault(op, "loading a tag", e))?
+        && exists(tx, &caller.tenant, &input.new_name).await.map_err(|e| fault(op.id, "loading a tag", e))?
     {
         return Err(E::ResourceConflict(
             Problem::new(format!("Tag {} already exists; merge the tags instead.", input.new_name))
@@ -161,14 +161,14 @@ pub(super) async fn rename(
     }
     let holders = carriers(tx, &caller.tenant, std::slice::from_ref(&input.name))
         .await
-        .map_err(|e| fault(op, "loading carriers", e))?;
+        .map_err(|e| fault(op.id, "loading carriers", e))?;
     match check_carriers(&access, &input.name, &holders) {
         Ok(()) => {}
         Err(None) => return Err(E::ResourceNotFound(not_found("tag", &input.name))),
         Err(Some(p)) => return Err(E::AuthForbidden(p)),
     }
     retag(tx, op, &caller.tenant, std::slice::from_ref(&input.name), &input.new_name).await?;
-    let credential_count = count(tx, &caller.tenant, &input.new_name).await.map_err(|e| fault(op, "counting", e))?;
+    let credential_count = count(tx, &caller.tenant, &input.new_name).await.map_err(|e| fault(op.id, "counting", e))?;
     Ok(Tag { name: input.new_name, credential_count })
 }
 
@@ -182,14 +182,14 @@ pub(super) async fn merge(
     let op = &ops::MERGE_TAGS;
     let access = vault.access(tx, op, caller).await?;
     for s in &input.sources {
-        if !exists(tx, &caller.tenant, s).await.map_err(|e| fault(op, "loading a tag", e))? {
+        if !exists(tx, &caller.tenant, s).await.map_err(|e| fault(op.id, "loading a tag", e))? {
             return Err(E::ResourceNotFound(not_found("tag", s)));
         }
     }
     for source in &input.sources {
         let holders = carriers(tx, &caller.tenant, std::slice::from_ref(source))
             .await
-            .map_err(|e| fault(op, "loading carriers", e))?;
+            .map_err(|e| fault(op.id, "loading carriers", e))?;
         match check_carriers(&access, source, &holders) {
             Ok(()) => {}
             Err(None) => return Err(E::ResourceNotFound(not_found("tag", source))),
@@ -197,7 +197,7 @@ pub(super) async fn merge(
         }
     }
     retag(tx, op, &caller.tenant, &input.sources, &input.target).await?;
-    let credential_count = count(tx, &caller.tenant, &input.target).await.map_err(|e| fault(op, "counting", e))?;
+    let credential_count = count(tx, &caller.tenant, &input.target).await.map_err(|e| fault(op.id, "counting", e))?;
     Ok(Tag { name: input.target, credential_count })
 }
 
@@ -223,7 +223,7 @@ pub(super) async fn prune(
     .bind(&caller.tenant)
     .fetch_all(&mut **tx)
     .await
-    .map_err(|e| fault(op, "finding unused tags", e))?;
+    .map_err(|e| fault(op.id, "finding unused tags", e))?;
     let removed: Vec<String> = rows.into_iter().map(|r| r.get(0)).collect();
     let dry_run = input.dry_run.unwrap_or(false);
     if !dry_run {
@@ -237,7 +237,7 @@ pub(super) async fn prune(
                     .bind(tag)
                     .execute(&mut **tx)
                     .await
-                    .map_err(|e| fault(op, "pruning", e))?;
+                    .map_err(|e| fault(op.id, "pruning", e))?;
             }
         }
         targets.extend(removed.iter().cloned());

@@ -41,14 +41,14 @@ pub(super) async fn list(
         sql.push(" AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)", Arg::Int(now_ms()));
     }
     let count = Sql { text: format!("SELECT COUNT(*) FROM personal_tokens{}", sql.text), args: sql.args.clone() };
-    let total: i64 = count.query().fetch_one(&mut **tx).await.map_err(|e| fault(op, "counting tokens", e))?.get(0);
+    let total: i64 = count.query().fetch_one(&mut **tx).await.map_err(|e| fault(op.id, "counting tokens", e))?.get(0);
     let mut page = Sql {
         text: format!("SELECT {COLUMNS} FROM personal_tokens{} ORDER BY created_at DESC, id", sql.text),
         args: sql.args,
     };
     page.push(" LIMIT ?", Arg::Int(i64::from(paging.per_page)));
     page.push(" OFFSET ?", Arg::Int(paging.offset() as i64));
-    let rows = page.query().fetch_all(&mut **tx).await.map_err(|e| fault(op, "listing tokens", e))?;
+    let rows = page.query().fetch_all(&mut **tx).await.map_err(|e| fault(op.id, "listing tokens", e))?;
     Ok(Paged { items: rows.iter().map(from_row).collect(), total: total.max(0) as u64 })
 }
 
@@ -72,13 +72,9 @@ pub(super) async fn create(
     }
     let service = &generated::vault::SERVICE;
     for wanted in &input.scopes {
-        // Every requested scope must be one the caller's own scopes satisfy.
-        let allowed = generated::vault::OPERATIONS
-            .iter()
-            .find(|o| o.scope == wanted.as_str())
-            .map(|o| o.allows(caller.scopes.iter().map(String::as_str)))
-            .unwrap_or(false);
-        if !allowed || !service.scopes.iter().any(|s| s.name == wanted) {
+        // Every requested scope must exist and be one the caller's own scopes satisfy.
+        let known = service.scopes.iter().any(|s| s.name == wanted);
+        if !known || !service.satisfies(caller.scopes.iter().map(String::as_str), wanted) {
             return Err(E::AuthForbidden(
                 Problem::new(format!("You cannot create a token with {wanted}: it exceeds your own scopes."))
                     .with("scope", wanted.clone()),
@@ -111,7 +107,7 @@ pub(super) async fn create(
         .bind(input.expires_at.map(|e| e.timestamp_millis()))
         .execute(&mut **tx)
         .await
-        .map_err(|e| fault(op, "storing a token", e))?;
+        .map_err(|e| fault(op.id, "storing a token", e))?;
     targets.push(id.clone());
     Ok(CreatedToken {
         id,
@@ -138,7 +134,7 @@ pub(super) async fn revoke(
         .bind(&caller.subject)
         .execute(&mut **tx)
         .await
-        .map_err(|e| fault(op, "revoking a token", e))?
+        .map_err(|e| fault(op.id, "revoking a token", e))?
         .rows_affected();
     if n == 0 {
         return Err(errors::RevokeTokenError::ResourceNotFound(not_found("active token", &input.token_id)));
