@@ -318,6 +318,45 @@ impl InternalError for SubmitProposalError {
         SubmitProposalError::InternalError(problem)
     }
 }
+/// Errors `record_proposal_outcome` may return: the codes it declares plus the service-wide ones.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RecordProposalOutcomeError {
+    /// `not_found` (HTTP 404): No route matches the path, or the object does not exist for this account. Objects of other accounts are reported as not found, never as forbidden.
+    NotFound(Problem),
+    /// `conflict` (HTTP 409): The change is not allowed from the object's current state (an invalid status transition, a proposal already submitted, a stale `expected_version`), or an `Idempotency-Key` was reused with a different request or while the first request is still running.
+    Conflict(Problem),
+    /// `validation_error` (HTTP 422): A field, query parameter or header has the wrong type, is unknown, is missing, or breaks a constraint (range, length, pattern). `details.field` names it and `details.value` holds the rejected value; e.g. `min_score` outside 0 to 100.
+    ValidationError(Problem),
+    /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
+    InternalError(Problem),
+    /// `not_implemented` (HTTP 501): Temporary: the operation is documented but its handler is not implemented yet in this deployment.
+    NotImplemented(Problem),
+}
+impl OperationError for RecordProposalOutcomeError {
+    fn code(&self) -> &'static str {
+        match self {
+            RecordProposalOutcomeError::NotFound(_) => "not_found",
+            RecordProposalOutcomeError::Conflict(_) => "conflict",
+            RecordProposalOutcomeError::ValidationError(_) => "validation_error",
+            RecordProposalOutcomeError::InternalError(_) => "internal_error",
+            RecordProposalOutcomeError::NotImplemented(_) => "not_implemented",
+        }
+    }
+    fn into_problem(self) -> Problem {
+        match self {
+            RecordProposalOutcomeError::NotFound(p)
+            | RecordProposalOutcomeError::Conflict(p)
+            | RecordProposalOutcomeError::ValidationError(p)
+            | RecordProposalOutcomeError::InternalError(p)
+            | RecordProposalOutcomeError::NotImplemented(p) => p,
+        }
+    }
+}
+impl InternalError for RecordProposalOutcomeError {
+    fn internal(problem: Problem) -> Self {
+        RecordProposalOutcomeError::InternalError(problem)
+    }
+}
 /// Errors `list_contracts` may return: the codes it declares plus the service-wide ones.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ListContractsError {

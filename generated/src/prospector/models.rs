@@ -426,6 +426,40 @@ impl std::fmt::Display for ProposalTone {
         f.write_str(self.as_str())
     }
 }
+/// What the client decided about a submitted proposal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ProposalOutcome {
+    /// The client hired you: the proposal becomes `accepted`, the lead `won`, and a contract is created from `contract`.
+    #[serde(rename = "accepted")]
+    Accepted,
+    /// The client declined, hired someone else or closed the job: the proposal becomes `rejected` and the lead `lost`.
+    #[serde(rename = "rejected")]
+    Rejected,
+}
+impl ProposalOutcome {
+    /// Every value, in spec order.
+    pub const ALL: &'static [ProposalOutcome] = &[ProposalOutcome::Accepted, ProposalOutcome::Rejected];
+    /// The wire value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProposalOutcome::Accepted => "accepted",
+            ProposalOutcome::Rejected => "rejected",
+        }
+    }
+    /// Parses a wire value.
+    pub fn parse(s: &str) -> Option<ProposalOutcome> {
+        match s {
+            "accepted" => Some(ProposalOutcome::Accepted),
+            "rejected" => Some(ProposalOutcome::Rejected),
+            _ => None,
+        }
+    }
+}
+impl std::fmt::Display for ProposalOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 /// The budget a job posting states.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Budget {
@@ -655,7 +689,7 @@ pub struct ScoreSignals {
     pub client_history: f64,
     /// Inverted competition: 1 when nobody has applied yet, 0 at or above the configured maximum number of proposals.
     pub competition: f64,
-    /// Freshness and deadline fit: 1 for a job just posted, falling to 0 once it is older than the configured stale-after days.
+    /// Freshness: 1 for a job just posted, falling linearly to 0 once the posting was older than the configured stale-after days when it was last fetched.
     pub timeline: f64,
 }
 /// Field specs of [`ScoreSignals`], for validation.
@@ -746,7 +780,7 @@ pub static SCORE_SIGNALS_FIELDS: [FieldSpec; 5usize] = [
 pub struct LeadScore {
     /// Composite score, 0 to 100: 100 × Σ(weight × signal) / Σ(weight) over the signals available for this lead.
     pub composite: f64,
-    /// Confidence in the composite as a fraction, 0 to 1: the weight share of signals with data, times the evidence from the client's history. It measures evidence, not how good the lead is.
+    /// Confidence in the composite as a fraction, 0 to 1: `coverage × evidence` (see ScoreBreakdown), i.e. the weight share of signals with data times the strength of the client's track record. It measures evidence, not how good the lead is.
     pub confidence: f64,
     /// The five signal values the composite is built from.
     pub signals: ScoreSignals,
@@ -1193,7 +1227,7 @@ pub struct SignalBreakdown {
     pub client_history: SignalDetail,
     /// Inverted competition from the number of proposals already sent.
     pub competition: SignalDetail,
-    /// Freshness of the posting and fit of its deadline.
+    /// Freshness of the posting when it was last fetched.
     pub timeline: SignalDetail,
 }
 /// Field specs of [`SignalBreakdown`], for validation.
@@ -1288,7 +1322,7 @@ pub struct ScoreBreakdown {
     pub scored_at: chrono::DateTime<chrono::Utc>,
     /// Share of the total weight carried by signals with data, 0 to 1.
     pub coverage: f64,
-    /// Strength of the client's track record, 0 to 1: n / (n + k) for n prior jobs and k the configured evidence prior. confidence = coverage × evidence.
+    /// Strength of the client's track record, 0.5 to 1: 0.5 + 0.5 × n / (n + k) for n jobs the client has posted and k the configured evidence prior (1 when k = 0); 0.5 when the platform shows nothing about the client. confidence = coverage × evidence.
     pub evidence: f64,
     /// Per-signal value, weight, contribution and explanation.
     pub signals: SignalBreakdown,
@@ -2287,9 +2321,12 @@ pub struct Proposal {
     /// Identifier the platform gave the submitted proposal; absent until submitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub platform_reference: Option<String>,
+    /// The contract won with this proposal; absent unless it was accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contract_id: Option<String>,
 }
 /// Field specs of [`Proposal`], for validation.
-pub static PROPOSAL_FIELDS: [FieldSpec; 11usize] = [
+pub static PROPOSAL_FIELDS: [FieldSpec; 12usize] = [
     FieldSpec {
         name: "id",
         location: Location::Body,
@@ -2452,6 +2489,22 @@ pub static PROPOSAL_FIELDS: [FieldSpec; 11usize] = [
     },
     FieldSpec {
         name: "platform_reference",
+        location: Location::Body,
+        kind: Kind::String,
+        required: false,
+        nullable: false,
+        minimum: None,
+        maximum: None,
+        min_length: None,
+        max_length: None,
+        min_items: None,
+        max_items: None,
+        pattern: None,
+        secret: false,
+        compiled: OnceLock::new(),
+    },
+    FieldSpec {
+        name: "contract_id",
         location: Location::Body,
         kind: Kind::String,
         required: false,
@@ -2705,7 +2758,7 @@ pub struct UpdateProposalInput {
     /// New ISO 4217 currency code of `bid_amount`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub currency: Option<String>,
-    /// New status: `draft`, `ready` or `withdrawn`, and only as an allowed move (see ProposalStatus). `submitted` is reached through `submit_proposal` only; `accepted` and `rejected` are set from the platform.
+    /// New status: `draft`, `ready` or `withdrawn`, and only as an allowed move (see ProposalStatus). `submitted` is reached through `submit_proposal` only; `accepted` and `rejected` through `record_proposal_outcome`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ProposalStatus>,
 }
@@ -2830,6 +2883,232 @@ pub static SUBMIT_PROPOSAL_INPUT_FIELDS: [FieldSpec; 2usize] = [
         maximum: None,
         min_length: Some(1),
         max_length: Some(255),
+        min_items: None,
+        max_items: None,
+        pattern: None,
+        secret: false,
+        compiled: OnceLock::new(),
+    },
+];
+/// One milestone as agreed on the platform.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MilestoneTerms {
+    /// What the milestone delivers.
+    pub title: String,
+    /// Amount paid for the milestone, in the contract's currency.
+    pub amount: f64,
+    /// Deadline (ISO 8601, UTC); absent when none was agreed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_on: Option<chrono::DateTime<chrono::Utc>>,
+}
+/// Field specs of [`MilestoneTerms`], for validation.
+pub static MILESTONE_TERMS_FIELDS: [FieldSpec; 3usize] = [
+    FieldSpec {
+        name: "title",
+        location: Location::Body,
+        kind: Kind::String,
+        required: true,
+        nullable: false,
+        minimum: None,
+        maximum: None,
+        min_length: Some(1),
+        max_length: Some(200),
+        min_items: None,
+        max_items: None,
+        pattern: None,
+        secret: false,
+        compiled: OnceLock::new(),
+    },
+    FieldSpec {
+        name: "amount",
+        location: Location::Body,
+        kind: Kind::Number,
+        required: true,
+        nullable: false,
+        minimum: Some(0f64),
+        maximum: Some(100000000f64),
+        min_length: None,
+        max_length: None,
+        min_items: None,
+        max_items: None,
+        pattern: None,
+        secret: false,
+        compiled: OnceLock::new(),
+    },
+    FieldSpec {
+        name: "due_on",
+        location: Location::Body,
+        kind: Kind::DateTime,
+        required: false,
+        nullable: false,
+        minimum: None,
+        maximum: None,
+        min_length: None,
+        max_length: None,
+        min_items: None,
+        max_items: None,
+        pattern: None,
+        secret: false,
+        compiled: OnceLock::new(),
+    },
+];
+/// The contract agreed on the platform when a proposal is accepted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContractTerms {
+    /// Title of the contract; the lead's job title when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Name of the client; the lead's client name (or `unknown client`) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_name: Option<String>,
+    /// Identifier of the contract on the platform.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub platform_reference: Option<String>,
+    /// ISO 4217 currency of the milestone amounts; the proposal's (else the lead budget's, else `USD`) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub currency: Option<String>,
+    /// The agreed milestones, in order; at least one.
+    pub milestones: Vec<MilestoneTerms>,
+}
+/// Field specs of [`ContractTerms`], for validation.
+pub static CONTRACT_TERMS_FIELDS: [FieldSpec; 5usize] = [
+    FieldSpec {
+        name: "title",
+        location: Location::Body,
+        kind: Kind::String,
+        required: false,
+        nullable: false,
+        minimum: None,
+        maximum: None,
+        min_length: Some(1),
+        max_length: Some(200),
+        min_items: None,
+        max_items: None,
+        pattern: None,
+        secret: false,
+        compiled: OnceLock::new(),
+    },
+    FieldSpec {
+        name: "client_name",
+        location: Location::Body,
+        kind: Kind::String,
+        required: false,
+        nullable: false,
+        minimum: None,
+        maximum: None,
+        min_length: Some(1),
+        max_length: Some(200),
+        min_items: None,
+        max_items: None,
+        pattern: None,
+        secret: false,
+        compiled: OnceLock::new(),
+    },
+    FieldSpec {
+        name: "platform_reference",
+        location: Location::Body,
+        kind: Kind::String,
+        required: false,
+        nullable: false,
+        minimum: None,
+        maximum: None,
+        min_length: Some(1),
+        max_length: Some(255),
+        min_items: None,
+        max_items: None,
+        pattern: None,
+        secret: false,
+        compiled: OnceLock::new(),
+    },
+    FieldSpec {
+        name: "currency",
+        location: Location::Body,
+        kind: Kind::String,
+        required: false,
+        nullable: false,
+        minimum: None,
+        maximum: None,
+        min_length: None,
+        max_length: None,
+        min_items: None,
+        max_items: None,
+        pattern: Some("^[A-Z]{3}$"),
+        secret: false,
+        compiled: OnceLock::new(),
+    },
+    FieldSpec {
+        name: "milestones",
+        location: Location::Body,
+        kind: Kind::List(&Kind::Model(&MILESTONE_TERMS_FIELDS)),
+        required: true,
+        nullable: false,
+        minimum: None,
+        maximum: None,
+        min_length: None,
+        max_length: None,
+        min_items: Some(1),
+        max_items: Some(100),
+        pattern: None,
+        secret: false,
+        compiled: OnceLock::new(),
+    },
+];
+/// The client's decision on a submitted proposal, as reported by the platform (a webhook relay, a sync job or the user).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordOutcomeInput {
+    /// Identifier of the proposal.
+    pub id: String,
+    /// `accepted` or `rejected`.
+    pub outcome: ProposalOutcome,
+    /// The agreed contract; required when `outcome` is `accepted`, refused when `rejected`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contract: Option<ContractTerms>,
+}
+/// Field specs of [`RecordOutcomeInput`], for validation.
+pub static RECORD_OUTCOME_INPUT_FIELDS: [FieldSpec; 3usize] = [
+    FieldSpec {
+        name: "id",
+        location: Location::Path,
+        kind: Kind::String,
+        required: true,
+        nullable: false,
+        minimum: None,
+        maximum: None,
+        min_length: None,
+        max_length: None,
+        min_items: None,
+        max_items: None,
+        pattern: None,
+        secret: false,
+        compiled: OnceLock::new(),
+    },
+    FieldSpec {
+        name: "outcome",
+        location: Location::Body,
+        kind: Kind::Enum(&["accepted", "rejected"]),
+        required: true,
+        nullable: false,
+        minimum: None,
+        maximum: None,
+        min_length: None,
+        max_length: None,
+        min_items: None,
+        max_items: None,
+        pattern: None,
+        secret: false,
+        compiled: OnceLock::new(),
+    },
+    FieldSpec {
+        name: "contract",
+        location: Location::Body,
+        kind: Kind::Model(&CONTRACT_TERMS_FIELDS),
+        required: false,
+        nullable: false,
+        minimum: None,
+        maximum: None,
+        min_length: None,
+        max_length: None,
         min_items: None,
         max_items: None,
         pattern: None,
@@ -3465,7 +3744,7 @@ pub struct ScoringParameters {
     pub budget_floor: f64,
     /// Budget at or above which the budget signal is 1, in `currency` units.
     pub budget_target: f64,
-    /// ISO 4217 currency of the budget floor and target; budgets in other currencies are converted.
+    /// ISO 4217 currency of the budget floor and target. A budget stated in another currency is not converted (no exchange rate is guessed): its budget signal is unavailable, which lowers the confidence.
     pub currency: String,
     /// Number of proposals already sent at or above which the competition signal is 0; it falls linearly from 1 at zero proposals.
     pub max_competition: i64,
@@ -3473,7 +3752,7 @@ pub struct ScoringParameters {
     pub stale_after_days: i64,
     /// The k in evidence = n / (n + k), n being the client's prior jobs: larger values need more history for full confidence; 0 trusts any history fully.
     pub evidence_prior: i64,
-    /// Confidence a lead needs to be ranked in the top tier of backtests and default lists, 0 to 1.
+    /// Confidence a lead needs to stay in tier 1 of a backtest, 0 to 1: a lead ranked into tier 1 with less confidence is counted in tier 2.
     pub top_tier_min_confidence: f64,
 }
 /// Field specs of [`ScoringParameters`], for validation.
@@ -3760,7 +4039,7 @@ pub struct BacktestInput {
     /// The k of precision@k: how many top-ranked leads to check; 25 when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_k: Option<i64>,
-    /// Number of equal-size score tiers for the win-rate table and tier changes; 4 (quartiles) when absent.
+    /// Number of equal-size rank tiers (by composite, ties by lead id) for the win-rate table and tier changes; 4 (quartiles) when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tiers: Option<i64>,
     /// Only leads found at or after this moment; all history when absent.
@@ -4109,10 +4388,10 @@ pub struct BacktestMetrics {
     /// Area under the ROC curve of the composite against won/lost, 0 to 1 (0.5 = random ranking); absent when the sample lacks wins or losses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub roc_auc: Option<f64>,
-    /// Lower bound of the 95% bootstrap confidence interval of `roc_auc` (1,000 resamples, fixed seed).
+    /// Lower bound of the 95% confidence interval of `roc_auc` (DeLong's variance, normal approximation, clipped to 0 to 1); absent with `roc_auc`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub roc_auc_ci_low: Option<f64>,
-    /// Upper bound of the 95% bootstrap confidence interval of `roc_auc`.
+    /// Upper bound of the 95% confidence interval of `roc_auc` (DeLong's variance, normal approximation, clipped to 0 to 1); absent with `roc_auc`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub roc_auc_ci_high: Option<f64>,
     /// Share of won leads among the top `top_k` leads by composite, 0 to 1; absent for an empty sample.

@@ -294,6 +294,36 @@ pub static SUBMIT_PROPOSAL: Operation = Operation {
     input: &models::SUBMIT_PROPOSAL_INPUT_FIELDS,
     service: &SERVICE,
 };
+/// `POST /v1/prospector/proposals/{id}/outcome`: Record the client's decision on a proposal
+pub static RECORD_PROPOSAL_OUTCOME: Operation = Operation {
+    id: "record_proposal_outcome",
+    method: Method::Post,
+    path: "/proposals/{id}/outcome",
+    full_path: "/v1/prospector/proposals/{id}/outcome",
+    scope: "prospector",
+    satisfied_by: &["prospector"],
+    errors: &[
+        "bad_request",
+        "authentication_error",
+        "forbidden",
+        "not_found",
+        "conflict",
+        "payload_too_large",
+        "unsupported_media_type",
+        "validation_error",
+        "rate_limited",
+        "internal_error",
+        "not_implemented",
+    ],
+    success_status: 200u16,
+    has_body: true,
+    no_store: false,
+    rate_limited: true,
+    paginated: false,
+    tool: None,
+    input: &models::RECORD_OUTCOME_INPUT_FIELDS,
+    service: &SERVICE,
+};
 /// `GET /v1/prospector/contracts`: List contracts
 pub static LIST_CONTRACTS: Operation = Operation {
     id: "list_contracts",
@@ -514,7 +544,7 @@ pub static REVOKE_API_TOKEN: Operation = Operation {
     service: &SERVICE,
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 18usize] = [
+pub static OPERATIONS: [&Operation; 19usize] = [
     &LIST_LEADS,
     &GET_LEAD,
     &SCAN_LEADS,
@@ -524,6 +554,7 @@ pub static OPERATIONS: [&Operation; 18usize] = [
     &CREATE_PROPOSAL,
     &UPDATE_PROPOSAL,
     &SUBMIT_PROPOSAL,
+    &RECORD_PROPOSAL_OUTCOME,
     &LIST_CONTRACTS,
     &GET_CONTRACT,
     &UPDATE_MILESTONE,

@@ -67,6 +67,13 @@ where
             }),
         )
         .route(
+            operations::RECORD_PROPOSAL_OUTCOME.full_path,
+            MethodRouter::new().post(record_proposal_outcome::<S, G>).fallback(|req: Request| async move {
+                let (parts, _) = req.into_parts();
+                support::method_not_allowed(&operations::SERVICE, &parts, "POST")
+            }),
+        )
+        .route(
             operations::LIST_CONTRACTS.full_path,
             MethodRouter::new().get(list_contracts::<S, G>).fallback(|req: Request| async move {
                 let (parts, _) = req.into_parts();
@@ -258,6 +265,22 @@ where
             Err(rejected) => return rejected,
         };
     match app.service.submit_proposal(&caller, input).await {
+        Ok(out) => support::respond(&parts, op, Some(support::data_value(&out))),
+        Err(e) => support::respond_error(&parts, op, e),
+    }
+}
+async fn record_proposal_outcome<S, G>(State(app): State<Arc<App<S, G>>>, req: Request) -> Response
+where
+    S: ProspectorService,
+    G: Gate<Caller = S::Caller>,
+{
+    let op = &operations::RECORD_PROPOSAL_OUTCOME;
+    let (parts, caller, input, _paging) =
+        match support::admit::<G, models::RecordOutcomeInput>(&*app.gate, op, req).await {
+            Ok(v) => v,
+            Err(rejected) => return rejected,
+        };
+    match app.service.record_proposal_outcome(&caller, input).await {
         Ok(out) => support::respond(&parts, op, Some(support::data_value(&out))),
         Err(e) => support::respond_error(&parts, op, e),
     }

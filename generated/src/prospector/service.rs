@@ -82,6 +82,14 @@ pub trait ProspectorService: Send + Sync + 'static {
         caller: &Self::Caller,
         input: models::SubmitProposalInput,
     ) -> impl Future<Output = Result<models::Proposal, errors::SubmitProposalError>> + Send;
+    /// Record the client's decision on a proposal
+    ///
+    /// `POST /v1/prospector/proposals/{id}/outcome` · scope `prospector`
+    fn record_proposal_outcome(
+        &self,
+        caller: &Self::Caller,
+        input: models::RecordOutcomeInput,
+    ) -> impl Future<Output = Result<models::Proposal, errors::RecordProposalOutcomeError>> + Send;
     /// List contracts
     ///
     /// `GET /v1/prospector/contracts` · scope `prospector`

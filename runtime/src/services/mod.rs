@@ -1,6 +1,7 @@
 //! Implementations of generated service traits that are not built yet (see the README).
 
 pub mod api_tokens;
+pub mod posting;
 pub mod prospector;
 pub mod scoring;
 

@@ -100,6 +100,14 @@ impl ProspectorService for Prospector {
         Err(errors::SubmitProposalError::NotImplemented(not_built("submit_proposal")))
     }
 
+    async fn record_proposal_outcome(
+        &self,
+        _caller: &Caller,
+        _input: models::RecordOutcomeInput,
+    ) -> Result<models::Proposal, errors::RecordProposalOutcomeError> {
+        Err(errors::RecordProposalOutcomeError::NotImplemented(not_built("record_proposal_outcome")))
+    }
+
     async fn list_contracts(
         &self,
         _caller: &Caller,
