@@ -569,6 +569,8 @@ fn coerce(service: &ServiceInfo, f: &FieldSpec, kind: &Kind, raw: &str) -> Resul
         || invalid(service, f.name, Value::String(raw.to_string()), format!("{} must be {}", f.name, describe(kind)));
     Ok(match kind {
         Kind::Integer => Value::from(raw.trim().parse::<i64>().map_err(|_| bad())?),
+        // A whole number stays an integer, so errors echo the value as it was sent (`150`, not `150.0`).
+        Kind::Number if raw.trim().parse::<i64>().is_ok() => Value::from(raw.trim().parse::<i64>().map_err(|_| bad())?),
         Kind::Number => {
             let n = raw.trim().parse::<f64>().ok().filter(|n| n.is_finite()).ok_or_else(bad)?;
             serde_json::Number::from_f64(n).map(Value::Number).ok_or_else(bad)?

@@ -35,6 +35,8 @@ pub struct AppState {
     pub vault: Arc<Vault>,
     /// Rate limits (in process, or in Redis with `REDIS_URL`).
     pub limiter: Arc<RateLimiter>,
+    /// The prospector.
+    pub prospector: Arc<Prospector>,
 }
 
 impl AppState {
@@ -53,7 +55,12 @@ impl AppState {
             Some(url) => RateLimiter::redis(url, config.replicas, clock).await?,
             None => RateLimiter::local(clock),
         });
-        Ok(AppState { config, keys, store, vault, limiter })
+        let prospector = Arc::new(Prospector::new(
+            store.clone(),
+            &config.lead_sources,
+            config.platform_connector.as_deref(),
+        )?);
+        Ok(AppState { config, keys, store, vault, limiter, prospector })
     }
 
     /// The protected-resource description of the vault REST API.
@@ -150,7 +157,7 @@ pub fn build(state: &AppState) -> Router {
             .with_limiter(state.limiter.clone())
             .with_api_tokens(state.store.clone()),
     );
-    let prospector = generated::prospector::router(Arc::new(Prospector::new(state.store.clone())), prospector_gate)
+    let prospector = generated::prospector::router(state.prospector.clone(), prospector_gate)
         .layer(middleware::from_fn(crate::auth::rate_limit_headers));
     let docs = SwaggerUi::new("/docs").config(
         SwaggerConfig::new([

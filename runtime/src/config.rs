@@ -33,6 +33,11 @@ pub struct Config {
     pub redis_url: Option<String>,
     /// Server processes sharing one Redis (each keeps `limit / replicas` if Redis is unreachable).
     pub replicas: u32,
+    /// Lead sources of the prospector, `NAME=LOCATION` each (a file, a folder, an http(s) feed URL
+    /// or `sample`); the embedded sample feed when empty.
+    pub lead_sources: Vec<String>,
+    /// Base URL of the platform's proposal API; `None` records submissions in the outbox table.
+    pub platform_connector: Option<String>,
 }
 
 impl Config {
@@ -49,6 +54,8 @@ impl Config {
             mcp_accepts_rest_tokens: false,
             redis_url: None,
             replicas: 1,
+            lead_sources: Vec::new(),
+            platform_connector: None,
         }
     }
 

@@ -41,6 +41,15 @@ struct Common {
     /// How many server processes share the Redis counters (each keeps its share if Redis fails).
     #[arg(long, env = "SPECWRIGHT_REPLICAS", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     replicas: u32,
+    /// A prospector lead source, `NAME=LOCATION` (repeatable; comma-separated in the variable):
+    /// a JSON/NDJSON/RSS file, a folder of them, an http(s) feed URL, or `sample`. Default: the
+    /// embedded sample feed.
+    #[arg(long = "lead-source", env = "SPECWRIGHT_LEAD_SOURCES", value_delimiter = ',')]
+    lead_sources: Vec<String>,
+    /// Base URL of the platform's proposal API (POST {url}/proposals); default: record
+    /// submissions in the outbox table.
+    #[arg(long, env = "SPECWRIGHT_PLATFORM_CONNECTOR")]
+    platform_connector: Option<String>,
 }
 
 impl Common {
@@ -57,6 +66,8 @@ impl Common {
         c.mcp_accepts_rest_tokens = self.mcp_accept_rest_tokens;
         c.redis_url = self.redis_url.clone();
         c.replicas = self.replicas;
+        c.lead_sources = self.lead_sources.clone();
+        c.platform_connector = self.platform_connector.clone();
         c.leases.default_ttl = c.leases.default_ttl.min(self.max_lease_ttl);
         c
     }

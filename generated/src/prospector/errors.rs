@@ -249,6 +249,8 @@ pub enum UpdateProposalError {
     InternalError(Problem),
     /// `not_implemented` (HTTP 501): Temporary: the operation is documented but its handler is not implemented yet in this deployment.
     NotImplemented(Problem),
+    /// `upstream_unavailable` (HTTP 502): The freelance platform the lead comes from returned an error, timed out or rate-limited us. Nothing was changed on our side; retry later, with the same `Idempotency-Key` where the operation accepts one.
+    UpstreamUnavailable(Problem),
 }
 impl OperationError for UpdateProposalError {
     fn code(&self) -> &'static str {
@@ -258,6 +260,7 @@ impl OperationError for UpdateProposalError {
             UpdateProposalError::ValidationError(_) => "validation_error",
             UpdateProposalError::InternalError(_) => "internal_error",
             UpdateProposalError::NotImplemented(_) => "not_implemented",
+            UpdateProposalError::UpstreamUnavailable(_) => "upstream_unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -266,7 +269,8 @@ impl OperationError for UpdateProposalError {
             | UpdateProposalError::Conflict(p)
             | UpdateProposalError::ValidationError(p)
             | UpdateProposalError::InternalError(p)
-            | UpdateProposalError::NotImplemented(p) => p,
+            | UpdateProposalError::NotImplemented(p)
+            | UpdateProposalError::UpstreamUnavailable(p) => p,
         }
     }
 }

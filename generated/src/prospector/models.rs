@@ -18,13 +18,13 @@ pub enum LeadStatus {
     /// Judged not worth pursuing; can be reopened for review.
     #[serde(rename = "dismissed")]
     Dismissed,
-    /// A proposal for it was submitted to the platform (set by `submit_proposal`).
+    /// A proposal for it was submitted to the platform. Set only by `submit_proposal` (from `new`, `reviewing` or `shortlisted`); `update_lead` cannot set it.
     #[serde(rename = "proposal_sent")]
     ProposalSent,
-    /// The client accepted the proposal; a contract exists or is expected.
+    /// The client accepted the proposal (set by `record_proposal_outcome`, which also creates the contract, or by `update_lead` when the outcome is known elsewhere). Won and lost leads are the history backtests replay.
     #[serde(rename = "won")]
     Won,
-    /// The client rejected the proposal, hired someone else or closed the job.
+    /// The client rejected the proposal, hired someone else or closed the job (set by `record_proposal_outcome` or `update_lead`).
     #[serde(rename = "lost")]
     Lost,
     /// Kept for history and backtests but hidden from default lists. Terminal.
@@ -75,10 +75,16 @@ impl LeadStatus {
     /// The states this one may move to (empty for a terminal state).
     pub fn next_states(self) -> &'static [LeadStatus] {
         match self {
-            LeadStatus::New => {
-                &[LeadStatus::Reviewing, LeadStatus::Shortlisted, LeadStatus::Dismissed, LeadStatus::Archived]
+            LeadStatus::New => &[
+                LeadStatus::Reviewing,
+                LeadStatus::Shortlisted,
+                LeadStatus::ProposalSent,
+                LeadStatus::Dismissed,
+                LeadStatus::Archived,
+            ],
+            LeadStatus::Reviewing => {
+                &[LeadStatus::Shortlisted, LeadStatus::ProposalSent, LeadStatus::Dismissed, LeadStatus::Archived]
             }
-            LeadStatus::Reviewing => &[LeadStatus::Shortlisted, LeadStatus::Dismissed, LeadStatus::Archived],
             LeadStatus::Shortlisted => {
                 &[LeadStatus::Reviewing, LeadStatus::ProposalSent, LeadStatus::Dismissed, LeadStatus::Archived]
             }
@@ -1727,7 +1733,7 @@ pub struct ListLeadsInput {
     /// Only leads from this platform (exact name, e.g. `upwork`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub platform: Option<String>,
-    /// Only leads carrying all these tags; repeat the parameter for several (`tag=a&tag=b`).
+    /// Only leads carrying all these tags (lowercase letters, digits, `-`, `_`); repeat the parameter for several (`tag=a&tag=b`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<Vec<String>>,
     /// Free text matched, case-insensitively, against the job title, description and skills.
@@ -1808,11 +1814,11 @@ pub static LIST_LEADS_INPUT_FIELDS: [FieldSpec; 8usize] = [
         nullable: false,
         minimum: None,
         maximum: None,
-        min_length: None,
+        min_length: Some(1),
         max_length: Some(64),
         min_items: None,
         max_items: Some(10),
-        pattern: None,
+        pattern: Some("^[a-z0-9][a-z0-9_-]*$"),
         secret: false,
         compiled: OnceLock::new(),
     },

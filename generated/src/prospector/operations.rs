@@ -256,6 +256,7 @@ pub static UPDATE_PROPOSAL: Operation = Operation {
         "rate_limited",
         "internal_error",
         "not_implemented",
+        "upstream_unavailable",
     ],
     success_status: 200u16,
     has_body: true,

@@ -1,9 +1,18 @@
-//! Implementations of generated service traits that are not built yet (see the README).
+//! The prospector service and its domain modules.
 
 pub mod api_tokens;
+pub mod connector;
+pub mod contracts;
+pub mod idempotency;
+pub mod leads;
+pub mod backtest;
+pub mod engine;
 pub mod posting;
+pub mod proposals;
 pub mod prospector;
+pub mod scans;
 pub mod scoring;
+pub mod sources;
 
 use generated::support::{InternalError, Problem};
 

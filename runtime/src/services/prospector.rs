@@ -1,25 +1,47 @@
-//! The lead-prospecting API's operations.
-//!
-//! Every operation still answers 501 `not_implemented`: its
-//! behaviour is built by its domain issue. This is the only placeholder the project allows, and the
-//! README lists the operations that still answer it.
+//! The lead-prospecting API's operations, each delegating to its domain module.
+
+use std::sync::Arc;
 
 use generated::prospector::{ProspectorService, errors, models};
 use generated::support::{Paged, Paging};
 
 use crate::auth::Caller;
-use crate::services::{api_tokens, not_built, scoring};
+use crate::services::connector::HttpConnector;
+use crate::services::proposals::Connector;
+use crate::services::sources::{self, Source};
+use crate::services::{api_tokens, contracts, leads, proposals, scans, scoring};
+use crate::store::Store;
 
 /// The lead-prospecting API.
 #[derive(Debug, Clone)]
 pub struct Prospector {
-    store: crate::store::Store,
+    store: Store,
+    sources: Arc<Vec<Source>>,
+    http: reqwest::Client,
+    connector: Arc<Connector>,
 }
 
 impl Prospector {
-    /// The prospector over `store`.
-    pub fn new(store: crate::store::Store) -> Self {
-        Prospector { store }
+    /// The prospector over `store`, scanning `sources` (`NAME=LOCATION` each; the embedded sample
+    /// feed when empty) and submitting through the HTTP platform connector at `connector_url`
+    /// (the recording outbox when `None`).
+    pub fn new(store: Store, sources: &[String], connector_url: Option<&str>) -> anyhow::Result<Self> {
+        let mut parsed: Vec<Source> = Vec::new();
+        for spec in sources {
+            let source = Source::parse(spec).map_err(|e| anyhow::anyhow!("lead source {spec:?}: {e}"))?;
+            if parsed.iter().any(|s| s.name == source.name) {
+                anyhow::bail!("lead source {:?} is configured twice", source.name);
+            }
+            parsed.push(source);
+        }
+        if parsed.is_empty() {
+            parsed.push(Source::sample());
+        }
+        let connector = match connector_url {
+            Some(url) => Connector::Http(HttpConnector::new(url).map_err(|e| anyhow::anyhow!("platform connector: {e}"))?),
+            None => Connector::Outbox,
+        };
+        Ok(Prospector { store, sources: Arc::new(parsed), http: sources::http_client(), connector: Arc::new(connector) })
     }
 }
 
@@ -28,109 +50,109 @@ impl ProspectorService for Prospector {
 
     async fn list_leads(
         &self,
-        _caller: &Caller,
-        _input: models::ListLeadsInput,
-        _paging: Paging,
+        caller: &Caller,
+        input: models::ListLeadsInput,
+        paging: Paging,
     ) -> Result<Paged<models::Lead>, errors::ListLeadsError> {
-        Err(errors::ListLeadsError::NotImplemented(not_built("list_leads")))
+        leads::list(&self.store, caller, input, paging).await
     }
 
     async fn get_lead(
         &self,
-        _caller: &Caller,
-        _input: models::GetLeadInput,
+        caller: &Caller,
+        input: models::GetLeadInput,
     ) -> Result<models::LeadDetail, errors::GetLeadError> {
-        Err(errors::GetLeadError::NotImplemented(not_built("get_lead")))
+        leads::get(&self.store, caller, &input.id).await
     }
 
     async fn scan_leads(
         &self,
-        _caller: &Caller,
-        _input: models::ScanLeadsInput,
+        caller: &Caller,
+        input: models::ScanLeadsInput,
     ) -> Result<models::ScanReport, errors::ScanLeadsError> {
-        Err(errors::ScanLeadsError::NotImplemented(not_built("scan_leads")))
+        scans::scan(&self.store, &self.sources, &self.http, caller, input).await
     }
 
     async fn update_lead(
         &self,
-        _caller: &Caller,
-        _input: models::UpdateLeadInput,
+        caller: &Caller,
+        input: models::UpdateLeadInput,
     ) -> Result<models::Lead, errors::UpdateLeadError> {
-        Err(errors::UpdateLeadError::NotImplemented(not_built("update_lead")))
+        leads::update(&self.store, caller, input).await
     }
 
     async fn list_proposals(
         &self,
-        _caller: &Caller,
-        _input: models::ListProposalsInput,
-        _paging: Paging,
+        caller: &Caller,
+        input: models::ListProposalsInput,
+        paging: Paging,
     ) -> Result<Paged<models::Proposal>, errors::ListProposalsError> {
-        Err(errors::ListProposalsError::NotImplemented(not_built("list_proposals")))
+        proposals::list(&self.store, caller, input, paging).await
     }
 
     async fn get_proposal(
         &self,
-        _caller: &Caller,
-        _input: models::GetProposalInput,
+        caller: &Caller,
+        input: models::GetProposalInput,
     ) -> Result<models::Proposal, errors::GetProposalError> {
-        Err(errors::GetProposalError::NotImplemented(not_built("get_proposal")))
+        proposals::get(&self.store, caller, &input.id).await
     }
 
     async fn create_proposal(
         &self,
-        _caller: &Caller,
-        _input: models::CreateProposalInput,
+        caller: &Caller,
+        input: models::CreateProposalInput,
     ) -> Result<models::Proposal, errors::CreateProposalError> {
-        Err(errors::CreateProposalError::NotImplemented(not_built("create_proposal")))
+        proposals::create(&self.store, caller, input).await
     }
 
     async fn update_proposal(
         &self,
-        _caller: &Caller,
-        _input: models::UpdateProposalInput,
+        caller: &Caller,
+        input: models::UpdateProposalInput,
     ) -> Result<models::Proposal, errors::UpdateProposalError> {
-        Err(errors::UpdateProposalError::NotImplemented(not_built("update_proposal")))
+        proposals::update(&self.store, &self.connector, caller, input).await
     }
 
     async fn submit_proposal(
         &self,
-        _caller: &Caller,
-        _input: models::SubmitProposalInput,
+        caller: &Caller,
+        input: models::SubmitProposalInput,
     ) -> Result<models::Proposal, errors::SubmitProposalError> {
-        Err(errors::SubmitProposalError::NotImplemented(not_built("submit_proposal")))
+        proposals::submit(&self.store, &self.connector, caller, input).await
     }
 
     async fn record_proposal_outcome(
         &self,
-        _caller: &Caller,
-        _input: models::RecordOutcomeInput,
+        caller: &Caller,
+        input: models::RecordOutcomeInput,
     ) -> Result<models::Proposal, errors::RecordProposalOutcomeError> {
-        Err(errors::RecordProposalOutcomeError::NotImplemented(not_built("record_proposal_outcome")))
+        proposals::record_outcome(&self.store, caller, input).await
     }
 
     async fn list_contracts(
         &self,
-        _caller: &Caller,
-        _input: models::ListContractsInput,
-        _paging: Paging,
+        caller: &Caller,
+        input: models::ListContractsInput,
+        paging: Paging,
     ) -> Result<Paged<models::Contract>, errors::ListContractsError> {
-        Err(errors::ListContractsError::NotImplemented(not_built("list_contracts")))
+        contracts::list(&self.store, caller, input, paging).await
     }
 
     async fn get_contract(
         &self,
-        _caller: &Caller,
-        _input: models::GetContractInput,
+        caller: &Caller,
+        input: models::GetContractInput,
     ) -> Result<models::Contract, errors::GetContractError> {
-        Err(errors::GetContractError::NotImplemented(not_built("get_contract")))
+        contracts::get(&self.store, caller, &input.id).await
     }
 
     async fn update_milestone(
         &self,
-        _caller: &Caller,
-        _input: models::UpdateMilestoneInput,
+        caller: &Caller,
+        input: models::UpdateMilestoneInput,
     ) -> Result<models::Contract, errors::UpdateMilestoneError> {
-        Err(errors::UpdateMilestoneError::NotImplemented(not_built("update_milestone")))
+        contracts::update_milestone(&self.store, caller, input).await
     }
 
     async fn get_scoring_config(
@@ -145,15 +167,24 @@ impl ProspectorService for Prospector {
         caller: &Caller,
         input: models::UpdateScoringConfigInput,
     ) -> Result<models::ScoringConfig, errors::UpdateScoringConfigError> {
-        scoring::update(&self.store, caller, input).await
+        let config = scoring::update(&self.store, caller, input).await?;
+        // Open leads follow the new version in the background; each names the version it used.
+        let (store, tenant) = (self.store.clone(), caller.tenant.clone());
+        tokio::spawn(async move {
+            match leads::rescore(&store, &tenant).await {
+                Ok(n) => tracing::info!(tenant, rescored = n, "leads rescored with the new scoring configuration"),
+                Err(e) => tracing::error!(tenant, "rescoring leads failed (they keep their previous score): {e}"),
+            }
+        });
+        Ok(config)
     }
 
     async fn run_backtest(
         &self,
-        _caller: &Caller,
-        _input: models::BacktestInput,
+        caller: &Caller,
+        input: models::BacktestInput,
     ) -> Result<models::BacktestReport, errors::RunBacktestError> {
-        Err(errors::RunBacktestError::NotImplemented(not_built("run_backtest")))
+        scoring::backtest(&self.store, caller, input).await
     }
 
     async fn list_api_tokens(

@@ -85,23 +85,23 @@ async fn insert(
 }
 
 /// The tenant's current configuration (the defaults, stored as version 1, on first use).
-pub async fn get(store: &Store, caller: &Caller) -> Result<ScoringConfig, errors::GetScoringConfigError> {
-    let mut tx = store.begin().await.map_err(|e| fault("scoring_config", "begin", e))?;
-    let config = match latest(&mut tx, &caller.tenant).await.map_err(|e| fault("scoring_config", "reading", e))? {
+pub async fn current(store: &Store, tenant: &str) -> Result<ScoringConfig, sqlx::Error> {
+    let mut tx = store.begin().await?;
+    let config = match latest(&mut tx, tenant).await? {
         Some(c) => c,
         None => {
             let (w, p) = defaults();
-            insert(&mut tx, &caller.tenant, "defaults", 1, &w, &p)
-                .await
-                .map_err(|e| fault("scoring_config", "storing defaults", e))?;
-            latest(&mut tx, &caller.tenant)
-                .await
-                .map_err(|e| fault("scoring_config", "reading", e))?
-                .ok_or_else(|| fault("scoring_config", "reading", "no row"))?
+            insert(&mut tx, tenant, "defaults", 1, &w, &p).await?;
+            latest(&mut tx, tenant).await?.ok_or(sqlx::Error::RowNotFound)?
         }
     };
-    tx.commit().await.map_err(|e| fault("scoring_config", "commit", e))?;
+    tx.commit().await?;
     Ok(config)
+}
+
+/// The caller's current configuration.
+pub async fn get(store: &Store, caller: &Caller) -> Result<ScoringConfig, errors::GetScoringConfigError> {
+    current(store, &caller.tenant).await.map_err(|e| fault("scoring_config", "reading", e))
 }
 
 /// Stores a new version; with `expected_version`, only if that is still the current one.
@@ -142,4 +142,75 @@ pub async fn update(
         .ok_or_else(|| fault("scoring_config", "reading", "no row"))?;
     tx.commit().await.map_err(|e| fault("scoring_config", "commit", e))?;
     Ok(config)
+}
+
+/// Default k of precision@k and number of tiers of a backtest.
+pub const DEFAULT_TOP_K: i64 = 25;
+pub const DEFAULT_TIERS: i64 = 4;
+
+/// `POST /scoring/backtest`: replays the tenant's leads with a known outcome, each from its
+/// posting as last fetched and scored as of that moment, under the live and the proposed
+/// configuration. Read-only; the scoring runs off the async workers.
+pub async fn backtest(
+    store: &Store,
+    caller: &Caller,
+    input: models::BacktestInput,
+) -> Result<models::BacktestReport, errors::RunBacktestError> {
+    use errors::RunBacktestError as E;
+    use crate::services::backtest::{self, Case, Point, Settings};
+    use crate::services::engine;
+    use crate::services::posting::Posting;
+    check(&input.weights, &input.parameters).map_err(E::ValidationError)?;
+    if let (Some(since), Some(until)) = (input.since, input.until)
+        && since >= until
+    {
+        return Err(E::ValidationError(
+            Problem::new("since must be before until").with("field", "since").with("value", since.to_rfc3339()),
+        ));
+    }
+    let live = current(store, &caller.tenant).await.map_err(|e| fault("backtest", "reading the configuration", e))?;
+    let rows = sqlx::query(
+        "SELECT id, posting, fetched_at, outcome, created_at FROM leads WHERE tenant_id = $1 AND outcome IS NOT NULL \
+         AND ($2 IS NULL OR created_at >= $2) AND ($3 IS NULL OR created_at < $3)",
+    )
+    .bind(&caller.tenant)
+    .bind(input.since.map(|t| t.timestamp_millis()))
+    .bind(input.until.map(|t| t.timestamp_millis()))
+    .fetch_all(store.pool())
+    .await
+    .map_err(|e| fault("backtest", "reading leads", e))?;
+    let mut history: Vec<(String, Posting, i64, bool, i64)> = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let id: String = r.get(0);
+        let posting: Posting = serde_json::from_str(&r.get::<String, _>(1))
+            .map_err(|e| fault("backtest", "reading leads", format!("lead {id}: {e}")))?;
+        history.push((id, posting, r.get(2), r.get::<String, _>(3) == "won", r.get(4)));
+    }
+    drop(rows);
+    let settings = Settings {
+        top_k: input.top_k.unwrap_or(DEFAULT_TOP_K).max(1) as usize,
+        tiers: input.tiers.unwrap_or(DEFAULT_TIERS).max(2) as usize,
+        current_min_confidence: live.parameters.top_tier_min_confidence,
+        proposed_min_confidence: input.parameters.top_tier_min_confidence,
+        current_config_version: live.version,
+    };
+    tokio::task::spawn_blocking(move || {
+        let point = |s: engine::Scored| Point { composite: s.score.composite, confidence: s.score.confidence };
+        let cases: Vec<Case> = history
+            .into_iter()
+            .map(|(id, posting, fetched_at, won, created_at)| {
+                let at = to_time(fetched_at);
+                Case {
+                    current: point(engine::score(&posting, &live.weights, &live.parameters, live.version, at)),
+                    proposed: point(engine::score(&posting, &input.weights, &input.parameters, live.version + 1, at)),
+                    id,
+                    won,
+                    found_at: to_time(created_at),
+                }
+            })
+            .collect();
+        backtest::evaluate(&cases, &settings)
+    })
+    .await
+    .map_err(|e| fault("backtest", "computing", e))
 }

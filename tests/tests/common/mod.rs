@@ -84,6 +84,11 @@ impl TestServer {
     /// Starts a server on `backend`. `None` means PostgreSQL is unreachable and the test should
     /// skip (a notice is printed); under `SPECWRIGHT_CI=1` that is a failure instead.
     pub async fn start_on(backend: Backend) -> Option<TestServer> {
+        Self::start_configured(backend, |_| {}).await
+    }
+
+    /// As [`TestServer::start_on`], with the configuration adjusted by `configure` first.
+    pub async fn start_configured(backend: Backend, configure: impl FnOnce(&mut Config)) -> Option<TestServer> {
         let dir = tempfile::tempdir().expect("temp dir");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
@@ -106,6 +111,7 @@ impl TestServer {
                 }
             }
         }
+        configure(&mut config);
         let state = AppState::open(config).await.expect("open state");
         let app = runtime::build(&state);
         tokio::spawn(async move {
