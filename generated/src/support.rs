@@ -563,6 +563,61 @@ fn check_object(
     Ok(())
 }
 
+/// A JSON value parsed strictly: an object that names a key twice is refused (RFC 8259 leaves
+/// the meaning open, and parsers disagree on which one wins), instead of silently keeping one.
+struct StrictJson(Value);
+
+impl<'de> serde::Deserialize<'de> for StrictJson {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = StrictJson;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<StrictJson, E> {
+                Ok(StrictJson(Value::Bool(v)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<StrictJson, E> {
+                Ok(StrictJson(Value::from(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<StrictJson, E> {
+                Ok(StrictJson(Value::from(v)))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<StrictJson, E> {
+                Ok(StrictJson(serde_json::Number::from_f64(v).map(Value::Number).unwrap_or(Value::Null)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<StrictJson, E> {
+                Ok(StrictJson(Value::String(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<StrictJson, E> {
+                Ok(StrictJson(Value::String(v)))
+            }
+            fn visit_unit<E>(self) -> Result<StrictJson, E> {
+                Ok(StrictJson(Value::Null))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<StrictJson, A::Error> {
+                let mut items = Vec::new();
+                while let Some(StrictJson(v)) = seq.next_element()? {
+                    items.push(v);
+                }
+                Ok(StrictJson(Value::Array(items)))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<StrictJson, A::Error> {
+                let mut out = Map::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    let StrictJson(v) = map.next_value()?;
+                    if out.insert(key.clone(), v).is_some() {
+                        return Err(serde::de::Error::custom(format!("duplicate key {key:?}")));
+                    }
+                }
+                Ok(StrictJson(Value::Object(out)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// Turns a path or query string into the JSON value its field expects.
 fn coerce(service: &ServiceInfo, f: &FieldSpec, kind: &Kind, raw: &str) -> Result<Value, Rejection> {
     let bad =
@@ -699,7 +754,7 @@ pub async fn decode_request<I: DeserializeOwned>(
             });
         }
         let body: Value = if has_bytes {
-            serde_json::from_slice(&bytes).map_err(|e| Rejection {
+            serde_json::from_slice::<StrictJson>(&bytes).map(|v| v.0).map_err(|e| Rejection {
                 code: roles.malformed,
                 problem: Problem::new(format!("the request body is not valid JSON: {e}")),
             })?

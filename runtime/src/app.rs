@@ -55,11 +55,8 @@ impl AppState {
             Some(url) => RateLimiter::redis(url, config.replicas, clock).await?,
             None => RateLimiter::local(clock),
         });
-        let prospector = Arc::new(Prospector::new(
-            store.clone(),
-            &config.lead_sources,
-            config.platform_connector.as_deref(),
-        )?);
+        let prospector =
+            Arc::new(Prospector::new(store.clone(), &config.lead_sources, config.platform_connector.as_deref())?);
         Ok(AppState { config, keys, store, vault, limiter, prospector })
     }
 

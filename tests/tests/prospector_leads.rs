@@ -11,7 +11,15 @@ fn team_token(server: &common::TestServer, sub: &str, tenant: &str) -> String {
     server
         .state
         .keys
-        .mint(&runtime::keys::claims(&c.issuer(), sub, tenant, "prospector", c.all_resources(), 600, Some("team".into())))
+        .mint(&runtime::keys::claims(
+            &c.issuer(),
+            sub,
+            tenant,
+            "prospector",
+            c.all_resources(),
+            600,
+            Some("team".into()),
+        ))
         .unwrap()
 }
 
@@ -98,7 +106,8 @@ on_both_backends!(first_scan_scores_the_sample_feed_and_dedupes, |server| {
     assert_eq!(theirs["meta"]["total"], 0);
     let (s, e) = server.call("GET", &format!("/v1/prospector/leads/{id}"), &other, None).await;
     assert_eq!((s, e["error"]["code"].as_str()), (404, Some("not_found")));
-    let (s, _) = server.call("PATCH", &format!("/v1/prospector/leads/{id}"), &other, Some(json!({"tags": ["x"]}))).await;
+    let (s, _) =
+        server.call("PATCH", &format!("/v1/prospector/leads/{id}"), &other, Some(json!({"tags": ["x"]}))).await;
     assert_eq!(s, 404);
     let (_, mine) = server.call("GET", &format!("/v1/prospector/leads/{id}"), &token, None).await;
     assert_eq!(mine["data"]["tags"], json!([]), "the foreign write changed nothing");
@@ -123,7 +132,14 @@ on_both_backends!(list_filters_sorting_pagination_and_validation, |server| {
     }
     let (s, e) = get("?min_score=abc").await;
     assert_eq!((s, e["error"]["details"]["field"].as_str()), (422, Some("min_score")));
-    for (q, field) in [("?per_page=101", "per_page"), ("?per_page=0", "per_page"), ("?page=0", "page"), ("?sort=title", "sort"), ("?status=open", "status"), ("?tag=Bad%20Tag", "tag[0]")] {
+    for (q, field) in [
+        ("?per_page=101", "per_page"),
+        ("?per_page=0", "per_page"),
+        ("?page=0", "page"),
+        ("?sort=title", "sort"),
+        ("?status=open", "status"),
+        ("?tag=Bad%20Tag", "tag[0]"),
+    ] {
         let (s, e) = get(q).await;
         assert_eq!((s, e["error"]["details"]["field"].as_str()), (422, Some(field)), "{q}: {e}");
     }
@@ -139,7 +155,8 @@ on_both_backends!(list_filters_sorting_pagination_and_validation, |server| {
 
     // Sort ascending, by other keys, and pages that tile the list.
     let (_, asc) = get("?sort=score&per_page=100").await;
-    let a: Vec<f64> = asc["data"].as_array().unwrap().iter().map(|l| l["score"]["composite"].as_f64().unwrap()).collect();
+    let a: Vec<f64> =
+        asc["data"].as_array().unwrap().iter().map(|l| l["score"]["composite"].as_f64().unwrap()).collect();
     assert!(a.windows(2).all(|w| w[0] <= w[1]), "{a:?}");
     let (s, by_posted) = get("?sort=-posted_at&per_page=100").await;
     assert_eq!(s, 200);

@@ -20,11 +20,25 @@ fn team_token(server: &common::TestServer, sub: &str, tenant: &str) -> String {
     server
         .state
         .keys
-        .mint(&runtime::keys::claims(&c.issuer(), sub, tenant, "prospector", c.all_resources(), 600, Some("team".into())))
+        .mint(&runtime::keys::claims(
+            &c.issuer(),
+            sub,
+            tenant,
+            "prospector",
+            c.all_resources(),
+            600,
+            Some("team".into()),
+        ))
         .unwrap()
 }
 
-async fn post_with_key(server: &common::TestServer, token: &str, path: &str, key: Option<&str>, body: Value) -> (u16, Value) {
+async fn post_with_key(
+    server: &common::TestServer,
+    token: &str,
+    path: &str,
+    key: Option<&str>,
+    body: Value,
+) -> (u16, Value) {
     let mut rb = server.client().post(server.url(path)).bearer_auth(token).json(&body);
     if let Some(k) = key {
         rb = rb.header("idempotency-key", k);
@@ -76,22 +90,27 @@ on_both_backends!(proposal_to_contract_through_the_outbox, |server| {
     assert_eq!(s, 201);
     let (s, k2) = post_with_key(&server, &token, "/v1/prospector/proposals", Some("create-1"), ask.clone()).await;
     assert_eq!((s, &k2["data"]["id"]), (201, &k1["data"]["id"]), "a retry returns the first proposal");
-    let (s, e) = post_with_key(&server, &token, "/v1/prospector/proposals", Some("create-1"), json!({"lead_id": lead})).await;
+    let (s, e) =
+        post_with_key(&server, &token, "/v1/prospector/proposals", Some("create-1"), json!({"lead_id": lead})).await;
     assert_eq!((s, e["error"]["code"].as_str()), (409, Some("conflict")), "{e}");
-    let (s, e) = post_with_key(&server, &token, "/v1/prospector/proposals", None, json!({"lead_id": "lead_nope"})).await;
+    let (s, e) =
+        post_with_key(&server, &token, "/v1/prospector/proposals", None, json!({"lead_id": "lead_nope"})).await;
     assert_eq!((s, e["error"]["code"].as_str()), (404, Some("not_found")));
 
     // Listing with the status filter.
     let (_, drafts) = server.call("GET", "/v1/prospector/proposals?status=draft", &token, None).await;
     assert_eq!(drafts["meta"]["total"], 3);
-    let (_, for_lead) = server.call("GET", &format!("/v1/prospector/proposals?lead_id={lead}&per_page=2"), &token, None).await;
+    let (_, for_lead) =
+        server.call("GET", &format!("/v1/prospector/proposals?lead_id={lead}&per_page=2"), &token, None).await;
     assert_eq!((for_lead["meta"]["total"].as_i64(), for_lead["data"].as_array().unwrap().len()), (Some(3), 2));
     let (s, e) = server.call("GET", "/v1/prospector/proposals?status=maybe", &token, None).await;
     assert_eq!((s, e["error"]["details"]["field"].as_str()), (422, Some("status")));
 
     // Edit, then the state machine.
     let path = format!("/v1/prospector/proposals/{id}");
-    let (s, edited) = server.call("PATCH", &path, &token, Some(json!({"draft_text": "Hello, I can help.", "bid_amount": null}))).await;
+    let (s, edited) = server
+        .call("PATCH", &path, &token, Some(json!({"draft_text": "Hello, I can help.", "bid_amount": null})))
+        .await;
     assert_eq!(s, 200, "{edited}");
     assert_eq!(edited["data"]["draft_text"], "Hello, I can help.");
     assert!(edited["data"].get("bid_amount").is_none(), "null removes the bid: {edited}");
@@ -138,7 +157,10 @@ on_both_backends!(proposal_to_contract_through_the_outbox, |server| {
     let (_, list) = server.call("GET", "/v1/prospector/contracts?status=active", &token, None).await;
     assert_eq!(list["meta"]["total"], 1);
     let c = &list["data"][0];
-    assert_eq!((c["id"].as_str(), c["total_amount"].as_f64(), c["status"].as_str()), (Some(contract.as_str()), Some(2400.0), Some("active")));
+    assert_eq!(
+        (c["id"].as_str(), c["total_amount"].as_f64(), c["status"].as_str()),
+        (Some(contract.as_str()), Some(2400.0), Some("active"))
+    );
     assert_eq!(c["title"], l["data"]["job_title"]);
     let ms: Vec<&str> = c["milestones"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
     assert_eq!(ms.len(), 2);
@@ -172,7 +194,8 @@ on_both_backends!(proposal_to_contract_through_the_outbox, |server| {
     }
     let (s, _) = server.call("PATCH", &mpath(&m2), &other, Some(json!({"status": "in_progress"}))).await;
     assert_eq!(s, 404);
-    let (s, _) = post_with_key(&server, &other, &format!("/v1/prospector/proposals/{id}/submit"), None, json!({})).await;
+    let (s, _) =
+        post_with_key(&server, &other, &format!("/v1/prospector/proposals/{id}/submit"), None, json!({})).await;
     assert_eq!(s, 404);
     let (_, theirs) = server.call("GET", "/v1/prospector/contracts", &other, None).await;
     assert_eq!(theirs["meta"]["total"], 0);
@@ -186,15 +209,27 @@ on_both_backends!(proposal_to_contract_through_the_outbox, |server| {
     for _ in 0..2 {
         let (_, p) = post_with_key(&server, &token, "/v1/prospector/proposals", None, json!({"lead_id": lead2})).await;
         let pid = p["data"]["id"].as_str().unwrap().to_string();
-        server.call("PATCH", &format!("/v1/prospector/proposals/{pid}"), &token, Some(json!({"status": "ready"}))).await;
-        let (s, r) = post_with_key(&server, &token, &format!("/v1/prospector/proposals/{pid}/submit"), None, json!({})).await;
+        server
+            .call("PATCH", &format!("/v1/prospector/proposals/{pid}"), &token, Some(json!({"status": "ready"})))
+            .await;
+        let (s, r) =
+            post_with_key(&server, &token, &format!("/v1/prospector/proposals/{pid}/submit"), None, json!({})).await;
         assert_eq!(s, 200, "{r}");
         ids.push(pid);
     }
-    let (s, w) = server.call("PATCH", &format!("/v1/prospector/proposals/{}", ids[0]), &token, Some(json!({"status": "withdrawn"}))).await;
+    let (s, w) = server
+        .call("PATCH", &format!("/v1/prospector/proposals/{}", ids[0]), &token, Some(json!({"status": "withdrawn"})))
+        .await;
     assert_eq!((s, w["data"]["status"].as_str()), (200, Some("withdrawn")));
     assert_eq!(outbox_rows(&server, &ids[0]).await, vec!["submit", "withdraw"]);
-    let (s, r) = server.call("POST", &format!("/v1/prospector/proposals/{}/outcome", ids[1]), &token, Some(json!({"outcome": "rejected"}))).await;
+    let (s, r) = server
+        .call(
+            "POST",
+            &format!("/v1/prospector/proposals/{}/outcome", ids[1]),
+            &token,
+            Some(json!({"outcome": "rejected"})),
+        )
+        .await;
     assert_eq!((s, r["data"]["status"].as_str()), (200, Some("rejected")), "{r}");
     let (_, l2) = server.call("GET", &format!("/v1/prospector/leads/{lead2}"), &token, None).await;
     assert_eq!(l2["data"]["status"], "lost");
@@ -248,7 +283,8 @@ on_both_backends!(http_connector_submits_once_with_retries, |server| {
         common::Backend::Sqlite
     };
     drop(server);
-    let server = common::TestServer::start_configured(backend, |c| c.platform_connector = Some(url.clone())).await.unwrap();
+    let server =
+        common::TestServer::start_configured(backend, |c| c.platform_connector = Some(url.clone())).await.unwrap();
     let token = team_token(&server, "pat", "acme");
     let lead = best_lead(&server, &token).await;
     let ready = || async {
@@ -261,7 +297,8 @@ on_both_backends!(http_connector_submits_once_with_retries, |server| {
     // Two 503s, then success: the connector retries, one submission lands.
     let id = ready().await;
     platform.fail_first.store(2, Ordering::SeqCst);
-    let (s, r) = post_with_key(&server, &token, &format!("/v1/prospector/proposals/{id}/submit"), Some("k1"), json!({})).await;
+    let (s, r) =
+        post_with_key(&server, &token, &format!("/v1/prospector/proposals/{id}/submit"), Some("k1"), json!({})).await;
     assert_eq!(s, 200, "{r}");
     assert_eq!(r["data"]["platform_reference"], format!("PLT-{id}"));
     assert_eq!(platform.calls.load(Ordering::SeqCst), 3);
@@ -302,8 +339,14 @@ on_both_backends!(http_connector_submits_once_with_retries, |server| {
     assert_eq!(p["data"]["status"], "ready", "nothing changed");
     platform.fail_first.store(0, Ordering::SeqCst);
     let (s, r) = post_with_key(&server, &token, &path3, Some("k3"), json!({})).await;
-    assert_eq!((s, r["data"]["status"].as_str()), (200, Some("submitted")), "the retry with the same key succeeds: {r}");
-    let (s, w) = server.call("PATCH", &format!("/v1/prospector/proposals/{id3}"), &token, Some(json!({"status": "withdrawn"}))).await;
+    assert_eq!(
+        (s, r["data"]["status"].as_str()),
+        (200, Some("submitted")),
+        "the retry with the same key succeeds: {r}"
+    );
+    let (s, w) = server
+        .call("PATCH", &format!("/v1/prospector/proposals/{id3}"), &token, Some(json!({"status": "withdrawn"})))
+        .await;
     assert_eq!((s, w["data"]["status"].as_str()), (200, Some("withdrawn")));
 });
 
@@ -357,13 +400,18 @@ async fn http_feed_sources_are_scanned() {
         format!("down=http://{addr}/down"),
         format!("files={}", dir.path().display()),
     ];
-    let server = common::TestServer::start_configured(common::Backend::Sqlite, |c| c.lead_sources = sources).await.unwrap();
+    let server =
+        common::TestServer::start_configured(common::Backend::Sqlite, |c| c.lead_sources = sources).await.unwrap();
     let token = team_token(&server, "pat", "acme");
     let (s, r) = post_with_key(&server, &token, "/v1/prospector/leads/scan", None, json!({})).await;
     assert_eq!(s, 200, "{r}");
     let by_name = |n: &str| r["data"]["sources"].as_array().unwrap().iter().find(|x| x["name"] == n).unwrap().clone();
     let acme = by_name("acme");
-    assert_eq!((acme["fetched"].as_i64(), acme["new"].as_i64(), acme["failed"].as_i64()), (Some(3), Some(2), Some(1)), "{r}");
+    assert_eq!(
+        (acme["fetched"].as_i64(), acme["new"].as_i64(), acme["failed"].as_i64()),
+        (Some(3), Some(2), Some(1)),
+        "{r}"
+    );
     assert_eq!(by_name("rss")["new"], 1, "{r}");
     let down = by_name("down");
     assert!(down["error"].as_str().unwrap().contains("500"), "a failing source is reported, not fatal: {r}");

@@ -8,22 +8,17 @@ pub enum ListLeadsError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
-    /// `not_implemented` (HTTP 501): Temporary: the operation is documented but its handler is not implemented yet in this deployment.
-    NotImplemented(Problem),
 }
 impl OperationError for ListLeadsError {
     fn code(&self) -> &'static str {
         match self {
             ListLeadsError::ValidationError(_) => "validation_error",
             ListLeadsError::InternalError(_) => "internal_error",
-            ListLeadsError::NotImplemented(_) => "not_implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            ListLeadsError::ValidationError(p)
-            | ListLeadsError::InternalError(p)
-            | ListLeadsError::NotImplemented(p) => p,
+            ListLeadsError::ValidationError(p) | ListLeadsError::InternalError(p) => p,
         }
     }
 }
@@ -39,20 +34,17 @@ pub enum GetLeadError {
     NotFound(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
-    /// `not_implemented` (HTTP 501): Temporary: the operation is documented but its handler is not implemented yet in this deployment.
-    NotImplemented(Problem),
 }
 impl OperationError for GetLeadError {
     fn code(&self) -> &'static str {
         match self {
             GetLeadError::NotFound(_) => "not_found",
             GetLeadError::InternalError(_) => "internal_error",
-            GetLeadError::NotImplemented(_) => "not_implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            GetLeadError::NotFound(p) | GetLeadError::InternalError(p) | GetLeadError::NotImplemented(p) => p,
+            GetLeadError::NotFound(p) | GetLeadError::InternalError(p) => p,
         }
     }
 }
@@ -70,8 +62,6 @@ pub enum ScanLeadsError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
-    /// `not_implemented` (HTTP 501): Temporary: the operation is documented but its handler is not implemented yet in this deployment.
-    NotImplemented(Problem),
 }
 impl OperationError for ScanLeadsError {
     fn code(&self) -> &'static str {
@@ -79,15 +69,11 @@ impl OperationError for ScanLeadsError {
             ScanLeadsError::Conflict(_) => "conflict",
             ScanLeadsError::ValidationError(_) => "validation_error",
             ScanLeadsError::InternalError(_) => "internal_error",
-            ScanLeadsError::NotImplemented(_) => "not_implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            ScanLeadsError::Conflict(p)
-            | ScanLeadsError::ValidationError(p)
-            | ScanLeadsError::InternalError(p)
-            | ScanLeadsError::NotImplemented(p) => p,
+            ScanLeadsError::Conflict(p) | ScanLeadsError::ValidationError(p) | ScanLeadsError::InternalError(p) => p,
         }
     }
 }
@@ -107,8 +93,6 @@ pub enum UpdateLeadError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
-    /// `not_implemented` (HTTP 501): Temporary: the operation is documented but its handler is not implemented yet in this deployment.
-    NotImplemented(Problem),
 }
 impl OperationError for UpdateLeadError {
     fn code(&self) -> &'static str {
@@ -117,7 +101,6 @@ impl OperationError for UpdateLeadError {
             UpdateLeadError::Conflict(_) => "conflict",
             UpdateLeadError::ValidationError(_) => "validation_error",
             UpdateLeadError::InternalError(_) => "internal_error",
-            UpdateLeadError::NotImplemented(_) => "not_implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -125,8 +108,7 @@ impl OperationError for UpdateLeadError {
             UpdateLeadError::NotFound(p)
             | UpdateLeadError::Conflict(p)
             | UpdateLeadError::ValidationError(p)
-            | UpdateLeadError::InternalError(p)
-            | UpdateLeadError::NotImplemented(p) => p,
+            | UpdateLeadError::InternalError(p) => p,
         }
     }
 }
@@ -142,22 +124,17 @@ pub enum ListProposalsError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
-    /// `not_implemented` (HTTP 501): Temporary: the operation is documented but its handler is not implemented yet in this deployment.
-    NotImplemented(Problem),
 }
 impl OperationError for ListProposalsError {
     fn code(&self) -> &'static str {
         match self {
             ListProposalsError::ValidationError(_) => "validation_error",
             ListProposalsError::InternalError(_) => "internal_error",
-            ListProposalsError::NotImplemented(_) => "not_implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            ListProposalsError::ValidationError(p)
-            | ListProposalsError::InternalError(p)
-            | ListProposalsError::NotImplemented(p) => p,
+            ListProposalsError::ValidationError(p) | ListProposalsError::InternalError(p) => p,
         }
     }
 }
@@ -173,22 +150,17 @@ pub enum GetProposalError {
     NotFound(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
-    /// `not_implemented` (HTTP 501): Temporary: the operation is documented but its handler is not implemented yet in this deployment.
-    NotImplemented(Problem),
 }
 impl OperationError for GetProposalError {
     fn code(&self) -> &'static str {
         match self {
             GetProposalError::NotFound(_) => "not_found",
             GetProposalError::InternalError(_) => "internal_error",
-            GetProposalError::NotImplemented(_) => "not_implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            GetProposalError::NotFound(p)
-            | GetProposalError::InternalError(p)
-            | GetProposalError::NotImplemented(p) => p,
+            GetProposalError::NotFound(p) | GetProposalError::InternalError(p) => p,
         }
     }
 }
@@ -208,8 +180,6 @@ pub enum CreateProposalError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
-    /// `not_implemented` (HTTP 501): Temporary: the operation is documented but its handler is not implemented yet in this deployment.
-    NotImplemented(Problem),
 }
 impl OperationError for CreateProposalError {
     fn code(&self) -> &'static str {
@@ -218,7 +188,6 @@ impl OperationError for CreateProposalError {
             CreateProposalError::Conflict(_) => "conflict",
             CreateProposalError::ValidationError(_) => "validation_error",
             CreateProposalError::InternalError(_) => "internal_error",
-            CreateProposalError::NotImplemented(_) => "not_implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -226,8 +195,7 @@ impl OperationError for CreateProposalError {
             CreateProposalError::NotFound(p)
             | CreateProposalError::Conflict(p)
             | CreateProposalError::ValidationError(p)
-            | CreateProposalError::InternalError(p)
-            | CreateProposalError::NotImplemented(p) => p,
+            | CreateProposalError::InternalError(p) => p,
         }
     }
 }
@@ -247,8 +215,6 @@ pub enum UpdateProposalError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
-    /// `not_implemented` (HTTP 501): Temporary: the operation is documented but its handler is not implemented yet in this deployment.
-    NotImplemented(Problem),
     /// `upstream_unavailable` (HTTP 502): The freelance platform the lead comes from returned an error, timed out or rate-limited us. Nothing was changed on our side; retry later, with the same `Idempotency-Key` where the operation accepts one.
     UpstreamUnavailable(Problem),
 }
@@ -259,7 +225,6 @@ impl OperationError for UpdateProposalError {
             UpdateProposalError::Conflict(_) => "conflict",
             UpdateProposalError::ValidationError(_) => "validation_error",
             UpdateProposalError::InternalError(_) => "internal_error",
-            UpdateProposalError::NotImplemented(_) => "not_implemented",
             UpdateProposalError::UpstreamUnavailable(_) => "upstream_unavailable",
         }
     }
@@ -269,7 +234,6 @@ impl OperationError for UpdateProposalError {
             | UpdateProposalError::Conflict(p)
             | UpdateProposalError::ValidationError(p)
             | UpdateProposalError::InternalError(p)
-            | UpdateProposalError::NotImplemented(p)
             | UpdateProposalError::UpstreamUnavailable(p) => p,
         }
     }
@@ -290,8 +254,6 @@ pub enum SubmitProposalError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
-    /// `not_implemented` (HTTP 501): Temporary: the operation is documented but its handler is not implemented yet in this deployment.
-    NotImplemented(Problem),
     /// `upstream_unavailable` (HTTP 502): The freelance platform the lead comes from returned an error, timed out or rate-limited us. Nothing was changed on our side; retry later, with the same `Idempotency-Key` where the operation accepts one.
     UpstreamUnavailable(Problem),
 }
@@ -302,7 +264,6 @@ impl OperationError for SubmitProposalError {
             SubmitProposalError::Conflict(_) => "conflict",
             SubmitProposalError::ValidationError(_) => "validation_error",
             SubmitProposalError::InternalError(_) => "internal_error",
-            SubmitProposalError::NotImplemented(_) => "not_implemented",
             SubmitProposalError::UpstreamUnavailable(_) => "upstream_unavailable",
         }
     }
@@ -312,7 +273,6 @@ impl OperationError for SubmitProposalError {
             | SubmitProposalError::Conflict(p)
             | SubmitProposalError::ValidationError(p)
             | SubmitProposalError::InternalError(p)
-            | SubmitProposalError::NotImplemented(p)
             | SubmitProposalError::UpstreamUnavailable(p) => p,
         }
     }
@@ -333,8 +293,6 @@ pub enum RecordProposalOutcomeError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
-    /// `not_implemented` (HTTP 501): Temporary: the operation is documented but its handler is not implemented yet in this deployment.
-    NotImplemented(Problem),
 }
 impl OperationError for RecordProposalOutcomeError {
     fn code(&self) -> &'static str {
@@ -343,7 +301,6 @@ impl OperationError for RecordProposalOutcomeError {
             RecordProposalOutcomeError::Conflict(_) => "conflict",
             RecordProposalOutcomeError::ValidationError(_) => "validation_error",
             RecordProposalOutcomeError::InternalError(_) => "internal_error",
-            RecordProposalOutcomeError::NotImplemented(_) => "not_implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -351,8 +308,7 @@ impl OperationError for RecordProposalOutcomeError {
             RecordProposalOutcomeError::NotFound(p)
             | RecordProposalOutcomeError::Conflict(p)
             | RecordProposalOutcomeError::ValidationError(p)
-            | RecordProposalOutcomeError::InternalError(p)
-            | RecordProposalOutcomeError::NotImplemented(p) => p,
+            | RecordProposalOutcomeError::InternalError(p) => p,
         }
     }
 }
@@ -368,22 +324,17 @@ pub enum ListContractsError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
-    /// `not_implemented` (HTTP 501): Temporary: the operation is documented but its handler is not implemented yet in this deployment.
-    NotImplemented(Problem),
 }
 impl OperationError for ListContractsError {
     fn code(&self) -> &'static str {
         match self {
             ListContractsError::ValidationError(_) => "validation_error",
             ListContractsError::InternalError(_) => "internal_error",
-            ListContractsError::NotImplemented(_) => "not_implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            ListContractsError::ValidationError(p)
-            | ListContractsError::InternalError(p)
-            | ListContractsError::NotImplemented(p) => p,
+            ListContractsError::ValidationError(p) | ListContractsError::InternalError(p) => p,
         }
     }
 }
@@ -399,22 +350,17 @@ pub enum GetContractError {
     NotFound(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
-    /// `not_implemented` (HTTP 501): Temporary: the operation is documented but its handler is not implemented yet in this deployment.
-    NotImplemented(Problem),
 }
 impl OperationError for GetContractError {
     fn code(&self) -> &'static str {
         match self {
             GetContractError::NotFound(_) => "not_found",
             GetContractError::InternalError(_) => "internal_error",
-            GetContractError::NotImplemented(_) => "not_implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            GetContractError::NotFound(p)
-            | GetContractError::InternalError(p)
-            | GetContractError::NotImplemented(p) => p,
+            GetContractError::NotFound(p) | GetContractError::InternalError(p) => p,
         }
     }
 }
@@ -434,8 +380,6 @@ pub enum UpdateMilestoneError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
-    /// `not_implemented` (HTTP 501): Temporary: the operation is documented but its handler is not implemented yet in this deployment.
-    NotImplemented(Problem),
 }
 impl OperationError for UpdateMilestoneError {
     fn code(&self) -> &'static str {
@@ -444,7 +388,6 @@ impl OperationError for UpdateMilestoneError {
             UpdateMilestoneError::Conflict(_) => "conflict",
             UpdateMilestoneError::ValidationError(_) => "validation_error",
             UpdateMilestoneError::InternalError(_) => "internal_error",
-            UpdateMilestoneError::NotImplemented(_) => "not_implemented",
         }
     }
     fn into_problem(self) -> Problem {
@@ -452,8 +395,7 @@ impl OperationError for UpdateMilestoneError {
             UpdateMilestoneError::NotFound(p)
             | UpdateMilestoneError::Conflict(p)
             | UpdateMilestoneError::ValidationError(p)
-            | UpdateMilestoneError::InternalError(p)
-            | UpdateMilestoneError::NotImplemented(p) => p,
+            | UpdateMilestoneError::InternalError(p) => p,
         }
     }
 }
@@ -467,19 +409,16 @@ impl InternalError for UpdateMilestoneError {
 pub enum GetScoringConfigError {
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
-    /// `not_implemented` (HTTP 501): Temporary: the operation is documented but its handler is not implemented yet in this deployment.
-    NotImplemented(Problem),
 }
 impl OperationError for GetScoringConfigError {
     fn code(&self) -> &'static str {
         match self {
             GetScoringConfigError::InternalError(_) => "internal_error",
-            GetScoringConfigError::NotImplemented(_) => "not_implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            GetScoringConfigError::InternalError(p) | GetScoringConfigError::NotImplemented(p) => p,
+            GetScoringConfigError::InternalError(p) => p,
         }
     }
 }
@@ -497,8 +436,6 @@ pub enum UpdateScoringConfigError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
-    /// `not_implemented` (HTTP 501): Temporary: the operation is documented but its handler is not implemented yet in this deployment.
-    NotImplemented(Problem),
 }
 impl OperationError for UpdateScoringConfigError {
     fn code(&self) -> &'static str {
@@ -506,15 +443,13 @@ impl OperationError for UpdateScoringConfigError {
             UpdateScoringConfigError::Conflict(_) => "conflict",
             UpdateScoringConfigError::ValidationError(_) => "validation_error",
             UpdateScoringConfigError::InternalError(_) => "internal_error",
-            UpdateScoringConfigError::NotImplemented(_) => "not_implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
             UpdateScoringConfigError::Conflict(p)
             | UpdateScoringConfigError::ValidationError(p)
-            | UpdateScoringConfigError::InternalError(p)
-            | UpdateScoringConfigError::NotImplemented(p) => p,
+            | UpdateScoringConfigError::InternalError(p) => p,
         }
     }
 }
@@ -530,22 +465,17 @@ pub enum RunBacktestError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
-    /// `not_implemented` (HTTP 501): Temporary: the operation is documented but its handler is not implemented yet in this deployment.
-    NotImplemented(Problem),
 }
 impl OperationError for RunBacktestError {
     fn code(&self) -> &'static str {
         match self {
             RunBacktestError::ValidationError(_) => "validation_error",
             RunBacktestError::InternalError(_) => "internal_error",
-            RunBacktestError::NotImplemented(_) => "not_implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            RunBacktestError::ValidationError(p)
-            | RunBacktestError::InternalError(p)
-            | RunBacktestError::NotImplemented(p) => p,
+            RunBacktestError::ValidationError(p) | RunBacktestError::InternalError(p) => p,
         }
     }
 }
@@ -561,22 +491,17 @@ pub enum ListApiTokensError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
-    /// `not_implemented` (HTTP 501): Temporary: the operation is documented but its handler is not implemented yet in this deployment.
-    NotImplemented(Problem),
 }
 impl OperationError for ListApiTokensError {
     fn code(&self) -> &'static str {
         match self {
             ListApiTokensError::ValidationError(_) => "validation_error",
             ListApiTokensError::InternalError(_) => "internal_error",
-            ListApiTokensError::NotImplemented(_) => "not_implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            ListApiTokensError::ValidationError(p)
-            | ListApiTokensError::InternalError(p)
-            | ListApiTokensError::NotImplemented(p) => p,
+            ListApiTokensError::ValidationError(p) | ListApiTokensError::InternalError(p) => p,
         }
     }
 }
@@ -594,8 +519,6 @@ pub enum CreateApiTokenError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
-    /// `not_implemented` (HTTP 501): Temporary: the operation is documented but its handler is not implemented yet in this deployment.
-    NotImplemented(Problem),
 }
 impl OperationError for CreateApiTokenError {
     fn code(&self) -> &'static str {
@@ -603,15 +526,13 @@ impl OperationError for CreateApiTokenError {
             CreateApiTokenError::Forbidden(_) => "forbidden",
             CreateApiTokenError::ValidationError(_) => "validation_error",
             CreateApiTokenError::InternalError(_) => "internal_error",
-            CreateApiTokenError::NotImplemented(_) => "not_implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
             CreateApiTokenError::Forbidden(p)
             | CreateApiTokenError::ValidationError(p)
-            | CreateApiTokenError::InternalError(p)
-            | CreateApiTokenError::NotImplemented(p) => p,
+            | CreateApiTokenError::InternalError(p) => p,
         }
     }
 }
@@ -627,22 +548,17 @@ pub enum RevokeApiTokenError {
     NotFound(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
-    /// `not_implemented` (HTTP 501): Temporary: the operation is documented but its handler is not implemented yet in this deployment.
-    NotImplemented(Problem),
 }
 impl OperationError for RevokeApiTokenError {
     fn code(&self) -> &'static str {
         match self {
             RevokeApiTokenError::NotFound(_) => "not_found",
             RevokeApiTokenError::InternalError(_) => "internal_error",
-            RevokeApiTokenError::NotImplemented(_) => "not_implemented",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            RevokeApiTokenError::NotFound(p)
-            | RevokeApiTokenError::InternalError(p)
-            | RevokeApiTokenError::NotImplemented(p) => p,
+            RevokeApiTokenError::NotFound(p) | RevokeApiTokenError::InternalError(p) => p,
         }
     }
 }

@@ -3,7 +3,9 @@
 //! every milestone is closed.
 
 use generated::prospector::errors;
-use generated::prospector::models::{self, Contract, ContractStatus, ContractTerms, Milestone, MilestoneStatus, Proposal};
+use generated::prospector::models::{
+    self, Contract, ContractStatus, ContractTerms, Milestone, MilestoneStatus, Proposal,
+};
 use generated::support::{Paged, Paging, Problem};
 use sqlx::Row;
 use sqlx::any::AnyRow;
@@ -43,7 +45,8 @@ fn milestone(r: &AnyRow) -> Result<(String, Milestone), String> {
             title: r.get(2),
             amount: r.get(3),
             due_on: r.get::<Option<i64>, _>(4).map(to_time),
-            status: MilestoneStatus::parse(&r.get::<String, _>(5)).ok_or_else(|| format!("milestone {id}: bad status"))?,
+            status: MilestoneStatus::parse(&r.get::<String, _>(5))
+                .ok_or_else(|| format!("milestone {id}: bad status"))?,
             updated_at: to_time(r.get(6)),
             id,
         },
@@ -115,8 +118,10 @@ pub async fn list(
     .fetch_all(store.pool())
     .await
     .map_err(|e| fault("contracts", "listing", e))?;
-    let contracts = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(|e| fault("contracts", "reading", e))?;
-    let items = with_milestones(store.pool(), contracts).await.map_err(|e| fault("contracts", "reading milestones", e))?;
+    let contracts =
+        rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(|e| fault("contracts", "reading", e))?;
+    let items =
+        with_milestones(store.pool(), contracts).await.map_err(|e| fault("contracts", "reading milestones", e))?;
     Ok(Paged { items, total: total.max(0) as u64 })
 }
 
@@ -195,7 +200,8 @@ pub async fn update_milestone(
         .ok_or_else(|| E::NotFound(missing("contract", &input.id)))?;
     let Some(current) = contract.milestones.iter().find(|m| m.id == input.mid) else {
         return Err(E::NotFound(
-            Problem::new(format!("contract {} has no milestone {}", contract.id, input.mid)).with("id", input.mid.as_str()),
+            Problem::new(format!("contract {} has no milestone {}", contract.id, input.mid))
+                .with("id", input.mid.as_str()),
         ));
     };
     if current.status == input.status {
@@ -204,23 +210,28 @@ pub async fn update_milestone(
     }
     if contract.status != ContractStatus::Active {
         return Err(E::Conflict(
-            Problem::new(format!("contract {} is {}; milestones change only while it is active", contract.id, contract.status))
-                .with("contract_status", contract.status.as_str()),
+            Problem::new(format!(
+                "contract {} is {}; milestones change only while it is active",
+                contract.id, contract.status
+            ))
+            .with("contract_status", contract.status.as_str()),
         ));
     }
     if !current.status.can_move_to(input.status) {
         return Err(E::Conflict(bad_move("milestone", current.status, input.status, current.status.next_states())));
     }
     let now = now_ms();
-    sqlx::query("UPDATE milestones SET status = $1, updated_at = $2 WHERE contract_id = $3 AND id = $4 AND status = $5")
-        .bind(input.status.as_str())
-        .bind(now)
-        .bind(&contract.id)
-        .bind(&current.id)
-        .bind(current.status.as_str())
-        .execute(&mut *tx)
-        .await
-        .map_err(|e| fault("contracts", "updating the milestone", e))?;
+    sqlx::query(
+        "UPDATE milestones SET status = $1, updated_at = $2 WHERE contract_id = $3 AND id = $4 AND status = $5",
+    )
+    .bind(input.status.as_str())
+    .bind(now)
+    .bind(&contract.id)
+    .bind(&current.id)
+    .bind(current.status.as_str())
+    .execute(&mut *tx)
+    .await
+    .map_err(|e| fault("contracts", "updating the milestone", e))?;
     let statuses: Vec<MilestoneStatus> =
         contract.milestones.iter().map(|m| if m.id == input.mid { input.status } else { m.status }).collect();
     let closed = statuses.iter().all(|s| matches!(s, MilestoneStatus::Paid | MilestoneStatus::Cancelled));

@@ -118,13 +118,18 @@ pub async fn finish<T: Serialize>(tx: &mut Tx, claim: &Claim, response: &T) -> R
 
 /// Releases a claimed key after the operation failed, so a retry runs it again.
 pub async fn abandon(store: &Store, claim: &Claim) {
-    let result = sqlx::query("DELETE FROM idempotency_keys WHERE tenant_id = $1 AND operation = $2 AND idem_key = $3 AND state = 'running'")
-        .bind(&claim.tenant)
-        .bind(claim.operation)
-        .bind(&claim.key)
-        .execute(store.pool())
-        .await;
+    let result = sqlx::query(
+        "DELETE FROM idempotency_keys WHERE tenant_id = $1 AND operation = $2 AND idem_key = $3 AND state = 'running'",
+    )
+    .bind(&claim.tenant)
+    .bind(claim.operation)
+    .bind(&claim.key)
+    .execute(store.pool())
+    .await;
     if let Err(e) = result {
-        tracing::warn!(operation = claim.operation, "releasing an idempotency key failed (it expires in 10 minutes): {e}");
+        tracing::warn!(
+            operation = claim.operation,
+            "releasing an idempotency key failed (it expires in 10 minutes): {e}"
+        );
     }
 }

@@ -120,7 +120,8 @@ impl Stored {
 
 /// Statuses in which a lead is still open: scans refresh their posting and config changes
 /// rescore them. Closed leads keep the data their outcome was decided on (what backtests replay).
-pub const OPEN: [LeadStatus; 4] = [LeadStatus::New, LeadStatus::Reviewing, LeadStatus::Shortlisted, LeadStatus::Dismissed];
+pub const OPEN: [LeadStatus; 4] =
+    [LeadStatus::New, LeadStatus::Reviewing, LeadStatus::Shortlisted, LeadStatus::Dismissed];
 
 fn open_list() -> String {
     OPEN.iter().map(|s| format!("'{}'", s.as_str())).collect::<Vec<_>>().join(", ")
@@ -196,10 +197,7 @@ pub async fn list(
         _ => "score",
     };
     // Missing values sort last in either direction; ties by id.
-    let order = format!(
-        "({column} IS NULL), {column} {}, id",
-        if descending { "DESC" } else { "ASC" }
-    );
+    let order = format!("({column} IS NULL), {column} {}, id", if descending { "DESC" } else { "ASC" });
     macro_rules! bind_all {
         ($q:expr) => {{
             let mut q = $q.bind(&caller.tenant);
@@ -306,9 +304,11 @@ pub async fn update(
     if let Some(to) = input.status.filter(|s| *s != lead.status) {
         if to == LeadStatus::ProposalSent {
             return Err(E::Conflict(
-                Problem::new("proposal_sent is set by submitting a proposal (POST /proposals/{id}/submit), not by update_lead")
-                    .with("field", "status")
-                    .with("value", to.as_str()),
+                Problem::new(
+                    "proposal_sent is set by submitting a proposal (POST /proposals/{id}/submit), not by update_lead",
+                )
+                .with("field", "status")
+                .with("value", to.as_str()),
             ));
         }
         move_status(&mut tx, &lead, to, now).await.map_err(E::Conflict)?;
@@ -367,12 +367,13 @@ pub async fn store_posting(
 ) -> Result<Found, sqlx::Error> {
     let scored = engine::score(posting, &config.weights, &config.parameters, config.version, fetched_at);
     let now = now_ms();
-    let existing = sqlx::query("SELECT id, status FROM leads WHERE tenant_id = $1 AND platform = $2 AND external_id = $3")
-        .bind(tenant)
-        .bind(&posting.platform)
-        .bind(&posting.id)
-        .fetch_optional(&mut **tx)
-        .await?;
+    let existing =
+        sqlx::query("SELECT id, status FROM leads WHERE tenant_id = $1 AND platform = $2 AND external_id = $3")
+            .bind(tenant)
+            .bind(&posting.platform)
+            .bind(&posting.id)
+            .fetch_optional(&mut **tx)
+            .await?;
     let posting_json = serde_json::to_string(posting).unwrap_or_default();
     let breakdown_json = serde_json::to_string(&scored.breakdown).unwrap_or_default();
     if let Some(row) = existing {
@@ -474,7 +475,13 @@ pub async fn rescore(store: &Store, tenant: &str) -> Result<u64, String> {
         let now = now_ms();
         for r in &rows {
             let lead = Stored::from_row(r)?;
-            let s = engine::score(&lead.posting, &config.weights, &config.parameters, config.version, to_time(lead.fetched_at));
+            let s = engine::score(
+                &lead.posting,
+                &config.weights,
+                &config.parameters,
+                config.version,
+                to_time(lead.fetched_at),
+            );
             sqlx::query("UPDATE leads SET score = $1, confidence = $2, breakdown = $3, config_version = $4, updated_at = $5 WHERE id = $6 AND config_version < $4")
                 .bind(s.score.composite)
                 .bind(s.score.confidence)

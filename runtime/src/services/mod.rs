@@ -1,12 +1,12 @@
 //! The prospector service and its domain modules.
 
 pub mod api_tokens;
+pub mod backtest;
 pub mod connector;
 pub mod contracts;
+pub mod engine;
 pub mod idempotency;
 pub mod leads;
-pub mod backtest;
-pub mod engine;
 pub mod posting;
 pub mod proposals;
 pub mod prospector;
@@ -21,9 +21,4 @@ use generated::support::{InternalError, Problem};
 pub fn fault<E: InternalError>(place: &str, what: &str, cause: impl std::fmt::Display) -> E {
     tracing::error!(place, "{what}: {cause}");
     E::internal(Problem::new("Internal error; nothing was changed and no secret was returned."))
-}
-
-/// The problem answered by an operation whose behaviour is not built yet.
-pub fn not_built(operation: &str) -> Problem {
-    Problem::new(format!("{operation} is specified but not built yet in this release.")).with("operation", operation)
 }

@@ -4,7 +4,7 @@
 
 use generated::prospector::errors;
 use generated::prospector::models::{
-    self, LeadStatus, ProposalOutcome, ProposalStatus, ProposalTone, Proposal, ScoringParameters,
+    self, LeadStatus, Proposal, ProposalOutcome, ProposalStatus, ProposalTone, ScoringParameters,
 };
 use generated::support::{Paged, Paging, Problem};
 use sqlx::Row;
@@ -89,7 +89,8 @@ pub async fn list(
     .fetch_all(store.pool())
     .await
     .map_err(|e| fault("proposals", "listing", e))?;
-    let items = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(|e| fault("proposals", "reading", e))?;
+    let items =
+        rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(|e| fault("proposals", "reading", e))?;
     Ok(Paged { items, total: total.max(0) as u64 })
 }
 
@@ -135,8 +136,12 @@ pub fn draft(
         (ProposalTone::Professional, None) => "Dear Hiring Manager,".to_string(),
     };
     let opening = match tone {
-        ProposalTone::Professional => format!("I read your posting \"{}\" with interest and would like to offer my services.", p.title),
-        ProposalTone::Friendly => format!("Your project \"{}\" caught my eye, and it sounds like a great fit for me.", p.title),
+        ProposalTone::Professional => {
+            format!("I read your posting \"{}\" with interest and would like to offer my services.", p.title)
+        }
+        ProposalTone::Friendly => {
+            format!("Your project \"{}\" caught my eye, and it sounds like a great fit for me.", p.title)
+        }
         ProposalTone::Concise => format!("Re: \"{}\".", p.title),
     };
     let skills = if !matched.is_empty() {
@@ -296,17 +301,25 @@ pub async fn update(
         let currency = match (bid, input.currency.clone().or_else(|| current.currency.clone())) {
             (None, _) => None,
             (Some(_), Some(c)) => Some(c),
-            (Some(_), None) => Some(scoring::current(store, &caller.tenant).await.map_err(|e| fault("proposals", "configuration", e))?.parameters.currency),
+            (Some(_), None) => Some(
+                scoring::current(store, &caller.tenant)
+                    .await
+                    .map_err(|e| fault("proposals", "configuration", e))?
+                    .parameters
+                    .currency,
+            ),
         };
-        sqlx::query("UPDATE proposals SET draft_text = $1, bid_amount = $2, currency = $3, updated_at = $4 WHERE id = $5")
-            .bind(&text)
-            .bind(bid)
-            .bind(&currency)
-            .bind(now)
-            .bind(&current.id)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| fault("proposals", "updating", e))?;
+        sqlx::query(
+            "UPDATE proposals SET draft_text = $1, bid_amount = $2, currency = $3, updated_at = $4 WHERE id = $5",
+        )
+        .bind(&text)
+        .bind(bid)
+        .bind(&currency)
+        .bind(now)
+        .bind(&current.id)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| fault("proposals", "updating", e))?;
     }
     let mut withdrawal = None;
     if let Some(to) = input.status.filter(|s| *s != current.status) {
@@ -339,9 +352,16 @@ pub async fn update(
         match connector {
             Connector::Outbox => {
                 let platform = leads_platform(&mut tx, &caller.tenant, &current.lead_id).await?;
-                record(&mut tx, &caller.tenant, &current.id, "withdraw", &platform, &serde_json::json!({ "reference": reference }))
-                    .await
-                    .map_err(|e| fault("proposals", "recording the withdrawal", e))?;
+                record(
+                    &mut tx,
+                    &caller.tenant,
+                    &current.id,
+                    "withdraw",
+                    &platform,
+                    &serde_json::json!({ "reference": reference }),
+                )
+                .await
+                .map_err(|e| fault("proposals", "recording the withdrawal", e))?;
             }
             Connector::Http(http) => match http.withdraw(reference).await {
                 Ok(done) => {
@@ -361,7 +381,11 @@ pub async fn update(
     Ok(proposal)
 }
 
-async fn leads_platform<E: generated::support::InternalError>(tx: &mut Tx, tenant: &str, lead_id: &str) -> Result<String, E> {
+async fn leads_platform<E: generated::support::InternalError>(
+    tx: &mut Tx,
+    tenant: &str,
+    lead_id: &str,
+) -> Result<String, E> {
     leads::load(tx, tenant, lead_id)
         .await
         .map_err(|e| fault("proposals", "reading the lead", e))?
@@ -453,8 +477,11 @@ async fn submit_once(
         .ok_or_else(|| fault("proposals", "reading the lead", "lead vanished"))?;
     if lead.status != LeadStatus::ProposalSent && !lead.status.can_move_to(LeadStatus::ProposalSent) {
         return Err(E::Conflict(
-            Problem::new(format!("lead {} is {}; a proposal can be submitted only for a new, reviewing or shortlisted lead", lead.id, lead.status))
-                .with("lead_status", lead.status.as_str()),
+            Problem::new(format!(
+                "lead {} is {}; a proposal can be submitted only for a new, reviewing or shortlisted lead",
+                lead.id, lead.status
+            ))
+            .with("lead_status", lead.status.as_str()),
         ));
     }
     let claimed = sqlx::query("UPDATE proposals SET submitting_since = $1 WHERE id = $2 AND status = 'ready' AND (submitting_since IS NULL OR submitting_since < $3)")
@@ -466,7 +493,9 @@ async fn submit_once(
         .map_err(|e| fault("proposals", "claiming", e))?
         .rows_affected();
     if claimed != 1 {
-        return Err(E::Conflict(Problem::new("this proposal is being submitted by another request").with("current", "ready")));
+        return Err(E::Conflict(
+            Problem::new("this proposal is being submitted by another request").with("current", "ready"),
+        ));
     }
     tx.commit().await.map_err(|e| fault("proposals", "commit", e))?;
 
@@ -536,7 +565,9 @@ async fn submit_once(
 }
 
 async fn release(store: &Store, id: &str) {
-    if let Err(e) = sqlx::query("UPDATE proposals SET submitting_since = NULL WHERE id = $1").bind(id).execute(store.pool()).await {
+    if let Err(e) =
+        sqlx::query("UPDATE proposals SET submitting_since = NULL WHERE id = $1").bind(id).execute(store.pool()).await
+    {
         tracing::warn!(proposal = id, "releasing the submission claim failed (it goes stale in 2 minutes): {e}");
     }
 }
@@ -551,7 +582,9 @@ pub async fn record_outcome(
     match (input.outcome, &input.contract) {
         (ProposalOutcome::Accepted, None) => {
             return Err(E::ValidationError(
-                Problem::new("contract is required when the outcome is accepted").with("field", "contract").with("value", serde_json::Value::Null),
+                Problem::new("contract is required when the outcome is accepted")
+                    .with("field", "contract")
+                    .with("value", serde_json::Value::Null),
             ));
         }
         (ProposalOutcome::Rejected, Some(c)) => {
@@ -599,7 +632,9 @@ pub async fn record_outcome(
     // The platform's decision is recorded whatever the lead's bookkeeping state; the lead follows
     // when its state machine allows.
     if lead.status.can_move_to(lead_to) {
-        leads::move_status(&mut tx, &lead, lead_to, now).await.map_err(|p| fault("proposals", "moving the lead", p.message))?;
+        leads::move_status(&mut tx, &lead, lead_to, now)
+            .await
+            .map_err(|p| fault("proposals", "moving the lead", p.message))?;
     }
     let done = load(&mut tx, &caller.tenant, &proposal.id)
         .await

@@ -38,10 +38,17 @@ impl Prospector {
             parsed.push(Source::sample());
         }
         let connector = match connector_url {
-            Some(url) => Connector::Http(HttpConnector::new(url).map_err(|e| anyhow::anyhow!("platform connector: {e}"))?),
+            Some(url) => {
+                Connector::Http(HttpConnector::new(url).map_err(|e| anyhow::anyhow!("platform connector: {e}"))?)
+            }
             None => Connector::Outbox,
         };
-        Ok(Prospector { store, sources: Arc::new(parsed), http: sources::http_client(), connector: Arc::new(connector) })
+        Ok(Prospector {
+            store,
+            sources: Arc::new(parsed),
+            http: sources::http_client(),
+            connector: Arc::new(connector),
+        })
     }
 }
 

@@ -114,7 +114,13 @@ async fn unlock(store: &Store, tenant: &str, scan_id: &str) {
     }
 }
 
-async fn run(store: &Store, chosen: &[&Source], http: &reqwest::Client, tenant: &str, scan_id: &str) -> Result<ScanReport, E> {
+async fn run(
+    store: &Store,
+    chosen: &[&Source],
+    http: &reqwest::Client,
+    tenant: &str,
+    scan_id: &str,
+) -> Result<ScanReport, E> {
     let started_at = Utc::now();
     let config = scoring::current(store, tenant).await.map_err(|e| fault("scans", "reading the configuration", e))?;
     let mut results = Vec::new();
@@ -154,6 +160,12 @@ async fn run(store: &Store, chosen: &[&Source], http: &reqwest::Client, tenant: 
         duplicates: t.duplicates + r.duplicates,
         failed: t.failed + r.failed,
     });
-    tracing::info!(scan = scan_id, new = totals.new, duplicates = totals.duplicates, failed = totals.failed, "scan finished");
+    tracing::info!(
+        scan = scan_id,
+        new = totals.new,
+        duplicates = totals.duplicates,
+        failed = totals.failed,
+        "scan finished"
+    );
     Ok(ScanReport { scan_id: scan_id.into(), started_at, finished_at: Utc::now(), sources: results, totals })
 }

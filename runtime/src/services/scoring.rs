@@ -156,10 +156,10 @@ pub async fn backtest(
     caller: &Caller,
     input: models::BacktestInput,
 ) -> Result<models::BacktestReport, errors::RunBacktestError> {
-    use errors::RunBacktestError as E;
     use crate::services::backtest::{self, Case, Point, Settings};
     use crate::services::engine;
     use crate::services::posting::Posting;
+    use errors::RunBacktestError as E;
     check(&input.weights, &input.parameters).map_err(E::ValidationError)?;
     if let (Some(since), Some(until)) = (input.since, input.until)
         && since >= until
