@@ -154,7 +154,7 @@ pub fn build(state: &AppState) -> Router {
             .with_limiter(state.limiter.clone())
             .with_api_tokens(state.store.clone()),
     );
-    let prospector = generated::prospector::router(state.prospector.clone(), prospector_gate)
+    let prospector = generated::prospector::router(state.prospector.clone(), prospector_gate.clone())
         .layer(middleware::from_fn(crate::auth::rate_limit_headers));
     let docs = SwaggerUi::new("/docs").config(
         SwaggerConfig::new([
@@ -179,5 +179,6 @@ pub fn build(state: &AppState) -> Router {
         .route("/openapi/prospector.3.0.json", get(|| async { json_document(p.openapi_30_json) }))
         .route("/healthz", get(|| async { axum::Json(serde_json::json!({ "status": "ok" })) }))
         .fallback(not_found)
+        .layer(middleware::from_fn_with_state(prospector_gate, crate::auth::meter_unrouted))
         .layer(middleware::from_fn(request_ids))
 }

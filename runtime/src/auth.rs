@@ -136,10 +136,14 @@ impl BearerGate {
     /// Counts the request against its token (or, unauthenticated, its client address) under the
     /// plan the token names or the service's default; records the decision for the headers.
     async fn count(&self, parts: &Parts, op: &Operation, caller: Option<&Caller>) -> Option<Decision> {
-        let limiter = self.limiter.as_ref()?;
         if !op.rate_limited {
             return None;
         }
+        self.count_request(parts, caller).await
+    }
+
+    async fn count_request(&self, parts: &Parts, caller: Option<&Caller>) -> Option<Decision> {
+        let limiter = self.limiter.as_ref()?;
         let service = self.resource.service;
         let plan_name = caller.and_then(|c| c.plan.as_deref()).or(service.default_plan)?;
         let plan = service.plan(plan_name).or_else(|| service.default_plan.and_then(|p| service.plan(p)))?;
@@ -259,6 +263,51 @@ pub fn challenge(resource: &Resource, request_id: Option<&str>, scope: &str, den
     resp
 }
 
+impl BearerGate {
+    /// The 429 answer for a refused decision.
+    fn limited(&self, parts: &Parts, d: &Decision) -> Response {
+        let service = self.resource.service;
+        let retry = d.retry_after.unwrap_or(1);
+        let problem = generated::support::Problem::new(format!(
+            "Rate limit of {} requests exceeded; retry in {retry} seconds.",
+            d.limit
+        ))
+        .with("limit", d.limit)
+        .with("retry_after", retry);
+        let mut resp = error_response(service, service.roles.rate_limited, problem, request_id(parts));
+        d.write_headers(resp.headers_mut());
+        resp
+    }
+}
+
+/// Response layer for requests under a rate-limited service's base path that no operation
+/// admitted (unknown paths, wrong methods): they count against the caller too and carry the
+/// `X-RateLimit-*` headers, so every response of the service does.
+pub async fn meter_unrouted(
+    axum::extract::State(gate): axum::extract::State<Arc<BearerGate>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if !request.uri().path().starts_with(gate.resource.service.base_path) {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let probe = parts.clone();
+    let mut response = next.run(axum::extract::Request::from_parts(parts, body)).await;
+    if response.headers().contains_key("x-ratelimit-limit") {
+        return response;
+    }
+    let caller = gate.authenticate(&probe).await.ok();
+    match gate.count_request(&probe, caller.as_ref()).await {
+        Some(d) if !d.allowed => gate.limited(&probe, &d),
+        Some(d) => {
+            d.write_headers(response.headers_mut());
+            response
+        }
+        None => response,
+    }
+}
+
 impl Gate for BearerGate {
     type Caller = Caller;
 
@@ -266,17 +315,7 @@ impl Gate for BearerGate {
         // Authenticate once: the rate limit, the scope check and the audit all use the result.
         let authenticated = self.authenticate(parts).await;
         if let Some(d) = self.count(parts, op, authenticated.as_ref().ok()).await.filter(|d| !d.allowed) {
-            let service = self.resource.service;
-            let retry = d.retry_after.unwrap_or(1);
-            let problem = generated::support::Problem::new(format!(
-                "Rate limit of {} requests exceeded; retry in {retry} seconds.",
-                d.limit
-            ))
-            .with("limit", d.limit)
-            .with("retry_after", retry);
-            let mut resp = error_response(service, service.roles.rate_limited, problem, request_id(parts));
-            d.write_headers(resp.headers_mut());
-            return Err(resp);
+            return Err(self.limited(parts, &d));
         }
         let caller = authenticated.map_err(|denial| self.deny(parts, op, denial))?;
         if op.allows(caller.scopes.iter().map(String::as_str)) {

@@ -130,7 +130,7 @@ async fn pro_and_team_daily_quotas_are_exact() {
 }
 
 #[tokio::test]
-async fn headers_are_on_401_422_and_429_too() {
+async fn headers_are_on_401_404_422_and_429_too() {
     let clock = Arc::new(ManualClock::at(1_767_225_600_000));
     let (base, state, _dir) = server_with_clock(clock).await;
     let client = reqwest::Client::new();
@@ -141,4 +141,14 @@ async fn headers_are_on_401_422_and_429_too() {
     let invalid = client.get(format!("{base}/v1/prospector/leads?min_score=150")).bearer_auth(&t).send().await.unwrap();
     assert_eq!(invalid.status(), 422);
     assert_eq!(header(&invalid, "x-ratelimit-remaining"), 59, "422 carries the headers and counts");
+    let missing = client.get(format!("{base}/v1/prospector/leads/lead_missing")).bearer_auth(&t).send().await.unwrap();
+    assert_eq!(missing.status(), 404);
+    assert_eq!(header(&missing, "x-ratelimit-remaining"), 58, "404 carries the headers and counts");
+    assert!(header(&missing, "x-ratelimit-reset") > 1_767_225_600, "Reset is UTC epoch seconds");
+    let no_route = client.get(format!("{base}/v1/prospector/nowhere")).bearer_auth(&t).send().await.unwrap();
+    assert_eq!(no_route.status(), 404);
+    assert_eq!(header(&no_route, "x-ratelimit-remaining"), 57, "an unknown prospector path carries them and counts");
+    let wrong_method = client.delete(format!("{base}/v1/prospector/leads")).bearer_auth(&t).send().await.unwrap();
+    assert_eq!(wrong_method.status(), 405);
+    assert_eq!(header(&wrong_method, "x-ratelimit-remaining"), 56, "so does a wrong method");
 }

@@ -25,15 +25,10 @@ for i in $(seq 1 1000); do echo "{\"key\":\"seed-$i\",\"value\":\"seed-secret-$i
   xargs -d "\n" -P 2 -I{} curl -s -o /dev/null -X POST "$base/api/v1/credentials" -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' -d {}
 export KEY=seed-500
 dur=${DURATION:-15s}
+source xtask/bench/wrk.sh
 row() {
-  local name=$1 script=$2
   export RUN="r$RANDOM"
-  out=$(wrk -t2 -c32 -d"$dur" --latency -s "xtask/bench/$script" "$base")
-  rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
-  p50=$(echo "$out" | awk '$1=="50%" {print $2}')
-  p99=$(echo "$out" | awk '$1=="99%" {print $2}')
-  errs=$(echo "$out" | awk '/Non-2xx/ {print $5}'); errs=${errs:-0}
-  echo "| $backend | $name | $rps | $p50 | $p99 | $errs |"
+  echo "| $backend | $1 | $(wrk_cells "$2" "$base") |"
 }
 echo "| backend | scenario | requests/s | p50 | p99 | non-2xx |"
 echo "|---|---|---|---|---|---|"

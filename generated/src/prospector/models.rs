@@ -1724,7 +1724,7 @@ pub struct ListLeadsInput {
     /// Only leads whose composite score is at or above this value, 0 to 100. Outside that range: `validation_error` naming `min_score`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_score: Option<f64>,
-    /// Sort key: `score`, `created_at`, `posted_at` or `budget` (the budget maximum); a leading minus means descending, e.g. `-score`. Default `-score`; ties are broken by `id`.
+    /// Sort key: `score`, `created_at`, `posted_at` or `budget` (the budget maximum); a leading minus means descending, e.g. `-score`. Default `-score`; ties are broken by `id` in the same direction; leads without the key (no `posted_at`, no budget) come last.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sort: Option<String>,
     /// Only leads in this status. Without it, archived leads are left out.
@@ -3756,7 +3756,7 @@ pub struct ScoringParameters {
     pub max_competition: i64,
     /// Age in days of a posting at which the timeline signal reaches 0.
     pub stale_after_days: i64,
-    /// The k in evidence = n / (n + k), n being the client's prior jobs: larger values need more history for full confidence; 0 trusts any history fully.
+    /// The k of the evidence formula, `0.5 + 0.5 × n / (n + k)` for a client with n posted jobs (see ScoreBreakdown.evidence): larger values need more history for full confidence; 0 trusts any history fully.
     pub evidence_prior: i64,
     /// Confidence a lead needs to stay in tier 1 of a backtest, 0 to 1: a lead ranked into tier 1 with less confidence is counted in tier 2.
     pub top_tier_min_confidence: f64,
@@ -4045,7 +4045,7 @@ pub struct BacktestInput {
     /// The k of precision@k: how many top-ranked leads to check; 25 when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_k: Option<i64>,
-    /// Number of equal-size rank tiers (by composite, ties by lead id) for the win-rate table and tier changes; 4 (quartiles) when absent.
+    /// Number of rank tiers (by composite, ties by lead id; equal sizes, earlier tiers taking the remainder, before the `top_tier_min_confidence` rule moves leads from tier 1 to tier 2) for the win-rate table and tier changes; 4 (quartiles) when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tiers: Option<i64>,
     /// Only leads found at or after this moment; all history when absent.
@@ -4594,7 +4594,7 @@ pub static BACKTEST_DELTA_FIELDS: [FieldSpec; 4usize] = [
 /// How much the proposed configuration reorders the sample compared to the current one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RankingChange {
-    /// Spearman rank correlation between current and proposed composites, -1 to 1 (1 = same order); absent for fewer than 2 leads.
+    /// Spearman rank correlation between current and proposed composites (average ranks for ties), -1 to 1 (1 = same order); absent for fewer than 2 leads or when either configuration gives every lead the same composite.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spearman: Option<f64>,
     /// Share of sample leads whose tier differs between the two configurations, 0 to 1.

@@ -24,7 +24,8 @@ CREATE TABLE leads (
     updated_at BIGINT NOT NULL,
     UNIQUE (tenant_id, platform, external_id)
 );
-CREATE INDEX leads_by_score ON leads (tenant_id, score, id);
+-- Covers the default list (score order, ties by id) and its count (score range, status).
+CREATE INDEX leads_by_score ON leads (tenant_id, score, id, status);
 CREATE INDEX leads_by_created ON leads (tenant_id, created_at, id);
 CREATE INDEX leads_by_status ON leads (tenant_id, status, score);
 CREATE INDEX leads_by_outcome ON leads (tenant_id, outcome, created_at);

@@ -196,8 +196,13 @@ pub async fn list(
         "budget" => "budget_value",
         _ => "score",
     };
-    // Missing values sort last in either direction; ties by id.
-    let order = format!("({column} IS NULL), {column} {}, id", if descending { "DESC" } else { "ASC" });
+    // Ties by id in the sort's direction, so an index on (column, id) serves the order as it is;
+    // keys a lead may lack sort their missing values last in either direction.
+    let dir = if descending { "DESC" } else { "ASC" };
+    let order = match column {
+        "score" | "created_at" => format!("{column} {dir}, id {dir}"),
+        _ => format!("({column} IS NULL), {column} {dir}, id {dir}"),
+    };
     macro_rules! bind_all {
         ($q:expr) => {{
             let mut q = $q.bind(&caller.tenant);
