@@ -100,6 +100,9 @@ impl AppState {
     }
 }
 
+/// Where the embedded authorization server publishes its signing keys.
+pub const JWKS_PATH: &str = "/.well-known/jwks.json";
+
 /// Keeps a well-formed inbound `X-Request-Id` (so callers can correlate), replaces anything
 /// else with a fresh UUID, and echoes it on the response.
 async fn request_ids(mut req: Request, next: Next) -> Response {
@@ -165,6 +168,12 @@ pub fn build(state: &AppState) -> Router {
         .display_operation_id(true)
         .persist_authorization(true),
     );
+    // The embedded authorization server's public key set (RFC 7517), so other services can verify
+    // its tokens; public and cacheable like the resource metadata.
+    let jwks = (
+        [(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "public, max-age=300")],
+        serde_json::json!({ "keys": [state.keys.public_jwk()] }).to_string(),
+    );
     let v = &generated::vault::SERVICE;
     let p = &generated::prospector::SERVICE;
     Router::new()
@@ -178,6 +187,7 @@ pub fn build(state: &AppState) -> Router {
         .route("/openapi/prospector.json", get(|| async { json_document(p.openapi_json) }))
         .route("/openapi/prospector.3.0.json", get(|| async { json_document(p.openapi_30_json) }))
         .route("/healthz", get(|| async { axum::Json(serde_json::json!({ "status": "ok" })) }))
+        .route(JWKS_PATH, get(move || async move { jwks }))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(prospector_gate, crate::auth::meter_unrouted))
         .layer(middleware::from_fn(request_ids))

@@ -102,7 +102,7 @@ impl SigningKeys {
         }
     }
 
-    /// Key id published in token headers (and, later, the JWKS).
+    /// Key id published in token headers and in the JWKS.
     pub fn kid(&self) -> &str {
         &self.kid
     }
