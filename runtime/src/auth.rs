@@ -291,12 +291,21 @@ pub async fn meter_unrouted(
     if !request.uri().path().starts_with(gate.resource.service.base_path) {
         return next.run(request).await;
     }
-    let (parts, body) = request.into_parts();
-    let probe = parts.clone();
-    let mut response = next.run(axum::extract::Request::from_parts(parts, body)).await;
+    // Keep only what authenticating and counting read, not a copy of the whole request.
+    let mut probe = axum::extract::Request::new(());
+    for name in [header::AUTHORIZATION, header::HeaderName::from_static("x-request-id")] {
+        if let Some(v) = request.headers().get(&name) {
+            probe.headers_mut().insert(name, v.clone());
+        }
+    }
+    if let Some(c) = request.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>() {
+        probe.extensions_mut().insert(*c);
+    }
+    let mut response = next.run(request).await;
     if response.headers().contains_key("x-ratelimit-limit") {
         return response;
     }
+    let (probe, ()) = probe.into_parts();
     let caller = gate.authenticate(&probe).await.ok();
     match gate.count_request(&probe, caller.as_ref()).await {
         Some(d) if !d.allowed => gate.limited(&probe, &d),

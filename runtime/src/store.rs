@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use anyhow::{Context, Result};
-use sqlx::any::{AnyPoolOptions, install_default_drivers};
+use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow, install_default_drivers};
 use sqlx::{Any, AnyPool, Transaction};
 
 /// A transaction on the store.
@@ -29,6 +29,31 @@ pub struct Store {
     backend: Backend,
     /// Test hook: fail the next N audit writes (to prove operations fail closed).
     fail_audit: Arc<AtomicU32>,
+}
+
+/// A value bound to a query whose filter is built at run time (see [`Store::page`]).
+#[derive(Debug, Clone)]
+pub enum Arg {
+    /// An integer.
+    Int(i64),
+    /// A floating-point number.
+    Real(f64),
+    /// Text, or SQL `NULL`.
+    Text(Option<String>),
+}
+
+fn bind_all<'q>(
+    mut q: sqlx::query::Query<'q, Any, AnyArguments>,
+    args: &'q [Arg],
+) -> sqlx::query::Query<'q, Any, AnyArguments> {
+    for a in args {
+        q = match a {
+            Arg::Int(i) => q.bind(*i),
+            Arg::Real(f) => q.bind(*f),
+            Arg::Text(t) => q.bind(t.as_deref()),
+        };
+    }
+    q
 }
 
 /// Now, in epoch milliseconds.
@@ -115,6 +140,31 @@ impl Store {
             Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
             Backend::Postgres => self.pool.begin().await,
         }
+    }
+
+    /// One page of `SELECT {columns} FROM {table} WHERE {filter} ORDER BY {order}`, and how many
+    /// rows the filter matches over all pages. `filter` refers to `args` as `$1`, `$2`, ….
+    pub async fn page(
+        &self,
+        columns: &str,
+        table: &str,
+        filter: &str,
+        order: &str,
+        args: &[Arg],
+        paging: generated::support::Paging,
+    ) -> Result<(u64, Vec<AnyRow>), sqlx::Error> {
+        use sqlx::Row;
+        let count = format!("SELECT COUNT(*) FROM {table} WHERE {filter}");
+        let total: i64 = bind_all(sqlx::query(sqlx::AssertSqlSafe(count)), args).fetch_one(&self.pool).await?.get(0);
+        let n = args.len();
+        let select =
+            format!("SELECT {columns} FROM {table} WHERE {filter} ORDER BY {order} LIMIT ${} OFFSET ${}", n + 1, n + 2);
+        let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(select)), args)
+            .bind(i64::from(paging.per_page))
+            .bind(paging.offset() as i64)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok((total.max(0) as u64, rows))
     }
 
     /// Test hook: make the next `n` audit writes fail.

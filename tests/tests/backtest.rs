@@ -10,23 +10,6 @@ use runtime::services::posting::Posting;
 use runtime::services::{engine, leads, scoring};
 use serde_json::{Value, json};
 
-fn team_token(server: &common::TestServer, tenant: &str) -> String {
-    let c = &server.state.config;
-    server
-        .state
-        .keys
-        .mint(&runtime::keys::claims(
-            &c.issuer(),
-            "pat",
-            tenant,
-            "prospector",
-            c.all_resources(),
-            600,
-            Some("team".into()),
-        ))
-        .unwrap()
-}
-
 /// 60 closed leads: the ones asking for the configured skills were won, whatever their budget;
 /// budgets are anti-correlated with winning, so a budget-heavy configuration ranks worse.
 async fn seed(server: &common::TestServer, tenant: &str) {
@@ -80,7 +63,7 @@ fn proposal(skill: f64, budget: f64) -> Value {
 }
 
 on_both_backends!(backtest_compares_configurations_deterministically, |server| {
-    let token = team_token(&server, "acme");
+    let token = server.team_token("pat", "acme");
     // The live configuration must know the skills too, else skill_match is unavailable for both.
     let (_, live) = server.call("GET", "/v1/prospector/scoring/config", &token, None).await;
     let mut params = live["data"]["parameters"].clone();
@@ -164,7 +147,7 @@ on_both_backends!(backtest_compares_configurations_deterministically, |server| {
     }
 
     // Another tenant's history is not this tenant's.
-    let other = team_token(&server, "globex");
+    let other = server.team_token("pat", "globex");
     let (s, theirs) = server.call("POST", "/v1/prospector/scoring/backtest", &other, Some(proposal(80.0, 5.0))).await;
     assert_eq!((s, theirs["data"]["sample"]["leads"].as_i64()), (200, Some(0)), "{theirs}");
 });

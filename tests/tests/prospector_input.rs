@@ -27,20 +27,7 @@ async fn snapshot(server: &common::TestServer, token: &str) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_on_every_prospector_write_route_is_refused_cleanly_and_changes_nothing() {
     let server = common::TestServer::start().await;
-    let c = &server.state.config;
-    let token = server
-        .state
-        .keys
-        .mint(&runtime::keys::claims(
-            &c.issuer(),
-            "pat",
-            "acme",
-            "prospector",
-            c.all_resources(),
-            600,
-            Some("team".into()),
-        ))
-        .unwrap();
+    let token = server.team_token("pat", "acme");
     let (s, _) = server.call("POST", "/v1/prospector/leads/scan", &token, Some(json!({}))).await;
     assert_eq!(s, 200);
     let (_, leads) = server.call("GET", "/v1/prospector/leads?per_page=1", &token, None).await;

@@ -6,23 +6,6 @@ mod common;
 
 use serde_json::{Value, json};
 
-fn team_token(server: &common::TestServer, sub: &str, tenant: &str) -> String {
-    let c = &server.state.config;
-    server
-        .state
-        .keys
-        .mint(&runtime::keys::claims(
-            &c.issuer(),
-            sub,
-            tenant,
-            "prospector",
-            c.all_resources(),
-            600,
-            Some("team".into()),
-        ))
-        .unwrap()
-}
-
 async fn scan(server: &common::TestServer, token: &str, key: Option<&str>, body: Value) -> (u16, Value) {
     let mut rb = server.client().post(server.url("/v1/prospector/leads/scan")).bearer_auth(token).json(&body);
     if let Some(k) = key {
@@ -38,7 +21,7 @@ fn ids(list: &Value) -> Vec<String> {
 }
 
 on_both_backends!(first_scan_scores_the_sample_feed_and_dedupes, |server| {
-    let token = team_token(&server, "pat", "acme");
+    let token = server.team_token("pat", "acme");
     let (s, report) = scan(&server, &token, None, json!({})).await;
     assert_eq!(s, 200, "{report}");
     let totals = &report["data"]["totals"];
@@ -101,7 +84,7 @@ on_both_backends!(first_scan_scores_the_sample_feed_and_dedupes, |server| {
     assert_eq!(clash["error"]["details"]["field"], "sources");
 
     // Another tenant sees none of it.
-    let other = team_token(&server, "bob", "globex");
+    let other = server.team_token("bob", "globex");
     let (_, theirs) = server.call("GET", "/v1/prospector/leads", &other, None).await;
     assert_eq!(theirs["meta"]["total"], 0);
     let (s, e) = server.call("GET", &format!("/v1/prospector/leads/{id}"), &other, None).await;
@@ -114,7 +97,7 @@ on_both_backends!(first_scan_scores_the_sample_feed_and_dedupes, |server| {
 });
 
 on_both_backends!(list_filters_sorting_pagination_and_validation, |server| {
-    let token = team_token(&server, "pat", "acme");
+    let token = server.team_token("pat", "acme");
     assert_eq!(scan(&server, &token, None, json!({})).await.0, 200);
     let get = |q: &str| {
         let path = format!("/v1/prospector/leads{q}");
@@ -245,7 +228,7 @@ on_both_backends!(list_filters_sorting_pagination_and_validation, |server| {
 });
 
 on_both_backends!(config_changes_rescore_open_leads, |server| {
-    let token = team_token(&server, "pat", "acme");
+    let token = server.team_token("pat", "acme");
     assert_eq!(scan(&server, &token, None, json!({})).await.0, 200);
     let (_, before) = server.call("GET", "/v1/prospector/leads?per_page=1", &token, None).await;
     let id = before["data"][0]["id"].as_str().unwrap().to_string();

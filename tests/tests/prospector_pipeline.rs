@@ -15,23 +15,6 @@ use axum::routing::{delete, get, post};
 use serde_json::{Value, json};
 use sqlx::Row;
 
-fn team_token(server: &common::TestServer, sub: &str, tenant: &str) -> String {
-    let c = &server.state.config;
-    server
-        .state
-        .keys
-        .mint(&runtime::keys::claims(
-            &c.issuer(),
-            sub,
-            tenant,
-            "prospector",
-            c.all_resources(),
-            600,
-            Some("team".into()),
-        ))
-        .unwrap()
-}
-
 async fn post_with_key(
     server: &common::TestServer,
     token: &str,
@@ -68,7 +51,7 @@ async fn outbox_rows(server: &common::TestServer, proposal: &str) -> Vec<String>
 }
 
 on_both_backends!(proposal_to_contract_through_the_outbox, |server| {
-    let token = team_token(&server, "pat", "acme");
+    let token = server.team_token("pat", "acme");
     let lead = best_lead(&server, &token).await;
 
     // Generation is deterministic and uses the lead's data.
@@ -187,7 +170,7 @@ on_both_backends!(proposal_to_contract_through_the_outbox, |server| {
     assert_eq!(completed["meta"]["total"], 1);
 
     // Another tenant sees none of it.
-    let other = team_token(&server, "bob", "globex");
+    let other = server.team_token("bob", "globex");
     for path in [format!("/v1/prospector/proposals/{id}"), format!("/v1/prospector/contracts/{contract}")] {
         let (s, _) = server.call("GET", &path, &other, None).await;
         assert_eq!(s, 404, "{path}");
@@ -285,7 +268,7 @@ on_both_backends!(http_connector_submits_once_with_retries, |server| {
     drop(server);
     let server =
         common::TestServer::start_configured(backend, |c| c.platform_connector = Some(url.clone())).await.unwrap();
-    let token = team_token(&server, "pat", "acme");
+    let token = server.team_token("pat", "acme");
     let lead = best_lead(&server, &token).await;
     let ready = || async {
         let (_, p) = post_with_key(&server, &token, "/v1/prospector/proposals", None, json!({"lead_id": lead})).await;
@@ -402,7 +385,7 @@ async fn http_feed_sources_are_scanned() {
     ];
     let server =
         common::TestServer::start_configured(common::Backend::Sqlite, |c| c.lead_sources = sources).await.unwrap();
-    let token = team_token(&server, "pat", "acme");
+    let token = server.team_token("pat", "acme");
     let (s, r) = post_with_key(&server, &token, "/v1/prospector/leads/scan", None, json!({})).await;
     assert_eq!(s, 200, "{r}");
     let by_name = |n: &str| r["data"]["sources"].as_array().unwrap().iter().find(|x| x["name"] == n).unwrap().clone();

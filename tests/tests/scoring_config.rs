@@ -19,22 +19,7 @@ fn parameters(floor: f64) -> Value {
 }
 
 on_both_backends!(scoring_config_is_versioned_validated_and_per_tenant, |server| {
-    let c = &server.state.config;
-    let token = |tenant: &str| {
-        server
-            .state
-            .keys
-            .mint(&runtime::keys::claims(
-                &c.issuer(),
-                "pat",
-                tenant,
-                "prospector",
-                c.all_resources(),
-                600,
-                Some("team".into()),
-            ))
-            .unwrap()
-    };
+    let token = |tenant: &str| server.team_token("pat", tenant);
     let acme = token("acme");
     let (s, cfg) = server.call("GET", "/v1/prospector/scoring/config", &acme, None).await;
     assert_eq!((s, cfg["data"]["version"].as_i64()), (200, Some(1)), "defaults as version 1: {cfg}");

@@ -9,7 +9,7 @@ use sqlx::any::AnyRow;
 
 use crate::auth::{AuthMethod, Caller};
 use crate::services::fault;
-use crate::store::{Store, now_ms, to_time};
+use crate::store::{Arg, Store, now_ms, to_time};
 use crate::tokens::{self, Kind};
 
 fn rank(plan: Plan) -> u8 {
@@ -48,26 +48,12 @@ pub async fn list(
 ) -> Result<Paged<ApiToken>, errors::ListApiTokensError> {
     let now = now_ms();
     let active = "tenant_id = $1 AND user_id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)";
-    let total: i64 = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM api_tokens WHERE {active}")))
-        .bind(&caller.tenant)
-        .bind(&caller.subject)
-        .bind(now)
-        .fetch_one(store.pool())
+    let args = [Arg::Text(Some(caller.tenant.clone())), Arg::Text(Some(caller.subject.clone())), Arg::Int(now)];
+    let (total, rows) = store
+        .page(COLUMNS, "api_tokens", active, "created_at DESC, id", &args, paging)
         .await
-        .map_err(|e| fault("api_tokens", "counting", e))?
-        .get(0);
-    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM api_tokens WHERE {active} ORDER BY created_at DESC, id LIMIT $4 OFFSET $5"
-    )))
-    .bind(&caller.tenant)
-    .bind(&caller.subject)
-    .bind(now)
-    .bind(i64::from(paging.per_page))
-    .bind(paging.offset() as i64)
-    .fetch_all(store.pool())
-    .await
-    .map_err(|e| fault("api_tokens", "listing", e))?;
-    Ok(Paged { items: rows.iter().map(from_row).collect(), total: total.max(0) as u64 })
+        .map_err(|e| fault("api_tokens", "listing", e))?;
+    Ok(Paged { items: rows.iter().map(from_row).collect(), total })
 }
 
 /// What a new token is.

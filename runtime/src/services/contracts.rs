@@ -13,7 +13,7 @@ use sqlx::any::AnyRow;
 use crate::auth::Caller;
 use crate::services::fault;
 use crate::services::leads::{Stored, bad_move, missing};
-use crate::store::{Store, Tx, now_ms, to_time};
+use crate::store::{Arg, Store, Tx, now_ms, to_time};
 
 const COLUMNS: &str = "id, proposal_id, lead_id, title, client_name, platform, platform_reference, status, total_amount, currency, started_at, completed_at, updated_at";
 
@@ -100,29 +100,16 @@ pub async fn list(
     paging: Paging,
 ) -> Result<Paged<Contract>, errors::ListContractsError> {
     let filter = "tenant_id = $1 AND ($2 IS NULL OR status = $2)";
-    let status = input.status.map(|s| s.as_str().to_string());
-    let total: i64 = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM contracts WHERE {filter}")))
-        .bind(&caller.tenant)
-        .bind(&status)
-        .fetch_one(store.pool())
+    let args = [Arg::Text(Some(caller.tenant.clone())), Arg::Text(input.status.map(|s| s.as_str().to_string()))];
+    let (total, rows) = store
+        .page(COLUMNS, "contracts", filter, "started_at DESC, id", &args, paging)
         .await
-        .map_err(|e| fault("contracts", "counting", e))?
-        .get(0);
-    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM contracts WHERE {filter} ORDER BY started_at DESC, id LIMIT $3 OFFSET $4"
-    )))
-    .bind(&caller.tenant)
-    .bind(&status)
-    .bind(i64::from(paging.per_page))
-    .bind(paging.offset() as i64)
-    .fetch_all(store.pool())
-    .await
-    .map_err(|e| fault("contracts", "listing", e))?;
+        .map_err(|e| fault("contracts", "listing", e))?;
     let contracts =
         rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(|e| fault("contracts", "reading", e))?;
     let items =
         with_milestones(store.pool(), contracts).await.map_err(|e| fault("contracts", "reading milestones", e))?;
-    Ok(Paged { items, total: total.max(0) as u64 })
+    Ok(Paged { items, total })
 }
 
 /// `GET /contracts/{id}`.

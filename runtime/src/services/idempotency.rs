@@ -3,12 +3,13 @@
 //! for 24 hours; a retry with the same key and the same request gets that response again; the
 //! same key with a different request, or while the first is still running, is a conflict.
 
-use generated::support::Problem;
+use generated::support::{InternalError, Problem};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 use sqlx::Row;
 
+use crate::services::fault;
 use crate::store::{Store, Tx, now_ms};
 
 /// How long a key is remembered.
@@ -27,8 +28,8 @@ pub struct Claim {
 /// What a key lookup found.
 #[derive(Debug)]
 pub enum Begin<T> {
-    /// First use: run the operation, then [`finish`] (or [`abandon`] on failure).
-    Run(Claim),
+    /// Run the operation; with a claimed key, then [`finish`] (or [`abandon`] on failure).
+    Run(Option<Claim>),
     /// A retry: answer this again.
     Replay(T),
 }
@@ -43,8 +44,27 @@ pub fn fingerprint(parts: &[&str]) -> String {
     format!("{:x}", h.finalize())
 }
 
-/// Claims `key` for `operation`, or finds its earlier result. `Err` is the conflict to answer.
-pub async fn begin<T: DeserializeOwned>(
+/// Starts `operation`: without a key it just runs; with one, the key is claimed, or its earlier
+/// result is replayed, or the conflict is answered through `conflict`. The fingerprint of the
+/// request is computed only when a key was sent.
+pub async fn start<T: DeserializeOwned, E: InternalError>(
+    store: &Store,
+    tenant: &str,
+    operation: &'static str,
+    key: Option<&str>,
+    fingerprint: impl FnOnce() -> String,
+    conflict: impl FnOnce(Problem) -> E,
+) -> Result<Begin<T>, E> {
+    let Some(key) = key else { return Ok(Begin::Run(None)) };
+    match begin(store, tenant, operation, key, &fingerprint()).await {
+        Err(e) => Err(fault(operation, "idempotency key", e)),
+        Ok(Err(problem)) => Err(conflict(problem)),
+        Ok(Ok(begun)) => Ok(begun),
+    }
+}
+
+/// Claims `key` for `operation`, or finds its earlier result. The inner `Err` is the conflict.
+async fn begin<T: DeserializeOwned>(
     store: &Store,
     tenant: &str,
     operation: &'static str,
@@ -90,7 +110,7 @@ pub async fn begin<T: DeserializeOwned>(
                 .bind(now)
                 .execute(&mut *tx)
                 .await?;
-            Ok(Begin::Run(Claim { tenant: tenant.into(), operation, key: key.into() }))
+            Ok(Begin::Run(Some(Claim { tenant: tenant.into(), operation, key: key.into() })))
         }
     };
     tx.commit().await?;

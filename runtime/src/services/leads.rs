@@ -13,7 +13,7 @@ use crate::auth::Caller;
 use crate::services::engine::{self, Scored};
 use crate::services::posting::Posting;
 use crate::services::{fault, scoring};
-use crate::store::{Store, Tx, now_ms, to_time};
+use crate::store::{Arg, Store, Tx, now_ms, to_time};
 
 /// Columns every lead read selects, in the order [`Stored::from_row`] expects.
 pub const COLUMNS: &str = "id, posting, status, tags, breakdown, score, confidence, created_at, updated_at, fetched_at";
@@ -140,12 +140,20 @@ fn contains_pattern(needle: &str) -> String {
     p
 }
 
-/// Reads one lead of `tenant` (inside a transaction when `tx` is given).
+/// Reads one lead of `tenant` inside `tx`.
 pub async fn load(tx: &mut Tx, tenant: &str, id: &str) -> Result<Option<Stored>, String> {
+    fetch(&mut **tx, tenant, id).await
+}
+
+async fn fetch<'e, E: sqlx::Executor<'e, Database = sqlx::Any>>(
+    exec: E,
+    tenant: &str,
+    id: &str,
+) -> Result<Option<Stored>, String> {
     let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM leads WHERE tenant_id = $1 AND id = $2")))
         .bind(tenant)
         .bind(id)
-        .fetch_optional(&mut **tx)
+        .fetch_optional(exec)
         .await
         .map_err(|e| e.to_string())?;
     row.as_ref().map(Stored::from_row).transpose()
@@ -158,32 +166,28 @@ pub async fn list(
     input: models::ListLeadsInput,
     paging: Paging,
 ) -> Result<Paged<Lead>, errors::ListLeadsError> {
-    enum Arg {
-        F(f64),
-        S(String),
-    }
     let mut filter = String::from("tenant_id = $1");
-    let mut args: Vec<Arg> = Vec::new();
+    let mut args = vec![Arg::Text(Some(caller.tenant.clone()))];
     let mut push = |filter: &mut String, clause: &str, arg: Arg| {
         args.push(arg);
-        filter.push_str(&clause.replace("$?", &format!("${}", args.len() + 1)));
+        filter.push_str(&clause.replace("$?", &format!("${}", args.len())));
     };
     if let Some(min) = input.min_score {
-        push(&mut filter, " AND score >= $?", Arg::F(min));
+        push(&mut filter, " AND score >= $?", Arg::Real(min));
     }
     match input.status {
-        Some(s) => push(&mut filter, " AND status = $?", Arg::S(s.as_str().into())),
+        Some(s) => push(&mut filter, " AND status = $?", Arg::Text(Some(s.as_str().into()))),
         None => filter.push_str(" AND status <> 'archived'"),
     }
     if let Some(p) = &input.platform {
-        push(&mut filter, " AND platform = $?", Arg::S(p.trim().to_lowercase()));
+        push(&mut filter, " AND platform = $?", Arg::Text(Some(p.trim().to_lowercase())));
     }
     for tag in input.tag.iter().flatten() {
         // Tags are stored as a compact JSON array of pattern-checked strings.
-        push(&mut filter, " AND tags LIKE $? ESCAPE '\\'", Arg::S(contains_pattern(&format!("\"{tag}\""))));
+        push(&mut filter, " AND tags LIKE $? ESCAPE '\\'", Arg::Text(Some(contains_pattern(&format!("\"{tag}\"")))));
     }
     if let Some(q) = &input.q {
-        push(&mut filter, " AND search_text LIKE $? ESCAPE '\\'", Arg::S(contains_pattern(&q.to_lowercase())));
+        push(&mut filter, " AND search_text LIKE $? ESCAPE '\\'", Arg::Text(Some(contains_pattern(&q.to_lowercase()))));
     }
     let sort = input.sort.as_deref().unwrap_or("-score");
     let (descending, key) = match sort.strip_prefix('-') {
@@ -203,52 +207,20 @@ pub async fn list(
         "score" | "created_at" => format!("{column} {dir}, id {dir}"),
         _ => format!("({column} IS NULL), {column} {dir}, id {dir}"),
     };
-    macro_rules! bind_all {
-        ($q:expr) => {{
-            let mut q = $q.bind(&caller.tenant);
-            for a in &args {
-                q = match a {
-                    Arg::F(f) => q.bind(*f),
-                    Arg::S(s) => q.bind(s.as_str()),
-                };
-            }
-            q
-        }};
-    }
-    let total: i64 = bind_all!(sqlx::query(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM leads WHERE {filter}"))))
-        .fetch_one(store.pool())
-        .await
-        .map_err(|e| fault("leads", "counting", e))?
-        .get(0);
-    let n = args.len();
-    let rows = bind_all!(sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM leads WHERE {filter} ORDER BY {order} LIMIT ${} OFFSET ${}",
-        n + 2,
-        n + 3
-    ))))
-    .bind(i64::from(paging.per_page))
-    .bind(paging.offset() as i64)
-    .fetch_all(store.pool())
-    .await
-    .map_err(|e| fault("leads", "listing", e))?;
+    let (total, rows) =
+        store.page(COLUMNS, "leads", &filter, &order, &args, paging).await.map_err(|e| fault("leads", "listing", e))?;
     let items = rows
         .iter()
         .map(|r| Stored::from_row(r).map(|s| s.lead()))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| fault("leads", "reading", e))?;
-    Ok(Paged { items, total: total.max(0) as u64 })
+    Ok(Paged { items, total })
 }
 
 /// `GET /leads/{id}`.
 pub async fn get(store: &Store, caller: &Caller, id: &str) -> Result<LeadDetail, errors::GetLeadError> {
-    let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM leads WHERE tenant_id = $1 AND id = $2")))
-        .bind(&caller.tenant)
-        .bind(id)
-        .fetch_optional(store.pool())
-        .await
-        .map_err(|e| fault("leads", "reading", e))?;
-    match row {
-        Some(r) => Ok(Stored::from_row(&r).map_err(|e| fault("leads", "reading", e))?.detail()),
+    match fetch(store.pool(), &caller.tenant, id).await.map_err(|e| fault("leads", "reading", e))? {
+        Some(lead) => Ok(lead.detail()),
         None => Err(errors::GetLeadError::NotFound(missing("lead", id))),
     }
 }

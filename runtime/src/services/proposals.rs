@@ -15,7 +15,7 @@ use crate::services::connector::{ConnectorError, HttpConnector, Submission};
 use crate::services::idempotency::{self, Begin};
 use crate::services::leads::{self, Stored, bad_move, missing};
 use crate::services::{contracts, fault, scoring};
-use crate::store::{Store, Tx, now_ms, to_time};
+use crate::store::{Arg, Store, Tx, now_ms, to_time};
 
 /// Where submissions go.
 #[derive(Debug)]
@@ -51,11 +51,19 @@ fn from_row(r: &AnyRow) -> Result<Proposal, String> {
 }
 
 async fn load(tx: &mut Tx, tenant: &str, id: &str) -> Result<Option<Proposal>, String> {
+    fetch(&mut **tx, tenant, id).await
+}
+
+async fn fetch<'e, E: sqlx::Executor<'e, Database = sqlx::Any>>(
+    exec: E,
+    tenant: &str,
+    id: &str,
+) -> Result<Option<Proposal>, String> {
     let row =
         sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM proposals WHERE tenant_id = $1 AND id = $2")))
             .bind(tenant)
             .bind(id)
-            .fetch_optional(&mut **tx)
+            .fetch_optional(exec)
             .await
             .map_err(|e| e.to_string())?;
     row.as_ref().map(from_row).transpose()
@@ -69,37 +77,26 @@ pub async fn list(
     paging: Paging,
 ) -> Result<Paged<Proposal>, errors::ListProposalsError> {
     let filter = "tenant_id = $1 AND ($2 IS NULL OR status = $2) AND ($3 IS NULL OR lead_id = $3)";
-    let status = input.status.map(|s| s.as_str().to_string());
-    let total: i64 = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM proposals WHERE {filter}")))
-        .bind(&caller.tenant)
-        .bind(&status)
-        .bind(&input.lead_id)
-        .fetch_one(store.pool())
+    let args = [
+        Arg::Text(Some(caller.tenant.clone())),
+        Arg::Text(input.status.map(|s| s.as_str().to_string())),
+        Arg::Text(input.lead_id),
+    ];
+    let (total, rows) = store
+        .page(COLUMNS, "proposals", filter, "updated_at DESC, id", &args, paging)
         .await
-        .map_err(|e| fault("proposals", "counting", e))?
-        .get(0);
-    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM proposals WHERE {filter} ORDER BY updated_at DESC, id LIMIT $4 OFFSET $5"
-    )))
-    .bind(&caller.tenant)
-    .bind(&status)
-    .bind(&input.lead_id)
-    .bind(i64::from(paging.per_page))
-    .bind(paging.offset() as i64)
-    .fetch_all(store.pool())
-    .await
-    .map_err(|e| fault("proposals", "listing", e))?;
+        .map_err(|e| fault("proposals", "listing", e))?;
     let items =
         rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(|e| fault("proposals", "reading", e))?;
-    Ok(Paged { items, total: total.max(0) as u64 })
+    Ok(Paged { items, total })
 }
 
 /// `GET /proposals/{id}`.
 pub async fn get(store: &Store, caller: &Caller, id: &str) -> Result<Proposal, errors::GetProposalError> {
-    let mut tx = store.begin().await.map_err(|e| fault("proposals", "begin", e))?;
-    let found = load(&mut tx, &caller.tenant, id).await.map_err(|e| fault("proposals", "reading", e))?;
-    tx.commit().await.map_err(|e| fault("proposals", "commit", e))?;
-    found.ok_or_else(|| errors::GetProposalError::NotFound(missing("proposal", id)))
+    fetch(store.pool(), &caller.tenant, id)
+        .await
+        .map_err(|e| fault("proposals", "reading", e))?
+        .ok_or_else(|| errors::GetProposalError::NotFound(missing("proposal", id)))
 }
 
 fn money(amount: f64, currency: &str) -> String {
@@ -193,27 +190,17 @@ pub async fn create(
     input: models::CreateProposalInput,
 ) -> Result<Proposal, errors::CreateProposalError> {
     use errors::CreateProposalError as E;
-    let claim = match &input.idempotency_key {
-        None => None,
-        Some(key) => {
-            let print = idempotency::fingerprint(&[&serde_json::to_string(&(
-                &input.lead_id,
-                input.tone.map(|t| t.as_str()),
-                &input.instructions,
-                input.bid_amount,
-                &input.currency,
-            ))
-            .unwrap_or_default()]);
-            match idempotency::begin::<Proposal>(store, &caller.tenant, "create_proposal", key, &print)
-                .await
-                .map_err(|e| fault("proposals", "idempotency", e))?
-            {
-                Err(conflict) => return Err(E::Conflict(conflict)),
-                Ok(Begin::Replay(p)) => return Ok(p),
-                Ok(Begin::Run(claim)) => Some(claim),
-            }
-        }
+    let fingerprint = || {
+        let request =
+            (&input.lead_id, input.tone.map(|t| t.as_str()), &input.instructions, input.bid_amount, &input.currency);
+        idempotency::fingerprint(&[&serde_json::to_string(&request).unwrap_or_default()])
     };
+    let key = input.idempotency_key.as_deref();
+    let claim =
+        match idempotency::start(store, &caller.tenant, "create_proposal", key, fingerprint, E::Conflict).await? {
+            Begin::Replay(p) => return Ok(p),
+            Begin::Run(claim) => claim,
+        };
     let result = async {
         let config = scoring::current(store, &caller.tenant).await.map_err(|e| fault("proposals", "configuration", e))?;
         let mut tx = store.begin().await.map_err(|e| fault("proposals", "begin", e))?;
@@ -428,17 +415,13 @@ pub async fn submit(
     input: models::SubmitProposalInput,
 ) -> Result<Proposal, errors::SubmitProposalError> {
     use errors::SubmitProposalError as E;
-    let claim = match &input.idempotency_key {
-        None => None,
-        Some(key) => match idempotency::begin::<Proposal>(store, &caller.tenant, "submit_proposal", key, &input.id)
-            .await
-            .map_err(|e| fault("proposals", "idempotency", e))?
-        {
-            Err(conflict) => return Err(E::Conflict(conflict)),
-            Ok(Begin::Replay(p)) => return Ok(p),
-            Ok(Begin::Run(claim)) => Some(claim),
-        },
-    };
+    let fingerprint = || idempotency::fingerprint(&[&input.id]);
+    let key = input.idempotency_key.as_deref();
+    let claim =
+        match idempotency::start(store, &caller.tenant, "submit_proposal", key, fingerprint, E::Conflict).await? {
+            Begin::Replay(p) => return Ok(p),
+            Begin::Run(claim) => claim,
+        };
     let result = submit_once(store, connector, caller, &input.id, claim.as_ref()).await;
     if let (Err(_), Some(claim)) = (&result, &claim) {
         idempotency::abandon(store, claim).await;

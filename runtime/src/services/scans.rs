@@ -38,20 +38,12 @@ pub async fn scan(
             configured.iter().filter(|s| names.contains(&s.name)).collect()
         }
     };
-    let claim = match &input.idempotency_key {
-        None => None,
-        Some(key) => {
-            let names: Vec<&str> = chosen.iter().map(|s| s.name.as_str()).collect();
-            let print = idempotency::fingerprint(&names);
-            match idempotency::begin::<ScanReport>(store, &caller.tenant, "scan_leads", key, &print)
-                .await
-                .map_err(|e| fault("scans", "idempotency", e))?
-            {
-                Err(conflict) => return Err(E::Conflict(conflict)),
-                Ok(Begin::Replay(report)) => return Ok(report),
-                Ok(Begin::Run(claim)) => Some(claim),
-            }
-        }
+    let names: Vec<&str> = chosen.iter().map(|s| s.name.as_str()).collect();
+    let fingerprint = || idempotency::fingerprint(&names);
+    let key = input.idempotency_key.as_deref();
+    let claim = match idempotency::start(store, &caller.tenant, "scan_leads", key, fingerprint, E::Conflict).await? {
+        Begin::Replay(report) => return Ok(report),
+        Begin::Run(claim) => claim,
     };
     let scan_id = format!("scan_{}", uuid::Uuid::now_v7().simple());
     let result = match lock(store, &caller.tenant, &scan_id).await {

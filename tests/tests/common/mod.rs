@@ -134,6 +134,24 @@ impl TestServer {
             .expect("mint")
     }
 
+    /// A prospector token for `sub` in `tenant` on the Team plan (300 requests a minute, so
+    /// functional tests are not throttled).
+    pub fn team_token(&self, sub: &str, tenant: &str) -> String {
+        let c = &self.state.config;
+        self.state
+            .keys
+            .mint(&runtime::keys::claims(
+                &c.issuer(),
+                sub,
+                tenant,
+                "prospector",
+                c.all_resources(),
+                600,
+                Some("team".into()),
+            ))
+            .expect("mint")
+    }
+
     /// Sends `method path` with a bearer token and an optional JSON body; returns status and body.
     pub async fn call(
         &self,
