@@ -102,15 +102,22 @@ async fn begin<T: DeserializeOwned>(
             }
         }
         None => {
-            sqlx::query("INSERT INTO idempotency_keys (tenant_id, operation, idem_key, fingerprint, state, created_at) VALUES ($1, $2, $3, $4, 'running', $5)")
+            // A concurrent first use of the same key (PostgreSQL runs the two lookups side by
+            // side) inserts first: this one then finds the key taken and is told so.
+            let inserted = sqlx::query("INSERT INTO idempotency_keys (tenant_id, operation, idem_key, fingerprint, state, created_at) VALUES ($1, $2, $3, $4, 'running', $5) ON CONFLICT DO NOTHING")
                 .bind(tenant)
                 .bind(operation)
                 .bind(key)
                 .bind(fingerprint)
                 .bind(now)
                 .execute(&mut *tx)
-                .await?;
-            Ok(Begin::Run(Some(Claim { tenant: tenant.into(), operation, key: key.into() })))
+                .await?
+                .rows_affected();
+            if inserted == 1 {
+                Ok(Begin::Run(Some(Claim { tenant: tenant.into(), operation, key: key.into() })))
+            } else {
+                Err(reused(key, "while the first request with it is still running"))
+            }
         }
     };
     tx.commit().await?;
