@@ -150,12 +150,21 @@ pub fn build(state: &AppState) -> Router {
         // The descriptors are generated and checked by tests; failing to parse them is a build defect.
         panic!("generated MCP tool descriptors do not parse: {e}")
     });
-    let vault =
-        generated::vault::router(state.vault.clone(), state.gate(state.vault_rest(), Some(state.store.clone())));
+    let origin = state.config.public_url.clone();
+    let vault_gate = BearerGate::new(
+        state.keys.clone(),
+        state.config.issuer(),
+        state.vault_rest(),
+        state.config.body_limit,
+        Some(state.store.clone()),
+    )
+    .with_sessions(state.store.clone(), origin.clone());
+    let vault = generated::vault::router(state.vault.clone(), Arc::new(vault_gate));
     let prospector_gate = Arc::new(
         BearerGate::new(state.keys.clone(), state.config.issuer(), state.prospector(), state.config.body_limit, None)
             .with_limiter(state.limiter.clone())
-            .with_api_tokens(state.store.clone()),
+            .with_api_tokens(state.store.clone())
+            .with_sessions(state.store.clone(), origin),
     );
     let prospector = generated::prospector::router(state.prospector.clone(), prospector_gate.clone())
         .layer(middleware::from_fn(crate::auth::rate_limit_headers));
@@ -169,11 +178,20 @@ pub fn build(state: &AppState) -> Router {
         .persist_authorization(true),
     );
     // The embedded authorization server's public key set (RFC 7517), so other services can verify
-    // its tokens; public and cacheable like the resource metadata.
-    let jwks = (
-        [(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "public, max-age=300")],
-        serde_json::json!({ "keys": [state.keys.public_jwk()] }).to_string(),
-    );
+    // its tokens; public and cacheable like the resource metadata. Read per request: rotation
+    // adds keys while the server runs.
+    let keys = state.keys.clone();
+    let jwks = move || {
+        let keys = keys.clone();
+        async move {
+            (
+                [(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "public, max-age=300")],
+                keys.jwks().to_string(),
+            )
+        }
+    };
+    let auth_server =
+        Arc::new(crate::oauth::AuthServer::new(state.store.clone(), state.keys.clone(), state.config.clone()));
     let v = &generated::vault::SERVICE;
     let p = &generated::prospector::SERVICE;
     Router::new()
@@ -187,7 +205,8 @@ pub fn build(state: &AppState) -> Router {
         .route("/openapi/prospector.json", get(|| async { json_document(p.openapi_json) }))
         .route("/openapi/prospector.3.0.json", get(|| async { json_document(p.openapi_30_json) }))
         .route("/healthz", get(|| async { axum::Json(serde_json::json!({ "status": "ok" })) }))
-        .route(JWKS_PATH, get(move || async move { jwks }))
+        .route(JWKS_PATH, get(jwks))
+        .merge(crate::oauth::router(auth_server))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(prospector_gate, crate::auth::meter_unrouted))
         .layer(middleware::from_fn(request_ids))

@@ -21,6 +21,8 @@ pub enum AuthMethod {
     PersonalToken,
     /// A prospector API token.
     ApiToken,
+    /// A signed-in browser session (cookie): scopes do not apply, RBAC and tenancy do.
+    Session,
 }
 
 impl AuthMethod {
@@ -30,6 +32,7 @@ impl AuthMethod {
             AuthMethod::Jwt => "jwt",
             AuthMethod::PersonalToken => "personal_token",
             AuthMethod::ApiToken => "api_token",
+            AuthMethod::Session => "session",
         }
     }
 }
@@ -80,6 +83,8 @@ pub struct BearerGate {
     limiter: Option<Arc<RateLimiter>>,
     /// Where prospector API tokens live (the prospector).
     api_tokens: Option<Store>,
+    /// Where sign-in sessions live, and this server's origin, when cookie requests are accepted.
+    sessions: Option<(Store, String)>,
 }
 
 /// Filled by the gate with the request's rate-limit decision, read by [`rate_limit_headers`].
@@ -107,6 +112,8 @@ pub enum Denial {
     Invalid(&'static str),
     /// The token is valid but its scopes do not reach the operation's.
     InsufficientScope,
+    /// A session cookie came with a state-changing request that lacks the CSRF proof.
+    CrossSite,
 }
 
 impl BearerGate {
@@ -118,7 +125,13 @@ impl BearerGate {
         body_limit: usize,
         store: Option<Store>,
     ) -> Self {
-        BearerGate { keys, issuer, resource, body_limit, store, limiter: None, api_tokens: None }
+        BearerGate { keys, issuer, resource, body_limit, store, limiter: None, api_tokens: None, sessions: None }
+    }
+
+    /// The same gate, also accepting the sign-in session cookie (seed rule 3) from `origin`.
+    pub fn with_sessions(mut self, store: Store, origin: String) -> Self {
+        self.sessions = Some((store, origin));
+        self
     }
 
     /// The same gate, also accepting prospector API tokens stored in `store`.
@@ -167,7 +180,7 @@ impl BearerGate {
     /// Authenticates the request (JWT for this resource, or a personal access token).
     pub async fn authenticate(&self, parts: &Parts) -> Result<Caller, Denial> {
         let Some(value) = parts.headers.get(header::AUTHORIZATION) else {
-            return Err(Denial::Missing);
+            return self.session(parts).await;
         };
         let token = value
             .to_str()
@@ -221,6 +234,35 @@ impl BearerGate {
         })
     }
 
+    /// The caller a session cookie names, when sessions are accepted here. A state-changing
+    /// request must also come from this origin and echo the session's CSRF token.
+    async fn session(&self, parts: &Parts) -> Result<Caller, Denial> {
+        let (Some((store, origin)), Some(secret)) = (&self.sessions, crate::oauth::sessions::cookie(&parts.headers))
+        else {
+            return Err(Denial::Missing);
+        };
+        let session = match crate::oauth::sessions::lookup(store, secret).await {
+            Ok(Some(s)) => s,
+            Ok(None) => return Err(Denial::Missing),
+            Err(e) => {
+                tracing::error!(error = %e, "could not read a session");
+                return Err(Denial::Missing);
+            }
+        };
+        if !crate::oauth::sessions::csrf_ok(parts, &session, origin, None) {
+            return Err(Denial::CrossSite);
+        }
+        Ok(Caller {
+            subject: session.user,
+            tenant: session.tenant,
+            scopes: Vec::new(),
+            plan: None,
+            method: AuthMethod::Session,
+            token_id: None,
+            request_id: request_id(parts).unwrap_or_default().to_string(),
+        })
+    }
+
     /// The resource this gate protects.
     pub fn resource(&self) -> &Resource {
         &self.resource
@@ -249,6 +291,15 @@ pub fn challenge(resource: &Resource, request_id: Option<&str>, scope: &str, den
                 r#"Bearer error="invalid_token", error_description="{why}", resource_metadata="{meta}", scope="{scope}""#
             ),
             Problem::new(format!("The token is invalid: {why}.")).with("required", scope),
+        ),
+        Denial::CrossSite => (
+            roles.unauthenticated,
+            format!(r#"Bearer resource_metadata="{meta}", scope="{scope}""#),
+            Problem::new(
+                "A signed-in session's state-changing request must come from this server's own pages and send the \
+                 session's CSRF token in X-CSRF-Token.",
+            )
+            .with("required", scope),
         ),
         Denial::InsufficientScope => (
             roles.insufficient_scope,
@@ -327,7 +378,8 @@ impl Gate for BearerGate {
             return Err(self.limited(parts, &d));
         }
         let caller = authenticated.map_err(|denial| self.deny(parts, op, denial))?;
-        if op.allows(caller.scopes.iter().map(String::as_str)) {
+        // Seed rule 3: scopes are for Bearer callers; sessions meet RBAC and tenancy only.
+        if caller.method == AuthMethod::Session || op.allows(caller.scopes.iter().map(String::as_str)) {
             return Ok(caller);
         }
         if let Some(store) = &self.store {

@@ -38,6 +38,8 @@ pub struct Config {
     pub lead_sources: Vec<String>,
     /// Base URL of the platform's proposal API; `None` records submissions in the outbox table.
     pub platform_connector: Option<String>,
+    /// Lifetime of an authorization code, in seconds.
+    pub oauth_code_ttl_seconds: i64,
 }
 
 impl Config {
@@ -56,6 +58,7 @@ impl Config {
             replicas: 1,
             lead_sources: Vec::new(),
             platform_connector: None,
+            oauth_code_ttl_seconds: 60,
         }
     }
 

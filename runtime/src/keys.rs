@@ -38,20 +38,87 @@ pub struct Claims {
     /// Rate-limit plan (prospector), when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<String>,
+    /// The OAuth client the token was issued to, when it came from the authorization endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
 }
 
-/// The signing key and what is derived from it.
-pub struct SigningKeys {
+/// Folder (inside the data directory) of previous signing keys: still published in the JWKS and
+/// accepted when verifying, so rotating the key does not invalidate tokens already issued.
+pub const PREVIOUS_DIR: &str = "signing-keys";
+
+/// How often a running server re-reads its key files (so a rotation by the CLI is picked up).
+const RELOAD_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// One Ed25519 key and what is derived from it.
+struct Key {
     signing: SigningKey,
     encoding: EncodingKey,
     decoding: DecodingKey,
     kid: String,
 }
 
+impl Key {
+    fn new(signing: SigningKey) -> Self {
+        let der = signing.to_pkcs8_der().map(|d| d.as_bytes().to_vec()).unwrap_or_default();
+        let public = signing.verifying_key().to_bytes();
+        let kid = URL_SAFE_NO_PAD.encode(&Sha256::digest(public)[..12]);
+        Key { encoding: EncodingKey::from_ed_der(&der), decoding: DecodingKey::from_ed_der(&public), kid, signing }
+    }
+
+    fn read(path: &Path) -> Result<Self> {
+        let pem = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let signing = SigningKey::from_pkcs8_pem(&pem)
+            .with_context(|| format!("{} is not an Ed25519 PKCS#8 key", path.display()))?;
+        Ok(Key::new(signing))
+    }
+
+    fn jwk(&self) -> serde_json::Value {
+        let x = URL_SAFE_NO_PAD.encode(self.signing.verifying_key().to_bytes());
+        serde_json::json!({ "kty": "OKP", "crv": "Ed25519", "alg": "EdDSA", "use": "sig", "kid": self.kid, "x": x })
+    }
+}
+
+/// The active key (signs new tokens) and the previous ones (still verify).
+struct KeySet {
+    active: Key,
+    previous: Vec<Key>,
+}
+
+impl KeySet {
+    fn read(data_dir: &Path) -> Result<Self> {
+        let active = Key::read(&data_dir.join(KEY_FILE))?;
+        let mut previous = Vec::new();
+        if let Ok(entries) = std::fs::read_dir(data_dir.join(PREVIOUS_DIR)) {
+            let mut paths: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "pem"))
+                .collect();
+            paths.sort();
+            for p in paths {
+                previous.push(Key::read(&p)?);
+            }
+        }
+        Ok(KeySet { active, previous })
+    }
+
+    fn find(&self, kid: &str) -> Option<&Key> {
+        std::iter::once(&self.active).chain(&self.previous).find(|k| k.kid == kid)
+    }
+}
+
+/// The embedded authorization server's signing keys, re-read from the data directory every few
+/// seconds so that `specwright keys rotate-signing` reaches running servers.
+pub struct SigningKeys {
+    dir: PathBuf,
+    set: std::sync::RwLock<std::sync::Arc<KeySet>>,
+    checked: std::sync::Mutex<std::time::Instant>,
+}
+
 impl std::fmt::Debug for SigningKeys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Never print key material.
-        f.debug_struct("SigningKeys").field("kid", &self.kid).finish_non_exhaustive()
+        f.debug_struct("SigningKeys").field("kid", &self.kid()).finish_non_exhaustive()
     }
 }
 
@@ -69,73 +136,156 @@ fn create_private_file(path: &Path, contents: &[u8]) -> Result<()> {
     Ok(())
 }
 
+fn new_key_pem() -> Result<String> {
+    let key = SigningKey::generate(&mut rand::rngs::OsRng);
+    Ok(key.to_pkcs8_pem(LineEnding::LF).context("encoding the signing key")?.to_string())
+}
+
+/// What a signing-key rotation did.
+#[derive(Debug, Clone)]
+pub struct Rotation {
+    /// The key that signed until now (still verifies).
+    pub previous: String,
+    /// The key that signs from now on.
+    pub active: String,
+}
+
 impl SigningKeys {
-    /// Loads the key from `data_dir`, creating the directory and a new key on first run.
+    /// Loads the keys from `data_dir`, creating the directory and a first key on first run.
     pub fn load_or_create(data_dir: &Path) -> Result<Self> {
         std::fs::create_dir_all(data_dir).with_context(|| format!("creating data directory {}", data_dir.display()))?;
         let path: PathBuf = data_dir.join(KEY_FILE);
         if !path.exists() {
-            let key = SigningKey::generate(&mut rand::rngs::OsRng);
-            let pem = key.to_pkcs8_pem(LineEnding::LF).context("encoding the signing key")?;
             // Another process may have created it meanwhile; then use theirs.
-            if let Err(e) = create_private_file(&path, pem.as_bytes())
+            if let Err(e) = create_private_file(&path, new_key_pem()?.as_bytes())
                 && !path.exists()
             {
                 return Err(e);
             }
         }
-        let pem = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-        let signing = SigningKey::from_pkcs8_pem(&pem)
-            .with_context(|| format!("{} is not an Ed25519 PKCS#8 key", path.display()))?;
-        Ok(Self::from_key(signing))
+        let set = KeySet::read(data_dir)?;
+        Ok(SigningKeys {
+            dir: data_dir.to_path_buf(),
+            set: std::sync::RwLock::new(std::sync::Arc::new(set)),
+            checked: std::sync::Mutex::new(std::time::Instant::now()),
+        })
     }
 
-    fn from_key(signing: SigningKey) -> Self {
-        let der = signing.to_pkcs8_der().map(|d| d.as_bytes().to_vec()).unwrap_or_default();
-        let public = signing.verifying_key().to_bytes();
-        let kid = URL_SAFE_NO_PAD.encode(&Sha256::digest(public)[..12]);
-        SigningKeys {
-            encoding: EncodingKey::from_ed_der(&der),
-            decoding: DecodingKey::from_ed_der(&public),
-            kid,
-            signing,
+    /// Makes a new active key; the old one moves to the previous keys, still published and
+    /// still verifying, so tokens it signed stay valid until they expire.
+    pub fn rotate(data_dir: &Path) -> Result<Rotation> {
+        let old = Key::read(&data_dir.join(KEY_FILE))?;
+        let previous_dir = data_dir.join(PREVIOUS_DIR);
+        std::fs::create_dir_all(&previous_dir)?;
+        let old_pem = std::fs::read(data_dir.join(KEY_FILE))?;
+        let kept = previous_dir.join(format!("{}.pem", old.kid));
+        if !kept.exists() {
+            create_private_file(&kept, &old_pem)?;
+        }
+        // Write the new key beside the active one, then rename over it: readers see either set.
+        let pem = new_key_pem()?;
+        let tmp = data_dir.join(format!("{KEY_FILE}.{}.tmp", uuid::Uuid::new_v4()));
+        create_private_file(&tmp, pem.as_bytes())?;
+        std::fs::rename(&tmp, data_dir.join(KEY_FILE))?;
+        let new = Key::read(&data_dir.join(KEY_FILE))?;
+        Ok(Rotation { previous: old.kid, active: new.kid })
+    }
+
+    /// Stops publishing and accepting a previous key (tokens it signed stop verifying).
+    pub fn retire(data_dir: &Path, kid: &str) -> Result<()> {
+        let path = data_dir.join(PREVIOUS_DIR).join(format!("{kid}.pem"));
+        if Key::read(&path).map(|k| k.kid != kid).unwrap_or(true) {
+            anyhow::bail!("{kid} is not a previous signing key (the active key cannot be retired; rotate first)");
+        }
+        std::fs::remove_file(&path)?;
+        Ok(())
+    }
+
+    /// The key set, re-read first when the last read is older than `age`.
+    fn read_if_older(&self, age: std::time::Duration) -> std::sync::Arc<KeySet> {
+        let stale = self.checked.lock().map(|t| t.elapsed() >= age).unwrap_or(false);
+        if stale {
+            self.reload();
+        }
+        self.set.read().map(|s| s.clone()).unwrap_or_else(|e| e.into_inner().clone())
+    }
+
+    fn current(&self) -> std::sync::Arc<KeySet> {
+        self.read_if_older(RELOAD_EVERY)
+    }
+
+    /// Re-reads the key files; on any error keeps the keys it has.
+    fn reload(&self) {
+        if let Ok(mut t) = self.checked.lock() {
+            *t = std::time::Instant::now();
+        }
+        match KeySet::read(&self.dir) {
+            Ok(set) => {
+                if let Ok(mut s) = self.set.write() {
+                    *s = std::sync::Arc::new(set);
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "could not re-read the signing keys; keeping the loaded ones"),
         }
     }
 
-    /// Key id published in token headers and in the JWKS.
-    pub fn kid(&self) -> &str {
-        &self.kid
+    /// Key id of the active key, published in token headers and in the JWKS.
+    pub fn kid(&self) -> String {
+        self.current().active.kid.clone()
     }
 
-    /// The public key as a JWK.
+    /// The active public key as a JWK.
     pub fn public_jwk(&self) -> serde_json::Value {
-        let x = URL_SAFE_NO_PAD.encode(self.signing.verifying_key().to_bytes());
-        serde_json::json!({ "kty": "OKP", "crv": "Ed25519", "alg": "EdDSA", "use": "sig", "kid": self.kid, "x": x })
+        self.current().active.jwk()
     }
 
-    /// Signs `claims` as a compact JWT.
+    /// The JWK Set: the active key, then the previous ones.
+    pub fn jwks(&self) -> serde_json::Value {
+        let set = self.current();
+        let keys: Vec<_> = std::iter::once(&set.active).chain(&set.previous).map(Key::jwk).collect();
+        serde_json::json!({ "keys": keys })
+    }
+
+    /// Signs `claims` as a compact JWT with the active key.
     pub fn mint(&self, claims: &Claims) -> Result<String> {
+        let set = self.current();
         let mut header = Header::new(Algorithm::EdDSA);
-        header.kid = Some(self.kid.clone());
+        header.kid = Some(set.active.kid.clone());
         header.typ = Some("at+jwt".into());
-        jsonwebtoken::encode(&header, claims, &self.encoding).context("signing the token")
+        jsonwebtoken::encode(&header, claims, &set.active.encoding).context("signing the token")
     }
 
-    /// Verifies a JWT naming one of `audiences`, issued by `issuer`. Only EdDSA is accepted (so
-    /// never `none`).
+    /// Verifies a JWT naming one of `audiences`, issued by `issuer`, signed by a key of the set
+    /// (the header's `kid` picks it). Only EdDSA is accepted (so never `none`).
     pub fn verify(
         &self,
         token: &str,
         issuer: &str,
         audiences: &[String],
     ) -> Result<Claims, jsonwebtoken::errors::Error> {
+        use jsonwebtoken::errors::ErrorKind;
+        let header = jsonwebtoken::decode_header(token)?;
+        if header.alg != Algorithm::EdDSA {
+            return Err(ErrorKind::InvalidAlgorithm.into());
+        }
+        let set = self.current();
+        let set = match header.kid.as_deref() {
+            // Perhaps a key rotated in since the last read: look again (at most once a second, so
+            // unknown kids cannot make every request read the disk).
+            Some(kid) if set.find(kid).is_none() => self.read_if_older(std::time::Duration::from_secs(1)),
+            _ => set,
+        };
+        let key = match header.kid.as_deref() {
+            Some(kid) => set.find(kid).ok_or(ErrorKind::InvalidSignature)?,
+            None => &set.active,
+        };
         let mut v = Validation::new(Algorithm::EdDSA);
         v.set_issuer(&[issuer]);
         v.set_audience(audiences);
         v.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         v.leeway = 5;
         v.validate_nbf = true;
-        jsonwebtoken::decode::<Claims>(token, &self.decoding, &v).map(|d| d.claims)
+        jsonwebtoken::decode::<Claims>(token, &key.decoding, &v).map(|d| d.claims)
     }
 }
 
@@ -160,5 +310,6 @@ pub fn claims(
         scope: scope.split_whitespace().collect::<Vec<_>>().join(" "),
         tenant: tenant.to_string(),
         plan,
+        client_id: None,
     }
 }

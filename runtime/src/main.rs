@@ -108,6 +108,11 @@ enum Command {
         #[command(subcommand)]
         command: TenantCommand,
     },
+    /// Manage the users who sign in to the embedded authorization server and the console.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
     /// Manage prospector API tokens.
     ApiToken {
         #[command(subcommand)]
@@ -132,6 +137,38 @@ enum TenantCommand {
         #[arg(long)]
         admin: String,
     },
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Create a user in a tenant (or set a new password), reading the password from the terminal,
+    /// from standard input, or from SPECWRIGHT_USER_PASSWORD. Stored as an argon2id hash.
+    Add {
+        #[command(flatten)]
+        common: Common,
+        /// The user's name (the `sub` of their tokens).
+        user: String,
+        /// The tenant they belong to (create it first with `specwright tenant create`).
+        #[arg(long)]
+        tenant: String,
+    },
+}
+
+/// The new user's password: the environment variable, else a no-echo prompt on a terminal, else
+/// the first line of standard input.
+fn read_password() -> anyhow::Result<String> {
+    if let Ok(p) = std::env::var("SPECWRIGHT_USER_PASSWORD") {
+        return Ok(p);
+    }
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        let first = rpassword::prompt_password("password: ")?;
+        let again = rpassword::prompt_password("again: ")?;
+        anyhow::ensure!(first == again, "the two passwords differ");
+        return Ok(first);
+    }
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line)?;
+    Ok(line.trim_end_matches(['\r', '\n']).to_string())
 }
 
 #[derive(Subcommand)]
@@ -213,6 +250,16 @@ fn main() -> ExitCode {
             let store = common.store().await?;
             runtime::vault::create_tenant(&store, &tenant, &admin).await?;
             println!("created tenant {tenant} with administrator {admin}");
+            Ok(())
+        }),
+        Command::User { command: UserCommand::Add { common, user, tenant } } => block_on(async move {
+            let password = read_password()?;
+            let store = common.store().await?;
+            if runtime::oauth::users::add(&store, &user, &tenant, &password).await? {
+                println!("created user {user} in tenant {tenant}");
+            } else {
+                println!("set a new password for {user} (their sessions are signed out)");
+            }
             Ok(())
         }),
         Command::ApiToken {

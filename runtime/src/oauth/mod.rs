@@ -1,0 +1,1050 @@
+//! The embedded OAuth 2.1 authorization server: metadata (RFC 8414), dynamic client registration
+//! (RFC 7591), the authorization endpoint with sign-in and a consent screen (PKCE S256 required,
+//! `iss` in responses per RFC 9207, `resource` per RFC 8707), the token endpoint (authorization
+//! code and rotating refresh tokens), revocation (RFC 7009), and the sign-in session.
+
+pub mod pages;
+pub mod sessions;
+pub mod users;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use sqlx::Row;
+
+use crate::config::Config;
+use crate::keys::{Claims, SigningKeys};
+use crate::store::{Store, now_ms};
+use crate::tokens::hash;
+use sessions::Session;
+
+/// Where the server's endpoints live (relative to the issuer).
+pub const AUTHORIZE_PATH: &str = "/oauth/authorize";
+/// Token endpoint.
+pub const TOKEN_PATH: &str = "/oauth/token";
+/// Dynamic client registration endpoint.
+pub const REGISTER_PATH: &str = "/oauth/register";
+/// Token revocation endpoint.
+pub const REVOKE_PATH: &str = "/oauth/revoke";
+/// Sign-in page.
+pub const LOGIN_PATH: &str = "/login";
+/// Sign-out.
+pub const LOGOUT_PATH: &str = "/logout";
+/// RFC 8414 metadata.
+pub const METADATA_PATH: &str = "/.well-known/oauth-authorization-server";
+/// The OpenID discovery alias clients also try.
+pub const OPENID_PATH: &str = "/.well-known/openid-configuration";
+
+/// Access tokens live an hour.
+pub const ACCESS_TTL_SECONDS: i64 = 3600;
+/// Refresh tokens live 30 days (each use rotates them).
+pub const REFRESH_TTL_MS: i64 = 30 * 86_400_000;
+/// Largest form or registration body accepted.
+const BODY_LIMIT: usize = 64 * 1024;
+
+/// The authorization server's shared state.
+#[derive(Debug, Clone)]
+pub struct AuthServer {
+    store: Store,
+    keys: Arc<SigningKeys>,
+    config: Config,
+}
+
+/// Every scope this server can grant, with what it grants and what it implies.
+fn scope_catalog() -> impl Iterator<Item = &'static generated::support::ScopeInfo> {
+    generated::vault::SERVICE.scopes.iter().chain(generated::prospector::SERVICE.scopes.iter())
+}
+
+/// `scopes` and everything they imply.
+fn closure<'a>(scopes: impl IntoIterator<Item = &'a str>) -> BTreeSet<String> {
+    let mut out: BTreeSet<String> = BTreeSet::new();
+    let mut todo: Vec<String> = scopes.into_iter().map(str::to_string).collect();
+    while let Some(s) = todo.pop() {
+        if out.insert(s.clone())
+            && let Some(info) = scope_catalog().find(|i| i.name == s)
+        {
+            todo.extend(info.implies.iter().map(|x| x.to_string()));
+        }
+    }
+    out
+}
+
+/// The scope list normalised: known names, de-duplicated, sorted, space-joined.
+fn normalise(scopes: &BTreeSet<String>) -> String {
+    scopes.iter().cloned().collect::<Vec<_>>().join(" ")
+}
+
+/// Form or query parameters; every name at most once (RFC 6749 section 3.1) except `resource`.
+struct Params(Vec<(String, String)>);
+
+impl Params {
+    fn parse(text: &str) -> Result<Params, String> {
+        let pairs: Vec<(String, String)> =
+            serde_urlencoded::from_str(text).map_err(|_| "the parameters are not valid form encoding".to_string())?;
+        let mut seen = BTreeSet::new();
+        for (k, _) in &pairs {
+            if k != "resource" && !seen.insert(k.as_str()) {
+                return Err(format!("parameter {k} is repeated"));
+            }
+        }
+        Ok(Params(pairs))
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty())
+    }
+
+    fn all(&self, name: &str) -> Vec<String> {
+        self.0.iter().filter(|(k, _)| k == name).map(|(_, v)| v.clone()).filter(|v| !v.is_empty()).collect()
+    }
+}
+
+/// A registered client.
+#[derive(Debug, Clone)]
+struct Client {
+    id: String,
+    name: Option<String>,
+    redirect_uris: Vec<String>,
+    grant_types: Vec<String>,
+}
+
+async fn find_client(store: &Store, id: &str) -> sqlx::Result<Option<Client>> {
+    let row = sqlx::query("SELECT id, name, redirect_uris, grant_types FROM oauth_clients WHERE id = $1")
+        .bind(id)
+        .fetch_optional(store.pool())
+        .await?;
+    Ok(row.map(|r| Client {
+        id: r.get(0),
+        name: r.get(1),
+        redirect_uris: serde_json::from_str(&r.get::<String, _>(2)).unwrap_or_default(),
+        grant_types: r.get::<String, _>(3).split_whitespace().map(str::to_string).collect(),
+    }))
+}
+
+/// A validated authorization request.
+#[derive(Debug, Clone)]
+struct AuthRequest {
+    client: Client,
+    redirect_uri: String,
+    scopes: BTreeSet<String>,
+    state: Option<String>,
+    code_challenge: String,
+    resources: Vec<String>,
+}
+
+/// Why an authorization request fails: shown to the user when the client or redirect URI cannot
+/// be trusted, otherwise sent back to the client (RFC 6749 section 4.1.2.1).
+enum AuthError {
+    Page(StatusCode, String),
+    Redirect { redirect_uri: String, state: Option<String>, error: &'static str, description: String },
+}
+
+/// Whether a redirect URI may be registered: HTTPS, or HTTP on a loopback host; no fragment.
+fn redirect_uri_allowed(uri: &str) -> Result<(), String> {
+    let url = reqwest::Url::parse(uri).map_err(|_| format!("{uri} is not an absolute URL"))?;
+    if url.fragment().is_some() {
+        return Err(format!("{uri} has a fragment"));
+    }
+    match url.scheme() {
+        "https" if url.host().is_some() => Ok(()),
+        "http" => match url.host() {
+            Some(url::Host::Domain("localhost")) => Ok(()),
+            Some(url::Host::Ipv4(ip)) if ip.is_loopback() => Ok(()),
+            Some(url::Host::Ipv6(ip)) if ip.is_loopback() => Ok(()),
+            _ => Err(format!("{uri}: plain http is allowed only on a loopback host (127.0.0.1, [::1], localhost)")),
+        },
+        _ => Err(format!("{uri}: a redirect URI is https, or http on a loopback host")),
+    }
+}
+
+/// `base` with the query parameters added (the authorization response).
+fn with_query(base: &str, params: &[(&str, &str)]) -> String {
+    match reqwest::Url::parse(base) {
+        Ok(mut url) => {
+            {
+                let mut q = url.query_pairs_mut();
+                for (k, v) in params {
+                    q.append_pair(k, v);
+                }
+            }
+            url.to_string()
+        }
+        Err(_) => base.to_string(),
+    }
+}
+
+fn redirect(status: StatusCode, location: &str) -> Response {
+    let mut resp = status.into_response();
+    if let Ok(v) = HeaderValue::from_str(location) {
+        resp.headers_mut().insert(header::LOCATION, v);
+    }
+    pages::secure_headers(resp.headers_mut());
+    resp
+}
+
+/// The token endpoint's error answer (RFC 6749 section 5.2).
+fn token_error(status: StatusCode, error: &str, description: &str) -> Response {
+    let mut resp = (status, axum::Json(json!({ "error": error, "error_description": description }))).into_response();
+    resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if status == StatusCode::UNAUTHORIZED {
+        resp.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"specwright\""));
+    }
+    resp
+}
+
+fn internal(e: impl std::fmt::Display) -> Response {
+    tracing::error!(error = %e, "authorization server failure");
+    token_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "an internal error occurred; nothing was issued")
+}
+
+/// Whether the S256 transform of `verifier` is `challenge` (RFC 7636 section 4.6).
+fn pkce_matches(verifier: &str, challenge: &str) -> bool {
+    let well_formed = (43..=128).contains(&verifier.len())
+        && verifier.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b));
+    well_formed && sessions::same(&URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes())), challenge)
+}
+
+impl AuthServer {
+    /// The server over `store`, signing with `keys`.
+    pub fn new(store: Store, keys: Arc<SigningKeys>, config: Config) -> Self {
+        AuthServer { store, keys, config }
+    }
+
+    fn secure_cookies(&self) -> bool {
+        self.config.public_url.starts_with("https://")
+    }
+
+    /// The RFC 8414 metadata document.
+    pub fn metadata(&self) -> Value {
+        let issuer = self.config.issuer();
+        let scopes: Vec<&str> = scope_catalog().map(|s| s.name).collect();
+        json!({
+            "issuer": issuer,
+            "authorization_endpoint": format!("{issuer}{AUTHORIZE_PATH}"),
+            "token_endpoint": format!("{issuer}{TOKEN_PATH}"),
+            "registration_endpoint": format!("{issuer}{REGISTER_PATH}"),
+            "revocation_endpoint": format!("{issuer}{REVOKE_PATH}"),
+            "jwks_uri": format!("{issuer}{}", crate::app::JWKS_PATH),
+            "scopes_supported": scopes,
+            "response_types_supported": ["code"],
+            "response_modes_supported": ["query"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "token_endpoint_auth_methods_supported": ["none"],
+            "revocation_endpoint_auth_methods_supported": ["none"],
+            "code_challenge_methods_supported": ["S256"],
+            "authorization_response_iss_parameter_supported": true,
+            "protected_resources": self.config.all_resources(),
+            "service_documentation": format!("{}/docs/", self.config.public_url),
+        })
+    }
+
+    async fn session(&self, headers: &HeaderMap) -> Option<(String, Session)> {
+        let secret = sessions::cookie(headers)?;
+        match sessions::lookup(&self.store, secret).await {
+            Ok(s) => s.map(|s| (secret.to_string(), s)),
+            Err(e) => {
+                tracing::error!(error = %e, "could not read a session");
+                None
+            }
+        }
+    }
+
+    /// Checks an authorization request (query of GET, form of POST).
+    async fn validate(&self, p: &Params) -> Result<AuthRequest, AuthError> {
+        let page = |m: String| AuthError::Page(StatusCode::BAD_REQUEST, m);
+        let client_id = p.get("client_id").ok_or_else(|| page("The request names no client (client_id).".into()))?;
+        let client = find_client(&self.store, client_id)
+            .await
+            .map_err(|e| {
+                AuthError::Page(StatusCode::INTERNAL_SERVER_ERROR, format!("Could not look the client up: {e}"))
+            })?
+            .ok_or_else(|| page(format!("No client {client_id} is registered here.")))?;
+        let redirect_uri = match p.get("redirect_uri") {
+            Some(r) if client.redirect_uris.iter().any(|u| u == r) => r.to_string(),
+            Some(r) => return Err(page(format!("{r} is not a redirect URI registered for this client."))),
+            None if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
+            None => return Err(page("The client has several redirect URIs; the request must name one.".into())),
+        };
+        let state = p.get("state").map(str::to_string);
+        let fail = |error: &'static str, description: String| AuthError::Redirect {
+            redirect_uri: redirect_uri.clone(),
+            state: state.clone(),
+            error,
+            description,
+        };
+        match p.get("response_type") {
+            Some("code") => {}
+            Some(other) => {
+                return Err(fail(
+                    "unsupported_response_type",
+                    format!("response_type {other} is not supported; use code"),
+                ));
+            }
+            None => return Err(fail("invalid_request", "response_type is required".into())),
+        }
+        if !client.grant_types.iter().any(|g| g == "authorization_code") {
+            return Err(fail(
+                "unauthorized_client",
+                "this client is not registered for the authorization_code grant".into(),
+            ));
+        }
+        let code_challenge = match (p.get("code_challenge"), p.get("code_challenge_method")) {
+            (Some(c), Some("S256"))
+                if c.len() == 43 && c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') =>
+            {
+                c.to_string()
+            }
+            (Some(_), Some("S256")) => {
+                return Err(fail("invalid_request", "code_challenge is not a base64url SHA-256 digest".into()));
+            }
+            (Some(_), _) => return Err(fail("invalid_request", "code_challenge_method must be S256".into())),
+            (None, _) => {
+                return Err(fail(
+                    "invalid_request",
+                    "PKCE is required: send code_challenge with code_challenge_method=S256".into(),
+                ));
+            }
+        };
+        let requested: Vec<&str> = p.get("scope").map(|s| s.split_whitespace().collect()).unwrap_or_default();
+        if requested.is_empty() {
+            return Err(fail(
+                "invalid_scope",
+                "scope is required (vault:read, vault:write, vault:admin or prospector)".into(),
+            ));
+        }
+        if let Some(unknown) = requested.iter().find(|s| scope_catalog().all(|i| i.name != **s)) {
+            return Err(fail("invalid_scope", format!("unknown scope {unknown}")));
+        }
+        let scopes: BTreeSet<String> = requested.iter().map(|s| s.to_string()).collect();
+        let served = self.config.all_resources();
+        let mut resources = Vec::new();
+        for r in p.all("resource") {
+            let r = r.trim_end_matches('/').to_string();
+            if !served.contains(&r) {
+                return Err(fail("invalid_target", format!("{r} is not a resource this server protects")));
+            }
+            if !resources.contains(&r) {
+                resources.push(r);
+            }
+        }
+        if resources.is_empty() {
+            resources = self.default_resources(&scopes);
+        }
+        Ok(AuthRequest { client, redirect_uri, scopes, state, code_challenge, resources })
+    }
+
+    /// The audience of a token whose request named no resource: the resources its scopes reach.
+    fn default_resources(&self, scopes: &BTreeSet<String>) -> Vec<String> {
+        let c = &self.config;
+        let mut out = Vec::new();
+        if scopes.iter().any(|s| s.starts_with("vault:")) {
+            out.extend([c.vault_rest_resource(), c.vault_mcp_resource()]);
+        }
+        if scopes.iter().any(|s| generated::prospector::SERVICE.scopes.iter().any(|i| i.name == s)) {
+            out.push(c.prospector_resource());
+        }
+        out
+    }
+
+    fn error_response(&self, e: AuthError) -> Response {
+        match e {
+            AuthError::Page(status, message) => pages::error(status, &message),
+            AuthError::Redirect { redirect_uri, state, error, description } => {
+                let issuer = self.config.issuer();
+                let mut params =
+                    vec![("error", error), ("error_description", description.as_str()), ("iss", issuer.as_str())];
+                if let Some(s) = &state {
+                    params.push(("state", s));
+                }
+                redirect(StatusCode::FOUND, &with_query(&redirect_uri, &params))
+            }
+        }
+    }
+
+    /// Whether the user approved these scopes for this client before (a broader approval counts).
+    async fn consented(&self, user: &str, req: &AuthRequest) -> sqlx::Result<bool> {
+        let rows = sqlx::query("SELECT scope FROM oauth_consents WHERE user_id = $1 AND client_id = $2")
+            .bind(user)
+            .bind(&req.client.id)
+            .fetch_all(self.store.pool())
+            .await?;
+        Ok(rows.iter().any(|r| {
+            let granted = closure(r.get::<String, _>(0).split_whitespace());
+            req.scopes.iter().all(|s| granted.contains(s))
+        }))
+    }
+
+    /// Issues a code for `req` and answers with the redirect that carries it.
+    async fn grant(&self, status: StatusCode, session: &Session, req: &AuthRequest) -> Response {
+        let code = sessions::random_token();
+        let result = sqlx::query(
+            "INSERT INTO oauth_codes (hash, client_id, user_id, tenant_id, redirect_uri, scope, resource, code_challenge, family_id, expires_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        )
+        .bind(hash(&code))
+        .bind(&req.client.id)
+        .bind(&session.user)
+        .bind(&session.tenant)
+        .bind(&req.redirect_uri)
+        .bind(normalise(&req.scopes))
+        .bind(serde_json::to_string(&req.resources).unwrap_or_default())
+        .bind(&req.code_challenge)
+        .bind(uuid::Uuid::new_v4().to_string())
+        .bind(now_ms() + self.config.oauth_code_ttl_seconds * 1000)
+        .execute(self.store.pool())
+        .await;
+        if let Err(e) = result {
+            tracing::error!(error = %e, "could not store an authorization code");
+            return pages::error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Could not issue the authorization code; try again.",
+            );
+        }
+        let issuer = self.config.issuer();
+        let mut params = vec![("code", code.as_str()), ("iss", issuer.as_str())];
+        if let Some(s) = &req.state {
+            params.push(("state", s));
+        }
+        redirect(status, &with_query(&req.redirect_uri, &params))
+    }
+
+    fn consent_page(&self, session: &Session, req: &AuthRequest, p: &Params) -> Response {
+        let lines: Vec<pages::ScopeLine<'_>> = req
+            .scopes
+            .iter()
+            .filter_map(|s| scope_catalog().find(|i| i.name == s))
+            .map(|i| pages::ScopeLine { name: i.name, description: i.description })
+            .collect();
+        let mut hidden: Vec<(String, String)> =
+            p.0.iter().filter(|(k, _)| k != "decision" && k != "csrf").cloned().collect();
+        hidden.push(("csrf".into(), session.csrf.clone()));
+        pages::consent(
+            req.client.name.as_deref().unwrap_or(&req.client.id),
+            &req.client.id,
+            &req.redirect_uri,
+            &session.user,
+            &lines,
+            &req.resources,
+            &hidden,
+        )
+    }
+}
+
+/// `GET /oauth/authorize`: sign in first, then consent (unless given before), then the code.
+async fn authorize_get(State(s): State<Arc<AuthServer>>, RawQuery(query): RawQuery, headers: HeaderMap) -> Response {
+    let query = query.unwrap_or_default();
+    let p = match Params::parse(&query) {
+        Ok(p) => p,
+        Err(e) => return pages::error(StatusCode::BAD_REQUEST, &e),
+    };
+    let req = match s.validate(&p).await {
+        Ok(r) => r,
+        Err(e) => return s.error_response(e),
+    };
+    let Some((_, session)) = s.session(&headers).await else {
+        let next = format!("{AUTHORIZE_PATH}?{query}");
+        return redirect(
+            StatusCode::FOUND,
+            &with_query(&format!("{}{LOGIN_PATH}", s.config.public_url), &[("next", &next)]),
+        );
+    };
+    match s.consented(&session.user, &req).await {
+        Ok(true) => s.grant(StatusCode::FOUND, &session, &req).await,
+        Ok(false) => s.consent_page(&session, &req, &p),
+        Err(e) => pages::error(StatusCode::INTERNAL_SERVER_ERROR, &format!("Could not read consents: {e}")),
+    }
+}
+
+/// `POST /oauth/authorize`: the consent form's answer.
+async fn authorize_post(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: Bytes) -> Response {
+    let p = match std::str::from_utf8(&body).map_err(|_| "the form is not UTF-8".to_string()).and_then(Params::parse) {
+        Ok(p) => p,
+        Err(e) => return pages::error(StatusCode::BAD_REQUEST, &e),
+    };
+    let Some((_, session)) = s.session(&headers).await else {
+        return pages::error(StatusCode::UNAUTHORIZED, "Your session has ended; start again from the application.");
+    };
+    let csrf_ok = p.get("csrf").is_some_and(|t| sessions::same(t, &session.csrf));
+    if !csrf_ok || sessions::cross_site(&headers, &s.config.public_url) {
+        return pages::error(
+            StatusCode::FORBIDDEN,
+            "This approval did not come from the consent page; nothing was granted.",
+        );
+    }
+    let req = match s.validate(&p).await {
+        Ok(r) => r,
+        Err(e) => return s.error_response(e),
+    };
+    match p.get("decision") {
+        Some("approve") => {}
+        Some("deny") => {
+            return s.error_response(AuthError::Redirect {
+                redirect_uri: req.redirect_uri,
+                state: req.state,
+                error: "access_denied",
+                description: "the user denied the request".into(),
+            });
+        }
+        _ => return pages::error(StatusCode::BAD_REQUEST, "The form carries no decision (approve or deny)."),
+    }
+    let scope = normalise(&req.scopes);
+    let stored = sqlx::query(
+        "INSERT INTO oauth_consents (user_id, client_id, scope, granted_at) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (user_id, client_id, scope) DO UPDATE SET granted_at = excluded.granted_at",
+    )
+    .bind(&session.user)
+    .bind(&req.client.id)
+    .bind(&scope)
+    .bind(now_ms())
+    .execute(s.store.pool())
+    .await;
+    if let Err(e) = stored {
+        return pages::error(StatusCode::INTERNAL_SERVER_ERROR, &format!("Could not record the consent: {e}"));
+    }
+    s.grant(StatusCode::SEE_OTHER, &session, &req).await
+}
+
+fn form(headers: &HeaderMap, body: &Bytes) -> Result<Params, Response> {
+    let is_form = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| {
+        v.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/x-www-form-urlencoded"))
+    });
+    if !is_form {
+        return Err(token_error(StatusCode::BAD_REQUEST, "invalid_request", "send application/x-www-form-urlencoded"));
+    }
+    std::str::from_utf8(body)
+        .map_err(|_| "the body is not UTF-8".to_string())
+        .and_then(Params::parse)
+        .map_err(|e| token_error(StatusCode::BAD_REQUEST, "invalid_request", &e))
+}
+
+/// What a grant yields: who, what, for which audience, in which refresh family.
+struct Grant {
+    client_id: String,
+    user: String,
+    tenant: String,
+    scope: String,
+    resources: Vec<String>,
+    family: String,
+}
+
+impl AuthServer {
+    /// Mints the access token and a new refresh token for `grant` (access scope `scope`,
+    /// audience `audience`), and answers with them.
+    async fn issue(&self, grant: &Grant, scope: &str, audience: Vec<String>) -> Response {
+        let now = chrono::Utc::now().timestamp();
+        let claims = Claims {
+            iss: self.config.issuer(),
+            sub: grant.user.clone(),
+            aud: audience,
+            exp: now + ACCESS_TTL_SECONDS,
+            iat: now,
+            jti: uuid::Uuid::new_v4().to_string(),
+            scope: scope.to_string(),
+            tenant: grant.tenant.clone(),
+            plan: None,
+            client_id: Some(grant.client_id.clone()),
+        };
+        let access = match self.keys.mint(&claims) {
+            Ok(t) => t,
+            Err(e) => return internal(e),
+        };
+        let refresh = sessions::random_token();
+        let now_ms = now_ms();
+        let stored = sqlx::query(
+            "INSERT INTO oauth_refresh_tokens (hash, family_id, client_id, user_id, tenant_id, scope, resource, created_at, expires_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        )
+        .bind(hash(&refresh))
+        .bind(&grant.family)
+        .bind(&grant.client_id)
+        .bind(&grant.user)
+        .bind(&grant.tenant)
+        .bind(&grant.scope)
+        .bind(serde_json::to_string(&grant.resources).unwrap_or_default())
+        .bind(now_ms)
+        .bind(now_ms + REFRESH_TTL_MS)
+        .execute(self.store.pool())
+        .await;
+        if let Err(e) = stored {
+            return internal(e);
+        }
+        let mut resp = axum::Json(json!({
+            "access_token": access,
+            "token_type": "Bearer",
+            "expires_in": ACCESS_TTL_SECONDS,
+            "scope": scope,
+            "refresh_token": refresh,
+        }))
+        .into_response();
+        resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        resp.headers_mut().insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+        resp
+    }
+
+    async fn revoke_family(&self, family: &str) {
+        let r =
+            sqlx::query("UPDATE oauth_refresh_tokens SET revoked_at = $1 WHERE family_id = $2 AND revoked_at IS NULL")
+                .bind(now_ms())
+                .bind(family)
+                .execute(self.store.pool())
+                .await;
+        if let Err(e) = r {
+            tracing::error!(error = %e, "could not revoke a refresh-token family");
+        }
+    }
+
+    /// The audience the token request asks for: a subset of what was granted.
+    fn audience(&self, p: &Params, granted: &[String]) -> Result<Vec<String>, Response> {
+        let asked: Vec<String> = p.all("resource").into_iter().map(|r| r.trim_end_matches('/').to_string()).collect();
+        if asked.is_empty() {
+            return Ok(granted.to_vec());
+        }
+        match asked.iter().find(|r| !granted.contains(r)) {
+            Some(r) => Err(token_error(StatusCode::BAD_REQUEST, "invalid_target", &format!("{r} was not granted"))),
+            None => Ok(asked),
+        }
+    }
+
+    async fn authorization_code(&self, p: &Params, client: &Client) -> Response {
+        let Some(code) = p.get("code") else {
+            return token_error(StatusCode::BAD_REQUEST, "invalid_request", "code is required");
+        };
+        let code_hash = hash(code);
+        let row = match sqlx::query(
+            "SELECT client_id, user_id, tenant_id, redirect_uri, scope, resource, code_challenge, family_id, expires_at, used_at \
+             FROM oauth_codes WHERE hash = $1",
+        )
+        .bind(&code_hash)
+        .fetch_optional(self.store.pool())
+        .await
+        {
+            Ok(Some(r)) => r,
+            Ok(None) => return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "the authorization code is not known"),
+            Err(e) => return internal(e),
+        };
+        let family: String = row.get(7);
+        // Single use: claim it before anything else, so two concurrent redemptions cannot both pass.
+        let claimed = sqlx::query("UPDATE oauth_codes SET used_at = $1 WHERE hash = $2 AND used_at IS NULL")
+            .bind(now_ms())
+            .bind(&code_hash)
+            .execute(self.store.pool())
+            .await;
+        match claimed {
+            Ok(r) if r.rows_affected() == 1 => {}
+            Ok(_) => {
+                // A replayed code: whatever it yielded may be in an attacker's hands (RFC 9700 4.2.4).
+                self.revoke_family(&family).await;
+                return token_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_grant",
+                    "the authorization code was already used; the tokens issued for it are revoked",
+                );
+            }
+            Err(e) => return internal(e),
+        }
+        if row.get::<String, _>(0) != client.id {
+            return token_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_grant",
+                "the authorization code was issued to another client",
+            );
+        }
+        if row.get::<i64, _>(8) <= now_ms() {
+            return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "the authorization code has expired");
+        }
+        if p.get("redirect_uri") != Some(row.get::<String, _>(3).as_str()) {
+            return token_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_grant",
+                "redirect_uri does not match the one of the authorization request",
+            );
+        }
+        let Some(verifier) = p.get("code_verifier") else {
+            return token_error(StatusCode::BAD_REQUEST, "invalid_request", "code_verifier is required (PKCE)");
+        };
+        if !pkce_matches(verifier, &row.get::<String, _>(6)) {
+            return token_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_grant",
+                "code_verifier does not match the code_challenge",
+            );
+        }
+        let grant = Grant {
+            client_id: client.id.clone(),
+            user: row.get(1),
+            tenant: row.get(2),
+            scope: row.get(4),
+            resources: serde_json::from_str(&row.get::<String, _>(5)).unwrap_or_default(),
+            family,
+        };
+        let audience = match self.audience(p, &grant.resources) {
+            Ok(a) => a,
+            Err(r) => return r,
+        };
+        let scope = grant.scope.clone();
+        self.issue(&grant, &scope, audience).await
+    }
+
+    async fn refresh_token(&self, p: &Params, client: &Client) -> Response {
+        let Some(token) = p.get("refresh_token") else {
+            return token_error(StatusCode::BAD_REQUEST, "invalid_request", "refresh_token is required");
+        };
+        let token_hash = hash(token);
+        let row = match sqlx::query(
+            "SELECT family_id, client_id, user_id, tenant_id, scope, resource, expires_at, rotated_at, revoked_at \
+             FROM oauth_refresh_tokens WHERE hash = $1",
+        )
+        .bind(&token_hash)
+        .fetch_optional(self.store.pool())
+        .await
+        {
+            Ok(Some(r)) => r,
+            Ok(None) => return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "the refresh token is not known"),
+            Err(e) => return internal(e),
+        };
+        let family: String = row.get(0);
+        if row.get::<String, _>(1) != client.id {
+            return token_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_grant",
+                "the refresh token was issued to another client",
+            );
+        }
+        if row.get::<Option<i64>, _>(8).is_some() {
+            return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "the refresh token has been revoked");
+        }
+        if row.get::<i64, _>(6) <= now_ms() {
+            return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "the refresh token has expired");
+        }
+        let rotated =
+            sqlx::query("UPDATE oauth_refresh_tokens SET rotated_at = $1 WHERE hash = $2 AND rotated_at IS NULL")
+                .bind(now_ms())
+                .bind(&token_hash)
+                .execute(self.store.pool())
+                .await;
+        match rotated {
+            Ok(r) if r.rows_affected() == 1 => {}
+            Ok(_) => {
+                self.revoke_family(&family).await;
+                return token_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_grant",
+                    "the refresh token was already used; its whole family is now revoked",
+                );
+            }
+            Err(e) => return internal(e),
+        }
+        let user: String = row.get(2);
+        match users::tenant_of(&self.store, &user).await {
+            Ok(Some(t)) if t == row.get::<String, _>(3) => {}
+            Ok(_) => return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "the user no longer exists"),
+            Err(e) => return internal(e),
+        }
+        let grant = Grant {
+            client_id: client.id.clone(),
+            user,
+            tenant: row.get(3),
+            scope: row.get(4),
+            resources: serde_json::from_str(&row.get::<String, _>(5)).unwrap_or_default(),
+            family,
+        };
+        // A refresh may narrow the scope (RFC 6749 section 6), never widen it.
+        let scope = match p.get("scope") {
+            None => grant.scope.clone(),
+            Some(asked) => {
+                let granted = closure(grant.scope.split_whitespace());
+                if let Some(extra) = asked.split_whitespace().find(|s| !granted.contains(*s)) {
+                    return token_error(StatusCode::BAD_REQUEST, "invalid_scope", &format!("{extra} was not granted"));
+                }
+                normalise(&asked.split_whitespace().map(str::to_string).collect())
+            }
+        };
+        let audience = match self.audience(p, &grant.resources) {
+            Ok(a) => a,
+            Err(r) => return r,
+        };
+        self.issue(&grant, &scope, audience).await
+    }
+}
+
+/// `POST /oauth/token`.
+async fn token(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: Bytes) -> Response {
+    let p = match form(&headers, &body) {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    if headers.contains_key(header::AUTHORIZATION) {
+        return token_error(
+            StatusCode::UNAUTHORIZED,
+            "invalid_client",
+            "clients here are public (token_endpoint_auth_method none); send client_id in the body, no credentials",
+        );
+    }
+    let Some(client_id) = p.get("client_id") else {
+        return token_error(StatusCode::UNAUTHORIZED, "invalid_client", "client_id is required");
+    };
+    let client = match find_client(&s.store, client_id).await {
+        Ok(Some(c)) => c,
+        Ok(None) => return token_error(StatusCode::UNAUTHORIZED, "invalid_client", "no such client is registered"),
+        Err(e) => return internal(e),
+    };
+    match p.get("grant_type") {
+        Some(g)
+            if !client.grant_types.iter().any(|x| x == g) && matches!(g, "authorization_code" | "refresh_token") =>
+        {
+            token_error(
+                StatusCode::BAD_REQUEST,
+                "unauthorized_client",
+                &format!("this client is not registered for {g}"),
+            )
+        }
+        Some("authorization_code") => s.authorization_code(&p, &client).await,
+        Some("refresh_token") => s.refresh_token(&p, &client).await,
+        Some(other) => {
+            token_error(StatusCode::BAD_REQUEST, "unsupported_grant_type", &format!("{other} is not supported"))
+        }
+        None => token_error(StatusCode::BAD_REQUEST, "invalid_request", "grant_type is required"),
+    }
+}
+
+/// `POST /oauth/revoke` (RFC 7009): revokes a refresh token and its family. Always 200, so the
+/// answer does not tell whether a token existed.
+async fn revoke(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: Bytes) -> Response {
+    let p = match form(&headers, &body) {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    let Some(token) = p.get("token") else {
+        return token_error(StatusCode::BAD_REQUEST, "invalid_request", "token is required");
+    };
+    let row = sqlx::query("SELECT family_id, client_id FROM oauth_refresh_tokens WHERE hash = $1")
+        .bind(hash(token))
+        .fetch_optional(s.store.pool())
+        .await;
+    match row {
+        Ok(Some(r)) if p.get("client_id").is_none_or(|c| c == r.get::<String, _>(1)) => {
+            s.revoke_family(&r.get::<String, _>(0)).await;
+        }
+        Ok(_) => {}
+        Err(e) => return internal(e),
+    }
+    let mut resp = StatusCode::OK.into_response();
+    resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
+}
+
+fn registration_error(error: &str, description: &str) -> Response {
+    token_error(StatusCode::BAD_REQUEST, error, description)
+}
+
+/// `POST /oauth/register` (RFC 7591): public clients with loopback or HTTPS redirect URIs.
+async fn register(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: Bytes) -> Response {
+    let is_json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json")));
+    if !is_json {
+        return registration_error("invalid_client_metadata", "send the client metadata as application/json");
+    }
+    let Ok(Value::Object(meta)) = serde_json::from_slice::<Value>(&body) else {
+        return registration_error("invalid_client_metadata", "the body is not a JSON object");
+    };
+    let strings = |name: &str| -> Result<Option<Vec<String>>, Response> {
+        match meta.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Array(items)) => {
+                items.iter().map(|v| v.as_str().map(str::to_string)).collect::<Option<Vec<_>>>().map(Some).ok_or_else(
+                    || registration_error("invalid_client_metadata", &format!("{name} must be an array of strings")),
+                )
+            }
+            Some(_) => {
+                Err(registration_error("invalid_client_metadata", &format!("{name} must be an array of strings")))
+            }
+        }
+    };
+    let redirect_uris = match strings("redirect_uris") {
+        Ok(Some(u)) if !u.is_empty() && u.len() <= 10 => u,
+        Ok(_) => return registration_error("invalid_redirect_uri", "redirect_uris must list 1 to 10 URIs"),
+        Err(r) => return r,
+    };
+    for uri in &redirect_uris {
+        if uri.len() > 2000 {
+            return registration_error("invalid_redirect_uri", "a redirect URI is at most 2000 characters");
+        }
+        if let Err(why) = redirect_uri_allowed(uri) {
+            return registration_error("invalid_redirect_uri", &why);
+        }
+    }
+    let grant_types = match strings("grant_types") {
+        Ok(g) => g.unwrap_or_else(|| vec!["authorization_code".into(), "refresh_token".into()]),
+        Err(r) => return r,
+    };
+    if let Some(g) = grant_types.iter().find(|g| !matches!(g.as_str(), "authorization_code" | "refresh_token")) {
+        return registration_error("invalid_client_metadata", &format!("grant type {g} is not supported"));
+    }
+    match strings("response_types") {
+        Ok(None) => {}
+        Ok(Some(r)) if r.iter().all(|t| t == "code") => {}
+        Ok(Some(_)) => return registration_error("invalid_client_metadata", "the only response type is code"),
+        Err(r) => return r,
+    }
+    let text = |name: &str, max: usize| -> Result<Option<String>, Response> {
+        match meta.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(v)) if v.chars().count() <= max => Ok(Some(v.clone())),
+            Some(_) => Err(registration_error(
+                "invalid_client_metadata",
+                &format!("{name} must be a string of at most {max} characters"),
+            )),
+        }
+    };
+    let (name, scope) = match (text("client_name", 200), text("scope", 500)) {
+        (Ok(n), Ok(sc)) => (n, sc),
+        (Err(r), _) | (_, Err(r)) => return r,
+    };
+    if let Some(unknown) =
+        scope.iter().flat_map(|sc| sc.split_whitespace()).find(|x| scope_catalog().all(|i| i.name != *x))
+    {
+        return registration_error("invalid_client_metadata", &format!("unknown scope {unknown}"));
+    }
+    let id = format!("swc_{}", uuid::Uuid::new_v4().simple());
+    let now = now_ms();
+    let stored = sqlx::query(
+        "INSERT INTO oauth_clients (id, name, redirect_uris, grant_types, scope, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(&id)
+    .bind(&name)
+    .bind(serde_json::to_string(&redirect_uris).unwrap_or_default())
+    .bind(grant_types.join(" "))
+    .bind(&scope)
+    .bind(now)
+    .execute(s.store.pool())
+    .await;
+    if let Err(e) = stored {
+        return internal(e);
+    }
+    let mut doc = json!({
+        "client_id": id,
+        "client_id_issued_at": now / 1000,
+        "redirect_uris": redirect_uris,
+        "grant_types": grant_types,
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    });
+    if let Some(n) = name {
+        doc["client_name"] = json!(n);
+    }
+    if let Some(sc) = scope {
+        doc["scope"] = json!(sc);
+    }
+    let mut resp = (StatusCode::CREATED, axum::Json(doc)).into_response();
+    resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
+}
+
+/// Where to go after signing in: a path on this server only (never another site).
+fn local_path(next: Option<&str>) -> String {
+    match next {
+        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.starts_with("/\\") && !n.contains(['\r', '\n']) => {
+            n.to_string()
+        }
+        _ => crate::console::HOME.to_string(),
+    }
+}
+
+/// `GET /login`.
+async fn login_page(State(s): State<Arc<AuthServer>>, RawQuery(query): RawQuery, headers: HeaderMap) -> Response {
+    let p = Params::parse(&query.unwrap_or_default()).unwrap_or(Params(Vec::new()));
+    let next = local_path(p.get("next"));
+    if s.session(&headers).await.is_some() {
+        return redirect(StatusCode::FOUND, &next);
+    }
+    pages::login(&next, None, "")
+}
+
+/// `POST /login`: checks the password, starts a session, sets the cookie.
+async fn login(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: Bytes) -> Response {
+    if sessions::cross_site(&headers, &s.config.public_url) {
+        return pages::error(StatusCode::FORBIDDEN, "Sign in from this server's own sign-in page.");
+    }
+    let p = match std::str::from_utf8(&body).map_err(|_| "the form is not UTF-8".to_string()).and_then(Params::parse) {
+        Ok(p) => p,
+        Err(e) => return pages::error(StatusCode::BAD_REQUEST, &e),
+    };
+    let next = local_path(p.get("next"));
+    let user = p.get("username").unwrap_or_default();
+    let found = match users::verify(&s.store, user, p.get("password").unwrap_or_default()).await {
+        Ok(u) => u,
+        Err(e) => {
+            return pages::error(StatusCode::INTERNAL_SERVER_ERROR, &format!("Could not check the password: {e}"));
+        }
+    };
+    let Some(found) = found else {
+        return pages::login(&next, Some("Wrong user name or password."), user);
+    };
+    let secret = match sessions::create(&s.store, &found.id, &found.tenant).await {
+        Ok((secret, _)) => secret,
+        Err(e) => return pages::error(StatusCode::INTERNAL_SERVER_ERROR, &format!("Could not start a session: {e}")),
+    };
+    let mut resp = redirect(StatusCode::SEE_OTHER, &next);
+    resp.headers_mut().insert(header::SET_COOKIE, sessions::set_cookie(Some(&secret), s.secure_cookies()));
+    resp
+}
+
+/// `POST /logout`: ends the session (the form carries its CSRF token).
+async fn logout(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: Bytes) -> Response {
+    let p = std::str::from_utf8(&body).ok().and_then(|b| Params::parse(b).ok()).unwrap_or(Params(Vec::new()));
+    if let Some((secret, session)) = s.session(&headers).await {
+        let presented = p.get("csrf").or_else(|| headers.get(sessions::CSRF_HEADER).and_then(|v| v.to_str().ok()));
+        if !presented.is_some_and(|t| sessions::same(t, &session.csrf))
+            || sessions::cross_site(&headers, &s.config.public_url)
+        {
+            return pages::error(StatusCode::FORBIDDEN, "Sign out from this server's own pages.");
+        }
+        if let Err(e) = sessions::delete(&s.store, &secret).await {
+            return pages::error(StatusCode::INTERNAL_SERVER_ERROR, &format!("Could not end the session: {e}"));
+        }
+    }
+    let mut resp = redirect(StatusCode::SEE_OTHER, LOGIN_PATH);
+    resp.headers_mut().insert(header::SET_COOKIE, sessions::set_cookie(None, s.secure_cookies()));
+    resp
+}
+
+/// The authorization server's routes (metadata, authorize, token, register, revoke, sign-in).
+pub fn router(server: Arc<AuthServer>) -> Router {
+    let metadata = server.metadata().to_string();
+    let doc = move || {
+        let metadata = metadata.clone();
+        async move {
+            (
+                [
+                    (header::CONTENT_TYPE, "application/json"),
+                    (header::CACHE_CONTROL, "public, max-age=300"),
+                    (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+                ],
+                metadata,
+            )
+        }
+    };
+    Router::new()
+        .route(METADATA_PATH, get(doc.clone()))
+        .route(OPENID_PATH, get(doc))
+        .route(AUTHORIZE_PATH, get(authorize_get).post(authorize_post))
+        .route(TOKEN_PATH, post(token))
+        .route(REGISTER_PATH, post(register))
+        .route(REVOKE_PATH, post(revoke))
+        .route(LOGIN_PATH, get(login_page).post(login))
+        .route(LOGOUT_PATH, post(logout))
+        .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
+        .with_state(server)
+}

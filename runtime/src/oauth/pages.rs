@@ -1,0 +1,131 @@
+//! The authorization server's HTML pages (sign-in, consent, errors): plain server-rendered
+//! forms, no script, no asset from anywhere, and headers that forbid framing (clickjacking).
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+/// Escapes text for HTML element content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Styles shared by every page (the console's stylesheet extends them).
+pub const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1d2330}\
+main{max-width:34rem;margin:3rem auto;background:#fff;padding:2rem;border-radius:8px;box-shadow:0 1px 3px #0002}\
+h1{font-size:1.4rem;margin-top:0}label{display:block;margin:.8rem 0 .2rem;font-weight:600}\
+input[type=text],input[type=password]{width:100%;box-sizing:border-box;padding:.5rem;font:inherit;border:1px solid #8a93a5;border-radius:4px}\
+button{font:inherit;padding:.5rem 1.2rem;margin:1rem .5rem 0 0;border-radius:4px;border:1px solid #2b59c3;background:#2b59c3;color:#fff;cursor:pointer}\
+button.secondary{background:#fff;color:#2b59c3}.error{color:#a4161a;font-weight:600}\
+ul.scopes{padding-left:1.2rem}ul.scopes li{margin:.5rem 0}code{background:#eef0f4;padding:0 .25rem;border-radius:3px}\
+.muted{color:#5a6272;font-size:.9rem}";
+
+/// A complete page with the security headers every page of ours carries.
+pub fn page(status: StatusCode, title: &str, body: &str) -> Response {
+    let html = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+         <title>{} · Specwright</title><style>{STYLE}</style></head><body><main>{body}</main></body></html>",
+        escape(title)
+    );
+    let mut resp = (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response();
+    secure_headers(resp.headers_mut());
+    resp
+}
+
+/// No caching, no framing, no sniffing, no referrer leaking codes or state.
+pub fn secure_headers(h: &mut axum::http::HeaderMap) {
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; form-action 'self' http: https:",
+        ),
+    );
+}
+
+/// An error page (for problems that must not be redirected to the client).
+pub fn error(status: StatusCode, message: &str) -> Response {
+    page(
+        status,
+        "Cannot continue",
+        &format!("<h1>Cannot continue</h1><p class=\"error\" role=\"alert\">{}</p>", escape(message)),
+    )
+}
+
+/// The sign-in form; `next` is where to go afterwards.
+pub fn login(next: &str, problem: Option<&str>, user: &str) -> Response {
+    let (status, alert) = match problem {
+        Some(p) => (StatusCode::UNAUTHORIZED, format!("<p class=\"error\" role=\"alert\">{}</p>", escape(p))),
+        None => (StatusCode::OK, String::new()),
+    };
+    let body = format!(
+        "<h1>Sign in to Specwright</h1>{alert}<form method=\"post\" action=\"/login\">\
+         <input type=\"hidden\" name=\"next\" value=\"{}\">\
+         <label for=\"username\">User name</label>\
+         <input type=\"text\" id=\"username\" name=\"username\" autocomplete=\"username\" required value=\"{}\" autofocus>\
+         <label for=\"password\">Password</label>\
+         <input type=\"password\" id=\"password\" name=\"password\" autocomplete=\"current-password\" required>\
+         <button type=\"submit\">Sign in</button></form>",
+        escape(next),
+        escape(user)
+    );
+    page(status, "Sign in", &body)
+}
+
+/// One scope as the consent screen shows it.
+pub struct ScopeLine<'a> {
+    /// Its name.
+    pub name: &'a str,
+    /// What it grants.
+    pub description: &'a str,
+}
+
+/// The consent screen: who asks, each scope with what it grants, for which resources; the form
+/// carries the request's parameters back with the session's CSRF token.
+pub fn consent(
+    client_name: &str,
+    client_id: &str,
+    redirect_uri: &str,
+    user: &str,
+    scopes: &[ScopeLine<'_>],
+    resources: &[String],
+    hidden: &[(String, String)],
+) -> Response {
+    let scope_items: String =
+        scopes.iter().map(|s| format!("<li><code>{}</code>: {}</li>", escape(s.name), escape(s.description))).collect();
+    let resource_items: String = resources.iter().map(|r| format!("<li><code>{}</code></li>", escape(r))).collect();
+    let fields: String = hidden
+        .iter()
+        .map(|(k, v)| format!("<input type=\"hidden\" name=\"{}\" value=\"{}\">", escape(k), escape(v)))
+        .collect();
+    let body = format!(
+        "<h1>Allow {name} to use your account?</h1>\
+         <p>Signed in as <strong>{user}</strong>. <span class=\"muted\">Client id <code>{client_id}</code>; \
+         it will receive the answer at <code>{redirect}</code>.</span></p>\
+         <h2>It asks for</h2><ul class=\"scopes\">{scope_items}</ul>\
+         <h2>On</h2><ul>{resource_items}</ul>\
+         <form method=\"post\" action=\"/oauth/authorize\">{fields}\
+         <button type=\"submit\" name=\"decision\" value=\"approve\">Allow</button>\
+         <button type=\"submit\" name=\"decision\" value=\"deny\" class=\"secondary\">Deny</button></form>\
+         <p class=\"muted\">You will not be asked again for these scopes from this client.</p>",
+        name = escape(client_name),
+        user = escape(user),
+        client_id = escape(client_id),
+        redirect = escape(redirect_uri),
+    );
+    page(StatusCode::OK, "Allow access", &body)
+}

@@ -1,0 +1,123 @@
+//! Browser sessions: signing in sets an opaque cookie naming a stored session (only its SHA-256
+//! hash is kept), which carries a CSRF token. Used by the authorization server's pages, the
+//! console, and cookie requests to the REST APIs (which skip scope checks but never RBAC or
+//! tenancy, seed rule 3).
+
+use axum::http::{HeaderMap, HeaderValue, Method, header, request::Parts};
+use sqlx::Row;
+
+use crate::store::{Store, now_ms};
+use crate::tokens::hash;
+
+/// The session cookie's name.
+pub const COOKIE: &str = "specwright_session";
+/// The header (API requests) or form field (pages) that proves a state-changing request comes
+/// from our own pages.
+pub const CSRF_HEADER: &str = "x-csrf-token";
+/// How long a session lasts, in milliseconds (12 hours).
+pub const LIFETIME_MS: i64 = 12 * 3_600_000;
+
+/// A signed-in session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    /// The user.
+    pub user: String,
+    /// Their tenant.
+    pub tenant: String,
+    /// The token state-changing requests must echo.
+    pub csrf: String,
+}
+
+/// 256 random bits, base64url.
+pub fn random_token() -> String {
+    use base64::Engine;
+    use rand::RngCore;
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// Starts a session; returns the cookie value and the session.
+pub async fn create(store: &Store, user: &str, tenant: &str) -> sqlx::Result<(String, Session)> {
+    let secret = random_token();
+    let csrf = random_token();
+    let now = now_ms();
+    // Expired sessions are cleared as new ones start.
+    sqlx::query("DELETE FROM sessions WHERE expires_at <= $1").bind(now).execute(store.pool()).await?;
+    sqlx::query(
+        "INSERT INTO sessions (hash, user_id, tenant_id, csrf_token, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(hash(&secret))
+    .bind(user)
+    .bind(tenant)
+    .bind(&csrf)
+    .bind(now)
+    .bind(now + LIFETIME_MS)
+    .execute(store.pool())
+    .await?;
+    Ok((secret, Session { user: user.into(), tenant: tenant.into(), csrf }))
+}
+
+/// The live session a cookie value names.
+pub async fn lookup(store: &Store, secret: &str) -> sqlx::Result<Option<Session>> {
+    let row = sqlx::query("SELECT user_id, tenant_id, csrf_token FROM sessions WHERE hash = $1 AND expires_at > $2")
+        .bind(hash(secret))
+        .bind(now_ms())
+        .fetch_optional(store.pool())
+        .await?;
+    Ok(row.map(|r| Session { user: r.get(0), tenant: r.get(1), csrf: r.get(2) }))
+}
+
+/// Ends the session a cookie value names.
+pub async fn delete(store: &Store, secret: &str) -> sqlx::Result<()> {
+    sqlx::query("DELETE FROM sessions WHERE hash = $1").bind(hash(secret)).execute(store.pool()).await?;
+    Ok(())
+}
+
+/// The session cookie's value in a request, if any.
+pub fn cookie(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == COOKIE)
+        .map(|(_, value)| value.trim_matches('"'))
+        .filter(|v| !v.is_empty() && v.len() <= 128)
+}
+
+/// The `Set-Cookie` value that stores `secret` (or, with `None`, clears the cookie). HttpOnly,
+/// SameSite=Lax, and Secure when the server is reached over HTTPS.
+pub fn set_cookie(secret: Option<&str>, secure: bool) -> HeaderValue {
+    let secure = if secure { "; Secure" } else { "" };
+    let value = match secret {
+        Some(s) => format!("{COOKIE}={s}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{secure}", LIFETIME_MS / 1000),
+        None => format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0{secure}"),
+    };
+    HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static("specwright_session=; Max-Age=0"))
+}
+
+/// Equal strings, compared in time independent of where they differ.
+pub fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Whether a request was sent by a page of another site: its `Origin` (or, without one, its
+/// `Sec-Fetch-Site`) says so. `origin` is this server's public origin.
+pub fn cross_site(headers: &HeaderMap, origin: &str) -> bool {
+    if let Some(o) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
+        return !o.eq_ignore_ascii_case(origin);
+    }
+    headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()).is_some_and(|v| v == "cross-site")
+}
+
+/// Whether a cookie request may proceed: safe methods always; others only from our own origin
+/// and carrying the session's CSRF token in `X-CSRF-Token` (or `presented`, from a form).
+pub fn csrf_ok(parts: &Parts, session: &Session, origin: &str, presented: Option<&str>) -> bool {
+    if matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS) {
+        return true;
+    }
+    let token = presented.or_else(|| parts.headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok()));
+    !cross_site(&parts.headers, origin) && token.is_some_and(|t| same(t, &session.csrf))
+}
