@@ -55,6 +55,33 @@ async fn the_official_python_sdk_lists_stores_leases_redeems_and_gets_our_403() 
     }
 }
 
+/// No token made beforehand: the SDK's OAuth provider discovers our authorization server,
+/// registers, and a headless user signs in and consents (vault:read); a write tool then steps up
+/// to `vault:read vault:write` within the call (consent shown again); a second connection over
+/// the same token storage authorizes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_python_sdk_completes_the_oauth_flow_with_step_up_and_token_reuse() {
+    let Some(python) = tool("SPECWRIGHT_MCP_PYTHON", "the Python MCP SDK") else { return };
+    let server = common::TestServer::start().await;
+    server.tenant("acme", "alice").await;
+    runtime::oauth::users::add(&server.state.store, "alice", "acme", "correct horse battery").await.unwrap();
+    let script = xtask::workspace_root().join("tests/mcp_clients/python_oauth.py").display().to_string();
+    let (ok, out) =
+        run(vec![python, script, server.url("/api/mcp"), "alice".into(), "correct horse battery".into()]).await;
+    assert!(ok, "python OAuth client failed:\n{out}");
+    let summary: serde_json::Value = out
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no JSON summary in:\n{out}"));
+    assert_eq!(summary["consents"], 2, "{summary}");
+    assert_eq!(summary["authorizations"], 2, "{summary}");
+    assert_eq!(summary["second_connection_authorizations"], 0, "{summary}");
+    let scope = summary["stored_scope"].as_str().unwrap_or_default();
+    assert!(scope.split(' ').any(|s| s == "vault:write"), "the stepped-up token is stored: {summary}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mcp_inspector_cli_lists_and_calls_tools() {
     let Some(inspector) = tool("SPECWRIGHT_MCP_INSPECTOR", "the MCP Inspector CLI") else { return };

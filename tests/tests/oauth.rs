@@ -1,0 +1,599 @@
+//! The embedded OAuth 2.1 authorization server, driven over HTTP the way a client and a person
+//! with a browser would: metadata, registration, sign-in, consent, PKCE, codes, refresh-token
+//! rotation, revocation, signing-key rotation, and the session cookie at the REST API.
+
+mod common;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use reqwest::redirect::Policy;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+const PASSWORD: &str = "correct horse battery";
+const CALLBACK: &str = "http://127.0.0.1:53682/callback";
+
+/// An HTTP client that does not follow redirects (each step is checked).
+fn http() -> reqwest::Client {
+    reqwest::Client::builder().redirect(Policy::none()).build().unwrap()
+}
+
+fn location(resp: &reqwest::Response) -> String {
+    resp.headers().get("location").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default()
+}
+
+/// The query parameters of a URL.
+fn query(url: &str) -> Vec<(String, String)> {
+    reqwest::Url::parse(url).unwrap().query_pairs().into_owned().collect()
+}
+
+fn param(url: &str, name: &str) -> Option<String> {
+    query(url).into_iter().find(|(k, _)| k == name).map(|(_, v)| v)
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("&quot;", "\"").replace("&#39;", "'").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+}
+
+/// The hidden fields of the consent form.
+fn hidden_fields(html: &str) -> Vec<(String, String)> {
+    html.split("<input type=\"hidden\" ")
+        .skip(1)
+        .map(|rest| {
+            let attr = |name: &str| {
+                let start = rest.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+                unescape(&rest[start..start + rest[start..].find('"').unwrap()])
+            };
+            (attr("name"), attr("value"))
+        })
+        .collect()
+}
+
+/// PKCE: a verifier and its S256 challenge.
+fn pkce() -> (String, String) {
+    let verifier = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+    let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
+    (verifier, challenge)
+}
+
+/// A person with a browser (cookies kept by hand) and a registered client.
+struct Browser<'a> {
+    server: &'a common::TestServer,
+    http: reqwest::Client,
+    cookie: Option<String>,
+    client_id: String,
+}
+
+impl<'a> Browser<'a> {
+    async fn new(server: &'a common::TestServer) -> Browser<'a> {
+        let resp = http()
+            .post(server.url("/oauth/register"))
+            .json(&json!({ "client_name": "Test <Agent>", "redirect_uris": [CALLBACK] }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 201);
+        let doc: Value = resp.json().await.unwrap();
+        assert_eq!(doc["token_endpoint_auth_method"], "none");
+        Browser { server, http: http(), cookie: None, client_id: doc["client_id"].as_str().unwrap().to_string() }
+    }
+
+    fn authorize_url(&self, scope: &str, challenge: &str, extra: &[(&str, &str)]) -> String {
+        let mut params = vec![
+            ("response_type", "code"),
+            ("client_id", self.client_id.as_str()),
+            ("redirect_uri", CALLBACK),
+            ("scope", scope),
+            ("state", "st-42"),
+            ("code_challenge", challenge),
+            ("code_challenge_method", "S256"),
+        ];
+        params.extend_from_slice(extra);
+        format!("{}?{}", self.server.url("/oauth/authorize"), serde_urlencoded::to_string(&params).unwrap())
+    }
+
+    async fn get(&self, url: &str) -> reqwest::Response {
+        let mut rb = self.http.get(url);
+        if let Some(c) = &self.cookie {
+            rb = rb.header("cookie", c);
+        }
+        rb.send().await.unwrap()
+    }
+
+    async fn post_form(&self, path: &str, form: &[(String, String)]) -> reqwest::Response {
+        let mut rb = self.http.post(self.server.url(path)).form(form);
+        if let Some(c) = &self.cookie {
+            rb = rb.header("cookie", c);
+        }
+        rb.send().await.unwrap()
+    }
+
+    async fn sign_in(&mut self, user: &str, password: &str, next: &str) -> reqwest::Response {
+        let form = [("username", user), ("password", password), ("next", next)].map(|(k, v)| (k.into(), v.into()));
+        let resp = self.post_form("/login", &form).await;
+        if let Some(set) = resp.headers().get("set-cookie") {
+            let set = set.to_str().unwrap();
+            assert!(set.contains("HttpOnly") && set.contains("SameSite=Lax"), "{set}");
+            self.cookie = Some(set.split(';').next().unwrap().to_string());
+        }
+        resp
+    }
+
+    /// Runs authorize → (sign-in) → (consent, approved) and returns the redirect to the client and
+    /// whether a consent page was shown.
+    async fn authorize(&mut self, scope: &str, challenge: &str, extra: &[(&str, &str)]) -> (String, bool) {
+        let mut resp = self.get(&self.authorize_url(scope, challenge, extra)).await;
+        if resp.status() == 302 && location(&resp).contains("/login?") {
+            let next = param(&location(&resp), "next").unwrap();
+            let signed_in = self.sign_in("alice", PASSWORD, &next).await;
+            assert_eq!(signed_in.status(), 303);
+            resp = self.get(&self.server.url(&location(&signed_in))).await;
+        }
+        if resp.status() == 302 {
+            return (location(&resp), false);
+        }
+        assert_eq!(resp.status(), 200, "consent page expected");
+        let html = resp.text().await.unwrap();
+        for s in scope.split_whitespace() {
+            let info = generated::vault::SERVICE.scopes.iter().find(|i| i.name == s).unwrap();
+            assert!(html.contains(s) && html.contains(&info.description.replace('\'', "&#39;")), "{s} shown: {html}");
+        }
+        assert!(html.contains("Test &lt;Agent&gt;"), "client name escaped: {html}");
+        let mut form = hidden_fields(&html);
+        form.push(("decision".into(), "approve".into()));
+        let approved = self.post_form("/oauth/authorize", &form).await;
+        assert_eq!(approved.status(), 303);
+        (location(&approved), true)
+    }
+
+    async fn token(&self, form: &[(&str, &str)]) -> (u16, Value) {
+        let resp = self.http.post(self.server.url("/oauth/token")).form(form).send().await.unwrap();
+        assert_eq!(resp.headers().get("cache-control").unwrap(), "no-store");
+        (resp.status().as_u16(), resp.json().await.unwrap())
+    }
+
+    async fn exchange(&self, code: &str, verifier: &str) -> (u16, Value) {
+        self.token(&[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", CALLBACK),
+            ("client_id", &self.client_id),
+            ("code_verifier", verifier),
+        ])
+        .await
+    }
+
+    async fn refresh(&self, token: &str) -> (u16, Value) {
+        self.token(&[("grant_type", "refresh_token"), ("refresh_token", token), ("client_id", &self.client_id)]).await
+    }
+
+    /// A fresh code for `scope` (consent given if asked).
+    async fn code(&mut self, scope: &str) -> (String, String) {
+        let (verifier, challenge) = pkce();
+        let (to, _) = self.authorize(scope, &challenge, &[]).await;
+        (param(&to, "code").expect("code"), verifier)
+    }
+}
+
+async fn with_user(server: &common::TestServer) {
+    server.tenant("acme", "alice").await;
+    runtime::oauth::users::add(&server.state.store, "alice", "acme", PASSWORD).await.unwrap();
+}
+
+fn claims_of(jwt: &str) -> Value {
+    serde_json::from_slice(&URL_SAFE_NO_PAD.decode(jwt.split('.').nth(1).unwrap()).unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn metadata_advertises_endpoints_scopes_and_pkce_and_the_prm_points_at_it() {
+    let server = common::TestServer::start().await;
+    let issuer = server.base.clone();
+    for path in ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"] {
+        let doc: Value = reqwest::get(server.url(path)).await.unwrap().json().await.unwrap();
+        assert_eq!(doc["issuer"], issuer.as_str());
+        assert_eq!(doc["authorization_endpoint"], format!("{issuer}/oauth/authorize"));
+        assert_eq!(doc["token_endpoint"], format!("{issuer}/oauth/token"));
+        assert_eq!(doc["registration_endpoint"], format!("{issuer}/oauth/register"));
+        assert_eq!(doc["jwks_uri"], format!("{issuer}/.well-known/jwks.json"));
+        assert_eq!(doc["code_challenge_methods_supported"], json!(["S256"]));
+        assert_eq!(doc["authorization_response_iss_parameter_supported"], true);
+        assert_eq!(doc["scopes_supported"], json!(["vault:read", "vault:write", "vault:admin", "prospector"]));
+    }
+    let prm: Value =
+        reqwest::get(server.url("/.well-known/oauth-protected-resource/api/mcp")).await.unwrap().json().await.unwrap();
+    assert_eq!(prm["authorization_servers"], json!([issuer]));
+}
+
+on_both_backends!(sign_in_consent_once_code_and_rotating_refresh, |server| {
+    with_user(&server).await;
+    let mut browser = Browser::new(&server).await;
+    let (verifier, challenge) = pkce();
+    let mcp = server.url("/api/mcp");
+
+    // Not signed in: the sign-in page first; a wrong password is refused without a session.
+    let first = browser.get(&browser.authorize_url("vault:read", &challenge, &[("resource", &mcp)])).await;
+    assert_eq!(first.status(), 302);
+    let next = param(&location(&first), "next").unwrap();
+    let wrong = browser.sign_in("alice", "not the password", &next).await;
+    assert_eq!(wrong.status(), 401);
+    assert!(wrong.headers().get("set-cookie").is_none());
+    assert!(wrong.text().await.unwrap().contains("Wrong user name or password."));
+
+    let (to, consented) = browser.authorize("vault:read", &challenge, &[("resource", &mcp)]).await;
+    assert!(consented, "first use asks for consent");
+    assert!(to.starts_with(CALLBACK), "{to}");
+    assert_eq!(param(&to, "state").as_deref(), Some("st-42"));
+    assert_eq!(param(&to, "iss").as_deref(), Some(server.base.as_str()));
+    let (status, tokens) = browser.exchange(&param(&to, "code").unwrap(), &verifier).await;
+    assert_eq!(status, 200, "{tokens}");
+    assert_eq!(tokens["token_type"], "Bearer");
+    assert_eq!(tokens["scope"], "vault:read");
+    let access = tokens["access_token"].as_str().unwrap();
+    let claims = claims_of(access);
+    assert_eq!(claims["sub"], "alice");
+    assert_eq!(claims["tenant"], "acme");
+    assert_eq!(claims["scope"], "vault:read");
+    assert_eq!(claims["iss"], server.base.as_str());
+    assert_eq!(claims["aud"], json!([mcp]), "RFC 8707: the resource decides the audience");
+    assert!(claims["exp"].as_i64().unwrap() > chrono::Utc::now().timestamp());
+
+    // The audience is the MCP endpoint only: the REST API refuses the token.
+    let (status, _) = server.call("GET", "/api/v1/credentials", access, None).await;
+    assert_eq!(status, 401);
+
+    // Consent is remembered: the same (or a narrower) request goes straight back with a code.
+    let (to, consented) = browser.authorize("vault:read", &challenge, &[("resource", &mcp)]).await;
+    assert!(!consented && param(&to, "code").is_some(), "{to}");
+    // A wider scope set asks again.
+    let (verifier, challenge) = pkce();
+    let (to, consented) = browser.authorize("vault:read vault:write", &challenge, &[]).await;
+    assert!(consented);
+    let (status, tokens) = browser.exchange(&param(&to, "code").unwrap(), &verifier).await;
+    assert_eq!(status, 200);
+    assert_eq!(tokens["scope"], "vault:read vault:write");
+    // Without a resource the token is for the vault's REST API and MCP endpoint.
+    let access = tokens["access_token"].as_str().unwrap();
+    let (status, body) = server.call("GET", "/api/v1/credentials", access, None).await;
+    assert_eq!(status, 200, "{body}");
+
+    // Refresh: rotated on use; replaying the old one revokes the whole family.
+    let r1 = tokens["refresh_token"].as_str().unwrap().to_string();
+    let (status, second) = browser.refresh(&r1).await;
+    assert_eq!(status, 200, "{second}");
+    let r2 = second["refresh_token"].as_str().unwrap().to_string();
+    assert_ne!(r1, r2);
+    let (status, err) = browser.refresh(&r1).await;
+    assert_eq!((status, err["error"].as_str()), (400, Some("invalid_grant")));
+    let (status, err) = browser.refresh(&r2).await;
+    assert_eq!((status, err["error"].as_str()), (400, Some("invalid_grant")), "family revoked: {err}");
+
+    // Narrowing at refresh is allowed, widening is not; revocation ends the token.
+    let (code, verifier) = browser.code("vault:read vault:write").await;
+    let (_, tokens) = browser.exchange(&code, &verifier).await;
+    let r = tokens["refresh_token"].as_str().unwrap().to_string();
+    let widen = browser
+        .token(&[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", &r),
+            ("client_id", &browser.client_id),
+            ("scope", "vault:admin"),
+        ])
+        .await;
+    assert_eq!(widen.1["error"], "invalid_scope");
+    let (code, verifier) = browser.code("vault:read vault:write").await;
+    let (_, tokens) = browser.exchange(&code, &verifier).await;
+    let r = tokens["refresh_token"].as_str().unwrap().to_string();
+    let (status, narrowed) = browser
+        .token(&[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", &r),
+            ("client_id", &browser.client_id),
+            ("scope", "vault:read"),
+        ])
+        .await;
+    assert_eq!((status, narrowed["scope"].as_str()), (200, Some("vault:read")));
+    let r = narrowed["refresh_token"].as_str().unwrap().to_string();
+    let revoked = browser.http.post(server.url("/oauth/revoke")).form(&[("token", r.as_str())]).send().await.unwrap();
+    assert_eq!(revoked.status(), 200);
+    let (status, err) = browser.refresh(&r).await;
+    assert_eq!((status, err["error"].as_str()), (400, Some("invalid_grant")));
+});
+
+on_both_backends!(authorization_code_misuse_gets_the_rfc_errors_and_no_token, |server| {
+    with_user(&server).await;
+    let mut browser = Browser::new(&server).await;
+
+    // Reused code: the second redemption fails and revokes what the first one issued.
+    let (code, verifier) = browser.code("vault:read").await;
+    let (status, first) = browser.exchange(&code, &verifier).await;
+    assert_eq!(status, 200);
+    let (status, again) = browser.exchange(&code, &verifier).await;
+    assert_eq!((status, again["error"].as_str()), (400, Some("invalid_grant")), "{again}");
+    assert!(again.get("access_token").is_none());
+    let refresh = first["refresh_token"].as_str().unwrap();
+    let (status, err) = browser
+        .token(&[("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", &browser.client_id)])
+        .await;
+    assert_eq!((status, err["error"].as_str()), (400, Some("invalid_grant")), "tokens of a replayed code are revoked");
+
+    // Wrong verifier.
+    let (code, _) = browser.code("vault:read").await;
+    let (other, _) = pkce();
+    let (status, err) = browser.exchange(&code, &other).await;
+    assert_eq!((status, err["error"].as_str()), (400, Some("invalid_grant")), "{err}");
+    assert!(err.get("access_token").is_none());
+
+    // Wrong redirect URI at the token endpoint.
+    let (code, verifier) = browser.code("vault:read").await;
+    let (status, err) = browser
+        .token(&[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", "http://127.0.0.1:9999/elsewhere"),
+            ("client_id", &browser.client_id),
+            ("code_verifier", &verifier),
+        ])
+        .await;
+    assert_eq!((status, err["error"].as_str()), (400, Some("invalid_grant")), "{err}");
+
+    // Unregistered client at the token endpoint: 401 invalid_client.
+    let (code, verifier) = browser.code("vault:read").await;
+    let (status, err) = browser
+        .token(&[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", CALLBACK),
+            ("client_id", "swc_not_registered"),
+            ("code_verifier", &verifier),
+        ])
+        .await;
+    assert_eq!((status, err["error"].as_str()), (401, Some("invalid_client")), "{err}");
+    // A code issued to one client is useless to another.
+    let thief = Browser::new(&server).await;
+    let (status, err) = thief.exchange(&code, &verifier).await;
+    assert_eq!((status, err["error"].as_str()), (400, Some("invalid_grant")), "{err}");
+
+    // Unknown grant type, missing PKCE.
+    let (status, err) = browser.token(&[("grant_type", "password"), ("client_id", &browser.client_id)]).await;
+    assert_eq!((status, err["error"].as_str()), (400, Some("unsupported_grant_type")));
+    let url = browser.authorize_url("vault:read", "x", &[]).replace("&code_challenge=x&code_challenge_method=S256", "");
+    let resp = browser.get(&url).await;
+    assert_eq!(resp.status(), 302);
+    assert_eq!(param(&location(&resp), "error").as_deref(), Some("invalid_request"));
+    assert_eq!(param(&location(&resp), "state").as_deref(), Some("st-42"));
+
+    // Unregistered client or redirect URI at authorize: an error page, never a redirect.
+    let (_, challenge) = pkce();
+    let unknown = browser.authorize_url("vault:read", &challenge, &[]).replace(&browser.client_id, "swc_nobody");
+    let resp = browser.get(&unknown).await;
+    assert_eq!(resp.status(), 400);
+    assert!(resp.headers().get("location").is_none());
+    let evil = browser.authorize_url("vault:read", &challenge, &[]).replace("53682", "53683");
+    let resp = browser.get(&evil).await;
+    assert_eq!(resp.status(), 400, "redirect URIs match exactly");
+    assert!(resp.headers().get("location").is_none());
+
+    // Unknown scope and foreign resource go back to the client as errors.
+    let resp = browser.get(&browser.authorize_url("vault:everything", &challenge, &[])).await;
+    assert_eq!(param(&location(&resp), "error").as_deref(), Some("invalid_scope"));
+    let resp = browser
+        .get(&browser.authorize_url("vault:read", &challenge, &[("resource", "https://elsewhere.example/api")]))
+        .await;
+    assert_eq!(param(&location(&resp), "error").as_deref(), Some("invalid_target"));
+
+    // Denying consent answers access_denied.
+    let (_, challenge) = pkce();
+    let page = browser.get(&browser.authorize_url("vault:admin", &challenge, &[])).await;
+    let mut form = hidden_fields(&page.text().await.unwrap());
+    form.push(("decision".into(), "deny".into()));
+    let denied = browser.post_form("/oauth/authorize", &form).await;
+    assert_eq!(param(&location(&denied), "error").as_deref(), Some("access_denied"));
+    // An approval without the session's CSRF token grants nothing.
+    let forged: Vec<(String, String)> = form
+        .iter()
+        .map(|(k, v)| {
+            if k == "csrf" {
+                (k.clone(), "forged".into())
+            } else if k == "decision" {
+                (k.clone(), "approve".into())
+            } else {
+                (k.clone(), v.clone())
+            }
+        })
+        .collect();
+    let resp = browser.post_form("/oauth/authorize", &forged).await;
+    assert_eq!(resp.status(), 403);
+    assert!(resp.headers().get("location").is_none());
+});
+
+#[tokio::test]
+async fn an_expired_code_is_refused() {
+    let server =
+        common::TestServer::start_configured(common::Backend::Sqlite, |c| c.oauth_code_ttl_seconds = 1).await.unwrap();
+    with_user(&server).await;
+    let mut browser = Browser::new(&server).await;
+    let (code, verifier) = browser.code("vault:read").await;
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let (status, err) = browser.exchange(&code, &verifier).await;
+    assert_eq!((status, err["error"].as_str()), (400, Some("invalid_grant")), "{err}");
+    assert!(err["error_description"].as_str().unwrap().contains("expired"));
+}
+
+#[tokio::test]
+async fn registration_accepts_only_loopback_or_https_redirect_uris() {
+    let server = common::TestServer::start().await;
+    let register = |body: String| {
+        let url = server.url("/oauth/register");
+        async move {
+            let resp = http().post(url).header("content-type", "application/json").body(body).send().await.unwrap();
+            (resp.status().as_u16(), resp.json::<Value>().await.unwrap_or(Value::Null))
+        }
+    };
+    for (uris, ok) in [
+        (json!(["https://app.example.com/cb"]), true),
+        (json!(["http://localhost:8080/cb"]), true),
+        (json!(["http://[::1]:8080/cb"]), true),
+        (json!(["http://app.example.com/cb"]), false),
+        (json!(["https://app.example.com/cb#frag"]), false),
+        (json!(["javascript:alert(1)"]), false),
+        (json!(["/relative"]), false),
+        (json!([]), false),
+        (json!("https://app.example.com/cb"), false),
+    ] {
+        let (status, body) = register(json!({ "redirect_uris": uris }).to_string()).await;
+        if ok {
+            assert_eq!(status, 201, "{uris}: {body}");
+        } else {
+            assert_eq!(status, 400, "{uris}: {body}");
+            assert!(
+                matches!(body["error"].as_str(), Some("invalid_redirect_uri" | "invalid_client_metadata")),
+                "{body}"
+            );
+        }
+    }
+    let (status, body) =
+        register(json!({ "redirect_uris": [CALLBACK], "grant_types": ["client_credentials"] }).to_string()).await;
+    assert_eq!((status, body["error"].as_str()), (400, Some("invalid_client_metadata")));
+    let (status, _) = register("{not json".into()).await;
+    assert_eq!(status, 400);
+}
+
+#[tokio::test]
+async fn rotating_the_signing_key_keeps_live_tokens_valid() {
+    let server = common::TestServer::start().await;
+    server.tenant("acme", "alice").await;
+    let before = server.token_for("alice", "acme", "vault:read");
+    let rotation = runtime::keys::SigningKeys::rotate(server.dir.path()).unwrap();
+    assert_ne!(rotation.previous, rotation.active);
+    // What `specwright token` does after the rotation: sign with the new key.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let cli = runtime::keys::SigningKeys::load_or_create(server.dir.path()).unwrap();
+    let c = &server.state.config;
+    let after = cli
+        .mint(&runtime::keys::claims(&c.issuer(), "alice", "acme", "vault:read", c.all_resources(), 600, None))
+        .unwrap();
+    for token in [&before, &after] {
+        let (status, body) = server.call("GET", "/api/v1/credentials", token, None).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let jwks: Value = reqwest::get(server.url("/.well-known/jwks.json")).await.unwrap().json().await.unwrap();
+    let kids: Vec<&str> = jwks["keys"].as_array().unwrap().iter().map(|k| k["kid"].as_str().unwrap()).collect();
+    assert_eq!(kids, [rotation.active.as_str(), rotation.previous.as_str()]);
+    // Retiring the old key ends the tokens it signed.
+    runtime::keys::SigningKeys::retire(server.dir.path(), &rotation.previous).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5100));
+    let (status, _) = server.call("GET", "/api/v1/credentials", &before, None).await;
+    assert_eq!(status, 401);
+}
+
+on_both_backends!(session_cookies_meet_rbac_tenancy_and_csrf_but_no_scopes, |server| {
+    with_user(&server).await;
+    server.tenant("globex", "gary").await;
+    // bob is a member of acme with no grants; he signs in too.
+    let admin = server.token_for("alice", "acme", "vault:admin");
+    let (status, _) = server
+        .call("PUT", "/api/v1/tenants/acme/role-assignments/bob", &admin, Some(json!({ "role": "member" })))
+        .await;
+    assert_eq!(status, 200);
+    runtime::oauth::users::add(&server.state.store, "bob", "acme", PASSWORD).await.unwrap();
+    let write = server.token_for("alice", "acme", "vault:write");
+    let (status, body) =
+        server.call("POST", "/api/v1/credentials", &write, Some(json!({ "key": "db", "value": "s3cret" }))).await;
+    assert_eq!(status, 201, "{body}");
+    let gary = server.token_for("gary", "globex", "vault:write");
+    let (status, _) =
+        server.call("POST", "/api/v1/credentials", &gary, Some(json!({ "key": "theirs", "value": "x" }))).await;
+    assert_eq!(status, 201);
+
+    let signed_in = |user: &'static str| {
+        let server = &server;
+        async move {
+            let mut b = Browser { server, http: http(), cookie: None, client_id: String::new() };
+            assert_eq!(b.sign_in(user, PASSWORD, "/console/").await.status(), 303);
+            let csrf: Value = b.get(&server.url("/console/session")).await.json().await.unwrap();
+            (b.cookie.unwrap(), csrf["csrf_token"].as_str().unwrap().to_string())
+        }
+    };
+    let (alice, alice_csrf) = signed_in("alice").await;
+    let (bob, _) = signed_in("bob").await;
+    let send =
+        |method: &str, path: &str, cookie: &str, csrf: Option<&str>, origin: Option<&str>, body: Option<Value>| {
+            let mut rb = http()
+                .request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), server.url(path))
+                .header("cookie", cookie);
+            if let Some(t) = csrf {
+                rb = rb.header("x-csrf-token", t);
+            }
+            if let Some(o) = origin {
+                rb = rb.header("origin", o);
+            }
+            if let Some(b) = body {
+                rb = rb.json(&b);
+            }
+            async move {
+                let resp = rb.send().await.unwrap();
+                (resp.status().as_u16(), resp.json::<Value>().await.unwrap_or(Value::Null))
+            }
+        };
+    // No scope applies to a session: alice (tenant admin) reads and writes with the cookie alone.
+    let (status, body) = send("GET", "/api/v1/credentials/db", &alice, None, None, None).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = send(
+        "POST",
+        "/api/v1/credentials/db/rotate",
+        &alice,
+        Some(&alice_csrf),
+        Some(&server.base),
+        Some(json!({ "value": "n3w" })),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    // bob has no grant: RBAC denies him though no scope check applies.
+    let (status, body) = send("GET", "/api/v1/credentials/db", &bob, None, None, None).await;
+    assert!(status == 403 || status == 404, "RBAC applies to sessions: {status} {body}");
+    let (status, body) = send("GET", "/api/v1/credentials", &bob, None, None, None).await;
+    assert_eq!((status, body["data"].as_array().map(Vec::len)), (200, Some(0)), "{body}");
+    // Another tenant's credential is simply not there.
+    let (status, _) = send("GET", "/api/v1/credentials/theirs", &alice, None, None, None).await;
+    assert_eq!(status, 404);
+    // A cross-site POST (no CSRF proof, or a foreign Origin) fails and changes nothing.
+    let (status, body) =
+        send("POST", "/api/v1/credentials", &alice, None, None, Some(json!({ "key": "csrf", "value": "x" }))).await;
+    assert_eq!(status, 401, "{body}");
+    let (status, _) = send(
+        "POST",
+        "/api/v1/credentials",
+        &alice,
+        Some(&alice_csrf),
+        Some("https://evil.example"),
+        Some(json!({ "key": "csrf", "value": "x" })),
+    )
+    .await;
+    assert_eq!(status, 401);
+    let (status, _) = send(
+        "POST",
+        "/api/v1/credentials",
+        &alice,
+        Some("wrong"),
+        Some(&server.base),
+        Some(json!({ "key": "csrf", "value": "x" })),
+    )
+    .await;
+    assert_eq!(status, 401);
+    let (status, _) = send("GET", "/api/v1/credentials/csrf", &alice, None, None, None).await;
+    assert_eq!(status, 404, "nothing was stored");
+    // The session is audited as such.
+    let (_, audit) = server.call("GET", "/api/v1/audit?per_page=100", &admin, None).await;
+    assert!(audit["data"].as_array().unwrap().iter().any(|e| e["auth_method"] == "session"), "{audit}");
+    // Signing out ends the session for the API too.
+    let out = http()
+        .post(server.url("/logout"))
+        .header("cookie", &alice)
+        .form(&[("csrf", alice_csrf.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.status(), 303);
+    let (status, _) = send("GET", "/api/v1/credentials/db", &alice, None, None, None).await;
+    assert_eq!(status, 401);
+});
