@@ -207,7 +207,7 @@ pub fn build(state: &AppState) -> Router {
         .route("/healthz", get(|| async { axum::Json(serde_json::json!({ "status": "ok" })) }))
         .route(JWKS_PATH, get(jwks))
         .merge(crate::oauth::router(auth_server))
-        .merge(crate::console::router(state.store.clone()))
+        .merge(crate::console::router(state))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(prospector_gate, crate::auth::meter_unrouted))
         .layer(middleware::from_fn(request_ids))

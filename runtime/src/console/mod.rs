@@ -39,6 +39,6 @@ async fn session(axum::extract::State(store): axum::extract::State<Store>, heade
 }
 
 /// The console's routes.
-pub fn router(store: Store) -> Router {
-    Router::new().route("/console/session", get(session)).with_state(store)
+pub fn router(state: &crate::AppState) -> Router {
+    Router::new().route("/console/session", get(session)).with_state(state.store.clone())
 }
