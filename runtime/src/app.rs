@@ -37,6 +37,8 @@ pub struct AppState {
     pub limiter: Arc<RateLimiter>,
     /// The prospector.
     pub prospector: Arc<Prospector>,
+    /// The external identity provider, when one replaces the embedded authorization server.
+    pub external: Option<Arc<crate::idp::ExternalIssuer>>,
 }
 
 impl AppState {
@@ -57,7 +59,18 @@ impl AppState {
         });
         let prospector =
             Arc::new(Prospector::new(store.clone(), &config.lead_sources, config.platform_connector.as_deref())?);
-        Ok(AppState { config, keys, store, vault, limiter, prospector })
+        let external = match &config.external_issuer {
+            Some(issuer) => {
+                let external = Arc::new(crate::idp::ExternalIssuer::new(issuer, &config.tenant_claim)?);
+                // Not fatal: the provider may come up later; requests retry the fetch.
+                if let Err(e) = external.warm_up().await {
+                    tracing::warn!(issuer, error = %format!("{e:#}"), "the external issuer's keys are not reachable yet");
+                }
+                Some(external)
+            }
+            None => None,
+        };
+        Ok(AppState { config, keys, store, vault, limiter, prospector, external })
     }
 
     /// The protected-resource description of the vault REST API.
@@ -95,8 +108,10 @@ impl AppState {
         }
     }
 
-    fn gate(&self, resource: Resource, store: Option<Store>) -> Arc<BearerGate> {
-        Arc::new(BearerGate::new(self.keys.clone(), self.config.issuer(), resource, self.config.body_limit, store))
+    /// The gate for `resource`: tokens of the configured issuer, personal tokens from `store`.
+    fn gate(&self, resource: Resource, store: Option<Store>) -> BearerGate {
+        BearerGate::new(self.keys.clone(), self.config.issuer(), resource, self.config.body_limit, store)
+            .with_external(self.external.clone())
     }
 }
 
@@ -137,11 +152,32 @@ fn json_document(text: &'static str) -> Response {
     ([(header::CONTENT_TYPE, "application/json")], text).into_response()
 }
 
+/// The embedded authorization server (metadata, endpoints, sign-in) and its public key set
+/// (RFC 7517, read per request since rotation adds keys while the server runs); nothing when an
+/// external issuer is configured.
+fn embedded_issuer(state: &AppState) -> Router {
+    if !state.config.embedded_issuer() {
+        return Router::new();
+    }
+    let keys = state.keys.clone();
+    let jwks = move || {
+        let keys = keys.clone();
+        async move {
+            (
+                [(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "public, max-age=300")],
+                keys.jwks().to_string(),
+            )
+        }
+    };
+    let server = crate::oauth::AuthServer::new(state.store.clone(), state.keys.clone(), state.config.clone());
+    crate::oauth::router(Arc::new(server)).route(JWKS_PATH, get(jwks))
+}
+
 /// The complete application.
 pub fn build(state: &AppState) -> Router {
     let mcp = crate::mcp::router(
         state.vault.clone(),
-        state.gate(state.vault_mcp(), Some(state.store.clone())),
+        Arc::new(state.gate(state.vault_mcp(), Some(state.store.clone()))),
         state.store.clone(),
         &state.config.public_url,
         state.config.body_limit,
@@ -151,17 +187,12 @@ pub fn build(state: &AppState) -> Router {
         panic!("generated MCP tool descriptors do not parse: {e}")
     });
     let origin = state.config.public_url.clone();
-    let vault_gate = BearerGate::new(
-        state.keys.clone(),
-        state.config.issuer(),
-        state.vault_rest(),
-        state.config.body_limit,
-        Some(state.store.clone()),
-    )
-    .with_sessions(state.store.clone(), origin.clone());
+    let vault_gate =
+        state.gate(state.vault_rest(), Some(state.store.clone())).with_sessions(state.store.clone(), origin.clone());
     let vault = generated::vault::router(state.vault.clone(), Arc::new(vault_gate));
     let prospector_gate = Arc::new(
-        BearerGate::new(state.keys.clone(), state.config.issuer(), state.prospector(), state.config.body_limit, None)
+        state
+            .gate(state.prospector(), None)
             .with_limiter(state.limiter.clone())
             .with_api_tokens(state.store.clone())
             .with_sessions(state.store.clone(), origin),
@@ -177,24 +208,9 @@ pub fn build(state: &AppState) -> Router {
         .display_operation_id(true)
         .persist_authorization(true),
     );
-    // The embedded authorization server's public key set (RFC 7517), so other services can verify
-    // its tokens; public and cacheable like the resource metadata. Read per request: rotation
-    // adds keys while the server runs.
-    let keys = state.keys.clone();
-    let jwks = move || {
-        let keys = keys.clone();
-        async move {
-            (
-                [(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "public, max-age=300")],
-                keys.jwks().to_string(),
-            )
-        }
-    };
-    let auth_server =
-        Arc::new(crate::oauth::AuthServer::new(state.store.clone(), state.keys.clone(), state.config.clone()));
     let v = &generated::vault::SERVICE;
     let p = &generated::prospector::SERVICE;
-    Router::new()
+    let mut app = Router::new()
         .merge(vault)
         .merge(prospector)
         .merge(mcp)
@@ -205,10 +221,11 @@ pub fn build(state: &AppState) -> Router {
         .route("/openapi/prospector.json", get(|| async { json_document(p.openapi_json) }))
         .route("/openapi/prospector.3.0.json", get(|| async { json_document(p.openapi_30_json) }))
         .route("/healthz", get(|| async { axum::Json(serde_json::json!({ "status": "ok" })) }))
-        .route(JWKS_PATH, get(jwks))
-        .merge(crate::oauth::router(auth_server))
-        .merge(crate::console::router(state))
-        .fallback(not_found)
+        .merge(embedded_issuer(state));
+    if state.config.embedded_issuer() {
+        app = app.merge(crate::console::router(state));
+    }
+    app.fallback(not_found)
         .layer(middleware::from_fn_with_state(prospector_gate, crate::auth::meter_unrouted))
         .layer(middleware::from_fn(request_ids))
 }

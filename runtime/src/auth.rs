@@ -85,6 +85,8 @@ pub struct BearerGate {
     api_tokens: Option<Store>,
     /// Where sign-in sessions live, and this server's origin, when cookie requests are accepted.
     sessions: Option<(Store, String)>,
+    /// The external identity provider whose tokens are accepted instead of the embedded ones.
+    external: Option<Arc<crate::idp::ExternalIssuer>>,
 }
 
 /// Filled by the gate with the request's rate-limit decision, read by [`rate_limit_headers`].
@@ -125,7 +127,23 @@ impl BearerGate {
         body_limit: usize,
         store: Option<Store>,
     ) -> Self {
-        BearerGate { keys, issuer, resource, body_limit, store, limiter: None, api_tokens: None, sessions: None }
+        BearerGate {
+            keys,
+            issuer,
+            resource,
+            body_limit,
+            store,
+            limiter: None,
+            api_tokens: None,
+            sessions: None,
+            external: None,
+        }
+    }
+
+    /// The same gate, verifying JWTs with an external issuer's keys instead of the embedded ones.
+    pub fn with_external(mut self, external: Option<Arc<crate::idp::ExternalIssuer>>) -> Self {
+        self.external = external;
+        self
     }
 
     /// The same gate, also accepting the sign-in session cookie (seed rule 3) from `origin`.
@@ -211,17 +229,20 @@ impl BearerGate {
         }
         let mut audiences = vec![self.resource.id.clone()];
         audiences.extend(self.resource.also_accepts.iter().cloned());
-        let claims = self.keys.verify(token, &self.issuer, &audiences).map_err(|e| {
-            use jsonwebtoken::errors::ErrorKind;
-            Denial::Invalid(match e.kind() {
-                ErrorKind::ExpiredSignature => "the token has expired",
-                ErrorKind::InvalidAudience => "the token is not issued for this resource",
-                ErrorKind::InvalidIssuer => "the token is not issued by this server's authorization server",
-                ErrorKind::InvalidSignature => "the token's signature is not valid",
-                ErrorKind::InvalidAlgorithm => "the token's algorithm is not accepted",
-                _ => "the token is malformed",
-            })
-        })?;
+        let claims = match &self.external {
+            Some(external) => external.verify(token, &audiences).await.map_err(Denial::Invalid)?,
+            None => self.keys.verify(token, &self.issuer, &audiences).map_err(|e| {
+                use jsonwebtoken::errors::ErrorKind;
+                Denial::Invalid(match e.kind() {
+                    ErrorKind::ExpiredSignature => "the token has expired",
+                    ErrorKind::InvalidAudience => "the token is not issued for this resource",
+                    ErrorKind::InvalidIssuer => "the token is not issued by this server's authorization server",
+                    ErrorKind::InvalidSignature => "the token's signature is not valid",
+                    ErrorKind::InvalidAlgorithm => "the token's algorithm is not accepted",
+                    _ => "the token is malformed",
+                })
+            })?,
+        };
         let scopes: Vec<String> = claims.scope.split_whitespace().map(str::to_string).collect();
         Ok(Caller {
             subject: claims.sub,

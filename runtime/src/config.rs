@@ -40,6 +40,11 @@ pub struct Config {
     pub platform_connector: Option<String>,
     /// Lifetime of an authorization code, in seconds.
     pub oauth_code_ttl_seconds: i64,
+    /// An external identity provider's issuer URL: turns the embedded authorization server off
+    /// and accepts that issuer's tokens instead.
+    pub external_issuer: Option<String>,
+    /// The claim of external tokens that names the tenant.
+    pub tenant_claim: String,
 }
 
 impl Config {
@@ -59,12 +64,23 @@ impl Config {
             lead_sources: Vec::new(),
             platform_connector: None,
             oauth_code_ttl_seconds: 60,
+            external_issuer: None,
+            tenant_claim: "tenant".into(),
         }
     }
 
-    /// The token issuer (the embedded authorization server): the public URL.
+    /// The token issuer: the external identity provider when configured, else the embedded
+    /// authorization server at the public URL.
     pub fn issuer(&self) -> String {
-        self.public_url.clone()
+        self.external_issuer
+            .as_deref()
+            .map(|i| i.trim_end_matches('/').to_string())
+            .unwrap_or_else(|| self.public_url.clone())
+    }
+
+    /// Whether the embedded authorization server (and its sign-in) runs.
+    pub fn embedded_issuer(&self) -> bool {
+        self.external_issuer.is_none()
     }
 
     /// Resource identifier of the vault REST API.

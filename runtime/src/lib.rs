@@ -7,6 +7,7 @@ pub mod auth;
 pub mod config;
 pub mod console;
 pub mod crypto;
+pub mod idp;
 pub mod keys;
 pub mod mcp;
 pub mod oauth;

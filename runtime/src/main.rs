@@ -46,6 +46,14 @@ struct Common {
     /// embedded sample feed.
     #[arg(long = "lead-source", env = "SPECWRIGHT_LEAD_SOURCES", value_delimiter = ',')]
     lead_sources: Vec<String>,
+    /// An external identity provider's issuer URL: turns the embedded authorization server, its
+    /// sign-in and the console off, and accepts that issuer's tokens (keys found through its
+    /// RFC 8414 or OpenID metadata).
+    #[arg(long, env = "SPECWRIGHT_ISSUER")]
+    issuer: Option<String>,
+    /// The claim of the external issuer's tokens that names the user's tenant.
+    #[arg(long, env = "SPECWRIGHT_TENANT_CLAIM", default_value = "tenant")]
+    tenant_claim: String,
     /// Base URL of the platform's proposal API (POST {url}/proposals); default: record
     /// submissions in the outbox table.
     #[arg(long, env = "SPECWRIGHT_PLATFORM_CONNECTOR")]
@@ -68,6 +76,8 @@ impl Common {
         c.replicas = self.replicas;
         c.lead_sources = self.lead_sources.clone();
         c.platform_connector = self.platform_connector.clone();
+        c.external_issuer = self.issuer.clone();
+        c.tenant_claim = self.tenant_claim.clone();
         c.leases.default_ttl = c.leases.default_ttl.min(self.max_lease_ttl);
         c
     }
@@ -237,6 +247,9 @@ fn main() -> ExitCode {
             .and_then(|rt| rt.block_on(serve(common.config()))),
         Command::Token { common, sub, tenant, scope, ttl, plan, audience } => (|| {
             let config = common.config();
+            if !config.embedded_issuer() {
+                anyhow::bail!("with --issuer, tokens come from that identity provider, not from this server");
+            }
             if ttl <= 0 {
                 anyhow::bail!("--ttl must be a positive number of seconds");
             }
