@@ -47,6 +47,9 @@ struct Cache {
     last_attempt: Option<Instant>,
 }
 
+/// The keys by id, and until when they are fresh.
+type Snapshot = (HashMap<String, std::sync::Arc<Key>>, Option<Instant>);
+
 /// Tokens of an external issuer, verified with its published keys.
 pub struct ExternalIssuer {
     issuer: String,
@@ -54,7 +57,7 @@ pub struct ExternalIssuer {
     http: reqwest::Client,
     cache: tokio::sync::Mutex<Cache>,
     /// Keys by id and until when they are fresh, readable without waiting for a refresh.
-    snapshot: Mutex<(HashMap<String, std::sync::Arc<Key>>, Option<Instant>)>,
+    snapshot: Mutex<Snapshot>,
 }
 
 impl std::fmt::Debug for ExternalIssuer {
@@ -223,11 +226,12 @@ impl ExternalIssuer {
         let mut cache = self.cache.lock().await;
         let stale = cache.fetched.is_none_or(|t| t.elapsed() >= cache.ttl);
         let may_retry = cache.last_attempt.is_none_or(|t| t.elapsed() >= MIN_REFRESH);
-        if (stale || known.is_none()) && may_retry {
-            if let Err(e) = self.refresh(&mut cache).await {
-                // Keep serving with the keys we have; say why the refresh failed.
-                tracing::warn!(issuer = %self.issuer, error = %format!("{e:#}"), "could not refresh the external issuer's keys");
-            }
+        // On failure keep serving with the keys we have, and say why the refresh failed.
+        if (stale || known.is_none())
+            && may_retry
+            && let Err(e) = self.refresh(&mut cache).await
+        {
+            tracing::warn!(issuer = %self.issuer, error = %format!("{e:#}"), "could not refresh the external issuer's keys");
         }
         cache.keys.get(kid).cloned().or(known)
     }

@@ -174,6 +174,8 @@ impl SigningKeys {
     /// Makes a new active key; the old one moves to the previous keys, still published and
     /// still verifying, so tokens it signed stay valid until they expire.
     pub fn rotate(data_dir: &Path) -> Result<Rotation> {
+        // On a data directory that has no key yet, there is a first one to rotate away from.
+        Self::load_or_create(data_dir)?;
         let old = Key::read(&data_dir.join(KEY_FILE))?;
         let previous_dir = data_dir.join(PREVIOUS_DIR);
         std::fs::create_dir_all(&previous_dir)?;

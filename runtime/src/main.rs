@@ -162,6 +162,13 @@ enum UserCommand {
         #[arg(long)]
         tenant: String,
     },
+    /// Remove a user: their password, sessions, consents and refresh tokens.
+    Remove {
+        #[command(flatten)]
+        common: Common,
+        /// The user's name.
+        user: String,
+    },
 }
 
 /// The new user's password: the environment variable, else a no-echo prompt on a terminal, else
@@ -215,6 +222,20 @@ enum KeysCommand {
         #[command(flatten)]
         common: Common,
     },
+    /// New token-signing key for the embedded authorization server. The old key keeps verifying
+    /// (and stays in the JWKS) until retired, so live tokens stay valid; running servers pick the
+    /// new key up within seconds.
+    RotateSigning {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Stop publishing and accepting a previous signing key (tokens it signed stop working).
+    RetireSigning {
+        #[command(flatten)]
+        common: Common,
+        /// The key id (`kid`) to retire, as `rotate-signing` printed it.
+        kid: String,
+    },
 }
 
 async fn serve(config: Config) -> anyhow::Result<()> {
@@ -222,7 +243,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let app = runtime::build(&state);
     let listener = tokio::net::TcpListener::bind(config.addr).await?;
     tracing::info!(addr = %config.addr, public_url = %config.public_url, "serving: REST {0}/api/v1, {0}/v1/prospector; docs {0}/docs/", config.public_url);
-    axum::serve(listener, app)
+    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
         })
@@ -275,6 +296,12 @@ fn main() -> ExitCode {
             }
             Ok(())
         }),
+        Command::User { command: UserCommand::Remove { common, user } } => block_on(async move {
+            let store = common.store().await?;
+            anyhow::ensure!(runtime::oauth::users::remove(&store, &user).await?, "there is no user {user}");
+            println!("removed user {user}; their sessions and refresh tokens are revoked");
+            Ok(())
+        }),
         Command::ApiToken {
             command: ApiTokenCommand::Create { common, sub, tenant, name, plan, scopes, expires_in_days },
         } => block_on(async move {
@@ -300,6 +327,13 @@ fn main() -> ExitCode {
             );
             Ok(())
         }),
+        Command::Keys { command: KeysCommand::RotateSigning { common } } => keys::SigningKeys::rotate(&common.data_dir)
+            .map(|r| {
+                println!("new signing key {}; previous key {} still verifies until retired", r.active, r.previous);
+            }),
+        Command::Keys { command: KeysCommand::RetireSigning { common, kid } } => {
+            keys::SigningKeys::retire(&common.data_dir, &kid).map(|()| println!("retired signing key {kid}"))
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

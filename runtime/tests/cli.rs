@@ -83,3 +83,60 @@ fn api_token_create_prints_a_token_the_prospector_accepts() {
         assert_eq!(resp.headers()["x-ratelimit-limit"], "300", "with its Team plan");
     });
 }
+
+#[test]
+fn users_are_added_from_stdin_sign_in_and_signing_keys_rotate_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let common = ["--data-dir", dir.path().to_str().unwrap(), "--addr", &addr];
+    let run = |args: &[&str], stdin: &str| {
+        use std::io::Write;
+        let mut child = Command::new(BIN)
+            .args(args)
+            .args(common)
+            .env_remove("SPECWRIGHT_USER_PASSWORD")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.success(),
+            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+        )
+    };
+    let (ok, out) = run(&["user", "add", "alice", "--tenant", "acme"], "correct horse battery\n");
+    assert!(!ok && out.contains("there is no tenant acme"), "{out}");
+    assert!(run(&["tenant", "create", "acme", "--admin", "alice"], "").0);
+    let (ok, out) = run(&["user", "add", "alice", "--tenant", "acme"], "short\n");
+    assert!(!ok && out.contains("8 to 1024 characters"), "{out}");
+    let (ok, out) = run(&["user", "add", "alice", "--tenant", "acme"], "correct horse battery\n");
+    assert!(ok && out.contains("created user alice in tenant acme"), "{out}");
+    let (ok, out) = run(&["keys", "rotate-signing"], "");
+    assert!(ok && out.contains("new signing key"), "{out}");
+
+    let _server = Servers(vec![serve(&common)]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        let base = format!("http://{addr}");
+        wait_healthy(&client, &base).await;
+        let login = |password: &'static str| {
+            client
+                .post(format!("{base}/login"))
+                .form(&[("username", "alice"), ("password", password), ("next", "/console/")])
+                .send()
+        };
+        assert_eq!(login("wrong password").await.unwrap().status(), 401);
+        let ok = login("correct horse battery").await.unwrap();
+        assert_eq!(ok.status(), 303);
+        assert!(ok.headers()["set-cookie"].to_str().unwrap().starts_with("specwright_session="));
+        // Both the new and the previous signing key are published.
+        let jwks: serde_json::Value =
+            client.get(format!("{base}/.well-known/jwks.json")).send().await.unwrap().json().await.unwrap();
+        assert_eq!(jwks["keys"].as_array().unwrap().len(), 2, "{jwks}");
+    });
+}

@@ -6,20 +6,6 @@ mod common;
 
 use std::process::Command;
 
-fn tool(var: &str, what: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(path) => Some(path),
-        Err(_) => {
-            assert!(
-                std::env::var("SPECWRIGHT_CI").is_err(),
-                "SPECWRIGHT_CI is set but {var} is not: .ci/run installs {what}"
-            );
-            eprintln!("SKIPPED ({what}): set {var} (.ci/run installs it)");
-            None
-        }
-    }
-}
-
 async fn run(cmd: Vec<String>) -> (bool, String) {
     tokio::task::spawn_blocking(move || {
         let out = Command::new(&cmd[0]).args(&cmd[1..]).output().expect("run client");
@@ -43,7 +29,9 @@ async fn vault() -> (common::TestServer, String, String, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_python_sdk_lists_stores_leases_redeems_and_gets_our_403() {
-    let Some(python) = tool("SPECWRIGHT_MCP_PYTHON", "the Python MCP SDK") else { return };
+    let Some(python) = common::tool("SPECWRIGHT_MCP_PYTHON", "the Python MCP SDK", "the Python MCP SDK") else {
+        return;
+    };
     let (_server, url, write, read) = vault().await;
     let script = xtask::workspace_root().join("tests/mcp_clients/python_client.py").display().to_string();
     // `auto` negotiates 2026-07-28 through server/discover; `legacy` forces the initialize handshake.
@@ -61,7 +49,9 @@ async fn the_official_python_sdk_lists_stores_leases_redeems_and_gets_our_403() 
 /// the same token storage authorizes nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_python_sdk_completes_the_oauth_flow_with_step_up_and_token_reuse() {
-    let Some(python) = tool("SPECWRIGHT_MCP_PYTHON", "the Python MCP SDK") else { return };
+    let Some(python) = common::tool("SPECWRIGHT_MCP_PYTHON", "the Python MCP SDK", "the Python MCP SDK") else {
+        return;
+    };
     let server = common::TestServer::start().await;
     server.tenant("acme", "alice").await;
     runtime::oauth::users::add(&server.state.store, "alice", "acme", "correct horse battery").await.unwrap();
@@ -84,7 +74,10 @@ async fn the_official_python_sdk_completes_the_oauth_flow_with_step_up_and_token
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mcp_inspector_cli_lists_and_calls_tools() {
-    let Some(inspector) = tool("SPECWRIGHT_MCP_INSPECTOR", "the MCP Inspector CLI") else { return };
+    let Some(inspector) = common::tool("SPECWRIGHT_MCP_INSPECTOR", "the MCP Inspector CLI", "the MCP Inspector CLI")
+    else {
+        return;
+    };
     let (_server, url, write, read) = vault().await;
     let base = |token: &str, method: &str| {
         vec![

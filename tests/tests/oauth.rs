@@ -597,3 +597,37 @@ on_both_backends!(session_cookies_meet_rbac_tenancy_and_csrf_but_no_scopes, |ser
     let (status, _) = send("GET", "/api/v1/credentials/db", &alice, None, None, None).await;
     assert_eq!(status, 401);
 });
+
+#[tokio::test]
+async fn repeated_wrong_passwords_are_throttled_and_removed_users_lose_their_grants() {
+    let server = common::TestServer::start().await;
+    with_user(&server).await;
+    let mut browser = Browser::new(&server).await;
+    for _ in 0..5 {
+        assert_eq!(browser.sign_in("alice", "guess", "/console/").await.status(), 401);
+    }
+    // Even the right password waits now: guessing cannot continue at speed.
+    let blocked = browser.sign_in("alice", PASSWORD, "/console/").await;
+    assert_eq!(blocked.status(), 429);
+    assert!(blocked.headers().get("retry-after").is_some());
+    assert!(blocked.headers().get("set-cookie").is_none());
+    // Another user from the same address is not locked out by alice's failures.
+    runtime::oauth::users::add(&server.state.store, "bob", "acme", PASSWORD).await.unwrap();
+    assert_eq!(browser.sign_in("bob", PASSWORD, "/console/").await.status(), 303);
+
+    // bob authorizes a client, then is removed: his refresh token and session stop working.
+    let (verifier, challenge) = pkce();
+    let url = browser.authorize_url("vault:read", &challenge, &[]);
+    let page = browser.get(&url).await;
+    assert_eq!(page.status(), 200);
+    let mut form = hidden_fields(&page.text().await.unwrap());
+    form.push(("decision".into(), "approve".into()));
+    let to = location(&browser.post_form("/oauth/authorize", &form).await);
+    let (status, tokens) = browser.exchange(&param(&to, "code").unwrap(), &verifier).await;
+    assert_eq!(status, 200);
+    assert!(runtime::oauth::users::remove(&server.state.store, "bob").await.unwrap());
+    let (status, err) = browser.refresh(tokens["refresh_token"].as_str().unwrap()).await;
+    assert_eq!((status, err["error"].as_str()), (400, Some("invalid_grant")));
+    let session = browser.get(&server.url("/console/session")).await;
+    assert_eq!(session.status(), 401);
+}

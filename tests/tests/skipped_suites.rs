@@ -1,7 +1,8 @@
 //! A report, printed on every `cargo test`, of the optional suites this machine cannot run:
-//! the PostgreSQL half of the storage suites, Redis-shared rate limits and the third-party clients. Each skipping test also
-//! returns early on its own; this report makes the skips visible (libtest hides the output of
-//! passing tests). Under `SPECWRIGHT_CI=1` any skip is a failure.
+//! the PostgreSQL half of the storage suites, Redis-shared rate limits, the third-party clients
+//! and the web console's real-browser test. Each skipping test also returns early on its own;
+//! this report makes the skips visible (libtest hides the output of passing tests). Under
+//! `SPECWRIGHT_CI=1` any skip is a failure.
 
 use std::process::{Command, ExitCode};
 
@@ -44,13 +45,17 @@ fn main() -> ExitCode {
     for (var, what) in [
         ("SPECWRIGHT_MCP_PYTHON", "MCP end to end with the official Python SDK"),
         ("SPECWRIGHT_MCP_INSPECTOR", "MCP end to end with the MCP Inspector CLI"),
+        ("SPECWRIGHT_PLAYWRIGHT_NODE_MODULES", "the web console in a real browser (playwright-core)"),
+        ("SPECWRIGHT_CHROMIUM", "the web console in a real browser (Chromium)"),
     ] {
         if std::env::var(var).is_err() {
             skipped.push(format!("{what}: {var} is not set"));
         }
     }
     if skipped.is_empty() {
-        println!("optional suites: none skipped (PostgreSQL, Redis, OpenAPI validator and MCP clients all available)");
+        println!(
+            "optional suites: none skipped (PostgreSQL, Redis, OpenAPI validator, MCP clients and the browser all available)"
+        );
         return ExitCode::SUCCESS;
     }
     for s in &skipped {

@@ -52,12 +52,60 @@ pub const REFRESH_TTL_MS: i64 = 30 * 86_400_000;
 /// Largest form or registration body accepted.
 const BODY_LIMIT: usize = 64 * 1024;
 
+/// Failed sign-ins allowed per user name and client address in [`THROTTLE_WINDOW`].
+const FAILURES_PER_USER: u32 = 5;
+/// Failed sign-ins allowed per client address in [`THROTTLE_WINDOW`] (password spraying).
+const FAILURES_PER_ADDRESS: u32 = 50;
+/// The window failed sign-ins are counted in.
+const THROTTLE_WINDOW: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+/// Counts failed sign-ins (in process) so passwords cannot be guessed at speed.
+#[derive(Debug, Default)]
+struct Throttle(std::sync::Mutex<std::collections::HashMap<String, (u32, std::time::Instant)>>);
+
+impl Throttle {
+    fn keys(address: &str, user: &str) -> [(String, u32); 2] {
+        [(format!("{address}|{}", user.to_lowercase()), FAILURES_PER_USER), (address.to_string(), FAILURES_PER_ADDRESS)]
+    }
+
+    /// Seconds until another attempt is allowed, if the limit is reached.
+    fn blocked(&self, address: &str, user: &str) -> Option<u64> {
+        let map = self.0.lock().ok()?;
+        Self::keys(address, user).iter().find_map(|(k, limit)| {
+            map.get(k)
+                .filter(|(n, since)| *n >= *limit && since.elapsed() < THROTTLE_WINDOW)
+                .map(|(_, since)| (THROTTLE_WINDOW - since.elapsed()).as_secs() + 1)
+        })
+    }
+
+    fn failed(&self, address: &str, user: &str) {
+        let Ok(mut map) = self.0.lock() else { return };
+        if map.len() > 100_000 {
+            map.retain(|_, (_, since)| since.elapsed() < THROTTLE_WINDOW);
+        }
+        for (k, _) in Self::keys(address, user) {
+            let entry = map.entry(k).or_insert((0, std::time::Instant::now()));
+            if entry.1.elapsed() >= THROTTLE_WINDOW {
+                *entry = (0, std::time::Instant::now());
+            }
+            entry.0 += 1;
+        }
+    }
+
+    fn succeeded(&self, address: &str, user: &str) {
+        if let Ok(mut map) = self.0.lock() {
+            map.remove(&Self::keys(address, user)[0].0);
+        }
+    }
+}
+
 /// The authorization server's shared state.
 #[derive(Debug, Clone)]
 pub struct AuthServer {
     store: Store,
     keys: Arc<SigningKeys>,
     config: Config,
+    throttle: Arc<Throttle>,
 }
 
 /// Every scope this server can grant, with what it grants and what it implies.
@@ -202,6 +250,25 @@ fn token_error(status: StatusCode, error: &str, description: &str) -> Response {
     resp
 }
 
+/// A token- or registration-endpoint error, turned into its JSON answer at the edge.
+struct TokenError {
+    status: StatusCode,
+    error: &'static str,
+    description: String,
+}
+
+impl TokenError {
+    fn bad(error: &'static str, description: impl Into<String>) -> Self {
+        TokenError { status: StatusCode::BAD_REQUEST, error, description: description.into() }
+    }
+}
+
+impl IntoResponse for TokenError {
+    fn into_response(self) -> Response {
+        token_error(self.status, self.error, &self.description)
+    }
+}
+
 fn internal(e: impl std::fmt::Display) -> Response {
     tracing::error!(error = %e, "authorization server failure");
     token_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "an internal error occurred; nothing was issued")
@@ -217,7 +284,7 @@ fn pkce_matches(verifier: &str, challenge: &str) -> bool {
 impl AuthServer {
     /// The server over `store`, signing with `keys`.
     pub fn new(store: Store, keys: Arc<SigningKeys>, config: Config) -> Self {
-        AuthServer { store, keys, config }
+        AuthServer { store, keys, config, throttle: Arc::default() }
     }
 
     fn secure_cookies(&self) -> bool {
@@ -514,17 +581,17 @@ async fn authorize_post(State(s): State<Arc<AuthServer>>, headers: HeaderMap, bo
     s.grant(StatusCode::SEE_OTHER, &session, &req).await
 }
 
-fn form(headers: &HeaderMap, body: &Bytes) -> Result<Params, Response> {
+fn form(headers: &HeaderMap, body: &Bytes) -> Result<Params, TokenError> {
     let is_form = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| {
         v.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/x-www-form-urlencoded"))
     });
     if !is_form {
-        return Err(token_error(StatusCode::BAD_REQUEST, "invalid_request", "send application/x-www-form-urlencoded"));
+        return Err(TokenError::bad("invalid_request", "send application/x-www-form-urlencoded"));
     }
     std::str::from_utf8(body)
         .map_err(|_| "the body is not UTF-8".to_string())
         .and_then(Params::parse)
-        .map_err(|e| token_error(StatusCode::BAD_REQUEST, "invalid_request", &e))
+        .map_err(|e| TokenError::bad("invalid_request", e))
 }
 
 /// What a grant yields: who, what, for which audience, in which refresh family.
@@ -604,13 +671,13 @@ impl AuthServer {
     }
 
     /// The audience the token request asks for: a subset of what was granted.
-    fn audience(&self, p: &Params, granted: &[String]) -> Result<Vec<String>, Response> {
+    fn audience(&self, p: &Params, granted: &[String]) -> Result<Vec<String>, TokenError> {
         let asked: Vec<String> = p.all("resource").into_iter().map(|r| r.trim_end_matches('/').to_string()).collect();
         if asked.is_empty() {
             return Ok(granted.to_vec());
         }
         match asked.iter().find(|r| !granted.contains(r)) {
-            Some(r) => Err(token_error(StatusCode::BAD_REQUEST, "invalid_target", &format!("{r} was not granted"))),
+            Some(r) => Err(TokenError::bad("invalid_target", format!("{r} was not granted"))),
             None => Ok(asked),
         }
     }
@@ -689,7 +756,7 @@ impl AuthServer {
         };
         let audience = match self.audience(p, &grant.resources) {
             Ok(a) => a,
-            Err(r) => return r,
+            Err(r) => return r.into_response(),
         };
         let scope = grant.scope.clone();
         self.issue(&grant, &scope, audience).await
@@ -771,7 +838,7 @@ impl AuthServer {
         };
         let audience = match self.audience(p, &grant.resources) {
             Ok(a) => a,
-            Err(r) => return r,
+            Err(r) => return r.into_response(),
         };
         self.issue(&grant, &scope, audience).await
     }
@@ -781,7 +848,7 @@ impl AuthServer {
 async fn token(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: Bytes) -> Response {
     let p = match form(&headers, &body) {
         Ok(p) => p,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     if headers.contains_key(header::AUTHORIZATION) {
         return token_error(
@@ -822,7 +889,7 @@ async fn token(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: Bytes
 async fn revoke(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: Bytes) -> Response {
     let p = match form(&headers, &body) {
         Ok(p) => p,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let Some(token) = p.get("token") else {
         return token_error(StatusCode::BAD_REQUEST, "invalid_request", "token is required");
@@ -843,8 +910,8 @@ async fn revoke(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: Byte
     resp
 }
 
-fn registration_error(error: &str, description: &str) -> Response {
-    token_error(StatusCode::BAD_REQUEST, error, description)
+fn registration_error(error: &'static str, description: &str) -> Response {
+    TokenError::bad(error, description).into_response()
 }
 
 /// `POST /oauth/register` (RFC 7591): public clients with loopback or HTTPS redirect URIs.
@@ -859,23 +926,21 @@ async fn register(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: By
     let Ok(Value::Object(meta)) = serde_json::from_slice::<Value>(&body) else {
         return registration_error("invalid_client_metadata", "the body is not a JSON object");
     };
-    let strings = |name: &str| -> Result<Option<Vec<String>>, Response> {
+    let strings = |name: &str| -> Result<Option<Vec<String>>, TokenError> {
         match meta.get(name) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Array(items)) => {
                 items.iter().map(|v| v.as_str().map(str::to_string)).collect::<Option<Vec<_>>>().map(Some).ok_or_else(
-                    || registration_error("invalid_client_metadata", &format!("{name} must be an array of strings")),
+                    || TokenError::bad("invalid_client_metadata", format!("{name} must be an array of strings")),
                 )
             }
-            Some(_) => {
-                Err(registration_error("invalid_client_metadata", &format!("{name} must be an array of strings")))
-            }
+            Some(_) => Err(TokenError::bad("invalid_client_metadata", format!("{name} must be an array of strings"))),
         }
     };
     let redirect_uris = match strings("redirect_uris") {
         Ok(Some(u)) if !u.is_empty() && u.len() <= 10 => u,
         Ok(_) => return registration_error("invalid_redirect_uri", "redirect_uris must list 1 to 10 URIs"),
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     for uri in &redirect_uris {
         if uri.len() > 2000 {
@@ -887,7 +952,7 @@ async fn register(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: By
     }
     let grant_types = match strings("grant_types") {
         Ok(g) => g.unwrap_or_else(|| vec!["authorization_code".into(), "refresh_token".into()]),
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     if let Some(g) = grant_types.iter().find(|g| !matches!(g.as_str(), "authorization_code" | "refresh_token")) {
         return registration_error("invalid_client_metadata", &format!("grant type {g} is not supported"));
@@ -896,21 +961,21 @@ async fn register(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: By
         Ok(None) => {}
         Ok(Some(r)) if r.iter().all(|t| t == "code") => {}
         Ok(Some(_)) => return registration_error("invalid_client_metadata", "the only response type is code"),
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     }
-    let text = |name: &str, max: usize| -> Result<Option<String>, Response> {
+    let text = |name: &str, max: usize| -> Result<Option<String>, TokenError> {
         match meta.get(name) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(v)) if v.chars().count() <= max => Ok(Some(v.clone())),
-            Some(_) => Err(registration_error(
+            Some(_) => Err(TokenError::bad(
                 "invalid_client_metadata",
-                &format!("{name} must be a string of at most {max} characters"),
+                format!("{name} must be a string of at most {max} characters"),
             )),
         }
     };
     let (name, scope) = match (text("client_name", 200), text("scope", 500)) {
         (Ok(n), Ok(sc)) => (n, sc),
-        (Err(r), _) | (_, Err(r)) => return r,
+        (Err(r), _) | (_, Err(r)) => return r.into_response(),
     };
     if let Some(unknown) =
         scope.iter().flat_map(|sc| sc.split_whitespace()).find(|x| scope_catalog().all(|i| i.name != *x))
@@ -973,7 +1038,13 @@ async fn login_page(State(s): State<Arc<AuthServer>>, RawQuery(query): RawQuery,
 }
 
 /// `POST /login`: checks the password, starts a session, sets the cookie.
-async fn login(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn login(
+    State(s): State<Arc<AuthServer>>,
+    peer: Option<axum::Extension<axum::extract::ConnectInfo<std::net::SocketAddr>>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let address = peer.map(|p| p.0.0.ip().to_string()).unwrap_or_default();
     if sessions::cross_site(&headers, &s.config.public_url) {
         return pages::error(StatusCode::FORBIDDEN, "Sign in from this server's own sign-in page.");
     }
@@ -983,6 +1054,16 @@ async fn login(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: Bytes
     };
     let next = local_path(p.get("next"));
     let user = p.get("username").unwrap_or_default();
+    if let Some(wait) = s.throttle.blocked(&address, user) {
+        let mut resp = pages::login(
+            &next,
+            Some(&format!("Too many failed sign-ins; try again in {} minutes.", wait.div_ceil(60))),
+            user,
+        );
+        *resp.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+        resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(wait));
+        return resp;
+    }
     let found = match users::verify(&s.store, user, p.get("password").unwrap_or_default()).await {
         Ok(u) => u,
         Err(e) => {
@@ -990,8 +1071,10 @@ async fn login(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: Bytes
         }
     };
     let Some(found) = found else {
+        s.throttle.failed(&address, user);
         return pages::login(&next, Some("Wrong user name or password."), user);
     };
+    s.throttle.succeeded(&address, user);
     let secret = match sessions::create(&s.store, &found.id, &found.tenant).await {
         Ok((secret, _)) => secret,
         Err(e) => return pages::error(StatusCode::INTERNAL_SERVER_ERROR, &format!("Could not start a session: {e}")),
@@ -1026,25 +1109,27 @@ pub fn router(server: Arc<AuthServer>) -> Router {
     let doc = move || {
         let metadata = metadata.clone();
         async move {
-            (
-                [
-                    (header::CONTENT_TYPE, "application/json"),
-                    (header::CACHE_CONTROL, "public, max-age=300"),
-                    (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
-                ],
-                metadata,
-            )
+            ([(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "public, max-age=300")], metadata)
         }
     };
-    Router::new()
+    // Browser-based clients call these from their own origin; no cookies are involved.
+    let cors = tower_http::cors::CorsLayer::new()
+        .allow_origin(tower_http::cors::Any)
+        .allow_methods([axum::http::Method::GET, axum::http::Method::POST])
+        .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION])
+        .max_age(std::time::Duration::from_secs(3600));
+    let machine = Router::new()
         .route(METADATA_PATH, get(doc.clone()))
         .route(OPENID_PATH, get(doc))
-        .route(AUTHORIZE_PATH, get(authorize_get).post(authorize_post))
         .route(TOKEN_PATH, post(token))
         .route(REGISTER_PATH, post(register))
         .route(REVOKE_PATH, post(revoke))
+        .layer(cors);
+    Router::new()
+        .route(AUTHORIZE_PATH, get(authorize_get).post(authorize_post))
         .route(LOGIN_PATH, get(login_page).post(login))
         .route(LOGOUT_PATH, post(logout))
+        .merge(machine)
         .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(server)
 }

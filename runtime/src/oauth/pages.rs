@@ -43,12 +43,14 @@ pub fn page(status: StatusCode, title: &str, body: &str) -> Response {
     resp
 }
 
-/// No caching, no framing, no sniffing, no referrer leaking codes or state.
+/// No caching, no framing, no sniffing, no referrer leaking codes or state to other sites
+/// (`same-origin`, not `no-referrer`: under `no-referrer` browsers send `Origin: null` with our own
+/// forms, which the cross-site check must refuse).
 pub fn secure_headers(h: &mut axum::http::HeaderMap) {
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     h.insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(

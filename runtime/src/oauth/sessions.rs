@@ -103,13 +103,16 @@ pub fn same(a: &str, b: &str) -> bool {
     a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Whether a request was sent by a page of another site: its `Origin` (or, without one, its
-/// `Sec-Fetch-Site`) says so. `origin` is this server's public origin.
+/// Whether a request was sent by a page of another site: its `Origin` says so, or, when it sends
+/// none or an opaque `null` one (privacy settings), its `Sec-Fetch-Site`. `origin` is this server's
+/// public origin.
 pub fn cross_site(headers: &HeaderMap, origin: &str) -> bool {
-    if let Some(o) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
-        return !o.eq_ignore_ascii_case(origin);
+    let fetch_site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
+    match headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
+        Some("null") => fetch_site != Some("same-origin"),
+        Some(o) => !o.eq_ignore_ascii_case(origin),
+        None => fetch_site.is_some_and(|v| v == "cross-site" || v == "same-site"),
     }
-    headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()).is_some_and(|v| v == "cross-site")
 }
 
 /// Whether a cookie request may proceed: safe methods always; others only from our own origin

@@ -126,3 +126,21 @@ pub async fn tenant_of(store: &Store, user: &str) -> Result<Option<String>> {
     let row = sqlx::query("SELECT tenant_id FROM users WHERE id = $1").bind(user).fetch_optional(store.pool()).await?;
     Ok(row.map(|r| r.get(0)))
 }
+
+/// Removes `user`: their password, sessions, consents and refresh tokens (so no new access token
+/// can be minted for them; access tokens already issued expire within the hour). Their role
+/// assignments and grants are the vault's, managed through its API. Returns whether they existed.
+pub async fn remove(store: &Store, user: &str) -> Result<bool> {
+    let mut tx = store.begin().await?;
+    let existed =
+        sqlx::query("DELETE FROM users WHERE id = $1").bind(user).execute(&mut *tx).await?.rows_affected() > 0;
+    sqlx::query("DELETE FROM sessions WHERE user_id = $1").bind(user).execute(&mut *tx).await?;
+    sqlx::query("DELETE FROM oauth_consents WHERE user_id = $1").bind(user).execute(&mut *tx).await?;
+    sqlx::query("UPDATE oauth_refresh_tokens SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL")
+        .bind(now_ms())
+        .bind(user)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(existed)
+}

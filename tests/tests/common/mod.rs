@@ -115,7 +115,9 @@ impl TestServer {
         let state = AppState::open(config).await.expect("open state");
         let app = runtime::build(&state);
         tokio::spawn(async move {
-            axum::serve(listener, app).await.expect("serve");
+            axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>())
+                .await
+                .expect("serve");
         });
         Some(TestServer { base: format!("http://{addr}"), state, dir, _db: db })
     }
@@ -249,4 +251,20 @@ macro_rules! on_both_backends {
             }
         }
     };
+}
+
+/// The path of a third-party tool `.ci/run` installs and names in `var`; elsewhere `None`, after
+/// printing which `suite` skips (under `SPECWRIGHT_CI` a missing tool fails instead).
+pub fn tool(var: &str, what: &str, suite: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(path) => Some(path),
+        Err(_) => {
+            assert!(
+                std::env::var("SPECWRIGHT_CI").is_err(),
+                "SPECWRIGHT_CI is set but {var} is not: .ci/run installs {what}"
+            );
+            eprintln!("SKIPPED ({suite}): set {var} (.ci/run installs {what})");
+            None
+        }
+    }
 }
