@@ -70,6 +70,9 @@ impl AppState {
             }
             None => None,
         };
+        if config.embedded_issuer() {
+            crate::oauth::register_docs_client(&store, &config).await?;
+        }
         Ok(AppState { config, keys, store, vault, limiter, prospector, external })
     }
 
@@ -199,7 +202,7 @@ pub fn build(state: &AppState) -> Router {
     );
     let prospector = generated::prospector::router(state.prospector.clone(), prospector_gate.clone())
         .layer(middleware::from_fn(crate::auth::rate_limit_headers));
-    let docs = SwaggerUi::new("/docs").config(
+    let mut docs = SwaggerUi::new("/docs").config(
         SwaggerConfig::new([
             Url::new("Credential Vault (OpenAPI 3.1)", "/openapi/vault.json"),
             Url::new("Lead Prospecting API (OpenAPI 3.1)", "/openapi/prospector.json"),
@@ -208,6 +211,15 @@ pub fn build(state: &AppState) -> Router {
         .display_operation_id(true)
         .persist_authorization(true),
     );
+    if state.config.embedded_issuer() {
+        // "Authorize" on the page signs in through the embedded authorization server (code + PKCE).
+        docs = docs.oauth(
+            utoipa_swagger_ui::oauth::Config::new()
+                .client_id(crate::oauth::DOCS_CLIENT_ID)
+                .app_name("Specwright API documentation")
+                .use_pkce_with_authorization_code_grant(true),
+        );
+    }
     let v = &generated::vault::SERVICE;
     let p = &generated::prospector::SERVICE;
     let mut app = Router::new()

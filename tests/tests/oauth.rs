@@ -631,3 +631,38 @@ async fn repeated_wrong_passwords_are_throttled_and_removed_users_lose_their_gra
     let session = browser.get(&server.url("/console/session")).await;
     assert_eq!(session.status(), 401);
 }
+
+#[tokio::test]
+async fn the_documentation_page_signs_in_through_the_embedded_server() {
+    let server = common::TestServer::start().await;
+    with_user(&server).await;
+    let init = reqwest::get(server.url("/docs/swagger-initializer.js")).await.unwrap().text().await.unwrap();
+    assert!(init.contains("specwright-docs") && init.contains("usePkceWithAuthorizationCodeGrant"), "{init}");
+    // The page's redirect URI is registered for its client: the flow runs to a code for it.
+    let mut browser = Browser::new(&server).await;
+    browser.client_id = runtime::oauth::DOCS_CLIENT_ID.into();
+    let (verifier, challenge) = pkce();
+    let redirect = server.url("/docs/oauth2-redirect.html");
+    let encoded = |s: &str| serde_urlencoded::to_string([("r", s)]).unwrap()[2..].to_string();
+    let url = browser.authorize_url("vault:read", &challenge, &[]).replace(&encoded(CALLBACK), &encoded(&redirect));
+    let resp = browser.get(&url).await;
+    let next = param(&location(&resp), "next").expect("sign-in first");
+    assert_eq!(browser.sign_in("alice", PASSWORD, &next).await.status(), 303);
+    let page = browser.get(&server.url(&next)).await;
+    let mut form = hidden_fields(&page.text().await.unwrap());
+    form.push(("decision".into(), "approve".into()));
+    let to = location(&browser.post_form("/oauth/authorize", &form).await);
+    assert!(to.starts_with(&redirect), "{to}");
+    let (status, tokens) = browser
+        .token(&[
+            ("grant_type", "authorization_code"),
+            ("code", &param(&to, "code").unwrap()),
+            ("redirect_uri", &redirect),
+            ("client_id", runtime::oauth::DOCS_CLIENT_ID),
+            ("code_verifier", &verifier),
+        ])
+        .await;
+    assert_eq!(status, 200, "{tokens}");
+    let (status, _) = server.call("GET", "/api/v1/credentials", tokens["access_token"].as_str().unwrap(), None).await;
+    assert_eq!(status, 200);
+}

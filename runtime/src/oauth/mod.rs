@@ -45,6 +45,12 @@ pub const METADATA_PATH: &str = "/.well-known/oauth-authorization-server";
 /// The OpenID discovery alias clients also try.
 pub const OPENID_PATH: &str = "/.well-known/openid-configuration";
 
+/// The client the API documentation page (Swagger UI at `/docs/`) signs in with, registered at
+/// start-up with the page's redirect URI.
+pub const DOCS_CLIENT_ID: &str = "specwright-docs";
+/// Where Swagger UI receives the authorization response.
+pub const DOCS_REDIRECT_PATH: &str = "/docs/oauth2-redirect.html";
+
 /// Access tokens live an hour.
 pub const ACCESS_TTL_SECONDS: i64 = 3600;
 /// Refresh tokens live 30 days (each use rotates them).
@@ -505,6 +511,28 @@ impl AuthServer {
             &hidden,
         )
     }
+}
+
+/// Registers (or updates) the documentation page's client, so "Authorize" in Swagger UI runs the
+/// authorization-code flow with PKCE against this server. Skipped when the public URL is neither
+/// HTTPS nor loopback (such a redirect URI is not allowed).
+pub async fn register_docs_client(store: &Store, config: &Config) -> sqlx::Result<bool> {
+    let redirect = format!("{}{DOCS_REDIRECT_PATH}", config.public_url);
+    if redirect_uri_allowed(&redirect).is_err() {
+        return Ok(false);
+    }
+    sqlx::query(
+        "INSERT INTO oauth_clients (id, name, redirect_uris, grant_types, scope, created_at) VALUES ($1, $2, $3, $4, NULL, $5) \
+         ON CONFLICT (id) DO UPDATE SET redirect_uris = excluded.redirect_uris, name = excluded.name",
+    )
+    .bind(DOCS_CLIENT_ID)
+    .bind("Specwright API documentation")
+    .bind(serde_json::to_string(&[redirect]).unwrap_or_default())
+    .bind("authorization_code refresh_token")
+    .bind(now_ms())
+    .execute(store.pool())
+    .await?;
+    Ok(true)
 }
 
 /// `GET /oauth/authorize`: sign in first, then consent (unless given before), then the code.
