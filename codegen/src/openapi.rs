@@ -46,8 +46,73 @@ fn reference(name: &str) -> RefOr<Schema> {
     RefOr::Ref(Ref::from_schema_name(name))
 }
 
+/// Which way a schema travels. Requests accept `null` for an optional field (it means the field is
+/// absent, as the decoder treats it) and mark secrets `writeOnly`; responses do neither; a model
+/// both carry accepts `null` but marks nothing `writeOnly`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Request,
+    Response,
+    Both,
+}
+
+/// Models reachable from `roots` through fields.
+fn reachable<'a>(api: &Api, roots: impl IntoIterator<Item = &'a str>) -> std::collections::BTreeSet<String> {
+    fn visit(api: &Api, ty: &Ty, out: &mut std::collections::BTreeSet<String>) {
+        match ty {
+            Ty::Model(name) => {
+                if out.insert(name.clone())
+                    && let Some(m) = api.models.get(name)
+                {
+                    for f in &m.fields {
+                        visit(api, &f.ty, out);
+                    }
+                }
+            }
+            Ty::List(inner) | Ty::Map(inner) => visit(api, inner, out),
+            _ => {}
+        }
+    }
+    let mut out = std::collections::BTreeSet::new();
+    for r in roots {
+        visit(api, &Ty::Model(r.to_string()), &mut out);
+    }
+    out
+}
+
+/// A scalar's schema with the field's constraints (for a list of scalars, the constraints apply
+/// to each item, as the decoder applies them).
+fn scalar_schema(scalar: &Ty, def: Option<&crate::spec::FieldDef>, describe: bool, side: Side) -> RefOr<Schema> {
+    let (t, format) = match scalar {
+        Ty::String => (Type::String, None),
+        Ty::Integer => (Type::Integer, Some(KnownFormat::Int64)),
+        Ty::Number => (Type::Number, Some(KnownFormat::Double)),
+        Ty::Boolean => (Type::Boolean, None),
+        _ => (Type::String, Some(KnownFormat::DateTime)),
+    };
+    let mut b = ObjectBuilder::new().schema_type(t).format(format.map(SchemaFormat::KnownFormat));
+    if let Some(d) = def {
+        if describe {
+            b = b.description(Some(d.description.clone()));
+            if let Some(ex) = &d.example {
+                b = b.examples([ex.clone()]);
+            }
+        }
+        b = b
+            .minimum(d.minimum.map(number))
+            .maximum(d.maximum.map(number))
+            .min_length(d.min_length.map(|n| n as usize))
+            .max_length(d.max_length.map(|n| n as usize))
+            .pattern(d.pattern.clone());
+        if d.secret && side == Side::Request && describe {
+            b = b.write_only(true);
+        }
+    }
+    RefOr::T(Schema::Object(b.build()))
+}
+
 /// The schema of one field (without the field's nullability).
-fn type_schema(ty: &Ty, field: Option<&Field>) -> RefOr<Schema> {
+fn type_schema(ty: &Ty, field: Option<&Field>, side: Side) -> RefOr<Schema> {
     let def = field.map(|f| &f.def);
     let described = |b: ObjectBuilder| match def {
         Some(d) => b.description(Some(d.description.clone())),
@@ -56,7 +121,12 @@ fn type_schema(ty: &Ty, field: Option<&Field>) -> RefOr<Schema> {
     match ty {
         Ty::Enum(name) | Ty::Model(name) => reference(name),
         Ty::List(inner) => {
-            let mut b = ArrayBuilder::new().items(type_schema(inner, None));
+            let items = if inner.is_scalar() && !matches!(**inner, Ty::Enum(_)) {
+                scalar_schema(inner, def, false, side)
+            } else {
+                type_schema(inner, None, side)
+            };
+            let mut b = ArrayBuilder::new().items(items);
             if let Some(d) = def {
                 b = b
                     .description(Some(d.description.clone()))
@@ -67,35 +137,13 @@ fn type_schema(ty: &Ty, field: Option<&Field>) -> RefOr<Schema> {
         }
         Ty::Map(inner) => RefOr::T(Schema::Object(
             described(ObjectBuilder::new().schema_type(Type::Object))
-                .additional_properties(Some(AdditionalProperties::RefOr(type_schema(inner, None))))
+                .additional_properties(Some(AdditionalProperties::RefOr(type_schema(inner, None, side))))
                 .build(),
         )),
         Ty::Json => RefOr::T(Schema::Object(
             described(ObjectBuilder::new().schema_type(utoipa::openapi::schema::SchemaType::AnyValue)).build(),
         )),
-        scalar => {
-            let (t, format) = match scalar {
-                Ty::String => (Type::String, None),
-                Ty::Integer => (Type::Integer, Some(KnownFormat::Int64)),
-                Ty::Number => (Type::Number, Some(KnownFormat::Double)),
-                Ty::Boolean => (Type::Boolean, None),
-                _ => (Type::String, Some(KnownFormat::DateTime)),
-            };
-            let mut b = described(ObjectBuilder::new().schema_type(t).format(format.map(SchemaFormat::KnownFormat)));
-            if let Some(d) = def {
-                b = b
-                    .minimum(d.minimum.map(number))
-                    .maximum(d.maximum.map(number))
-                    .min_length(d.min_length.map(|n| n as usize))
-                    .max_length(d.max_length.map(|n| n as usize))
-                    .pattern(d.pattern.clone())
-                    .write_only(d.secret);
-                if let Some(ex) = &d.example {
-                    b = b.examples([ex.clone()]);
-                }
-            }
-            RefOr::T(Schema::Object(b.build()))
-        }
+        scalar => scalar_schema(scalar, def, true, side),
     }
 }
 
@@ -104,10 +152,12 @@ fn number(v: f64) -> utoipa::Number {
     if v.fract() == 0.0 && v.abs() < 9.0e15 { utoipa::Number::Int(v as isize) } else { utoipa::Number::Float(v) }
 }
 
-/// The schema of a field, nullable when the spec says so.
-fn field_schema(f: &Field) -> RefOr<Schema> {
-    let base = type_schema(&f.ty, Some(f));
-    if !f.def.nullable {
+/// The schema of a field: nullable when the spec says so, or when it is an optional field of a
+/// request body (`null` there means absent).
+fn field_schema(f: &Field, side: Side, in_body: bool) -> RefOr<Schema> {
+    let base = type_schema(&f.ty, Some(f), side);
+    let optional_null = side != Side::Response && in_body && !f.required();
+    if !f.def.nullable && !optional_null {
         return base;
     }
     match base {
@@ -116,6 +166,10 @@ fn field_schema(f: &Field) -> RefOr<Schema> {
                 o.schema_type = utoipa::openapi::schema::SchemaType::Array(vec![t, Type::Null]);
             }
             RefOr::T(Schema::Object(o))
+        }
+        RefOr::T(Schema::Array(mut a)) => {
+            a.schema_type = utoipa::openapi::schema::SchemaType::Array(vec![Type::Array, Type::Null]);
+            RefOr::T(Schema::Array(a))
         }
         other => RefOr::T(Schema::OneOf(
             OneOfBuilder::new()
@@ -128,10 +182,10 @@ fn field_schema(f: &Field) -> RefOr<Schema> {
 }
 
 /// An object schema over `fields`. Inputs reject unknown fields; outputs may grow new ones.
-fn object_schema<'a>(description: &str, fields: impl Iterator<Item = &'a Field>, closed: bool) -> Schema {
+fn object_schema<'a>(description: &str, fields: impl Iterator<Item = &'a Field>, closed: bool, side: Side) -> Schema {
     let mut b = ObjectBuilder::new().schema_type(Type::Object).description(Some(description.to_string()));
     for f in fields {
-        b = b.property(&f.name, field_schema(f));
+        b = b.property(&f.name, field_schema(f, side, f.location() == Location::Body));
         if f.required() {
             b = b.required(&f.name);
         }
@@ -171,12 +225,14 @@ fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
         out.push((name.clone(), RefOr::T(Schema::Object(schema))));
     }
     let inputs = input_models(api);
+    let request_side = reachable(api, inputs.iter().copied());
+    let response_side = reachable(api, api.operations.iter().filter_map(|o| o.def.output.as_deref()));
     for op in &api.operations {
         // Mixed inputs document only their body part; path and query fields are parameters.
         if let (Some(body), Some(model)) = (body_schema_name(api, op), api.input(op))
             && body != model.name
         {
-            let schema = object_schema(&model.description, model.fields_in(Location::Body), true);
+            let schema = object_schema(&model.description, model.fields_in(Location::Body), true, Side::Request);
             out.push((body, RefOr::T(schema)));
         }
     }
@@ -188,7 +244,12 @@ fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
         if is_input && m.fields.is_empty() {
             continue;
         }
-        out.push((name.clone(), RefOr::T(object_schema(&m.description, m.fields.iter(), is_input))));
+        let side = match (request_side.contains(name), response_side.contains(name)) {
+            (true, false) => Side::Request,
+            (true, true) => Side::Both,
+            _ => Side::Response,
+        };
+        out.push((name.clone(), RefOr::T(object_schema(&m.description, m.fields.iter(), is_input, side))));
     }
     let mut envelopes: Vec<(String, RefOr<Schema>)> = Vec::new();
     for op in &api.operations {
@@ -328,7 +389,7 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
                 .parameter_in(loc)
                 .required(if f.required() { Required::True } else { Required::False })
                 .description(Some(f.def.description.clone()))
-                .schema(Some(field_schema(f)));
+                .schema(Some(field_schema(f, Side::Request, false)));
             if matches!(f.ty, Ty::List(_)) {
                 p = p.explode(Some(true));
             }
@@ -553,8 +614,8 @@ fn rewrite_refs(v: Value) -> Value {
 pub fn input_schema(api: &Api, doc: &Value, op: &Operation) -> Value {
     let model: Option<&Model> = api.input(op);
     let root = match model {
-        Some(m) => object_schema(&m.description, m.fields.iter(), true),
-        None => object_schema("No arguments.", std::iter::empty(), true),
+        Some(m) => object_schema(&m.description, m.fields.iter(), true, Side::Request),
+        None => object_schema("No arguments.", std::iter::empty(), true, Side::Request),
     };
     let mut v = serde_json::to_value(&root).unwrap_or_default();
     if let Value::Object(map) = &mut v {

@@ -555,7 +555,7 @@ impl<'de> serde::Deserialize<'de> for StrictJson {
                 Ok(StrictJson(Value::from(v)))
             }
             fn visit_f64<E>(self, v: f64) -> Result<StrictJson, E> {
-                Ok(StrictJson(serde_json::Number::from_f64(v).map(Value::Number).unwrap_or(Value::Null)))
+                Ok(StrictJson(number(v)))
             }
             fn visit_str<E>(self, v: &str) -> Result<StrictJson, E> {
                 Ok(StrictJson(Value::String(v.to_string())))
@@ -585,6 +585,31 @@ impl<'de> serde::Deserialize<'de> for StrictJson {
             }
         }
         d.deserialize_any(V)
+    }
+}
+
+/// A JSON number: a whole one (`1.0`) as an integer, since JSON Schema counts it as one and
+/// integer fields must accept it; others as floats.
+fn number(v: f64) -> Value {
+    if v.fract() == 0.0 && v.abs() <= 9_007_199_254_740_992.0 {
+        Value::from(v as i64)
+    } else {
+        serde_json::Number::from_f64(v).map(Value::Number).unwrap_or(Value::Null)
+    }
+}
+
+/// Rewrites whole floats as integers throughout `v` (arguments that did not go through
+/// [`StrictJson`]).
+fn whole_numbers(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64() {
+                *v = number(f);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_numbers),
+        Value::Object(map) => map.values_mut().for_each(whole_numbers),
+        _ => {}
     }
 }
 
@@ -625,8 +650,9 @@ fn deserialize<I: DeserializeOwned>(service: &ServiceInfo, obj: Map<String, Valu
 }
 
 /// Decodes MCP tool arguments (one flat object of every input field) into the operation input.
-pub fn decode_arguments<I: DeserializeOwned>(op: &'static Operation, arguments: Value) -> Result<(I, Paging), Rejection> {
+pub fn decode_arguments<I: DeserializeOwned>(op: &'static Operation, mut arguments: Value) -> Result<(I, Paging), Rejection> {
     let service = op.service;
+    whole_numbers(&mut arguments);
     let mut obj = match arguments {
         Value::Object(m) => m,
         Value::Null => Map::new(),

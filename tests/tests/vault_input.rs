@@ -118,3 +118,34 @@ async fn a_rejected_secret_is_never_echoed() {
     assert_eq!(b["error"]["details"]["field"], "value");
     assert_eq!(b["error"]["details"]["value"], "[redacted]", "secret fields are redacted in errors");
 }
+
+/// What the documents promise a client may send, the server accepts: a whole number written
+/// `1.0` is an integer (JSON Schema counts it as one), and `null` for an optional body field
+/// means the field is absent (the request schemas say so). Found by schemathesis.
+#[tokio::test]
+async fn whole_floats_count_as_integers_and_null_optional_fields_as_absent() {
+    let server = common::TestServer::start().await;
+    server.tenant("acme", "alice").await;
+    let admin = server.token_for("alice", "acme", "vault:admin");
+    let (s, b) = server
+        .call(
+            "POST",
+            "/api/v1/credentials",
+            &admin,
+            Some(json!({"key": "db", "value": "v1", "folder_id": null, "tags": null})),
+        )
+        .await;
+    assert_eq!(s, 201, "{b}");
+    let (s, b) = server
+        .call("POST", "/api/v1/credentials/db/rotate", &admin, Some(json!({"value": "v2", "expected_version": 1.0})))
+        .await;
+    assert_eq!(s, 200, "{b}");
+    let (s, b) = server.call("POST", "/api/v1/credentials/db/reveal", &admin, Some(json!({"version": 1.0}))).await;
+    assert_eq!((s, b["data"]["value"].as_str()), (200, Some("v1")), "{b}");
+    let (s, b) =
+        server.call("POST", "/api/v1/leases", &admin, Some(json!({"credential_key": "db", "ttl_seconds": 60.0}))).await;
+    assert_eq!(s, 201, "{b}");
+    // A fraction is still not an integer.
+    let (s, b) = server.call("POST", "/api/v1/credentials/db/reveal", &admin, Some(json!({"version": 1.5}))).await;
+    assert_eq!((s, b["error"]["details"]["field"].as_str()), (422, Some("version")), "{b}");
+}
