@@ -1,6 +1,8 @@
 //! Developer tasks behind `cargo xtask`: regenerate `generated/` from `spec/`, or check that it
 //! is up to date.
 
+pub mod sdk;
+
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};

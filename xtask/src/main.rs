@@ -7,7 +7,36 @@ const USAGE: &str = "usage: cargo xtask generate [--check]
   generate          regenerate generated/ and spec/spec.schema.json from spec/*.toml
   generate --check  fail, listing the files, when the committed output is not what the spec generates
   validate FILE     check one spec file and print every problem
-  bench-generate    time generation (median of 11 runs) and count generated lines per operation";
+  bench-generate    time generation (median of 11 runs) and count generated lines per operation
+  sdk [--out DIR] [rust|python|typescript]...
+                    generate client SDKs of both services from generated/openapi/ (default: all
+                    three languages into target/sdk/)";
+
+/// `cargo xtask sdk [--out DIR] [LANGUAGE]...`
+fn sdk(root: &std::path::Path, args: &[&str]) -> anyhow::Result<bool> {
+    let mut out = root.join("target/sdk");
+    let mut languages = Vec::new();
+    let mut args = args.iter();
+    while let Some(a) = args.next() {
+        match *a {
+            "--out" => {
+                out =
+                    args.next().map(std::path::PathBuf::from).ok_or_else(|| anyhow::anyhow!("--out needs a folder"))?
+            }
+            name => languages.push(
+                xtask::sdk::Language::parse(name)
+                    .ok_or_else(|| anyhow::anyhow!("unknown language {name}; choose rust, python or typescript"))?,
+            ),
+        }
+    }
+    if languages.is_empty() {
+        languages = xtask::sdk::Language::ALL.to_vec();
+    }
+    for (lang, took) in xtask::sdk::generate(root, &out, &languages)? {
+        println!("{:<11} {:>6.1} s  {}", lang.name(), took.as_secs_f64(), out.join(lang.name()).display());
+    }
+    Ok(true)
+}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -42,6 +71,7 @@ fn main() -> ExitCode {
             println!("{report}");
             true
         }),
+        ["sdk", rest @ ..] => sdk(&root, rest),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::from(2);
