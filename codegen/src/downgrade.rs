@@ -14,7 +14,10 @@ pub fn to_openapi_30(doc: &Value) -> Value {
         root.remove("jsonSchemaDialect");
         root.remove("webhooks");
         if let Some(Value::Object(license)) = root.get_mut("info").and_then(|i| i.get_mut("license")) {
-            license.remove("identifier");
+            // 3.0 has no SPDX `identifier`; its license object names a URL instead.
+            if let Some(Value::String(id)) = license.remove("identifier") {
+                license.entry("url").or_insert_with(|| json!(format!("https://spdx.org/licenses/{id}.html")));
+            }
         }
         for key in ["paths", "components"] {
             if let Some(v) = root.get_mut(key) {
@@ -22,7 +25,31 @@ pub fn to_openapi_30(doc: &Value) -> Value {
             }
         }
     }
+    let schemas = doc.pointer("/components/schemas").cloned().unwrap_or(Value::Null);
+    type_nullable_refs(&mut doc, &schemas);
     doc
+}
+
+/// 3.0 applies `nullable` only beside a `type` (OAS 3.0.3's clarification, and what redocly's
+/// `nullable-type-sibling` checks): a nullable `allOf: [$ref]` gets the referenced schema's type.
+fn type_nullable_refs(v: &mut Value, schemas: &Value) {
+    match v {
+        Value::Object(m) => {
+            if m.get("nullable") == Some(&json!(true))
+                && !m.contains_key("type")
+                && let Some(Value::Array(all)) = m.get("allOf")
+                && let [one] = all.as_slice()
+                && let Some(name) =
+                    one.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/components/schemas/"))
+                && let Some(t) = schemas.get(name).and_then(|s| s.get("type")).cloned()
+            {
+                m.insert("type".into(), t);
+            }
+            m.values_mut().for_each(|x| type_nullable_refs(x, schemas));
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| type_nullable_refs(x, schemas)),
+        _ => {}
+    }
 }
 
 fn walk(v: &mut Value) {

@@ -32,3 +32,32 @@ fn emitted_documents_pass_openapi_spec_validator() {
         );
     }
 }
+
+/// `@redocly/cli lint` with the committed `redocly.yaml` (the strict recommended rules, none
+/// turned off) passes on all four documents.
+#[test]
+fn emitted_documents_pass_redocly_lint() {
+    let Ok(bin) = std::env::var("SPECWRIGHT_REDOCLY") else {
+        assert!(std::env::var("SPECWRIGHT_CI").is_err(), "SPECWRIGHT_CI is set but SPECWRIGHT_REDOCLY is not");
+        eprintln!(
+            "SKIPPED emitted_documents_pass_redocly_lint: set SPECWRIGHT_REDOCLY (.ci/run installs @redocly/cli)"
+        );
+        return;
+    };
+    let root = xtask::workspace_root();
+    let dir = root.join("generated/openapi");
+    let out = Command::new(&bin)
+        .current_dir(&root)
+        .env("REDOCLY_TELEMETRY", "off")
+        .env("REDOCLY_SUPPRESS_UPDATE_NOTICE", "true")
+        .args(["lint", "--config", "redocly.yaml", "--format", "stylish"])
+        .args(["vault.json", "vault.3.0.json", "prospector.json", "prospector.3.0.json"].map(|n| dir.join(n)))
+        .output()
+        .expect("run redocly");
+    assert!(
+        out.status.success(),
+        "redocly lint fails:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
