@@ -76,6 +76,8 @@ fn is_pascal(s: &str) -> bool {
 
 const PAGE: &str = "page";
 const PER_PAGE: &str = "per_page";
+/// The highest page number a list accepts.
+const MAX_PAGE: u32 = 1_000_000;
 
 /// Parses and validates one spec file. `file` is used in messages only.
 pub fn load(file: &str, text: &str) -> Result<Api, SpecErrors> {
@@ -362,7 +364,8 @@ fn check_constraints(c: &mut Collector, place: &str, f: &FieldDef, ty: &Ty) {
 fn pagination_field(name: &str, spec: &Spec) -> Field {
     let p = &spec.pagination;
     let (description, max) = if name == PAGE {
-        ("Page number, starting at 1.".to_string(), None)
+        // Bounded so it always fits the decoder's page counter (and no one asks for page 2^32).
+        (format!("Page number, 1 to {MAX_PAGE}."), Some(f64::from(MAX_PAGE)))
     } else {
         (
             format!("Items per page, 1 to {} (default {}).", p.max_per_page, p.default_per_page),

@@ -309,12 +309,39 @@ fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
                 .description(Some("What went wrong.".to_string()))
                 .property(
                     "code",
-                    RefOr::T(Schema::Object(ObjectBuilder::new().schema_type(Type::String).description(Some("Stable, machine-readable error code.".to_string())).enum_values(Some(codes)).build())),
+                    RefOr::T(Schema::Object(
+                        ObjectBuilder::new()
+                            .schema_type(Type::String)
+                            .description(Some("Stable, machine-readable error code.".to_string()))
+                            .enum_values(Some(codes))
+                            .build(),
+                    )),
                 )
                 .property("message", string("Human-readable explanation."))
                 .property(
                     "details",
-                    RefOr::T(Schema::Object(ObjectBuilder::new().schema_type(Type::Object).description(Some("Structured context: for validation errors `field` and `value`; for scope errors `required`.".to_string())).build())),
+                    RefOr::T(Schema::Object(
+                        ObjectBuilder::new()
+                            .schema_type(Type::Object)
+                            .description(Some(
+                                "Structured context: for validation errors `field` and `value`; for scope errors \
+                                 `required`; other errors add what they name."
+                                    .to_string(),
+                            ))
+                            .property("field", string("The input field that was refused (validation errors)."))
+                            .property(
+                                "value",
+                                RefOr::T(Schema::Object(
+                                    ObjectBuilder::new()
+                                        .schema_type(utoipa::openapi::schema::SchemaType::AnyValue)
+                                        .description(Some("The refused value (secrets are redacted).".to_string()))
+                                        .build(),
+                                )),
+                            )
+                            .property("required", string("The scope the operation needs (scope errors)."))
+                            .additional_properties(Some(AdditionalProperties::FreeForm(true)))
+                            .build(),
+                    )),
                 )
                 .property("request_id", string("The request's `X-Request-Id`, to quote when reporting a problem."))
                 .required("code")

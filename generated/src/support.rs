@@ -370,7 +370,7 @@ pub struct Paging {
 impl Paging {
     /// Items to skip.
     pub fn offset(&self) -> u64 {
-        u64::from(self.page - 1) * u64::from(self.per_page)
+        u64::from(self.page.saturating_sub(1)) * u64::from(self.per_page)
     }
 }
 
@@ -666,7 +666,10 @@ fn coerce(service: &ServiceInfo, f: &FieldSpec, kind: &Kind, raw: &str) -> Resul
 
 /// Splits `page`/`per_page` off a validated object and applies the service's pagination rules.
 fn take_paging(service: &ServiceInfo, obj: &mut Map<String, Value>) -> Paging {
-    let get = |v: Option<Value>, default: u32| v.and_then(|v| v.as_u64()).map(|n| n as u32).unwrap_or(default);
+    // Validation bounds both; out-of-range values saturate rather than wrap.
+    let get = |v: Option<Value>, default: u32| {
+        v.and_then(|v| v.as_u64()).map(|n| u32::try_from(n).unwrap_or(u32::MAX).max(1)).unwrap_or(default)
+    };
     Paging { page: get(obj.remove("page"), 1), per_page: get(obj.remove("per_page"), service.default_per_page) }
 }
 

@@ -155,6 +155,23 @@ fn json_document(text: &'static str) -> Response {
     ([(header::CONTENT_TYPE, "application/json")], text).into_response()
 }
 
+/// A safety net: a handler that panics answers the service's 500 envelope (and the panic is
+/// logged) instead of dropping the connection. Tests treat any 500 as a defect to fix.
+fn catch_panics(
+    service: &'static ServiceInfo,
+) -> tower_http::catch_panic::CatchPanicLayer<impl Fn(Box<dyn std::any::Any + Send + 'static>) -> Response + Clone> {
+    tower_http::catch_panic::CatchPanicLayer::custom(move |panic: Box<dyn std::any::Any + Send + 'static>| {
+        let what = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("a panic");
+        tracing::error!(panic = what, "a request handler panicked");
+        let problem = Problem::new("Internal error; nothing was changed. Quote the request id.");
+        error_response(service, service.roles.internal, problem, None)
+    })
+}
+
 /// The embedded authorization server (metadata, endpoints, sign-in) and its public key set
 /// (RFC 7517, read per request since rotation adds keys while the server runs); nothing when an
 /// external issuer is configured.
@@ -192,7 +209,8 @@ pub fn build(state: &AppState) -> Router {
     let origin = state.config.public_url.clone();
     let vault_gate =
         state.gate(state.vault_rest(), Some(state.store.clone())).with_sessions(state.store.clone(), origin.clone());
-    let vault = generated::vault::router(state.vault.clone(), Arc::new(vault_gate));
+    let vault = generated::vault::router(state.vault.clone(), Arc::new(vault_gate))
+        .layer(catch_panics(&generated::vault::SERVICE));
     let prospector_gate = Arc::new(
         state
             .gate(state.prospector(), None)
@@ -201,6 +219,7 @@ pub fn build(state: &AppState) -> Router {
             .with_sessions(state.store.clone(), origin),
     );
     let prospector = generated::prospector::router(state.prospector.clone(), prospector_gate.clone())
+        .layer(catch_panics(&generated::prospector::SERVICE))
         .layer(middleware::from_fn(crate::auth::rate_limit_headers));
     let mut docs = SwaggerUi::new("/docs").config(
         SwaggerConfig::new([

@@ -1,8 +1,8 @@
 //! A report, printed on every `cargo test`, of the optional suites this machine cannot run:
-//! the PostgreSQL half of the storage suites, Redis-shared rate limits, the third-party clients
-//! and the web console's real-browser test. Each skipping test also returns early on its own;
-//! this report makes the skips visible (libtest hides the output of passing tests). Under
-//! `SPECWRIGHT_CI=1` any skip is a failure.
+//! the PostgreSQL half of the storage suites, Redis-shared rate limits, the third-party clients,
+//! the web console's real-browser test and the generated SDKs' smoke programs. Each skipping test
+//! also returns early on its own; this report makes the skips visible (libtest hides the output of
+//! passing tests). Under `SPECWRIGHT_CI=1` any skip is a failure.
 
 use std::process::{Command, ExitCode};
 
@@ -47,6 +47,8 @@ fn main() -> ExitCode {
         ("SPECWRIGHT_MCP_INSPECTOR", "MCP end to end with the MCP Inspector CLI"),
         ("SPECWRIGHT_PLAYWRIGHT_NODE_MODULES", "the web console in a real browser (playwright-core)"),
         ("SPECWRIGHT_CHROMIUM", "the web console in a real browser (Chromium)"),
+        ("SPECWRIGHT_SDK_DIR", "the generated SDKs' smoke programs against a live server (cargo xtask sdk)"),
+        ("SPECWRIGHT_SDK_TOOLS", "the generated SDKs' smoke programs against a live server (cargo xtask sdk)"),
     ] {
         if std::env::var(var).is_err() {
             skipped.push(format!("{what}: {var} is not set"));
@@ -54,7 +56,7 @@ fn main() -> ExitCode {
     }
     if skipped.is_empty() {
         println!(
-            "optional suites: none skipped (PostgreSQL, Redis, OpenAPI validator, MCP clients and the browser all available)"
+            "optional suites: none skipped (PostgreSQL, Redis, OpenAPI validator, MCP clients, the browser and the SDKs all available)"
         );
         return ExitCode::SUCCESS;
     }

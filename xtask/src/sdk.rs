@@ -55,7 +55,8 @@ pub fn tools_dir(root: &Path) -> PathBuf {
     root.join("target/sdk-tools")
 }
 
-fn run(cmd: &mut Command, what: &str) -> Result<()> {
+/// Runs an installer; fails with its output when it fails.
+fn run(cmd: &mut Command, what: &str) -> Result<String> {
     let out = cmd.output().with_context(|| format!("running {what}"))?;
     if !out.status.success() {
         bail!(
@@ -65,10 +66,15 @@ fn run(cmd: &mut Command, what: &str) -> Result<()> {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    // Generators that succeed but warn: show it, a warning is a finding to fix in codegen.
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if stderr.to_lowercase().contains("warning") {
-        eprintln!("{what} warned:\n{stderr}");
+    Ok(format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+/// Runs a generator. One that succeeds but warns has found something to fix in codegen, so a
+/// warning fails the run too.
+fn generator(cmd: &mut Command, what: &str) -> Result<()> {
+    let said = run(cmd, what)?;
+    if said.to_lowercase().contains("warning") {
+        bail!("{what} warned:\n{said}");
     }
     Ok(())
 }
@@ -163,7 +169,7 @@ fn python(root: &Path, out: &Path) -> Result<()> {
             config.path(),
             format!("project_name_override: {package}\npackage_name_override: {}\n", package.replace('-', "_")),
         )?;
-        run(
+        generator(
             Command::new(venv.join("bin/openapi-python-client"))
                 .env("PATH", &path)
                 .args(["generate", "--overwrite", "--path"])
@@ -221,7 +227,7 @@ fn typescript(root: &Path, out: &Path) -> Result<()> {
     for (service, package) in SERVICES {
         let dir = out.join("typescript").join(service);
         std::fs::create_dir_all(&dir)?;
-        run(
+        generator(
             Command::new(tools.join("node_modules/.bin/openapi-typescript"))
                 .arg(root.join(format!("generated/openapi/{service}.json")))
                 .arg("--output")

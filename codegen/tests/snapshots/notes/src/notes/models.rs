@@ -239,7 +239,7 @@ pub static LIST_NOTES_INPUT_FIELDS: [FieldSpec; 4usize] = [
         required: false,
         nullable: false,
         minimum: Some(1f64),
-        maximum: None,
+        maximum: Some(1000000f64),
         min_length: None,
         max_length: None,
         min_items: None,

@@ -1,0 +1,82 @@
+//! Schemathesis (PyPI) against the live server, both services, with valid tokens: every check on
+//! (server errors, response schemas and statuses, accepted and rejected inputs, headers, stateful
+//! links), bounded and seeded so CI stays short and a finding reproduces. `.ci/run` installs it;
+//! elsewhere the test says it skipped. Exceptions live in `tests/schemathesis/*.toml`, each with
+//! its reason.
+
+mod common;
+
+use std::process::Command;
+
+/// Runs schemathesis on `document` with `token` (and the settings file of `config`, under
+/// `tests/schemathesis/`); panics with its report on any finding.
+async fn fuzz(bin: String, document: String, token: String, config: Option<&str>, extra: Vec<String>) {
+    let mut global = vec!["--no-color".to_string()];
+    if let Some(name) = config {
+        let path = xtask::workspace_root().join("tests/schemathesis").join(name);
+        global.extend(["--config-file".to_string(), path.display().to_string()]);
+    }
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(&bin)
+            .args(&global)
+            .arg("run")
+            .arg(&document)
+            .args(["--header", &format!("Authorization: Bearer {token}")])
+            // One worker and a fixed seed: the same cases in the same order on every run. A generous
+            // request timeout: CI runs other suites beside this one on two cores.
+            .args(["--seed", "20261122", "--workers", "1", "--request-timeout", "30"])
+            .args(["--warnings", "off", "--generation-database", "none"])
+            .args(&extra)
+            .output()
+            .expect("run schemathesis")
+    })
+    .await
+    .unwrap();
+    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "schemathesis found problems in {}:\n{report}",
+        std::env::args().next().unwrap_or_default()
+    );
+    eprintln!("{}", report.lines().rev().take(6).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_vault_behaves_as_its_document_says() {
+    let Some(bin) = common::tool("SPECWRIGHT_SCHEMATHESIS", "schemathesis", "schemathesis") else { return };
+    let server = common::TestServer::start().await;
+    server.tenant("acme", "alice").await;
+    let document = server.url("/openapi/vault.json");
+    // Changing role assignments could demote the fuzzing user and turn the rest of the run into
+    // 403s; they get their own run with a second administrator the fuzzer cannot learn the name of.
+    let role_ops = ["assign_role", "remove_role_assignment"];
+    let mut main = vec!["--max-examples".to_string(), "20".into()];
+    for op in role_ops {
+        main.extend(["--exclude-operation-id".to_string(), op.to_string()]);
+    }
+    fuzz(bin.clone(), document.clone(), server.token_for("alice", "acme", "vault:admin"), Some("vault.toml"), main)
+        .await;
+    let admin = server.token_for("alice", "acme", "vault:admin");
+    let (status, _) = server
+        .call("PUT", "/api/v1/tenants/acme/role-assignments/root", &admin, Some(serde_json::json!({ "role": "admin" })))
+        .await;
+    assert_eq!(status, 200);
+    let mut roles = vec!["--max-examples".to_string(), "20".into()];
+    for op in role_ops {
+        roles.extend(["--include-operation-id".to_string(), op.to_string()]);
+    }
+    fuzz(bin, document, server.token_for("root", "acme", "vault:admin"), Some("vault.toml"), roles).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_prospector_behaves_as_its_document_says() {
+    let Some(bin) = common::tool("SPECWRIGHT_SCHEMATHESIS", "schemathesis", "schemathesis") else { return };
+    let server = common::TestServer::start().await;
+    let token = server.team_token("alice", "acme");
+    // Real leads to find, so operations on a lead reach more than 404.
+    let (status, _) = server.call("POST", "/v1/prospector/leads/scan", &token, Some(serde_json::json!({}))).await;
+    assert_eq!(status, 200);
+    // The Team plan allows 300 requests a minute per token; stay under it rather than test 429s.
+    let extra = ["--max-examples", "10", "--rate-limit", "290/m"].map(String::from).to_vec();
+    fuzz(bin, server.url("/openapi/prospector.json"), token, Some("prospector.toml"), extra).await;
+}
