@@ -168,8 +168,8 @@ fn openapi_30_document_uses_no_31_only_constructs() {
     }
     assert_eq!(
         doc["info"]["license"],
-        json!({ "name": "Apache-2.0" }),
-        "expected the 3.0 license without `identifier`"
+        json!({ "name": "Apache-2.0", "url": "https://spdx.org/licenses/Apache-2.0.html" }),
+        "expected the 3.0 license with a URL in place of the SPDX `identifier`"
     );
 }
 
