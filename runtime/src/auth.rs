@@ -258,19 +258,17 @@ impl BearerGate {
     /// The caller a session cookie names, when sessions are accepted here. A state-changing
     /// request must also come from this origin and echo the session's CSRF token.
     async fn session(&self, parts: &Parts) -> Result<Caller, Denial> {
-        let (Some((store, origin)), Some(secret)) = (&self.sessions, crate::oauth::sessions::cookie(&parts.headers))
-        else {
-            return Err(Denial::Missing);
-        };
-        let session = match crate::oauth::sessions::lookup(store, secret).await {
-            Ok(Some(s)) => s,
+        use crate::oauth::sessions;
+        let Some((store, origin)) = &self.sessions else { return Err(Denial::Missing) };
+        let session = match sessions::from_headers(store, &parts.headers).await {
+            Ok(Some((_, s))) => s,
             Ok(None) => return Err(Denial::Missing),
             Err(e) => {
                 tracing::error!(error = %e, "could not read a session");
                 return Err(Denial::Missing);
             }
         };
-        if !crate::oauth::sessions::csrf_ok(parts, &session, origin, None) {
+        if !sessions::csrf_ok(&parts.method, &parts.headers, &session, origin, None) {
             return Err(Denial::CrossSite);
         }
         Ok(Caller {

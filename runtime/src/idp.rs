@@ -38,26 +38,28 @@ struct Key {
     family: jsonwebtoken::AlgorithmFamily,
 }
 
+/// What fetching the keys remembers; behind an async lock, so one refresh runs at a time.
 #[derive(Default)]
-struct Cache {
+struct Fetcher {
     jwks_uri: Option<String>,
-    keys: HashMap<String, std::sync::Arc<Key>>,
-    fetched: Option<Instant>,
-    ttl: Duration,
     last_attempt: Option<Instant>,
 }
 
 /// The keys by id, and until when they are fresh.
-type Snapshot = (HashMap<String, std::sync::Arc<Key>>, Option<Instant>);
+#[derive(Default)]
+struct Keys {
+    by_id: HashMap<String, std::sync::Arc<Key>>,
+    fresh_until: Option<Instant>,
+}
 
 /// Tokens of an external issuer, verified with its published keys.
 pub struct ExternalIssuer {
     issuer: String,
     tenant_claim: String,
     http: reqwest::Client,
-    cache: tokio::sync::Mutex<Cache>,
-    /// Keys by id and until when they are fresh, readable without waiting for a refresh.
-    snapshot: Mutex<Snapshot>,
+    fetcher: tokio::sync::Mutex<Fetcher>,
+    /// Readable without waiting for a refresh in progress.
+    keys: Mutex<Keys>,
 }
 
 impl std::fmt::Debug for ExternalIssuer {
@@ -123,8 +125,8 @@ impl ExternalIssuer {
             issuer: issuer.trim_end_matches('/').to_string(),
             tenant_claim: tenant_claim.to_string(),
             http,
-            cache: tokio::sync::Mutex::new(Cache { ttl: DEFAULT_TTL, ..Cache::default() }),
-            snapshot: Mutex::new((HashMap::new(), None)),
+            fetcher: tokio::sync::Mutex::default(),
+            keys: Mutex::default(),
         })
     }
 
@@ -168,13 +170,13 @@ impl ExternalIssuer {
     }
 
     /// Fetches the key set (discovering where it lives first, once).
-    async fn refresh(&self, cache: &mut Cache) -> Result<()> {
-        cache.last_attempt = Some(Instant::now());
-        let uri = match &cache.jwks_uri {
+    async fn refresh(&self, fetcher: &mut Fetcher) -> Result<()> {
+        fetcher.last_attempt = Some(Instant::now());
+        let uri = match &fetcher.jwks_uri {
             Some(u) => u.clone(),
             None => {
                 let u = self.discover().await?;
-                cache.jwks_uri = Some(u.clone());
+                fetcher.jwks_uri = Some(u.clone());
                 u
             }
         };
@@ -199,41 +201,41 @@ impl ExternalIssuer {
                 Err(e) => tracing::warn!(kid, error = %e, "skipping an unusable key of the external issuer"),
             }
         }
-        cache.keys = keys;
-        cache.fetched = Some(Instant::now());
-        cache.ttl = ttl;
-        if let Ok(mut s) = self.snapshot.lock() {
-            *s = (cache.keys.clone(), Instant::now().checked_add(ttl));
+        if let Ok(mut k) = self.keys.lock() {
+            *k = Keys { by_id: keys, fresh_until: Instant::now().checked_add(ttl) };
         }
         Ok(())
     }
 
     /// Fetches the metadata and keys now (at start-up), so the first request need not wait.
     pub async fn warm_up(&self) -> Result<()> {
-        let mut cache = self.cache.lock().await;
-        self.refresh(&mut cache).await
+        let mut fetcher = self.fetcher.lock().await;
+        self.refresh(&mut fetcher).await
+    }
+
+    /// The key `kid` as last fetched, and whether the set is still fresh.
+    fn cached(&self, kid: &str) -> (Option<std::sync::Arc<Key>>, bool) {
+        match self.keys.lock() {
+            Ok(k) => (k.by_id.get(kid).cloned(), k.fresh_until.is_some_and(|until| Instant::now() < until)),
+            Err(_) => (None, false),
+        }
     }
 
     /// The key `kid`, refreshing the set when it is stale or does not know the id.
     async fn key(&self, kid: &str) -> Option<std::sync::Arc<Key>> {
-        let (known, fresh) = match self.snapshot.lock() {
-            Ok(s) => (s.0.get(kid).cloned(), s.1.is_some_and(|until| Instant::now() < until)),
-            Err(_) => (None, false),
-        };
+        let (known, fresh) = self.cached(kid);
         if fresh && known.is_some() {
             return known;
         }
-        let mut cache = self.cache.lock().await;
-        let stale = cache.fetched.is_none_or(|t| t.elapsed() >= cache.ttl);
-        let may_retry = cache.last_attempt.is_none_or(|t| t.elapsed() >= MIN_REFRESH);
-        // On failure keep serving with the keys we have, and say why the refresh failed.
-        if (stale || known.is_none())
-            && may_retry
-            && let Err(e) = self.refresh(&mut cache).await
+        // Stale, or an unknown kid: fetch again, unless a fetch was just tried. On failure keep
+        // serving with the keys we have, and say why the refresh failed.
+        let mut fetcher = self.fetcher.lock().await;
+        if fetcher.last_attempt.is_none_or(|t| t.elapsed() >= MIN_REFRESH)
+            && let Err(e) = self.refresh(&mut fetcher).await
         {
             tracing::warn!(issuer = %self.issuer, error = %format!("{e:#}"), "could not refresh the external issuer's keys");
         }
-        cache.keys.get(kid).cloned().or(known)
+        self.cached(kid).0.or(known)
     }
 
     /// Verifies `token` for one of `audiences` and maps its claims (the tenant from the configured

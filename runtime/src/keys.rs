@@ -112,7 +112,8 @@ impl KeySet {
 pub struct SigningKeys {
     dir: PathBuf,
     set: std::sync::RwLock<std::sync::Arc<KeySet>>,
-    checked: std::sync::Mutex<std::time::Instant>,
+    /// When the files were last read, epoch milliseconds (an atomic: every request reads it).
+    checked: std::sync::atomic::AtomicI64,
 }
 
 impl std::fmt::Debug for SigningKeys {
@@ -167,7 +168,7 @@ impl SigningKeys {
         Ok(SigningKeys {
             dir: data_dir.to_path_buf(),
             set: std::sync::RwLock::new(std::sync::Arc::new(set)),
-            checked: std::sync::Mutex::new(std::time::Instant::now()),
+            checked: std::sync::atomic::AtomicI64::new(crate::store::now_ms()),
         })
     }
 
@@ -205,8 +206,10 @@ impl SigningKeys {
 
     /// The key set, re-read first when the last read is older than `age`.
     fn read_if_older(&self, age: std::time::Duration) -> std::sync::Arc<KeySet> {
-        let stale = self.checked.lock().map(|t| t.elapsed() >= age).unwrap_or(false);
-        if stale {
+        use std::sync::atomic::Ordering::Relaxed;
+        let now = crate::store::now_ms();
+        if now - self.checked.load(Relaxed) >= age.as_millis() as i64 {
+            self.checked.store(now, Relaxed);
             self.reload();
         }
         self.set.read().map(|s| s.clone()).unwrap_or_else(|e| e.into_inner().clone())
@@ -218,9 +221,6 @@ impl SigningKeys {
 
     /// Re-reads the key files; on any error keeps the keys it has.
     fn reload(&self) {
-        if let Ok(mut t) = self.checked.lock() {
-            *t = std::time::Instant::now();
-        }
         match KeySet::read(&self.dir) {
             Ok(set) => {
                 if let Ok(mut s) = self.set.write() {

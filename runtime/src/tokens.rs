@@ -50,6 +50,15 @@ pub fn mint(kind: Kind) -> String {
     format!("{}{body}", kind.prefix())
 }
 
+/// 256 random bits, base64url: session ids, CSRF tokens, authorization codes, refresh tokens.
+pub fn random_secret() -> String {
+    use base64::Engine;
+    use rand::RngCore;
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
 /// The stored form of a secret. A fast hash suffices: the secret has ~238 bits of entropy.
 pub fn hash(secret: &str) -> String {
     Sha256::digest(secret.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()

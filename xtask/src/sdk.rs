@@ -201,7 +201,7 @@ fn node_tools(root: &Path) -> Result<PathBuf> {
 }
 
 /// The small typed entry point every TypeScript SDK gets, over openapi-fetch.
-fn typescript_index(service: &str) -> String {
+fn typescript_index(service: &str, base: &str) -> String {
     format!(
         r#"// Client for the Specwright {service} API: openapi-fetch over the types openapi-typescript
 // generated from generated/openapi/{service}.json (`cargo xtask sdk`). Do not edit: regenerate.
@@ -218,7 +218,6 @@ export function createApiClient(baseUrl: string, token?: string, options: Client
   return createClient<paths>({{ ...options, baseUrl, headers: {{ ...headers, ...(options.headers as Record<string, string> | undefined) }} }});
 }}
 "#,
-        base = if service == "vault" { "/api/v1" } else { "/v1/prospector" }
     )
 }
 
@@ -235,7 +234,11 @@ fn typescript(root: &Path, out: &Path) -> Result<()> {
                 .arg("--empty-objects-unknown"),
             &format!("openapi-typescript ({service})"),
         )?;
-        write(&dir.join("index.ts"), &typescript_index(service))?;
+        // The base path the document's `servers` names (e.g. `/api/v1`), for the doc comment.
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(root.join(format!("generated/openapi/{service}.json")))?)?;
+        let base = doc.pointer("/servers/0/url").and_then(serde_json::Value::as_str).unwrap_or("");
+        write(&dir.join("index.ts"), &typescript_index(service, base))?;
         write(
             &dir.join("package.json"),
             &format!(

@@ -55,15 +55,12 @@ static SCRIPT: LazyLock<Asset> =
 static STYLESHEET: LazyLock<Asset> =
     LazyLock::new(|| Asset::new(format!("{STYLE}\n{}", include_str!("console.css")), "text/css; charset=utf-8"));
 
-/// The security headers of every console response, with the console's policy. The referrer
-/// policy is `same-origin` rather than `no-referrer`: under `no-referrer` browsers send
-/// `Origin: null` with a form POST (the sign-out form), which the server must then refuse as
-/// cross-site; `same-origin` still sends nothing to other sites.
+/// The security headers of every console response (the sign-in pages'), with the console's
+/// content policy, which lets its own script run.
 fn harden(resp: &mut Response) {
     let h = resp.headers_mut();
     secure_headers(h);
     h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
 }
 
 /// Whether `path` (after `/console/`) is one of the console's pages.
@@ -78,8 +75,7 @@ fn known_page(path: &str) -> bool {
 
 /// Whether the request comes with a live session.
 async fn signed_in(store: &Store, headers: &HeaderMap) -> Result<bool, Response> {
-    let Some(secret) = sessions::cookie(headers) else { return Ok(false) };
-    match sessions::lookup(store, secret).await {
+    match sessions::from_headers(store, headers).await {
         Ok(found) => Ok(found.is_some()),
         Err(e) => {
             tracing::error!(error = %e, "could not read a session");
@@ -186,12 +182,8 @@ static CATALOG: LazyLock<serde_json::Value> = LazyLock::new(|| {
 /// the catalog the console's forms offer. Same-origin only (no CORS headers), so another site
 /// cannot read the token.
 async fn session(State(store): State<Store>, headers: HeaderMap) -> Response {
-    let found = match sessions::cookie(&headers) {
-        Some(secret) => sessions::lookup(&store, secret).await,
-        None => Ok(None),
-    };
-    let mut resp = match found {
-        Ok(Some(s)) => axum::Json(serde_json::json!({
+    let mut resp = match sessions::from_headers(&store, &headers).await {
+        Ok(Some((_, s))) => axum::Json(serde_json::json!({
             "user": s.user,
             "tenant": s.tenant,
             "csrf_token": s.csrf,

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use base64::Engine;
@@ -152,6 +152,11 @@ impl Params {
             }
         }
         Ok(Params(pairs))
+    }
+
+    /// A form body's parameters.
+    fn from_body(body: &Bytes) -> Result<Params, String> {
+        std::str::from_utf8(body).map_err(|_| "the form is not UTF-8".to_string()).and_then(Params::parse)
     }
 
     fn get(&self, name: &str) -> Option<&str> {
@@ -322,9 +327,8 @@ impl AuthServer {
     }
 
     async fn session(&self, headers: &HeaderMap) -> Option<(String, Session)> {
-        let secret = sessions::cookie(headers)?;
-        match sessions::lookup(&self.store, secret).await {
-            Ok(s) => s.map(|s| (secret.to_string(), s)),
+        match sessions::from_headers(&self.store, headers).await {
+            Ok(found) => found,
             Err(e) => {
                 tracing::error!(error = %e, "could not read a session");
                 None
@@ -459,7 +463,7 @@ impl AuthServer {
 
     /// Issues a code for `req` and answers with the redirect that carries it.
     async fn grant(&self, status: StatusCode, session: &Session, req: &AuthRequest) -> Response {
-        let code = sessions::random_token();
+        let code = crate::tokens::random_secret();
         let result = sqlx::query(
             "INSERT INTO oauth_codes (hash, client_id, user_id, tenant_id, redirect_uri, scope, resource, code_challenge, family_id, expires_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
@@ -562,15 +566,14 @@ async fn authorize_get(State(s): State<Arc<AuthServer>>, RawQuery(query): RawQue
 
 /// `POST /oauth/authorize`: the consent form's answer.
 async fn authorize_post(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: Bytes) -> Response {
-    let p = match std::str::from_utf8(&body).map_err(|_| "the form is not UTF-8".to_string()).and_then(Params::parse) {
+    let p = match Params::from_body(&body) {
         Ok(p) => p,
         Err(e) => return pages::error(StatusCode::BAD_REQUEST, &e),
     };
     let Some((_, session)) = s.session(&headers).await else {
         return pages::error(StatusCode::UNAUTHORIZED, "Your session has ended; start again from the application.");
     };
-    let csrf_ok = p.get("csrf").is_some_and(|t| sessions::same(t, &session.csrf));
-    if !csrf_ok || sessions::cross_site(&headers, &s.config.public_url) {
+    if !sessions::csrf_ok(&Method::POST, &headers, &session, &s.config.public_url, p.get("csrf")) {
         return pages::error(
             StatusCode::FORBIDDEN,
             "This approval did not come from the consent page; nothing was granted.",
@@ -609,17 +612,21 @@ async fn authorize_post(State(s): State<Arc<AuthServer>>, headers: HeaderMap, bo
     s.grant(StatusCode::SEE_OTHER, &session, &req).await
 }
 
+/// Whether the request's media type (parameters aside) is `mime`.
+fn content_type_is(headers: &HeaderMap, mime: &str) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case(mime))
+}
+
+/// The form of a token-endpoint request (RFC 6749 requires form encoding).
 fn form(headers: &HeaderMap, body: &Bytes) -> Result<Params, TokenError> {
-    let is_form = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| {
-        v.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/x-www-form-urlencoded"))
-    });
-    if !is_form {
+    if !content_type_is(headers, "application/x-www-form-urlencoded") {
         return Err(TokenError::bad("invalid_request", "send application/x-www-form-urlencoded"));
     }
-    std::str::from_utf8(body)
-        .map_err(|_| "the body is not UTF-8".to_string())
-        .and_then(Params::parse)
-        .map_err(|e| TokenError::bad("invalid_request", e))
+    Params::from_body(body).map_err(|e| TokenError::bad("invalid_request", e))
 }
 
 /// What a grant yields: who, what, for which audience, in which refresh family.
@@ -653,7 +660,7 @@ impl AuthServer {
             Ok(t) => t,
             Err(e) => return internal(e),
         };
-        let refresh = sessions::random_token();
+        let refresh = crate::tokens::random_secret();
         let now_ms = now_ms();
         let stored = sqlx::query(
             "INSERT INTO oauth_refresh_tokens (hash, family_id, client_id, user_id, tenant_id, scope, resource, created_at, expires_at) \
@@ -698,6 +705,26 @@ impl AuthServer {
         }
     }
 
+    /// Marks a code or refresh token used, once: `claim` is a conditional UPDATE of (now, hash)
+    /// that changes its row the first time only. A second use means the secret may be in an
+    /// attacker's hands (RFC 9700 sections 4.2.4 and 4.14.2), so its whole family is revoked.
+    async fn use_once(
+        &self,
+        claim: &'static str,
+        hash: &str,
+        family: &str,
+        replayed: &str,
+    ) -> Result<(), Box<Response>> {
+        match sqlx::query(claim).bind(now_ms()).bind(hash).execute(self.store.pool()).await {
+            Ok(r) if r.rows_affected() == 1 => Ok(()),
+            Ok(_) => {
+                self.revoke_family(family).await;
+                Err(Box::new(token_error(StatusCode::BAD_REQUEST, "invalid_grant", replayed)))
+            }
+            Err(e) => Err(Box::new(internal(e))),
+        }
+    }
+
     /// The audience the token request asks for: a subset of what was granted.
     fn audience(&self, p: &Params, granted: &[String]) -> Result<Vec<String>, TokenError> {
         let asked: Vec<String> = p.all("resource").into_iter().map(|r| r.trim_end_matches('/').to_string()).collect();
@@ -729,23 +756,10 @@ impl AuthServer {
         };
         let family: String = row.get(7);
         // Single use: claim it before anything else, so two concurrent redemptions cannot both pass.
-        let claimed = sqlx::query("UPDATE oauth_codes SET used_at = $1 WHERE hash = $2 AND used_at IS NULL")
-            .bind(now_ms())
-            .bind(&code_hash)
-            .execute(self.store.pool())
-            .await;
-        match claimed {
-            Ok(r) if r.rows_affected() == 1 => {}
-            Ok(_) => {
-                // A replayed code: whatever it yielded may be in an attacker's hands (RFC 9700 4.2.4).
-                self.revoke_family(&family).await;
-                return token_error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_grant",
-                    "the authorization code was already used; the tokens issued for it are revoked",
-                );
-            }
-            Err(e) => return internal(e),
+        let claim = "UPDATE oauth_codes SET used_at = $1 WHERE hash = $2 AND used_at IS NULL";
+        let replayed = "the authorization code was already used; the tokens issued for it are revoked";
+        if let Err(e) = self.use_once(claim, &code_hash, &family, replayed).await {
+            return *e;
         }
         if row.get::<String, _>(0) != client.id {
             return token_error(
@@ -821,23 +835,10 @@ impl AuthServer {
         if row.get::<i64, _>(6) <= now_ms() {
             return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "the refresh token has expired");
         }
-        let rotated =
-            sqlx::query("UPDATE oauth_refresh_tokens SET rotated_at = $1 WHERE hash = $2 AND rotated_at IS NULL")
-                .bind(now_ms())
-                .bind(&token_hash)
-                .execute(self.store.pool())
-                .await;
-        match rotated {
-            Ok(r) if r.rows_affected() == 1 => {}
-            Ok(_) => {
-                self.revoke_family(&family).await;
-                return token_error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_grant",
-                    "the refresh token was already used; its whole family is now revoked",
-                );
-            }
-            Err(e) => return internal(e),
+        let claim = "UPDATE oauth_refresh_tokens SET rotated_at = $1 WHERE hash = $2 AND rotated_at IS NULL";
+        let replayed = "the refresh token was already used; its whole family is now revoked";
+        if let Err(e) = self.use_once(claim, &token_hash, &family, replayed).await {
+            return *e;
         }
         let user: String = row.get(2);
         match users::tenant_of(&self.store, &user).await {
@@ -944,11 +945,7 @@ fn registration_error(error: &'static str, description: &str) -> Response {
 
 /// `POST /oauth/register` (RFC 7591): public clients with loopback or HTTPS redirect URIs.
 async fn register(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: Bytes) -> Response {
-    let is_json = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json")));
-    if !is_json {
+    if !content_type_is(&headers, "application/json") {
         return registration_error("invalid_client_metadata", "send the client metadata as application/json");
     }
     let Ok(Value::Object(meta)) = serde_json::from_slice::<Value>(&body) else {
@@ -1076,7 +1073,7 @@ async fn login(
     if sessions::cross_site(&headers, &s.config.public_url) {
         return pages::error(StatusCode::FORBIDDEN, "Sign in from this server's own sign-in page.");
     }
-    let p = match std::str::from_utf8(&body).map_err(|_| "the form is not UTF-8".to_string()).and_then(Params::parse) {
+    let p = match Params::from_body(&body) {
         Ok(p) => p,
         Err(e) => return pages::error(StatusCode::BAD_REQUEST, &e),
     };
@@ -1114,12 +1111,9 @@ async fn login(
 
 /// `POST /logout`: ends the session (the form carries its CSRF token).
 async fn logout(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: Bytes) -> Response {
-    let p = std::str::from_utf8(&body).ok().and_then(|b| Params::parse(b).ok()).unwrap_or(Params(Vec::new()));
+    let p = Params::from_body(&body).unwrap_or(Params(Vec::new()));
     if let Some((secret, session)) = s.session(&headers).await {
-        let presented = p.get("csrf").or_else(|| headers.get(sessions::CSRF_HEADER).and_then(|v| v.to_str().ok()));
-        if !presented.is_some_and(|t| sessions::same(t, &session.csrf))
-            || sessions::cross_site(&headers, &s.config.public_url)
-        {
+        if !sessions::csrf_ok(&Method::POST, &headers, &session, &s.config.public_url, p.get("csrf")) {
             return pages::error(StatusCode::FORBIDDEN, "Sign out from this server's own pages.");
         }
         if let Err(e) = sessions::delete(&s.store, &secret).await {

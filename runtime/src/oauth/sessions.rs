@@ -3,7 +3,7 @@
 //! console, and cookie requests to the REST APIs (which skip scope checks but never RBAC or
 //! tenancy, seed rule 3).
 
-use axum::http::{HeaderMap, HeaderValue, Method, header, request::Parts};
+use axum::http::{HeaderMap, HeaderValue, Method, header};
 use sqlx::Row;
 
 use crate::store::{Store, now_ms};
@@ -28,19 +28,10 @@ pub struct Session {
     pub csrf: String,
 }
 
-/// 256 random bits, base64url.
-pub fn random_token() -> String {
-    use base64::Engine;
-    use rand::RngCore;
-    let mut bytes = [0u8; 32];
-    rand::rngs::OsRng.fill_bytes(&mut bytes);
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-}
-
 /// Starts a session; returns the cookie value and the session.
 pub async fn create(store: &Store, user: &str, tenant: &str) -> sqlx::Result<(String, Session)> {
-    let secret = random_token();
-    let csrf = random_token();
+    let secret = crate::tokens::random_secret();
+    let csrf = crate::tokens::random_secret();
     let now = now_ms();
     // Expired sessions are cleared as new ones start.
     sqlx::query("DELETE FROM sessions WHERE expires_at <= $1").bind(now).execute(store.pool()).await?;
@@ -66,6 +57,12 @@ pub async fn lookup(store: &Store, secret: &str) -> sqlx::Result<Option<Session>
         .fetch_optional(store.pool())
         .await?;
     Ok(row.map(|r| Session { user: r.get(0), tenant: r.get(1), csrf: r.get(2) }))
+}
+
+/// The session a request's cookie names, with the cookie's value, if it is live.
+pub async fn from_headers(store: &Store, headers: &HeaderMap) -> sqlx::Result<Option<(String, Session)>> {
+    let Some(secret) = cookie(headers) else { return Ok(None) };
+    Ok(lookup(store, secret).await?.map(|s| (secret.to_string(), s)))
 }
 
 /// Ends the session a cookie value names.
@@ -116,11 +113,11 @@ pub fn cross_site(headers: &HeaderMap, origin: &str) -> bool {
 }
 
 /// Whether a cookie request may proceed: safe methods always; others only from our own origin
-/// and carrying the session's CSRF token in `X-CSRF-Token` (or `presented`, from a form).
-pub fn csrf_ok(parts: &Parts, session: &Session, origin: &str, presented: Option<&str>) -> bool {
-    if matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS) {
+/// and carrying the session's CSRF token in `X-CSRF-Token` or, from a form, `presented`.
+pub fn csrf_ok(method: &Method, headers: &HeaderMap, session: &Session, origin: &str, presented: Option<&str>) -> bool {
+    if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
         return true;
     }
-    let token = presented.or_else(|| parts.headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok()));
-    !cross_site(&parts.headers, origin) && token.is_some_and(|t| same(t, &session.csrf))
+    let token = presented.or_else(|| headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok()));
+    !cross_site(headers, origin) && token.is_some_and(|t| same(t, &session.csrf))
 }
