@@ -111,10 +111,17 @@ impl AppState {
         }
     }
 
-    /// The gate for `resource`: tokens of the configured issuer, personal tokens from `store`.
-    fn gate(&self, resource: Resource, store: Option<Store>) -> BearerGate {
-        BearerGate::new(self.keys.clone(), self.config.issuer(), resource, self.config.body_limit, store)
+    /// The gate for `resource`: tokens of the configured issuer, and the stored tokens of every
+    /// kind (each admitted only where its resource is an accepted audience); scope denials are
+    /// audited in `audit` when given.
+    fn gate(&self, resource: Resource, audit: Option<Store>) -> BearerGate {
+        let stored = vec![
+            (crate::tokens::Kind::Personal, self.config.vault_rest_resource()),
+            (crate::tokens::Kind::Api, self.config.prospector_resource()),
+        ];
+        BearerGate::new(self.keys.clone(), self.config.issuer(), resource, self.config.body_limit, audit)
             .with_external(self.external.clone())
+            .with_stored_tokens(self.store.clone(), stored)
     }
 }
 
@@ -215,7 +222,6 @@ pub fn build(state: &AppState) -> Router {
         state
             .gate(state.prospector(), None)
             .with_limiter(state.limiter.clone())
-            .with_api_tokens(state.store.clone())
             .with_sessions(state.store.clone(), origin),
     );
     let prospector = generated::prospector::router(state.prospector.clone(), prospector_gate.clone())

@@ -77,12 +77,13 @@ pub struct BearerGate {
     issuer: String,
     resource: Resource,
     body_limit: usize,
-    /// Where personal access tokens live and scope denials are audited (the vault).
+    /// Where scope denials are audited (the vault).
     store: Option<Store>,
     /// Per-token, per-plan rate limits (the prospector).
     limiter: Option<Arc<RateLimiter>>,
-    /// Where prospector API tokens live (the prospector).
-    api_tokens: Option<Store>,
+    /// Stored tokens accepted here: where they live and, per kind, the resource that kind is
+    /// minted for (its audience, checked like a JWT's `aud`).
+    stored_tokens: Option<(Store, Vec<(tokens::Kind, String)>)>,
     /// Where sign-in sessions live, and this server's origin, when cookie requests are accepted.
     sessions: Option<(Store, String)>,
     /// The external identity provider whose tokens are accepted instead of the embedded ones.
@@ -134,7 +135,7 @@ impl BearerGate {
             body_limit,
             store,
             limiter: None,
-            api_tokens: None,
+            stored_tokens: None,
             sessions: None,
             external: None,
         }
@@ -152,9 +153,11 @@ impl BearerGate {
         self
     }
 
-    /// The same gate, also accepting prospector API tokens stored in `store`.
-    pub fn with_api_tokens(mut self, store: Store) -> Self {
-        self.api_tokens = Some(store);
+    /// The same gate, also accepting the stored tokens (personal or API tokens) of `kinds` kept
+    /// in `store`, each kind paired with the resource it is minted for. A kind is admitted only
+    /// where that resource is one of the audiences this gate accepts, as for JWTs.
+    pub fn with_stored_tokens(mut self, store: Store, kinds: Vec<(tokens::Kind, String)>) -> Self {
+        self.stored_tokens = Some((store, kinds));
         self
     }
 
@@ -209,12 +212,17 @@ impl BearerGate {
             .filter(|t| !t.is_empty())
             .ok_or(Denial::Invalid("the Authorization header is not `Bearer <token>`"))?;
         let request_id = request_id(parts).unwrap_or_default().to_string();
+        let mut audiences = vec![self.resource.id.clone()];
+        audiences.extend(self.resource.also_accepts.iter().cloned());
         if let Some(kind) = tokens::Kind::of(token) {
-            let store = match kind {
-                tokens::Kind::Personal => self.store.as_ref(),
-                tokens::Kind::Api => self.api_tokens.as_ref(),
-            };
-            let store = store.ok_or(Denial::Invalid("this kind of token is not accepted here"))?;
+            let (store, minted_for) = self
+                .stored_tokens
+                .as_ref()
+                .and_then(|(store, kinds)| kinds.iter().find(|(k, _)| *k == kind).map(|(_, aud)| (store, aud)))
+                .ok_or(Denial::Invalid("this kind of token is not accepted here"))?;
+            if !audiences.contains(minted_for) {
+                return Err(Denial::Invalid("the token is not issued for this resource"));
+            }
             let t = tokens::authenticate(store, kind, token).await.map_err(Denial::Invalid)?;
             let method = if kind == tokens::Kind::Personal { AuthMethod::PersonalToken } else { AuthMethod::ApiToken };
             return Ok(Caller {
@@ -227,22 +235,15 @@ impl BearerGate {
                 request_id,
             });
         }
-        let mut audiences = vec![self.resource.id.clone()];
-        audiences.extend(self.resource.also_accepts.iter().cloned());
         let claims = match &self.external {
-            Some(external) => external.verify(token, &audiences).await.map_err(Denial::Invalid)?,
-            None => self.keys.verify(token, &self.issuer, &audiences).map_err(|e| {
-                use jsonwebtoken::errors::ErrorKind;
-                Denial::Invalid(match e.kind() {
-                    ErrorKind::ExpiredSignature => "the token has expired",
-                    ErrorKind::InvalidAudience => "the token is not issued for this resource",
-                    ErrorKind::InvalidIssuer => "the token is not issued by this server's authorization server",
-                    ErrorKind::InvalidSignature => "the token's signature is not valid",
-                    ErrorKind::InvalidAlgorithm => "the token's algorithm is not accepted",
-                    _ => "the token is malformed",
-                })
-            })?,
-        };
+            Some(external) => external.verify(token, &audiences).await,
+            None => self.keys.verify(token, &self.issuer, &audiences),
+        }
+        .map_err(Denial::Invalid)?;
+        // The tenant scopes every query: a token must name one `tenant create` would accept.
+        if !crate::names::tenant_ok(&claims.tenant) {
+            return Err(Denial::Invalid("the token's tenant claim is not a valid tenant name"));
+        }
         let scopes: Vec<String> = claims.scope.split_whitespace().map(str::to_string).collect();
         Ok(Caller {
             subject: claims.sub,

@@ -245,6 +245,7 @@ impl ExternalIssuer {
         if !ALGORITHMS.contains(&header.alg) {
             return Err("the token's algorithm is not accepted");
         }
+        crate::keys::check_access_token_type(&header)?;
         let kid = header.kid.as_deref().ok_or("the token names no key (kid)")?;
         let key = self.key(kid).await.ok_or("the token is signed with a key the issuer does not publish")?;
         if key.family != header.alg.family() || key.alg.is_some_and(|a| a != header.alg) {

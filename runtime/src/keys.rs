@@ -250,26 +250,29 @@ impl SigningKeys {
 
     /// Signs `claims` as a compact JWT with the active key.
     pub fn mint(&self, claims: &Claims) -> Result<String> {
+        self.sign_typed(claims, Some("at+jwt"))
+    }
+
+    /// Signs `claims` with the active key under the JWT type `typ`. Only `at+jwt` makes an access
+    /// token ([`SigningKeys::mint`]); tests use other types to prove the gate refuses them.
+    pub fn sign_typed(&self, claims: &Claims, typ: Option<&str>) -> Result<String> {
         let set = self.current();
         let mut header = Header::new(Algorithm::EdDSA);
         header.kid = Some(set.active.kid.clone());
-        header.typ = Some("at+jwt".into());
+        header.typ = typ.map(str::to_string);
         jsonwebtoken::encode(&header, claims, &set.active.encoding).context("signing the token")
     }
 
-    /// Verifies a JWT naming one of `audiences`, issued by `issuer`, signed by a key of the set
-    /// (the header's `kid` picks it). Only EdDSA is accepted (so never `none`).
-    pub fn verify(
-        &self,
-        token: &str,
-        issuer: &str,
-        audiences: &[String],
-    ) -> Result<Claims, jsonwebtoken::errors::Error> {
+    /// Verifies a JWT access token naming one of `audiences`, issued by `issuer`, signed by a key
+    /// of the set (the header's `kid` picks it). Only EdDSA is accepted (so never `none`). The
+    /// error says why the token is refused, in words fit for a challenge (never the token).
+    pub fn verify(&self, token: &str, issuer: &str, audiences: &[String]) -> Result<Claims, &'static str> {
         use jsonwebtoken::errors::ErrorKind;
-        let header = jsonwebtoken::decode_header(token)?;
+        let header = jsonwebtoken::decode_header(token).map_err(|_| "the token is malformed")?;
         if header.alg != Algorithm::EdDSA {
-            return Err(ErrorKind::InvalidAlgorithm.into());
+            return Err("the token's algorithm is not accepted");
         }
+        check_access_token_type(&header)?;
         let set = self.current();
         let set = match header.kid.as_deref() {
             // Perhaps a key rotated in since the last read: look again (at most once a second, so
@@ -278,7 +281,7 @@ impl SigningKeys {
             _ => set,
         };
         let key = match header.kid.as_deref() {
-            Some(kid) => set.find(kid).ok_or(ErrorKind::InvalidSignature)?,
+            Some(kid) => set.find(kid).ok_or("the token's signature is not valid")?,
             None => &set.active,
         };
         let mut v = Validation::new(Algorithm::EdDSA);
@@ -287,7 +290,24 @@ impl SigningKeys {
         v.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         v.leeway = 5;
         v.validate_nbf = true;
-        jsonwebtoken::decode::<Claims>(token, &key.decoding, &v).map(|d| d.claims)
+        jsonwebtoken::decode::<Claims>(token, &key.decoding, &v).map(|d| d.claims).map_err(|e| match e.kind() {
+            ErrorKind::ExpiredSignature => "the token has expired",
+            ErrorKind::ImmatureSignature => "the token is not valid yet",
+            ErrorKind::InvalidAudience => "the token is not issued for this resource",
+            ErrorKind::InvalidIssuer => "the token is not issued by this server's authorization server",
+            ErrorKind::InvalidSignature => "the token's signature is not valid",
+            ErrorKind::InvalidAlgorithm => "the token's algorithm is not accepted",
+            _ => "the token is malformed",
+        })
+    }
+}
+
+/// RFC 9068 section 4: a resource server accepts only JWTs typed as access tokens (`at+jwt`, or
+/// `application/at+jwt`), so an ID token or other JWT that happens to name our audience is refused.
+pub fn check_access_token_type(header: &Header) -> Result<(), &'static str> {
+    match header.typ.as_deref() {
+        Some(t) if t.eq_ignore_ascii_case("at+jwt") || t.eq_ignore_ascii_case("application/at+jwt") => Ok(()),
+        _ => Err("the token is not an access token (its typ header must be at+jwt)"),
     }
 }
 

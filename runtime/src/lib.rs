@@ -10,6 +10,7 @@ pub mod crypto;
 pub mod idp;
 pub mod keys;
 pub mod mcp;
+pub mod names;
 pub mod oauth;
 pub mod prm;
 pub mod ratelimit;

@@ -274,6 +274,10 @@ fn main() -> ExitCode {
             if ttl <= 0 {
                 anyhow::bail!("--ttl must be a positive number of seconds");
             }
+            if !runtime::names::tenant_ok(&tenant) {
+                anyhow::bail!("--tenant: {}", runtime::names::TENANT_RULE);
+            }
+
             let keys = keys::SigningKeys::load_or_create(&config.data_dir)?;
             let audience = if audience.is_empty() { config.all_resources() } else { audience };
             let claims = keys::claims(&config.issuer(), &sub, &tenant, &scope, audience, ttl, plan);

@@ -55,6 +55,19 @@ fn bad_arguments_are_one_clear_line() {
         .unwrap();
     assert!(!out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stderr).trim(), "error: --ttl must be a positive number of seconds");
+    // A token's tenant follows the rule of `tenant create` (issue 13: "" used to be minted).
+    for tenant in ["", "../../x y<>", &"t".repeat(5000)] {
+        let out = Command::new(BIN)
+            .args(["token", "--sub", "a", "--scope", "vault:read", "--tenant", tenant, "--data-dir"])
+            .arg(tempfile::tempdir().unwrap().path())
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "tenant {tenant:?} must be refused");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).trim(),
+            format!("error: --tenant: {}", runtime::names::TENANT_RULE)
+        );
+    }
 }
 
 #[test]

@@ -1,1 +1,63 @@
-//! End-to-end tests live in tests/tests.
+//! End-to-end tests live in tests/tests. This library holds what the test binaries share that
+//! is not a server harness: the table of optional third-party tools.
+
+/// A third-party tool some suite needs, found through an environment variable that `.ci/run` sets.
+#[derive(Debug, Clone, Copy)]
+pub struct OptionalTool {
+    /// The variable naming the tool's path.
+    pub var: &'static str,
+    /// What `.ci/run` installs for it.
+    pub what: &'static str,
+    /// The suite that skips without it.
+    pub suite: &'static str,
+}
+
+/// Every optional tool of every suite. `common::tool` refuses a variable missing here, so the
+/// `skipped_suites` report (which walks this table) names every suite that can skip.
+pub const OPTIONAL_TOOLS: &[OptionalTool] = &[
+    OptionalTool {
+        var: "SPECWRIGHT_OPENAPI_VALIDATOR",
+        what: "openapi-spec-validator",
+        suite: "OpenAPI documents through openapi-spec-validator (openapi_validator.rs)",
+    },
+    OptionalTool {
+        var: "SPECWRIGHT_REDOCLY",
+        what: "@redocly/cli",
+        suite: "OpenAPI documents through redocly lint (openapi_validator.rs)",
+    },
+    OptionalTool {
+        var: "SPECWRIGHT_SCHEMATHESIS",
+        what: "schemathesis",
+        suite: "schemathesis against both live services (schemathesis.rs)",
+    },
+    OptionalTool {
+        var: "SPECWRIGHT_MCP_PYTHON",
+        what: "the Python MCP SDK",
+        suite: "MCP end to end with the official Python SDK (mcp_clients.rs)",
+    },
+    OptionalTool {
+        var: "SPECWRIGHT_MCP_INSPECTOR",
+        what: "the MCP Inspector CLI",
+        suite: "MCP end to end with the MCP Inspector CLI (mcp_clients.rs)",
+    },
+    OptionalTool {
+        var: "SPECWRIGHT_PLAYWRIGHT_NODE_MODULES",
+        what: "playwright-core",
+        suite: "the web console in a real browser (console.rs)",
+    },
+    OptionalTool {
+        var: "SPECWRIGHT_CHROMIUM",
+        what: "Debian's chromium",
+        suite: "the web console in a real browser (console.rs)",
+    },
+    OptionalTool {
+        var: "SPECWRIGHT_SDK_DIR",
+        what: "the SDKs `cargo xtask sdk` generates",
+        suite: "the generated SDKs' smoke programs against a live server (sdk.rs)",
+    },
+    OptionalTool {
+        var: "SPECWRIGHT_SDK_TOOLS",
+        what: "the tools `cargo xtask sdk` installs",
+        suite: "the generated SDKs' smoke programs against a live server (sdk.rs)",
+    },
+];

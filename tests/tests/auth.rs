@@ -120,6 +120,22 @@ async fn bad_tokens_get_401_invalid_token() {
         ("audience of the prospector only", server.sign(&prospector_only), "vault"),
         ("audience of the vault only", server.sign(&vault_only), "prospector"),
         ("garbage", "not-a-jwt".into(), "both"),
+        // RFC 9068 section 4: only access-token types are accepted (an ID token may name our audience).
+        ("typ JWT", server.state.keys.sign_typed(&good, Some("JWT")).unwrap(), "both"),
+        ("typ id_token+jwt", server.state.keys.sign_typed(&good, Some("id_token+jwt")).unwrap(), "both"),
+        ("no typ", server.state.keys.sign_typed(&good, None).unwrap(), "both"),
+        // The tenant scopes every query: it must be a name `tenant create` would accept.
+        ("empty tenant", server.sign(&runtime::keys::Claims { tenant: String::new(), ..good.clone() }), "both"),
+        (
+            "5,000-character tenant",
+            server.sign(&runtime::keys::Claims { tenant: "t".repeat(5000), ..good.clone() }),
+            "both",
+        ),
+        (
+            "tenant ../../x y<>",
+            server.sign(&runtime::keys::Claims { tenant: "../../x y<>".into(), ..good.clone() }),
+            "both",
+        ),
     ];
     let targets = [
         ("vault", "/api/v1/credentials", "auth/invalid-token"),
@@ -137,7 +153,24 @@ async fn bad_tokens_get_401_invalid_token() {
             let body: serde_json::Value = resp.json().await.unwrap();
             assert_eq!(body["error"]["code"], code, "{what} on {path}: {body}");
         }
+        // The third resource, the MCP endpoint, applies the same rules.
+        let resp = server
+            .client()
+            .post(server.url("/api/mcp"))
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .json(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 401, "{what} token at /api/mcp");
+        let challenge = resp.headers()["www-authenticate"].to_str().unwrap().to_string();
+        assert!(challenge.starts_with(r#"Bearer error="invalid_token""#), "{what} at /api/mcp: {challenge}");
     }
+    // The other registered access-token type is accepted.
+    let typed = server.state.keys.sign_typed(&good, Some("application/at+jwt")).unwrap();
+    let resp = server.client().get(server.url("/api/v1/credentials")).bearer_auth(typed).send().await.unwrap();
+    assert_ne!(resp.status(), 401, "typ application/at+jwt is an access token");
     // A non-Bearer scheme is not a token.
     let resp = server
         .client()

@@ -111,11 +111,10 @@ async fn console_pages_need_a_session_and_carry_the_security_headers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_a_real_browser_tokens_are_shown_once_and_revoked_grants_are_managed_and_signing_out_ends_it() {
-    let Some(modules) = common::tool("SPECWRIGHT_PLAYWRIGHT_NODE_MODULES", "playwright-core", "console browser test")
-    else {
+    let Some(modules) = common::tool("SPECWRIGHT_PLAYWRIGHT_NODE_MODULES") else {
         return;
     };
-    let Some(chromium) = common::tool("SPECWRIGHT_CHROMIUM", "Debian's chromium", "console browser test") else {
+    let Some(chromium) = common::tool("SPECWRIGHT_CHROMIUM") else {
         return;
     };
     let server = common::TestServer::start().await;

@@ -188,6 +188,43 @@ async fn every_request_is_authorised_before_the_protocol_layer() {
     assert_eq!(s, 403);
 }
 
+/// Personal access tokens are minted for the REST API: like a JWT for the REST audience, one is
+/// refused at the MCP endpoint (it used to be accepted) unless the operator opts in.
+#[tokio::test]
+async fn personal_access_tokens_are_refused_at_the_mcp_endpoint() {
+    let (server, read, _) = setup().await;
+    let (status, created) =
+        server.call("POST", "/api/v1/tokens", &read, Some(json!({"name": "laptop", "scopes": ["vault:read"]}))).await;
+    assert_eq!(status, 201, "{created}");
+    let pat = created["data"]["token"].as_str().unwrap().to_string();
+    let (status, _) = server.call("GET", "/api/v1/credentials", &pat, None).await;
+    assert_eq!(status, 200, "the token works where it was minted for");
+    let mcp = Mcp { server: &server, token: Some(pat), version: "2025-11-25" };
+    let (status, headers, _) = mcp.send(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}), None).await;
+    assert_eq!(status, 401, "a personal access token at /api/mcp");
+    let challenge = headers["www-authenticate"].to_str().unwrap();
+    assert!(
+        challenge.starts_with(
+            r#"Bearer error="invalid_token", error_description="the token is not issued for this resource""#
+        ),
+        "{challenge}"
+    );
+    // A prospector API token is for the prospector only.
+    let team = server.team_token("alice", "acme");
+    let (status, created) = server
+        .call("POST", "/v1/prospector/tokens", &team, Some(json!({"name": "ci", "scopes": ["prospector"]})))
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let api = created["data"]["token"].as_str().unwrap().to_string();
+    for path in ["/api/v1/credentials"] {
+        let (status, body) = server.call("GET", path, &api, None).await;
+        assert_eq!(status, 401, "a prospector API token at {path}: {body}");
+    }
+    let mcp = Mcp { server: &server, token: Some(api), version: "2025-11-25" };
+    let (status, _, _) = mcp.send(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}), None).await;
+    assert_eq!(status, 401, "a prospector API token at /api/mcp");
+}
+
 #[tokio::test]
 async fn rest_audience_tokens_are_accepted_only_when_configured() {
     let dir = tempfile::tempdir().unwrap();
@@ -221,6 +258,32 @@ async fn rest_audience_tokens_are_accepted_only_when_configured() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 200, "SPECWRIGHT_MCP_ACCEPT_REST_TOKENS lets a REST token in");
+    runtime::vault::create_tenant(&state.store, "acme", "alice").await.unwrap();
+    let admin = state
+        .keys
+        .mint(&runtime::keys::claims(&c.issuer(), "alice", "acme", "vault:read", c.all_resources(), 600, None))
+        .unwrap();
+    let created: Value = reqwest::Client::new()
+        .post(format!("http://{addr}/api/v1/tokens"))
+        .bearer_auth(admin)
+        .json(&json!({"name": "laptop", "scopes": ["vault:read"]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let pat = created["data"]["token"].as_str().unwrap().to_string();
+    let resp = reqwest::Client::new()
+        .post(format!("http://{addr}/api/mcp"))
+        .bearer_auth(pat)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200, "with the opt-in, a personal access token is a REST token like any other");
 }
 
 #[tokio::test]

@@ -29,7 +29,7 @@ async fn vault() -> (common::TestServer, String, String, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_python_sdk_lists_stores_leases_redeems_and_gets_our_403() {
-    let Some(python) = common::tool("SPECWRIGHT_MCP_PYTHON", "the Python MCP SDK", "the Python MCP SDK") else {
+    let Some(python) = common::tool("SPECWRIGHT_MCP_PYTHON") else {
         return;
     };
     let (_server, url, write, read) = vault().await;
@@ -49,7 +49,7 @@ async fn the_official_python_sdk_lists_stores_leases_redeems_and_gets_our_403() 
 /// the same token storage authorizes nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_python_sdk_completes_the_oauth_flow_with_step_up_and_token_reuse() {
-    let Some(python) = common::tool("SPECWRIGHT_MCP_PYTHON", "the Python MCP SDK", "the Python MCP SDK") else {
+    let Some(python) = common::tool("SPECWRIGHT_MCP_PYTHON") else {
         return;
     };
     let server = common::TestServer::start().await;
@@ -74,8 +74,7 @@ async fn the_official_python_sdk_completes_the_oauth_flow_with_step_up_and_token
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mcp_inspector_cli_lists_and_calls_tools() {
-    let Some(inspector) = common::tool("SPECWRIGHT_MCP_INSPECTOR", "the MCP Inspector CLI", "the MCP Inspector CLI")
-    else {
+    let Some(inspector) = common::tool("SPECWRIGHT_MCP_INSPECTOR") else {
         return;
     };
     let (_server, url, write, read) = vault().await;

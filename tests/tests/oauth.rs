@@ -188,7 +188,12 @@ fn claims_of(jwt: &str) -> Value {
 async fn metadata_advertises_endpoints_scopes_and_pkce_and_the_prm_points_at_it() {
     let server = common::TestServer::start().await;
     let issuer = server.base.clone();
-    for path in ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"] {
+    // This server issues no ID tokens, so it serves no OpenID discovery document: clients that
+    // fall back to that URL must not find an invalid one (it lacked subject_types_supported and
+    // id_token_signing_alg_values_supported, and the TypeScript MCP SDK refused it).
+    let openid = reqwest::get(server.url("/.well-known/openid-configuration")).await.unwrap();
+    assert_eq!(openid.status(), 404, "no OpenID discovery document is served");
+    for path in ["/.well-known/oauth-authorization-server"] {
         let doc: Value = reqwest::get(server.url(path)).await.unwrap().json().await.unwrap();
         assert_eq!(doc["issuer"], issuer.as_str());
         assert_eq!(doc["authorization_endpoint"], format!("{issuer}/oauth/authorize"));
@@ -280,9 +285,20 @@ on_both_backends!(sign_in_consent_once_code_and_rotating_refresh, |server| {
         ])
         .await;
     assert_eq!(widen.1["error"], "invalid_scope");
-    let (code, verifier) = browser.code("vault:read vault:write").await;
-    let (_, tokens) = browser.exchange(&code, &verifier).await;
-    let r = tokens["refresh_token"].as_str().unwrap().to_string();
+    // A refused request does not burn the token: validation comes first, the claim last (it used
+    // to mark the token used, so the next valid refresh looked like a replay and revoked all).
+    let foreign = browser
+        .token(&[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", &r),
+            ("client_id", &browser.client_id),
+            ("resource", "https://elsewhere.example/api"),
+        ])
+        .await;
+    assert_eq!(foreign.1["error"], "invalid_target", "{}", foreign.1);
+    let (status, after) = browser.refresh(&r).await;
+    assert_eq!(status, 200, "the token still works after invalid_scope and invalid_target: {after}");
+    let r = after["refresh_token"].as_str().unwrap().to_string();
     let (status, narrowed) = browser
         .token(&[
             ("grant_type", "refresh_token"),

@@ -19,12 +19,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-const SUITE: &str = "SDK smoke tests";
-
 /// The generated SDKs and the installed generator tools, or `None` (skip) when not configured.
 fn sdk_dirs() -> Option<(PathBuf, PathBuf)> {
-    let sdk = common::tool("SPECWRIGHT_SDK_DIR", "the SDKs `cargo xtask sdk` generates", SUITE)?;
-    let tools = common::tool("SPECWRIGHT_SDK_TOOLS", "the tools `cargo xtask sdk` installs", SUITE)?;
+    let sdk = common::tool("SPECWRIGHT_SDK_DIR")?;
+    let tools = common::tool("SPECWRIGHT_SDK_TOOLS")?;
     let (sdk, tools) = (PathBuf::from(sdk), PathBuf::from(tools));
     let expected = xtask::workspace_root().join("target/sdk");
     assert_eq!(

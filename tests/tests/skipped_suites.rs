@@ -1,10 +1,10 @@
 //! A report, printed on every `cargo test`, of the optional suites this machine cannot run:
-//! the PostgreSQL half of the storage suites, Redis-shared rate limits, the third-party clients,
-//! the web console's real-browser test and the generated SDKs' smoke programs. Each skipping test
+//! the PostgreSQL half of the storage suites, Redis-shared rate limits, and every suite needing
+//! a tool of `tests::OPTIONAL_TOOLS` (validators, schemathesis, MCP clients, the browser, SDKs). Each skipping test
 //! also returns early on its own; this report makes the skips visible (libtest hides the output of
 //! passing tests). Under `SPECWRIGHT_CI=1` any skip is a failure.
 
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
 fn postgres_reachable(url: &str) -> bool {
     let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return false };
@@ -15,10 +15,6 @@ fn postgres_reachable(url: &str) -> bool {
             Ok(Ok(_))
         )
     })
-}
-
-fn runs(bin: &str, arg: &str) -> bool {
-    Command::new(bin).arg(arg).output().is_ok_and(|o| o.status.success())
 }
 
 fn main() -> ExitCode {
@@ -38,26 +34,14 @@ fn main() -> ExitCode {
         skipped
             .push(format!("rate limits shared through Redis (runtime/tests/shared_limits.rs): no server at {redis}"));
     }
-    let validator = std::env::var("SPECWRIGHT_OPENAPI_VALIDATOR").unwrap_or_else(|_| "openapi-spec-validator".into());
-    if !runs(&validator, "--help") {
-        skipped.push("OpenAPI documents through openapi-spec-validator: not installed".into());
-    }
-    for (var, what) in [
-        ("SPECWRIGHT_MCP_PYTHON", "MCP end to end with the official Python SDK"),
-        ("SPECWRIGHT_MCP_INSPECTOR", "MCP end to end with the MCP Inspector CLI"),
-        ("SPECWRIGHT_PLAYWRIGHT_NODE_MODULES", "the web console in a real browser (playwright-core)"),
-        ("SPECWRIGHT_CHROMIUM", "the web console in a real browser (Chromium)"),
-        ("SPECWRIGHT_SDK_DIR", "the generated SDKs' smoke programs against a live server (cargo xtask sdk)"),
-        ("SPECWRIGHT_SDK_TOOLS", "the generated SDKs' smoke programs against a live server (cargo xtask sdk)"),
-    ] {
-        if std::env::var(var).is_err() {
-            skipped.push(format!("{what}: {var} is not set"));
+    // The same table `common::tool` reads, so no suite can skip without a line here.
+    for t in tests::OPTIONAL_TOOLS {
+        if std::env::var(t.var).is_err() {
+            skipped.push(format!("{}: {} is not set (.ci/run installs {})", t.suite, t.var, t.what));
         }
     }
     if skipped.is_empty() {
-        println!(
-            "optional suites: none skipped (PostgreSQL, Redis, OpenAPI validator, MCP clients, the browser and the SDKs all available)"
-        );
+        println!("optional suites: none skipped (PostgreSQL, Redis and every tool of tests::OPTIONAL_TOOLS available)");
         return ExitCode::SUCCESS;
     }
     for s in &skipped {

@@ -42,8 +42,6 @@ pub const LOGIN_PATH: &str = "/login";
 pub const LOGOUT_PATH: &str = "/logout";
 /// RFC 8414 metadata.
 pub const METADATA_PATH: &str = "/.well-known/oauth-authorization-server";
-/// The OpenID discovery alias clients also try.
-pub const OPENID_PATH: &str = "/.well-known/openid-configuration";
 
 /// The client the API documentation page (Swagger UI at `/docs/`) signs in with, registered at
 /// start-up with the page's redirect URI.
@@ -835,10 +833,10 @@ impl AuthServer {
         if row.get::<i64, _>(6) <= now_ms() {
             return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "the refresh token has expired");
         }
-        let claim = "UPDATE oauth_refresh_tokens SET rotated_at = $1 WHERE hash = $2 AND rotated_at IS NULL";
         let replayed = "the refresh token was already used; its whole family is now revoked";
-        if let Err(e) = self.use_once(claim, &token_hash, &family, replayed).await {
-            return *e;
+        if row.get::<Option<i64>, _>(7).is_some() {
+            self.revoke_family(&family).await;
+            return token_error(StatusCode::BAD_REQUEST, "invalid_grant", replayed);
         }
         let user: String = row.get(2);
         match users::tenant_of(&self.store, &user).await {
@@ -869,6 +867,12 @@ impl AuthServer {
             Ok(a) => a,
             Err(r) => return r.into_response(),
         };
+        // Claim the token last: a request refused above leaves it usable, so a client's bad
+        // request is never mistaken for a replay that revokes the family.
+        let claim = "UPDATE oauth_refresh_tokens SET rotated_at = $1 WHERE hash = $2 AND rotated_at IS NULL";
+        if let Err(e) = self.use_once(claim, &token_hash, &grant.family, replayed).await {
+            return *e;
+        }
         self.issue(&grant, &scope, audience).await
     }
 }
@@ -1141,8 +1145,9 @@ pub fn router(server: Arc<AuthServer>) -> Router {
         .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION])
         .max_age(std::time::Duration::from_secs(3600));
     let machine = Router::new()
-        .route(METADATA_PATH, get(doc.clone()))
-        .route(OPENID_PATH, get(doc))
+        // No OpenID discovery document: this server issues no ID tokens, and a document without
+        // the fields OpenID Connect requires makes clients that fall back to it fail (issue 13).
+        .route(METADATA_PATH, get(doc))
         .route(TOKEN_PATH, post(token))
         .route(REGISTER_PATH, post(register))
         .route(REVOKE_PATH, post(revoke))

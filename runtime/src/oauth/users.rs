@@ -23,10 +23,6 @@ pub struct User {
     pub tenant: String,
 }
 
-fn valid_id(id: &str) -> bool {
-    !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.@+".contains(&b))
-}
-
 async fn hash(password: String) -> Result<String> {
     tokio::task::spawn_blocking(move || {
         Argon2::default().hash_password(password.as_bytes()).map(|h| h.to_string()).map_err(|e| anyhow::anyhow!("{e}"))
@@ -38,8 +34,8 @@ async fn hash(password: String) -> Result<String> {
 /// Creates `user` in `tenant` (which must exist), or sets a new password if they exist there.
 /// Returns whether the user is new.
 pub async fn add(store: &Store, user: &str, tenant: &str, password: &str) -> Result<bool> {
-    if !valid_id(user) {
-        bail!("a user name is 1-128 characters of letters, digits and -_.@+");
+    if !crate::names::user_ok(user) {
+        bail!("{}", crate::names::USER_RULE);
     }
     if password.chars().count() < MIN_PASSWORD || password.len() > MAX_PASSWORD {
         bail!("a password has {MIN_PASSWORD} to {MAX_PASSWORD} characters");
@@ -87,7 +83,7 @@ pub async fn add(store: &Store, user: &str, tenant: &str, password: &str) -> Res
 /// The user if `password` is theirs. Unknown users cost the same hashing work as known ones, so
 /// timing does not tell which names exist.
 pub async fn verify(store: &Store, user: &str, password: &str) -> Result<Option<User>> {
-    if password.len() > MAX_PASSWORD || !valid_id(user) {
+    if password.len() > MAX_PASSWORD || !crate::names::user_ok(user) {
         return Ok(None);
     }
     let row = sqlx::query("SELECT tenant_id, password_hash FROM users WHERE id = $1")

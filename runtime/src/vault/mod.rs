@@ -645,10 +645,11 @@ impl VaultService for Vault {
 /// `specwright tenant create <tenant> --admin <user>`: creates a tenant and its first
 /// administrator, so a new installation can start from nothing. Fails if the tenant exists.
 pub async fn create_tenant(store: &Store, tenant: &str, admin: &str) -> anyhow::Result<()> {
-    let valid =
-        |s: &str| !s.is_empty() && s.len() <= 64 && s.chars().all(|c| c.is_ascii_alphanumeric() || "._-@".contains(c));
-    if !valid(tenant) || !valid(admin) {
-        anyhow::bail!("tenant and user names are 1-64 characters of letters, digits, '.', '_', '-', '@'");
+    if !crate::names::tenant_ok(tenant) {
+        anyhow::bail!("{}", crate::names::TENANT_RULE);
+    }
+    if !crate::names::user_ok(admin) {
+        anyhow::bail!("{}", crate::names::USER_RULE);
     }
     let mut tx = store.begin().await?;
     let exists =
