@@ -216,7 +216,7 @@ fn check_errors(c: &mut Collector, spec: &Spec) {
         }
     }
     let r = &spec.error_roles;
-    let roles: [(&str, &String, u16); 11] = [
+    let roles: [(&str, &String, u16); 13] = [
         ("unauthenticated", &r.unauthenticated, 401),
         ("invalid_token", &r.invalid_token, 401),
         ("insufficient_scope", &r.insufficient_scope, 403),
@@ -228,6 +228,8 @@ fn check_errors(c: &mut Collector, spec: &Spec) {
         ("method_not_allowed", &r.method_not_allowed, 405),
         ("rate_limited", &r.rate_limited, 429),
         ("internal", &r.internal, 500),
+        ("request_timeout", &r.request_timeout, 408),
+        ("unavailable", &r.unavailable, 503),
     ];
     for (role, code, status) in roles {
         match spec.errors.get(code) {
@@ -244,12 +246,18 @@ fn check_errors(c: &mut Collector, spec: &Spec) {
             Some(_) => {}
         }
     }
-    if !r.service_wide.contains(&r.internal) {
-        c.push(
-            "[error_roles] service_wide",
-            format!("does not list the internal error `{}`", r.internal),
-            "every operation can fail on a server fault: add it",
-        );
+    for (what, code) in [
+        ("internal error", &r.internal),
+        ("request timeout", &r.request_timeout),
+        ("unavailable error", &r.unavailable),
+    ] {
+        if !r.service_wide.contains(code) {
+            c.push(
+                "[error_roles] service_wide",
+                format!("does not list the {what} `{code}`"),
+                "every operation can answer it (a server fault, a slow request, unreachable storage): add it",
+            );
+        }
     }
     for code in &r.service_wide {
         if !spec.errors.contains_key(code) {

@@ -294,8 +294,10 @@ fn operations_file(api: &Api) -> TokenStream {
         &r.method_not_allowed,
         &r.rate_limited,
         &r.internal,
+        &r.request_timeout,
+        &r.unavailable,
     ];
-    let [ua, it, is, ma, va, pl, um, nf, mna, rl, int] = roles;
+    let [ua, it, is, ma, va, pl, um, nf, mna, rl, int, rt, un] = roles;
     let (dpp, mpp) = (s.pagination.default_per_page, s.pagination.max_per_page);
     let plans = s.rate_limits.iter().flat_map(|rl| rl.plans.iter()).map(|(n, p)| {
         let (t, m, d) = (&p.title, p.per_minute, p.per_day);
@@ -358,7 +360,8 @@ fn operations_file(api: &Api) -> TokenStream {
             roles: ErrorRoles {
                 unauthenticated: #ua, invalid_token: #it, insufficient_scope: #is, malformed: #ma,
                 validation: #va, payload_too_large: #pl, unsupported_media_type: #um, not_found: #nf,
-                method_not_allowed: #mna, rate_limited: #rl, internal: #int,
+                method_not_allowed: #mna, rate_limited: #rl, internal: #int, request_timeout: #rt,
+                unavailable: #un,
             },
             default_per_page: #dpp, max_per_page: #mpp,
             plans: &[#(#plans),*], default_plan: #default_plan,
@@ -385,6 +388,7 @@ fn handler_codes(api: &Api, op: &Operation) -> Vec<String> {
 
 fn errors_file(api: &Api) -> TokenStream {
     let internal = variant(&api.spec.error_roles.internal);
+    let unavailable = variant(&api.spec.error_roles.unavailable);
     let enums = api.operations.iter().map(|op| {
         let name = error_enum(op);
         let doc = format!(" Errors `{}` may return: the codes it declares plus the service-wide ones.", op.id());
@@ -411,6 +415,9 @@ fn errors_file(api: &Api) -> TokenStream {
             impl InternalError for #name {
                 fn internal(problem: Problem) -> Self {
                     #name::#internal(problem)
+                }
+                fn unavailable(problem: Problem) -> Self {
+                    #name::#unavailable(problem)
                 }
             }
         }

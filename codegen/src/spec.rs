@@ -162,6 +162,10 @@ pub struct ErrorRoles {
     pub rate_limited: String,
     /// An unexpected server fault (500).
     pub internal: String,
+    /// The request (body included) took longer than the server allows (408).
+    pub request_timeout: String,
+    /// The server's storage is unreachable or full; retry later (503, with `Retry-After`).
+    pub unavailable: String,
     /// Codes every operation may answer besides the ones it declares (e.g. `internal`).
     pub service_wide: Vec<String>,
 }

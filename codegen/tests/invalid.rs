@@ -53,7 +53,7 @@ fn operation_listing_an_undeclared_error_code() {
         &["undeclared_error_code.toml: operation `update_note`: undeclared error code `conflict`; \
            fix: declare [errors.\"conflict\"] or use one of: unauthenticated, invalid_token, insufficient_scope, \
            malformed, not_found, method_not_allowed, too_large, unsupported_media_type, validation, rate_limited, \
-           internal"],
+           internal, request_timeout, unavailable"],
     );
 }
 
@@ -149,7 +149,7 @@ fn toml_syntax_error_names_the_line() {
     assert_rejected_with(
         "toml_syntax_error",
         &[
-            "toml_syntax_error.toml: line 164, column 25: invalid basic string, expected `\"`; fix: correct the TOML at that position; spec/spec.schema.json lists every key",
+            "toml_syntax_error.toml: line 174, column 25: invalid basic string, expected `\"`; fix: correct the TOML at that position; spec/spec.schema.json lists every key",
         ],
     );
 }

@@ -88,9 +88,10 @@ fn every_operation_has_an_id_and_requires_its_oauth2_scope() {
 #[test]
 fn every_operation_documents_every_status_it_may_answer() {
     let doc = generated_json("openapi/notes.json");
-    // Every operation may answer 401 (unauthenticated, invalid_token), 403 (insufficient_scope) and
-    // 500 (internal, service-wide); operations with a body also 400 (malformed), 413 and 415.
-    const AUTOMATIC: [u16; 3] = [401, 403, 500];
+    // Every operation may answer 401 (unauthenticated, invalid_token), 403 (insufficient_scope),
+    // 408, 500 and 503 (request timeout, internal, unavailable: service-wide); operations with a
+    // body also 400 (malformed), 413 and 415.
+    const AUTOMATIC: [u16; 5] = [401, 403, 408, 500, 503];
     const BODY: [u16; 3] = [400, 413, 415];
     // (operation, success status, statuses of the codes it lists in `errors`, has a request body)
     let cases: [(&str, u16, &[u16], bool); 4] = [

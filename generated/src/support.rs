@@ -196,6 +196,10 @@ pub struct ErrorRoles {
     pub rate_limited: &'static str,
     /// Server fault (500).
     pub internal: &'static str,
+    /// Request took too long (408).
+    pub request_timeout: &'static str,
+    /// Storage unreachable or full; retry later (503).
+    pub unavailable: &'static str,
 }
 
 /// One rate-limit plan.
@@ -312,10 +316,13 @@ pub trait OperationError: std::fmt::Debug + Send {
     fn into_problem(self) -> Problem;
 }
 
-/// Every per-operation error enum can carry the service's internal error (a server fault).
+/// Every per-operation error enum can carry the service's internal error (a server fault) and
+/// its unavailable error (storage unreachable or full: retry later).
 pub trait InternalError {
     /// The internal-error variant with this problem.
     fn internal(problem: Problem) -> Self;
+    /// The unavailable variant with this problem (`details.retry_after` becomes `Retry-After`).
+    fn unavailable(problem: Problem) -> Self;
 }
 
 /// How the runtime plugs into the generated routers: admit a request for an operation (yielding
@@ -390,10 +397,15 @@ pub fn error_response(service: &ServiceInfo, code: &str, problem: Problem, reque
             "request_id": request_id,
         }
     });
+    let retry_after = body["error"]["details"]["retry_after"].as_u64();
     let mut resp =
         (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), axum::Json(body)).into_response();
     if let Some(id) = request_id.and_then(|id| HeaderValue::from_str(id).ok()) {
         resp.headers_mut().insert("x-request-id", id);
+    }
+    // Whatever answer says when to retry (429, 503) says it in the header clients read too.
+    if let Some(seconds) = retry_after {
+        resp.headers_mut().insert("retry-after", HeaderValue::from(seconds.max(1)));
     }
     resp
 }

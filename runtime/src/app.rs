@@ -50,7 +50,7 @@ impl AppState {
     /// As [`AppState::open`], with the clock rate limits read (tests move it by hand).
     pub async fn open_with_clock(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
         let keys = Arc::new(SigningKeys::load_or_create(&config.data_dir)?);
-        let store = Store::open(config.database_url.as_deref(), &config.data_dir).await?;
+        let store = Store::open_with(config.database_url.as_deref(), &config.data_dir, config.pool).await?;
         let keyring = Arc::new(Keyring::load(&store, crypto::master_key_source(&config.data_dir)?).await?);
         let vault = Arc::new(Vault::new(store.clone(), keyring, config.leases));
         let limiter = Arc::new(match &config.redis_url {
@@ -264,5 +264,35 @@ pub fn build(state: &AppState) -> Router {
     }
     app.fallback(not_found)
         .layer(middleware::from_fn_with_state(prospector_gate, crate::auth::meter_unrouted))
+        .layer(middleware::from_fn_with_state(state.config.http.request_timeout, request_timeout))
         .layer(middleware::from_fn(request_ids))
+}
+
+/// A request (its body included) that is not answered within the limit gets the service's 408
+/// envelope; dropping the handler rolls back its transaction, so nothing is half-written.
+async fn request_timeout(
+    axum::extract::State(limit): axum::extract::State<std::time::Duration>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let (path, id) = (req.uri().path().to_string(), request_id_of(&req));
+    match tokio::time::timeout(limit, next.run(req)).await {
+        Ok(response) => response,
+        Err(_) => {
+            let service = service_for(&path);
+            let problem = Problem::new(format!(
+                "The request was not complete within {} seconds; nothing was changed.",
+                limit.as_secs()
+            ))
+            .with("limit_seconds", limit.as_secs());
+            let mut resp = error_response(service, service.roles.request_timeout, problem, id.as_deref());
+            // The client may still be sending; do not read the rest of it on this connection.
+            resp.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+            resp
+        }
+    }
+}
+
+fn request_id_of(req: &Request) -> Option<String> {
+    req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_string)
 }

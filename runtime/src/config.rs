@@ -45,6 +45,10 @@ pub struct Config {
     pub external_issuer: Option<String>,
     /// The claim of external tokens that names the tenant.
     pub tenant_claim: String,
+    /// Database pool: connections and how long a request waits for one.
+    pub pool: crate::store::PoolSettings,
+    /// Connection timeouts and the connection cap of the HTTP server.
+    pub http: crate::server::HttpLimits,
 }
 
 impl Config {
@@ -66,6 +70,8 @@ impl Config {
             oauth_code_ttl_seconds: 60,
             external_issuer: None,
             tenant_claim: "tenant".into(),
+            pool: crate::store::PoolSettings::default(),
+            http: crate::server::HttpLimits::default(),
         }
     }
 

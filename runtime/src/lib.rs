@@ -15,6 +15,7 @@ pub mod oauth;
 pub mod prm;
 pub mod ratelimit;
 pub mod rbac;
+pub mod server;
 pub mod services;
 pub mod store;
 pub mod tokens;

@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use runtime::config::{Config, DEFAULT_ADDR, DEFAULT_DATA_DIR};
@@ -58,13 +59,32 @@ struct Common {
     /// submissions in the outbox table.
     #[arg(long, env = "SPECWRIGHT_PLATFORM_CONNECTOR")]
     platform_connector: Option<String>,
+    /// Largest number of database connections; default 1 on SQLite (one writer), 16 on PostgreSQL.
+    #[arg(long, env = "SPECWRIGHT_DB_MAX_CONNECTIONS", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    db_max_connections: Option<u32>,
+    /// Longest wait, in seconds, for a database connection before a request answers 503.
+    #[arg(long, env = "SPECWRIGHT_DB_ACQUIRE_TIMEOUT", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=300))]
+    db_acquire_timeout: u64,
+    /// Seconds a client has to send a request's headers before the connection is closed.
+    #[arg(long, env = "SPECWRIGHT_HEADER_READ_TIMEOUT", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=600))]
+    header_read_timeout: u64,
+    /// Seconds a kept-alive connection may sit idle between requests before it is closed.
+    #[arg(long, env = "SPECWRIGHT_IDLE_TIMEOUT", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    idle_timeout: u64,
+    /// Seconds a whole request (body included) may take before it answers 408.
+    #[arg(long, env = "SPECWRIGHT_REQUEST_TIMEOUT", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    request_timeout: u64,
+    /// Most open client connections; at the cap the longest-idle one is closed for a new one.
+    /// Default: the open-file limit less a reserve for the database and files.
+    #[arg(long, env = "SPECWRIGHT_MAX_CONNECTIONS", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    max_connections: Option<u32>,
 }
 
 impl Common {
     /// Opens (and migrates) the database these settings name.
     async fn store(&self) -> anyhow::Result<runtime::store::Store> {
         let config = self.config();
-        runtime::store::Store::open(config.database_url.as_deref(), &config.data_dir).await
+        runtime::store::Store::open_with(config.database_url.as_deref(), &config.data_dir, config.pool).await
     }
 
     fn config(&self) -> Config {
@@ -79,6 +99,16 @@ impl Common {
         c.external_issuer = self.issuer.clone();
         c.tenant_claim = self.tenant_claim.clone();
         c.leases.default_ttl = c.leases.default_ttl.min(self.max_lease_ttl);
+        c.pool = runtime::store::PoolSettings {
+            max_connections: self.db_max_connections,
+            acquire_timeout: Duration::from_secs(self.db_acquire_timeout),
+        };
+        c.http = runtime::server::HttpLimits {
+            header_read_timeout: Duration::from_secs(self.header_read_timeout),
+            idle_timeout: Duration::from_secs(self.idle_timeout),
+            request_timeout: Duration::from_secs(self.request_timeout),
+            max_connections: self.max_connections.map(|n| n as usize),
+        };
         c
     }
 }
@@ -243,11 +273,10 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let app = runtime::build(&state);
     let listener = tokio::net::TcpListener::bind(config.addr).await?;
     tracing::info!(addr = %config.addr, public_url = %config.public_url, "serving: REST {0}/api/v1, {0}/v1/prospector; docs {0}/docs/", config.public_url);
-    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
+    runtime::server::serve(listener, app, config.http, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await?;
     Ok(())
 }
 

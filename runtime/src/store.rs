@@ -1,17 +1,139 @@
 //! Storage: one sqlx `AnyPool` over SQLite (the embedded default, a file in the data directory)
 //! or PostgreSQL (when `DATABASE_URL` is a `postgres://` URL), with per-backend migrations
 //! applied at start. Queries use `$N` placeholders, which both backends accept.
+//!
+//! Two rules keep one bad request from taking the database away from every other one:
+//! - **No connection is acquired while the same task holds a transaction.** On a one-connection
+//!   pool (SQLite) that waits for itself; anywhere it can exhaust the pool. A [`Tx`] registers its
+//!   task, and [`Store::pool`] and [`Store::begin`] refuse (a panic the server answers as a 500
+//!   at once, never a stall) when that task asks for another connection. Functions that run inside
+//!   a transaction therefore take the transaction, never the store.
+//! - **A connection that leaves a transaction in an unknown state is discarded.** After a failed
+//!   statement or COMMIT (a full disk, a lost server), sqlx may keep counting a transaction the
+//!   database already ended, and every later `BEGIN` on that connection fails. When a connection
+//!   comes back to the pool still inside a transaction, its pending rollback is flushed and, if it
+//!   is still not clean, it is closed; the pool opens a fresh one for the next request.
 
+use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
+use sqlx::AnyConnection;
 use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow, install_default_drivers};
-use sqlx::{Any, AnyPool, Transaction};
+use sqlx::{Any, AnyPool, Connection, Transaction};
 
-/// A transaction on the store.
-pub type Tx = Transaction<'static, Any>;
+/// Pool settings: how many connections, and how long a request waits for one before it is told
+/// the database is unavailable (503) instead of hanging.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolSettings {
+    /// Largest number of open connections; `None`: 1 on SQLite (one writer at a time), 16 on PostgreSQL.
+    pub max_connections: Option<u32>,
+    /// Longest wait for a connection (and for connecting).
+    pub acquire_timeout: Duration,
+}
+
+impl Default for PoolSettings {
+    fn default() -> Self {
+        PoolSettings { max_connections: None, acquire_timeout: Duration::from_secs(5) }
+    }
+}
+
+/// Seconds a client is told to wait when the storage is unavailable.
+pub const RETRY_AFTER_SECONDS: u64 = 5;
+
+/// Whether `e` says the database is unreachable, full or overloaded for now (worth a retry),
+/// rather than a defect: no connection within the acquire timeout, an I/O or TLS failure, a
+/// SQLite `FULL`/`IOERR`/`CANTOPEN`/`BUSY`/`LOCKED`, a PostgreSQL connection exception (class 08),
+/// insufficient resources (class 53, e.g. disk full) or a server shutting down (57P01-57P03).
+pub fn is_transient(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => {
+            let code = db.code().map(|c| c.to_string()).unwrap_or_default();
+            if db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>().is_some() {
+                // PostgreSQL SQLSTATE.
+                code.starts_with("08") || code.starts_with("53") || matches!(code.as_str(), "57P01" | "57P02" | "57P03")
+            } else {
+                // SQLite (extended) result codes; the low byte is the primary code.
+                code.parse::<u32>().is_ok_and(|n| matches!(n & 0xff, 5 | 6 | 10 | 13 | 14))
+            }
+        }
+        _ => false,
+    }
+}
+
+/// The tasks that hold a transaction now, with how many each holds.
+type Holders = Arc<Mutex<HashMap<tokio::task::Id, usize>>>;
+
+/// A transaction on the store. It derefs to the connection, so `&mut *tx` runs a query in it.
+/// While it lives, its task may not acquire another connection from the store.
+#[derive(Debug)]
+pub struct Tx {
+    inner: Transaction<'static, Any>,
+    _holder: Holder,
+}
+
+impl Tx {
+    /// Commits the transaction.
+    pub async fn commit(self) -> Result<(), sqlx::Error> {
+        self.inner.commit().await
+    }
+
+    /// Rolls the transaction back.
+    pub async fn rollback(self) -> Result<(), sqlx::Error> {
+        self.inner.rollback().await
+    }
+}
+
+impl std::ops::Deref for Tx {
+    type Target = AnyConnection;
+    fn deref(&self) -> &AnyConnection {
+        &self.inner
+    }
+}
+
+impl std::ops::DerefMut for Tx {
+    fn deref_mut(&mut self) -> &mut AnyConnection {
+        &mut self.inner
+    }
+}
+
+/// Marks the current task as holding a transaction until dropped.
+#[derive(Debug)]
+struct Holder {
+    holders: Holders,
+    task: Option<tokio::task::Id>,
+}
+
+impl Holder {
+    fn new(holders: &Holders) -> Holder {
+        let task = tokio::task::try_id();
+        if let (Some(id), Ok(mut map)) = (task, holders.lock()) {
+            *map.entry(id).or_insert(0) += 1;
+        }
+        Holder { holders: holders.clone(), task }
+    }
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        if let (Some(id), Ok(mut map)) = (self.task, self.holders.lock())
+            && let Some(n) = map.get_mut(&id)
+        {
+            *n -= 1;
+            if *n == 0 {
+                map.remove(&id);
+            }
+        }
+    }
+}
 
 /// Which database the store runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +151,8 @@ pub struct Store {
     backend: Backend,
     /// Test hook: fail the next N audit writes (to prove operations fail closed).
     fail_audit: Arc<AtomicU32>,
+    /// Tasks holding a transaction (see the module documentation).
+    holders: Holders,
 }
 
 /// A value bound to a query whose filter is built at run time (see [`Store::page`]).
@@ -70,6 +194,11 @@ impl Store {
     /// Opens `url`, or the SQLite file `vault.db` in `data_dir` when `url` is `None`, and applies
     /// the migrations of its backend.
     pub async fn open(url: Option<&str>, data_dir: &Path) -> Result<Store> {
+        Self::open_with(url, data_dir, PoolSettings::default()).await
+    }
+
+    /// As [`Store::open`], with these pool settings.
+    pub async fn open_with(url: Option<&str>, data_dir: &Path, settings: PoolSettings) -> Result<Store> {
         install_default_drivers();
         let url = match url {
             Some(u) => u.to_string(),
@@ -95,7 +224,26 @@ impl Store {
         // SQLite allows one writer at a time and every vault operation writes (its audit row), so one
         // connection makes requests queue fairly in the pool instead of spinning in SQLite's
         // sleeping busy handler (which gave p99 latencies near a second under load).
-        let mut options = AnyPoolOptions::new().max_connections(if backend == Backend::Sqlite { 1 } else { 16 });
+        let max = settings.max_connections.unwrap_or(if backend == Backend::Sqlite { 1 } else { 16 }).max(1);
+        let mut options = AnyPoolOptions::new()
+            .max_connections(max)
+            .acquire_timeout(settings.acquire_timeout)
+            // A connection back from a request still inside a transaction: flush the rollback
+            // its dropped transaction queued; if it is still not clean (the database had already
+            // ended the transaction, so the rollback failed), close it instead of reusing it.
+            .after_release(|conn, _| {
+                Box::pin(async move {
+                    if !conn.is_in_transaction() {
+                        return Ok(true);
+                    }
+                    conn.ping().await?;
+                    if conn.is_in_transaction() {
+                        tracing::warn!("closing a database connection left inside a failed transaction");
+                        return Ok(false);
+                    }
+                    Ok(true)
+                })
+            });
         if backend == Backend::Sqlite {
             options = options.after_connect(|conn, _| {
                 Box::pin(async move {
@@ -120,12 +268,27 @@ impl Store {
                     .context("migrating the PostgreSQL database")?;
             }
         }
-        Ok(Store { pool, backend, fail_audit: Arc::new(AtomicU32::new(0)) })
+        Ok(Store { pool, backend, fail_audit: Arc::new(AtomicU32::new(0)), holders: Holders::default() })
     }
 
-    /// The connection pool.
+    /// The connection pool, for a query outside any transaction.
+    ///
+    /// # Panics
+    /// When the calling task holds a transaction of this store: acquiring a second connection
+    /// there waits for itself on a one-connection pool. Pass the transaction instead.
     pub fn pool(&self) -> &AnyPool {
+        self.refuse_nested();
         &self.pool
+    }
+
+    fn refuse_nested(&self) {
+        let Some(id) = tokio::task::try_id() else { return };
+        let holding = self.holders.lock().map(|m| m.contains_key(&id)).unwrap_or(false);
+        assert!(
+            !holding,
+            "a database connection was requested by a task that holds a transaction; \
+             functions running inside a transaction must take the transaction, not the store"
+        );
     }
 
     /// Which backend this is.
@@ -136,10 +299,12 @@ impl Store {
     /// Starts a transaction. On SQLite it takes the write lock at once (`BEGIN IMMEDIATE`), so
     /// concurrent writers queue behind the busy timeout instead of failing on lock upgrade.
     pub async fn begin(&self) -> Result<Tx, sqlx::Error> {
-        match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
-            Backend::Postgres => self.pool.begin().await,
-        }
+        self.refuse_nested();
+        let inner = match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => self.pool.begin().await?,
+        };
+        Ok(Tx { inner, _holder: Holder::new(&self.holders) })
     }
 
     /// One page of `SELECT {columns} FROM {table} WHERE {filter} ORDER BY {order}`, and how many
@@ -155,14 +320,14 @@ impl Store {
     ) -> Result<(u64, Vec<AnyRow>), sqlx::Error> {
         use sqlx::Row;
         let count = format!("SELECT COUNT(*) FROM {table} WHERE {filter}");
-        let total: i64 = bind_all(sqlx::query(sqlx::AssertSqlSafe(count)), args).fetch_one(&self.pool).await?.get(0);
+        let total: i64 = bind_all(sqlx::query(sqlx::AssertSqlSafe(count)), args).fetch_one(self.pool()).await?.get(0);
         let n = args.len();
         let select =
             format!("SELECT {columns} FROM {table} WHERE {filter} ORDER BY {order} LIMIT ${} OFFSET ${}", n + 1, n + 2);
         let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(select)), args)
             .bind(i64::from(paging.per_page))
             .bind(paging.offset() as i64)
-            .fetch_all(&self.pool)
+            .fetch_all(self.pool())
             .await?;
         Ok((total.max(0) as u64, rows))
     }

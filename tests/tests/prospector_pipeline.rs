@@ -415,3 +415,35 @@ async fn http_feed_sources_are_scanned() {
     let (_, best) = server.call("GET", "/v1/prospector/leads?platform=acmejobs", &token, None).await;
     assert_eq!(best["data"][0]["job_title"], "Rust backend for payments", "the strong posting outranks the thin one");
 }
+
+// Issue 13: a PATCH giving a bid to a proposal with no currency read the scoring configuration
+// through a second connection while its transaction held the only one (SQLite): 500 after 30 s,
+// and every other request of the server waited meanwhile. It now reads it in its transaction.
+on_both_backends!(a_bid_on_a_proposal_without_currency_takes_the_configured_currency, |server| {
+    let token = server.team_token("pat", "acme");
+    best_lead(&server, &token).await;
+    let (_, leads) = server.call("GET", "/v1/prospector/leads?per_page=100", &token, None).await;
+    let mut bare = None;
+    for lead in leads["data"].as_array().unwrap() {
+        let (s, p) =
+            post_with_key(&server, &token, "/v1/prospector/proposals", None, json!({"lead_id": lead["id"]})).await;
+        assert_eq!(s, 201, "{p}");
+        if p["data"]["currency"].is_null() {
+            bare = Some(p["data"]["id"].as_str().unwrap().to_string());
+            break;
+        }
+    }
+    let id = bare.expect("the sample feed has a lead without a budget currency");
+    let (_, config) = server.call("GET", "/v1/prospector/scoring/config", &token, None).await;
+    let currency = config["data"]["parameters"]["currency"].clone();
+    let admin = server.token_for("alice", "acme", "vault:admin");
+    server.tenant("acme", "alice").await;
+    let path = format!("/v1/prospector/proposals/{id}");
+    let patch = server.call("PATCH", &path, &token, Some(json!({"bid_amount": 100})));
+    let other = server.call("GET", "/api/v1/credentials", &admin, None);
+    let ((status, edited), (other_status, _)) = tokio::join!(patch, other);
+    assert_eq!(status, 200, "{edited}");
+    assert_eq!(edited["data"]["bid_amount"], 100.0);
+    assert_eq!(edited["data"]["currency"], currency, "the configured currency: {edited}");
+    assert_eq!(other_status, 200, "an unrelated request beside it is answered");
+});

@@ -8,23 +8,35 @@ pub enum ListLeadsError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
+    /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `service_unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServiceUnavailable(Problem),
 }
 impl OperationError for ListLeadsError {
     fn code(&self) -> &'static str {
         match self {
             ListLeadsError::ValidationError(_) => "validation_error",
             ListLeadsError::InternalError(_) => "internal_error",
+            ListLeadsError::RequestTimeout(_) => "request_timeout",
+            ListLeadsError::ServiceUnavailable(_) => "service_unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            ListLeadsError::ValidationError(p) | ListLeadsError::InternalError(p) => p,
+            ListLeadsError::ValidationError(p)
+            | ListLeadsError::InternalError(p)
+            | ListLeadsError::RequestTimeout(p)
+            | ListLeadsError::ServiceUnavailable(p) => p,
         }
     }
 }
 impl InternalError for ListLeadsError {
     fn internal(problem: Problem) -> Self {
         ListLeadsError::InternalError(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        ListLeadsError::ServiceUnavailable(problem)
     }
 }
 /// Errors `get_lead` may return: the codes it declares plus the service-wide ones.
@@ -34,23 +46,35 @@ pub enum GetLeadError {
     NotFound(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
+    /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `service_unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServiceUnavailable(Problem),
 }
 impl OperationError for GetLeadError {
     fn code(&self) -> &'static str {
         match self {
             GetLeadError::NotFound(_) => "not_found",
             GetLeadError::InternalError(_) => "internal_error",
+            GetLeadError::RequestTimeout(_) => "request_timeout",
+            GetLeadError::ServiceUnavailable(_) => "service_unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            GetLeadError::NotFound(p) | GetLeadError::InternalError(p) => p,
+            GetLeadError::NotFound(p)
+            | GetLeadError::InternalError(p)
+            | GetLeadError::RequestTimeout(p)
+            | GetLeadError::ServiceUnavailable(p) => p,
         }
     }
 }
 impl InternalError for GetLeadError {
     fn internal(problem: Problem) -> Self {
         GetLeadError::InternalError(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        GetLeadError::ServiceUnavailable(problem)
     }
 }
 /// Errors `scan_leads` may return: the codes it declares plus the service-wide ones.
@@ -62,6 +86,10 @@ pub enum ScanLeadsError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
+    /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `service_unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServiceUnavailable(Problem),
 }
 impl OperationError for ScanLeadsError {
     fn code(&self) -> &'static str {
@@ -69,17 +97,26 @@ impl OperationError for ScanLeadsError {
             ScanLeadsError::Conflict(_) => "conflict",
             ScanLeadsError::ValidationError(_) => "validation_error",
             ScanLeadsError::InternalError(_) => "internal_error",
+            ScanLeadsError::RequestTimeout(_) => "request_timeout",
+            ScanLeadsError::ServiceUnavailable(_) => "service_unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            ScanLeadsError::Conflict(p) | ScanLeadsError::ValidationError(p) | ScanLeadsError::InternalError(p) => p,
+            ScanLeadsError::Conflict(p)
+            | ScanLeadsError::ValidationError(p)
+            | ScanLeadsError::InternalError(p)
+            | ScanLeadsError::RequestTimeout(p)
+            | ScanLeadsError::ServiceUnavailable(p) => p,
         }
     }
 }
 impl InternalError for ScanLeadsError {
     fn internal(problem: Problem) -> Self {
         ScanLeadsError::InternalError(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        ScanLeadsError::ServiceUnavailable(problem)
     }
 }
 /// Errors `update_lead` may return: the codes it declares plus the service-wide ones.
@@ -93,6 +130,10 @@ pub enum UpdateLeadError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
+    /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `service_unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServiceUnavailable(Problem),
 }
 impl OperationError for UpdateLeadError {
     fn code(&self) -> &'static str {
@@ -101,6 +142,8 @@ impl OperationError for UpdateLeadError {
             UpdateLeadError::Conflict(_) => "conflict",
             UpdateLeadError::ValidationError(_) => "validation_error",
             UpdateLeadError::InternalError(_) => "internal_error",
+            UpdateLeadError::RequestTimeout(_) => "request_timeout",
+            UpdateLeadError::ServiceUnavailable(_) => "service_unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -108,13 +151,18 @@ impl OperationError for UpdateLeadError {
             UpdateLeadError::NotFound(p)
             | UpdateLeadError::Conflict(p)
             | UpdateLeadError::ValidationError(p)
-            | UpdateLeadError::InternalError(p) => p,
+            | UpdateLeadError::InternalError(p)
+            | UpdateLeadError::RequestTimeout(p)
+            | UpdateLeadError::ServiceUnavailable(p) => p,
         }
     }
 }
 impl InternalError for UpdateLeadError {
     fn internal(problem: Problem) -> Self {
         UpdateLeadError::InternalError(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        UpdateLeadError::ServiceUnavailable(problem)
     }
 }
 /// Errors `list_proposals` may return: the codes it declares plus the service-wide ones.
@@ -124,23 +172,35 @@ pub enum ListProposalsError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
+    /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `service_unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServiceUnavailable(Problem),
 }
 impl OperationError for ListProposalsError {
     fn code(&self) -> &'static str {
         match self {
             ListProposalsError::ValidationError(_) => "validation_error",
             ListProposalsError::InternalError(_) => "internal_error",
+            ListProposalsError::RequestTimeout(_) => "request_timeout",
+            ListProposalsError::ServiceUnavailable(_) => "service_unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            ListProposalsError::ValidationError(p) | ListProposalsError::InternalError(p) => p,
+            ListProposalsError::ValidationError(p)
+            | ListProposalsError::InternalError(p)
+            | ListProposalsError::RequestTimeout(p)
+            | ListProposalsError::ServiceUnavailable(p) => p,
         }
     }
 }
 impl InternalError for ListProposalsError {
     fn internal(problem: Problem) -> Self {
         ListProposalsError::InternalError(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        ListProposalsError::ServiceUnavailable(problem)
     }
 }
 /// Errors `get_proposal` may return: the codes it declares plus the service-wide ones.
@@ -150,23 +210,35 @@ pub enum GetProposalError {
     NotFound(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
+    /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `service_unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServiceUnavailable(Problem),
 }
 impl OperationError for GetProposalError {
     fn code(&self) -> &'static str {
         match self {
             GetProposalError::NotFound(_) => "not_found",
             GetProposalError::InternalError(_) => "internal_error",
+            GetProposalError::RequestTimeout(_) => "request_timeout",
+            GetProposalError::ServiceUnavailable(_) => "service_unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            GetProposalError::NotFound(p) | GetProposalError::InternalError(p) => p,
+            GetProposalError::NotFound(p)
+            | GetProposalError::InternalError(p)
+            | GetProposalError::RequestTimeout(p)
+            | GetProposalError::ServiceUnavailable(p) => p,
         }
     }
 }
 impl InternalError for GetProposalError {
     fn internal(problem: Problem) -> Self {
         GetProposalError::InternalError(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        GetProposalError::ServiceUnavailable(problem)
     }
 }
 /// Errors `create_proposal` may return: the codes it declares plus the service-wide ones.
@@ -180,6 +252,10 @@ pub enum CreateProposalError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
+    /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `service_unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServiceUnavailable(Problem),
 }
 impl OperationError for CreateProposalError {
     fn code(&self) -> &'static str {
@@ -188,6 +264,8 @@ impl OperationError for CreateProposalError {
             CreateProposalError::Conflict(_) => "conflict",
             CreateProposalError::ValidationError(_) => "validation_error",
             CreateProposalError::InternalError(_) => "internal_error",
+            CreateProposalError::RequestTimeout(_) => "request_timeout",
+            CreateProposalError::ServiceUnavailable(_) => "service_unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -195,13 +273,18 @@ impl OperationError for CreateProposalError {
             CreateProposalError::NotFound(p)
             | CreateProposalError::Conflict(p)
             | CreateProposalError::ValidationError(p)
-            | CreateProposalError::InternalError(p) => p,
+            | CreateProposalError::InternalError(p)
+            | CreateProposalError::RequestTimeout(p)
+            | CreateProposalError::ServiceUnavailable(p) => p,
         }
     }
 }
 impl InternalError for CreateProposalError {
     fn internal(problem: Problem) -> Self {
         CreateProposalError::InternalError(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        CreateProposalError::ServiceUnavailable(problem)
     }
 }
 /// Errors `update_proposal` may return: the codes it declares plus the service-wide ones.
@@ -215,6 +298,10 @@ pub enum UpdateProposalError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
+    /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `service_unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServiceUnavailable(Problem),
     /// `upstream_unavailable` (HTTP 502): The freelance platform the lead comes from returned an error, timed out or rate-limited us. Nothing was changed on our side; retry later, with the same `Idempotency-Key` where the operation accepts one.
     UpstreamUnavailable(Problem),
 }
@@ -225,6 +312,8 @@ impl OperationError for UpdateProposalError {
             UpdateProposalError::Conflict(_) => "conflict",
             UpdateProposalError::ValidationError(_) => "validation_error",
             UpdateProposalError::InternalError(_) => "internal_error",
+            UpdateProposalError::RequestTimeout(_) => "request_timeout",
+            UpdateProposalError::ServiceUnavailable(_) => "service_unavailable",
             UpdateProposalError::UpstreamUnavailable(_) => "upstream_unavailable",
         }
     }
@@ -234,6 +323,8 @@ impl OperationError for UpdateProposalError {
             | UpdateProposalError::Conflict(p)
             | UpdateProposalError::ValidationError(p)
             | UpdateProposalError::InternalError(p)
+            | UpdateProposalError::RequestTimeout(p)
+            | UpdateProposalError::ServiceUnavailable(p)
             | UpdateProposalError::UpstreamUnavailable(p) => p,
         }
     }
@@ -241,6 +332,9 @@ impl OperationError for UpdateProposalError {
 impl InternalError for UpdateProposalError {
     fn internal(problem: Problem) -> Self {
         UpdateProposalError::InternalError(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        UpdateProposalError::ServiceUnavailable(problem)
     }
 }
 /// Errors `submit_proposal` may return: the codes it declares plus the service-wide ones.
@@ -254,6 +348,10 @@ pub enum SubmitProposalError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
+    /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `service_unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServiceUnavailable(Problem),
     /// `upstream_unavailable` (HTTP 502): The freelance platform the lead comes from returned an error, timed out or rate-limited us. Nothing was changed on our side; retry later, with the same `Idempotency-Key` where the operation accepts one.
     UpstreamUnavailable(Problem),
 }
@@ -264,6 +362,8 @@ impl OperationError for SubmitProposalError {
             SubmitProposalError::Conflict(_) => "conflict",
             SubmitProposalError::ValidationError(_) => "validation_error",
             SubmitProposalError::InternalError(_) => "internal_error",
+            SubmitProposalError::RequestTimeout(_) => "request_timeout",
+            SubmitProposalError::ServiceUnavailable(_) => "service_unavailable",
             SubmitProposalError::UpstreamUnavailable(_) => "upstream_unavailable",
         }
     }
@@ -273,6 +373,8 @@ impl OperationError for SubmitProposalError {
             | SubmitProposalError::Conflict(p)
             | SubmitProposalError::ValidationError(p)
             | SubmitProposalError::InternalError(p)
+            | SubmitProposalError::RequestTimeout(p)
+            | SubmitProposalError::ServiceUnavailable(p)
             | SubmitProposalError::UpstreamUnavailable(p) => p,
         }
     }
@@ -280,6 +382,9 @@ impl OperationError for SubmitProposalError {
 impl InternalError for SubmitProposalError {
     fn internal(problem: Problem) -> Self {
         SubmitProposalError::InternalError(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        SubmitProposalError::ServiceUnavailable(problem)
     }
 }
 /// Errors `record_proposal_outcome` may return: the codes it declares plus the service-wide ones.
@@ -293,6 +398,10 @@ pub enum RecordProposalOutcomeError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
+    /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `service_unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServiceUnavailable(Problem),
 }
 impl OperationError for RecordProposalOutcomeError {
     fn code(&self) -> &'static str {
@@ -301,6 +410,8 @@ impl OperationError for RecordProposalOutcomeError {
             RecordProposalOutcomeError::Conflict(_) => "conflict",
             RecordProposalOutcomeError::ValidationError(_) => "validation_error",
             RecordProposalOutcomeError::InternalError(_) => "internal_error",
+            RecordProposalOutcomeError::RequestTimeout(_) => "request_timeout",
+            RecordProposalOutcomeError::ServiceUnavailable(_) => "service_unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -308,13 +419,18 @@ impl OperationError for RecordProposalOutcomeError {
             RecordProposalOutcomeError::NotFound(p)
             | RecordProposalOutcomeError::Conflict(p)
             | RecordProposalOutcomeError::ValidationError(p)
-            | RecordProposalOutcomeError::InternalError(p) => p,
+            | RecordProposalOutcomeError::InternalError(p)
+            | RecordProposalOutcomeError::RequestTimeout(p)
+            | RecordProposalOutcomeError::ServiceUnavailable(p) => p,
         }
     }
 }
 impl InternalError for RecordProposalOutcomeError {
     fn internal(problem: Problem) -> Self {
         RecordProposalOutcomeError::InternalError(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        RecordProposalOutcomeError::ServiceUnavailable(problem)
     }
 }
 /// Errors `list_contracts` may return: the codes it declares plus the service-wide ones.
@@ -324,23 +440,35 @@ pub enum ListContractsError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
+    /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `service_unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServiceUnavailable(Problem),
 }
 impl OperationError for ListContractsError {
     fn code(&self) -> &'static str {
         match self {
             ListContractsError::ValidationError(_) => "validation_error",
             ListContractsError::InternalError(_) => "internal_error",
+            ListContractsError::RequestTimeout(_) => "request_timeout",
+            ListContractsError::ServiceUnavailable(_) => "service_unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            ListContractsError::ValidationError(p) | ListContractsError::InternalError(p) => p,
+            ListContractsError::ValidationError(p)
+            | ListContractsError::InternalError(p)
+            | ListContractsError::RequestTimeout(p)
+            | ListContractsError::ServiceUnavailable(p) => p,
         }
     }
 }
 impl InternalError for ListContractsError {
     fn internal(problem: Problem) -> Self {
         ListContractsError::InternalError(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        ListContractsError::ServiceUnavailable(problem)
     }
 }
 /// Errors `get_contract` may return: the codes it declares plus the service-wide ones.
@@ -350,23 +478,35 @@ pub enum GetContractError {
     NotFound(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
+    /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `service_unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServiceUnavailable(Problem),
 }
 impl OperationError for GetContractError {
     fn code(&self) -> &'static str {
         match self {
             GetContractError::NotFound(_) => "not_found",
             GetContractError::InternalError(_) => "internal_error",
+            GetContractError::RequestTimeout(_) => "request_timeout",
+            GetContractError::ServiceUnavailable(_) => "service_unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            GetContractError::NotFound(p) | GetContractError::InternalError(p) => p,
+            GetContractError::NotFound(p)
+            | GetContractError::InternalError(p)
+            | GetContractError::RequestTimeout(p)
+            | GetContractError::ServiceUnavailable(p) => p,
         }
     }
 }
 impl InternalError for GetContractError {
     fn internal(problem: Problem) -> Self {
         GetContractError::InternalError(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        GetContractError::ServiceUnavailable(problem)
     }
 }
 /// Errors `update_milestone` may return: the codes it declares plus the service-wide ones.
@@ -380,6 +520,10 @@ pub enum UpdateMilestoneError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
+    /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `service_unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServiceUnavailable(Problem),
 }
 impl OperationError for UpdateMilestoneError {
     fn code(&self) -> &'static str {
@@ -388,6 +532,8 @@ impl OperationError for UpdateMilestoneError {
             UpdateMilestoneError::Conflict(_) => "conflict",
             UpdateMilestoneError::ValidationError(_) => "validation_error",
             UpdateMilestoneError::InternalError(_) => "internal_error",
+            UpdateMilestoneError::RequestTimeout(_) => "request_timeout",
+            UpdateMilestoneError::ServiceUnavailable(_) => "service_unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -395,7 +541,9 @@ impl OperationError for UpdateMilestoneError {
             UpdateMilestoneError::NotFound(p)
             | UpdateMilestoneError::Conflict(p)
             | UpdateMilestoneError::ValidationError(p)
-            | UpdateMilestoneError::InternalError(p) => p,
+            | UpdateMilestoneError::InternalError(p)
+            | UpdateMilestoneError::RequestTimeout(p)
+            | UpdateMilestoneError::ServiceUnavailable(p) => p,
         }
     }
 }
@@ -403,28 +551,42 @@ impl InternalError for UpdateMilestoneError {
     fn internal(problem: Problem) -> Self {
         UpdateMilestoneError::InternalError(problem)
     }
+    fn unavailable(problem: Problem) -> Self {
+        UpdateMilestoneError::ServiceUnavailable(problem)
+    }
 }
 /// Errors `get_scoring_config` may return: the codes it declares plus the service-wide ones.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GetScoringConfigError {
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
+    /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `service_unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServiceUnavailable(Problem),
 }
 impl OperationError for GetScoringConfigError {
     fn code(&self) -> &'static str {
         match self {
             GetScoringConfigError::InternalError(_) => "internal_error",
+            GetScoringConfigError::RequestTimeout(_) => "request_timeout",
+            GetScoringConfigError::ServiceUnavailable(_) => "service_unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            GetScoringConfigError::InternalError(p) => p,
+            GetScoringConfigError::InternalError(p)
+            | GetScoringConfigError::RequestTimeout(p)
+            | GetScoringConfigError::ServiceUnavailable(p) => p,
         }
     }
 }
 impl InternalError for GetScoringConfigError {
     fn internal(problem: Problem) -> Self {
         GetScoringConfigError::InternalError(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        GetScoringConfigError::ServiceUnavailable(problem)
     }
 }
 /// Errors `update_scoring_config` may return: the codes it declares plus the service-wide ones.
@@ -436,6 +598,10 @@ pub enum UpdateScoringConfigError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
+    /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `service_unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServiceUnavailable(Problem),
 }
 impl OperationError for UpdateScoringConfigError {
     fn code(&self) -> &'static str {
@@ -443,19 +609,26 @@ impl OperationError for UpdateScoringConfigError {
             UpdateScoringConfigError::Conflict(_) => "conflict",
             UpdateScoringConfigError::ValidationError(_) => "validation_error",
             UpdateScoringConfigError::InternalError(_) => "internal_error",
+            UpdateScoringConfigError::RequestTimeout(_) => "request_timeout",
+            UpdateScoringConfigError::ServiceUnavailable(_) => "service_unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
             UpdateScoringConfigError::Conflict(p)
             | UpdateScoringConfigError::ValidationError(p)
-            | UpdateScoringConfigError::InternalError(p) => p,
+            | UpdateScoringConfigError::InternalError(p)
+            | UpdateScoringConfigError::RequestTimeout(p)
+            | UpdateScoringConfigError::ServiceUnavailable(p) => p,
         }
     }
 }
 impl InternalError for UpdateScoringConfigError {
     fn internal(problem: Problem) -> Self {
         UpdateScoringConfigError::InternalError(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        UpdateScoringConfigError::ServiceUnavailable(problem)
     }
 }
 /// Errors `run_backtest` may return: the codes it declares plus the service-wide ones.
@@ -465,23 +638,35 @@ pub enum RunBacktestError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
+    /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `service_unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServiceUnavailable(Problem),
 }
 impl OperationError for RunBacktestError {
     fn code(&self) -> &'static str {
         match self {
             RunBacktestError::ValidationError(_) => "validation_error",
             RunBacktestError::InternalError(_) => "internal_error",
+            RunBacktestError::RequestTimeout(_) => "request_timeout",
+            RunBacktestError::ServiceUnavailable(_) => "service_unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            RunBacktestError::ValidationError(p) | RunBacktestError::InternalError(p) => p,
+            RunBacktestError::ValidationError(p)
+            | RunBacktestError::InternalError(p)
+            | RunBacktestError::RequestTimeout(p)
+            | RunBacktestError::ServiceUnavailable(p) => p,
         }
     }
 }
 impl InternalError for RunBacktestError {
     fn internal(problem: Problem) -> Self {
         RunBacktestError::InternalError(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        RunBacktestError::ServiceUnavailable(problem)
     }
 }
 /// Errors `list_api_tokens` may return: the codes it declares plus the service-wide ones.
@@ -491,23 +676,35 @@ pub enum ListApiTokensError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
+    /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `service_unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServiceUnavailable(Problem),
 }
 impl OperationError for ListApiTokensError {
     fn code(&self) -> &'static str {
         match self {
             ListApiTokensError::ValidationError(_) => "validation_error",
             ListApiTokensError::InternalError(_) => "internal_error",
+            ListApiTokensError::RequestTimeout(_) => "request_timeout",
+            ListApiTokensError::ServiceUnavailable(_) => "service_unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            ListApiTokensError::ValidationError(p) | ListApiTokensError::InternalError(p) => p,
+            ListApiTokensError::ValidationError(p)
+            | ListApiTokensError::InternalError(p)
+            | ListApiTokensError::RequestTimeout(p)
+            | ListApiTokensError::ServiceUnavailable(p) => p,
         }
     }
 }
 impl InternalError for ListApiTokensError {
     fn internal(problem: Problem) -> Self {
         ListApiTokensError::InternalError(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        ListApiTokensError::ServiceUnavailable(problem)
     }
 }
 /// Errors `create_api_token` may return: the codes it declares plus the service-wide ones.
@@ -519,6 +716,10 @@ pub enum CreateApiTokenError {
     ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
+    /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `service_unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServiceUnavailable(Problem),
 }
 impl OperationError for CreateApiTokenError {
     fn code(&self) -> &'static str {
@@ -526,19 +727,26 @@ impl OperationError for CreateApiTokenError {
             CreateApiTokenError::Forbidden(_) => "forbidden",
             CreateApiTokenError::ValidationError(_) => "validation_error",
             CreateApiTokenError::InternalError(_) => "internal_error",
+            CreateApiTokenError::RequestTimeout(_) => "request_timeout",
+            CreateApiTokenError::ServiceUnavailable(_) => "service_unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
             CreateApiTokenError::Forbidden(p)
             | CreateApiTokenError::ValidationError(p)
-            | CreateApiTokenError::InternalError(p) => p,
+            | CreateApiTokenError::InternalError(p)
+            | CreateApiTokenError::RequestTimeout(p)
+            | CreateApiTokenError::ServiceUnavailable(p) => p,
         }
     }
 }
 impl InternalError for CreateApiTokenError {
     fn internal(problem: Problem) -> Self {
         CreateApiTokenError::InternalError(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        CreateApiTokenError::ServiceUnavailable(problem)
     }
 }
 /// Errors `revoke_api_token` may return: the codes it declares plus the service-wide ones.
@@ -548,22 +756,34 @@ pub enum RevokeApiTokenError {
     NotFound(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
+    /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `service_unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServiceUnavailable(Problem),
 }
 impl OperationError for RevokeApiTokenError {
     fn code(&self) -> &'static str {
         match self {
             RevokeApiTokenError::NotFound(_) => "not_found",
             RevokeApiTokenError::InternalError(_) => "internal_error",
+            RevokeApiTokenError::RequestTimeout(_) => "request_timeout",
+            RevokeApiTokenError::ServiceUnavailable(_) => "service_unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            RevokeApiTokenError::NotFound(p) | RevokeApiTokenError::InternalError(p) => p,
+            RevokeApiTokenError::NotFound(p)
+            | RevokeApiTokenError::InternalError(p)
+            | RevokeApiTokenError::RequestTimeout(p)
+            | RevokeApiTokenError::ServiceUnavailable(p) => p,
         }
     }
 }
 impl InternalError for RevokeApiTokenError {
     fn internal(problem: Problem) -> Self {
         RevokeApiTokenError::InternalError(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        RevokeApiTokenError::ServiceUnavailable(problem)
     }
 }

@@ -8,23 +8,35 @@ pub enum ListCredentialsError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for ListCredentialsError {
     fn code(&self) -> &'static str {
         match self {
             ListCredentialsError::RequestInvalid(_) => "request/invalid",
             ListCredentialsError::ServerInternal(_) => "server/internal",
+            ListCredentialsError::RequestTimeout(_) => "request/timeout",
+            ListCredentialsError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            ListCredentialsError::RequestInvalid(p) | ListCredentialsError::ServerInternal(p) => p,
+            ListCredentialsError::RequestInvalid(p)
+            | ListCredentialsError::ServerInternal(p)
+            | ListCredentialsError::RequestTimeout(p)
+            | ListCredentialsError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for ListCredentialsError {
     fn internal(problem: Problem) -> Self {
         ListCredentialsError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        ListCredentialsError::ServerUnavailable(problem)
     }
 }
 /// Errors `store_credential` may return: the codes it declares plus the service-wide ones.
@@ -40,6 +52,10 @@ pub enum StoreCredentialError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for StoreCredentialError {
     fn code(&self) -> &'static str {
@@ -49,6 +65,8 @@ impl OperationError for StoreCredentialError {
             StoreCredentialError::ResourceConflict(_) => "resource/conflict",
             StoreCredentialError::RequestInvalid(_) => "request/invalid",
             StoreCredentialError::ServerInternal(_) => "server/internal",
+            StoreCredentialError::RequestTimeout(_) => "request/timeout",
+            StoreCredentialError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -57,13 +75,18 @@ impl OperationError for StoreCredentialError {
             | StoreCredentialError::ResourceNotFound(p)
             | StoreCredentialError::ResourceConflict(p)
             | StoreCredentialError::RequestInvalid(p)
-            | StoreCredentialError::ServerInternal(p) => p,
+            | StoreCredentialError::ServerInternal(p)
+            | StoreCredentialError::RequestTimeout(p)
+            | StoreCredentialError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for StoreCredentialError {
     fn internal(problem: Problem) -> Self {
         StoreCredentialError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        StoreCredentialError::ServerUnavailable(problem)
     }
 }
 /// Errors `get_credential` may return: the codes it declares plus the service-wide ones.
@@ -77,6 +100,10 @@ pub enum GetCredentialError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for GetCredentialError {
     fn code(&self) -> &'static str {
@@ -85,6 +112,8 @@ impl OperationError for GetCredentialError {
             GetCredentialError::ResourceNotFound(_) => "resource/not-found",
             GetCredentialError::RequestInvalid(_) => "request/invalid",
             GetCredentialError::ServerInternal(_) => "server/internal",
+            GetCredentialError::RequestTimeout(_) => "request/timeout",
+            GetCredentialError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -92,13 +121,18 @@ impl OperationError for GetCredentialError {
             GetCredentialError::AuthForbidden(p)
             | GetCredentialError::ResourceNotFound(p)
             | GetCredentialError::RequestInvalid(p)
-            | GetCredentialError::ServerInternal(p) => p,
+            | GetCredentialError::ServerInternal(p)
+            | GetCredentialError::RequestTimeout(p)
+            | GetCredentialError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for GetCredentialError {
     fn internal(problem: Problem) -> Self {
         GetCredentialError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        GetCredentialError::ServerUnavailable(problem)
     }
 }
 /// Errors `update_credential` may return: the codes it declares plus the service-wide ones.
@@ -114,6 +148,10 @@ pub enum UpdateCredentialError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for UpdateCredentialError {
     fn code(&self) -> &'static str {
@@ -123,6 +161,8 @@ impl OperationError for UpdateCredentialError {
             UpdateCredentialError::CredentialArchived(_) => "credential/archived",
             UpdateCredentialError::RequestInvalid(_) => "request/invalid",
             UpdateCredentialError::ServerInternal(_) => "server/internal",
+            UpdateCredentialError::RequestTimeout(_) => "request/timeout",
+            UpdateCredentialError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -131,13 +171,18 @@ impl OperationError for UpdateCredentialError {
             | UpdateCredentialError::ResourceNotFound(p)
             | UpdateCredentialError::CredentialArchived(p)
             | UpdateCredentialError::RequestInvalid(p)
-            | UpdateCredentialError::ServerInternal(p) => p,
+            | UpdateCredentialError::ServerInternal(p)
+            | UpdateCredentialError::RequestTimeout(p)
+            | UpdateCredentialError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for UpdateCredentialError {
     fn internal(problem: Problem) -> Self {
         UpdateCredentialError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        UpdateCredentialError::ServerUnavailable(problem)
     }
 }
 /// Errors `reveal_credential` may return: the codes it declares plus the service-wide ones.
@@ -153,6 +198,10 @@ pub enum RevealCredentialError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for RevealCredentialError {
     fn code(&self) -> &'static str {
@@ -162,6 +211,8 @@ impl OperationError for RevealCredentialError {
             RevealCredentialError::CredentialArchived(_) => "credential/archived",
             RevealCredentialError::RequestInvalid(_) => "request/invalid",
             RevealCredentialError::ServerInternal(_) => "server/internal",
+            RevealCredentialError::RequestTimeout(_) => "request/timeout",
+            RevealCredentialError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -170,13 +221,18 @@ impl OperationError for RevealCredentialError {
             | RevealCredentialError::ResourceNotFound(p)
             | RevealCredentialError::CredentialArchived(p)
             | RevealCredentialError::RequestInvalid(p)
-            | RevealCredentialError::ServerInternal(p) => p,
+            | RevealCredentialError::ServerInternal(p)
+            | RevealCredentialError::RequestTimeout(p)
+            | RevealCredentialError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for RevealCredentialError {
     fn internal(problem: Problem) -> Self {
         RevealCredentialError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        RevealCredentialError::ServerUnavailable(problem)
     }
 }
 /// Errors `archive_credential` may return: the codes it declares plus the service-wide ones.
@@ -192,6 +248,10 @@ pub enum ArchiveCredentialError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for ArchiveCredentialError {
     fn code(&self) -> &'static str {
@@ -201,6 +261,8 @@ impl OperationError for ArchiveCredentialError {
             ArchiveCredentialError::ResourceConflict(_) => "resource/conflict",
             ArchiveCredentialError::RequestInvalid(_) => "request/invalid",
             ArchiveCredentialError::ServerInternal(_) => "server/internal",
+            ArchiveCredentialError::RequestTimeout(_) => "request/timeout",
+            ArchiveCredentialError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -209,13 +271,18 @@ impl OperationError for ArchiveCredentialError {
             | ArchiveCredentialError::ResourceNotFound(p)
             | ArchiveCredentialError::ResourceConflict(p)
             | ArchiveCredentialError::RequestInvalid(p)
-            | ArchiveCredentialError::ServerInternal(p) => p,
+            | ArchiveCredentialError::ServerInternal(p)
+            | ArchiveCredentialError::RequestTimeout(p)
+            | ArchiveCredentialError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for ArchiveCredentialError {
     fn internal(problem: Problem) -> Self {
         ArchiveCredentialError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        ArchiveCredentialError::ServerUnavailable(problem)
     }
 }
 /// Errors `restore_credential` may return: the codes it declares plus the service-wide ones.
@@ -231,6 +298,10 @@ pub enum RestoreCredentialError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for RestoreCredentialError {
     fn code(&self) -> &'static str {
@@ -240,6 +311,8 @@ impl OperationError for RestoreCredentialError {
             RestoreCredentialError::ResourceConflict(_) => "resource/conflict",
             RestoreCredentialError::RequestInvalid(_) => "request/invalid",
             RestoreCredentialError::ServerInternal(_) => "server/internal",
+            RestoreCredentialError::RequestTimeout(_) => "request/timeout",
+            RestoreCredentialError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -248,13 +321,18 @@ impl OperationError for RestoreCredentialError {
             | RestoreCredentialError::ResourceNotFound(p)
             | RestoreCredentialError::ResourceConflict(p)
             | RestoreCredentialError::RequestInvalid(p)
-            | RestoreCredentialError::ServerInternal(p) => p,
+            | RestoreCredentialError::ServerInternal(p)
+            | RestoreCredentialError::RequestTimeout(p)
+            | RestoreCredentialError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for RestoreCredentialError {
     fn internal(problem: Problem) -> Self {
         RestoreCredentialError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        RestoreCredentialError::ServerUnavailable(problem)
     }
 }
 /// Errors `rotate_credential` may return: the codes it declares plus the service-wide ones.
@@ -272,6 +350,10 @@ pub enum RotateCredentialError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for RotateCredentialError {
     fn code(&self) -> &'static str {
@@ -282,6 +364,8 @@ impl OperationError for RotateCredentialError {
             RotateCredentialError::CredentialArchived(_) => "credential/archived",
             RotateCredentialError::RequestInvalid(_) => "request/invalid",
             RotateCredentialError::ServerInternal(_) => "server/internal",
+            RotateCredentialError::RequestTimeout(_) => "request/timeout",
+            RotateCredentialError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -291,13 +375,18 @@ impl OperationError for RotateCredentialError {
             | RotateCredentialError::CredentialVersionConflict(p)
             | RotateCredentialError::CredentialArchived(p)
             | RotateCredentialError::RequestInvalid(p)
-            | RotateCredentialError::ServerInternal(p) => p,
+            | RotateCredentialError::ServerInternal(p)
+            | RotateCredentialError::RequestTimeout(p)
+            | RotateCredentialError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for RotateCredentialError {
     fn internal(problem: Problem) -> Self {
         RotateCredentialError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        RotateCredentialError::ServerUnavailable(problem)
     }
 }
 /// Errors `list_folders` may return: the codes it declares plus the service-wide ones.
@@ -307,23 +396,35 @@ pub enum ListFoldersError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for ListFoldersError {
     fn code(&self) -> &'static str {
         match self {
             ListFoldersError::RequestInvalid(_) => "request/invalid",
             ListFoldersError::ServerInternal(_) => "server/internal",
+            ListFoldersError::RequestTimeout(_) => "request/timeout",
+            ListFoldersError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            ListFoldersError::RequestInvalid(p) | ListFoldersError::ServerInternal(p) => p,
+            ListFoldersError::RequestInvalid(p)
+            | ListFoldersError::ServerInternal(p)
+            | ListFoldersError::RequestTimeout(p)
+            | ListFoldersError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for ListFoldersError {
     fn internal(problem: Problem) -> Self {
         ListFoldersError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        ListFoldersError::ServerUnavailable(problem)
     }
 }
 /// Errors `create_folder` may return: the codes it declares plus the service-wide ones.
@@ -339,6 +440,10 @@ pub enum CreateFolderError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for CreateFolderError {
     fn code(&self) -> &'static str {
@@ -348,6 +453,8 @@ impl OperationError for CreateFolderError {
             CreateFolderError::ResourceConflict(_) => "resource/conflict",
             CreateFolderError::RequestInvalid(_) => "request/invalid",
             CreateFolderError::ServerInternal(_) => "server/internal",
+            CreateFolderError::RequestTimeout(_) => "request/timeout",
+            CreateFolderError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -356,13 +463,18 @@ impl OperationError for CreateFolderError {
             | CreateFolderError::ResourceNotFound(p)
             | CreateFolderError::ResourceConflict(p)
             | CreateFolderError::RequestInvalid(p)
-            | CreateFolderError::ServerInternal(p) => p,
+            | CreateFolderError::ServerInternal(p)
+            | CreateFolderError::RequestTimeout(p)
+            | CreateFolderError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for CreateFolderError {
     fn internal(problem: Problem) -> Self {
         CreateFolderError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        CreateFolderError::ServerUnavailable(problem)
     }
 }
 /// Errors `update_folder` may return: the codes it declares plus the service-wide ones.
@@ -378,6 +490,10 @@ pub enum UpdateFolderError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for UpdateFolderError {
     fn code(&self) -> &'static str {
@@ -387,6 +503,8 @@ impl OperationError for UpdateFolderError {
             UpdateFolderError::ResourceConflict(_) => "resource/conflict",
             UpdateFolderError::RequestInvalid(_) => "request/invalid",
             UpdateFolderError::ServerInternal(_) => "server/internal",
+            UpdateFolderError::RequestTimeout(_) => "request/timeout",
+            UpdateFolderError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -395,13 +513,18 @@ impl OperationError for UpdateFolderError {
             | UpdateFolderError::ResourceNotFound(p)
             | UpdateFolderError::ResourceConflict(p)
             | UpdateFolderError::RequestInvalid(p)
-            | UpdateFolderError::ServerInternal(p) => p,
+            | UpdateFolderError::ServerInternal(p)
+            | UpdateFolderError::RequestTimeout(p)
+            | UpdateFolderError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for UpdateFolderError {
     fn internal(problem: Problem) -> Self {
         UpdateFolderError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        UpdateFolderError::ServerUnavailable(problem)
     }
 }
 /// Errors `delete_folder` may return: the codes it declares plus the service-wide ones.
@@ -417,6 +540,10 @@ pub enum DeleteFolderError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for DeleteFolderError {
     fn code(&self) -> &'static str {
@@ -426,6 +553,8 @@ impl OperationError for DeleteFolderError {
             DeleteFolderError::FolderNotEmpty(_) => "folder/not-empty",
             DeleteFolderError::RequestInvalid(_) => "request/invalid",
             DeleteFolderError::ServerInternal(_) => "server/internal",
+            DeleteFolderError::RequestTimeout(_) => "request/timeout",
+            DeleteFolderError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -434,13 +563,18 @@ impl OperationError for DeleteFolderError {
             | DeleteFolderError::ResourceNotFound(p)
             | DeleteFolderError::FolderNotEmpty(p)
             | DeleteFolderError::RequestInvalid(p)
-            | DeleteFolderError::ServerInternal(p) => p,
+            | DeleteFolderError::ServerInternal(p)
+            | DeleteFolderError::RequestTimeout(p)
+            | DeleteFolderError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for DeleteFolderError {
     fn internal(problem: Problem) -> Self {
         DeleteFolderError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        DeleteFolderError::ServerUnavailable(problem)
     }
 }
 /// Errors `list_tags` may return: the codes it declares plus the service-wide ones.
@@ -450,23 +584,35 @@ pub enum ListTagsError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for ListTagsError {
     fn code(&self) -> &'static str {
         match self {
             ListTagsError::RequestInvalid(_) => "request/invalid",
             ListTagsError::ServerInternal(_) => "server/internal",
+            ListTagsError::RequestTimeout(_) => "request/timeout",
+            ListTagsError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            ListTagsError::RequestInvalid(p) | ListTagsError::ServerInternal(p) => p,
+            ListTagsError::RequestInvalid(p)
+            | ListTagsError::ServerInternal(p)
+            | ListTagsError::RequestTimeout(p)
+            | ListTagsError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for ListTagsError {
     fn internal(problem: Problem) -> Self {
         ListTagsError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        ListTagsError::ServerUnavailable(problem)
     }
 }
 /// Errors `rename_tag` may return: the codes it declares plus the service-wide ones.
@@ -482,6 +628,10 @@ pub enum RenameTagError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for RenameTagError {
     fn code(&self) -> &'static str {
@@ -491,6 +641,8 @@ impl OperationError for RenameTagError {
             RenameTagError::ResourceConflict(_) => "resource/conflict",
             RenameTagError::RequestInvalid(_) => "request/invalid",
             RenameTagError::ServerInternal(_) => "server/internal",
+            RenameTagError::RequestTimeout(_) => "request/timeout",
+            RenameTagError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -499,13 +651,18 @@ impl OperationError for RenameTagError {
             | RenameTagError::ResourceNotFound(p)
             | RenameTagError::ResourceConflict(p)
             | RenameTagError::RequestInvalid(p)
-            | RenameTagError::ServerInternal(p) => p,
+            | RenameTagError::ServerInternal(p)
+            | RenameTagError::RequestTimeout(p)
+            | RenameTagError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for RenameTagError {
     fn internal(problem: Problem) -> Self {
         RenameTagError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        RenameTagError::ServerUnavailable(problem)
     }
 }
 /// Errors `merge_tags` may return: the codes it declares plus the service-wide ones.
@@ -519,6 +676,10 @@ pub enum MergeTagsError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for MergeTagsError {
     fn code(&self) -> &'static str {
@@ -527,6 +688,8 @@ impl OperationError for MergeTagsError {
             MergeTagsError::ResourceNotFound(_) => "resource/not-found",
             MergeTagsError::RequestInvalid(_) => "request/invalid",
             MergeTagsError::ServerInternal(_) => "server/internal",
+            MergeTagsError::RequestTimeout(_) => "request/timeout",
+            MergeTagsError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -534,13 +697,18 @@ impl OperationError for MergeTagsError {
             MergeTagsError::AuthForbidden(p)
             | MergeTagsError::ResourceNotFound(p)
             | MergeTagsError::RequestInvalid(p)
-            | MergeTagsError::ServerInternal(p) => p,
+            | MergeTagsError::ServerInternal(p)
+            | MergeTagsError::RequestTimeout(p)
+            | MergeTagsError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for MergeTagsError {
     fn internal(problem: Problem) -> Self {
         MergeTagsError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        MergeTagsError::ServerUnavailable(problem)
     }
 }
 /// Errors `prune_tags` may return: the codes it declares plus the service-wide ones.
@@ -552,6 +720,10 @@ pub enum PruneTagsError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for PruneTagsError {
     fn code(&self) -> &'static str {
@@ -559,19 +731,26 @@ impl OperationError for PruneTagsError {
             PruneTagsError::AuthForbidden(_) => "auth/forbidden",
             PruneTagsError::RequestInvalid(_) => "request/invalid",
             PruneTagsError::ServerInternal(_) => "server/internal",
+            PruneTagsError::RequestTimeout(_) => "request/timeout",
+            PruneTagsError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
             PruneTagsError::AuthForbidden(p)
             | PruneTagsError::RequestInvalid(p)
-            | PruneTagsError::ServerInternal(p) => p,
+            | PruneTagsError::ServerInternal(p)
+            | PruneTagsError::RequestTimeout(p)
+            | PruneTagsError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for PruneTagsError {
     fn internal(problem: Problem) -> Self {
         PruneTagsError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        PruneTagsError::ServerUnavailable(problem)
     }
 }
 /// Errors `list_leases` may return: the codes it declares plus the service-wide ones.
@@ -581,23 +760,35 @@ pub enum ListLeasesError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for ListLeasesError {
     fn code(&self) -> &'static str {
         match self {
             ListLeasesError::RequestInvalid(_) => "request/invalid",
             ListLeasesError::ServerInternal(_) => "server/internal",
+            ListLeasesError::RequestTimeout(_) => "request/timeout",
+            ListLeasesError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            ListLeasesError::RequestInvalid(p) | ListLeasesError::ServerInternal(p) => p,
+            ListLeasesError::RequestInvalid(p)
+            | ListLeasesError::ServerInternal(p)
+            | ListLeasesError::RequestTimeout(p)
+            | ListLeasesError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for ListLeasesError {
     fn internal(problem: Problem) -> Self {
         ListLeasesError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        ListLeasesError::ServerUnavailable(problem)
     }
 }
 /// Errors `issue_lease` may return: the codes it declares plus the service-wide ones.
@@ -613,6 +804,10 @@ pub enum IssueLeaseError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for IssueLeaseError {
     fn code(&self) -> &'static str {
@@ -622,6 +817,8 @@ impl OperationError for IssueLeaseError {
             IssueLeaseError::CredentialArchived(_) => "credential/archived",
             IssueLeaseError::RequestInvalid(_) => "request/invalid",
             IssueLeaseError::ServerInternal(_) => "server/internal",
+            IssueLeaseError::RequestTimeout(_) => "request/timeout",
+            IssueLeaseError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -630,13 +827,18 @@ impl OperationError for IssueLeaseError {
             | IssueLeaseError::ResourceNotFound(p)
             | IssueLeaseError::CredentialArchived(p)
             | IssueLeaseError::RequestInvalid(p)
-            | IssueLeaseError::ServerInternal(p) => p,
+            | IssueLeaseError::ServerInternal(p)
+            | IssueLeaseError::RequestTimeout(p)
+            | IssueLeaseError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for IssueLeaseError {
     fn internal(problem: Problem) -> Self {
         IssueLeaseError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        IssueLeaseError::ServerUnavailable(problem)
     }
 }
 /// Errors `redeem_lease` may return: the codes it declares plus the service-wide ones.
@@ -652,6 +854,10 @@ pub enum RedeemLeaseError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for RedeemLeaseError {
     fn code(&self) -> &'static str {
@@ -661,6 +867,8 @@ impl OperationError for RedeemLeaseError {
             RedeemLeaseError::LeaseUnavailable(_) => "lease/unavailable",
             RedeemLeaseError::RequestInvalid(_) => "request/invalid",
             RedeemLeaseError::ServerInternal(_) => "server/internal",
+            RedeemLeaseError::RequestTimeout(_) => "request/timeout",
+            RedeemLeaseError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -669,13 +877,18 @@ impl OperationError for RedeemLeaseError {
             | RedeemLeaseError::ResourceNotFound(p)
             | RedeemLeaseError::LeaseUnavailable(p)
             | RedeemLeaseError::RequestInvalid(p)
-            | RedeemLeaseError::ServerInternal(p) => p,
+            | RedeemLeaseError::ServerInternal(p)
+            | RedeemLeaseError::RequestTimeout(p)
+            | RedeemLeaseError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for RedeemLeaseError {
     fn internal(problem: Problem) -> Self {
         RedeemLeaseError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        RedeemLeaseError::ServerUnavailable(problem)
     }
 }
 /// Errors `revoke_lease` may return: the codes it declares plus the service-wide ones.
@@ -689,6 +902,10 @@ pub enum RevokeLeaseError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for RevokeLeaseError {
     fn code(&self) -> &'static str {
@@ -697,6 +914,8 @@ impl OperationError for RevokeLeaseError {
             RevokeLeaseError::LeaseUnavailable(_) => "lease/unavailable",
             RevokeLeaseError::RequestInvalid(_) => "request/invalid",
             RevokeLeaseError::ServerInternal(_) => "server/internal",
+            RevokeLeaseError::RequestTimeout(_) => "request/timeout",
+            RevokeLeaseError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -704,13 +923,18 @@ impl OperationError for RevokeLeaseError {
             RevokeLeaseError::ResourceNotFound(p)
             | RevokeLeaseError::LeaseUnavailable(p)
             | RevokeLeaseError::RequestInvalid(p)
-            | RevokeLeaseError::ServerInternal(p) => p,
+            | RevokeLeaseError::ServerInternal(p)
+            | RevokeLeaseError::RequestTimeout(p)
+            | RevokeLeaseError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for RevokeLeaseError {
     fn internal(problem: Problem) -> Self {
         RevokeLeaseError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        RevokeLeaseError::ServerUnavailable(problem)
     }
 }
 /// Errors `list_grants` may return: the codes it declares plus the service-wide ones.
@@ -722,6 +946,10 @@ pub enum ListGrantsError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for ListGrantsError {
     fn code(&self) -> &'static str {
@@ -729,19 +957,26 @@ impl OperationError for ListGrantsError {
             ListGrantsError::AuthForbidden(_) => "auth/forbidden",
             ListGrantsError::RequestInvalid(_) => "request/invalid",
             ListGrantsError::ServerInternal(_) => "server/internal",
+            ListGrantsError::RequestTimeout(_) => "request/timeout",
+            ListGrantsError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
             ListGrantsError::AuthForbidden(p)
             | ListGrantsError::RequestInvalid(p)
-            | ListGrantsError::ServerInternal(p) => p,
+            | ListGrantsError::ServerInternal(p)
+            | ListGrantsError::RequestTimeout(p)
+            | ListGrantsError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for ListGrantsError {
     fn internal(problem: Problem) -> Self {
         ListGrantsError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        ListGrantsError::ServerUnavailable(problem)
     }
 }
 /// Errors `delete_grant` may return: the codes it declares plus the service-wide ones.
@@ -755,6 +990,10 @@ pub enum DeleteGrantError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for DeleteGrantError {
     fn code(&self) -> &'static str {
@@ -763,6 +1002,8 @@ impl OperationError for DeleteGrantError {
             DeleteGrantError::ResourceNotFound(_) => "resource/not-found",
             DeleteGrantError::RequestInvalid(_) => "request/invalid",
             DeleteGrantError::ServerInternal(_) => "server/internal",
+            DeleteGrantError::RequestTimeout(_) => "request/timeout",
+            DeleteGrantError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -770,13 +1011,18 @@ impl OperationError for DeleteGrantError {
             DeleteGrantError::AuthForbidden(p)
             | DeleteGrantError::ResourceNotFound(p)
             | DeleteGrantError::RequestInvalid(p)
-            | DeleteGrantError::ServerInternal(p) => p,
+            | DeleteGrantError::ServerInternal(p)
+            | DeleteGrantError::RequestTimeout(p)
+            | DeleteGrantError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for DeleteGrantError {
     fn internal(problem: Problem) -> Self {
         DeleteGrantError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        DeleteGrantError::ServerUnavailable(problem)
     }
 }
 /// Errors `list_credential_grants` may return: the codes it declares plus the service-wide ones.
@@ -790,6 +1036,10 @@ pub enum ListCredentialGrantsError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for ListCredentialGrantsError {
     fn code(&self) -> &'static str {
@@ -798,6 +1048,8 @@ impl OperationError for ListCredentialGrantsError {
             ListCredentialGrantsError::ResourceNotFound(_) => "resource/not-found",
             ListCredentialGrantsError::RequestInvalid(_) => "request/invalid",
             ListCredentialGrantsError::ServerInternal(_) => "server/internal",
+            ListCredentialGrantsError::RequestTimeout(_) => "request/timeout",
+            ListCredentialGrantsError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -805,13 +1057,18 @@ impl OperationError for ListCredentialGrantsError {
             ListCredentialGrantsError::AuthForbidden(p)
             | ListCredentialGrantsError::ResourceNotFound(p)
             | ListCredentialGrantsError::RequestInvalid(p)
-            | ListCredentialGrantsError::ServerInternal(p) => p,
+            | ListCredentialGrantsError::ServerInternal(p)
+            | ListCredentialGrantsError::RequestTimeout(p)
+            | ListCredentialGrantsError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for ListCredentialGrantsError {
     fn internal(problem: Problem) -> Self {
         ListCredentialGrantsError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        ListCredentialGrantsError::ServerUnavailable(problem)
     }
 }
 /// Errors `create_credential_grant` may return: the codes it declares plus the service-wide ones.
@@ -825,6 +1082,10 @@ pub enum CreateCredentialGrantError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for CreateCredentialGrantError {
     fn code(&self) -> &'static str {
@@ -833,6 +1094,8 @@ impl OperationError for CreateCredentialGrantError {
             CreateCredentialGrantError::ResourceNotFound(_) => "resource/not-found",
             CreateCredentialGrantError::RequestInvalid(_) => "request/invalid",
             CreateCredentialGrantError::ServerInternal(_) => "server/internal",
+            CreateCredentialGrantError::RequestTimeout(_) => "request/timeout",
+            CreateCredentialGrantError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -840,13 +1103,18 @@ impl OperationError for CreateCredentialGrantError {
             CreateCredentialGrantError::AuthForbidden(p)
             | CreateCredentialGrantError::ResourceNotFound(p)
             | CreateCredentialGrantError::RequestInvalid(p)
-            | CreateCredentialGrantError::ServerInternal(p) => p,
+            | CreateCredentialGrantError::ServerInternal(p)
+            | CreateCredentialGrantError::RequestTimeout(p)
+            | CreateCredentialGrantError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for CreateCredentialGrantError {
     fn internal(problem: Problem) -> Self {
         CreateCredentialGrantError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        CreateCredentialGrantError::ServerUnavailable(problem)
     }
 }
 /// Errors `delete_credential_grant` may return: the codes it declares plus the service-wide ones.
@@ -860,6 +1128,10 @@ pub enum DeleteCredentialGrantError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for DeleteCredentialGrantError {
     fn code(&self) -> &'static str {
@@ -868,6 +1140,8 @@ impl OperationError for DeleteCredentialGrantError {
             DeleteCredentialGrantError::ResourceNotFound(_) => "resource/not-found",
             DeleteCredentialGrantError::RequestInvalid(_) => "request/invalid",
             DeleteCredentialGrantError::ServerInternal(_) => "server/internal",
+            DeleteCredentialGrantError::RequestTimeout(_) => "request/timeout",
+            DeleteCredentialGrantError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -875,13 +1149,18 @@ impl OperationError for DeleteCredentialGrantError {
             DeleteCredentialGrantError::AuthForbidden(p)
             | DeleteCredentialGrantError::ResourceNotFound(p)
             | DeleteCredentialGrantError::RequestInvalid(p)
-            | DeleteCredentialGrantError::ServerInternal(p) => p,
+            | DeleteCredentialGrantError::ServerInternal(p)
+            | DeleteCredentialGrantError::RequestTimeout(p)
+            | DeleteCredentialGrantError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for DeleteCredentialGrantError {
     fn internal(problem: Problem) -> Self {
         DeleteCredentialGrantError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        DeleteCredentialGrantError::ServerUnavailable(problem)
     }
 }
 /// Errors `list_folder_grants` may return: the codes it declares plus the service-wide ones.
@@ -895,6 +1174,10 @@ pub enum ListFolderGrantsError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for ListFolderGrantsError {
     fn code(&self) -> &'static str {
@@ -903,6 +1186,8 @@ impl OperationError for ListFolderGrantsError {
             ListFolderGrantsError::ResourceNotFound(_) => "resource/not-found",
             ListFolderGrantsError::RequestInvalid(_) => "request/invalid",
             ListFolderGrantsError::ServerInternal(_) => "server/internal",
+            ListFolderGrantsError::RequestTimeout(_) => "request/timeout",
+            ListFolderGrantsError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -910,13 +1195,18 @@ impl OperationError for ListFolderGrantsError {
             ListFolderGrantsError::AuthForbidden(p)
             | ListFolderGrantsError::ResourceNotFound(p)
             | ListFolderGrantsError::RequestInvalid(p)
-            | ListFolderGrantsError::ServerInternal(p) => p,
+            | ListFolderGrantsError::ServerInternal(p)
+            | ListFolderGrantsError::RequestTimeout(p)
+            | ListFolderGrantsError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for ListFolderGrantsError {
     fn internal(problem: Problem) -> Self {
         ListFolderGrantsError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        ListFolderGrantsError::ServerUnavailable(problem)
     }
 }
 /// Errors `create_folder_grant` may return: the codes it declares plus the service-wide ones.
@@ -930,6 +1220,10 @@ pub enum CreateFolderGrantError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for CreateFolderGrantError {
     fn code(&self) -> &'static str {
@@ -938,6 +1232,8 @@ impl OperationError for CreateFolderGrantError {
             CreateFolderGrantError::ResourceNotFound(_) => "resource/not-found",
             CreateFolderGrantError::RequestInvalid(_) => "request/invalid",
             CreateFolderGrantError::ServerInternal(_) => "server/internal",
+            CreateFolderGrantError::RequestTimeout(_) => "request/timeout",
+            CreateFolderGrantError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -945,13 +1241,18 @@ impl OperationError for CreateFolderGrantError {
             CreateFolderGrantError::AuthForbidden(p)
             | CreateFolderGrantError::ResourceNotFound(p)
             | CreateFolderGrantError::RequestInvalid(p)
-            | CreateFolderGrantError::ServerInternal(p) => p,
+            | CreateFolderGrantError::ServerInternal(p)
+            | CreateFolderGrantError::RequestTimeout(p)
+            | CreateFolderGrantError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for CreateFolderGrantError {
     fn internal(problem: Problem) -> Self {
         CreateFolderGrantError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        CreateFolderGrantError::ServerUnavailable(problem)
     }
 }
 /// Errors `delete_folder_grant` may return: the codes it declares plus the service-wide ones.
@@ -965,6 +1266,10 @@ pub enum DeleteFolderGrantError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for DeleteFolderGrantError {
     fn code(&self) -> &'static str {
@@ -973,6 +1278,8 @@ impl OperationError for DeleteFolderGrantError {
             DeleteFolderGrantError::ResourceNotFound(_) => "resource/not-found",
             DeleteFolderGrantError::RequestInvalid(_) => "request/invalid",
             DeleteFolderGrantError::ServerInternal(_) => "server/internal",
+            DeleteFolderGrantError::RequestTimeout(_) => "request/timeout",
+            DeleteFolderGrantError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -980,13 +1287,18 @@ impl OperationError for DeleteFolderGrantError {
             DeleteFolderGrantError::AuthForbidden(p)
             | DeleteFolderGrantError::ResourceNotFound(p)
             | DeleteFolderGrantError::RequestInvalid(p)
-            | DeleteFolderGrantError::ServerInternal(p) => p,
+            | DeleteFolderGrantError::ServerInternal(p)
+            | DeleteFolderGrantError::RequestTimeout(p)
+            | DeleteFolderGrantError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for DeleteFolderGrantError {
     fn internal(problem: Problem) -> Self {
         DeleteFolderGrantError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        DeleteFolderGrantError::ServerUnavailable(problem)
     }
 }
 /// Errors `list_role_assignments` may return: the codes it declares plus the service-wide ones.
@@ -1000,6 +1312,10 @@ pub enum ListRoleAssignmentsError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for ListRoleAssignmentsError {
     fn code(&self) -> &'static str {
@@ -1008,6 +1324,8 @@ impl OperationError for ListRoleAssignmentsError {
             ListRoleAssignmentsError::ResourceNotFound(_) => "resource/not-found",
             ListRoleAssignmentsError::RequestInvalid(_) => "request/invalid",
             ListRoleAssignmentsError::ServerInternal(_) => "server/internal",
+            ListRoleAssignmentsError::RequestTimeout(_) => "request/timeout",
+            ListRoleAssignmentsError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -1015,13 +1333,18 @@ impl OperationError for ListRoleAssignmentsError {
             ListRoleAssignmentsError::AuthForbidden(p)
             | ListRoleAssignmentsError::ResourceNotFound(p)
             | ListRoleAssignmentsError::RequestInvalid(p)
-            | ListRoleAssignmentsError::ServerInternal(p) => p,
+            | ListRoleAssignmentsError::ServerInternal(p)
+            | ListRoleAssignmentsError::RequestTimeout(p)
+            | ListRoleAssignmentsError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for ListRoleAssignmentsError {
     fn internal(problem: Problem) -> Self {
         ListRoleAssignmentsError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        ListRoleAssignmentsError::ServerUnavailable(problem)
     }
 }
 /// Errors `assign_role` may return: the codes it declares plus the service-wide ones.
@@ -1037,6 +1360,10 @@ pub enum AssignRoleError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for AssignRoleError {
     fn code(&self) -> &'static str {
@@ -1046,6 +1373,8 @@ impl OperationError for AssignRoleError {
             AssignRoleError::ResourceConflict(_) => "resource/conflict",
             AssignRoleError::RequestInvalid(_) => "request/invalid",
             AssignRoleError::ServerInternal(_) => "server/internal",
+            AssignRoleError::RequestTimeout(_) => "request/timeout",
+            AssignRoleError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -1054,13 +1383,18 @@ impl OperationError for AssignRoleError {
             | AssignRoleError::ResourceNotFound(p)
             | AssignRoleError::ResourceConflict(p)
             | AssignRoleError::RequestInvalid(p)
-            | AssignRoleError::ServerInternal(p) => p,
+            | AssignRoleError::ServerInternal(p)
+            | AssignRoleError::RequestTimeout(p)
+            | AssignRoleError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for AssignRoleError {
     fn internal(problem: Problem) -> Self {
         AssignRoleError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        AssignRoleError::ServerUnavailable(problem)
     }
 }
 /// Errors `remove_role_assignment` may return: the codes it declares plus the service-wide ones.
@@ -1076,6 +1410,10 @@ pub enum RemoveRoleAssignmentError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for RemoveRoleAssignmentError {
     fn code(&self) -> &'static str {
@@ -1085,6 +1423,8 @@ impl OperationError for RemoveRoleAssignmentError {
             RemoveRoleAssignmentError::ResourceConflict(_) => "resource/conflict",
             RemoveRoleAssignmentError::RequestInvalid(_) => "request/invalid",
             RemoveRoleAssignmentError::ServerInternal(_) => "server/internal",
+            RemoveRoleAssignmentError::RequestTimeout(_) => "request/timeout",
+            RemoveRoleAssignmentError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
@@ -1093,13 +1433,18 @@ impl OperationError for RemoveRoleAssignmentError {
             | RemoveRoleAssignmentError::ResourceNotFound(p)
             | RemoveRoleAssignmentError::ResourceConflict(p)
             | RemoveRoleAssignmentError::RequestInvalid(p)
-            | RemoveRoleAssignmentError::ServerInternal(p) => p,
+            | RemoveRoleAssignmentError::ServerInternal(p)
+            | RemoveRoleAssignmentError::RequestTimeout(p)
+            | RemoveRoleAssignmentError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for RemoveRoleAssignmentError {
     fn internal(problem: Problem) -> Self {
         RemoveRoleAssignmentError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        RemoveRoleAssignmentError::ServerUnavailable(problem)
     }
 }
 /// Errors `list_audit` may return: the codes it declares plus the service-wide ones.
@@ -1111,6 +1456,10 @@ pub enum ListAuditError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for ListAuditError {
     fn code(&self) -> &'static str {
@@ -1118,19 +1467,26 @@ impl OperationError for ListAuditError {
             ListAuditError::AuthForbidden(_) => "auth/forbidden",
             ListAuditError::RequestInvalid(_) => "request/invalid",
             ListAuditError::ServerInternal(_) => "server/internal",
+            ListAuditError::RequestTimeout(_) => "request/timeout",
+            ListAuditError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
             ListAuditError::AuthForbidden(p)
             | ListAuditError::RequestInvalid(p)
-            | ListAuditError::ServerInternal(p) => p,
+            | ListAuditError::ServerInternal(p)
+            | ListAuditError::RequestTimeout(p)
+            | ListAuditError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for ListAuditError {
     fn internal(problem: Problem) -> Self {
         ListAuditError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        ListAuditError::ServerUnavailable(problem)
     }
 }
 /// Errors `list_tokens` may return: the codes it declares plus the service-wide ones.
@@ -1140,23 +1496,35 @@ pub enum ListTokensError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for ListTokensError {
     fn code(&self) -> &'static str {
         match self {
             ListTokensError::RequestInvalid(_) => "request/invalid",
             ListTokensError::ServerInternal(_) => "server/internal",
+            ListTokensError::RequestTimeout(_) => "request/timeout",
+            ListTokensError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            ListTokensError::RequestInvalid(p) | ListTokensError::ServerInternal(p) => p,
+            ListTokensError::RequestInvalid(p)
+            | ListTokensError::ServerInternal(p)
+            | ListTokensError::RequestTimeout(p)
+            | ListTokensError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for ListTokensError {
     fn internal(problem: Problem) -> Self {
         ListTokensError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        ListTokensError::ServerUnavailable(problem)
     }
 }
 /// Errors `create_token` may return: the codes it declares plus the service-wide ones.
@@ -1168,6 +1536,10 @@ pub enum CreateTokenError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for CreateTokenError {
     fn code(&self) -> &'static str {
@@ -1175,19 +1547,26 @@ impl OperationError for CreateTokenError {
             CreateTokenError::AuthForbidden(_) => "auth/forbidden",
             CreateTokenError::RequestInvalid(_) => "request/invalid",
             CreateTokenError::ServerInternal(_) => "server/internal",
+            CreateTokenError::RequestTimeout(_) => "request/timeout",
+            CreateTokenError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
             CreateTokenError::AuthForbidden(p)
             | CreateTokenError::RequestInvalid(p)
-            | CreateTokenError::ServerInternal(p) => p,
+            | CreateTokenError::ServerInternal(p)
+            | CreateTokenError::RequestTimeout(p)
+            | CreateTokenError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for CreateTokenError {
     fn internal(problem: Problem) -> Self {
         CreateTokenError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        CreateTokenError::ServerUnavailable(problem)
     }
 }
 /// Errors `revoke_token` may return: the codes it declares plus the service-wide ones.
@@ -1199,6 +1578,10 @@ pub enum RevokeTokenError {
     RequestInvalid(Problem),
     /// `server/internal` (HTTP 500): An unexpected fault; nothing was changed and no secret was returned. Quote the request id.
     ServerInternal(Problem),
+    /// `request/timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
+    RequestTimeout(Problem),
+    /// `server/unavailable` (HTTP 503): The server's storage is unreachable or full; nothing was changed. `Retry-After` says when to retry.
+    ServerUnavailable(Problem),
 }
 impl OperationError for RevokeTokenError {
     fn code(&self) -> &'static str {
@@ -1206,18 +1589,25 @@ impl OperationError for RevokeTokenError {
             RevokeTokenError::ResourceNotFound(_) => "resource/not-found",
             RevokeTokenError::RequestInvalid(_) => "request/invalid",
             RevokeTokenError::ServerInternal(_) => "server/internal",
+            RevokeTokenError::RequestTimeout(_) => "request/timeout",
+            RevokeTokenError::ServerUnavailable(_) => "server/unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
             RevokeTokenError::ResourceNotFound(p)
             | RevokeTokenError::RequestInvalid(p)
-            | RevokeTokenError::ServerInternal(p) => p,
+            | RevokeTokenError::ServerInternal(p)
+            | RevokeTokenError::RequestTimeout(p)
+            | RevokeTokenError::ServerUnavailable(p) => p,
         }
     }
 }
 impl InternalError for RevokeTokenError {
     fn internal(problem: Problem) -> Self {
         RevokeTokenError::ServerInternal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        RevokeTokenError::ServerUnavailable(problem)
     }
 }

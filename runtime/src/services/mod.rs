@@ -17,8 +17,26 @@ pub mod sources;
 use generated::support::{InternalError, Problem};
 
 /// A server fault: logged with where it happened and its cause (never a secret), answered
-/// without detail. Every service implementation reports faults through this one function.
-pub fn fault<E: InternalError>(place: &str, what: &str, cause: impl std::fmt::Display) -> E {
+/// without detail. Every service implementation reports faults through this one function. A
+/// cause that says the storage is unreachable, full or overloaded for now answers the service's
+/// unavailable error (503, `Retry-After`) instead of the internal one: the client may retry.
+pub fn fault<E: InternalError>(place: &str, what: &str, cause: impl std::fmt::Display + 'static) -> E {
+    let transient =
+        (&cause as &dyn std::any::Any).downcast_ref::<sqlx::Error>().is_some_and(crate::store::is_transient)
+            || (&cause as &dyn std::any::Any)
+                .downcast_ref::<anyhow::Error>()
+                .and_then(|e| e.downcast_ref::<sqlx::Error>())
+                .is_some_and(crate::store::is_transient);
+    if transient {
+        tracing::warn!(place, "{what}: storage unavailable: {cause}");
+        return E::unavailable(
+            Problem::new(format!(
+                "The service's storage is unavailable for now; nothing was changed. Retry in {} seconds.",
+                crate::store::RETRY_AFTER_SECONDS
+            ))
+            .with("retry_after", crate::store::RETRY_AFTER_SECONDS),
+        );
+    }
     tracing::error!(place, "{what}: {cause}");
     E::internal(Problem::new("Internal error; nothing was changed and no secret was returned."))
 }

@@ -289,7 +289,7 @@ pub async fn update(
             (None, _) => None,
             (Some(_), Some(c)) => Some(c),
             (Some(_), None) => Some(
-                scoring::current(store, &caller.tenant)
+                scoring::current_in(&mut tx, &caller.tenant)
                     .await
                     .map_err(|e| fault("proposals", "configuration", e))?
                     .parameters

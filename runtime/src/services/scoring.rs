@@ -87,16 +87,21 @@ async fn insert(
 /// The tenant's current configuration (the defaults, stored as version 1, on first use).
 pub async fn current(store: &Store, tenant: &str) -> Result<ScoringConfig, sqlx::Error> {
     let mut tx = store.begin().await?;
-    let config = match latest(&mut tx, tenant).await? {
-        Some(c) => c,
-        None => {
-            let (w, p) = defaults();
-            insert(&mut tx, tenant, "defaults", 1, &w, &p).await?;
-            latest(&mut tx, tenant).await?.ok_or(sqlx::Error::RowNotFound)?
-        }
-    };
+    let config = current_in(&mut tx, tenant).await?;
     tx.commit().await?;
     Ok(config)
+}
+
+/// As [`current`], inside the caller's transaction.
+pub async fn current_in(tx: &mut Tx, tenant: &str) -> Result<ScoringConfig, sqlx::Error> {
+    match latest(tx, tenant).await? {
+        Some(c) => Ok(c),
+        None => {
+            let (w, p) = defaults();
+            insert(tx, tenant, "defaults", 1, &w, &p).await?;
+            latest(tx, tenant).await?.ok_or(sqlx::Error::RowNotFound)
+        }
+    }
 }
 
 /// The caller's current configuration.

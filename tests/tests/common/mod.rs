@@ -114,10 +114,9 @@ impl TestServer {
         configure(&mut config);
         let state = AppState::open(config).await.expect("open state");
         let app = runtime::build(&state);
+        let limits = state.config.http;
         tokio::spawn(async move {
-            axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>())
-                .await
-                .expect("serve");
+            runtime::server::serve(listener, app, limits, std::future::pending()).await.expect("serve");
         });
         Some(TestServer { base: format!("http://{addr}"), state, dir, _db: db })
     }

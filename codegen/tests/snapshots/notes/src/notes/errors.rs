@@ -8,23 +8,35 @@ pub enum ListNotesError {
     Validation(Problem),
     /// `internal` (HTTP 500): An unexpected fault.
     Internal(Problem),
+    /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+    RequestTimeout(Problem),
+    /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+    Unavailable(Problem),
 }
 impl OperationError for ListNotesError {
     fn code(&self) -> &'static str {
         match self {
             ListNotesError::Validation(_) => "validation",
             ListNotesError::Internal(_) => "internal",
+            ListNotesError::RequestTimeout(_) => "request_timeout",
+            ListNotesError::Unavailable(_) => "unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            ListNotesError::Validation(p) | ListNotesError::Internal(p) => p,
+            ListNotesError::Validation(p)
+            | ListNotesError::Internal(p)
+            | ListNotesError::RequestTimeout(p)
+            | ListNotesError::Unavailable(p) => p,
         }
     }
 }
 impl InternalError for ListNotesError {
     fn internal(problem: Problem) -> Self {
         ListNotesError::Internal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        ListNotesError::Unavailable(problem)
     }
 }
 /// Errors `create_note` may return: the codes it declares plus the service-wide ones.
@@ -34,23 +46,35 @@ pub enum CreateNoteError {
     Validation(Problem),
     /// `internal` (HTTP 500): An unexpected fault.
     Internal(Problem),
+    /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+    RequestTimeout(Problem),
+    /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+    Unavailable(Problem),
 }
 impl OperationError for CreateNoteError {
     fn code(&self) -> &'static str {
         match self {
             CreateNoteError::Validation(_) => "validation",
             CreateNoteError::Internal(_) => "internal",
+            CreateNoteError::RequestTimeout(_) => "request_timeout",
+            CreateNoteError::Unavailable(_) => "unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            CreateNoteError::Validation(p) | CreateNoteError::Internal(p) => p,
+            CreateNoteError::Validation(p)
+            | CreateNoteError::Internal(p)
+            | CreateNoteError::RequestTimeout(p)
+            | CreateNoteError::Unavailable(p) => p,
         }
     }
 }
 impl InternalError for CreateNoteError {
     fn internal(problem: Problem) -> Self {
         CreateNoteError::Internal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        CreateNoteError::Unavailable(problem)
     }
 }
 /// Errors `update_note` may return: the codes it declares plus the service-wide ones.
@@ -62,6 +86,10 @@ pub enum UpdateNoteError {
     Validation(Problem),
     /// `internal` (HTTP 500): An unexpected fault.
     Internal(Problem),
+    /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+    RequestTimeout(Problem),
+    /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+    Unavailable(Problem),
 }
 impl OperationError for UpdateNoteError {
     fn code(&self) -> &'static str {
@@ -69,19 +97,26 @@ impl OperationError for UpdateNoteError {
             UpdateNoteError::NotFound(_) => "not_found",
             UpdateNoteError::Validation(_) => "validation",
             UpdateNoteError::Internal(_) => "internal",
+            UpdateNoteError::RequestTimeout(_) => "request_timeout",
+            UpdateNoteError::Unavailable(_) => "unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
             UpdateNoteError::NotFound(p)
             | UpdateNoteError::Validation(p)
-            | UpdateNoteError::Internal(p) => p,
+            | UpdateNoteError::Internal(p)
+            | UpdateNoteError::RequestTimeout(p)
+            | UpdateNoteError::Unavailable(p) => p,
         }
     }
 }
 impl InternalError for UpdateNoteError {
     fn internal(problem: Problem) -> Self {
         UpdateNoteError::Internal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        UpdateNoteError::Unavailable(problem)
     }
 }
 /// Errors `delete_note` may return: the codes it declares plus the service-wide ones.
@@ -91,22 +126,34 @@ pub enum DeleteNoteError {
     NotFound(Problem),
     /// `internal` (HTTP 500): An unexpected fault.
     Internal(Problem),
+    /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+    RequestTimeout(Problem),
+    /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+    Unavailable(Problem),
 }
 impl OperationError for DeleteNoteError {
     fn code(&self) -> &'static str {
         match self {
             DeleteNoteError::NotFound(_) => "not_found",
             DeleteNoteError::Internal(_) => "internal",
+            DeleteNoteError::RequestTimeout(_) => "request_timeout",
+            DeleteNoteError::Unavailable(_) => "unavailable",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            DeleteNoteError::NotFound(p) | DeleteNoteError::Internal(p) => p,
+            DeleteNoteError::NotFound(p)
+            | DeleteNoteError::Internal(p)
+            | DeleteNoteError::RequestTimeout(p)
+            | DeleteNoteError::Unavailable(p) => p,
         }
     }
 }
 impl InternalError for DeleteNoteError {
     fn internal(problem: Problem) -> Self {
         DeleteNoteError::Internal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        DeleteNoteError::Unavailable(problem)
     }
 }

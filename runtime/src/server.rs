@@ -1,0 +1,320 @@
+//! The HTTP server: accepts connections and serves the application on each, with the limits a
+//! server facing the open internet needs. A client gets `header_read_timeout` to send a request's
+//! headers once it has started, a kept-alive connection is closed after `idle_timeout` without a
+//! request, and at most `max_connections` are open: at the cap the longest-idle connection is
+//! closed to make room, so idle or slow clients can never starve a normal request of a socket or
+//! of file descriptors. The whole-request timeout (408) is a layer of the application
+//! ([`crate::app`]), since its answer is the service's error envelope.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::ConnectInfo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
+use tower::ServiceExt;
+
+/// Connection limits of the HTTP server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpLimits {
+    /// Longest time from the first byte of a request to its last header byte.
+    pub header_read_timeout: Duration,
+    /// Longest time a connection may stay open with no request in progress.
+    pub idle_timeout: Duration,
+    /// Longest time a whole request (body and handler) may take; then 408.
+    pub request_timeout: Duration,
+    /// Most open connections; `None`: the open-file limit less [`FD_RESERVE`].
+    pub max_connections: Option<usize>,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        HttpLimits {
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            request_timeout: Duration::from_secs(30),
+            max_connections: None,
+        }
+    }
+}
+
+/// File descriptors kept for everything but client connections (database, logs, key files,
+/// outbound HTTP) when the connection cap is derived from the open-file limit.
+pub const FD_RESERVE: usize = 128;
+
+impl HttpLimits {
+    /// The connection cap in force: the configured one, else the process's open-file limit less
+    /// [`FD_RESERVE`] (at least 16).
+    pub fn connection_cap(&self) -> usize {
+        self.max_connections.unwrap_or_else(|| {
+            let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+            // SAFETY: getrlimit writes the limit into the struct we own; nothing else is touched.
+            let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
+            let files = if ok { usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX) } else { 1024 };
+            files.saturating_sub(FD_RESERVE).clamp(16, 1_000_000)
+        })
+    }
+}
+
+/// One open connection, as the watchdog and the cap see it.
+#[derive(Debug)]
+struct Conn {
+    /// Requests being handled now.
+    in_flight: AtomicUsize,
+    /// When (ms since the server started) the connection last had no request in progress.
+    idle_since: AtomicU64,
+    /// When the first byte of the next request arrived while idle (0: none yet).
+    head_started: AtomicU64,
+    /// Told to close.
+    close: Notify,
+    /// Already told to close (so the cap does not count on it twice).
+    closing: std::sync::atomic::AtomicBool,
+}
+
+impl Conn {
+    fn close(&self) {
+        if !self.closing.swap(true, Ordering::AcqRel) {
+            self.close.notify_one();
+        }
+    }
+}
+
+/// Every open connection, with the server's clock.
+#[derive(Debug)]
+struct Registry {
+    conns: Mutex<HashMap<u64, Arc<Conn>>>,
+    started: Instant,
+    /// Signalled when a connection ends.
+    ended: Notify,
+}
+
+impl Registry {
+    fn now(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX).max(1)
+    }
+
+    /// Open connections not already told to close.
+    fn len(&self) -> usize {
+        self.conns.lock().map(|c| c.values().filter(|c| !c.closing.load(Ordering::Acquire)).count()).unwrap_or(0)
+    }
+
+    /// Closes the connection idle the longest; false when every connection is busy.
+    fn evict_idle(&self) -> bool {
+        let Ok(conns) = self.conns.lock() else { return false };
+        let idle = conns
+            .values()
+            .filter(|c| c.in_flight.load(Ordering::Acquire) == 0 && !c.closing.load(Ordering::Acquire))
+            .min_by_key(|c| c.idle_since.load(Ordering::Acquire));
+        match idle {
+            Some(c) => {
+                c.close();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Closes connections past their header-read or idle deadline.
+    fn sweep(&self, limits: &HttpLimits) {
+        let now = self.now();
+        let header = u64::try_from(limits.header_read_timeout.as_millis()).unwrap_or(u64::MAX);
+        let idle = u64::try_from(limits.idle_timeout.as_millis()).unwrap_or(u64::MAX);
+        let Ok(conns) = self.conns.lock() else { return };
+        for c in conns.values() {
+            if c.in_flight.load(Ordering::Acquire) > 0 {
+                continue;
+            }
+            let head = c.head_started.load(Ordering::Acquire);
+            let expired = if head > 0 {
+                now.saturating_sub(head) > header
+            } else {
+                now.saturating_sub(c.idle_since.load(Ordering::Acquire)) > idle
+            };
+            if expired {
+                c.close();
+            }
+        }
+    }
+}
+
+/// A socket that notes when the first byte of a request arrives on an idle connection.
+struct Tracked {
+    stream: TcpStream,
+    conn: Arc<Conn>,
+    registry: Arc<Registry>,
+}
+
+impl AsyncRead for Tracked {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.stream).poll_read(cx, buf);
+        if buf.filled().len() > before
+            && self.conn.in_flight.load(Ordering::Acquire) == 0
+            && self.conn.head_started.load(Ordering::Acquire) == 0
+        {
+            let now = self.registry.now();
+            self.conn.head_started.store(now, Ordering::Release);
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Tracked {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+}
+
+/// Counts a request in progress on its connection until dropped (also when the client goes away
+/// mid-request and the handler future is dropped).
+struct InFlight {
+    conn: Arc<Conn>,
+    registry: Arc<Registry>,
+}
+
+impl InFlight {
+    fn new(conn: Arc<Conn>, registry: Arc<Registry>) -> Self {
+        conn.in_flight.fetch_add(1, Ordering::AcqRel);
+        conn.head_started.store(0, Ordering::Release);
+        InFlight { conn, registry }
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.conn.idle_since.store(self.registry.now(), Ordering::Release);
+        self.conn.in_flight.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Serves `app` on `listener` with `limits` until `shutdown` completes; then stops accepting,
+/// lets in-flight requests finish and closes idle connections.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: HttpLimits,
+    shutdown: impl std::future::Future<Output = ()> + Send,
+) -> std::io::Result<()> {
+    let cap = limits.connection_cap();
+    let registry =
+        Arc::new(Registry { conns: Mutex::new(HashMap::new()), started: Instant::now(), ended: Notify::new() });
+    let sweeper = {
+        let registry = registry.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(250));
+            loop {
+                tick.tick().await;
+                registry.sweep(&limits);
+            }
+        })
+    };
+    let stopping = Arc::new(Notify::new());
+    let mut shutdown = std::pin::pin!(shutdown);
+    let mut next_id = 0u64;
+    loop {
+        // At the cap, make room by closing the longest-idle connection; when every connection
+        // is busy, wait for one to end (new clients wait in the listen backlog meanwhile).
+        while registry.len() >= cap && !registry.evict_idle() {
+            tokio::select! {
+                _ = registry.ended.notified() => {}
+                _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+            }
+        }
+        let (stream, peer) = tokio::select! {
+            _ = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of file descriptors (EMFILE/ENFILE) or a connection reset before
+                    // accept: free an idle connection's descriptor and go on.
+                    tracing::warn!(error = %e, "accepting a connection failed");
+                    registry.evict_idle();
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        next_id += 1;
+        let id = next_id;
+        let conn = Arc::new(Conn {
+            in_flight: AtomicUsize::new(0),
+            idle_since: AtomicU64::new(registry.now()),
+            head_started: AtomicU64::new(0),
+            close: Notify::new(),
+            closing: std::sync::atomic::AtomicBool::new(false),
+        });
+        if let Ok(mut conns) = registry.conns.lock() {
+            conns.insert(id, conn.clone());
+        }
+        let io = TokioIo::new(Tracked { stream, conn: conn.clone(), registry: registry.clone() });
+        let service = {
+            let (app, conn, registry) = (app.clone(), conn.clone(), registry.clone());
+            tower::service_fn(move |mut request: axum::http::Request<hyper::body::Incoming>| {
+                let guard = InFlight::new(conn.clone(), registry.clone());
+                request.extensions_mut().insert(ConnectInfo(peer));
+                let app = app.clone();
+                async move {
+                    let response = app.oneshot(request.map(axum::body::Body::new)).await;
+                    drop(guard);
+                    response
+                }
+            })
+        };
+        let (registry, stopping) = (registry.clone(), stopping.clone());
+        tokio::spawn(async move {
+            let builder = auto::Builder::new(TokioExecutor::new());
+            let connection = builder.serve_connection_with_upgrades(io, TowerToHyperService::new(service));
+            let mut connection = std::pin::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                _ = conn.close.notified() => {}
+                _ = stopping.notified() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.as_mut().await;
+                }
+            }
+            if let Ok(mut conns) = registry.conns.lock() {
+                conns.remove(&id);
+            }
+            registry.ended.notify_waiters();
+        });
+    }
+    drop(listener);
+    stopping.notify_waiters();
+    while registry.conns.lock().map(|c| !c.is_empty()).unwrap_or(false) {
+        // Connections that were idle when the signal came close at once; busy ones finish.
+        registry.evict_idle();
+        tokio::select! {
+            _ = registry.ended.notified() => {}
+            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+        }
+    }
+    sweeper.abort();
+    Ok(())
+}
