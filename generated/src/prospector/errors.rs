@@ -32,6 +32,8 @@ impl InternalError for ListLeadsError {
 pub enum GetLeadError {
     /// `not_found` (HTTP 404): No route matches the path, or the object does not exist for this account. Objects of other accounts are reported as not found, never as forbidden.
     NotFound(Problem),
+    /// `validation_error` (HTTP 422): A field, query parameter or header has the wrong type, is unknown, is missing, or breaks a constraint (range, length, pattern). `details.field` names it and `details.value` holds the rejected value; e.g. `min_score` outside 0 to 100.
+    ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
 }
@@ -39,12 +41,13 @@ impl OperationError for GetLeadError {
     fn code(&self) -> &'static str {
         match self {
             GetLeadError::NotFound(_) => "not_found",
+            GetLeadError::ValidationError(_) => "validation_error",
             GetLeadError::InternalError(_) => "internal_error",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            GetLeadError::NotFound(p) | GetLeadError::InternalError(p) => p,
+            GetLeadError::NotFound(p) | GetLeadError::ValidationError(p) | GetLeadError::InternalError(p) => p,
         }
     }
 }
@@ -148,6 +151,8 @@ impl InternalError for ListProposalsError {
 pub enum GetProposalError {
     /// `not_found` (HTTP 404): No route matches the path, or the object does not exist for this account. Objects of other accounts are reported as not found, never as forbidden.
     NotFound(Problem),
+    /// `validation_error` (HTTP 422): A field, query parameter or header has the wrong type, is unknown, is missing, or breaks a constraint (range, length, pattern). `details.field` names it and `details.value` holds the rejected value; e.g. `min_score` outside 0 to 100.
+    ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
 }
@@ -155,12 +160,15 @@ impl OperationError for GetProposalError {
     fn code(&self) -> &'static str {
         match self {
             GetProposalError::NotFound(_) => "not_found",
+            GetProposalError::ValidationError(_) => "validation_error",
             GetProposalError::InternalError(_) => "internal_error",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            GetProposalError::NotFound(p) | GetProposalError::InternalError(p) => p,
+            GetProposalError::NotFound(p)
+            | GetProposalError::ValidationError(p)
+            | GetProposalError::InternalError(p) => p,
         }
     }
 }
@@ -348,6 +356,8 @@ impl InternalError for ListContractsError {
 pub enum GetContractError {
     /// `not_found` (HTTP 404): No route matches the path, or the object does not exist for this account. Objects of other accounts are reported as not found, never as forbidden.
     NotFound(Problem),
+    /// `validation_error` (HTTP 422): A field, query parameter or header has the wrong type, is unknown, is missing, or breaks a constraint (range, length, pattern). `details.field` names it and `details.value` holds the rejected value; e.g. `min_score` outside 0 to 100.
+    ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
 }
@@ -355,12 +365,15 @@ impl OperationError for GetContractError {
     fn code(&self) -> &'static str {
         match self {
             GetContractError::NotFound(_) => "not_found",
+            GetContractError::ValidationError(_) => "validation_error",
             GetContractError::InternalError(_) => "internal_error",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            GetContractError::NotFound(p) | GetContractError::InternalError(p) => p,
+            GetContractError::NotFound(p)
+            | GetContractError::ValidationError(p)
+            | GetContractError::InternalError(p) => p,
         }
     }
 }
@@ -546,6 +559,8 @@ impl InternalError for CreateApiTokenError {
 pub enum RevokeApiTokenError {
     /// `not_found` (HTTP 404): No route matches the path, or the object does not exist for this account. Objects of other accounts are reported as not found, never as forbidden.
     NotFound(Problem),
+    /// `validation_error` (HTTP 422): A field, query parameter or header has the wrong type, is unknown, is missing, or breaks a constraint (range, length, pattern). `details.field` names it and `details.value` holds the rejected value; e.g. `min_score` outside 0 to 100.
+    ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
 }
@@ -553,12 +568,15 @@ impl OperationError for RevokeApiTokenError {
     fn code(&self) -> &'static str {
         match self {
             RevokeApiTokenError::NotFound(_) => "not_found",
+            RevokeApiTokenError::ValidationError(_) => "validation_error",
             RevokeApiTokenError::InternalError(_) => "internal_error",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            RevokeApiTokenError::NotFound(p) | RevokeApiTokenError::InternalError(p) => p,
+            RevokeApiTokenError::NotFound(p)
+            | RevokeApiTokenError::ValidationError(p)
+            | RevokeApiTokenError::InternalError(p) => p,
         }
     }
 }

@@ -89,6 +89,8 @@ impl InternalError for UpdateNoteError {
 pub enum DeleteNoteError {
     /// `not_found` (HTTP 404): No such note for this caller.
     NotFound(Problem),
+    /// `validation` (HTTP 422): A field or parameter is invalid; details name it.
+    Validation(Problem),
     /// `internal` (HTTP 500): An unexpected fault.
     Internal(Problem),
 }
@@ -96,12 +98,15 @@ impl OperationError for DeleteNoteError {
     fn code(&self) -> &'static str {
         match self {
             DeleteNoteError::NotFound(_) => "not_found",
+            DeleteNoteError::Validation(_) => "validation",
             DeleteNoteError::Internal(_) => "internal",
         }
     }
     fn into_problem(self) -> Problem {
         match self {
-            DeleteNoteError::NotFound(p) | DeleteNoteError::Internal(p) => p,
+            DeleteNoteError::NotFound(p)
+            | DeleteNoteError::Validation(p)
+            | DeleteNoteError::Internal(p) => p,
         }
     }
 }

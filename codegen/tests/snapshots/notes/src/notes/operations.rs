@@ -190,6 +190,7 @@ pub static DELETE_NOTE: Operation = Operation {
         "invalid_token",
         "insufficient_scope",
         "not_found",
+        "validation",
         "internal",
     ],
     success_status: 204u16,
