@@ -404,13 +404,11 @@ fn pagination_field(name: &str, spec: &Spec) -> Field {
 }
 
 /// Whether decoding this input can fail on a well-formed request (so it needs a validation error).
+/// Any field can: a body, query or header field can be missing or of the wrong shape, a path
+/// segment can fail to parse, and every string, even an unconstrained path segment, is refused
+/// when it holds U+0000 (NUL).
 fn can_fail_validation(model: &Model) -> bool {
-    model.fields.iter().any(|f| match f.location() {
-        Location::Body | Location::Query | Location::Header => true,
-        Location::Path => {
-            f.ty != Ty::String || f.def.pattern.is_some() || f.def.max_length.is_some() || f.def.min_length.is_some()
-        }
-    })
+    !model.fields.is_empty()
 }
 
 fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String, Model>) -> Vec<Operation> {

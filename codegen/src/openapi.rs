@@ -388,6 +388,19 @@ fn common_headers(api: &Api, mut b: ResponseBuilder) -> ResponseBuilder {
     b
 }
 
+/// What an error response says about `code`: its catalog description, and for the validation
+/// error the rule the generated decoder applies to every string, which no schema states (a
+/// `pattern` on every string would also turn each into a validated newtype in generated SDKs).
+fn error_description(api: &Api, code: &str) -> String {
+    let mut text = format!("`{code}`: {}", api.spec.errors[code].description);
+    if code == api.spec.error_roles.validation {
+        text.push_str(
+            " No string may hold U+0000 (NUL), in any field or parameter: one that does is refused this way.",
+        );
+    }
+    text
+}
+
 fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
     let scope = op.def.scope.clone().unwrap_or_default();
     let mut description = op.def.description.clone();
@@ -451,8 +464,7 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
     statuses.dedup();
     for status in statuses {
         let codes: Vec<&String> = op.errors.iter().filter(|c| api.status_of(c) == status).collect();
-        let text =
-            codes.iter().map(|c| format!("`{c}`: {}", api.spec.errors[*c].description)).collect::<Vec<_>>().join(" ");
+        let text = codes.iter().map(|c| error_description(api, c)).collect::<Vec<_>>().join(" ");
         let mut r = common_headers(
             api,
             ResponseBuilder::new()

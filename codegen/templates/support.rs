@@ -213,7 +213,7 @@ pub struct PlanInfo {
 /// The shape of a field's values.
 #[derive(Debug)]
 pub enum Kind {
-    /// UTF-8 string.
+    /// UTF-8 string; the decoder refuses one holding U+0000 (NUL).
     String,
     /// Integer (i64).
     Integer,
@@ -435,6 +435,34 @@ fn bound(v: f64) -> String {
     if v.fract() == 0.0 { format!("{}", v as i64) } else { v.to_string() }
 }
 
+/// Refuses a string holding U+0000 (NUL). PostgreSQL text cannot store it (the insert fails, so
+/// a request carrying one would end in a server error on one backend and succeed on the other),
+/// and no legitimate input needs it. Every string the decoder accepts passes through here (field
+/// values of every location, list and map items, map keys, strings anywhere inside a JSON field),
+/// so none that holds a NUL can reach an operation, whichever surface it came through.
+fn nul_free(service: &ServiceInfo, path: &str, s: &str) -> Result<(), Rejection> {
+    if s.contains('\0') {
+        return Err(invalid(service, path, Value::String(s.to_string()), format!("{path} must not contain U+0000 (NUL)")));
+    }
+    Ok(())
+}
+
+/// Where the first string or object key inside `v` that holds U+0000 (NUL) is, as a field path
+/// under `path` (`path` itself, `path.key`, `path[2]`…); `None` when no string holds one. The
+/// decoder refuses such a value (see [`nul_free`]); the runtime checks text that reaches storage
+/// by other ways (OAuth client metadata, lead feeds) with the same function.
+pub fn nul_at(path: &str, v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => s.contains('\0').then(|| path.to_string()),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| nul_at(&format!("{path}[{i}]"), item)),
+        Value::Object(map) => map.iter().find_map(|(k, item)| {
+            let at = join(path, k);
+            if k.contains('\0') { Some(at) } else { nul_at(&at, item) }
+        }),
+        Value::Null | Value::Bool(_) | Value::Number(_) => None,
+    }
+}
+
 /// Checks one value against its field spec; a secret field's value is never echoed back.
 fn check_value(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str, v: &Value) -> Result<(), Rejection> {
     check_plain(service, spec, kind, path, v).map_err(|mut r| {
@@ -450,6 +478,7 @@ fn check_plain(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str,
     match kind {
         Kind::String | Kind::DateTime => {
             let s = v.as_str().ok_or_else(wrong)?;
+            nul_free(service, path, s)?;
             if matches!(kind, Kind::DateTime) && chrono::DateTime::parse_from_rfc3339(s).is_err() {
                 return Err(wrong());
             }
@@ -484,9 +513,14 @@ fn check_plain(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str,
         Kind::Boolean => {
             v.as_bool().ok_or_else(wrong)?;
         }
-        Kind::Json => {}
+        Kind::Json => {
+            if let Some(at) = nul_at(path, v) {
+                return Err(invalid(service, &at, v.clone(), format!("{at} must not contain U+0000 (NUL)")));
+            }
+        }
         Kind::Enum(values) => {
             let s = v.as_str().ok_or_else(wrong)?;
+            nul_free(service, path, s)?;
             if !values.contains(&s) {
                 return Err(wrong());
             }
@@ -510,7 +544,9 @@ fn check_plain(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str,
         Kind::Map(inner) => {
             let obj = v.as_object().ok_or_else(wrong)?;
             for (k, item) in obj {
-                check_item(service, spec, inner, &join(path, k), item)?;
+                let at = join(path, k);
+                nul_free(service, &at, k)?;
+                check_item(service, spec, inner, &at, item)?;
             }
         }
     }
@@ -844,4 +880,136 @@ pub fn method_not_allowed(service: &'static ServiceInfo, parts: &Parts, allowed:
     let mut resp = error_response(service, service.roles.method_not_allowed, problem, request_id(parts));
     resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allowed));
     resp
+}
+
+#[cfg(test)]
+mod tests {
+    //! The decoder's string rule on a hand-built operation covering every kind that holds strings.
+
+    use super::*;
+
+    const ROLES: ErrorRoles = ErrorRoles {
+        unauthenticated: "unauthenticated",
+        invalid_token: "invalid_token",
+        insufficient_scope: "insufficient_scope",
+        malformed: "malformed",
+        validation: "invalid",
+        payload_too_large: "too_large",
+        unsupported_media_type: "media_type",
+        not_found: "not_found",
+        method_not_allowed: "method",
+        rate_limited: "rate_limited",
+        internal: "internal",
+        request_timeout: "timeout",
+        unavailable: "unavailable",
+    };
+
+    static SERVICE: ServiceInfo = ServiceInfo {
+        name: "test",
+        title: "Test",
+        base_path: "/t",
+        mcp_path: None,
+        scopes: &[],
+        errors: &[ErrorInfo { code: "invalid", status: 422, message: "Invalid." }],
+        roles: ROLES,
+        default_per_page: 20,
+        max_per_page: 100,
+        plans: &[],
+        default_plan: None,
+        openapi_json: "{}",
+        openapi_30_json: "{}",
+        tools_json: "[]",
+    };
+
+    const fn field(name: &'static str, kind: Kind, secret: bool) -> FieldSpec {
+        FieldSpec {
+            name,
+            location: Location::Body,
+            kind,
+            required: false,
+            nullable: false,
+            minimum: None,
+            maximum: None,
+            min_length: None,
+            max_length: None,
+            min_items: None,
+            max_items: None,
+            pattern: None,
+            secret,
+            compiled: OnceLock::new(),
+        }
+    }
+
+    static INNER: [FieldSpec; 1] = [field("title", Kind::String, false)];
+
+    static INPUT: [FieldSpec; 8] = [
+        field("name", Kind::String, false),
+        field("value", Kind::String, true),
+        field("at", Kind::DateTime, false),
+        field("mode", Kind::Enum(&["a", "b"]), false),
+        field("tags", Kind::List(&Kind::String), false),
+        field("inner", Kind::List(&Kind::Model(&INNER)), false),
+        field("labels", Kind::Map(&Kind::String), false),
+        field("extra", Kind::Json, false),
+    ];
+
+    static OP: Operation = Operation {
+        id: "op",
+        method: Method::Post,
+        path: "/op",
+        full_path: "/t/op",
+        scope: "s",
+        satisfied_by: &["s"],
+        errors: &["invalid"],
+        success_status: 200,
+        has_body: true,
+        no_store: false,
+        rate_limited: false,
+        paginated: false,
+        tool: None,
+        input: &INPUT,
+        service: &SERVICE,
+    };
+
+    /// The field the decoder names when it refuses `arguments`, and the value it echoes.
+    fn refused(arguments: Value) -> (String, Value) {
+        let r = decode_arguments::<Value>(&OP, arguments).expect_err("a NUL is refused");
+        assert_eq!(r.code, "invalid", "the service's validation error: {r:?}");
+        assert!(r.problem.message.contains("must not contain U+0000 (NUL)"), "the message says why: {r:?}");
+        let field = r.problem.details["field"].as_str().unwrap_or_default().to_string();
+        (field, r.problem.details["value"].clone())
+    }
+
+    #[test]
+    fn a_nul_anywhere_in_a_string_is_refused_naming_where() {
+        let cases = [
+            (json!({"name": "a\u{0}b"}), "name"),
+            (json!({"at": "2030-01-01T00:00:00Z\u{0}"}), "at"),
+            (json!({"mode": "a\u{0}"}), "mode"),
+            (json!({"tags": ["ok", "\u{0}"]}), "tags[1]"),
+            (json!({"inner": [{"title": "t"}, {"title": "t\u{0}"}]}), "inner[1].title"),
+            (json!({"labels": {"k": "v\u{0}"}}), "labels.k"),
+            (json!({"labels": {"k\u{0}": "v"}}), "labels.k\u{0}"),
+            (json!({"extra": {"k": [1, "x\u{0}"]}}), "extra.k[1]"),
+            (json!({"extra": {"k\u{0}": true}}), "extra.k\u{0}"),
+            (json!({"extra": "\u{0}"}), "extra"),
+        ];
+        for (arguments, want) in cases {
+            let (field, _) = refused(arguments.clone());
+            assert_eq!(field, want, "for {arguments}");
+        }
+    }
+
+    #[test]
+    fn a_refused_secret_is_still_not_echoed() {
+        assert_eq!(refused(json!({"value": "s3cret\u{0}"})), ("value".to_string(), json!("[redacted]")));
+    }
+
+    #[test]
+    fn strings_without_a_nul_pass() {
+        let arguments = json!({"name": "a b", "value": "v", "at": "2030-01-01T00:00:00Z", "mode": "a", "tags": ["x"],
+                               "inner": [{"title": "t"}], "labels": {"k": "v"}, "extra": {"k": ["\\u0000 spelled out"]}});
+        let (input, _) = decode_arguments::<Value>(&OP, arguments.clone()).expect("accepted");
+        assert_eq!(input, arguments);
+    }
 }

@@ -124,12 +124,18 @@ fn operation_without_a_scope() {
     );
 }
 
+/// Body fields can fail validation; so can a lone path string (`delete_note`), since the decoder
+/// refuses any string holding U+0000.
 #[test]
-fn input_with_body_fields_must_declare_the_validation_error() {
+fn any_input_must_declare_the_validation_error() {
     assert_rejected_with(
         "missing_validation_error",
-        &["missing_validation_error.toml: operation `create_note`: its input can fail validation but it declares \
-           no validation error; fix: add `validation` to `errors`"],
+        &[
+            "missing_validation_error.toml: operation `create_note`: its input can fail validation but it declares \
+             no validation error; fix: add `validation` to `errors`",
+            "missing_validation_error.toml: operation `delete_note`: its input can fail validation but it declares \
+             no validation error; fix: add `validation` to `errors`",
+        ],
     );
 }
 

@@ -85,6 +85,23 @@ fn every_operation_has_an_id_and_requires_its_oauth2_scope() {
     }
 }
 
+/// The decoder refuses any string holding U+0000; no schema says so, so every validation response
+/// does.
+#[test]
+fn every_validation_response_states_the_nul_rule() {
+    let doc = generated_json("openapi/notes.json");
+    for id in ["list_notes", "create_note", "update_note", "delete_note"] {
+        let text = operation(&doc, id)["responses"]["422"]["description"].as_str().unwrap_or_default().to_string();
+        assert!(
+            text.starts_with("`validation`: ")
+                && text.ends_with(
+                    "No string may hold U+0000 (NUL), in any field or parameter: one that does is refused this way."
+                ),
+            "expected {id}'s 422 to describe the validation error and then the NUL rule, got {text:?}"
+        );
+    }
+}
+
 #[test]
 fn every_operation_documents_every_status_it_may_answer() {
     let doc = generated_json("openapi/notes.json");
@@ -98,7 +115,8 @@ fn every_operation_documents_every_status_it_may_answer() {
         ("list_notes", 200, &[422], false),
         ("create_note", 201, &[422], true),
         ("update_note", 200, &[404, 422], true),
-        ("delete_note", 204, &[404], false),
+        // A lone path string can fail too: a string holding U+0000 is refused.
+        ("delete_note", 204, &[404, 422], false),
     ];
     for (id, success, declared, has_body) in cases {
         let op = operation(&doc, id);

@@ -6,6 +6,10 @@
 //! 401 and 403 answers with the `WWW-Authenticate` challenge they upgrade their token from. The
 //! tools are the generated descriptors, and each call goes through the generated dispatch to the
 //! same trait method as REST: RBAC, tenancy, leases and audit behave identically on both surfaces.
+//! Between the two, [`jsonrpc`] answers a body that is not one JSON-RPC message with a JSON-RPC
+//! error, as the protocol requires.
+
+mod jsonrpc;
 
 use std::sync::Arc;
 
@@ -71,9 +75,16 @@ impl ServerHandler for VaultMcp {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        // Every tool fits one page, so the server never issues a cursor: any cursor is unknown.
+        if let Some(cursor) = request.and_then(|r| r.cursor) {
+            return Err(McpError::invalid_params(
+                format!("unknown cursor {cursor:?}: this server lists every tool in one page"),
+                None,
+            ));
+        }
         let mut result = ListToolsResult::with_all_items((*self.tools).clone());
         // The list is the same for every caller and changes only with a new release.
         result.ttl_ms = Some(300_000);
@@ -218,7 +229,8 @@ fn transport_config(public_url: &str) -> StreamableHttpServerConfig {
     config
 }
 
-/// The `/api/mcp` route: authorisation layer, then rmcp's Streamable HTTP service.
+/// The `/api/mcp` route: authorisation layer, JSON-RPC framing, then rmcp's Streamable HTTP
+/// service.
 pub fn router(
     vault: Arc<Vault>,
     gate: Arc<BearerGate>,
@@ -235,6 +247,7 @@ pub fn router(
     let guard = Guard { gate, store, body_limit };
     Ok(Router::new()
         .route_service(path(), service)
+        .layer(middleware::from_fn_with_state(body_limit, jsonrpc::check))
         .layer(middleware::from_fn_with_state(guard, authorize))
         .layer(middleware::from_fn(no_cache)))
 }

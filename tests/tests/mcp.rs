@@ -55,6 +55,35 @@ impl Mcp<'_> {
         (status, headers, serde_json::from_str(&text).unwrap_or(Value::Null))
     }
 
+    /// Posts `body` as it is, with this revision's version header (and `Mcp-Method` only when
+    /// given: a body that is not a JSON-RPC message names no method).
+    async fn send_raw(
+        &self,
+        body: &str,
+        content_type: &str,
+        method: Option<&str>,
+    ) -> (u16, reqwest::header::HeaderMap, Value) {
+        let mut rb = self
+            .server
+            .client()
+            .post(self.server.url("/api/mcp"))
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", content_type)
+            .header("mcp-protocol-version", self.version)
+            .body(body.to_string());
+        if let Some(m) = method {
+            rb = rb.header("mcp-method", m);
+        }
+        if let Some(t) = &self.token {
+            rb = rb.bearer_auth(t);
+        }
+        let resp = rb.send().await.unwrap();
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.unwrap();
+        (status, headers, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
     async fn call(&self, id: i64, tool: &str, arguments: Value) -> (u16, reqwest::header::HeaderMap, Value) {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}), None).await
     }
@@ -186,6 +215,91 @@ async fn every_request_is_authorised_before_the_protocol_layer() {
     let (s, _, _) =
         writer.send(json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}), Some("https://evil.example")).await;
     assert_eq!(s, 403);
+}
+
+/// JSON-RPC 2.0 and the Streamable HTTP transport: a body that is not JSON is a parse error, JSON
+/// that is not a JSON-RPC message an invalid request, each as HTTP 400 with a JSON-RPC error body
+/// (it used to be HTTP 415 with a line of text); after authentication, which still comes first.
+#[tokio::test]
+async fn malformed_json_and_non_json_rpc_messages_get_400_with_a_json_rpc_error() {
+    let (server, read, _) = setup().await;
+    let cases: [(&str, i64, &str, Value); 14] = [
+        (r#"{"jsonrpc": "2.0", "id": 1,"#, -32700, "Parse error", Value::Null),
+        ("not json", -32700, "Parse error", Value::Null),
+        ("", -32700, "Parse error", Value::Null),
+        (r#"{"foo": 1}"#, -32600, "Invalid Request", Value::Null),
+        ("[]", -32600, "Invalid Request", Value::Null),
+        ("42", -32600, "Invalid Request", Value::Null),
+        (r#""ping""#, -32600, "Invalid Request", Value::Null),
+        ("null", -32600, "Invalid Request", Value::Null),
+        // Batches left JSON-RPC over MCP in 2025-06-18, before every revision served here.
+        (r#"[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]"#, -32600, "Invalid Request", Value::Null),
+        (r#"{"jsonrpc": "1.0", "id": 7, "method": "ping"}"#, -32600, "Invalid Request", json!(7)),
+        (r#"{"jsonrpc": "2.0", "id": null, "method": "ping"}"#, -32600, "Invalid Request", Value::Null),
+        (r#"{"jsonrpc": "2.0", "id": "a", "method": 5}"#, -32600, "Invalid Request", json!("a")),
+        (r#"{"jsonrpc": "2.0", "id": 8}"#, -32600, "Invalid Request", json!(8)),
+        // A request this server knows, with parameters of the wrong shape.
+        (r#"{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": 42}"#, -32602, "Invalid params", json!(9)),
+    ];
+    for version in LEGACY.into_iter().chain([MODERN]) {
+        let mcp = Mcp { server: &server, token: Some(read.clone()), version };
+        for (body, code, message, id) in &cases {
+            let (status, headers, b) = mcp.send_raw(body, "application/json", None).await;
+            assert_eq!(status, 400, "{version} {body:?}: {b}");
+            assert_eq!(headers["content-type"], "application/json", "{version} {body:?}");
+            assert_eq!(
+                (&b["jsonrpc"], &b["id"], &b["error"]["code"], &b["error"]["message"]),
+                (&json!("2.0"), id, &json!(code), &json!(message)),
+                "{version} {body:?}: {b}"
+            );
+            assert!(b.get("id").is_some(), "{version} {body:?}: the id is there, null when unreadable: {b}");
+            assert_eq!(
+                b["error"]["data"]["request_id"].as_str(),
+                headers["x-request-id"].to_str().ok(),
+                "{version} {body:?}: the request id to quote: {b}"
+            );
+        }
+        // Well-formed messages still reach the protocol layer.
+        let mut list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+        if version == MODERN {
+            list["params"] = json!({"_meta": meta()});
+        }
+        let list = list.to_string();
+        let (status, _, b) = mcp.send_raw(&list, "application/json; charset=utf-8", Some("tools/list")).await;
+        assert_eq!((status, b["result"]["tools"].as_array().map(Vec::len)), (200, Some(10)), "{version}: {b}");
+        // A method this server does not know is still rmcp's to answer, not a framing error.
+        let mut unknown = json!({"jsonrpc": "2.0", "id": 2, "method": "nope/nope"});
+        if version == MODERN {
+            unknown["params"] = json!({"_meta": meta()});
+        }
+        let (_, _, b) = mcp.send_raw(&unknown.to_string(), "application/json", Some("nope/nope")).await;
+        assert_eq!((&b["id"], &b["error"]["code"]), (&json!(2), &json!(-32601)), "{version}: {b}");
+        // A body that is not sent as JSON stays 415, now with a JSON-RPC error body too.
+        let (status, _, b) = mcp.send_raw(&list, "text/plain", Some("tools/list")).await;
+        assert_eq!(
+            (status, &b["jsonrpc"], &b["error"]["code"]),
+            (415, &json!("2.0"), &json!(-32600)),
+            "{version}: {b}"
+        );
+        // Authentication still comes first.
+        let anonymous = Mcp { server: &server, token: None, version };
+        let (status, headers, _) = anonymous.send_raw("not json", "application/json", None).await;
+        assert_eq!(status, 401, "{version}: no token, malformed body");
+        assert!(headers.contains_key("www-authenticate"));
+    }
+}
+
+/// The server returns every tool in one page and issues no cursor, so any cursor is unknown.
+#[tokio::test]
+async fn tools_list_with_an_unknown_cursor_is_invalid_params() {
+    let (server, read, _) = setup().await;
+    for version in LEGACY.into_iter().chain([MODERN]) {
+        let mcp = Mcp { server: &server, token: Some(read.clone()), version };
+        let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"cursor": "bogus"}});
+        let (_, _, b) = mcp.send(list, None).await;
+        assert_eq!((&b["id"], &b["error"]["code"]), (&json!(3), &json!(-32602)), "{version}: {}", b["error"]);
+        assert!(b.get("result").is_none(), "{version}: no page for a cursor we never issued: {b}");
+    }
 }
 
 /// Personal access tokens are minted for the REST API: like a JWT for the REST audience, one is

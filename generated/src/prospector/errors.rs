@@ -44,6 +44,8 @@ impl InternalError for ListLeadsError {
 pub enum GetLeadError {
     /// `not_found` (HTTP 404): No route matches the path, or the object does not exist for this account. Objects of other accounts are reported as not found, never as forbidden.
     NotFound(Problem),
+    /// `validation_error` (HTTP 422): A field, query parameter or header has the wrong type, is unknown, is missing, or breaks a constraint (range, length, pattern). `details.field` names it and `details.value` holds the rejected value; e.g. `min_score` outside 0 to 100.
+    ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
     /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
@@ -55,6 +57,7 @@ impl OperationError for GetLeadError {
     fn code(&self) -> &'static str {
         match self {
             GetLeadError::NotFound(_) => "not_found",
+            GetLeadError::ValidationError(_) => "validation_error",
             GetLeadError::InternalError(_) => "internal_error",
             GetLeadError::RequestTimeout(_) => "request_timeout",
             GetLeadError::ServiceUnavailable(_) => "service_unavailable",
@@ -63,6 +66,7 @@ impl OperationError for GetLeadError {
     fn into_problem(self) -> Problem {
         match self {
             GetLeadError::NotFound(p)
+            | GetLeadError::ValidationError(p)
             | GetLeadError::InternalError(p)
             | GetLeadError::RequestTimeout(p)
             | GetLeadError::ServiceUnavailable(p) => p,
@@ -208,6 +212,8 @@ impl InternalError for ListProposalsError {
 pub enum GetProposalError {
     /// `not_found` (HTTP 404): No route matches the path, or the object does not exist for this account. Objects of other accounts are reported as not found, never as forbidden.
     NotFound(Problem),
+    /// `validation_error` (HTTP 422): A field, query parameter or header has the wrong type, is unknown, is missing, or breaks a constraint (range, length, pattern). `details.field` names it and `details.value` holds the rejected value; e.g. `min_score` outside 0 to 100.
+    ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
     /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
@@ -219,6 +225,7 @@ impl OperationError for GetProposalError {
     fn code(&self) -> &'static str {
         match self {
             GetProposalError::NotFound(_) => "not_found",
+            GetProposalError::ValidationError(_) => "validation_error",
             GetProposalError::InternalError(_) => "internal_error",
             GetProposalError::RequestTimeout(_) => "request_timeout",
             GetProposalError::ServiceUnavailable(_) => "service_unavailable",
@@ -227,6 +234,7 @@ impl OperationError for GetProposalError {
     fn into_problem(self) -> Problem {
         match self {
             GetProposalError::NotFound(p)
+            | GetProposalError::ValidationError(p)
             | GetProposalError::InternalError(p)
             | GetProposalError::RequestTimeout(p)
             | GetProposalError::ServiceUnavailable(p) => p,
@@ -476,6 +484,8 @@ impl InternalError for ListContractsError {
 pub enum GetContractError {
     /// `not_found` (HTTP 404): No route matches the path, or the object does not exist for this account. Objects of other accounts are reported as not found, never as forbidden.
     NotFound(Problem),
+    /// `validation_error` (HTTP 422): A field, query parameter or header has the wrong type, is unknown, is missing, or breaks a constraint (range, length, pattern). `details.field` names it and `details.value` holds the rejected value; e.g. `min_score` outside 0 to 100.
+    ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
     /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
@@ -487,6 +497,7 @@ impl OperationError for GetContractError {
     fn code(&self) -> &'static str {
         match self {
             GetContractError::NotFound(_) => "not_found",
+            GetContractError::ValidationError(_) => "validation_error",
             GetContractError::InternalError(_) => "internal_error",
             GetContractError::RequestTimeout(_) => "request_timeout",
             GetContractError::ServiceUnavailable(_) => "service_unavailable",
@@ -495,6 +506,7 @@ impl OperationError for GetContractError {
     fn into_problem(self) -> Problem {
         match self {
             GetContractError::NotFound(p)
+            | GetContractError::ValidationError(p)
             | GetContractError::InternalError(p)
             | GetContractError::RequestTimeout(p)
             | GetContractError::ServiceUnavailable(p) => p,
@@ -754,6 +766,8 @@ impl InternalError for CreateApiTokenError {
 pub enum RevokeApiTokenError {
     /// `not_found` (HTTP 404): No route matches the path, or the object does not exist for this account. Objects of other accounts are reported as not found, never as forbidden.
     NotFound(Problem),
+    /// `validation_error` (HTTP 422): A field, query parameter or header has the wrong type, is unknown, is missing, or breaks a constraint (range, length, pattern). `details.field` names it and `details.value` holds the rejected value; e.g. `min_score` outside 0 to 100.
+    ValidationError(Problem),
     /// `internal_error` (HTTP 500): An unexpected server fault. Nothing about the cause is disclosed; retrying later may succeed.
     InternalError(Problem),
     /// `request_timeout` (HTTP 408): The request (its body included) was not complete within the server's time limit; nothing was changed.
@@ -765,6 +779,7 @@ impl OperationError for RevokeApiTokenError {
     fn code(&self) -> &'static str {
         match self {
             RevokeApiTokenError::NotFound(_) => "not_found",
+            RevokeApiTokenError::ValidationError(_) => "validation_error",
             RevokeApiTokenError::InternalError(_) => "internal_error",
             RevokeApiTokenError::RequestTimeout(_) => "request_timeout",
             RevokeApiTokenError::ServiceUnavailable(_) => "service_unavailable",
@@ -773,6 +788,7 @@ impl OperationError for RevokeApiTokenError {
     fn into_problem(self) -> Problem {
         match self {
             RevokeApiTokenError::NotFound(p)
+            | RevokeApiTokenError::ValidationError(p)
             | RevokeApiTokenError::InternalError(p)
             | RevokeApiTokenError::RequestTimeout(p)
             | RevokeApiTokenError::ServiceUnavailable(p) => p,

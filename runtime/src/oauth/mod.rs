@@ -139,12 +139,20 @@ fn normalise(scopes: &BTreeSet<String>) -> String {
 /// Form or query parameters; every name at most once (RFC 6749 section 3.1) except `resource`.
 struct Params(Vec<(String, String)>);
 
+/// Why a text is refused: it holds U+0000 (NUL), which PostgreSQL text cannot store. Every
+/// parameter and every string of client metadata is checked before it reaches a query, as the
+/// generated decoder does for the APIs.
+const HOLDS_NUL: &str = "holds U+0000 (NUL), which no parameter may";
+
 impl Params {
     fn parse(text: &str) -> Result<Params, String> {
         let pairs: Vec<(String, String)> =
             serde_urlencoded::from_str(text).map_err(|_| "the parameters are not valid form encoding".to_string())?;
         let mut seen = BTreeSet::new();
-        for (k, _) in &pairs {
+        for (k, v) in &pairs {
+            if k.contains('\0') || v.contains('\0') {
+                return Err(format!("parameter {} {HOLDS_NUL}", k.escape_debug()));
+            }
             if k != "resource" && !seen.insert(k.as_str()) {
                 return Err(format!("parameter {k} is repeated"));
             }
@@ -955,6 +963,12 @@ async fn register(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: By
     let Ok(Value::Object(meta)) = serde_json::from_slice::<Value>(&body) else {
         return registration_error("invalid_client_metadata", "the body is not a JSON object");
     };
+    let nul = meta
+        .iter()
+        .find_map(|(k, v)| if k.contains('\0') { Some(k.clone()) } else { generated::support::nul_at(k, v) });
+    if let Some(at) = nul {
+        return registration_error("invalid_client_metadata", &format!("{} {HOLDS_NUL}", at.escape_debug()));
+    }
     let strings = |name: &str| -> Result<Option<Vec<String>>, TokenError> {
         match meta.get(name) {
             None | Some(Value::Null) => Ok(None),

@@ -44,6 +44,11 @@ impl Posting {
     /// Checks what the scoring engine relies on and trims what storage bounds; a posting that
     /// fails is counted as `failed` by the scan, with the reason.
     pub fn normalise(mut self) -> Result<Posting, String> {
+        // PostgreSQL text cannot store U+0000; no string of a posting (nested ones included) may
+        // hold it, as no string of the APIs' input may.
+        if let Some(at) = serde_json::to_value(&self).ok().and_then(|v| generated::support::nul_at("", &v)) {
+            return Err(format!("posting {}: {} holds U+0000 (NUL)", self.id.escape_debug(), at.escape_debug()));
+        }
         self.id = self.id.trim().to_string();
         self.platform = self.platform.trim().to_lowercase();
         self.title = self.title.trim().to_string();

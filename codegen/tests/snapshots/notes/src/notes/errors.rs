@@ -124,6 +124,8 @@ impl InternalError for UpdateNoteError {
 pub enum DeleteNoteError {
     /// `not_found` (HTTP 404): No such note for this caller.
     NotFound(Problem),
+    /// `validation` (HTTP 422): A field or parameter is invalid; details name it.
+    Validation(Problem),
     /// `internal` (HTTP 500): An unexpected fault.
     Internal(Problem),
     /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
@@ -135,6 +137,7 @@ impl OperationError for DeleteNoteError {
     fn code(&self) -> &'static str {
         match self {
             DeleteNoteError::NotFound(_) => "not_found",
+            DeleteNoteError::Validation(_) => "validation",
             DeleteNoteError::Internal(_) => "internal",
             DeleteNoteError::RequestTimeout(_) => "request_timeout",
             DeleteNoteError::Unavailable(_) => "unavailable",
@@ -143,6 +146,7 @@ impl OperationError for DeleteNoteError {
     fn into_problem(self) -> Problem {
         match self {
             DeleteNoteError::NotFound(p)
+            | DeleteNoteError::Validation(p)
             | DeleteNoteError::Internal(p)
             | DeleteNoteError::RequestTimeout(p)
             | DeleteNoteError::Unavailable(p) => p,

@@ -208,6 +208,7 @@ pub static DELETE_NOTE: Operation = Operation {
         "invalid_token",
         "insufficient_scope",
         "not_found",
+        "validation",
         "internal",
         "request_timeout",
         "unavailable",
