@@ -117,6 +117,8 @@ pub enum Denial {
     InsufficientScope,
     /// A session cookie came with a state-changing request that lacks the CSRF proof.
     CrossSite,
+    /// The credential could not be checked because the storage is unavailable (503, not 401).
+    Unavailable,
 }
 
 impl BearerGate {
@@ -223,7 +225,10 @@ impl BearerGate {
             if !audiences.contains(minted_for) {
                 return Err(Denial::Invalid("the token is not issued for this resource"));
             }
-            let t = tokens::authenticate(store, kind, token).await.map_err(Denial::Invalid)?;
+            let t = tokens::authenticate(store, kind, token).await.map_err(|r| match r {
+                tokens::Refusal::Invalid(why) => Denial::Invalid(why),
+                tokens::Refusal::Unavailable => Denial::Unavailable,
+            })?;
             let method = if kind == tokens::Kind::Personal { AuthMethod::PersonalToken } else { AuthMethod::ApiToken };
             return Ok(Caller {
                 subject: t.user_id,
@@ -265,8 +270,8 @@ impl BearerGate {
             Ok(Some((_, s))) => s,
             Ok(None) => return Err(Denial::Missing),
             Err(e) => {
-                tracing::error!(error = %e, "could not read a session");
-                return Err(Denial::Missing);
+                tracing::warn!(error = %e, "could not read a session");
+                return Err(Denial::Unavailable);
             }
         };
         if !sessions::csrf_ok(&parts.method, &parts.headers, &session, origin, None) {
@@ -321,6 +326,16 @@ pub fn challenge(resource: &Resource, request_id: Option<&str>, scope: &str, den
             )
             .with("required", scope),
         ),
+        Denial::Unavailable => {
+            // Nothing is known about the credential: no challenge, a retry later may pass.
+            let seconds = crate::store::RETRY_AFTER_SECONDS;
+            let problem = Problem::new(format!(
+                "The credential could not be checked: the service's storage is unavailable for now. Retry in \
+                 {seconds} seconds."
+            ))
+            .with("retry_after", seconds);
+            return error_response(service, roles.unavailable, problem, request_id);
+        }
         Denial::InsufficientScope => (
             roles.insufficient_scope,
             format!(r#"Bearer error="insufficient_scope", scope="{scope}", resource_metadata="{meta}""#),

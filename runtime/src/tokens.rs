@@ -79,8 +79,18 @@ pub struct Authenticated {
     pub plan: Option<String>,
 }
 
-/// Looks a presented secret up; the error says why it is refused (never the secret).
-pub async fn authenticate(store: &Store, kind: Kind, secret: &str) -> Result<Authenticated, &'static str> {
+/// Why a presented stored token was not accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The token is not acceptable; the text says why (never the secret).
+    Invalid(&'static str),
+    /// The store could not be read: nothing is known about the token (answer 503, not 401).
+    Unavailable,
+}
+
+/// Looks a presented secret up.
+pub async fn authenticate(store: &Store, kind: Kind, secret: &str) -> Result<Authenticated, Refusal> {
+    use Refusal::Invalid;
     let (select, touch) = match kind {
         Kind::Personal => (
             "SELECT id, tenant_id, user_id, scopes, expires_at, revoked_at, CAST(NULL AS TEXT) FROM personal_tokens WHERE hash = $1",
@@ -95,14 +105,17 @@ pub async fn authenticate(store: &Store, kind: Kind, secret: &str) -> Result<Aut
         .bind(hash(secret))
         .fetch_optional(store.pool())
         .await
-        .map_err(|_| "the token could not be checked")?
-        .ok_or("the token is not known")?;
+        .map_err(|e| {
+            tracing::warn!(error = %e, "could not read a stored token");
+            Refusal::Unavailable
+        })?
+        .ok_or(Invalid("the token is not known"))?;
     if row.get::<Option<i64>, _>(5).is_some() {
-        return Err("the token has been revoked");
+        return Err(Invalid("the token has been revoked"));
     }
     let now = now_ms();
     if row.get::<Option<i64>, _>(4).is_some_and(|e| e <= now) {
-        return Err("the token has expired");
+        return Err(Invalid("the token has expired"));
     }
     let id: String = row.get(0);
     // Best effort: last use is informational and must not fail the request.

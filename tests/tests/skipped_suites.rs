@@ -34,6 +34,10 @@ fn main() -> ExitCode {
         skipped
             .push(format!("rate limits shared through Redis (runtime/tests/shared_limits.rs): no server at {redis}"));
     }
+    let root = std::process::Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.trim_ascii() == b"0");
+    if !root {
+        skipped.push("the disk-full fault test (storage_faults.rs): mounting a tmpfs needs root".into());
+    }
     // The same table `common::tool` reads, so no suite can skip without a line here.
     for t in tests::OPTIONAL_TOOLS {
         if std::env::var(t.var).is_err() {
