@@ -4040,7 +4040,7 @@ pub static UPDATE_SCORING_CONFIG_INPUT_FIELDS: [FieldSpec; 3usize] = [
 pub struct BacktestInput {
     /// Proposed weights; all zero is a `validation_error`.
     pub weights: SignalWeights,
-    /// Proposed parameters.
+    /// Proposed parameters; `budget_floor` above `budget_target` is a `validation_error`.
     pub parameters: ScoringParameters,
     /// The k of precision@k: how many top-ranked leads to check; 25 when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -4048,10 +4048,10 @@ pub struct BacktestInput {
     /// Number of rank tiers (by composite, ties by lead id; equal sizes, earlier tiers taking the remainder, before the `top_tier_min_confidence` rule moves leads from tier 1 to tier 2) for the win-rate table and tier changes; 4 (quartiles) when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tiers: Option<i64>,
-    /// Only leads found at or after this moment; all history when absent.
+    /// Only leads found at or after this moment; all history when absent. Must be before `until` when both are given (else a `validation_error`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since: Option<chrono::DateTime<chrono::Utc>>,
-    /// Only leads found before this moment; now when absent.
+    /// Only leads found before this moment; now when absent. Must be after `since` when both are given (else a `validation_error`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<chrono::DateTime<chrono::Utc>>,
 }
@@ -5173,7 +5173,7 @@ pub static LIST_API_TOKENS_INPUT_FIELDS: [FieldSpec; 2usize] = [
 pub struct CreateApiTokenInput {
     /// Label for the token, 1 to 100 characters, e.g. where it will be used.
     pub name: String,
-    /// Scopes to grant; must include `prospector` to call this API. An unknown scope is a `validation_error`.
+    /// Scopes to grant: `prospector` is the one scope of this API. Any other value is a `validation_error`.
     pub scopes: Vec<String>,
     /// Rate-limit plan of the token; the account's plan when absent. A plan above the account's subscription is `forbidden`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -5212,7 +5212,7 @@ pub static CREATE_API_TOKEN_INPUT_FIELDS: [FieldSpec; 4usize] = [
         max_length: Some(64),
         min_items: Some(1),
         max_items: Some(10),
-        pattern: None,
+        pattern: Some("^prospector$"),
         secret: false,
         compiled: OnceLock::new(),
     },

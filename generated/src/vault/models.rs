@@ -4288,7 +4288,7 @@ pub struct CreateTokenInput {
     pub name: String,
     /// Scopes to carry.
     pub scopes: Vec<String>,
-    /// When it stops working; absent for never.
+    /// When it stops working; must be in the future (else `request/invalid`); absent for never.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<chrono::DateTime<chrono::Utc>>,
 }
