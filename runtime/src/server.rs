@@ -47,6 +47,9 @@ impl Default for HttpLimits {
     }
 }
 
+/// How long, after the shutdown signal, requests in flight may take to finish.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// File descriptors kept for everything but client connections (database, logs, key files,
 /// outbound HTTP) when the connection cap is derived from the open-file limit.
 pub const FD_RESERVE: usize = 128;
@@ -307,7 +310,9 @@ pub async fn serve(
     }
     drop(listener);
     stopping.notify_waiters();
-    while registry.conns.lock().map(|c| !c.is_empty()).unwrap_or(false) {
+    // Requests in flight get a bounded time to finish (a streaming response may never end).
+    let deadline = Instant::now() + DRAIN_TIMEOUT;
+    while registry.conns.lock().map(|c| !c.is_empty()).unwrap_or(false) && Instant::now() < deadline {
         // Connections that were idle when the signal came close at once; busy ones finish.
         registry.evict_idle();
         tokio::select! {

@@ -69,6 +69,13 @@ pub fn is_transient(e: &sqlx::Error) -> bool {
     }
 }
 
+/// Whether `cause` (any error value) is a transient storage error: a `sqlx::Error`, or an
+/// `anyhow::Error` wrapping one, for which [`is_transient`] holds.
+pub fn is_transient_cause(cause: &dyn std::any::Any) -> bool {
+    cause.downcast_ref::<sqlx::Error>().is_some_and(is_transient)
+        || cause.downcast_ref::<anyhow::Error>().and_then(|e| e.downcast_ref::<sqlx::Error>()).is_some_and(is_transient)
+}
+
 /// The tasks that hold a transaction now, with how many each holds.
 type Holders = Arc<Mutex<HashMap<tokio::task::Id, usize>>>;
 

@@ -177,6 +177,20 @@ async fn a_partition_from_postgresql_answers_503_quickly_and_heals() {
         assert_eq!(body["error"]["code"], expected, "{body}");
     }
 
+    // The authorization server answers RFC 6749's temporarily_unavailable the same way.
+    let resp = server
+        .client()
+        .post(server.url("/oauth/token"))
+        .form(&[("grant_type", "refresh_token"), ("refresh_token", "x"), ("client_id", "some-client")])
+        .timeout(Duration::from_secs(20))
+        .send()
+        .await
+        .expect("an answer, not a hang");
+    assert_eq!(resp.status(), 503, "the token endpoint while the database is unreachable");
+    assert_eq!(resp.headers()["retry-after"], "5");
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"], "temporarily_unavailable", "{body}");
+
     relay.cut.store(false, Ordering::SeqCst);
     let (status, body) = server.call("GET", "/api/v1/credentials", &admin, None).await;
     assert_eq!(status, 200, "the first request after the partition heals: {body}");

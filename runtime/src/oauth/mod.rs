@@ -286,7 +286,18 @@ impl IntoResponse for TokenError {
     }
 }
 
-fn internal(e: impl std::fmt::Display) -> Response {
+fn internal(e: impl std::fmt::Display + 'static) -> Response {
+    if crate::store::is_transient_cause(&e) {
+        // RFC 6749's code for a server that cannot answer for now; the client may retry.
+        tracing::warn!(error = %e, "authorization server: storage unavailable");
+        let mut resp = token_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "temporarily_unavailable",
+            "the server's storage is unavailable for now; nothing was issued; retry shortly",
+        );
+        resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(crate::store::RETRY_AFTER_SECONDS));
+        return resp;
+    }
     tracing::error!(error = %e, "authorization server failure");
     token_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "an internal error occurred; nothing was issued")
 }

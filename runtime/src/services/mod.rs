@@ -21,12 +21,7 @@ use generated::support::{InternalError, Problem};
 /// cause that says the storage is unreachable, full or overloaded for now answers the service's
 /// unavailable error (503, `Retry-After`) instead of the internal one: the client may retry.
 pub fn fault<E: InternalError>(place: &str, what: &str, cause: impl std::fmt::Display + 'static) -> E {
-    let transient =
-        (&cause as &dyn std::any::Any).downcast_ref::<sqlx::Error>().is_some_and(crate::store::is_transient)
-            || (&cause as &dyn std::any::Any)
-                .downcast_ref::<anyhow::Error>()
-                .and_then(|e| e.downcast_ref::<sqlx::Error>())
-                .is_some_and(crate::store::is_transient);
+    let transient = crate::store::is_transient_cause(&cause);
     if transient {
         tracing::warn!(place, "{what}: storage unavailable: {cause}");
         return E::unavailable(
