@@ -341,63 +341,24 @@ async fn personal_access_tokens_are_refused_at_the_mcp_endpoint() {
 
 #[tokio::test]
 async fn rest_audience_tokens_are_accepted_only_when_configured() {
-    let dir = tempfile::tempdir().unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let mut config = runtime::Config::new(addr, None, dir.path().to_path_buf());
-    config.mcp_accepts_rest_tokens = true;
-    let state = runtime::AppState::open(config).await.unwrap();
-    let app = runtime::build(&state);
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    let c = &state.config;
-    let rest_only = state
-        .keys
-        .mint(&runtime::keys::claims(
-            &c.issuer(),
-            "alice",
-            "acme",
-            "vault:read",
-            vec![c.vault_rest_resource()],
-            600,
-            None,
-        ))
-        .unwrap();
-    let resp = reqwest::Client::new()
-        .post(format!("http://{addr}/api/mcp"))
-        .bearer_auth(rest_only)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
-        .send()
+    let server = common::TestServer::start_configured(common::Backend::Sqlite, |c| c.mcp_accepts_rest_tokens = true)
         .await
         .unwrap();
-    assert_eq!(resp.status(), 200, "SPECWRIGHT_MCP_ACCEPT_REST_TOKENS lets a REST token in");
-    runtime::vault::create_tenant(&state.store, "acme", "alice").await.unwrap();
-    let admin = state
-        .keys
-        .mint(&runtime::keys::claims(&c.issuer(), "alice", "acme", "vault:read", c.all_resources(), 600, None))
-        .unwrap();
-    let created: Value = reqwest::Client::new()
-        .post(format!("http://{addr}/api/v1/tokens"))
-        .bearer_auth(admin)
-        .json(&json!({"name": "laptop", "scopes": ["vault:read"]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    server.tenant("acme", "alice").await;
+    let c = &server.state.config;
+    let claims =
+        runtime::keys::claims(&c.issuer(), "alice", "acme", "vault:read", vec![c.vault_rest_resource()], 600, None);
+    let rest_only = server.sign(&claims);
+    let (status, created) = server
+        .call("POST", "/api/v1/tokens", &rest_only, Some(json!({"name": "laptop", "scopes": ["vault:read"]})))
+        .await;
+    assert_eq!(status, 201, "{created}");
     let pat = created["data"]["token"].as_str().unwrap().to_string();
-    let resp = reqwest::Client::new()
-        .post(format!("http://{addr}/api/mcp"))
-        .bearer_auth(pat)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200, "with the opt-in, a personal access token is a REST token like any other");
+    for (what, token) in [("a REST-audience JWT", rest_only), ("a personal access token", pat)] {
+        let mcp = Mcp { server: &server, token: Some(token), version: "2025-11-25" };
+        let (status, _, _) = mcp.send(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}), None).await;
+        assert_eq!(status, 200, "SPECWRIGHT_MCP_ACCEPT_REST_TOKENS lets {what} in");
+    }
 }
 
 #[tokio::test]
