@@ -215,6 +215,32 @@ impl Drop for InFlight {
     }
 }
 
+/// A response body that keeps its request counted in progress until it is sent or dropped.
+struct Guarded {
+    body: axum::body::Body,
+    _guard: InFlight,
+}
+
+impl http_body::Body for Guarded {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
 /// Serves `app` on `listener` with `limits` until `shutdown` completes; then stops accepting,
 /// lets in-flight requests finish and closes idle connections.
 pub async fn serve(
@@ -283,9 +309,10 @@ pub async fn serve(
                 request.extensions_mut().insert(ConnectInfo(peer));
                 let app = app.clone();
                 async move {
+                    // The request stays in progress until its response body is sent (a stream may
+                    // run long after the handler returned), so no deadline cuts a live response.
                     let response = app.oneshot(request.map(axum::body::Body::new)).await;
-                    drop(guard);
-                    response
+                    response.map(|r| r.map(|body| axum::body::Body::new(Guarded { body, _guard: guard })))
                 }
             })
         };
