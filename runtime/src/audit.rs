@@ -5,7 +5,7 @@ use generated::support::Operation;
 use sqlx::Row;
 
 use crate::auth::Caller;
-use crate::store::{Store, Tx, now_ms};
+use crate::store::{Nullable, Store, Tx, now_ms};
 
 /// What became of an audited request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,13 +61,13 @@ pub async fn write(store: &Store, tx: &mut Tx, e: Entry<'_>) -> Result<(), sqlx:
     .bind(&e.caller.request_id)
     .bind(&e.caller.subject)
     .bind(e.caller.method.as_str())
-    .bind(e.caller.token_id.as_deref())
+    .bind(Nullable(e.caller.token_id.as_deref()))
     .bind(e.op.scope)
     .bind(e.op.id)
     .bind(serde_json::to_string(e.targets).unwrap_or_else(|_| "[]".into()))
     .bind(e.outcome.as_str())
     .bind(i64::from(e.status))
-    .bind(e.error_code)
+    .bind(Nullable(e.error_code))
     .execute(&mut **tx)
     .await?;
     Ok(())

@@ -13,6 +13,15 @@
 //!   database already ended, and every later `BEGIN` on that connection fails. When a connection
 //!   comes back to the pool still inside a transaction, its pending rollback is flushed and, if it
 //!   is still not clean, it is closed; the pool opens a fresh one for the next request.
+//!
+//! And one rule keeps one request from breaking a statement for the requests after it:
+//! - **An optional value is bound as [`Nullable`], never as a bare `Option`.** PostgreSQL prepares
+//!   each statement once per connection with the parameter types of its first execution, and sqlx
+//!   keeps it. A NULL typed differently from the values bound later breaks every later execution
+//!   with a value ("incorrect binary data format in bind parameter N"): sqlx 0.9's `Any` driver
+//!   sends the NULL of an `Option<f64>` as a `REAL` (f32), so a proposal without a bid made every
+//!   later proposal with a bid fail on that connection. [`Nullable`] sends each NULL with the type
+//!   of its values.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -22,8 +31,14 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use sqlx::AnyConnection;
-use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow, install_default_drivers};
-use sqlx::{Any, AnyPool, Connection, Transaction};
+use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow, AnyTypeInfo, install_default_drivers};
+use sqlx::encode::{Encode, IsNull};
+use sqlx::error::BoxDynError;
+use sqlx::types::Type;
+use sqlx::{Any, AnyPool, Connection, Database, Transaction};
+
+/// Where a query's arguments are encoded.
+type ArgumentBuffer = <Any as Database>::ArgumentBuffer;
 
 /// Pool settings: how many connections, and how long a request waits for one before it is told
 /// the database is unavailable (503) instead of hanging.
@@ -162,6 +177,63 @@ pub struct Store {
     holders: Holders,
 }
 
+/// An optional value to bind: the value, or SQL `NULL` typed like the value (see the module
+/// documentation). `query.bind(Nullable(input.bid_amount))`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Nullable<T>(pub Option<T>);
+
+/// A type whose values a column holds, and how its NULL is typed on the wire.
+pub trait Column: Type<Any> {
+    /// Encodes the value.
+    fn encode_value(&self, buf: &mut ArgumentBuffer) -> Result<IsNull, BoxDynError>;
+    /// Encodes SQL `NULL` with the type the values are sent with.
+    fn encode_null(buf: &mut ArgumentBuffer) -> Result<IsNull, BoxDynError>;
+}
+
+/// Types whose `None` sqlx already sends with the type of their values.
+macro_rules! column_typed_by_sqlx {
+    ($($t:ty),*) => {$(
+        impl Column for $t {
+            fn encode_value(&self, buf: &mut ArgumentBuffer) -> Result<IsNull, BoxDynError> {
+                Encode::<Any>::encode_by_ref(self, buf)
+            }
+            fn encode_null(buf: &mut ArgumentBuffer) -> Result<IsNull, BoxDynError> {
+                Encode::<Any>::encode_by_ref(&None::<$t>, buf)
+            }
+        }
+    )*};
+}
+column_typed_by_sqlx!(i64, String, &str);
+
+impl Column for f64 {
+    fn encode_value(&self, buf: &mut ArgumentBuffer) -> Result<IsNull, BoxDynError> {
+        Encode::<Any>::encode_by_ref(self, buf)
+    }
+    /// sqlx 0.9's `Any` driver swaps the two float NULL kinds when it hands arguments to the
+    /// backend (launchbadge/sqlx#4284): the NULL of an `f32` goes out as the `f64` NULL
+    /// (`DOUBLE PRECISION`), the one an `f64` value has. `typed_nulls` in
+    /// `tests/tests/every_operation.rs` checks this against PostgreSQL, so an sqlx that fixes the
+    /// swap fails it instead of bringing the defect back.
+    fn encode_null(buf: &mut ArgumentBuffer) -> Result<IsNull, BoxDynError> {
+        Encode::<Any>::encode_by_ref(&None::<f32>, buf)
+    }
+}
+
+impl<T: Column> Type<Any> for Nullable<T> {
+    fn type_info() -> AnyTypeInfo {
+        T::type_info()
+    }
+}
+
+impl<T: Column> Encode<'_, Any> for Nullable<T> {
+    fn encode_by_ref(&self, buf: &mut ArgumentBuffer) -> Result<IsNull, BoxDynError> {
+        match &self.0 {
+            Some(v) => v.encode_value(buf),
+            None => T::encode_null(buf),
+        }
+    }
+}
+
 /// A value bound to a query whose filter is built at run time (see [`Store::page`]).
 #[derive(Debug, Clone)]
 pub enum Arg {
@@ -181,7 +253,7 @@ fn bind_all<'q>(
         q = match a {
             Arg::Int(i) => q.bind(*i),
             Arg::Real(f) => q.bind(*f),
-            Arg::Text(t) => q.bind(t.as_deref()),
+            Arg::Text(t) => q.bind(Nullable(t.as_deref())),
         };
     }
     q

@@ -24,7 +24,7 @@ use sqlx::Row;
 
 use crate::config::Config;
 use crate::keys::{Claims, SigningKeys};
-use crate::store::{Store, now_ms};
+use crate::store::{Nullable, Store, now_ms};
 use crate::tokens::hash;
 use sessions::Session;
 
@@ -1042,10 +1042,10 @@ async fn register(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: By
         "INSERT INTO oauth_clients (id, name, redirect_uris, grant_types, scope, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
     )
     .bind(&id)
-    .bind(&name)
+    .bind(Nullable(name.as_deref()))
     .bind(serde_json::to_string(&redirect_uris).unwrap_or_default())
     .bind(grant_types.join(" "))
-    .bind(&scope)
+    .bind(Nullable(scope.as_deref()))
     .bind(now)
     .execute(s.store.pool())
     .await;

@@ -9,7 +9,7 @@ use sqlx::any::AnyRow;
 
 use crate::auth::{AuthMethod, Caller};
 use crate::services::fault;
-use crate::store::{Arg, Store, now_ms, to_time};
+use crate::store::{Arg, Nullable, Store, now_ms, to_time};
 use crate::tokens::{self, Kind};
 
 fn rank(plan: Plan) -> u8 {
@@ -92,7 +92,7 @@ pub async fn insert(store: &Store, new: NewToken) -> Result<CreatedApiToken, sql
         .bind(scopes.join(" "))
         .bind(new.plan.as_str())
         .bind(now)
-        .bind(new.expires_at)
+        .bind(Nullable(new.expires_at))
         .execute(store.pool())
         .await?;
     Ok(CreatedApiToken {

@@ -13,7 +13,7 @@ use sqlx::any::AnyRow;
 use crate::auth::Caller;
 use crate::services::fault;
 use crate::services::leads::{Stored, bad_move, missing};
-use crate::store::{Arg, Store, Tx, now_ms, to_time};
+use crate::store::{Arg, Nullable, Store, Tx, now_ms, to_time};
 
 const COLUMNS: &str = "id, proposal_id, lead_id, title, client_name, platform, platform_reference, status, total_amount, currency, started_at, completed_at, updated_at";
 
@@ -150,7 +150,7 @@ pub async fn create(
         .bind(terms.title.clone().unwrap_or_else(|| lead.posting.title.clone()))
         .bind(client)
         .bind(&lead.posting.platform)
-        .bind(&terms.platform_reference)
+        .bind(Nullable(terms.platform_reference.as_deref()))
         .bind(ContractStatus::INITIAL.as_str())
         .bind(total)
         .bind(currency)
@@ -164,7 +164,7 @@ pub async fn create(
             .bind(i as i64)
             .bind(&m.title)
             .bind(m.amount)
-            .bind(m.due_on.map(|d| d.timestamp_millis()))
+            .bind(Nullable(m.due_on.map(|d| d.timestamp_millis())))
             .bind(MilestoneStatus::INITIAL.as_str())
             .bind(now)
             .execute(&mut **tx)
@@ -230,7 +230,7 @@ pub async fn update_milestone(
     };
     sqlx::query("UPDATE contracts SET status = $1, completed_at = $2, updated_at = $3 WHERE id = $4")
         .bind(status.as_str())
-        .bind(completed_at)
+        .bind(Nullable(completed_at))
         .bind(now)
         .bind(&contract.id)
         .execute(&mut *tx)

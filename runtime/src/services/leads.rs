@@ -13,7 +13,7 @@ use crate::auth::Caller;
 use crate::services::engine::{self, Scored};
 use crate::services::posting::Posting;
 use crate::services::{fault, scoring};
-use crate::store::{Arg, Store, Tx, now_ms, to_time};
+use crate::store::{Arg, Nullable, Store, Tx, now_ms, to_time};
 
 /// Columns every lead read selects, in the order [`Stored::from_row`] expects.
 pub const COLUMNS: &str = "id, posting, status, tags, breakdown, score, confidence, created_at, updated_at, fetched_at";
@@ -258,7 +258,7 @@ pub async fn move_status(tx: &mut Tx, lead: &Stored, to: LeadStatus, now: i64) -
         .bind(to.as_str())
         .bind(now)
         .bind(&lead.id)
-        .bind(outcome)
+        .bind(Nullable(outcome))
         .execute(&mut **tx)
         .await
         .map_err(|e| Problem::new(e.to_string()))?;
@@ -365,8 +365,8 @@ pub async fn store_posting(
             .bind(&posting_json)
             .bind(fetched_at.timestamp_millis())
             .bind(search_text(posting))
-            .bind(budget_value(posting))
-            .bind(posting.posted_at.map(|t| t.timestamp_millis()))
+            .bind(Nullable(budget_value(posting)))
+            .bind(Nullable(posting.posted_at.map(|t| t.timestamp_millis())))
             .bind(scored.score.composite)
             .bind(scored.score.confidence)
             .bind(&breakdown_json)
@@ -410,19 +410,19 @@ pub async fn insert(
     .bind(serde_json::to_string(posting).unwrap_or_default())
     .bind(fetched_at.timestamp_millis())
     .bind(search_text(posting))
-    .bind(budget_value(posting))
-    .bind(posting.posted_at.map(|t| t.timestamp_millis()))
+    .bind(Nullable(budget_value(posting)))
+    .bind(Nullable(posting.posted_at.map(|t| t.timestamp_millis())))
     .bind(status.as_str())
     .bind(scored.score.composite)
     .bind(scored.score.confidence)
     .bind(serde_json::to_string(&scored.breakdown).unwrap_or_default())
     .bind(config_version)
     .bind(now)
-    .bind(match status {
+    .bind(Nullable(match status {
         LeadStatus::Won => Some("won"),
         LeadStatus::Lost => Some("lost"),
         _ => None,
-    })
+    }))
     .execute(&mut **tx)
     .await?;
     Ok(id)

@@ -15,7 +15,7 @@ use crate::services::connector::{ConnectorError, HttpConnector, Submission};
 use crate::services::idempotency::{self, Begin};
 use crate::services::leads::{self, Stored, bad_move, missing};
 use crate::services::{contracts, fault, scoring};
-use crate::store::{Arg, Store, Tx, now_ms, to_time};
+use crate::store::{Arg, Nullable, Store, Tx, now_ms, to_time};
 
 /// Where submissions go.
 #[derive(Debug)]
@@ -234,8 +234,8 @@ pub async fn create(
             .bind(ProposalStatus::INITIAL.as_str())
             .bind(&text)
             .bind(tone.as_str())
-            .bind(input.bid_amount)
-            .bind(&currency)
+            .bind(Nullable(input.bid_amount))
+            .bind(Nullable(currency.as_deref()))
             .bind(now)
             .execute(&mut *tx)
             .await
@@ -300,8 +300,8 @@ pub async fn update(
             "UPDATE proposals SET draft_text = $1, bid_amount = $2, currency = $3, updated_at = $4 WHERE id = $5",
         )
         .bind(&text)
-        .bind(bid)
-        .bind(&currency)
+        .bind(Nullable(bid))
+        .bind(Nullable(currency.as_deref()))
         .bind(now)
         .bind(&current.id)
         .execute(&mut *tx)
@@ -606,7 +606,7 @@ pub async fn record_outcome(
     };
     sqlx::query("UPDATE proposals SET status = $1, contract_id = $2, updated_at = $3 WHERE id = $4")
         .bind(to.as_str())
-        .bind(&contract_id)
+        .bind(Nullable(contract_id.as_deref()))
         .bind(now)
         .bind(&proposal.id)
         .execute(&mut *tx)

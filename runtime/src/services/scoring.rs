@@ -9,7 +9,7 @@ use sqlx::Row;
 
 use crate::auth::Caller;
 use crate::services::fault;
-use crate::store::{Store, Tx, now_ms, to_time};
+use crate::store::{Nullable, Store, Tx, now_ms, to_time};
 
 /// The configuration a tenant starts from.
 pub fn defaults() -> (SignalWeights, ScoringParameters) {
@@ -179,8 +179,8 @@ pub async fn backtest(
          AND ($2 IS NULL OR created_at >= $2) AND ($3 IS NULL OR created_at < $3)",
     )
     .bind(&caller.tenant)
-    .bind(input.since.map(|t| t.timestamp_millis()))
-    .bind(input.until.map(|t| t.timestamp_millis()))
+    .bind(Nullable(input.since.map(|t| t.timestamp_millis())))
+    .bind(Nullable(input.until.map(|t| t.timestamp_millis())))
     .fetch_all(store.pool())
     .await
     .map_err(|e| fault("backtest", "reading leads", e))?;

@@ -15,7 +15,7 @@ use sqlx::any::AnyRow;
 use super::{Arg, Sql, Vault, contains_pattern, fault, forbidden, not_found};
 use crate::auth::Caller;
 use crate::rbac::{Access, Perms};
-use crate::store::{Tx, now_ms, to_time};
+use crate::store::{Nullable, Tx, now_ms, to_time};
 
 /// A credential's row.
 #[derive(Debug, Clone)]
@@ -285,10 +285,10 @@ pub(super) async fn store(
     .bind(&caller.tenant)
     .bind(&input.key)
     .bind(kind.as_str())
-    .bind(input.folder_id.as_deref())
-    .bind(input.description.as_deref())
-    .bind(input.username.as_deref())
-    .bind(input.url.as_deref())
+    .bind(Nullable(input.folder_id.as_deref()))
+    .bind(Nullable(input.description.as_deref()))
+    .bind(Nullable(input.username.as_deref()))
+    .bind(Nullable(input.url.as_deref()))
     .bind(now)
     .bind(&caller.subject)
     .execute(&mut **tx)
@@ -398,10 +398,10 @@ pub(super) async fn update(
     }
     let keep = |new: Option<Option<String>>, old: Option<String>| new.unwrap_or(old);
     sqlx::query("UPDATE credentials SET description = $1, username = $2, url = $3, folder_id = $4, updated_at = $5 WHERE tenant_id = $6 AND key = $7")
-        .bind(keep(input.description, row.description.clone()))
-        .bind(keep(input.username, row.username.clone()))
-        .bind(keep(input.url, row.url.clone()))
-        .bind(folder)
+        .bind(Nullable(keep(input.description, row.description.clone())))
+        .bind(Nullable(keep(input.username, row.username.clone())))
+        .bind(Nullable(keep(input.url, row.url.clone())))
+        .bind(Nullable(folder))
         .bind(now_ms())
         .bind(&caller.tenant)
         .bind(&row.key)
@@ -501,7 +501,7 @@ where
             "UPDATE credentials SET state = $1, archived_at = $2, updated_at = $3 WHERE tenant_id = $4 AND key = $5",
         )
         .bind(state.as_str())
-        .bind(archived_at)
+        .bind(Nullable(archived_at))
         .bind(now)
         .bind(&caller.tenant)
         .bind(&row.key)

@@ -12,7 +12,7 @@ use sqlx::Row;
 use super::{Vault, fault, forbidden, not_found};
 use crate::auth::Caller;
 use crate::rbac::{Access, Perms};
-use crate::store::{Tx, now_ms, to_time};
+use crate::store::{Nullable, Tx, now_ms, to_time};
 
 #[derive(Debug, Clone)]
 struct Node {
@@ -152,7 +152,7 @@ pub(super) async fn create(
     .bind(&caller.tenant)
     .bind(&id)
     .bind(&input.name)
-    .bind(input.parent_id.as_deref())
+    .bind(Nullable(input.parent_id.as_deref()))
     .bind(now)
     .execute(&mut **tx)
     .await
@@ -213,7 +213,7 @@ pub(super) async fn update(
     }
     sqlx::query("UPDATE folders SET name = $1, parent_id = $2, updated_at = $3 WHERE tenant_id = $4 AND id = $5")
         .bind(&name)
-        .bind(parent.as_deref())
+        .bind(Nullable(parent.as_deref()))
         .bind(now_ms())
         .bind(&caller.tenant)
         .bind(&input.id)

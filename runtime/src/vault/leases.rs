@@ -14,7 +14,7 @@ use super::credentials::{open_version, visible};
 use super::{Arg, Sql, Vault, fault, forbidden, not_found};
 use crate::auth::Caller;
 use crate::rbac::Perms;
-use crate::store::{Tx, now_ms, to_time};
+use crate::store::{Nullable, Tx, now_ms, to_time};
 
 const COLUMNS: &str = "id, credential_key, version, state, issued_to, purpose, ttl_seconds, expires_at, created_at, redeemed_at, revoked_at";
 
@@ -129,7 +129,7 @@ pub(super) async fn issue(
     .bind(&row.key)
     .bind(version)
     .bind(&caller.subject)
-    .bind(input.purpose.as_deref())
+    .bind(Nullable(input.purpose.as_deref()))
     .bind(ttl)
     .bind(now + ttl * 1000)
     .bind(now)

@@ -9,7 +9,7 @@ use sqlx::any::AnyRow;
 
 use super::{Arg, Sql, Vault, fault, not_found};
 use crate::auth::Caller;
-use crate::store::{Tx, now_ms, to_time};
+use crate::store::{Nullable, Tx, now_ms, to_time};
 use crate::tokens as secrets;
 
 const COLUMNS: &str = "id, name, prefix, scopes, created_at, expires_at, last_used_at, revoked_at";
@@ -107,7 +107,7 @@ pub(super) async fn create(
         .bind(secrets::hash(&secret))
         .bind(scopes.join(" "))
         .bind(now)
-        .bind(input.expires_at.map(|e| e.timestamp_millis()))
+        .bind(Nullable(input.expires_at.map(|e| e.timestamp_millis())))
         .execute(&mut **tx)
         .await
         .map_err(|e| fault(op.id, "storing a token", e))?;
