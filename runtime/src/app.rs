@@ -1,5 +1,6 @@
 //! Assembles the HTTP application: both generated routers behind their gates, the metadata
-//! documents, the OpenAPI documents and Swagger UI, health, and the request-id layer.
+//! documents, the OpenAPI documents and Swagger UI (`docs`), health, and the request-id and
+//! client-address layers.
 
 use std::sync::Arc;
 
@@ -7,10 +8,9 @@ use axum::Router;
 use axum::extract::Request;
 use axum::http::{HeaderValue, header};
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::get;
 use generated::support::{Problem, ServiceInfo, error_response, request_id};
-use utoipa_swagger_ui::{Config as SwaggerConfig, SwaggerUi, Url};
 
 use crate::auth::{BearerGate, Resource};
 use crate::config::Config;
@@ -49,6 +49,7 @@ impl AppState {
 
     /// As [`AppState::open`], with the clock rate limits read (tests move it by hand).
     pub async fn open_with_clock(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
+        crate::config::parse_public_url(&config.public_url).map_err(|e| anyhow::anyhow!("--public-url: {e}"))?;
         let keys = Arc::new(SigningKeys::load_or_create(&config.data_dir)?);
         let store = Store::open_with(config.database_url.as_deref(), &config.data_dir, config.pool).await?;
         let keyring = Arc::new(Keyring::load(&store, crypto::master_key_source(&config.data_dir)?).await?);
@@ -80,7 +81,7 @@ impl AppState {
     pub fn vault_rest(&self) -> Resource {
         Resource {
             id: self.config.vault_rest_resource(),
-            metadata_url: format!("{}{}", self.config.public_url, prm::VAULT_REST_PATHS[0]),
+            metadata_url: self.config.url(prm::VAULT_REST_PATHS[0]),
             service: &generated::vault::SERVICE,
             also_accepts: Vec::new(),
         }
@@ -90,7 +91,7 @@ impl AppState {
     pub fn vault_mcp(&self) -> Resource {
         Resource {
             id: self.config.vault_mcp_resource(),
-            metadata_url: format!("{}{}", self.config.public_url, prm::VAULT_MCP_PATHS[1]),
+            metadata_url: self.config.url(prm::VAULT_MCP_PATHS[1]),
             service: &generated::vault::SERVICE,
             // Tokens for the REST audience are refused here unless the operator opts in.
             also_accepts: if self.config.mcp_accepts_rest_tokens {
@@ -105,7 +106,7 @@ impl AppState {
     pub fn prospector(&self) -> Resource {
         Resource {
             id: self.config.prospector_resource(),
-            metadata_url: format!("{}{}", self.config.public_url, prm::PROSPECTOR_PATH),
+            metadata_url: self.config.url(prm::PROSPECTOR_PATH),
             service: &generated::prospector::SERVICE,
             also_accepts: Vec::new(),
         }
@@ -158,10 +159,6 @@ async fn not_found(req: Request) -> Response {
     error_response(service, service.roles.not_found, problem, request_id(&parts))
 }
 
-fn json_document(text: &'static str) -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], text).into_response()
-}
-
 /// A safety net: a handler that panics answers the service's 500 envelope (and the panic is
 /// logged) instead of dropping the connection. Tests treat any 500 as a defect to fix.
 fn catch_panics(
@@ -206,14 +203,14 @@ pub fn build(state: &AppState) -> Router {
         state.vault.clone(),
         Arc::new(state.gate(state.vault_mcp(), Some(state.store.clone()))),
         state.store.clone(),
-        &state.config.public_url,
+        &state.config,
         state.config.body_limit,
     )
     .unwrap_or_else(|e| {
         // The descriptors are generated and checked by tests; failing to parse them is a build defect.
         panic!("generated MCP tool descriptors do not parse: {e}")
     });
-    let origin = state.config.public_url.clone();
+    let origin = state.config.origin();
     let vault_gate =
         state.gate(state.vault_rest(), Some(state.store.clone())).with_sessions(state.store.clone(), origin.clone());
     let vault = generated::vault::router(state.vault.clone(), Arc::new(vault_gate))
@@ -227,36 +224,12 @@ pub fn build(state: &AppState) -> Router {
     let prospector = generated::prospector::router(state.prospector.clone(), prospector_gate.clone())
         .layer(catch_panics(&generated::prospector::SERVICE))
         .layer(middleware::from_fn(crate::auth::rate_limit_headers));
-    let mut docs = SwaggerUi::new("/docs").config(
-        SwaggerConfig::new([
-            Url::new("Credential Vault (OpenAPI 3.1)", "/openapi/vault.json"),
-            Url::new("Lead Prospecting API (OpenAPI 3.1)", "/openapi/prospector.json"),
-        ])
-        .validator_url("none")
-        .display_operation_id(true)
-        .persist_authorization(true),
-    );
-    if state.config.embedded_issuer() {
-        // "Authorize" on the page signs in through the embedded authorization server (code + PKCE).
-        docs = docs.oauth(
-            utoipa_swagger_ui::oauth::Config::new()
-                .client_id(crate::oauth::DOCS_CLIENT_ID)
-                .app_name("Specwright API documentation")
-                .use_pkce_with_authorization_code_grant(true),
-        );
-    }
-    let v = &generated::vault::SERVICE;
-    let p = &generated::prospector::SERVICE;
     let mut app = Router::new()
         .merge(vault)
         .merge(prospector)
         .merge(mcp)
         .merge(prm::router(&state.config))
-        .merge(docs)
-        .route("/openapi/vault.json", get(|| async { json_document(v.openapi_json) }))
-        .route("/openapi/vault.3.0.json", get(|| async { json_document(v.openapi_30_json) }))
-        .route("/openapi/prospector.json", get(|| async { json_document(p.openapi_json) }))
-        .route("/openapi/prospector.3.0.json", get(|| async { json_document(p.openapi_30_json) }))
+        .merge(crate::docs::router(&state.config))
         .route("/healthz", get(|| async { axum::Json(serde_json::json!({ "status": "ok" })) }))
         .merge(embedded_issuer(state));
     if state.config.embedded_issuer() {
@@ -265,6 +238,10 @@ pub fn build(state: &AppState) -> Router {
     app.fallback(not_found)
         .layer(middleware::from_fn_with_state(prospector_gate, crate::auth::meter_unrouted))
         .layer(middleware::from_fn_with_state(state.config.http.request_timeout, request_timeout))
+        .layer(middleware::from_fn_with_state(
+            Arc::new(state.config.trusted_proxies.clone()),
+            crate::client_address::layer,
+        ))
         .layer(middleware::from_fn(request_ids))
 }
 

@@ -85,7 +85,7 @@ pub struct BearerGate {
     /// minted for (its audience, checked like a JWT's `aud`).
     stored_tokens: Option<(Store, Vec<(tokens::Kind, String)>)>,
     /// Where sign-in sessions live, and this server's origin, when cookie requests are accepted.
-    sessions: Option<(Store, String)>,
+    sessions: Option<(Store, crate::config::Origin)>,
     /// The external identity provider whose tokens are accepted instead of the embedded ones.
     external: Option<Arc<crate::idp::ExternalIssuer>>,
 }
@@ -150,7 +150,7 @@ impl BearerGate {
     }
 
     /// The same gate, also accepting the sign-in session cookie (seed rule 3) from `origin`.
-    pub fn with_sessions(mut self, store: Store, origin: String) -> Self {
+    pub fn with_sessions(mut self, store: Store, origin: crate::config::Origin) -> Self {
         self.sessions = Some((store, origin));
         self
     }
@@ -185,13 +185,11 @@ impl BearerGate {
         let plan = service.plan(plan_name).or_else(|| service.default_plan.and_then(|p| service.plan(p)))?;
         let key = match caller {
             Some(c) => format!("token:{}", c.token_id.as_deref().unwrap_or(&c.subject)),
-            None => {
-                let addr = parts
-                    .extensions
-                    .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-                    .map(|c| c.0.ip().to_string());
-                format!("anonymous:{}", addr.unwrap_or_else(|| "unknown".into()))
-            }
+            // Behind trusted proxies, the client they name (crate::client_address).
+            None => match parts.extensions.get::<crate::client_address::ClientAddress>() {
+                Some(client) => format!("anonymous:{client}"),
+                None => "anonymous:unknown".into(),
+            },
         };
         let decision = limiter.check(&key, plan).await;
         if let Some(mut d) = parts.extensions.get::<RateSlot>().and_then(|slot| slot.0.lock().ok()) {
@@ -384,7 +382,7 @@ pub async fn meter_unrouted(
             probe.headers_mut().insert(name, v.clone());
         }
     }
-    if let Some(c) = request.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>() {
+    if let Some(c) = request.extensions().get::<crate::client_address::ClientAddress>() {
         probe.extensions_mut().insert(*c);
     }
     let mut response = next.run(request).await;

@@ -1,5 +1,11 @@
 //! Server configuration: where to listen, the public URL tokens and metadata name, the data
 //! directory. Every setting has a default that needs no setup.
+//!
+//! Every URL the server emits (identifiers, metadata, links and form actions of its pages,
+//! redirects, cookie paths, the documents' `servers`) comes from the public URL through
+//! [`Config::url`] (absolute) or [`Config::path`] (the path a page links to), so a public URL
+//! with a path (`https://example.com/sw`, behind a proxy that strips `/sw`) holds everywhere. What
+//! a browser's `Origin` is compared with is [`Config::origin`]: scheme, host and port, no path.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -16,9 +22,12 @@ pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
 pub struct Config {
     /// Socket to listen on.
     pub addr: SocketAddr,
-    /// Public base URL (scheme, host, port, no trailing slash): the token issuer and the base of
-    /// every resource identifier.
+    /// Public base URL (scheme, host, port and an optional path, no trailing slash): the token
+    /// issuer and the base of every URL the server emits (see [`Config::url`]).
     pub public_url: String,
+    /// Peers believed when they name the client in `Forwarded` / `X-Forwarded-For` (none by
+    /// default).
+    pub trusted_proxies: crate::client_address::TrustedProxies,
     /// Where keys and databases live.
     pub data_dir: PathBuf,
     /// Largest request body accepted, in bytes.
@@ -58,6 +67,7 @@ impl Config {
         Config {
             addr,
             public_url: public_url.trim_end_matches('/').to_string(),
+            trusted_proxies: crate::client_address::TrustedProxies::none(),
             data_dir,
             body_limit: DEFAULT_BODY_LIMIT,
             database_url: None,
@@ -89,23 +99,170 @@ impl Config {
         self.external_issuer.is_none()
     }
 
+    /// The absolute URL of `path` (a path of this server, `/…`) as clients reach it: the public URL
+    /// followed by `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.public_url)
+    }
+
+    /// The path of `path` (a path of this server, `/…`) as browsers see it: the public URL's path
+    /// followed by `path`. What pages link to, forms post to and redirects lead to.
+    pub fn path(&self, path: &str) -> String {
+        format!("{}{path}", self.base_path())
+    }
+
+    /// The public URL's path without a trailing slash (`/sw`), empty at the root of a host.
+    pub fn base_path(&self) -> String {
+        match url::Url::parse(&self.public_url) {
+            Ok(u) => u.path().trim_end_matches('/').to_string(),
+            Err(_) => String::new(),
+        }
+    }
+
+    /// The `Path` of the session cookie: the public URL's path (the cookie is never sent to other
+    /// applications of a shared host), `/` at the root.
+    pub fn cookie_path(&self) -> String {
+        match self.base_path() {
+            p if p.is_empty() => "/".into(),
+            p => p,
+        }
+    }
+
+    /// The public URL's origin, which browsers send in `Origin` from this server's pages.
+    pub fn origin(&self) -> Origin {
+        Origin::of(&self.public_url)
+    }
+
     /// Resource identifier of the vault REST API.
     pub fn vault_rest_resource(&self) -> String {
-        format!("{}{}", self.public_url, generated::vault::SERVICE.base_path)
+        self.url(generated::vault::SERVICE.base_path)
     }
 
     /// Resource identifier of the vault MCP endpoint.
     pub fn vault_mcp_resource(&self) -> String {
-        format!("{}{}", self.public_url, generated::vault::SERVICE.mcp_path.unwrap_or("/api/mcp"))
+        self.url(generated::vault::SERVICE.mcp_path.unwrap_or("/api/mcp"))
     }
 
     /// Resource identifier of the prospector API.
     pub fn prospector_resource(&self) -> String {
-        format!("{}{}", self.public_url, generated::prospector::SERVICE.base_path)
+        self.url(generated::prospector::SERVICE.base_path)
     }
 
     /// Every resource this server serves (the default audience of minted tokens).
     pub fn all_resources(&self) -> Vec<String> {
         vec![self.vault_rest_resource(), self.vault_mcp_resource(), self.prospector_resource()]
+    }
+}
+
+/// An origin (RFC 6454): scheme, host and port, serialised as browsers send it in `Origin`
+/// (`https://example.com`, `http://127.0.0.1:8080`; never a path). Its own type, so a URL cannot
+/// be passed where an origin is compared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin(String);
+
+impl Origin {
+    /// The origin of `url` (the URL itself when it does not parse, which then matches nothing a
+    /// browser sends).
+    pub fn of(url: &str) -> Origin {
+        match url::Url::parse(url) {
+            Ok(u) if u.origin().is_tuple() => Origin(u.origin().ascii_serialization()),
+            _ => Origin(url.to_string()),
+        }
+    }
+
+    /// The serialised origin.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The origin with its port always written (`https://example.com:443`), for matchers that
+    /// read a missing port as "any port".
+    pub fn with_port(&self) -> String {
+        match url::Url::parse(&self.0) {
+            Ok(u) => match (u.host_str(), u.port_or_known_default()) {
+                (Some(host), Some(port)) => format!("{}://{host}:{port}", u.scheme()),
+                _ => self.0.clone(),
+            },
+            Err(_) => self.0.clone(),
+        }
+    }
+
+    /// Whether an `Origin` header's value is this origin (scheme and host compare without case).
+    pub fn matches(&self, header: &str) -> bool {
+        header.eq_ignore_ascii_case(&self.0)
+    }
+}
+
+/// Checks a public URL (`--public-url`): absolute `http` or `https` with a host, no query,
+/// fragment or credentials. Returns it without trailing slashes.
+pub fn parse_public_url(text: &str) -> Result<String, String> {
+    let url = url::Url::parse(text).map_err(|e| format!("{text} is not an absolute URL ({e})"))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err(format!("{text}: the public URL is http(s)://host[:port][/path]"));
+    }
+    if url.query().is_some() || url.fragment().is_some() || !url.username().is_empty() || url.password().is_some() {
+        return Err(format!("{text}: the public URL has no query, fragment or credentials"));
+    }
+    // The path is spliced into routes, HTML and headers: letters, digits, `-._~` and
+    // percent-escapes only.
+    let given = text.trim_end_matches('/');
+    let given_path = given.split_once("://").and_then(|(_, rest)| rest.find('/').map(|i| &rest[i..])).unwrap_or("");
+    let path = url.path().trim_end_matches('/');
+    if given_path != path || !path.bytes().all(|b| b.is_ascii_alphanumeric() || b"/-._~%".contains(&b)) {
+        return Err(format!("{text}: the public URL's path may hold letters, digits, -._~ and %-escapes only"));
+    }
+    Ok(given.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(public: &str) -> Config {
+        Config::new("127.0.0.1:8080".parse().unwrap(), Some(public.into()), "data".into())
+    }
+
+    #[test]
+    fn every_url_derives_from_the_public_url_and_origins_have_no_path() {
+        let c = config("https://Example.com/sw/");
+        assert_eq!(c.public_url, "https://Example.com/sw");
+        assert_eq!(c.url("/oauth/authorize"), "https://Example.com/sw/oauth/authorize");
+        assert_eq!(c.path("/login"), "/sw/login");
+        assert_eq!(c.base_path(), "/sw");
+        assert_eq!(c.cookie_path(), "/sw");
+        assert_eq!(c.origin().as_str(), "https://example.com");
+        assert!(c.origin().matches("https://example.com") && c.origin().matches("HTTPS://EXAMPLE.COM"));
+        assert!(!c.origin().matches("https://example.com/sw") && !c.origin().matches("https://example.com:8443"));
+        assert_eq!(c.vault_mcp_resource(), "https://Example.com/sw/api/mcp");
+
+        let root = Config::new("127.0.0.1:8080".parse().unwrap(), None, "data".into());
+        assert_eq!(root.path("/login"), "/login");
+        assert_eq!(root.cookie_path(), "/");
+        assert_eq!(root.origin().as_str(), "http://127.0.0.1:8080");
+        assert_eq!(config("https://example.com:443/a/b").origin().as_str(), "https://example.com");
+        assert_eq!(config("http://[::1]:9000/x").origin().as_str(), "http://[::1]:9000");
+        assert_eq!(config("http://[::1]:9000/x").path("/docs/"), "/x/docs/");
+        assert_eq!(config("https://example.com/sw").origin().with_port(), "https://example.com:443");
+        assert_eq!(config("http://[::1]:9000/x").origin().with_port(), "http://[::1]:9000");
+    }
+
+    #[test]
+    fn public_urls_are_absolute_http_without_query_or_credentials() {
+        assert_eq!(parse_public_url("https://example.com/sw/").unwrap(), "https://example.com/sw");
+        assert_eq!(parse_public_url("http://127.0.0.1:8080").unwrap(), "http://127.0.0.1:8080");
+        for bad in [
+            "example.com",
+            "/sw",
+            "ftp://example.com",
+            "https://example.com/?a=1",
+            "https://example.com/#x",
+            "https://u:p@example.com",
+            "https://example.com/a:b",
+            "https://example.com/a*",
+            "https://example.com/a b",
+            "https://example.com/./a",
+        ] {
+            assert!(parse_public_url(bad).is_err(), "{bad}");
+        }
     }
 }

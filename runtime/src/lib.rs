@@ -4,9 +4,11 @@
 pub mod app;
 pub mod audit;
 pub mod auth;
+pub mod client_address;
 pub mod config;
 pub mod console;
 pub mod crypto;
+pub mod docs;
 pub mod idp;
 pub mod keys;
 pub mod mcp;

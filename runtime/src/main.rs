@@ -18,9 +18,16 @@ struct Cli {
 
 #[derive(Args, Clone)]
 struct Common {
-    /// Public base URL clients use (token issuer and resource identifiers); default http://<addr>.
-    #[arg(long, env = "SPECWRIGHT_PUBLIC_URL")]
+    /// Public base URL clients use: the token issuer and the base of every URL the server emits.
+    /// May have a path (https://example.com/sw behind a proxy that strips /sw). Default
+    /// http://<addr>.
+    #[arg(long, env = "SPECWRIGHT_PUBLIC_URL", value_parser = runtime::config::parse_public_url)]
     public_url: Option<String>,
+    /// Reverse proxies (CIDRs or addresses, comma-separated) believed when they name the client in
+    /// Forwarded or X-Forwarded-For: the client address of anonymous rate limits, sign-in
+    /// throttling and logs. Default: none (the TCP peer is the client).
+    #[arg(long, env = "SPECWRIGHT_TRUSTED_PROXIES", value_delimiter = ',', value_parser = runtime::client_address::parse_network)]
+    trusted_proxies: Vec<ipnet::IpNet>,
     /// Directory for keys and data (created on first run).
     #[arg(long, env = "SPECWRIGHT_DATA_DIR", default_value = DEFAULT_DATA_DIR)]
     data_dir: PathBuf,
@@ -89,6 +96,7 @@ impl Common {
 
     fn config(&self) -> Config {
         let mut c = Config::new(self.addr, self.public_url.clone(), self.data_dir.clone());
+        c.trusted_proxies = self.trusted_proxies.iter().copied().collect();
         c.database_url = self.database_url.clone();
         c.leases.max_ttl = self.max_lease_ttl;
         c.mcp_accepts_rest_tokens = self.mcp_accept_rest_tokens;
@@ -272,7 +280,16 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let state = runtime::AppState::open(config.clone()).await?;
     let app = runtime::build(&state);
     let listener = tokio::net::TcpListener::bind(config.addr).await?;
-    tracing::info!(addr = %config.addr, public_url = %config.public_url, "serving: REST {0}/api/v1, {0}/v1/prospector; docs {0}/docs/", config.public_url);
+    let proxies: Vec<String> = config.trusted_proxies.networks().iter().map(ToString::to_string).collect();
+    tracing::info!(
+        addr = %config.addr,
+        public_url = %config.public_url,
+        trusted_proxies = %proxies.join(","),
+        "serving: REST {}, {}; docs {}",
+        config.vault_rest_resource(),
+        config.prospector_resource(),
+        config.url(runtime::docs::DOCS_PATH),
+    );
     runtime::server::serve(listener, app, config.http, async {
         let _ = tokio::signal::ctrl_c().await;
     })

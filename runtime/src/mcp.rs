@@ -204,21 +204,25 @@ fn insufficient_scope(
     resp
 }
 
-/// Hosts and origins the endpoint accepts (DNS-rebinding protection): the public URL's, the
-/// loopback names, and `SPECWRIGHT_MCP_ALLOWED_HOSTS` / `SPECWRIGHT_MCP_ALLOWED_ORIGINS`
-/// (comma-separated).
-fn transport_config(public_url: &str) -> StreamableHttpServerConfig {
+/// Hosts and origins the endpoint accepts (DNS-rebinding protection): the public URL's host and
+/// origin (scheme, host, port: never its path, which no `Origin` carries), the loopback names,
+/// and `SPECWRIGHT_MCP_ALLOWED_HOSTS` / `SPECWRIGHT_MCP_ALLOWED_ORIGINS` (comma-separated).
+fn transport_config(config: &crate::config::Config) -> StreamableHttpServerConfig {
     let list = |var: &str| -> Vec<String> {
         std::env::var(var)
             .map(|v| v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
             .unwrap_or_default()
     };
-    let authority =
-        public_url.split("://").nth(1).unwrap_or(public_url).split('/').next().unwrap_or_default().to_string();
-    let host = authority.rsplit_once(':').map(|(h, _)| h.to_string()).unwrap_or(authority.clone());
+    let origin = config.origin();
+    let authority = origin.as_str().split_once("://").map_or(origin.as_str(), |(_, a)| a).to_string();
+    let host = match authority.rsplit_once(':') {
+        Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h.to_string(),
+        _ => authority.clone(),
+    };
     let mut hosts = vec![authority, host, "localhost".into(), "127.0.0.1".into(), "[::1]".into()];
     hosts.extend(list("SPECWRIGHT_MCP_ALLOWED_HOSTS"));
-    let mut origins = vec![public_url.to_string()];
+    // With its port: rmcp reads an origin without one as "any port".
+    let mut origins = vec![origin.with_port()];
     origins.extend(list("SPECWRIGHT_MCP_ALLOWED_ORIGINS"));
     let mut config = StreamableHttpServerConfig::default().enforce_origin_validation();
     config.legacy_session_mode = false;
@@ -235,14 +239,14 @@ pub fn router(
     vault: Arc<Vault>,
     gate: Arc<BearerGate>,
     store: Store,
-    public_url: &str,
+    config: &crate::config::Config,
     body_limit: usize,
 ) -> anyhow::Result<Router> {
     let handler = VaultMcp::new(vault)?;
     let service = StreamableHttpService::new(
         move || Ok(handler.clone()),
         Arc::new(NeverSessionManager::default()),
-        transport_config(public_url),
+        transport_config(config),
     );
     let guard = Guard { gate, store, body_limit };
     Ok(Router::new()

@@ -1,6 +1,10 @@
 //! OAuth 2.0 Protected Resource Metadata (RFC 9728) for each resource this server protects.
 //!
-//! Public, `application/json`, cacheable for five minutes, readable from any origin.
+//! Public, `application/json`, cacheable for five minutes, readable from any origin. Each document
+//! is served at the paths below (under the public URL: a proxy stripping the public URL's path
+//! reaches them) and, when the public URL has a path, also where RFC 9728 section 3.1 puts it for
+//! a resource with that path (`/.well-known/oauth-protected-resource/sw/api/mcp`), for a proxy that
+//! forwards those well-known paths unchanged.
 
 use axum::Router;
 use axum::http::{HeaderValue, header};
@@ -18,7 +22,7 @@ pub fn document(config: &Config, resource: &str, name: &str, scopes: &[&str]) ->
         "authorization_servers": [config.issuer()],
         "scopes_supported": scopes,
         "bearer_methods_supported": ["header"],
-        "resource_documentation": format!("{}/docs/", config.public_url),
+        "resource_documentation": config.url(crate::docs::DOCS_PATH),
     })
 }
 
@@ -43,6 +47,15 @@ pub const VAULT_MCP_PATHS: [&str; 2] =
 /// Path of the prospector API's PRM document.
 pub const PROSPECTOR_PATH: &str = "/.well-known/oauth-protected-resource/v1/prospector";
 
+/// The well-known prefix of RFC 9728.
+const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
+
+/// The path-inserted well-known path RFC 9728 gives the resource at `path` under the public URL
+/// (`/.well-known/oauth-protected-resource` followed by the resource's whole path).
+fn rfc9728_path(config: &Config, path: &str) -> String {
+    format!("{WELL_KNOWN}{}", config.path(path))
+}
+
 /// Routes serving every PRM document.
 pub fn router(config: &Config) -> Router {
     let vault = scopes(&generated::vault::SERVICE);
@@ -55,12 +68,18 @@ pub fn router(config: &Config) -> Router {
         &scopes(&generated::prospector::SERVICE),
     );
     let mut r = Router::new();
-    for (paths, doc) in
-        [(&VAULT_REST_PATHS[..], rest), (&VAULT_MCP_PATHS[..], mcp), (&[PROSPECTOR_PATH][..], prospector)]
-    {
+    for (paths, resource_path, doc) in [
+        (&VAULT_REST_PATHS[..], generated::vault::SERVICE.base_path, rest),
+        (&VAULT_MCP_PATHS[..], crate::mcp::path(), mcp),
+        (&[PROSPECTOR_PATH][..], generated::prospector::SERVICE.base_path, prospector),
+    ] {
+        let mut paths: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
+        if !config.base_path().is_empty() {
+            paths.push(rfc9728_path(config, resource_path));
+        }
         for p in paths {
             let doc = doc.clone();
-            r = r.route(p, get(move || async move { respond(doc) }));
+            r = r.route(&p, get(move || async move { respond(doc) }));
         }
     }
     r

@@ -2,6 +2,9 @@
 //
 //   node console.mjs BASE_URL USER PASSWORD OUTPUT_DIR
 //
+// BASE_URL is the server's public URL; when it has a path (a deployment under a prefix behind a
+// reverse proxy), every page the browser lands on must be under that path.
+//
 // Environment: SPECWRIGHT_PLAYWRIGHT_NODE_MODULES (the node_modules folder holding playwright-core),
 // CHROMIUM (default /usr/bin/chromium), CONSOLE_ADMIN_TOKEN (a vault:admin access token of the same
 // user, to check through the API what the console did). The server holds folder /prod with the
@@ -25,6 +28,8 @@ if (!modules) {
   console.error('SPECWRIGHT_PLAYWRIGHT_NODE_MODULES is not set');
   process.exit(2);
 }
+// The public URL's path ('' at the root of a host): the sign-in page is `${basePath}/login`.
+const basePath = new URL(base).pathname.replace(/\/$/, '');
 const require = createRequire(import.meta.url);
 const { chromium } = require(path.join(modules, 'playwright-core'));
 const adminToken = process.env.CONSOLE_ADMIN_TOKEN || '';
@@ -101,7 +106,7 @@ async function main() {
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true });
   try {
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, locale: 'en-GB', timezoneId: 'UTC' });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(base).origin });
     page = await context.newPage();
     page.setDefaultTimeout(15000);
     page.on('pageerror', (e) => problems.push(`script error: ${e.message}`));
@@ -115,7 +120,7 @@ async function main() {
 
     step = 'an unsigned visit goes to the sign-in form';
     await page.goto(`${base}/console/`);
-    check(new URL(page.url()).pathname === '/login', `expected the sign-in page, got ${page.url()}`);
+    check(new URL(page.url()).pathname === `${basePath}/login`, `expected the sign-in page, got ${page.url()}`);
     check(new URL(page.url()).searchParams.get('next') === '/console/', `next is not /console/: ${page.url()}`);
     await shot('01-sign-in');
 
@@ -267,7 +272,7 @@ async function main() {
     const session = await page.request.get(`${base}/console/session`);
     check(session.status() === 401, `/console/session after signing out: ${session.status()}`);
     await page.goto(`${base}/console/tokens`);
-    check(new URL(page.url()).pathname === '/login', `after signing out /console/tokens shows ${page.url()}`);
+    check(new URL(page.url()).pathname === `${basePath}/login`, `after signing out /console/tokens shows ${page.url()}`);
     check(new URL(page.url()).searchParams.get('next') === '/console/tokens', `next is not /console/tokens: ${page.url()}`);
 
     step = 'no script errors, no CSP violations, nothing from the network';

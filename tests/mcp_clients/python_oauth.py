@@ -2,6 +2,9 @@
 
 Usage: python_oauth.py MCP_URL USERNAME PASSWORD
 
+MCP_URL is the server's public URL followed by `/api/mcp`; when that public URL has a path (a
+deployment under a prefix behind a reverse proxy), every page, form and redirect must stay under it.
+
 No token is made beforehand: the SDK's `OAuthClientProvider` gets the 401 challenge, discovers
 the Protected Resource Metadata and our authorization server's metadata, registers a client
 (RFC 7591), and sends the user to our authorization endpoint with PKCE S256 and `resource`. A
@@ -69,13 +72,15 @@ class MemoryStorage:
 
 
 class ConsentForm(HTMLParser):
-    """The hidden fields and decision buttons of the form posting to /oauth/authorize.
+    """The hidden fields and decision buttons of the form posting to `action` (the public URL's
+    path followed by /oauth/authorize).
 
     `HTMLParser` unescapes attribute values (&amp; &quot; &lt; &gt; &#39;) itself.
     """
 
-    def __init__(self):
+    def __init__(self, action):
         super().__init__(convert_charrefs=True)
+        self.action = action
         self.found = False
         self.inside = False
         self.hidden: list[tuple[str, str]] = []
@@ -84,7 +89,7 @@ class ConsentForm(HTMLParser):
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if tag == "form":
-            self.inside = a.get("method", "").lower() == "post" and a.get("action") == "/oauth/authorize"
+            self.inside = a.get("method", "").lower() == "post" and a.get("action") == self.action
             self.found = self.found or self.inside
         elif self.inside and tag == "input" and a.get("type") == "hidden":
             self.hidden.append((a.get("name") or "", a.get("value") or ""))
@@ -100,7 +105,8 @@ class Browser:
     """The user at a browser: signs in and approves, without script and without following redirects
     on its own, so every hop of our authorization server is seen (and checked)."""
 
-    def __init__(self, username, password):
+    def __init__(self, base_path, username, password):
+        self.base_path = base_path
         self.username = username
         self.password = password
         self.http = httpx2.AsyncClient(follow_redirects=False, timeout=httpx2.Timeout(30))
@@ -120,16 +126,25 @@ class Browser:
     async def post(self, url, fields):
         """A form post (`fields` a dict or a list of pairs, so a repeated name such as `resource` stays)."""
         body = urlencode(list(fields.items()) if isinstance(fields, dict) else fields)
-        headers = {**self.headers(), "Content-Type": "application/x-www-form-urlencoded"}
+        # What a browser sends with a form of the page: its origin (scheme, host, port; no path).
+        target = urlparse(url)
+        headers = {
+            **self.headers(),
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Origin": f"{target.scheme}://{target.netloc}",
+            "Sec-Fetch-Site": "same-origin",
+        }
         return await self.http.post(url, content=body.encode(), headers=headers)
 
     async def sign_in(self, login_url):
         page = await self.get(login_url)
-        check(page.status_code == 200 and 'action="/login"' in page.text, f"sign-in page: {page.status_code}")
+        action = f"{self.base_path}/login"
+        check(page.status_code == 200, f"sign-in page: {page.status_code}")
+        check(f'action="{action}"' in page.text, f"the sign-in form posts to {action}: {page.text[:500]}")
         next_path = parse_qs(urlparse(login_url).query).get("next", [""])[0]
         check(next_path.startswith("/oauth/authorize?"), f"the sign-in page returns to the request: {next_path}")
         done = await self.post(
-            urljoin(login_url, "/login"),
+            urljoin(login_url, action),
             {"username": self.username, "password": self.password, "next": next_path},
         )
         check(done.status_code == 303, f"sign-in answers 303, got {done.status_code}: {done.text[:300]}")
@@ -137,17 +152,20 @@ class Browser:
         check(cookie, f"sign-in sets {COOKIE}: {done.headers.get_list('set-cookie')}")
         self.session = cookie
         self.logins += 1
-        return urljoin(login_url, done.headers["location"])
+        back = urljoin(login_url, done.headers["location"])
+        check(urlparse(back).path == f"{self.base_path}/oauth/authorize", f"sign-in leads back to the request: {back}")
+        return back
 
     async def approve(self, page_url, page):
-        form = ConsentForm()
+        action = f"{self.base_path}/oauth/authorize"
+        form = ConsentForm(action)
         form.feed(page.text)
         fields = dict(form.hidden)
         check(form.found, f"the consent page has the approval form: {page.text[:500]}")
         check(fields.get("csrf"), "the consent form carries a CSRF token")
         check(sorted(form.decisions) == ["approve", "deny"], f"approve and deny buttons: {form.decisions}")
         self.consents += 1
-        return await self.post(urljoin(page_url, "/oauth/authorize"), [*form.hidden, ("decision", "approve")])
+        return await self.post(urljoin(page_url, action), [*form.hidden, ("decision", "approve")])
 
     async def authorize(self, authorization_url):
         """The SDK's `redirect_handler`: from the authorization URL to the redirect carrying the code."""
@@ -155,7 +173,7 @@ class Browser:
         self.requested_scopes.append(parse_qs(urlparse(authorization_url).query).get("scope", [""])[0])
         url = authorization_url
         resp = await self.get(url)
-        if resp.status_code == 302 and urlparse(resp.headers["location"]).path == "/login":
+        if resp.status_code == 302 and urlparse(resp.headers["location"]).path == f"{self.base_path}/login":
             url = await self.sign_in(urljoin(url, resp.headers["location"]))
             resp = await self.get(url)
         if resp.status_code == 200:
@@ -199,7 +217,9 @@ def connect(url, storage, browser):
 
 async def main(url, username, password):
     storage = MemoryStorage()
-    browser = Browser(username, password)
+    path = urlparse(url).path.rstrip("/")
+    check(path.endswith("/api/mcp"), f"MCP_URL ends with /api/mcp: {url}")
+    browser = Browser(path[: -len("/api/mcp")], username, password)
     summary = {}
 
     # a. No token: sign in, consent to vault:read, then list and read.

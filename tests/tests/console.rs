@@ -3,8 +3,9 @@
 //! In a real headless browser (Debian's `chromium` driven by `playwright-core`, both installed by
 //! `.ci/run`, which points at them with `SPECWRIGHT_CHROMIUM` and
 //! `SPECWRIGHT_PLAYWRIGHT_NODE_MODULES`): sign in, tokens shown once and revoked, grants, sign
-//! out (`tests/console/console.mjs`). Screenshots of every page go to
-//! `target/test-output/console/`.
+//! out (`tests/console/console.mjs`), at the root of a host and under a path behind a reverse
+//! proxy. Screenshots of every page go to `target/test-output/console/` (and
+//! `console-behind-proxy/`).
 
 mod common;
 
@@ -111,20 +112,49 @@ async fn console_pages_need_a_session_and_carry_the_security_headers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_a_real_browser_tokens_are_shown_once_and_revoked_grants_are_managed_and_signing_out_ends_it() {
-    let Some(modules) = common::tool("SPECWRIGHT_PLAYWRIGHT_NODE_MODULES") else {
-        return;
-    };
-    let Some(chromium) = common::tool("SPECWRIGHT_CHROMIUM") else {
-        return;
-    };
+    let Some(tools) = browser_tools() else { return };
     let server = common::TestServer::start().await;
+    let url = server.base.clone();
+    in_a_real_browser(tools, &server, &url, "console").await;
+}
+
+/// The same session in the browser, with the console under `/sw` behind a reverse proxy that
+/// strips it (the server's public URL is `http://127.0.0.1:<proxy port>/sw`): every page, link,
+/// file, API call, form and redirect stays under the prefix, and the browser's `Origin` passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_real_browser_under_a_path_prefix_behind_a_proxy() {
+    let Some(tools) = browser_tools() else { return };
+    let proxy = common::proxy::Proxy::bind("/sw").await;
+    let public = proxy.public_url();
+    let server = common::TestServer::start_configured(common::Backend::Sqlite, |c| c.public_url = public.clone())
+        .await
+        .expect("SQLite always works");
+    proxy.start(&server.base);
+    in_a_real_browser(tools, &server, &public, "console-behind-proxy").await;
+}
+
+/// playwright-core's node_modules and chromium, when this machine has them.
+fn browser_tools() -> Option<(String, String)> {
+    let modules = common::tool("SPECWRIGHT_PLAYWRIGHT_NODE_MODULES")?;
+    let chromium = common::tool("SPECWRIGHT_CHROMIUM")?;
+    Some((modules, chromium))
+}
+
+/// Runs `tests/console/console.mjs` with the browser at `url` (the public URL of `server`),
+/// screenshots into `target/test-output/<output>/`, and checks what the browser did.
+async fn in_a_real_browser(
+    (modules, chromium): (String, String),
+    server: &common::TestServer,
+    url: &str,
+    output: &str,
+) {
     server.tenant("acme", "alice").await;
     runtime::oauth::users::add(&server.state.store, "alice", "acme", PASSWORD).await.unwrap();
 
     // Something to browse: /prod (with /prod/databases), credentials, a folder and a credential grant.
     let admin = server.token_for("alice", "acme", "vault:admin");
     let call = |method: &'static str, path: String, body: Value| {
-        let (server, admin) = (&server, &admin);
+        let admin = &admin;
         async move {
             let (status, out) = server.call(method, &path, admin, Some(body)).await;
             assert!(status == 200 || status == 201, "{method} {path}: {status} {out}");
@@ -150,14 +180,14 @@ async fn in_a_real_browser_tokens_are_shown_once_and_revoked_grants_are_managed_
     let body = json!({ "principal": "carol", "permissions": ["canReveal"] });
     call("POST", "/api/v1/credentials/prod-db-password/grants".into(), body).await;
 
-    let out = xtask::workspace_root().join("target/test-output/console");
+    let out = xtask::workspace_root().join("target/test-output").join(output);
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(&out).unwrap();
     let script = xtask::workspace_root().join("tests/console/console.mjs");
     let node = std::env::var("SPECWRIGHT_NODE").unwrap_or_else(|_| "node".into());
     let mut cmd = Command::new(node);
     cmd.arg(&script)
-        .args([server.base.as_str(), "alice", PASSWORD])
+        .args([url, "alice", PASSWORD])
         .arg(&out)
         .env("SPECWRIGHT_PLAYWRIGHT_NODE_MODULES", &modules)
         .env("CHROMIUM", &chromium)

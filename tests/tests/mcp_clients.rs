@@ -53,12 +53,36 @@ async fn the_official_python_sdk_completes_the_oauth_flow_with_step_up_and_token
         return;
     };
     let server = common::TestServer::start().await;
+    let url = server.url("/api/mcp");
+    python_oauth_flow(&python, &server, &url).await;
+}
+
+/// The same flow through a reverse proxy that strips `/sw`: the server's public URL is
+/// `http://127.0.0.1:<proxy port>/sw`, so discovery (RFC 9728, then RFC 8414 at
+/// `/.well-known/oauth-authorization-server/sw`), the sign-in and consent forms, their redirects
+/// and the browser's `Origin` all go through the prefix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_python_sdk_completes_the_oauth_flow_through_a_path_stripping_proxy() {
+    let Some(python) = common::tool("SPECWRIGHT_MCP_PYTHON") else {
+        return;
+    };
+    let proxy = common::proxy::Proxy::bind("/sw").await;
+    let public = proxy.public_url();
+    let server = common::TestServer::start_configured(common::Backend::Sqlite, |c| c.public_url = public.clone())
+        .await
+        .expect("SQLite always works");
+    proxy.start(&server.base);
+    python_oauth_flow(&python, &server, &format!("{public}/api/mcp")).await;
+}
+
+/// Runs `tests/mcp_clients/python_oauth.py` against the MCP endpoint at `url` (served by `server`)
+/// and checks its summary.
+async fn python_oauth_flow(python: &str, server: &common::TestServer, url: &str) {
     server.tenant("acme", "alice").await;
     runtime::oauth::users::add(&server.state.store, "alice", "acme", "correct horse battery").await.unwrap();
     let script = xtask::workspace_root().join("tests/mcp_clients/python_oauth.py").display().to_string();
-    let (ok, out) =
-        run(vec![python, script, server.url("/api/mcp"), "alice".into(), "correct horse battery".into()]).await;
-    assert!(ok, "python OAuth client failed:\n{out}");
+    let (ok, out) = run(vec![python.into(), script, url.into(), "alice".into(), "correct horse battery".into()]).await;
+    assert!(ok, "python OAuth client failed ({url}):\n{out}");
     let summary: serde_json::Value = out
         .lines()
         .rev()

@@ -5,6 +5,13 @@
 
 (() => {
   const PER_PAGE = 20;
+  // The public URL's path ('' at the root of a host, '/sw' behind a proxy that strips it): every
+  // URL of the server the script builds is under it. The page names it; the server's own paths
+  // (routes, `next`) are without it.
+  const BASE = (document.querySelector('meta[name="specwright-base"]') || { content: '' }).content;
+  const at = (path) => BASE + path;
+  // This page's path without BASE, as the server's routes name it.
+  const here = () => (location.pathname.startsWith(`${BASE}/`) ? location.pathname.slice(BASE.length) : location.pathname);
   let session = null; // { user, tenant, csrf_token, catalog }
   let rendering = 0;
 
@@ -100,14 +107,14 @@
   }
 
   function toSignIn() {
-    location.assign(`/login?next=${enc(location.pathname + location.search)}`);
+    location.assign(`${at('/login')}?next=${enc(here() + location.search)}`);
     return new Promise(() => {}); // the page is going away
   }
 
   async function loadSession() {
     let resp;
     try {
-      resp = await fetch('/console/session', { credentials: 'same-origin', cache: 'no-store' });
+      resp = await fetch(at('/console/session'), { credentials: 'same-origin', cache: 'no-store' });
     } catch (e) {
       throw new ApiError(0, null, `The server could not be reached (${e.message}).`);
     }
@@ -127,7 +134,7 @@
     }
     let resp;
     try {
-      resp = await fetch(path, init);
+      resp = await fetch(at(path), init);
     } catch (e) {
       throw new ApiError(0, null, `The server could not be reached (${e.message}).`);
     }
@@ -192,7 +199,8 @@
 
   // ---- Pages ----------------------------------------------------------------------------------
 
-  const link = (href, text, props) => h('a', { href, ...props }, text);
+  // A link to one of the server's paths (`/console/…`), under BASE.
+  const link = (path, text, props) => h('a', { href: at(path), ...props }, text);
 
   async function overview() {
     const count = async (path, params) => {
@@ -209,7 +217,7 @@
       count(`${vaultBase()}/tokens`),
       count(`${prospectorBase()}/tokens`),
     ]);
-    const card = (href, n, what, testid) => h('a', { class: 'card', href, testid }, h('span', { class: 'n' }, n), what);
+    const card = (path, n, what, testid) => h('a', { class: 'card', href: at(path), testid }, h('span', { class: 'n' }, n), what);
     return {
       title: 'Overview',
       nodes: [
@@ -224,7 +232,7 @@
         h('ul', {},
           h('li', {}, link('/console/tokens', 'Settings: API tokens'), ': create, list and revoke personal access tokens for the vault and API tokens for the prospector.'),
           h('li', {}, link('/console/folders', 'Folders'), ' and ', link('/console/credentials', 'credentials'), ': browse metadata (never secrets) and manage grants.'),
-          h('li', {}, 'The REST APIs are described at ', h('a', { href: '/docs/' }, '/docs/'), '.')),
+          h('li', {}, 'The REST APIs are described at ', link('/docs/', at('/docs/')), '.')),
       ],
     };
   }
@@ -442,7 +450,7 @@
     const vault = tokenSection({
       id: 'vault',
       title: 'Vault personal access tokens',
-      intro: `Personal access tokens (swp_…) call the ${cat.vault.title} REST API at ${cat.vault.base_path}. Their scopes limit what they may do; your grants still decide which credentials they reach.`,
+      intro: `Personal access tokens (swp_…) call the ${cat.vault.title} REST API at ${at(cat.vault.base_path)}. Their scopes limit what they may do; your grants still decide which credentials they reach.`,
       path: `${cat.vault.base_path}/tokens`,
       scopes: cat.vault.scopes,
       defaultScopes: cat.vault.scopes.length ? [cat.vault.scopes[0].name] : [],
@@ -452,7 +460,7 @@
     const prospector = tokenSection({
       id: 'prospector',
       title: 'Prospector API tokens',
-      intro: `API tokens (prs_…) call the ${cat.prospector.title} at ${cat.prospector.base_path}. Each token is rate-limited by its plan.`,
+      intro: `API tokens (prs_…) call the ${cat.prospector.title} at ${at(cat.prospector.base_path)}. Each token is rate-limited by its plan.`,
       path: `${cat.prospector.base_path}/tokens`,
       scopes: cat.prospector.scopes,
       defaultScopes: cat.prospector.scopes.map((s) => s.name),
@@ -724,11 +732,11 @@
   async function render(moveFocus) {
     const mine = ++rendering;
     const view = document.getElementById('view');
-    const path = location.pathname;
+    const path = here();
     const route = routes.find((r) => r.re.test(path));
     globalStatus().replaceChildren();
     for (const a of document.querySelectorAll('header nav a')) {
-      if (route && a.getAttribute('href') === route.nav) a.setAttribute('aria-current', 'page');
+      if (route && a.getAttribute('href') === at(route.nav)) a.setAttribute('aria-current', 'page');
       else a.removeAttribute('aria-current');
     }
     view.setAttribute('aria-busy', 'true');
@@ -771,7 +779,7 @@
     const a = ev.target instanceof Element ? ev.target.closest('a[href]') : null;
     if (!a || ev.defaultPrevented || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey || a.target) return;
     const url = new URL(a.href, location.href);
-    if (url.origin !== location.origin || !url.pathname.startsWith('/console/') || url.pathname.startsWith('/console/assets/')) return;
+    if (url.origin !== location.origin || !url.pathname.startsWith(at('/console/')) || url.pathname.startsWith(at('/console/assets/'))) return;
     ev.preventDefault();
     if (url.pathname + url.search !== location.pathname + location.search) navigate(url.pathname + url.search);
   });

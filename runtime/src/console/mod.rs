@@ -6,7 +6,8 @@
 //! Pages (real paths, the script routes between them): `/console/` (overview),
 //! `/console/tokens` (Settings → API tokens), `/console/folders`, `/console/folders/{id}`,
 //! `/console/credentials`, `/console/credentials/{key}`. Without a session every page redirects to
-//! the sign-in form, which comes back to it.
+//! the sign-in form, which comes back to it. Every link, file and redirect is under the public
+//! URL's path (the page names it in `<meta name="specwright-base">` for the script).
 
 use std::sync::LazyLock;
 
@@ -21,11 +22,8 @@ use crate::oauth::pages::{STYLE, secure_headers};
 use crate::oauth::sessions;
 use crate::store::Store;
 
-/// The console's home page (where signing in leads by default).
+/// The console's home page (where signing in leads by default), relative to the public URL.
 pub const HOME: &str = "/console/";
-
-/// Where the sign-in form is.
-const LOGIN: &str = "/login";
 
 /// The console's own policy: its script and stylesheet from this server only, no inline script or
 /// style, API calls to this origin only, forms posting here only, never framed.
@@ -47,8 +45,12 @@ impl Asset {
     }
 }
 
-static PAGE: LazyLock<Asset> =
-    LazyLock::new(|| Asset::new(include_str!("index.html").to_string(), "text/html; charset=utf-8"));
+/// The page shell with its links under `base` (the public URL's path).
+fn page_shell(base: &str) -> Asset {
+    let base = crate::oauth::pages::escape(base);
+    Asset::new(include_str!("index.html").replace("{{base}}", &base), "text/html; charset=utf-8")
+}
+
 static SCRIPT: LazyLock<Asset> =
     LazyLock::new(|| Asset::new(include_str!("console.js").to_string(), "text/javascript; charset=utf-8"));
 // The sign-in pages' styles, extended.
@@ -86,16 +88,26 @@ async fn signed_in(store: &Store, headers: &HeaderMap) -> Result<bool, Response>
     }
 }
 
+/// What the console's handlers share.
+#[derive(Clone)]
+struct Console {
+    store: Store,
+    /// The page shell, its links under the public URL's path.
+    page: std::sync::Arc<Asset>,
+    /// The sign-in form's path under the public URL.
+    login: String,
+}
+
 /// A console page: the page shell (its script renders the page the path names), or, without a
 /// session, a redirect to the sign-in form that comes back here.
-async fn page(State(store): State<Store>, uri: Uri, headers: HeaderMap) -> Response {
-    match signed_in(&store, &headers).await {
+async fn page(State(console): State<Console>, uri: Uri, headers: HeaderMap) -> Response {
+    match signed_in(&console.store, &headers).await {
         Err(resp) => return resp,
         Ok(false) => {
             let here = uri.path_and_query().map_or(HOME, |p| p.as_str());
             let next: String = url::form_urlencoded::byte_serialize(here.as_bytes()).collect();
             let mut resp = StatusCode::FOUND.into_response();
-            if let Ok(v) = HeaderValue::from_str(&format!("{LOGIN}?next={next}")) {
+            if let Ok(v) = HeaderValue::from_str(&format!("{}?next={next}", console.login)) {
                 resp.headers_mut().insert(header::LOCATION, v);
             }
             harden(&mut resp);
@@ -107,7 +119,8 @@ async fn page(State(store): State<Store>, uri: Uri, headers: HeaderMap) -> Respo
         Some(rest) if known_page(rest) => StatusCode::OK,
         _ => StatusCode::NOT_FOUND,
     };
-    let mut resp = (status, [(header::CONTENT_TYPE, PAGE.content_type)], PAGE.body.as_str()).into_response();
+    let shell = &console.page;
+    let mut resp = (status, [(header::CONTENT_TYPE, shell.content_type)], shell.body.clone()).into_response();
     harden(&mut resp);
     resp
 }
@@ -181,8 +194,8 @@ static CATALOG: LazyLock<serde_json::Value> = LazyLock::new(|| {
 /// `GET /console/session`: who is signed in and the CSRF token the console's requests echo, with
 /// the catalog the console's forms offer. Same-origin only (no CORS headers), so another site
 /// cannot read the token.
-async fn session(State(store): State<Store>, headers: HeaderMap) -> Response {
-    let mut resp = match sessions::from_headers(&store, &headers).await {
+async fn session(State(console): State<Console>, headers: HeaderMap) -> Response {
+    let mut resp = match sessions::from_headers(&console.store, &headers).await {
         Ok(Some((_, s))) => axum::Json(serde_json::json!({
             "user": s.user,
             "tenant": s.tenant,
@@ -208,19 +221,41 @@ async fn session(State(store): State<Store>, headers: HeaderMap) -> Response {
 
 /// The console's routes.
 pub fn router(state: &crate::AppState) -> Router {
+    let config = &state.config;
+    let console = Console {
+        store: state.store.clone(),
+        page: std::sync::Arc::new(page_shell(&config.base_path())),
+        login: config.path(crate::oauth::LOGIN_PATH),
+    };
+    let home = config.path(HOME);
     Router::new()
-        .route("/console", get(|| async { axum::response::Redirect::permanent(HOME) }))
+        .route("/console", get(move || async move { axum::response::Redirect::permanent(&home) }))
         .route(HOME, get(page))
         .route("/console/session", get(session))
         .route("/console/assets/console.js", get(|headers: HeaderMap| async move { asset(&SCRIPT, &headers) }))
         .route("/console/assets/console.css", get(|headers: HeaderMap| async move { asset(&STYLESHEET, &headers) }))
         .route("/console/{*page}", get(page))
-        .with_state(state.store.clone())
+        .with_state(console)
 }
 
 #[cfg(test)]
 mod tests {
     use super::known_page;
+
+    #[test]
+    fn the_page_shell_links_only_under_the_public_urls_path() {
+        for base in ["", "/sw", "/a/b"] {
+            let shell = super::page_shell(base).body;
+            assert!(!shell.contains("{{"), "every placeholder is filled: {shell}");
+            assert!(shell.contains(&format!("<meta name=\"specwright-base\" content=\"{base}\">")), "{shell}");
+            for marker in ["href=\"", "src=\"", "action=\""] {
+                for value in shell.split(marker).skip(1).map(|rest| &rest[..rest.find('"').unwrap()]) {
+                    let local = value.starts_with('#') || value.starts_with("data:");
+                    assert!(local || value.starts_with(&format!("{base}/")), "{base}: {marker}{value}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn the_catalog_names_what_the_specs_name() {

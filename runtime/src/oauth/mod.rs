@@ -325,11 +325,11 @@ impl AuthServer {
         let scopes: Vec<&str> = scope_catalog().map(|s| s.name).collect();
         json!({
             "issuer": issuer,
-            "authorization_endpoint": format!("{issuer}{AUTHORIZE_PATH}"),
-            "token_endpoint": format!("{issuer}{TOKEN_PATH}"),
-            "registration_endpoint": format!("{issuer}{REGISTER_PATH}"),
-            "revocation_endpoint": format!("{issuer}{REVOKE_PATH}"),
-            "jwks_uri": format!("{issuer}{}", crate::app::JWKS_PATH),
+            "authorization_endpoint": self.config.url(AUTHORIZE_PATH),
+            "token_endpoint": self.config.url(TOKEN_PATH),
+            "registration_endpoint": self.config.url(REGISTER_PATH),
+            "revocation_endpoint": self.config.url(REVOKE_PATH),
+            "jwks_uri": self.config.url(crate::app::JWKS_PATH),
             "scopes_supported": scopes,
             "response_types_supported": ["code"],
             "response_modes_supported": ["query"],
@@ -339,7 +339,7 @@ impl AuthServer {
             "code_challenge_methods_supported": ["S256"],
             "authorization_response_iss_parameter_supported": true,
             "protected_resources": self.config.all_resources(),
-            "service_documentation": format!("{}/docs/", self.config.public_url),
+            "service_documentation": self.config.url(crate::docs::DOCS_PATH),
         })
     }
 
@@ -523,6 +523,7 @@ impl AuthServer {
             p.0.iter().filter(|(k, _)| k != "decision" && k != "csrf").cloned().collect();
         hidden.push(("csrf".into(), session.csrf.clone()));
         pages::consent(
+            &self.config.path(AUTHORIZE_PATH),
             req.client.name.as_deref().unwrap_or(&req.client.id),
             &req.client.id,
             &req.redirect_uri,
@@ -538,7 +539,7 @@ impl AuthServer {
 /// authorization-code flow with PKCE against this server. Skipped when the public URL is neither
 /// HTTPS nor loopback (such a redirect URI is not allowed).
 pub async fn register_docs_client(store: &Store, config: &Config) -> sqlx::Result<bool> {
-    let redirect = format!("{}{DOCS_REDIRECT_PATH}", config.public_url);
+    let redirect = config.url(DOCS_REDIRECT_PATH);
     if redirect_uri_allowed(&redirect).is_err() {
         return Ok(false);
     }
@@ -569,10 +570,7 @@ async fn authorize_get(State(s): State<Arc<AuthServer>>, RawQuery(query): RawQue
     };
     let Some((_, session)) = s.session(&headers).await else {
         let next = format!("{AUTHORIZE_PATH}?{query}");
-        return redirect(
-            StatusCode::FOUND,
-            &with_query(&format!("{}{LOGIN_PATH}", s.config.public_url), &[("next", &next)]),
-        );
+        return redirect(StatusCode::FOUND, &with_query(&s.config.url(LOGIN_PATH), &[("next", &next)]));
     };
     match s.consented(&session.user, &req).await {
         Ok(true) => s.grant(StatusCode::FOUND, &session, &req).await,
@@ -590,7 +588,7 @@ async fn authorize_post(State(s): State<Arc<AuthServer>>, headers: HeaderMap, bo
     let Some((_, session)) = s.session(&headers).await else {
         return pages::error(StatusCode::UNAUTHORIZED, "Your session has ended; start again from the application.");
     };
-    if !sessions::csrf_ok(&Method::POST, &headers, &session, &s.config.public_url, p.get("csrf")) {
+    if !sessions::csrf_ok(&Method::POST, &headers, &session, &s.config.origin(), p.get("csrf")) {
         return pages::error(
             StatusCode::FORBIDDEN,
             "This approval did not come from the consent page; nothing was granted.",
@@ -1071,7 +1069,8 @@ async fn register(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: By
     resp
 }
 
-/// Where to go after signing in: a path on this server only (never another site).
+/// Where to go after signing in: a path of this server only (never another site), relative to the
+/// public URL (`/console/`, `/oauth/authorize?…`); the redirect puts the public URL's path before it.
 fn local_path(next: Option<&str>) -> String {
     match next {
         Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.starts_with("/\\") && !n.contains(['\r', '\n']) => {
@@ -1086,20 +1085,21 @@ async fn login_page(State(s): State<Arc<AuthServer>>, RawQuery(query): RawQuery,
     let p = Params::parse(&query.unwrap_or_default()).unwrap_or(Params(Vec::new()));
     let next = local_path(p.get("next"));
     if s.session(&headers).await.is_some() {
-        return redirect(StatusCode::FOUND, &next);
+        return redirect(StatusCode::FOUND, &s.config.path(&next));
     }
-    pages::login(&next, None, "")
+    pages::login(&s.config.path(LOGIN_PATH), &next, None, "")
 }
 
-/// `POST /login`: checks the password, starts a session, sets the cookie.
+/// `POST /login`: checks the password, starts a session, sets the cookie. Failures are counted
+/// per user and client address (behind trusted proxies, the client they name).
 async fn login(
     State(s): State<Arc<AuthServer>>,
-    peer: Option<axum::Extension<axum::extract::ConnectInfo<std::net::SocketAddr>>>,
+    client: Option<axum::Extension<crate::client_address::ClientAddress>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let address = peer.map(|p| p.0.0.ip().to_string()).unwrap_or_default();
-    if sessions::cross_site(&headers, &s.config.public_url) {
+    let address = client.map(|c| c.0.to_string()).unwrap_or_default();
+    if sessions::cross_site(&headers, &s.config.origin()) {
         return pages::error(StatusCode::FORBIDDEN, "Sign in from this server's own sign-in page.");
     }
     let p = match Params::from_body(&body) {
@@ -1108,8 +1108,11 @@ async fn login(
     };
     let next = local_path(p.get("next"));
     let user = p.get("username").unwrap_or_default();
+    let action = s.config.path(LOGIN_PATH);
     if let Some(wait) = s.throttle.blocked(&address, user) {
+        tracing::warn!(client = %address, "sign-in refused: too many failed attempts from this client");
         let mut resp = pages::login(
+            &action,
             &next,
             Some(&format!("Too many failed sign-ins; try again in {} minutes.", wait.div_ceil(60))),
             user,
@@ -1126,15 +1129,17 @@ async fn login(
     };
     let Some(found) = found else {
         s.throttle.failed(&address, user);
-        return pages::login(&next, Some("Wrong user name or password."), user);
+        tracing::info!(client = %address, "failed sign-in");
+        return pages::login(&action, &next, Some("Wrong user name or password."), user);
     };
     s.throttle.succeeded(&address, user);
     let secret = match sessions::create(&s.store, &found.id, &found.tenant).await {
         Ok((secret, _)) => secret,
         Err(e) => return pages::error(StatusCode::INTERNAL_SERVER_ERROR, &format!("Could not start a session: {e}")),
     };
-    let mut resp = redirect(StatusCode::SEE_OTHER, &next);
-    resp.headers_mut().insert(header::SET_COOKIE, sessions::set_cookie(Some(&secret), s.secure_cookies()));
+    let mut resp = redirect(StatusCode::SEE_OTHER, &s.config.path(&next));
+    let cookie = sessions::set_cookie(Some(&secret), s.secure_cookies(), &s.config.cookie_path());
+    resp.headers_mut().insert(header::SET_COOKIE, cookie);
     resp
 }
 
@@ -1142,21 +1147,23 @@ async fn login(
 async fn logout(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: Bytes) -> Response {
     let p = Params::from_body(&body).unwrap_or(Params(Vec::new()));
     if let Some((secret, session)) = s.session(&headers).await {
-        if !sessions::csrf_ok(&Method::POST, &headers, &session, &s.config.public_url, p.get("csrf")) {
+        if !sessions::csrf_ok(&Method::POST, &headers, &session, &s.config.origin(), p.get("csrf")) {
             return pages::error(StatusCode::FORBIDDEN, "Sign out from this server's own pages.");
         }
         if let Err(e) = sessions::delete(&s.store, &secret).await {
             return pages::error(StatusCode::INTERNAL_SERVER_ERROR, &format!("Could not end the session: {e}"));
         }
     }
-    let mut resp = redirect(StatusCode::SEE_OTHER, LOGIN_PATH);
-    resp.headers_mut().insert(header::SET_COOKIE, sessions::set_cookie(None, s.secure_cookies()));
+    let mut resp = redirect(StatusCode::SEE_OTHER, &s.config.path(LOGIN_PATH));
+    let cookie = sessions::set_cookie(None, s.secure_cookies(), &s.config.cookie_path());
+    resp.headers_mut().insert(header::SET_COOKIE, cookie);
     resp
 }
 
 /// The authorization server's routes (metadata, authorize, token, register, revoke, sign-in).
 pub fn router(server: Arc<AuthServer>) -> Router {
     let metadata = server.metadata().to_string();
+    let base = server.config.base_path();
     let doc = move || {
         let metadata = metadata.clone();
         async move {
@@ -1169,10 +1176,16 @@ pub fn router(server: Arc<AuthServer>) -> Router {
         .allow_methods([axum::http::Method::GET, axum::http::Method::POST])
         .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION])
         .max_age(std::time::Duration::from_secs(3600));
-    let machine = Router::new()
+    let mut machine = Router::new()
         // No OpenID discovery document: this server issues no ID tokens, and a document without
         // the fields OpenID Connect requires makes clients that fall back to it fail (issue 13).
-        .route(METADATA_PATH, get(doc))
+        .route(METADATA_PATH, get(doc.clone()));
+    if !base.is_empty() {
+        // RFC 8414 section 3.1: an issuer with a path publishes its metadata at the well-known
+        // path followed by the issuer's path (a proxy forwards it here unchanged, README).
+        machine = machine.route(&format!("{METADATA_PATH}{base}"), get(doc));
+    }
+    let machine = machine
         .route(TOKEN_PATH, post(token))
         .route(REGISTER_PATH, post(register))
         .route(REVOKE_PATH, post(revoke))

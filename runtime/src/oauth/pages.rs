@@ -68,20 +68,22 @@ pub fn error(status: StatusCode, message: &str) -> Response {
     )
 }
 
-/// The sign-in form; `next` is where to go afterwards.
-pub fn login(next: &str, problem: Option<&str>, user: &str) -> Response {
+/// The sign-in form, posting to `action` (the sign-in path under the public URL); `next` is where
+/// to go afterwards.
+pub fn login(action: &str, next: &str, problem: Option<&str>, user: &str) -> Response {
     let (status, alert) = match problem {
         Some(p) => (StatusCode::UNAUTHORIZED, format!("<p class=\"error\" role=\"alert\">{}</p>", escape(p))),
         None => (StatusCode::OK, String::new()),
     };
     let body = format!(
-        "<h1>Sign in to Specwright</h1>{alert}<form method=\"post\" action=\"/login\">\
+        "<h1>Sign in to Specwright</h1>{alert}<form method=\"post\" action=\"{}\">\
          <input type=\"hidden\" name=\"next\" value=\"{}\">\
          <label for=\"username\">User name</label>\
          <input type=\"text\" id=\"username\" name=\"username\" autocomplete=\"username\" required value=\"{}\" autofocus>\
          <label for=\"password\">Password</label>\
          <input type=\"password\" id=\"password\" name=\"password\" autocomplete=\"current-password\" required>\
          <button type=\"submit\">Sign in</button></form>",
+        escape(action),
         escape(next),
         escape(user)
     );
@@ -97,8 +99,11 @@ pub struct ScopeLine<'a> {
 }
 
 /// The consent screen: who asks, each scope with what it grants, for which resources; the form
-/// carries the request's parameters back with the session's CSRF token.
+/// posts to `action` (the authorization endpoint's path under the public URL) and carries the
+/// request's parameters back with the session's CSRF token.
+#[allow(clippy::too_many_arguments, reason = "one page, each argument a distinct thing it shows")]
 pub fn consent(
+    action: &str,
     client_name: &str,
     client_id: &str,
     redirect_uri: &str,
@@ -120,14 +125,40 @@ pub fn consent(
          it will receive the answer at <code>{redirect}</code>.</span></p>\
          <h2>It asks for</h2><ul class=\"scopes\">{scope_items}</ul>\
          <h2>On</h2><ul>{resource_items}</ul>\
-         <form method=\"post\" action=\"/oauth/authorize\">{fields}\
+         <form method=\"post\" action=\"{action}\">{fields}\
          <button type=\"submit\" name=\"decision\" value=\"approve\">Allow</button>\
          <button type=\"submit\" name=\"decision\" value=\"deny\" class=\"secondary\">Deny</button></form>\
          <p class=\"muted\">You will not be asked again for these scopes from this client.</p>",
+        action = escape(action),
         name = escape(client_name),
         user = escape(user),
         client_id = escape(client_id),
         redirect = escape(redirect_uri),
     );
     page(StatusCode::OK, "Allow access", &body)
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every `href`, `src` and `action` of a page.
+    fn links(html: &str) -> Vec<&str> {
+        ["href=\"", "src=\"", "action=\""]
+            .iter()
+            .flat_map(|m| html.split(m).skip(1).map(|rest| &rest[..rest.find('"').unwrap_or(0)]))
+            .collect()
+    }
+
+    async fn html(resp: axum::response::Response) -> String {
+        let body = axum::body::to_bytes(resp.into_body(), 1 << 20).await.unwrap();
+        String::from_utf8(body.to_vec()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn forms_post_where_they_are_told() {
+        let login = html(super::login("/sw/login", "/console/", None, "")).await;
+        assert_eq!(links(&login), ["/sw/login"]);
+        let consent =
+            html(super::consent("/sw/oauth/authorize", "c", "id", "http://127.0.0.1/cb", "alice", &[], &[], &[])).await;
+        assert_eq!(links(&consent), ["/sw/oauth/authorize"]);
+    }
 }

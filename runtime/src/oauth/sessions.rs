@@ -6,6 +6,7 @@
 use axum::http::{HeaderMap, HeaderValue, Method, header};
 use sqlx::Row;
 
+use crate::config::Origin;
 use crate::store::{Store, now_ms};
 use crate::tokens::hash;
 
@@ -84,13 +85,16 @@ pub fn cookie(headers: &HeaderMap) -> Option<&str> {
         .filter(|v| !v.is_empty() && v.len() <= 128)
 }
 
-/// The `Set-Cookie` value that stores `secret` (or, with `None`, clears the cookie). HttpOnly,
-/// SameSite=Lax, and Secure when the server is reached over HTTPS.
-pub fn set_cookie(secret: Option<&str>, secure: bool) -> HeaderValue {
+/// The `Set-Cookie` value that stores `secret` (or, with `None`, clears the cookie) for `path`
+/// (the public URL's path, [`crate::config::Config::cookie_path`]). HttpOnly, SameSite=Lax, and
+/// Secure when the server is reached over HTTPS.
+pub fn set_cookie(secret: Option<&str>, secure: bool, path: &str) -> HeaderValue {
     let secure = if secure { "; Secure" } else { "" };
     let value = match secret {
-        Some(s) => format!("{COOKIE}={s}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{secure}", LIFETIME_MS / 1000),
-        None => format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0{secure}"),
+        Some(s) => {
+            format!("{COOKIE}={s}; Path={path}; HttpOnly; SameSite=Lax; Max-Age={}{secure}", LIFETIME_MS / 1000)
+        }
+        None => format!("{COOKIE}=; Path={path}; HttpOnly; SameSite=Lax; Max-Age=0{secure}"),
     };
     HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static("specwright_session=; Max-Age=0"))
 }
@@ -102,19 +106,25 @@ pub fn same(a: &str, b: &str) -> bool {
 
 /// Whether a request was sent by a page of another site: its `Origin` says so, or, when it sends
 /// none or an opaque `null` one (privacy settings), its `Sec-Fetch-Site`. `origin` is this server's
-/// public origin.
-pub fn cross_site(headers: &HeaderMap, origin: &str) -> bool {
+/// public origin (scheme, host, port: what browsers send, never the public URL's path).
+pub fn cross_site(headers: &HeaderMap, origin: &Origin) -> bool {
     let fetch_site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
     match headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
         Some("null") => fetch_site != Some("same-origin"),
-        Some(o) => !o.eq_ignore_ascii_case(origin),
+        Some(o) => !origin.matches(o),
         None => fetch_site.is_some_and(|v| v == "cross-site" || v == "same-site"),
     }
 }
 
 /// Whether a cookie request may proceed: safe methods always; others only from our own origin
 /// and carrying the session's CSRF token in `X-CSRF-Token` or, from a form, `presented`.
-pub fn csrf_ok(method: &Method, headers: &HeaderMap, session: &Session, origin: &str, presented: Option<&str>) -> bool {
+pub fn csrf_ok(
+    method: &Method,
+    headers: &HeaderMap,
+    session: &Session,
+    origin: &Origin,
+    presented: Option<&str>,
+) -> bool {
     if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
         return true;
     }

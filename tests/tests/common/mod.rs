@@ -3,6 +3,8 @@
 
 #![allow(dead_code, reason = "each test binary uses a different subset of the harness")]
 
+pub mod proxy;
+
 use std::sync::Arc;
 
 use base64::Engine;

@@ -1,0 +1,123 @@
+//! A reverse proxy in front of a test server, set up the way an operator would put Specwright
+//! under a path of a shared host (nginx: `location /sw/ { proxy_pass http://backend/; }`):
+//!
+//! - `/<prefix>/…` is forwarded with the prefix stripped;
+//! - the RFC 8414 and RFC 9728 well-known documents of the prefix
+//!   (`/.well-known/oauth-authorization-server/<prefix>`,
+//!   `/.well-known/oauth-protected-resource/<prefix>/…`) are forwarded unchanged, since clients look
+//!   for them there and not under the prefix;
+//! - anything else belongs to other sites of the host: 404 from the proxy itself.
+//!
+//! The `Host` header is kept, the client's address is appended to `X-Forwarded-For`, and
+//! redirects are passed back untouched (never followed).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+
+/// A bound, not yet forwarding, proxy: its address is known before the server behind it starts
+/// (the server's public URL names it).
+pub struct Proxy {
+    listener: tokio::net::TcpListener,
+    prefix: String,
+    /// `http://127.0.0.1:<port>`.
+    pub origin: String,
+}
+
+struct Forwarder {
+    backend: String,
+    prefix: String,
+    http: reqwest::Client,
+}
+
+/// Headers that describe one connection, not the message (RFC 9110 section 7.6.1).
+const HOP_BY_HOP: [&str; 8] =
+    ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade", "content-length"];
+
+fn end_to_end(headers: &HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::new();
+    for (name, value) in headers {
+        if !HOP_BY_HOP.contains(&name.as_str()) {
+            out.append(name.clone(), value.clone());
+        }
+    }
+    out
+}
+
+impl Proxy {
+    /// Binds a loopback port for a proxy serving the server under `prefix` (e.g. `/sw`).
+    pub async fn bind(prefix: &str) -> Proxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind the proxy");
+        let origin = format!("http://{}", listener.local_addr().expect("proxy address"));
+        Proxy { listener, prefix: prefix.to_string(), origin }
+    }
+
+    /// The public URL of the server behind this proxy: `http://127.0.0.1:<port>/<prefix>`.
+    pub fn public_url(&self) -> String {
+        format!("{}{}", self.origin, self.prefix)
+    }
+
+    /// Starts forwarding to `backend` (`http://127.0.0.1:<port>` of the real server).
+    pub fn start(self, backend: &str) {
+        let forwarder = Arc::new(Forwarder {
+            backend: backend.trim_end_matches('/').to_string(),
+            prefix: self.prefix,
+            http: reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client"),
+        });
+        let app = axum::Router::new().fallback(forward).with_state(forwarder);
+        let listener = self.listener;
+        tokio::spawn(async move {
+            axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await.expect("proxy");
+        });
+    }
+}
+
+/// Where a request goes on the backend, if this proxy forwards it.
+pub fn target(prefix: &str, path_and_query: &str) -> Option<String> {
+    let path = path_and_query.split('?').next().unwrap_or_default();
+    if let Some(rest) = path_and_query.strip_prefix(prefix)
+        && (rest.is_empty() || rest.starts_with('/') || rest.starts_with('?'))
+    {
+        return Some(if rest.starts_with('/') { rest.to_string() } else { format!("/{rest}") });
+    }
+    let well_known = [
+        format!("/.well-known/oauth-authorization-server{prefix}"),
+        format!("/.well-known/oauth-protected-resource{prefix}"),
+    ];
+    well_known.iter().any(|w| path == w || path.starts_with(&format!("{w}/"))).then(|| path_and_query.to_string())
+}
+
+async fn forward(
+    State(p): State<Arc<Forwarder>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request: Request,
+) -> Response {
+    let path_and_query = request.uri().path_and_query().map_or("/", |pq| pq.as_str()).to_string();
+    let Some(target) = target(&p.prefix, &path_and_query) else {
+        return (StatusCode::NOT_FOUND, "not proxied: another site of this host").into_response();
+    };
+    let (parts, body) = request.into_parts();
+    let mut headers = end_to_end(&parts.headers);
+    let chain = match headers.get("x-forwarded-for").and_then(|v| v.to_str().ok()) {
+        Some(before) => format!("{before}, {}", peer.ip()),
+        None => peer.ip().to_string(),
+    };
+    headers.insert("x-forwarded-for", HeaderValue::from_str(&chain).expect("address list"));
+    let body = axum::body::to_bytes(body, 16 * 1024 * 1024).await.expect("request body");
+    let sent = p.http.request(parts.method, format!("{}{target}", p.backend)).headers(headers).body(body).send().await;
+    let upstream = match sent {
+        Ok(r) => r,
+        Err(e) => return (StatusCode::BAD_GATEWAY, format!("the backend did not answer: {e}")).into_response(),
+    };
+    let status = upstream.status();
+    let headers = end_to_end(upstream.headers());
+    let body = upstream.bytes().await.unwrap_or_default();
+    let mut resp = Response::new(Body::from(body));
+    *resp.status_mut() = status;
+    *resp.headers_mut() = headers;
+    resp
+}
