@@ -77,7 +77,7 @@ pub struct BearerGate {
     issuer: String,
     resource: Resource,
     body_limit: usize,
-    /// Where scope denials are audited (the vault).
+    /// Where scope denials and refused inputs are audited (the vault).
     store: Option<Store>,
     /// Per-token, per-plan rate limits (the prospector).
     limiter: Option<Arc<RateLimiter>>,
@@ -405,11 +405,22 @@ impl Gate for BearerGate {
         if let Some(store) = &self.store {
             let code = self.resource.service.roles.insufficient_scope;
             // A denial that cannot be audited is still a denial; log the audit failure.
-            if let Err(e) = crate::audit::record_denial(store, &caller, op, code, 403).await {
+            let denied = crate::audit::Outcome::Denied;
+            if let Err(e) = crate::audit::record_refusal(store, &caller, op, denied, code, 403).await {
                 tracing::error!(operation = op.id, error = %e, "could not audit a scope denial");
             }
         }
         Err(self.deny(parts, op, Denial::InsufficientScope))
+    }
+
+    /// Audits the refused input as a `failed` row, where this gate audits (the vault).
+    async fn refused(&self, caller: &Caller, op: &'static Operation, code: &'static str, status: u16) {
+        let Some(store) = &self.store else { return };
+        let failed = crate::audit::Outcome::Failed;
+        // The answer stands whether or not it is audited; log the audit failure.
+        if let Err(e) = crate::audit::record_refusal(store, caller, op, failed, code, status).await {
+            tracing::error!(operation = op.id, error = %e, "could not audit a refused input");
+        }
     }
 
     fn body_limit(&self) -> usize {

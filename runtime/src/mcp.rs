@@ -49,14 +49,16 @@ pub fn path() -> &'static str {
 #[derive(Clone)]
 pub struct VaultMcp {
     vault: Arc<Vault>,
+    /// The endpoint's gate: told of tool calls whose arguments are refused (it audits them).
+    gate: Arc<BearerGate>,
     tools: Arc<Vec<Tool>>,
 }
 
 impl VaultMcp {
     /// Parses the generated descriptors once.
-    pub fn new(vault: Arc<Vault>) -> anyhow::Result<Self> {
+    pub fn new(vault: Arc<Vault>, gate: Arc<BearerGate>) -> anyhow::Result<Self> {
         let tools: Vec<Tool> = serde_json::from_str(generated::vault::SERVICE.tools_json)?;
-        Ok(VaultMcp { vault, tools: Arc::new(tools) })
+        Ok(VaultMcp { vault, gate, tools: Arc::new(tools) })
     }
 }
 
@@ -104,7 +106,7 @@ impl ServerHandler for VaultMcp {
             .cloned()
             .ok_or_else(|| McpError::internal_error("request was not authenticated", None))?;
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        match generated::vault::tools::call_tool(&*self.vault, &caller, &request.name, arguments).await {
+        match generated::vault::tools::call_tool(&*self.vault, &*self.gate, &caller, &request.name, arguments).await {
             None => Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None)),
             Some(Ok(value)) => Ok(CallToolResult::structured(value).into()),
             Some(Err(failure)) => {
@@ -165,7 +167,8 @@ async fn authorize(State(guard): State<Guard>, request: Request, next: Next) -> 
         if !resource.service.satisfies(caller.scopes.iter().map(String::as_str), scope) {
             if let Some(op) = op {
                 let code = resource.service.roles.insufficient_scope;
-                if let Err(e) = audit::record_denial(&guard.store, &caller, op, code, 403).await {
+                let denied = audit::Outcome::Denied;
+                if let Err(e) = audit::record_refusal(&guard.store, &caller, op, denied, code, 403).await {
                     tracing::error!(operation = op.id, error = %e, "could not audit a scope denial");
                 }
             }
@@ -238,7 +241,7 @@ pub fn router(
     public_url: &str,
     body_limit: usize,
 ) -> anyhow::Result<Router> {
-    let handler = VaultMcp::new(vault)?;
+    let handler = VaultMcp::new(vault, gate.clone())?;
     let service = StreamableHttpService::new(
         move || Ok(handler.clone()),
         Arc::new(NeverSessionManager::default()),
