@@ -12,7 +12,7 @@ use axum::routing::get;
 use generated::support::{Problem, ServiceInfo, error_response, request_id};
 use utoipa_swagger_ui::{Config as SwaggerConfig, SwaggerUi, Url};
 
-use crate::auth::{BearerGate, Resource};
+use crate::auth::{BearerGate, Metered, Resource};
 use crate::config::Config;
 use crate::crypto::{self, Keyring};
 use crate::keys::SigningKeys;
@@ -113,7 +113,8 @@ impl AppState {
 
     /// The gate for `resource`: tokens of the configured issuer, and the stored tokens of every
     /// kind (each admitted only where its resource is an accepted audience); scope denials are
-    /// audited in `audit` when given.
+    /// audited in `audit` when given. Whatever rate-limit plans the resource's spec declares, it
+    /// enforces (a service declaring none is not limited).
     fn gate(&self, resource: Resource, audit: Option<Store>) -> BearerGate {
         let stored = vec![
             (crate::tokens::Kind::Personal, self.config.vault_rest_resource()),
@@ -122,6 +123,7 @@ impl AppState {
         BearerGate::new(self.keys.clone(), self.config.issuer(), resource, self.config.body_limit, audit)
             .with_external(self.external.clone())
             .with_stored_tokens(self.store.clone(), stored)
+            .with_limiter(self.limiter.clone())
     }
 }
 
@@ -202,9 +204,10 @@ fn embedded_issuer(state: &AppState) -> Router {
 
 /// The complete application.
 pub fn build(state: &AppState) -> Router {
+    let mcp_gate = Arc::new(state.gate(state.vault_mcp(), Some(state.store.clone())));
     let mcp = crate::mcp::router(
         state.vault.clone(),
-        Arc::new(state.gate(state.vault_mcp(), Some(state.store.clone()))),
+        mcp_gate.clone(),
         state.store.clone(),
         &state.config.public_url,
         state.config.body_limit,
@@ -214,19 +217,20 @@ pub fn build(state: &AppState) -> Router {
         panic!("generated MCP tool descriptors do not parse: {e}")
     });
     let origin = state.config.public_url.clone();
-    let vault_gate =
-        state.gate(state.vault_rest(), Some(state.store.clone())).with_sessions(state.store.clone(), origin.clone());
-    let vault = generated::vault::router(state.vault.clone(), Arc::new(vault_gate))
-        .layer(catch_panics(&generated::vault::SERVICE));
-    let prospector_gate = Arc::new(
-        state
-            .gate(state.prospector(), None)
-            .with_limiter(state.limiter.clone())
-            .with_sessions(state.store.clone(), origin),
+    let vault_gate = Arc::new(
+        state.gate(state.vault_rest(), Some(state.store.clone())).with_sessions(state.store.clone(), origin.clone()),
     );
+    let vault = generated::vault::router(state.vault.clone(), vault_gate.clone())
+        .layer(catch_panics(&generated::vault::SERVICE));
+    let prospector_gate = Arc::new(state.gate(state.prospector(), None).with_sessions(state.store.clone(), origin));
     let prospector = generated::prospector::router(state.prospector.clone(), prospector_gate.clone())
-        .layer(catch_panics(&generated::prospector::SERVICE))
-        .layer(middleware::from_fn(crate::auth::rate_limit_headers));
+        .layer(catch_panics(&generated::prospector::SERVICE));
+    // Every surface of a service whose spec declares plans is metered: its base path and its
+    // MCP endpoint, each by its own gate, into one bucket per service and token.
+    let mut metered = Metered::default();
+    metered.add(generated::vault::SERVICE.base_path, &vault_gate);
+    metered.add(crate::mcp::path(), &mcp_gate);
+    metered.add(generated::prospector::SERVICE.base_path, &prospector_gate);
     let mut docs = SwaggerUi::new("/docs").config(
         SwaggerConfig::new([
             Url::new("Credential Vault (OpenAPI 3.1)", "/openapi/vault.json"),
@@ -263,8 +267,9 @@ pub fn build(state: &AppState) -> Router {
         app = app.merge(crate::console::router(state));
     }
     app.fallback(not_found)
-        .layer(middleware::from_fn_with_state(prospector_gate, crate::auth::meter_unrouted))
         .layer(middleware::from_fn_with_state(state.config.http.request_timeout, request_timeout))
+        // Outside the time limit, so a 408 carries the rate-limit headers too.
+        .layer(middleware::from_fn_with_state(Arc::new(metered), crate::auth::meter))
         .layer(middleware::from_fn(request_ids))
 }
 

@@ -61,6 +61,29 @@ impl Clock for ManualClock {
     }
 }
 
+/// The system clock, moved forward by hand: a test starts fresh windows without waiting for
+/// them, and otherwise sees time pass as it does.
+#[derive(Debug, Default)]
+pub struct ShiftedClock(AtomicI64);
+
+impl ShiftedClock {
+    /// Moves the clock forward.
+    pub fn advance(&self, ms: i64) {
+        self.0.fetch_add(ms, Ordering::SeqCst);
+    }
+
+    /// Moves the clock to the start of the next UTC minute.
+    pub fn next_minute(&self) {
+        self.advance(60_000 - self.now_ms().rem_euclid(60_000));
+    }
+}
+
+impl Clock for ShiftedClock {
+    fn now_ms(&self) -> i64 {
+        SystemClock.now_ms() + self.0.load(Ordering::SeqCst)
+    }
+}
+
 /// The outcome of one check, with what the `X-RateLimit-*` headers report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Decision {
