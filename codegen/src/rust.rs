@@ -608,8 +608,8 @@ fn tools_file(api: &Api) -> TokenStream {
         quote! {
             #name => {
                 let op = &operations::#st;
-                match support::decode_arguments::<#in_ty>(op, arguments) {
-                    Err(r) => Err(ToolFailure::rejected(op, r)),
+                match support::admit_arguments::<G, #in_ty>(gate, caller, op, arguments).await {
+                    Err(failure) => Err(failure),
                     Ok((#input_pat, #paging_pat)) => match service.#m(caller #args).await {
                         Ok(#out_pat) => Ok(#body),
                         Err(e) => Err(ToolFailure::from_error(op, e)),
@@ -628,16 +628,18 @@ fn tools_file(api: &Api) -> TokenStream {
         //! MCP tools: each decodes its arguments into the operation's input and calls the same
         //! trait method as the REST route. Descriptors are in `SERVICE.tools_json`.
         #[allow(unused_imports, reason = "`NoInput` is unused when every tool has an input model")]
-        use crate::support::{self, NoInput, Operation, ToolFailure};
+        use crate::support::{self, Gate, NoInput, Operation, ToolFailure};
         use super::{#tname, models, operations};
 
         /// Tool name → operation, in spec order.
         pub static TOOLS: [(&str, &Operation); #n] = [#(#entries),*];
 
-        /// Calls tool `name`; `None` when no tool has that name. Success is the same JSON body
-        /// the REST route answers.
-        pub async fn call_tool<S: #tname>(service: &S, caller: &S::Caller, name: &str, arguments: serde_json::Value)
+        /// Calls tool `name` for a caller `gate` admitted; `None` when no tool has that name.
+        /// Success is the same JSON body the REST route answers; arguments that do not decode are
+        /// reported to the gate, as at the REST route.
+        pub async fn call_tool<S, G>(service: &S, gate: &G, caller: &S::Caller, name: &str, arguments: serde_json::Value)
             -> Option<Result<serde_json::Value, ToolFailure>>
+        where S: #tname, G: Gate<Caller = S::Caller>,
         {
             Some(match name {
                 #(#arms)*

@@ -329,6 +329,12 @@ pub trait Gate: Send + Sync + 'static {
     /// Authenticates, checks the scope and the rate limit of one request.
     fn admit(&self, parts: &mut Parts, op: &'static Operation) -> impl Future<Output = Result<Self::Caller, Response>> + Send;
 
+    /// Told when a request this gate admitted is refused before it reaches the service, because
+    /// its input does not decode or validate (REST or MCP): `code` and `status` are what the
+    /// caller is answered. Every admitted request reaches the service or this method, so a runtime
+    /// that records requests (an audit log) records these too.
+    fn refused(&self, caller: &Self::Caller, op: &'static Operation, code: &'static str, status: u16) -> impl Future<Output = ()> + Send;
+
     /// Largest request body accepted, in bytes.
     fn body_limit(&self) -> usize;
 }
@@ -802,14 +808,36 @@ pub async fn decode_request<I: DeserializeOwned>(op: &'static Operation, parts: 
     Ok((deserialize(service, obj)?, paging))
 }
 
-/// Splits a request, asks the gate to admit it and decodes its input.
+/// Splits a request, asks the gate to admit it and decodes its input. A refused input is
+/// answered here, and the gate is told of it ([`Gate::refused`]).
 pub async fn admit<G: Gate, I: DeserializeOwned>(gate: &G, op: &'static Operation, req: Request) -> Result<(Parts, G::Caller, I, Paging), Response> {
     let (mut parts, body) = req.into_parts();
     let caller = gate.admit(&mut parts, op).await?;
     match decode_request::<I>(op, &mut parts, body, gate.body_limit()).await {
         Ok((input, paging)) => Ok((parts, caller, input, paging)),
-        Err(r) => Err(error_response(op.service, r.code, r.problem, request_id(&parts))),
+        Err(r) => {
+            gate.refused(&caller, op, r.code, status_of(op.service, r.code, 422)).await;
+            Err(error_response(op.service, r.code, r.problem, request_id(&parts)))
+        }
     }
+}
+
+/// Decodes MCP tool arguments for `op`; a refused input is reported to the gate
+/// ([`Gate::refused`]) and becomes the tool failure.
+pub async fn admit_arguments<G: Gate, I: DeserializeOwned>(gate: &G, caller: &G::Caller, op: &'static Operation, arguments: Value) -> Result<(I, Paging), ToolFailure> {
+    match decode_arguments::<I>(op, arguments) {
+        Ok(decoded) => Ok(decoded),
+        Err(r) => {
+            let failure = ToolFailure::rejected(op, r);
+            gate.refused(caller, op, failure.code, failure.status).await;
+            Err(failure)
+        }
+    }
+}
+
+/// The catalog status of `code`, else `fallback`.
+fn status_of(service: &ServiceInfo, code: &str, fallback: u16) -> u16 {
+    service.error(code).map(|e| e.status).unwrap_or(fallback)
 }
 
 fn finish(parts: &Parts, op: &'static Operation, mut resp: Response) -> Response {
@@ -862,7 +890,7 @@ pub struct ToolFailure {
 impl ToolFailure {
     /// From a decoder rejection.
     pub fn rejected(op: &'static Operation, r: Rejection) -> Self {
-        let status = op.service.error(r.code).map(|e| e.status).unwrap_or(422);
+        let status = status_of(op.service, r.code, 422);
         ToolFailure { code: r.code, status, problem: r.problem }
     }
 

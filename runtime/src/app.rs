@@ -12,7 +12,7 @@ use axum::response::Response;
 use axum::routing::get;
 use generated::support::{Problem, ServiceInfo, error_response, request_id};
 
-use crate::auth::{BearerGate, Resource};
+use crate::auth::{BearerGate, Metered, Resource};
 use crate::config::Config;
 use crate::crypto::{self, Keyring};
 use crate::keys::SigningKeys;
@@ -114,7 +114,8 @@ impl AppState {
 
     /// The gate for `resource`: tokens of the configured issuer, and the stored tokens of every
     /// kind (each admitted only where its resource is an accepted audience); scope denials are
-    /// audited in `audit` when given.
+    /// audited in `audit` when given. Whatever rate-limit plans the resource's spec declares, it
+    /// enforces (a service declaring none is not limited).
     fn gate(&self, resource: Resource, audit: Option<Store>) -> BearerGate {
         let stored = vec![
             (crate::tokens::Kind::Personal, self.config.vault_rest_resource()),
@@ -123,6 +124,7 @@ impl AppState {
         BearerGate::new(self.keys.clone(), self.config.issuer(), resource, self.config.body_limit, audit)
             .with_external(self.external.clone())
             .with_stored_tokens(self.store.clone(), stored)
+            .with_limiter(self.limiter.clone())
     }
 }
 
@@ -199,9 +201,10 @@ fn embedded_issuer(state: &AppState) -> Router {
 
 /// The complete application.
 pub fn build(state: &AppState) -> Router {
+    let mcp_gate = Arc::new(state.gate(state.vault_mcp(), Some(state.store.clone())));
     let mcp = crate::mcp::router(
         state.vault.clone(),
-        Arc::new(state.gate(state.vault_mcp(), Some(state.store.clone()))),
+        mcp_gate.clone(),
         state.store.clone(),
         &state.config,
         state.config.body_limit,
@@ -211,19 +214,20 @@ pub fn build(state: &AppState) -> Router {
         panic!("generated MCP tool descriptors do not parse: {e}")
     });
     let origin = state.config.origin();
-    let vault_gate =
-        state.gate(state.vault_rest(), Some(state.store.clone())).with_sessions(state.store.clone(), origin.clone());
-    let vault = generated::vault::router(state.vault.clone(), Arc::new(vault_gate))
-        .layer(catch_panics(&generated::vault::SERVICE));
-    let prospector_gate = Arc::new(
-        state
-            .gate(state.prospector(), None)
-            .with_limiter(state.limiter.clone())
-            .with_sessions(state.store.clone(), origin),
+    let vault_gate = Arc::new(
+        state.gate(state.vault_rest(), Some(state.store.clone())).with_sessions(state.store.clone(), origin.clone()),
     );
+    let vault = generated::vault::router(state.vault.clone(), vault_gate.clone())
+        .layer(catch_panics(&generated::vault::SERVICE));
+    let prospector_gate = Arc::new(state.gate(state.prospector(), None).with_sessions(state.store.clone(), origin));
     let prospector = generated::prospector::router(state.prospector.clone(), prospector_gate.clone())
-        .layer(catch_panics(&generated::prospector::SERVICE))
-        .layer(middleware::from_fn(crate::auth::rate_limit_headers));
+        .layer(catch_panics(&generated::prospector::SERVICE));
+    // Every surface of a service whose spec declares plans is metered: its base path and its
+    // MCP endpoint, each by its own gate, into one bucket per service and token.
+    let mut metered = Metered::default();
+    metered.add(generated::vault::SERVICE.base_path, &vault_gate);
+    metered.add(crate::mcp::path(), &mcp_gate);
+    metered.add(generated::prospector::SERVICE.base_path, &prospector_gate);
     let mut app = Router::new()
         .merge(vault)
         .merge(prospector)
@@ -236,8 +240,10 @@ pub fn build(state: &AppState) -> Router {
         app = app.merge(crate::console::router(state));
     }
     app.fallback(not_found)
-        .layer(middleware::from_fn_with_state(prospector_gate, crate::auth::meter_unrouted))
         .layer(middleware::from_fn_with_state(state.config.http.request_timeout, request_timeout))
+        // Outside the time limit, so a 408 carries the rate-limit headers too.
+        .layer(middleware::from_fn_with_state(Arc::new(metered), crate::auth::meter))
+        // Outside the meter, which buckets anonymous callers by the client address.
         .layer(middleware::from_fn_with_state(
             Arc::new(state.config.trusted_proxies.clone()),
             crate::client_address::layer,
@@ -270,4 +276,3 @@ async fn request_timeout(
         }
     }
 }
-

@@ -73,16 +73,18 @@ pub async fn write(store: &Store, tx: &mut Tx, e: Entry<'_>) -> Result<(), sqlx:
     Ok(())
 }
 
-/// Audits a request the gate refused (scope too low), in its own transaction.
-pub async fn record_denial(
+/// Audits a request answered without running its operation, in its own transaction: one the gate
+/// refused (scope too low: `Denied`) or one whose input the decoder refused (`Failed`).
+pub async fn record_refusal(
     store: &Store,
     caller: &Caller,
     op: &Operation,
+    outcome: Outcome,
     code: &str,
     status: u16,
 ) -> Result<(), sqlx::Error> {
     let mut tx = store.begin().await?;
-    let entry = Entry { caller, op, targets: &[], outcome: Outcome::Denied, status, error_code: Some(code) };
+    let entry = Entry { caller, op, targets: &[], outcome, status, error_code: Some(code) };
     write(store, &mut tx, entry).await?;
     tx.commit().await
 }

@@ -77,9 +77,9 @@ pub struct BearerGate {
     issuer: String,
     resource: Resource,
     body_limit: usize,
-    /// Where scope denials are audited (the vault).
+    /// Where scope denials and refused inputs are audited (the vault).
     store: Option<Store>,
-    /// Per-token, per-plan rate limits (the prospector).
+    /// Per-token, per-plan rate limits, for a service whose spec declares plans.
     limiter: Option<Arc<RateLimiter>>,
     /// Stored tokens accepted here: where they live and, per kind, the resource that kind is
     /// minted for (its audience, checked like a JWT's `aud`).
@@ -90,20 +90,22 @@ pub struct BearerGate {
     external: Option<Arc<crate::idp::ExternalIssuer>>,
 }
 
-/// Filled by the gate with the request's rate-limit decision, read by [`rate_limit_headers`].
+/// Filled by the gate with what it decided for the request's rate limit, read by [`meter`]:
+/// nothing yet (no gate saw the request: [`meter`] counts it), `Some(None)` (an operation the
+/// spec exempts), or the decision whose headers the response carries.
 #[derive(Debug, Clone, Default)]
-pub struct RateSlot(Arc<std::sync::Mutex<Option<Decision>>>);
+pub struct RateSlot(Arc<std::sync::Mutex<Option<Option<Decision>>>>);
 
-/// Response layer: puts the `X-RateLimit-*` headers of the gate's decision on every response.
-pub async fn rate_limit_headers(mut request: axum::extract::Request, next: axum::middleware::Next) -> Response {
-    let slot = RateSlot::default();
-    request.extensions_mut().insert(slot.clone());
-    let mut response = next.run(request).await;
-    let decision = slot.0.lock().ok().and_then(|d| *d);
-    if let Some(d) = decision {
-        d.write_headers(response.headers_mut());
+impl RateSlot {
+    fn put(&self, decision: Option<Decision>) {
+        if let Ok(mut d) = self.0.lock() {
+            *d = Some(decision);
+        }
     }
-    response
+
+    fn get(&self) -> Option<Option<Decision>> {
+        self.0.lock().ok().and_then(|d| *d)
+    }
 }
 
 /// Why a request was not admitted.
@@ -163,37 +165,52 @@ impl BearerGate {
         self
     }
 
-    /// The same gate, also enforcing the service's rate-limit plans.
+    /// The same gate, also enforcing the rate-limit plans its service's spec declares (nothing
+    /// changes for a service that declares none).
     pub fn with_limiter(mut self, limiter: Arc<RateLimiter>) -> Self {
-        self.limiter = Some(limiter);
+        if !self.resource.service.plans.is_empty() {
+            self.limiter = Some(limiter);
+        }
         self
+    }
+
+    /// Whether this gate enforces rate-limit plans.
+    pub fn is_metered(&self) -> bool {
+        self.limiter.is_some()
     }
 
     /// Counts the request against its token (or, unauthenticated, its client address) under the
     /// plan the token names or the service's default; records the decision for the headers.
     async fn count(&self, parts: &Parts, op: &Operation, caller: Option<&Caller>) -> Option<Decision> {
         if !op.rate_limited {
+            // Not counted, and not to be counted as an unrouted request either.
+            if let Some(slot) = parts.extensions.get::<RateSlot>() {
+                slot.put(None);
+            }
             return None;
         }
-        self.count_request(parts, caller).await
+        self.meter(parts, caller).await
     }
 
-    async fn count_request(&self, parts: &Parts, caller: Option<&Caller>) -> Option<Decision> {
+    /// Counts one request of this service against the caller's bucket (one per service and
+    /// token; every surface of the service, REST and MCP, shares it), and records the decision
+    /// for [`meter`] to put in the response headers. `None` when the service declares no plans.
+    pub async fn meter(&self, parts: &Parts, caller: Option<&Caller>) -> Option<Decision> {
         let limiter = self.limiter.as_ref()?;
         let service = self.resource.service;
         let plan_name = caller.and_then(|c| c.plan.as_deref()).or(service.default_plan)?;
         let plan = service.plan(plan_name).or_else(|| service.default_plan.and_then(|p| service.plan(p)))?;
         let key = match caller {
-            Some(c) => format!("token:{}", c.token_id.as_deref().unwrap_or(&c.subject)),
+            Some(c) => format!("{}:token:{}", service.name, c.token_id.as_deref().unwrap_or(&c.subject)),
             // Behind trusted proxies, the client they name (crate::client_address).
             None => match parts.extensions.get::<crate::client_address::ClientAddress>() {
-                Some(client) => format!("anonymous:{client}"),
-                None => "anonymous:unknown".into(),
+                Some(client) => format!("{}:anonymous:{client}", service.name),
+                None => format!("{}:anonymous:unknown", service.name),
             },
         };
         let decision = limiter.check(&key, plan).await;
-        if let Some(mut d) = parts.extensions.get::<RateSlot>().and_then(|slot| slot.0.lock().ok()) {
-            *d = Some(decision);
+        if let Some(slot) = parts.extensions.get::<RateSlot>() {
+            slot.put(Some(decision));
         }
         Some(decision)
     }
@@ -348,33 +365,66 @@ pub fn challenge(resource: &Resource, request_id: Option<&str>, scope: &str, den
 }
 
 impl BearerGate {
-    /// The 429 answer for a refused decision.
-    fn limited(&self, parts: &Parts, d: &Decision) -> Response {
+    /// The 429 answer for a refused decision: the service's envelope, `Retry-After` and the
+    /// `X-RateLimit-*` headers.
+    pub fn limited(&self, parts: &Parts, d: &Decision) -> Response {
         let service = self.resource.service;
-        let retry = d.retry_after.unwrap_or(1);
-        let problem = generated::support::Problem::new(format!(
-            "Rate limit of {} requests exceeded; retry in {retry} seconds.",
-            d.limit
-        ))
-        .with("limit", d.limit)
-        .with("retry_after", retry);
+        let problem = rate_limited_problem(d);
         let mut resp = error_response(service, service.roles.rate_limited, problem, request_id(parts));
         d.write_headers(resp.headers_mut());
         resp
     }
 }
 
-/// Response layer for requests under a rate-limited service's base path that no operation
-/// admitted (unknown paths, wrong methods): they count against the caller too and carry the
-/// `X-RateLimit-*` headers, so every response of the service does.
-pub async fn meter_unrouted(
-    axum::extract::State(gate): axum::extract::State<Arc<BearerGate>>,
-    request: axum::extract::Request,
+/// What a refused request is told: the limit and the seconds to wait (`details.limit`,
+/// `details.retry_after`).
+pub fn rate_limited_problem(d: &Decision) -> Problem {
+    let retry = d.retry_after.unwrap_or(1);
+    Problem::new(format!("Rate limit of {} requests exceeded; retry in {retry} seconds.", d.limit))
+        .with("limit", d.limit)
+        .with("retry_after", retry)
+}
+
+/// The surfaces of services whose specs declare rate-limit plans: each path prefix a surface
+/// answers (a base path, an MCP endpoint) with its gate. What [`meter`] needs.
+#[derive(Debug, Clone, Default)]
+pub struct Metered(Vec<(&'static str, Arc<BearerGate>)>);
+
+impl Metered {
+    /// Adds the surface at `path` behind `gate`, when the gate is metered (its service's spec
+    /// declares plans).
+    pub fn add(&mut self, path: &'static str, gate: &Arc<BearerGate>) {
+        if gate.is_metered() {
+            self.0.push((path, gate.clone()));
+        }
+    }
+
+    /// The gate of the metered service answering `path`. Public discovery documents under a
+    /// service's path (`/.well-known/…`, RFC 9728) are the platform's, not the service's.
+    fn gate_for(&self, path: &str) -> Option<&Arc<BearerGate>> {
+        let under = |base: &str| path == base || path.strip_prefix(base).is_some_and(|rest| rest.starts_with('/'));
+        if path.contains("/.well-known/") {
+            return None;
+        }
+        self.0.iter().find(|(p, _)| under(p)).map(|(_, gate)| gate)
+    }
+}
+
+/// Response layer: every response of a metered service carries the `X-RateLimit-*` headers, errors
+/// included. The gate records its decision for the request (REST operations, MCP requests); a
+/// request no gate counted (an unknown path or a wrong method under the service's base path, a
+/// body refused before the MCP layer read it) is authenticated and counted here, and refused
+/// like any other when the caller's bucket is empty.
+pub async fn meter(
+    axum::extract::State(metered): axum::extract::State<Arc<Metered>>,
+    mut request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    if !request.uri().path().starts_with(gate.resource.service.base_path) {
+    let Some(gate) = metered.gate_for(request.uri().path()).cloned() else {
         return next.run(request).await;
-    }
+    };
+    let slot = RateSlot::default();
+    request.extensions_mut().insert(slot.clone());
     // Keep only what authenticating and counting read, not a copy of the whole request.
     let mut probe = axum::extract::Request::new(());
     for name in [header::AUTHORIZATION, header::HeaderName::from_static("x-request-id")] {
@@ -386,12 +436,15 @@ pub async fn meter_unrouted(
         probe.extensions_mut().insert(*c);
     }
     let mut response = next.run(request).await;
-    if response.headers().contains_key("x-ratelimit-limit") {
+    if let Some(seen) = slot.get() {
+        if let Some(d) = seen {
+            d.write_headers(response.headers_mut());
+        }
         return response;
     }
     let (probe, ()) = probe.into_parts();
     let caller = gate.authenticate(&probe).await.ok();
-    match gate.count_request(&probe, caller.as_ref()).await {
+    match gate.meter(&probe, caller.as_ref()).await {
         Some(d) if !d.allowed => gate.limited(&probe, &d),
         Some(d) => {
             d.write_headers(response.headers_mut());
@@ -418,11 +471,22 @@ impl Gate for BearerGate {
         if let Some(store) = &self.store {
             let code = self.resource.service.roles.insufficient_scope;
             // A denial that cannot be audited is still a denial; log the audit failure.
-            if let Err(e) = crate::audit::record_denial(store, &caller, op, code, 403).await {
+            let denied = crate::audit::Outcome::Denied;
+            if let Err(e) = crate::audit::record_refusal(store, &caller, op, denied, code, 403).await {
                 tracing::error!(operation = op.id, error = %e, "could not audit a scope denial");
             }
         }
         Err(self.deny(parts, op, Denial::InsufficientScope))
+    }
+
+    /// Audits the refused input as a `failed` row, where this gate audits (the vault).
+    async fn refused(&self, caller: &Caller, op: &'static Operation, code: &'static str, status: u16) {
+        let Some(store) = &self.store else { return };
+        let failed = crate::audit::Outcome::Failed;
+        // The answer stands whether or not it is audited; log the audit failure.
+        if let Err(e) = crate::audit::record_refusal(store, caller, op, failed, code, status).await {
+            tracing::error!(operation = op.id, error = %e, "could not audit a refused input");
+        }
     }
 
     fn body_limit(&self) -> usize {

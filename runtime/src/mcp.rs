@@ -33,12 +33,17 @@ use serde_json::{Value, json};
 
 use crate::audit;
 use crate::auth::{BearerGate, Caller, Denial, challenge};
+use crate::ratelimit::Decision;
 use crate::store::Store;
 use crate::vault::Vault;
 
 /// JSON-RPC error code for "the token's scope is too low": outside −32768..−32000, which the
 /// JSON-RPC and MCP specifications reserve.
 pub const INSUFFICIENT_SCOPE_CODE: i64 = -31403;
+
+/// JSON-RPC error code for "the token's rate limit is exhausted" (sent with HTTP 429), outside
+/// the reserved range like [`INSUFFICIENT_SCOPE_CODE`].
+pub const RATE_LIMITED_CODE: i64 = -31429;
 
 /// Path of the MCP endpoint.
 pub fn path() -> &'static str {
@@ -49,14 +54,16 @@ pub fn path() -> &'static str {
 #[derive(Clone)]
 pub struct VaultMcp {
     vault: Arc<Vault>,
+    /// The endpoint's gate: told of tool calls whose arguments are refused (it audits them).
+    gate: Arc<BearerGate>,
     tools: Arc<Vec<Tool>>,
 }
 
 impl VaultMcp {
     /// Parses the generated descriptors once.
-    pub fn new(vault: Arc<Vault>) -> anyhow::Result<Self> {
+    pub fn new(vault: Arc<Vault>, gate: Arc<BearerGate>) -> anyhow::Result<Self> {
         let tools: Vec<Tool> = serde_json::from_str(generated::vault::SERVICE.tools_json)?;
-        Ok(VaultMcp { vault, tools: Arc::new(tools) })
+        Ok(VaultMcp { vault, gate, tools: Arc::new(tools) })
     }
 }
 
@@ -104,7 +111,7 @@ impl ServerHandler for VaultMcp {
             .cloned()
             .ok_or_else(|| McpError::internal_error("request was not authenticated", None))?;
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        match generated::vault::tools::call_tool(&*self.vault, &caller, &request.name, arguments).await {
+        match generated::vault::tools::call_tool(&*self.vault, &*self.gate, &caller, &request.name, arguments).await {
             None => Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None)),
             Some(Ok(value)) => Ok(CallToolResult::structured(value).into()),
             Some(Err(failure)) => {
@@ -152,20 +159,32 @@ async fn authorize(State(guard): State<Guard>, request: Request, next: Next) -> 
     if parts.method == axum::http::Method::OPTIONS {
         return next.run(Request::from_parts(parts, body)).await;
     }
+    // Every request counts against the caller's bucket of the service (the same one as its REST
+    // requests), before the scope check, as at the REST gate.
     let mut caller = match guard.gate.authenticate(&parts).await {
         Ok(c) => c,
-        Err(denial) => return challenge(&resource, rid.as_deref(), lowest, denial),
+        Err(denial) => {
+            if let Some(d) = guard.gate.meter(&parts, None).await.filter(|d| !d.allowed) {
+                return rate_limited(&guard.gate, &parts, &d, None);
+            }
+            return challenge(&resource, rid.as_deref(), lowest, denial);
+        }
     };
     let bytes: Bytes = match axum::body::to_bytes(body, guard.body_limit).await {
         Ok(b) => b,
         Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response(),
     };
-    if let Ok(message) = serde_json::from_slice::<Value>(&bytes) {
+    let message = serde_json::from_slice::<Value>(&bytes).ok();
+    if let Some(d) = guard.gate.meter(&parts, Some(&caller)).await.filter(|d| !d.allowed) {
+        return rate_limited(&guard.gate, &parts, &d, message.as_ref().and_then(|m| m.get("id")).cloned());
+    }
+    if let Some(message) = message {
         let (scope, op) = required(&message);
         if !resource.service.satisfies(caller.scopes.iter().map(String::as_str), scope) {
             if let Some(op) = op {
                 let code = resource.service.roles.insufficient_scope;
-                if let Err(e) = audit::record_denial(&guard.store, &caller, op, code, 403).await {
+                let denied = audit::Outcome::Denied;
+                if let Err(e) = audit::record_refusal(&guard.store, &caller, op, denied, code, 403).await {
                     tracing::error!(operation = op.id, error = %e, "could not audit a scope denial");
                 }
             }
@@ -175,6 +194,29 @@ async fn authorize(State(guard): State<Guard>, request: Request, next: Next) -> 
     caller.request_id = rid.unwrap_or_default();
     parts.extensions.insert(caller);
     next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
+
+/// HTTP 429 with `Retry-After` and the `X-RateLimit-*` headers, and a JSON-RPC error answering
+/// the request's id (`null` when it could not be read) with [`RATE_LIMITED_CODE`] and, in `data`,
+/// the service's error code, the limit and the seconds to wait.
+fn rate_limited(gate: &BearerGate, parts: &axum::http::request::Parts, d: &Decision, id: Option<Value>) -> Response {
+    let rest = gate.limited(parts, d);
+    let problem = crate::auth::rate_limited_problem(d);
+    let mut data = problem.details;
+    data.insert("code".into(), json!(gate.resource().service.roles.rate_limited));
+    data.insert("request_id".into(), json!(request_id(parts)));
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": id.unwrap_or(Value::Null),
+        "error": { "code": RATE_LIMITED_CODE, "message": problem.message, "data": data },
+    });
+    let mut resp = (StatusCode::TOO_MANY_REQUESTS, axum::Json(body)).into_response();
+    for (name, value) in rest.headers() {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            resp.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    resp
 }
 
 /// HTTP 403 with the same challenge as REST and a JSON-RPC error body naming the scope.
@@ -242,7 +284,7 @@ pub fn router(
     config: &crate::config::Config,
     body_limit: usize,
 ) -> anyhow::Result<Router> {
-    let handler = VaultMcp::new(vault)?;
+    let handler = VaultMcp::new(vault, gate.clone())?;
     let service = StreamableHttpService::new(
         move || Ok(handler.clone()),
         Arc::new(NeverSessionManager::default()),

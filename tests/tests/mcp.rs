@@ -482,3 +482,22 @@ fn every_tool_input_schema_matches_its_openapi_operation() {
         assert_eq!(tool_required, required, "{name}: same required fields");
     }
 }
+
+#[tokio::test]
+async fn tool_calls_refused_as_invalid_are_audited_as_failed() {
+    let (server, _, _) = setup().await;
+    let admin = server.token_for("alice", "acme", "vault:admin");
+    let mcp = Mcp { server: &server, token: Some(admin.clone()), version: "2025-11-25" };
+    let (s, _, b) = mcp.call(1, "vault.store_credential", json!({"key": "bad key!", "value": "v"})).await;
+    assert_eq!((s, &b["result"]["isError"]), (200, &json!(true)), "{b}");
+    assert_eq!(b["result"]["structuredContent"]["error"]["code"], "request/invalid");
+    let (_, audit) = server.call("GET", "/api/v1/audit?operation=store_credential", &admin, None).await;
+    let rows = audit["data"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "one row for the refused tool call: {rows:?}");
+    assert_eq!(
+        (&rows[0]["outcome"], &rows[0]["status"], &rows[0]["error_code"]),
+        (&json!("failed"), &json!(422), &json!("request/invalid")),
+        "{}",
+        rows[0]
+    );
+}

@@ -152,3 +152,123 @@ async fn headers_are_on_401_404_422_and_429_too() {
     assert_eq!(wrong_method.status(), 405);
     assert_eq!(header(&wrong_method, "x-ratelimit-remaining"), 56, "so does a wrong method");
 }
+
+fn vault_token(state: &runtime::AppState, sub: &str, scope: &str) -> String {
+    let c = &state.config;
+    state.keys.mint(&runtime::keys::claims(&c.issuer(), sub, "acme", scope, c.all_resources(), 86_400, None)).unwrap()
+}
+
+fn remaining(resp: &reqwest::Response) -> i64 {
+    header(resp, "x-ratelimit-remaining")
+}
+
+/// A JSON-RPC `tools/call` at the vault's MCP endpoint.
+async fn mcp_call(client: &reqwest::Client, base: &str, token: &str, id: i64) -> reqwest::Response {
+    client
+        .post(format!("{base}/api/mcp"))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .json(&serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "vault.list_credentials", "arguments": {}}}))
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The vault declares a `standard` plan, so the vault is limited by it like the prospector by
+/// its plans: every answer of the service (REST successes and errors, unknown paths and wrong
+/// methods under `/api/v1`, the MCP endpoint) carries the headers and counts against the same
+/// token bucket, and the request past the limit is a 429 with `Retry-After` and the envelope.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_vault_standard_plan_is_enforced_with_headers_on_every_response() {
+    let standard = generated::vault::SERVICE.plan("standard").expect("the vault spec declares `standard`");
+    let limit = i64::from(standard.per_minute);
+    let clock = Arc::new(ManualClock::at(1_767_225_600_000 + 10_000)); // 10 s into a UTC minute
+    let (base, state, _dir) = server_with_clock(clock.clone()).await;
+    runtime::vault::create_tenant(&state.store, "acme", "alice").await.unwrap();
+    let (admin, reader) = (vault_token(&state, "alice", "vault:admin"), vault_token(&state, "alice", "vault:read"));
+    let client = reqwest::Client::new();
+    let api = |p: &str| format!("{base}/api/v1{p}");
+    // One of each kind of answer, each counted: `expected` remaining after it.
+    let mut expected = limit;
+    let answers = vec![
+        ("list", client.get(api("/credentials")).bearer_auth(&admin), 200),
+        (
+            "store",
+            client.post(api("/credentials")).bearer_auth(&admin).json(&serde_json::json!({"key": "k", "value": "v"})),
+            201,
+        ),
+        ("unknown credential", client.get(api("/credentials/missing")).bearer_auth(&admin), 404),
+        ("invalid query", client.get(api("/credentials?kind=bogus")).bearer_auth(&admin), 422),
+        (
+            "malformed body",
+            client.post(api("/folders")).bearer_auth(&admin).header("content-type", "application/json").body("{"),
+            400,
+        ),
+        ("unknown path", client.get(api("/nowhere")).bearer_auth(&admin), 404),
+        ("wrong method", client.delete(api("/credentials")).bearer_auth(&admin), 405),
+    ];
+    for (what, rb, status) in answers {
+        let resp = rb.send().await.unwrap();
+        assert_eq!(resp.status().as_u16(), status, "{what}");
+        assert_eq!(header(&resp, "x-ratelimit-limit"), limit, "{what}: X-RateLimit-Limit is the plan's");
+        assert_eq!(header(&resp, "x-ratelimit-reset"), 1_767_225_660, "{what}: Reset is the minute's end (epoch s)");
+        expected -= 1;
+        assert_eq!(remaining(&resp), expected, "{what}: counted");
+    }
+    // A scope denial counts against the reader's own token, not the admin's.
+    let denied = client.post(api("/credentials/k/archive")).bearer_auth(&reader).send().await.unwrap();
+    assert_eq!(denied.status(), 403);
+    assert_eq!(remaining(&denied), limit - 1, "the reader's own bucket");
+    // No token: counted against the client address, and still carrying the headers.
+    let anonymous = client.get(api("/credentials")).send().await.unwrap();
+    assert_eq!(anonymous.status(), 401);
+    assert_eq!(header(&anonymous, "x-ratelimit-limit"), limit, "401 carries the headers");
+    // MCP tool calls count against the same bucket as REST and carry the same headers.
+    let tool = mcp_call(&client, &base, &admin, 1).await;
+    assert_eq!(tool.status(), 200);
+    expected -= 1;
+    assert_eq!(remaining(&tool), expected, "an MCP tool call counts against the token's bucket");
+    // Spend the rest of the minute.
+    let mut admitted = limit - expected;
+    loop {
+        let resp = client.get(api("/credentials")).bearer_auth(&admin).send().await.unwrap();
+        assert_eq!(header(&resp, "x-ratelimit-limit"), limit);
+        if resp.status() == 429 {
+            assert_eq!(remaining(&resp), 0);
+            assert_eq!(header(&resp, "retry-after"), 50, "Retry-After: seconds to the minute's end");
+            let b: Value = resp.json().await.unwrap();
+            assert_eq!(b["error"]["code"], "rate/limited", "the vault's catalog code: {b}");
+            assert_eq!(b["error"]["details"]["limit"], limit);
+            break;
+        }
+        assert_eq!(resp.status(), 200);
+        admitted += 1;
+        assert_eq!(remaining(&resp), limit - admitted, "Remaining counts down");
+        assert!(admitted <= limit, "more than the plan's {limit} admitted");
+    }
+    assert_eq!(admitted, limit, "exactly the plan's per-minute limit");
+    // Refused on every surface of the service, with the headers.
+    let no_route = client.get(api("/nowhere")).bearer_auth(&admin).send().await.unwrap();
+    assert_eq!((no_route.status().as_u16(), remaining(&no_route)), (429, 0), "unknown paths are refused too");
+    let refused = mcp_call(&client, &base, &admin, 7).await;
+    assert_eq!(refused.status(), 429, "the MCP endpoint refuses with HTTP 429");
+    assert!(header(&refused, "retry-after") >= 1);
+    assert_eq!(remaining(&refused), 0);
+    let b: Value = refused.json().await.unwrap();
+    assert_eq!(b["jsonrpc"], "2.0");
+    assert_eq!(b["id"], 7, "the JSON-RPC error answers the request's id: {b}");
+    assert_eq!(b["error"]["code"], runtime::mcp::RATE_LIMITED_CODE, "{b}");
+    assert_eq!(b["error"]["data"]["code"], "rate/limited");
+    assert!(b["error"]["data"]["retry_after"].as_i64().unwrap() >= 1);
+    // Other tokens, and the next minute, are untouched.
+    let other = client.get(api("/credentials")).bearer_auth(vault_token(&state, "alice", "vault:read")).send();
+    assert_eq!(other.await.unwrap().status(), 200);
+    clock.advance(60_000);
+    let again = client.get(api("/credentials")).bearer_auth(&admin).send().await.unwrap();
+    assert_eq!((again.status().as_u16(), remaining(&again)), (200, limit - 1), "a new minute");
+    // The prospector's limits are its own: a token used on both services has one bucket per service.
+    let prospector = client.get(format!("{base}/v1/prospector/leads")).bearer_auth(&admin).send().await.unwrap();
+    assert_ne!(header(&prospector, "x-ratelimit-limit"), limit, "the prospector's plan, not the vault's");
+}

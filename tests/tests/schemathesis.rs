@@ -50,7 +50,11 @@ async fn the_vault_behaves_as_its_document_says() {
     // Changing role assignments could demote the fuzzing user and turn the rest of the run into
     // 403s; they get their own run with a second administrator the fuzzer cannot learn the name of.
     let role_ops = ["assign_role", "remove_role_assignment"];
-    let mut main = vec!["--max-examples".to_string(), "20".into()];
+    // Every token is on the `standard` plan: stay under its per-minute limit rather than test
+    // 429s (as the prospector's run stays under Team's), and start each run with fresh windows.
+    let standard = generated::vault::SERVICE.plan("standard").expect("the vault declares `standard`");
+    let pace = format!("{}/m", standard.per_minute - 10);
+    let mut main = vec!["--max-examples".to_string(), "20".into(), "--rate-limit".into(), pace.clone()];
     for op in role_ops {
         main.extend(["--exclude-operation-id".to_string(), op.to_string()]);
     }
@@ -61,7 +65,8 @@ async fn the_vault_behaves_as_its_document_says() {
         .call("PUT", "/api/v1/tenants/acme/role-assignments/root", &admin, Some(serde_json::json!({ "role": "admin" })))
         .await;
     assert_eq!(status, 200);
-    let mut roles = vec!["--max-examples".to_string(), "20".into()];
+    server.next_rate_window();
+    let mut roles = vec!["--max-examples".to_string(), "20".into(), "--rate-limit".into(), pace];
     for op in role_ops {
         roles.extend(["--include-operation-id".to_string(), op.to_string()]);
     }

@@ -1,5 +1,5 @@
 //! A report, printed on every `cargo test`, of the optional suites this machine cannot run:
-//! the PostgreSQL half of the storage suites, Redis-shared rate limits, and every suite needing
+//! the PostgreSQL half of the storage suites, Redis-shared rate limits (and a Redis outage), and every suite needing
 //! a tool of `tests::OPTIONAL_TOOLS` (validators, schemathesis, MCP clients, the browser, SDKs). Each skipping test
 //! also returns early on its own; this report makes the skips visible (libtest hides the output of
 //! passing tests). Under `SPECWRIGHT_CI=1` any skip is a failure.
@@ -37,6 +37,17 @@ fn main() -> ExitCode {
     let root = std::process::Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.trim_ascii() == b"0");
     if !root {
         skipped.push("the disk-full fault test (storage_faults.rs): mounting a tmpfs needs root".into());
+    }
+    // runtime/tests/redis_outage.rs starts (and kills) a `redis-server` of its own.
+    let server_bin = std::env::var("REDIS_SERVER_BIN").unwrap_or_else(|_| "redis-server".into());
+    let has_server = std::process::Command::new(&server_bin)
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_server {
+        skipped
+            .push(format!("rate limits across a Redis outage (runtime/tests/redis_outage.rs): no {server_bin} binary"));
     }
     // The same table `common::tool` reads, so no suite can skip without a line here.
     for t in tests::OPTIONAL_TOOLS {

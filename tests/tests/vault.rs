@@ -468,3 +468,66 @@ on_both_backends!(key_rotation_keeps_every_old_version_readable, |server| {
     assert_ne!(before, after, "new writes use the new data key");
     assert_eq!(after, report.data_key);
 });
+
+// The seed: every scoped operation records an audit row. A request the gate admitted and the
+// decoder then refused (bad key, unknown enum value, malformed JSON, unknown field) never reaches
+// the vault, yet it is audited: one `failed` row with the status and code it was answered.
+on_both_backends!(requests_refused_as_invalid_after_the_gate_leave_one_failed_audit_row, |server| {
+    let (admin, _) = acme(&server).await;
+    let client = server.client();
+    let post = |body: &'static str| {
+        client
+            .post(server.url("/api/v1/credentials"))
+            .bearer_auth(&admin)
+            .header("content-type", "application/json")
+            .body(body)
+    };
+    let cases = [
+        (
+            "a key with a space",
+            post(r#"{"key": "bad key!", "value": "v"}"#),
+            "store_credential",
+            422,
+            "request/invalid",
+        ),
+        (
+            "an unknown kind",
+            client.get(server.url("/api/v1/credentials?kind=bogus")).bearer_auth(&admin),
+            "list_credentials",
+            422,
+            "request/invalid",
+        ),
+        ("malformed JSON", post(r#"{"key": "#), "store_credential", 400, "request/malformed"),
+        (
+            "an unknown field",
+            post(r#"{"key": "k2", "value": "v", "tenant_id": "globex"}"#),
+            "store_credential",
+            422,
+            "request/invalid",
+        ),
+    ];
+    let mut sent = Vec::new();
+    for (i, (what, rb, op, status, code)) in cases.into_iter().enumerate() {
+        let id = format!("invalid-input-{i}");
+        let resp = rb.header("x-request-id", &id).send().await.unwrap();
+        let got = resp.status().as_u16();
+        let b: Value = resp.json().await.unwrap();
+        assert_eq!((got, b["error"]["code"].as_str()), (status, Some(code)), "{what}: {b}");
+        sent.push((what, id, op, status, code));
+    }
+    let (s, audit) = server.call("GET", "/api/v1/audit?per_page=100", &admin, None).await;
+    assert_eq!(s, 200, "{audit}");
+    let rows = audit["data"].as_array().unwrap();
+    for (what, id, op, status, code) in sent {
+        let mine: Vec<&Value> = rows.iter().filter(|r| r["request_id"] == id.as_str()).collect();
+        assert_eq!(mine.len(), 1, "{what}: exactly one audit row for request {id}: {rows:?}");
+        let row = mine[0];
+        assert_eq!(
+            (&row["operation"], &row["outcome"], &row["status"], &row["error_code"]),
+            (&json!(op), &json!("failed"), &json!(status), &json!(code)),
+            "{what}: {row}"
+        );
+        assert_eq!((&row["actor"], &row["auth_method"]), (&json!("alice"), &json!("jwt")), "{what}: {row}");
+        assert_eq!(row["targets"], json!([]), "{what}: invalid input names no target");
+    }
+});

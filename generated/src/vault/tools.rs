@@ -3,7 +3,7 @@
 //! trait method as the REST route. Descriptors are in `SERVICE.tools_json`.
 use super::{VaultService, models, operations};
 #[allow(unused_imports, reason = "`NoInput` is unused when every tool has an input model")]
-use crate::support::{self, NoInput, Operation, ToolFailure};
+use crate::support::{self, Gate, NoInput, Operation, ToolFailure};
 /// Tool name → operation, in spec order.
 pub static TOOLS: [(&str, &Operation); 10usize] = [
     ("vault.list_credentials", &operations::LIST_CREDENTIALS),
@@ -17,19 +17,25 @@ pub static TOOLS: [(&str, &Operation); 10usize] = [
     ("vault.read_credential", &operations::REDEEM_LEASE),
     ("vault.revoke_lease", &operations::REVOKE_LEASE),
 ];
-/// Calls tool `name`; `None` when no tool has that name. Success is the same JSON body
-/// the REST route answers.
-pub async fn call_tool<S: VaultService>(
+/// Calls tool `name` for a caller `gate` admitted; `None` when no tool has that name.
+/// Success is the same JSON body the REST route answers; arguments that do not decode are
+/// reported to the gate, as at the REST route.
+pub async fn call_tool<S, G>(
     service: &S,
+    gate: &G,
     caller: &S::Caller,
     name: &str,
     arguments: serde_json::Value,
-) -> Option<Result<serde_json::Value, ToolFailure>> {
+) -> Option<Result<serde_json::Value, ToolFailure>>
+where
+    S: VaultService,
+    G: Gate<Caller = S::Caller>,
+{
     Some(match name {
         "vault.list_credentials" => {
             let op = &operations::LIST_CREDENTIALS;
-            match support::decode_arguments::<models::ListCredentialsInput>(op, arguments) {
-                Err(r) => Err(ToolFailure::rejected(op, r)),
+            match support::admit_arguments::<G, models::ListCredentialsInput>(gate, caller, op, arguments).await {
+                Err(failure) => Err(failure),
                 Ok((input, paging)) => match service.list_credentials(caller, input, paging).await {
                     Ok(out) => Ok(support::page_value(&out, paging)),
                     Err(e) => Err(ToolFailure::from_error(op, e)),
@@ -38,8 +44,8 @@ pub async fn call_tool<S: VaultService>(
         }
         "vault.store_credential" => {
             let op = &operations::STORE_CREDENTIAL;
-            match support::decode_arguments::<models::StoreCredentialInput>(op, arguments) {
-                Err(r) => Err(ToolFailure::rejected(op, r)),
+            match support::admit_arguments::<G, models::StoreCredentialInput>(gate, caller, op, arguments).await {
+                Err(failure) => Err(failure),
                 Ok((input, _paging)) => match service.store_credential(caller, input).await {
                     Ok(out) => Ok(support::data_value(&out)),
                     Err(e) => Err(ToolFailure::from_error(op, e)),
@@ -48,8 +54,8 @@ pub async fn call_tool<S: VaultService>(
         }
         "vault.archive_credential" => {
             let op = &operations::ARCHIVE_CREDENTIAL;
-            match support::decode_arguments::<models::ArchiveCredentialInput>(op, arguments) {
-                Err(r) => Err(ToolFailure::rejected(op, r)),
+            match support::admit_arguments::<G, models::ArchiveCredentialInput>(gate, caller, op, arguments).await {
+                Err(failure) => Err(failure),
                 Ok((input, _paging)) => match service.archive_credential(caller, input).await {
                     Ok(out) => Ok(support::data_value(&out)),
                     Err(e) => Err(ToolFailure::from_error(op, e)),
@@ -58,8 +64,8 @@ pub async fn call_tool<S: VaultService>(
         }
         "vault.restore_credential" => {
             let op = &operations::RESTORE_CREDENTIAL;
-            match support::decode_arguments::<models::RestoreCredentialInput>(op, arguments) {
-                Err(r) => Err(ToolFailure::rejected(op, r)),
+            match support::admit_arguments::<G, models::RestoreCredentialInput>(gate, caller, op, arguments).await {
+                Err(failure) => Err(failure),
                 Ok((input, _paging)) => match service.restore_credential(caller, input).await {
                     Ok(out) => Ok(support::data_value(&out)),
                     Err(e) => Err(ToolFailure::from_error(op, e)),
@@ -68,8 +74,8 @@ pub async fn call_tool<S: VaultService>(
         }
         "vault.rotate_credential" => {
             let op = &operations::ROTATE_CREDENTIAL;
-            match support::decode_arguments::<models::RotateCredentialInput>(op, arguments) {
-                Err(r) => Err(ToolFailure::rejected(op, r)),
+            match support::admit_arguments::<G, models::RotateCredentialInput>(gate, caller, op, arguments).await {
+                Err(failure) => Err(failure),
                 Ok((input, _paging)) => match service.rotate_credential(caller, input).await {
                     Ok(out) => Ok(support::data_value(&out)),
                     Err(e) => Err(ToolFailure::from_error(op, e)),
@@ -78,8 +84,8 @@ pub async fn call_tool<S: VaultService>(
         }
         "vault.list_folders" => {
             let op = &operations::LIST_FOLDERS;
-            match support::decode_arguments::<models::ListFoldersInput>(op, arguments) {
-                Err(r) => Err(ToolFailure::rejected(op, r)),
+            match support::admit_arguments::<G, models::ListFoldersInput>(gate, caller, op, arguments).await {
+                Err(failure) => Err(failure),
                 Ok((input, paging)) => match service.list_folders(caller, input, paging).await {
                     Ok(out) => Ok(support::page_value(&out, paging)),
                     Err(e) => Err(ToolFailure::from_error(op, e)),
@@ -88,8 +94,8 @@ pub async fn call_tool<S: VaultService>(
         }
         "vault.list_my_leases" => {
             let op = &operations::LIST_LEASES;
-            match support::decode_arguments::<models::ListLeasesInput>(op, arguments) {
-                Err(r) => Err(ToolFailure::rejected(op, r)),
+            match support::admit_arguments::<G, models::ListLeasesInput>(gate, caller, op, arguments).await {
+                Err(failure) => Err(failure),
                 Ok((input, paging)) => match service.list_leases(caller, input, paging).await {
                     Ok(out) => Ok(support::page_value(&out, paging)),
                     Err(e) => Err(ToolFailure::from_error(op, e)),
@@ -98,8 +104,8 @@ pub async fn call_tool<S: VaultService>(
         }
         "vault.lease_credential" => {
             let op = &operations::ISSUE_LEASE;
-            match support::decode_arguments::<models::IssueLeaseInput>(op, arguments) {
-                Err(r) => Err(ToolFailure::rejected(op, r)),
+            match support::admit_arguments::<G, models::IssueLeaseInput>(gate, caller, op, arguments).await {
+                Err(failure) => Err(failure),
                 Ok((input, _paging)) => match service.issue_lease(caller, input).await {
                     Ok(out) => Ok(support::data_value(&out)),
                     Err(e) => Err(ToolFailure::from_error(op, e)),
@@ -108,8 +114,8 @@ pub async fn call_tool<S: VaultService>(
         }
         "vault.read_credential" => {
             let op = &operations::REDEEM_LEASE;
-            match support::decode_arguments::<models::RedeemLeaseInput>(op, arguments) {
-                Err(r) => Err(ToolFailure::rejected(op, r)),
+            match support::admit_arguments::<G, models::RedeemLeaseInput>(gate, caller, op, arguments).await {
+                Err(failure) => Err(failure),
                 Ok((input, _paging)) => match service.redeem_lease(caller, input).await {
                     Ok(out) => Ok(support::data_value(&out)),
                     Err(e) => Err(ToolFailure::from_error(op, e)),
@@ -118,8 +124,8 @@ pub async fn call_tool<S: VaultService>(
         }
         "vault.revoke_lease" => {
             let op = &operations::REVOKE_LEASE;
-            match support::decode_arguments::<models::RevokeLeaseInput>(op, arguments) {
-                Err(r) => Err(ToolFailure::rejected(op, r)),
+            match support::admit_arguments::<G, models::RevokeLeaseInput>(gate, caller, op, arguments).await {
+                Err(failure) => Err(failure),
                 Ok((input, _paging)) => match service.revoke_lease(caller, input).await {
                     Ok(out) => Ok(support::data_value(&out)),
                     Err(e) => Err(ToolFailure::from_error(op, e)),

@@ -11,6 +11,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use generated::support::Operation;
 use runtime::keys::{Claims, SigningKeys};
+use runtime::ratelimit::ShiftedClock;
 use runtime::{AppState, Config};
 
 /// A running server.
@@ -21,6 +22,8 @@ pub struct TestServer {
     pub state: AppState,
     /// Its data directory.
     pub dir: tempfile::TempDir,
+    /// The clock its rate limiter reads (the system clock unless a test moves it).
+    pub rate_clock: Arc<ShiftedClock>,
     _db: Option<PgDatabase>,
 }
 
@@ -114,13 +117,22 @@ impl TestServer {
             }
         }
         configure(&mut config);
-        let state = AppState::open(config).await.expect("open state");
+        let rate_clock = Arc::new(ShiftedClock::default());
+        let state = AppState::open_with_clock(config, rate_clock.clone()).await.expect("open state");
         let app = runtime::build(&state);
         let limits = state.config.http;
         tokio::spawn(async move {
             runtime::server::serve(listener, app, limits, std::future::pending()).await.expect("serve");
         });
-        Some(TestServer { base: format!("http://{addr}"), state, dir, _db: db })
+        Some(TestServer { base: format!("http://{addr}"), state, dir, rate_clock, _db: db })
+    }
+
+    /// Starts a fresh rate-limit minute for every token and client address. Both services limit
+    /// each token by its plan (vault tokens: the `standard` plan; prospector tokens: Starter
+    /// unless [`TestServer::team_token`]): a test that sends more in a minute with one token, or
+    /// more unauthenticated requests, calls this rather than meet 429s by accident.
+    pub fn next_rate_window(&self) {
+        self.rate_clock.next_minute();
     }
 
     /// Creates `tenant` with `admin` as its first administrator.
@@ -128,7 +140,8 @@ impl TestServer {
         runtime::vault::create_tenant(&self.state.store, tenant, admin).await.expect("create tenant");
     }
 
-    /// A token for `sub` in `tenant` carrying `scope`.
+    /// A token for `sub` in `tenant` carrying `scope`, with rate-limit buckets of its own (the
+    /// vault's `standard` plan; see [`TestServer::next_rate_window`]).
     pub fn token_for(&self, sub: &str, tenant: &str, scope: &str) -> String {
         let c = &self.state.config;
         self.state

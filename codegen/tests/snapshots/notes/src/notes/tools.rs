@@ -5,29 +5,38 @@
     unused_imports,
     reason = "`NoInput` is unused when every tool has an input model"
 )]
-use crate::support::{self, NoInput, Operation, ToolFailure};
+use crate::support::{self, Gate, NoInput, Operation, ToolFailure};
 use super::{NotesService, models, operations};
 /// Tool name → operation, in spec order.
 pub static TOOLS: [(&str, &Operation); 2usize] = [
     ("notes.list", &operations::LIST_NOTES),
     ("notes.create", &operations::CREATE_NOTE),
 ];
-/// Calls tool `name`; `None` when no tool has that name. Success is the same JSON body
-/// the REST route answers.
-pub async fn call_tool<S: NotesService>(
+/// Calls tool `name` for a caller `gate` admitted; `None` when no tool has that name.
+/// Success is the same JSON body the REST route answers; arguments that do not decode are
+/// reported to the gate, as at the REST route.
+pub async fn call_tool<S, G>(
     service: &S,
+    gate: &G,
     caller: &S::Caller,
     name: &str,
     arguments: serde_json::Value,
-) -> Option<Result<serde_json::Value, ToolFailure>> {
+) -> Option<Result<serde_json::Value, ToolFailure>>
+where
+    S: NotesService,
+    G: Gate<Caller = S::Caller>,
+{
     Some(
         match name {
             "notes.list" => {
                 let op = &operations::LIST_NOTES;
-                match support::decode_arguments::<
+                match support::admit_arguments::<
+                    G,
                     models::ListNotesInput,
-                >(op, arguments) {
-                    Err(r) => Err(ToolFailure::rejected(op, r)),
+                >(gate, caller, op, arguments)
+                    .await
+                {
+                    Err(failure) => Err(failure),
                     Ok((input, paging)) => {
                         match service.list_notes(caller, input, paging).await {
                             Ok(out) => Ok(support::page_value(&out, paging)),
@@ -38,10 +47,13 @@ pub async fn call_tool<S: NotesService>(
             }
             "notes.create" => {
                 let op = &operations::CREATE_NOTE;
-                match support::decode_arguments::<
+                match support::admit_arguments::<
+                    G,
                     models::CreateNoteInput,
-                >(op, arguments) {
-                    Err(r) => Err(ToolFailure::rejected(op, r)),
+                >(gate, caller, op, arguments)
+                    .await
+                {
+                    Err(failure) => Err(failure),
                     Ok((input, _paging)) => {
                         match service.create_note(caller, input).await {
                             Ok(out) => Ok(support::data_value(&out)),
