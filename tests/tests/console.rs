@@ -124,12 +124,7 @@ async fn in_a_real_browser_tokens_are_shown_once_and_revoked_grants_are_managed_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_a_real_browser_under_a_path_prefix_behind_a_proxy() {
     let Some(tools) = browser_tools() else { return };
-    let proxy = common::proxy::Proxy::bind("/sw").await;
-    let public = proxy.public_url();
-    let server = common::TestServer::start_configured(common::Backend::Sqlite, |c| c.public_url = public.clone())
-        .await
-        .expect("SQLite always works");
-    proxy.start(&server.base);
+    let (server, public) = common::proxy::serve_behind("/sw", |_| {}).await;
     in_a_real_browser(tools, &server, &public, "console-behind-proxy").await;
 }
 

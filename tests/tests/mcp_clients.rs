@@ -66,12 +66,7 @@ async fn the_official_python_sdk_completes_the_oauth_flow_through_a_path_strippi
     let Some(python) = common::tool("SPECWRIGHT_MCP_PYTHON") else {
         return;
     };
-    let proxy = common::proxy::Proxy::bind("/sw").await;
-    let public = proxy.public_url();
-    let server = common::TestServer::start_configured(common::Backend::Sqlite, |c| c.public_url = public.clone())
-        .await
-        .expect("SQLite always works");
-    proxy.start(&server.base);
+    let (server, public) = common::proxy::serve_behind("/sw", |_| {}).await;
     python_oauth_flow(&python, &server, &format!("{public}/api/mcp")).await;
 }
 

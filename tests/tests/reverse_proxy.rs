@@ -10,7 +10,6 @@ mod common;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use common::proxy::Proxy;
 use reqwest::Url;
 use reqwest::redirect::Policy;
 use serde_json::{Value, json};
@@ -21,15 +20,7 @@ const CALLBACK: &str = "http://127.0.0.1:53682/callback";
 
 /// A server whose public URL is the proxy's `/sw`, and that URL.
 async fn behind_proxy(configure: impl FnOnce(&mut runtime::Config)) -> (common::TestServer, String) {
-    let proxy = Proxy::bind("/sw").await;
-    let public = proxy.public_url();
-    let server = common::TestServer::start_configured(common::Backend::Sqlite, |c| {
-        c.public_url = public.clone();
-        configure(c);
-    })
-    .await
-    .expect("SQLite always works");
-    proxy.start(&server.base);
+    let (server, public) = common::proxy::serve_behind("/sw", configure).await;
     server.tenant("acme", "alice").await;
     runtime::oauth::users::add(&server.state.store, "alice", "acme", PASSWORD).await.unwrap();
     (server, public)

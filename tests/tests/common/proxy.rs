@@ -76,6 +76,21 @@ impl Proxy {
     }
 }
 
+/// A SQLite server whose public URL is `prefix` on a path-stripping proxy in front of it, and that
+/// public URL; `configure` adjusts the rest of its configuration.
+pub async fn serve_behind(prefix: &str, configure: impl FnOnce(&mut runtime::Config)) -> (super::TestServer, String) {
+    let proxy = Proxy::bind(prefix).await;
+    let public = proxy.public_url();
+    let server = super::TestServer::start_configured(super::Backend::Sqlite, |c| {
+        c.public_url = public.clone();
+        configure(c);
+    })
+    .await
+    .expect("SQLite always works");
+    proxy.start(&server.base);
+    (server, public)
+}
+
 /// Where a request goes on the backend, if this proxy forwards it.
 pub fn target(prefix: &str, path_and_query: &str) -> Option<String> {
     let path = path_and_query.split('?').next().unwrap_or_default();
