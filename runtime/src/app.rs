@@ -255,14 +255,18 @@ pub fn build(state: &AppState) -> Router {
 /// envelope; dropping the handler rolls back its transaction, so nothing is half-written.
 async fn request_timeout(
     axum::extract::State(limit): axum::extract::State<std::time::Duration>,
-    req: Request,
+    mut req: Request,
     next: Next,
 ) -> Response {
     // Kept before the request moves on: no allocation on the path every request takes.
     let (service, id) = (service_for(req.uri().path()), req.headers().get("x-request-id").cloned());
+    let admitted = crate::auth::Admitted::default();
+    req.extensions_mut().insert(admitted.clone());
     match tokio::time::timeout(limit, next.run(req)).await {
         Ok(response) => response,
         Err(_) => {
+            // The handler was dropped (its transaction rolled back); its audit row is written here.
+            admitted.audit_failure(service.roles.request_timeout, 408).await;
             let id = id.as_ref().and_then(|v| v.to_str().ok());
             let problem = Problem::new(format!(
                 "The request was not complete within {} seconds; nothing was changed.",

@@ -108,6 +108,33 @@ impl RateSlot {
     }
 }
 
+/// Filled by an auditing gate with the request it admitted, read by the request-timeout layer:
+/// a request cut off after the gate still leaves its `failed` audit row (every request that
+/// passed the gate records one).
+#[derive(Debug, Clone, Default)]
+pub struct Admitted(Arc<std::sync::Mutex<Option<AdmittedRequest>>>);
+
+/// Where an admitted request is audited, who made it and which operation it was.
+type AdmittedRequest = (Store, Caller, &'static Operation);
+
+impl Admitted {
+    fn set(&self, store: Store, caller: Caller, op: &'static Operation) {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = Some((store, caller, op));
+        }
+    }
+
+    /// Audits the admitted request, if any, as failed with `code` and `status`.
+    pub async fn audit_failure(&self, code: &str, status: u16) {
+        let admitted = self.0.lock().ok().and_then(|mut slot| slot.take());
+        let Some((store, caller, op)) = admitted else { return };
+        let failed = crate::audit::Outcome::Failed;
+        if let Err(e) = crate::audit::record_refusal(&store, &caller, op, failed, code, status).await {
+            tracing::error!(operation = op.id, error = %e, "could not audit a request that timed out");
+        }
+    }
+}
+
 /// Why a request was not admitted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Denial {
@@ -466,6 +493,9 @@ impl Gate for BearerGate {
         let caller = authenticated.map_err(|denial| self.deny(parts, op, denial))?;
         // Seed rule 3: scopes are for Bearer callers; sessions meet RBAC and tenancy only.
         if caller.method == AuthMethod::Session || op.allows(caller.scopes.iter().map(String::as_str)) {
+            if let (Some(store), Some(slot)) = (&self.store, parts.extensions.get::<Admitted>()) {
+                slot.set(store.clone(), caller.clone(), op);
+            }
             return Ok(caller);
         }
         if let Some(store) = &self.store {

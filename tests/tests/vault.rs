@@ -531,3 +531,37 @@ on_both_backends!(requests_refused_as_invalid_after_the_gate_leave_one_failed_au
         assert_eq!(row["targets"], json!([]), "{what}: invalid input names no target");
     }
 });
+
+/// A request the gate admitted and the whole-request deadline then cut off (its body trickled
+/// in) answers 408 and still leaves its `failed` audit row, like any request past the gate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_request_timed_out_after_the_gate_leaves_a_failed_audit_row() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = common::TestServer::start_configured(common::Backend::Sqlite, |c| {
+        c.http.request_timeout = std::time::Duration::from_secs(1);
+    })
+    .await
+    .unwrap();
+    server.tenant("acme", "alice").await;
+    let admin = server.token_for("alice", "acme", "vault:admin");
+    let mut stream = tokio::net::TcpStream::connect(server.base.trim_start_matches("http://")).await.unwrap();
+    let head = format!(
+        "POST /api/v1/credentials HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {admin}\r\nX-Request-Id: slow-1\r\n\
+         Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0u8; 4096];
+    let n = tokio::time::timeout(std::time::Duration::from_secs(10), stream.read(&mut answer)).await.unwrap().unwrap();
+    let text = String::from_utf8_lossy(&answer[..n]).to_string();
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    let (s, audit) = server.call("GET", "/api/v1/audit?per_page=100", &admin, None).await;
+    assert_eq!(s, 200, "{audit}");
+    let rows: Vec<&Value> = audit["data"].as_array().unwrap().iter().filter(|r| r["request_id"] == "slow-1").collect();
+    assert_eq!(rows.len(), 1, "one audit row for the request cut off: {audit}");
+    assert_eq!(
+        (&rows[0]["operation"], &rows[0]["outcome"], &rows[0]["status"], &rows[0]["error_code"]),
+        (&json!("store_credential"), &json!("failed"), &json!(408), &json!("request/timeout")),
+        "{}",
+        rows[0]
+    );
+}
