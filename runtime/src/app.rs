@@ -258,7 +258,7 @@ async fn request_timeout(
     mut req: Request,
     next: Next,
 ) -> Response {
-    // Kept before the request moves on: no allocation on the path every request takes.
+    // Kept before the request moves on (no copy of the path), and the slot the gate marks.
     let (service, id) = (service_for(req.uri().path()), req.headers().get("x-request-id").cloned());
     let admitted = crate::auth::Admitted::default();
     req.extensions_mut().insert(admitted.clone());

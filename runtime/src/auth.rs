@@ -90,44 +90,49 @@ pub struct BearerGate {
     external: Option<Arc<crate::idp::ExternalIssuer>>,
 }
 
-/// Filled by the gate with what it decided for the request's rate limit, read by [`meter`]:
-/// nothing yet (no gate saw the request: [`meter`] counts it), `Some(None)` (an operation the
-/// spec exempts), or the decision whose headers the response carries.
-#[derive(Debug, Clone, Default)]
-pub struct RateSlot(Arc<std::sync::Mutex<Option<Option<Decision>>>>);
+/// A value one layer puts in a request's extensions for another, outer layer to read after the
+/// inner ones ran (request extensions do not travel back with the response).
+#[derive(Debug)]
+pub struct Slot<T>(Arc<std::sync::Mutex<Option<T>>>);
 
-impl RateSlot {
-    fn put(&self, decision: Option<Decision>) {
-        if let Ok(mut d) = self.0.lock() {
-            *d = Some(decision);
-        }
-    }
-
-    fn get(&self) -> Option<Option<Decision>> {
-        self.0.lock().ok().and_then(|d| *d)
+impl<T> Default for Slot<T> {
+    fn default() -> Self {
+        Slot(Arc::default())
     }
 }
 
-/// Filled by an auditing gate with the request it admitted, read by the request-timeout layer:
-/// a request cut off after the gate still leaves its `failed` audit row (every request that
-/// passed the gate records one).
-#[derive(Debug, Clone, Default)]
-pub struct Admitted(Arc<std::sync::Mutex<Option<AdmittedRequest>>>);
+impl<T> Clone for Slot<T> {
+    fn clone(&self) -> Self {
+        Slot(self.0.clone())
+    }
+}
 
-/// Where an admitted request is audited, who made it and which operation it was.
-type AdmittedRequest = (Store, Caller, &'static Operation);
-
-impl Admitted {
-    fn set(&self, store: Store, caller: Caller, op: &'static Operation) {
+impl<T> Slot<T> {
+    fn put(&self, value: T) {
         if let Ok(mut slot) = self.0.lock() {
-            *slot = Some((store, caller, op));
+            *slot = Some(value);
         }
     }
 
+    fn take(&self) -> Option<T> {
+        self.0.lock().ok().and_then(|mut slot| slot.take())
+    }
+}
+
+/// Filled by the gate with what it decided for the request's rate limit, read by [`meter`]:
+/// nothing yet (no gate saw the request: [`meter`] counts it), `Some(None)` (an operation the
+/// spec exempts), or the decision whose headers the response carries.
+pub type RateSlot = Slot<Option<Decision>>;
+
+/// Filled by an auditing gate with the request it admitted (where it is audited, who made it,
+/// which operation), read by the request-timeout layer: a request cut off after the gate still
+/// leaves its `failed` audit row (every request that passed the gate records one).
+pub type Admitted = Slot<(Store, Caller, &'static Operation)>;
+
+impl Admitted {
     /// Audits the admitted request, if any, as failed with `code` and `status`.
     pub async fn audit_failure(&self, code: &str, status: u16) {
-        let admitted = self.0.lock().ok().and_then(|mut slot| slot.take());
-        let Some((store, caller, op)) = admitted else { return };
+        let Some((store, caller, op)) = self.take() else { return };
         let failed = crate::audit::Outcome::Failed;
         if let Err(e) = crate::audit::record_refusal(&store, &caller, op, failed, code, status).await {
             tracing::error!(operation = op.id, error = %e, "could not audit a request that timed out");
@@ -463,7 +468,7 @@ pub async fn meter(
         probe.extensions_mut().insert(*c);
     }
     let mut response = next.run(request).await;
-    if let Some(seen) = slot.get() {
+    if let Some(seen) = slot.take() {
         if let Some(d) = seen {
             d.write_headers(response.headers_mut());
         }
@@ -494,7 +499,7 @@ impl Gate for BearerGate {
         // Seed rule 3: scopes are for Bearer callers; sessions meet RBAC and tenancy only.
         if caller.method == AuthMethod::Session || op.allows(caller.scopes.iter().map(String::as_str)) {
             if let (Some(store), Some(slot)) = (&self.store, parts.extensions.get::<Admitted>()) {
-                slot.set(store.clone(), caller.clone(), op);
+                slot.put((store.clone(), caller.clone(), op));
             }
             return Ok(caller);
         }
