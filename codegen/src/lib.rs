@@ -14,9 +14,6 @@ pub mod spec;
 
 pub use load::{SpecError, SpecErrors, load};
 
-/// The support module every generated service builds on, emitted verbatim.
-const SUPPORT: &str = include_str!("../templates/support.rs");
-
 /// One emitted file: its path relative to the `generated/` folder and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct File {
@@ -63,7 +60,6 @@ pub fn generate(specs: &[(&str, &str)]) -> Result<Vec<File>, SpecErrors> {
     }
     let names: Vec<&str> = apis.iter().map(|a| a.name()).collect();
     files.push(File { path: "src/lib.rs".into(), text: rust::lib_file(&names) });
-    files.push(File { path: "src/support.rs".into(), text: format!("{}\n{SUPPORT}", rust::HEADER) });
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
 }

@@ -135,6 +135,25 @@ fn check_service(c: &mut Collector, spec: &Spec) {
             );
         }
     }
+    let well_known = "/.well-known/oauth-protected-resource";
+    for (what, paths) in [("metadata_paths", &s.metadata_paths), ("mcp_metadata_paths", &s.mcp_metadata_paths)] {
+        for p in paths {
+            if !p.starts_with('/') || p.ends_with('/') || p.contains('{') || !p.contains(well_known) {
+                c.push(
+                    format!("[service] {what}"),
+                    format!("`{p}` is not an absolute path naming `{well_known}`"),
+                    format!("write it like `{well_known}` or `/api/v1{well_known}`"),
+                );
+            }
+        }
+    }
+    if s.mcp_path.is_none() && (!s.mcp_metadata_paths.is_empty() || s.mcp_instructions.is_some()) {
+        c.push(
+            "[service]",
+            "mcp_metadata_paths and mcp_instructions describe an MCP endpoint, but mcp_path is not set",
+            "set mcp_path, or remove them",
+        );
+    }
     let p = &spec.pagination;
     if p.default_per_page < 1 || p.default_per_page > p.max_per_page {
         c.push(

@@ -160,7 +160,7 @@ fn model_struct(model: &Model, api: &Api, is_input: bool) -> TokenStream {
             (true, false) => (quote!(Option<#base>), quote!(#[serde(default, skip_serializing_if = "Option::is_none")])),
             (true, true) => (
                 quote!(Option<Option<#base>>),
-                quote!(#[serde(default, deserialize_with = "crate::support::double_option", skip_serializing_if = "Option::is_none")]),
+                quote!(#[serde(default, deserialize_with = "support::double_option", skip_serializing_if = "Option::is_none")]),
             ),
         };
         quote! { #doc #rename #attr pub #ident: #ty, }
@@ -251,7 +251,7 @@ fn models_file(api: &Api) -> TokenStream {
         //! Request and response payloads and enums, with the field specs the decoder validates against.
         use std::sync::OnceLock;
         use serde::{Deserialize, Serialize};
-        use crate::support::{FieldSpec, Kind, Location};
+        use support::{FieldSpec, Kind, Location};
         #(#enums)*
         #(#models)*
     }
@@ -273,6 +273,10 @@ fn operations_file(api: &Api) -> TokenStream {
     let title = &s.service.title;
     let base = &s.service.base_path;
     let mcp_path = opt(s.service.mcp_path.as_ref());
+    let (metadata_paths, mcp_metadata_paths) = (&s.service.metadata_paths, &s.service.mcp_metadata_paths);
+    let mcp_instructions = opt(s.service.mcp_instructions.as_ref());
+    let audit = s.service.audit;
+    let stored_tokens = s.security.stored_tokens.iter().map(|k| k.as_str());
     let scopes = s.security.scopes.iter().map(|sc| {
         let (n, d, imp) = (&sc.name, &sc.description, &sc.implies);
         quote!(ScopeInfo { name: #n, description: #d, implies: &[#(#imp),*] })
@@ -301,7 +305,7 @@ fn operations_file(api: &Api) -> TokenStream {
     let (dpp, mpp) = (s.pagination.default_per_page, s.pagination.max_per_page);
     let plans = s.rate_limits.iter().flat_map(|rl| rl.plans.iter()).map(|(n, p)| {
         let (t, m, d) = (&p.title, p.per_minute, p.per_day);
-        quote!(crate::support::PlanInfo { name: #n, title: #t, per_minute: #m, per_day: #d })
+        quote!(support::PlanInfo { name: #n, title: #t, per_minute: #m, per_day: #d })
     });
     let default_plan = opt(s.rate_limits.as_ref().map(|r| &r.default_plan));
     let openapi = format!("../../openapi/{name}.json");
@@ -349,12 +353,14 @@ fn operations_file(api: &Api) -> TokenStream {
     let n = api.operations.len();
     quote! {
         //! The operation table: one static `Operation` per route, read by every per-operation layer.
-        use crate::support::{ErrorInfo, ErrorRoles, Method, Operation, ScopeInfo, ServiceInfo};
+        use support::{ErrorInfo, ErrorRoles, Method, Operation, ScopeInfo, ServiceInfo};
         use super::models;
 
         /// The service: scopes, error catalog, pagination, plans and documents.
         pub static SERVICE: ServiceInfo = ServiceInfo {
             name: #name, title: #title, base_path: #base, mcp_path: #mcp_path,
+            metadata_paths: &[#(#metadata_paths),*], mcp_metadata_paths: &[#(#mcp_metadata_paths),*],
+            mcp_instructions: #mcp_instructions, audit: #audit, stored_tokens: &[#(#stored_tokens),*],
             scopes: &[#(#scopes),*],
             errors: &[#(#errors),*],
             roles: ErrorRoles {
@@ -424,7 +430,7 @@ fn errors_file(api: &Api) -> TokenStream {
     });
     quote! {
         //! One closed error enum per operation: only the codes the spec lets it answer.
-        use crate::support::{InternalError, OperationError, Problem};
+        use support::{InternalError, OperationError, Problem};
         #(#enums)*
     }
 }
@@ -480,7 +486,7 @@ fn service_file(api: &Api) -> TokenStream {
         //! The service trait the runtime implements.
         use std::future::Future;
         #[allow(unused_imports, reason = "`Paged`/`Paging` are unused by services without lists")]
-        use crate::support::{Paged, Paging};
+        use support::{Paged, Paging};
         use super::{errors, models};
 
         #[doc = #doc]
@@ -567,7 +573,7 @@ fn router_file(api: &Api) -> TokenStream {
         use axum::response::Response;
         use axum::routing::MethodRouter;
         #[allow(unused_imports, reason = "`NoInput` is unused when every operation has an input model")]
-        use crate::support::{self, Gate, NoInput};
+        use support::{self, Gate, NoInput};
         use super::{#tname, models, operations};
 
         struct App<S, G> {
@@ -628,7 +634,7 @@ fn tools_file(api: &Api) -> TokenStream {
         //! MCP tools: each decodes its arguments into the operation's input and calls the same
         //! trait method as the REST route. Descriptors are in `SERVICE.tools_json`.
         #[allow(unused_imports, reason = "`NoInput` is unused when every tool has an input model")]
-        use crate::support::{self, Gate, NoInput, Operation, ToolFailure};
+        use support::{self, Gate, NoInput, Operation, ToolFailure};
         use super::{#tname, models, operations};
 
         /// Tool name → operation, in spec order.
@@ -646,18 +652,39 @@ fn tools_file(api: &Api) -> TokenStream {
                 _ => return None,
             })
         }
+
+        /// [`call_tool`] for one implementation, as the runtime calls it through `support::Api`.
+        pub struct Dispatch<S>(pub std::sync::Arc<S>);
+
+        impl<S, G> support::Tools<G> for Dispatch<S>
+        where S: #tname, G: Gate<Caller = S::Caller>,
+        {
+            fn call<'a>(&'a self, gate: &'a G, caller: &'a G::Caller, name: &'a str, arguments: serde_json::Value)
+                -> support::ToolCall<'a>
+            {
+                Box::pin(call_tool(&*self.0, gate, caller, name, arguments))
+            }
+        }
     }
 }
 
 fn mod_file(api: &Api) -> TokenStream {
     let tname = trait_name(api);
-    let tools = if api.operations.iter().any(|o| o.def.mcp.is_some()) {
+    let has_tools = api.operations.iter().any(|o| o.def.mcp.is_some());
+    let tools = if has_tools {
         quote!(
             pub mod tools;
         )
     } else {
         quote!()
     };
+    let with_tools = if has_tools { quote!(.with_tools(&tools::TOOLS, tools::Dispatch(service))) } else { quote!() };
+    let api_doc = format!(
+        " `{}` and its implementation `service` as one value the runtime serves: its description, its \
+         operation table, its router{}.",
+        api.name(),
+        if has_tools { " and its MCP tools" } else { "" }
+    );
     let doc = format!(" {}: generated from `spec/{}.toml`.", api.spec.service.title, api.name());
     quote! {
         #![doc = #doc]
@@ -671,6 +698,16 @@ fn mod_file(api: &Api) -> TokenStream {
         pub use operations::{OPERATIONS, SERVICE};
         pub use router::router;
         pub use service::#tname;
+
+        #[doc = #api_doc]
+        pub fn api<S, G>(service: S) -> support::Api<G>
+        where S: #tname, G: support::Gate<Caller = S::Caller>,
+        {
+            let service = std::sync::Arc::new(service);
+            let routes = service.clone();
+            support::Api::new(&SERVICE, &OPERATIONS, move |gate| router(routes.clone(), gate))
+                #with_tools
+        }
     }
 }
 
@@ -705,7 +742,7 @@ pub fn lib_file(services: &[&str]) -> String {
     render(quote! {
         //! Code generated from `spec/` by `cargo xtask generate`. Never edit by hand: change the
         //! spec or the generator (`codegen/`) and regenerate.
-        pub mod support;
+        pub use support;
         #(pub mod #mods;)*
     })
 }

@@ -52,6 +52,21 @@ pub struct Service {
     /// Path of the MCP endpoint when the service exposes MCP tools, e.g. `/api/mcp`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_path: Option<String>,
+    /// Paths where the Protected Resource Metadata (RFC 9728) of the REST API is served besides the
+    /// path RFC 9728 derives from `base_path` (`/.well-known/oauth-protected-resource/api/v1`),
+    /// which is always served. Challenges announce the first of these, else the derived one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metadata_paths: Vec<String>,
+    /// As `metadata_paths`, for the MCP endpoint's document (needs `mcp_path`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_metadata_paths: Vec<String>,
+    /// What MCP clients are told when they connect (`instructions` of the initialize result).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_instructions: Option<String>,
+    /// Whether every scoped operation leaves a row in the platform's audit log: allowed, denied
+    /// (scope) and failed (refused input, errors, timeouts).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub audit: bool,
     /// OpenAPI tags, in display order.
     #[serde(default)]
     pub tags: Vec<TagDef>,
@@ -77,6 +92,31 @@ pub struct Security {
     pub token_url: String,
     /// The scope catalog, lowest tier first.
     pub scopes: Vec<ScopeDef>,
+    /// Kinds of stored (opaque, hashed) tokens the REST API accepts besides the issuer's JWTs:
+    /// `personal` (personal access tokens, `swp_…`) and `api` (API tokens with a rate-limit plan,
+    /// `prs_…`). Tokens of a kind are minted for the REST APIs that accept it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stored_tokens: Vec<StoredToken>,
+}
+
+/// A kind of stored token the platform keeps (hashed) and checks on every request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StoredToken {
+    /// Personal access tokens of a user (`swp_…`).
+    Personal,
+    /// API tokens carrying a rate-limit plan (`prs_…`).
+    Api,
+}
+
+impl StoredToken {
+    /// The name the runtime reads.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StoredToken::Personal => "personal",
+            StoredToken::Api => "api",
+        }
+    }
 }
 
 /// One OAuth scope.

@@ -204,3 +204,22 @@ fn generate_reports_every_problem_of_every_spec_and_emits_nothing() {
         "expected the problems of both invalid specs, in argument order, and none from the valid one"
     );
 }
+
+#[test]
+fn a_metadata_path_outside_the_well_known_prefix() {
+    assert_rejected_with(
+        "metadata_path_not_well_known",
+        &["metadata_path_not_well_known.toml: [service] metadata_paths: `/api/v1/oauth-protected-resource` is not \
+           an absolute path naming `/.well-known/oauth-protected-resource`; fix: write it like \
+           `/.well-known/oauth-protected-resource` or `/api/v1/.well-known/oauth-protected-resource`"],
+    );
+}
+
+#[test]
+fn mcp_settings_without_an_mcp_path() {
+    assert_rejected_with(
+        "mcp_instructions_without_mcp_path",
+        &["mcp_instructions_without_mcp_path.toml: [service]: mcp_metadata_paths and mcp_instructions describe an \
+           MCP endpoint, but mcp_path is not set; fix: set mcp_path, or remove them"],
+    );
+}

@@ -13,8 +13,8 @@ const TASKS: usize = 32;
 
 async fn run(limiter: Arc<RateLimiter>, per_task: usize) -> f64 {
     // A plan no run can exhaust, so every check does the full work.
-    static PLAN: generated::support::PlanInfo =
-        generated::support::PlanInfo { name: "bench", title: "Bench", per_minute: u32::MAX, per_day: u32::MAX };
+    static PLAN: support::PlanInfo =
+        support::PlanInfo { name: "bench", title: "Bench", per_minute: u32::MAX, per_day: u32::MAX };
     let start = Instant::now();
     let handles: Vec<_> = (0..TASKS)
         .map(|t| {

@@ -1,6 +1,7 @@
-//! Assembles the HTTP application: both generated routers behind their gates, the metadata
-//! documents, the OpenAPI documents and Swagger UI (`docs`), health, and the request-id and
-//! client-address layers.
+//! The platform and the server builder: `Server::builder(&platform).service(api)….build()` serves
+//! every registered service's generated router behind its gate, its MCP endpoint, the metadata
+//! documents, the OpenAPI documents and Swagger UI (`docs`), the embedded authorization server,
+//! health, and the request-id, client-address, rate-limit and time-limit layers.
 
 use std::sync::Arc;
 
@@ -8,58 +9,52 @@ use axum::Router;
 use axum::extract::Request;
 use axum::http::{HeaderValue, header};
 use axum::middleware::{self, Next};
+use axum::response::IntoResponse;
 use axum::response::Response;
 use axum::routing::get;
-use generated::support::{Problem, ServiceInfo, error_response, request_id};
+use support::{Problem, ServiceInfo, error_response, request_id};
 
 use crate::auth::{BearerGate, Metered, Resource};
+use crate::catalog::Catalog;
 use crate::config::Config;
-use crate::crypto::{self, Keyring};
 use crate::keys::SigningKeys;
-use crate::prm;
+use crate::mcp::ServiceApi;
+use crate::prm::{self, Surface};
 use crate::ratelimit::{Clock, RateLimiter, SystemClock};
-use crate::services::prospector::Prospector;
 use crate::store::Store;
-use crate::vault::Vault;
 
-/// Everything a running server shares.
+/// What the platform shares with every registered service: settings, the signing keys, the
+/// database, the rate limiter and, when configured, the external identity provider. Opened first;
+/// services are built from it and registered with [`Server::builder`].
 #[derive(Debug, Clone)]
-pub struct AppState {
+pub struct Platform {
     /// Settings.
     pub config: Config,
     /// The embedded authorization server's signing key.
     pub keys: Arc<SigningKeys>,
     /// The database.
     pub store: Store,
-    /// The vault.
-    pub vault: Arc<Vault>,
     /// Rate limits (in process, or in Redis with `REDIS_URL`).
     pub limiter: Arc<RateLimiter>,
-    /// The prospector.
-    pub prospector: Arc<Prospector>,
     /// The external identity provider, when one replaces the embedded authorization server.
     pub external: Option<Arc<crate::idp::ExternalIssuer>>,
 }
 
-impl AppState {
+impl Platform {
     /// Loads (or creates) what the data directory holds and opens (and migrates) the database.
     pub async fn open(config: Config) -> anyhow::Result<Self> {
         Self::open_with_clock(config, Arc::new(SystemClock)).await
     }
 
-    /// As [`AppState::open`], with the clock rate limits read (tests move it by hand).
+    /// As [`Platform::open`], with the clock rate limits read (tests move it by hand).
     pub async fn open_with_clock(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
         crate::config::parse_public_url(&config.public_url).map_err(|e| anyhow::anyhow!("--public-url: {e}"))?;
         let keys = Arc::new(SigningKeys::load_or_create(&config.data_dir)?);
         let store = Store::open_with(config.database_url.as_deref(), &config.data_dir, config.pool).await?;
-        let keyring = Arc::new(Keyring::load(&store, crypto::master_key_source(&config.data_dir)?).await?);
-        let vault = Arc::new(Vault::new(store.clone(), keyring, config.leases));
         let limiter = Arc::new(match &config.redis_url {
             Some(url) => RateLimiter::redis(url, config.replicas, clock).await?,
             None => RateLimiter::local(clock),
         });
-        let prospector =
-            Arc::new(Prospector::new(store.clone(), &config.lead_sources, config.platform_connector.as_deref())?);
         let external = match &config.external_issuer {
             Some(issuer) => {
                 let external = Arc::new(crate::idp::ExternalIssuer::new(issuer, &config.tenant_claim)?);
@@ -74,62 +69,201 @@ impl AppState {
         if config.embedded_issuer() {
             crate::oauth::register_docs_client(&store, &config).await?;
         }
-        Ok(AppState { config, keys, store, vault, limiter, prospector, external })
+        Ok(Platform { config, keys, store, limiter, external })
     }
 
-    /// The protected-resource description of the vault REST API.
-    pub fn vault_rest(&self) -> Resource {
-        Resource {
-            id: self.config.vault_rest_resource(),
-            metadata_url: self.config.url(prm::VAULT_REST_PATHS[0]),
-            service: &generated::vault::SERVICE,
-            also_accepts: Vec::new(),
-        }
-    }
-
-    /// The protected-resource description of the vault MCP endpoint.
-    pub fn vault_mcp(&self) -> Resource {
-        Resource {
-            id: self.config.vault_mcp_resource(),
-            metadata_url: self.config.url(prm::VAULT_MCP_PATHS[1]),
-            service: &generated::vault::SERVICE,
-            // Tokens for the REST audience are refused here unless the operator opts in.
-            also_accepts: if self.config.mcp_accepts_rest_tokens {
-                vec![self.config.vault_rest_resource()]
-            } else {
-                Vec::new()
-            },
-        }
-    }
-
-    /// The protected-resource description of the prospector API.
-    pub fn prospector(&self) -> Resource {
-        Resource {
-            id: self.config.prospector_resource(),
-            metadata_url: self.config.url(prm::PROSPECTOR_PATH),
-            service: &generated::prospector::SERVICE,
-            also_accepts: Vec::new(),
-        }
-    }
-
-    /// The gate for `resource`: tokens of the configured issuer, and the stored tokens of every
-    /// kind (each admitted only where its resource is an accepted audience); scope denials are
-    /// audited in `audit` when given. Whatever rate-limit plans the resource's spec declares, it
-    /// enforces (a service declaring none is not limited).
-    fn gate(&self, resource: Resource, audit: Option<Store>) -> BearerGate {
-        let stored = vec![
-            (crate::tokens::Kind::Personal, self.config.vault_rest_resource()),
-            (crate::tokens::Kind::Api, self.config.prospector_resource()),
-        ];
+    /// The gate of one protected resource: tokens of the configured issuer, and the stored tokens
+    /// of every kind some registered service accepts (each admitted only where its resource is an
+    /// accepted audience); scope denials and refused inputs are audited when the service's spec
+    /// turns audit on. Whatever rate-limit plans the service's spec declares, it enforces (a
+    /// service declaring none is not limited).
+    fn gate(&self, resource: Resource, catalog: &Catalog) -> BearerGate {
+        let stored = [crate::tokens::Kind::Personal, crate::tokens::Kind::Api]
+            .into_iter()
+            .flat_map(|kind| {
+                catalog.stored_token_audiences(&self.config, kind.name()).into_iter().map(move |a| (kind, a))
+            })
+            .collect();
+        let audit = resource.service.audit.then(|| self.store.clone());
         BearerGate::new(self.keys.clone(), self.config.issuer(), resource, self.config.body_limit, audit)
             .with_external(self.external.clone())
             .with_stored_tokens(self.store.clone(), stored)
             .with_limiter(self.limiter.clone())
     }
+
+    /// The protected-resource description of `surface`.
+    fn resource(&self, surface: &Surface) -> Resource {
+        let also_accepts = if surface.mcp && self.config.mcp_accepts_rest_tokens {
+            // Tokens for the REST audience are refused at the MCP endpoint unless the operator opts in.
+            vec![Catalog::rest_resource(&self.config, surface.service)]
+        } else {
+            Vec::new()
+        };
+        Resource {
+            id: surface.resource(&self.config),
+            metadata_url: self.config.url(&surface.announced_path()),
+            service: surface.service,
+            also_accepts,
+        }
+    }
 }
 
-/// Where the embedded authorization server publishes its signing keys.
-pub const JWKS_PATH: &str = "/.well-known/jwks.json";
+/// Serves registered services with everything the platform gives each of them.
+#[derive(Debug)]
+pub struct Server;
+
+impl Server {
+    /// A server over `platform`, to which services are added with [`ServerBuilder::service`].
+    pub fn builder(platform: &Platform) -> ServerBuilder {
+        ServerBuilder {
+            platform: platform.clone(),
+            services: Vec::new(),
+            routes: Router::new(),
+            home: crate::docs::DOCS_PATH.to_string(),
+        }
+    }
+}
+
+/// Collects the services a server serves; [`ServerBuilder::build`] makes the application.
+#[derive(Debug)]
+pub struct ServerBuilder {
+    platform: Platform,
+    services: Vec<ServiceApi>,
+    routes: Router,
+    home: String,
+}
+
+impl ServerBuilder {
+    /// Registers a service: `generated::<service>::api(implementation)`. Its REST API, its MCP
+    /// endpoint (when its spec declares one), their metadata documents, its OpenAPI documents,
+    /// its scopes at the authorization server, rate limits (when it declares plans) and audit
+    /// (when it turns audit on) are served from its spec.
+    pub fn service(mut self, api: ServiceApi) -> Self {
+        self.services.push(api);
+        self
+    }
+
+    /// Adds routes of the application's own (pages of its own, say), served beside the services
+    /// with the same request ids, client address and time limit.
+    pub fn routes(mut self, routes: Router) -> Self {
+        self.routes = self.routes.merge(routes);
+        self
+    }
+
+    /// Where sign-in lands when no page asked for it (a path of this server; the API docs unless
+    /// set).
+    pub fn home(mut self, path: &str) -> Self {
+        self.home = path.to_string();
+        self
+    }
+
+    /// The descriptions of the services registered so far, in order.
+    pub fn catalog(&self) -> Catalog {
+        Catalog::new(self.services.iter().map(|s| s.info()))
+    }
+
+    /// The complete application. Fails when two services claim the same name or path.
+    pub fn build(self) -> anyhow::Result<Router> {
+        let catalog = self.catalog();
+        let routes: Vec<(&'static str, &'static str)> =
+            self.services.iter().flat_map(|a| a.operations().iter().map(|op| (a.info().name, op.full_path))).collect();
+        check_paths(&self.platform.config, &catalog, &routes)?;
+        let state = &self.platform;
+        let origin = state.config.origin();
+        let mut metered = Metered::default();
+        let mut app = Router::new();
+        for api in self.services {
+            let api = Arc::new(api);
+            let info = api.info();
+            for surface in Surface::all(&Catalog::new([info])) {
+                let gate = state.gate(state.resource(&surface), &catalog);
+                if surface.mcp {
+                    let gate = Arc::new(gate);
+                    let mcp = crate::mcp::router(api.clone(), gate.clone(), &state.config, state.config.body_limit)?;
+                    if let Some(mcp) = mcp {
+                        app = app.merge(mcp);
+                        metered.add(surface.path, &gate);
+                    }
+                } else {
+                    // Browsers of the console call the REST APIs with the session cookie.
+                    let gate = Arc::new(gate.with_sessions(state.store.clone(), origin.clone()));
+                    app = app.merge(api.router(gate.clone()).layer(catch_panics(info)));
+                    // Every surface of a service whose spec declares plans is metered: its base path
+                    // and its MCP endpoint, each by its own gate, into one bucket per service and token.
+                    metered.add(surface.path, &gate);
+                }
+            }
+        }
+        let app = app
+            .merge(prm::router(&state.config, &catalog))
+            .merge(crate::docs::router(&state.config, &catalog))
+            .route("/healthz", get(|| async { axum::Json(serde_json::json!({ "status": "ok" })) }))
+            .merge(embedded_issuer(state, &catalog, &self.home))
+            .merge(self.routes);
+        Ok(app
+            .fallback(not_found)
+            .layer(middleware::from_fn_with_state(
+                (state.config.http.request_timeout, catalog.clone()),
+                request_timeout,
+            ))
+            // Outside the time limit, so a 408 carries the rate-limit headers too.
+            .layer(middleware::from_fn_with_state(Arc::new(metered), crate::auth::meter))
+            // Outside the meter, which buckets anonymous callers by the client address.
+            .layer(middleware::from_fn_with_state(
+                Arc::new(state.config.trusted_proxies.clone()),
+                crate::client_address::layer,
+            ))
+            .layer(middleware::from_fn(request_ids))
+            .layer(axum::Extension(catalog)))
+    }
+}
+
+/// Services must not be registered twice, nor share a base or MCP path, a route, a metadata
+/// document path, or a path the platform serves itself: each such mistake is a clear error here
+/// rather than a panic inside the router.
+fn check_paths(config: &Config, catalog: &Catalog, operations: &[(&'static str, &'static str)]) -> anyhow::Result<()> {
+    let mut names = std::collections::BTreeSet::new();
+    for s in catalog.services() {
+        anyhow::ensure!(names.insert(s.name), "the service {} is registered twice", s.name);
+    }
+    let mut seen: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+    let mut claim = |what: String, owner: String| match seen.insert(what.clone(), owner.clone()) {
+        Some(other) if other != owner => anyhow::bail!("{what} is claimed by both {other} and {owner}"),
+        _ => Ok(()),
+    };
+    let platform = "the platform";
+    for path in [
+        "/healthz",
+        "/docs",
+        crate::docs::DOCS_PATH,
+        crate::oauth::JWKS_PATH,
+        crate::oauth::METADATA_PATH,
+        crate::oauth::AUTHORIZE_PATH,
+        crate::oauth::TOKEN_PATH,
+        crate::oauth::REGISTER_PATH,
+        crate::oauth::REVOKE_PATH,
+        crate::oauth::LOGIN_PATH,
+        crate::oauth::LOGOUT_PATH,
+    ] {
+        claim(format!("the path {path}"), platform.into())?;
+    }
+    for s in catalog.services() {
+        claim(format!("the path {}", s.base_path), s.name.into())?;
+        claim(format!("the path {}", crate::docs::document_path(s)), s.name.into())?;
+        if let Some(p) = s.mcp_path {
+            claim(format!("the path {p}"), s.name.into())?;
+        }
+    }
+    for (service, path) in operations {
+        claim(format!("the path {path}"), service.to_string())?;
+    }
+    for surface in Surface::all(catalog) {
+        for p in surface.paths(config) {
+            claim(format!("the path {p}"), surface.service.name.into())?;
+        }
+    }
+    Ok(())
+}
 
 /// Keeps a well-formed inbound `X-Request-Id` (so callers can correlate), replaces anything
 /// else with a fresh UUID, and echoes it on the response.
@@ -145,20 +279,15 @@ async fn request_ids(mut req: Request, next: Next) -> Response {
     resp
 }
 
-/// The service whose catalog answers for `path` (prospector paths use its codes).
-fn service_for(path: &str) -> &'static ServiceInfo {
-    if path.starts_with(generated::prospector::SERVICE.base_path) {
-        &generated::prospector::SERVICE
-    } else {
-        &generated::vault::SERVICE
-    }
-}
-
-async fn not_found(req: Request) -> Response {
+/// A path no route answers: the 404 envelope of the service whose paths hold it (by prefix), or
+/// of the first registered service.
+async fn not_found(axum::Extension(catalog): axum::Extension<Catalog>, req: Request) -> Response {
     let (parts, _) = req.into_parts();
-    let service = service_for(parts.uri.path());
-    let problem = Problem::new(format!("no route for {} {}", parts.method, parts.uri.path()));
-    error_response(service, service.roles.not_found, problem, request_id(&parts))
+    let message = format!("no route for {} {}", parts.method, parts.uri.path());
+    match catalog.for_path(parts.uri.path()) {
+        Some(service) => error_response(service, service.roles.not_found, Problem::new(message), request_id(&parts)),
+        None => (axum::http::StatusCode::NOT_FOUND, message).into_response(),
+    }
 }
 
 /// A safety net: a handler that panics answers the service's 500 envelope (and the panic is
@@ -181,7 +310,7 @@ fn catch_panics(
 /// The embedded authorization server (metadata, endpoints, sign-in) and its public key set
 /// (RFC 7517, read per request since rotation adds keys while the server runs); nothing when an
 /// external issuer is configured.
-fn embedded_issuer(state: &AppState) -> Router {
+fn embedded_issuer(state: &Platform, catalog: &Catalog, home: &str) -> Router {
     if !state.config.embedded_issuer() {
         return Router::new();
     }
@@ -195,76 +324,30 @@ fn embedded_issuer(state: &AppState) -> Router {
             )
         }
     };
-    let server = crate::oauth::AuthServer::new(state.store.clone(), state.keys.clone(), state.config.clone());
-    crate::oauth::router(Arc::new(server)).route(JWKS_PATH, get(jwks))
-}
-
-/// The complete application.
-pub fn build(state: &AppState) -> Router {
-    let mcp_gate = Arc::new(state.gate(state.vault_mcp(), Some(state.store.clone())));
-    let mcp = crate::mcp::router(
-        state.vault.clone(),
-        mcp_gate.clone(),
-        state.store.clone(),
-        &state.config,
-        state.config.body_limit,
-    )
-    .unwrap_or_else(|e| {
-        // The descriptors are generated and checked by tests; failing to parse them is a build defect.
-        panic!("generated MCP tool descriptors do not parse: {e}")
-    });
-    let origin = state.config.origin();
-    let vault_gate = Arc::new(
-        state.gate(state.vault_rest(), Some(state.store.clone())).with_sessions(state.store.clone(), origin.clone()),
-    );
-    let vault = generated::vault::router(state.vault.clone(), vault_gate.clone())
-        .layer(catch_panics(&generated::vault::SERVICE));
-    let prospector_gate = Arc::new(state.gate(state.prospector(), None).with_sessions(state.store.clone(), origin));
-    let prospector = generated::prospector::router(state.prospector.clone(), prospector_gate.clone())
-        .layer(catch_panics(&generated::prospector::SERVICE));
-    // Every surface of a service whose spec declares plans is metered: its base path and its
-    // MCP endpoint, each by its own gate, into one bucket per service and token.
-    let mut metered = Metered::default();
-    metered.add(generated::vault::SERVICE.base_path, &vault_gate);
-    metered.add(crate::mcp::path(), &mcp_gate);
-    metered.add(generated::prospector::SERVICE.base_path, &prospector_gate);
-    let mut app = Router::new()
-        .merge(vault)
-        .merge(prospector)
-        .merge(mcp)
-        .merge(prm::router(&state.config))
-        .merge(crate::docs::router(&state.config))
-        .route("/healthz", get(|| async { axum::Json(serde_json::json!({ "status": "ok" })) }))
-        .merge(embedded_issuer(state));
-    if state.config.embedded_issuer() {
-        app = app.merge(crate::console::router(state));
-    }
-    app.fallback(not_found)
-        .layer(middleware::from_fn_with_state(state.config.http.request_timeout, request_timeout))
-        // Outside the time limit, so a 408 carries the rate-limit headers too.
-        .layer(middleware::from_fn_with_state(Arc::new(metered), crate::auth::meter))
-        // Outside the meter, which buckets anonymous callers by the client address.
-        .layer(middleware::from_fn_with_state(
-            Arc::new(state.config.trusted_proxies.clone()),
-            crate::client_address::layer,
-        ))
-        .layer(middleware::from_fn(request_ids))
+    let server =
+        crate::oauth::AuthServer::new(state.store.clone(), state.keys.clone(), state.config.clone(), catalog.clone())
+            .with_home(home)
+            .with_documentation(crate::docs::DOCS_PATH);
+    crate::oauth::router(Arc::new(server)).route(crate::oauth::JWKS_PATH, get(jwks))
 }
 
 /// A request (its body included) that is not answered within the limit gets the service's 408
 /// envelope; dropping the handler rolls back its transaction, so nothing is half-written.
 async fn request_timeout(
-    axum::extract::State(limit): axum::extract::State<std::time::Duration>,
+    axum::extract::State((limit, catalog)): axum::extract::State<(std::time::Duration, Catalog)>,
     mut req: Request,
     next: Next,
 ) -> Response {
     // Kept before the request moves on (no copy of the path), and the slot the gate marks.
-    let (service, id) = (service_for(req.uri().path()), req.headers().get("x-request-id").cloned());
+    let (service, id) = (catalog.for_path(req.uri().path()), req.headers().get("x-request-id").cloned());
     let admitted = crate::auth::Admitted::default();
     req.extensions_mut().insert(admitted.clone());
     match tokio::time::timeout(limit, next.run(req)).await {
         Ok(response) => response,
         Err(_) => {
+            let Some(service) = service else {
+                return (axum::http::StatusCode::REQUEST_TIMEOUT, "request timeout").into_response();
+            };
             // The handler was dropped (its transaction rolled back); its audit row is written here.
             admitted.audit_failure(service.roles.request_timeout, 408).await;
             let id = id.as_ref().and_then(|v| v.to_str().ok());

@@ -1,10 +1,11 @@
 //! The audit log: one row per scoped operation, allowed, denied or failed. Rows never hold secret
 //! values: only identifiers, the operation, the scope and the outcome.
 
-use generated::support::Operation;
 use sqlx::Row;
+use support::{InternalError, Operation, OperationError};
 
-use crate::auth::Caller;
+use crate::caller::Caller;
+use crate::fault;
 use crate::store::{Nullable, Store, Tx, now_ms};
 
 /// What became of an audited request.
@@ -87,6 +88,47 @@ pub async fn record_refusal(
     let entry = Entry { caller, op, targets: &[], outcome, status, error_code: Some(code) };
     write(store, &mut tx, entry).await?;
     tx.commit().await
+}
+
+/// Ends an audited operation: on success, writes its `allowed` row in `tx` and commits both (fail
+/// closed: no audit row, no change and no result); on failure, rolls `tx` back and records the
+/// `failed` (or, for a 403, `denied`) row in a transaction of its own. Every service whose spec
+/// turns audit on ends each scoped operation through here.
+pub async fn finish<T, E: OperationError + InternalError>(
+    store: &Store,
+    mut tx: Tx,
+    caller: &Caller,
+    op: &'static Operation,
+    targets: &[String],
+    result: Result<T, E>,
+) -> Result<T, E> {
+    match result {
+        Ok(value) => {
+            let entry =
+                Entry { caller, op, targets, outcome: Outcome::Allowed, status: op.success_status, error_code: None };
+            if let Err(e) = write(store, &mut tx, entry).await {
+                return Err(fault(op.id, "writing the audit row", e));
+            }
+            tx.commit().await.map_err(|e| fault(op.id, "committing", e))?;
+            Ok(value)
+        }
+        Err(err) => {
+            drop(tx);
+            let code = err.code();
+            let status = op.service.error(code).map(|e| e.status).unwrap_or(500);
+            let outcome = if status == 403 { Outcome::Denied } else { Outcome::Failed };
+            let entry = Entry { caller, op, targets, outcome, status, error_code: Some(code) };
+            let recorded = async {
+                let mut tx = store.begin().await?;
+                write(store, &mut tx, entry).await?;
+                tx.commit().await
+            };
+            if let Err(e) = recorded.await {
+                tracing::error!(operation = op.id, error = %e, "could not audit a failed operation");
+            }
+            Err(err)
+        }
+    }
 }
 
 /// Reads the `targets` column of an audit row.

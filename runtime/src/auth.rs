@@ -5,56 +5,14 @@ use std::sync::Arc;
 
 use axum::http::{HeaderValue, header, request::Parts};
 use axum::response::Response;
-use generated::support::{Gate, Operation, Problem, ServiceInfo, error_response, request_id};
+use support::{Gate, Operation, Problem, ServiceInfo, error_response, request_id};
 
 use crate::keys::SigningKeys;
 use crate::ratelimit::{Decision, RateLimiter};
 use crate::store::Store;
 use crate::tokens;
 
-/// How the caller authenticated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AuthMethod {
-    /// A JWT access token.
-    Jwt,
-    /// A personal access token.
-    PersonalToken,
-    /// A prospector API token.
-    ApiToken,
-    /// A signed-in browser session (cookie): scopes do not apply, RBAC and tenancy do.
-    Session,
-}
-
-impl AuthMethod {
-    /// Wire name, as in audit rows.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AuthMethod::Jwt => "jwt",
-            AuthMethod::PersonalToken => "personal_token",
-            AuthMethod::ApiToken => "api_token",
-            AuthMethod::Session => "session",
-        }
-    }
-}
-
-/// Who is calling: the authenticated user, their tenant and what their token carries.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Caller {
-    /// The user (`sub`).
-    pub subject: String,
-    /// The user's tenant; every storage access is scoped to it.
-    pub tenant: String,
-    /// Scopes the token carries.
-    pub scopes: Vec<String>,
-    /// Rate-limit plan, when the token names one.
-    pub plan: Option<String>,
-    /// How they authenticated.
-    pub method: AuthMethod,
-    /// The token's id (`jti`, or the personal token's id), for audit.
-    pub token_id: Option<String>,
-    /// The request's `X-Request-Id`, for audit.
-    pub request_id: String,
-}
+pub use crate::caller::{AuthMethod, Caller};
 
 /// One protected resource (a REST API or the MCP endpoint): its identifier, where its Protected
 /// Resource Metadata lives, and the error catalog its answers use.
@@ -77,7 +35,7 @@ pub struct BearerGate {
     issuer: String,
     resource: Resource,
     body_limit: usize,
-    /// Where scope denials and refused inputs are audited (the vault).
+    /// Where scope denials and refused inputs are audited (services whose spec turns audit on).
     store: Option<Store>,
     /// Per-token, per-plan rate limits, for a service whose spec declares plans.
     limiter: Option<Arc<RateLimiter>>,
@@ -204,6 +162,18 @@ impl BearerGate {
             self.limiter = Some(limiter);
         }
         self
+    }
+
+    /// Audits a request refused for its scope as a `denied` row, where this gate audits (REST
+    /// operations and MCP tool calls alike).
+    pub async fn audit_scope_denial(&self, caller: &Caller, op: &'static Operation) {
+        let Some(store) = &self.store else { return };
+        let code = self.resource.service.roles.insufficient_scope;
+        // A denial that cannot be audited is still a denial; log the audit failure.
+        let denied = crate::audit::Outcome::Denied;
+        if let Err(e) = crate::audit::record_refusal(store, caller, op, denied, code, 403).await {
+            tracing::error!(operation = op.id, error = %e, "could not audit a scope denial");
+        }
     }
 
     /// Whether this gate enforces rate-limit plans.
@@ -503,18 +473,11 @@ impl Gate for BearerGate {
             }
             return Ok(caller);
         }
-        if let Some(store) = &self.store {
-            let code = self.resource.service.roles.insufficient_scope;
-            // A denial that cannot be audited is still a denial; log the audit failure.
-            let denied = crate::audit::Outcome::Denied;
-            if let Err(e) = crate::audit::record_refusal(store, &caller, op, denied, code, 403).await {
-                tracing::error!(operation = op.id, error = %e, "could not audit a scope denial");
-            }
-        }
+        self.audit_scope_denial(&caller, op).await;
         Err(self.deny(parts, op, Denial::InsufficientScope))
     }
 
-    /// Audits the refused input as a `failed` row, where this gate audits (the vault).
+    /// Audits the refused input as a `failed` row, where this gate audits.
     async fn refused(&self, caller: &Caller, op: &'static Operation, code: &'static str, status: u16) {
         let Some(store) = &self.store else { return };
         let failed = crate::audit::Outcome::Failed;

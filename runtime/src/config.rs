@@ -34,19 +34,12 @@ pub struct Config {
     pub body_limit: usize,
     /// `postgres://…` to use PostgreSQL; `None` for the SQLite file in the data directory.
     pub database_url: Option<String>,
-    /// Lease lifetimes (default and cap).
-    pub leases: crate::vault::LeasePolicy,
-    /// Accept tokens issued for the vault REST API at the MCP endpoint too (off by default).
+    /// Accept tokens issued for a service's REST API at its MCP endpoint too (off by default).
     pub mcp_accepts_rest_tokens: bool,
     /// `redis://…` to share rate-limit counters between server processes; `None` for in-process.
     pub redis_url: Option<String>,
     /// Server processes sharing one Redis (each keeps `limit / replicas` if Redis is unreachable).
     pub replicas: u32,
-    /// Lead sources of the prospector, `NAME=LOCATION` each (a file, a folder, an http(s) feed URL
-    /// or `sample`); the embedded sample feed when empty.
-    pub lead_sources: Vec<String>,
-    /// Base URL of the platform's proposal API; `None` records submissions in the outbox table.
-    pub platform_connector: Option<String>,
     /// Lifetime of an authorization code, in seconds.
     pub oauth_code_ttl_seconds: i64,
     /// An external identity provider's issuer URL: turns the embedded authorization server off
@@ -71,12 +64,9 @@ impl Config {
             data_dir,
             body_limit: DEFAULT_BODY_LIMIT,
             database_url: None,
-            leases: crate::vault::LeasePolicy::default(),
             mcp_accepts_rest_tokens: false,
             redis_url: None,
             replicas: 1,
-            lead_sources: Vec::new(),
-            platform_connector: None,
             oauth_code_ttl_seconds: 60,
             external_issuer: None,
             tenant_claim: "tenant".into(),
@@ -131,26 +121,6 @@ impl Config {
     /// The public URL's origin, which browsers send in `Origin` from this server's pages.
     pub fn origin(&self) -> Origin {
         Origin::of(&self.public_url)
-    }
-
-    /// Resource identifier of the vault REST API.
-    pub fn vault_rest_resource(&self) -> String {
-        self.url(generated::vault::SERVICE.base_path)
-    }
-
-    /// Resource identifier of the vault MCP endpoint.
-    pub fn vault_mcp_resource(&self) -> String {
-        self.url(generated::vault::SERVICE.mcp_path.unwrap_or("/api/mcp"))
-    }
-
-    /// Resource identifier of the prospector API.
-    pub fn prospector_resource(&self) -> String {
-        self.url(generated::prospector::SERVICE.base_path)
-    }
-
-    /// Every resource this server serves (the default audience of minted tokens).
-    pub fn all_resources(&self) -> Vec<String> {
-        vec![self.vault_rest_resource(), self.vault_mcp_resource(), self.prospector_resource()]
     }
 }
 
@@ -233,7 +203,7 @@ mod tests {
         assert_eq!(c.origin().as_str(), "https://example.com");
         assert!(c.origin().matches("https://example.com") && c.origin().matches("HTTPS://EXAMPLE.COM"));
         assert!(!c.origin().matches("https://example.com/sw") && !c.origin().matches("https://example.com:8443"));
-        assert_eq!(c.vault_mcp_resource(), "https://Example.com/sw/api/mcp");
+        assert_eq!(c.url("/api/mcp"), "https://Example.com/sw/api/mcp");
 
         let root = Config::new("127.0.0.1:8080".parse().unwrap(), None, "data".into());
         assert_eq!(root.path("/login"), "/login");

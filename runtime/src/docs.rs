@@ -14,24 +14,30 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
-use generated::support::ServiceInfo;
 use serde_json::{Value, json};
+use support::ServiceInfo;
 
+use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::oauth::{AUTHORIZE_PATH, DOCS_CLIENT_ID, DOCS_REDIRECT_PATH, TOKEN_PATH};
 
 /// Where Swagger UI is served.
 pub const DOCS_PATH: &str = "/docs/";
 
-/// The served documents: their path and which service's document in which version.
-fn documents() -> [(&'static str, &'static ServiceInfo, &'static str); 4] {
-    let (v, p) = (&generated::vault::SERVICE, &generated::prospector::SERVICE);
-    [
-        ("/openapi/vault.json", v, v.openapi_json),
-        ("/openapi/vault.3.0.json", v, v.openapi_30_json),
-        ("/openapi/prospector.json", p, p.openapi_json),
-        ("/openapi/prospector.3.0.json", p, p.openapi_30_json),
-    ]
+/// Where `service`'s OpenAPI 3.1 document is served.
+pub fn document_path(service: &ServiceInfo) -> String {
+    format!("/openapi/{}.json", service.name)
+}
+
+/// The served documents of the registered services: their path and which service's document in
+/// which version (`/openapi/<service>.json`, 3.1, and `/openapi/<service>.3.0.json`).
+fn documents(catalog: &Catalog) -> Vec<(String, &'static ServiceInfo, &'static str)> {
+    catalog
+        .services()
+        .flat_map(|s| {
+            [(document_path(s), s, s.openapi_json), (format!("/openapi/{}.3.0.json", s.name), s, s.openapi_30_json)]
+        })
+        .collect()
 }
 
 /// A generated document as this server serves it: `servers` names the service's base path under
@@ -69,7 +75,7 @@ pub fn with_public_urls(document: &str, service: &ServiceInfo, config: &Config) 
 /// What Swagger UI is configured with, all of it under the public URL.
 struct SwaggerSettings {
     /// Each document's title and URL.
-    documents: Vec<(&'static str, String)>,
+    documents: Vec<(String, String)>,
     /// The page that receives the authorization response (registered for the page's client).
     redirect_url: String,
     /// Whether "Authorize" signs in through the embedded authorization server.
@@ -120,13 +126,13 @@ async fn swagger_file(State(settings): State<Arc<SwaggerSettings>>, tail: Option
     }
 }
 
-/// Swagger UI (`/docs`, `/docs/…`) and the four OpenAPI documents.
-pub fn router(config: &Config) -> Router {
+/// Swagger UI (`/docs`, `/docs/…`) listing every registered service, and their OpenAPI documents.
+pub fn router(config: &Config, catalog: &Catalog) -> Router {
     let settings = Arc::new(SwaggerSettings {
-        documents: vec![
-            ("Credential Vault (OpenAPI 3.1)", config.url("/openapi/vault.json")),
-            ("Lead Prospecting API (OpenAPI 3.1)", config.url("/openapi/prospector.json")),
-        ],
+        documents: catalog
+            .services()
+            .map(|s| (format!("{} (OpenAPI 3.1)", s.title), config.url(&document_path(s))))
+            .collect(),
         redirect_url: config.url(DOCS_REDIRECT_PATH),
         embedded_issuer: config.embedded_issuer(),
     });
@@ -136,10 +142,10 @@ pub fn router(config: &Config) -> Router {
         .route(DOCS_PATH, get(swagger_file))
         .route(&format!("{DOCS_PATH}{{*tail}}"), get(swagger_file))
         .with_state(settings);
-    for (path, service, document) in documents() {
+    for (path, service, document) in documents(catalog) {
         let body: Arc<str> = with_public_urls(document, service, config).into();
         router = router.route(
-            path,
+            &path,
             get(move || {
                 let body = body.clone();
                 async move { ([(header::CONTENT_TYPE, "application/json")], body.to_string()) }
@@ -153,11 +159,59 @@ pub fn router(config: &Config) -> Router {
 mod tests {
     use super::*;
 
+    /// A generated document's shape: relative `servers`, an OAuth flow at the issuer's paths.
+    const DOCUMENT: &str = r#"{
+  "openapi": "3.1.0",
+  "info": { "title": "Example", "version": "1.0.0" },
+  "servers": [{ "url": "/api/v1" }],
+  "paths": {},
+  "components": { "securitySchemes": { "oauth2": { "type": "oauth2", "flows": { "authorizationCode": {
+    "authorizationUrl": "/oauth/authorize", "tokenUrl": "/oauth/token", "scopes": { "example:read": "Read." }
+  } } } } }
+}"#;
+
+    static EXAMPLE: ServiceInfo = ServiceInfo {
+        name: "example",
+        title: "Example",
+        base_path: "/api/v1",
+        mcp_path: None,
+        metadata_paths: &[],
+        mcp_metadata_paths: &[],
+        mcp_instructions: None,
+        audit: false,
+        stored_tokens: &[],
+        scopes: &[],
+        errors: &[],
+        roles: support::ErrorRoles {
+            unauthenticated: "",
+            invalid_token: "",
+            insufficient_scope: "",
+            malformed: "",
+            validation: "",
+            payload_too_large: "",
+            unsupported_media_type: "",
+            not_found: "",
+            method_not_allowed: "",
+            rate_limited: "",
+            internal: "",
+            request_timeout: "",
+            unavailable: "",
+        },
+        default_per_page: 20,
+        max_per_page: 100,
+        plans: &[],
+        default_plan: None,
+        openapi_json: DOCUMENT,
+        openapi_30_json: DOCUMENT,
+        tools_json: "[]",
+    };
+
     #[test]
     fn served_documents_name_the_public_url_and_keep_everything_else() {
         let mut config =
             Config::new("127.0.0.1:8080".parse().unwrap(), Some("https://example.com/sw".into()), ".".into());
-        for (_, service, document) in documents() {
+        let catalog = Catalog::new([&EXAMPLE]);
+        for (_, service, document) in documents(&catalog) {
             let served: Value = serde_json::from_str(&with_public_urls(document, service, &config)).unwrap();
             let mut expected: Value = serde_json::from_str(document).unwrap();
             expected["servers"] = json!([{ "url": format!("https://example.com/sw{}", service.base_path) }]);
@@ -168,7 +222,7 @@ mod tests {
         }
         // With an external issuer, the flows are that issuer's business.
         config.external_issuer = Some("https://idp.example".into());
-        let (_, service, document) = documents()[0];
+        let (_, service, document) = documents(&catalog).swap_remove(0);
         let served: Value = serde_json::from_str(&with_public_urls(document, service, &config)).unwrap();
         let original: Value = serde_json::from_str(document).unwrap();
         assert_eq!(served["components"], original["components"]);

@@ -35,7 +35,7 @@ pub struct Claims {
     pub scope: String,
     /// The user's tenant.
     pub tenant: String,
-    /// Rate-limit plan (prospector), when set.
+    /// Rate-limit plan, when set (services declaring plans read it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<String>,
     /// The OAuth client the token was issued to, when it came from the authorization endpoint.

@@ -1,14 +1,16 @@
-//! Specwright's runtime: serves the generated vault and prospector APIs with authentication,
-//! scope checks, Protected Resource Metadata, the error envelope and the OpenAPI documents.
+//! Specwright's runtime, the platform: serves any generated service registered with
+//! [`Server::builder`] with authentication, scope checks, Protected Resource Metadata, rate limits,
+//! audit, MCP, the error envelope, the OpenAPI documents and their UI.
 
 pub mod app;
 pub mod audit;
 pub mod auth;
+pub mod caller;
+pub mod catalog;
 pub mod client_address;
 pub mod config;
-pub mod console;
-pub mod crypto;
 pub mod docs;
+pub mod fault;
 pub mod idp;
 pub mod keys;
 pub mod mcp;
@@ -16,12 +18,14 @@ pub mod names;
 pub mod oauth;
 pub mod prm;
 pub mod ratelimit;
-pub mod rbac;
 pub mod server;
-pub mod services;
+pub mod sql;
 pub mod store;
+pub mod tenants;
 pub mod tokens;
-pub mod vault;
 
-pub use app::{AppState, build};
+pub use app::{Platform, Server, ServerBuilder};
+pub use catalog::Catalog;
 pub use config::Config;
+pub use fault::fault;
+pub use mcp::ServiceApi;

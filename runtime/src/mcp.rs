@@ -1,4 +1,5 @@
-//! The vault as an MCP server at `/api/mcp` (Streamable HTTP), on the official Rust SDK (rmcp).
+//! A service's MCP tools at its MCP path (Streamable HTTP), on the official Rust SDK (rmcp), for any
+//! registered service whose spec declares an MCP endpoint.
 //!
 //! rmcp speaks the protocol (2025-06-18, 2025-11-25 and 2026-07-28: initialize, notifications,
 //! `tools/list`, `tools/call`, `ping`, `server/discover`, header checks). In front of it an axum
@@ -19,7 +20,6 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use generated::support::{Operation, request_id};
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, InitializeResult, ListToolsResult,
@@ -30,12 +30,13 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
+use support::{Operation, request_id};
 
-use crate::audit;
 use crate::auth::{BearerGate, Caller, Denial, challenge};
 use crate::ratelimit::Decision;
-use crate::store::Store;
-use crate::vault::Vault;
+
+/// A registered service, as the platform serves it.
+pub type ServiceApi = support::Api<BearerGate>;
 
 /// JSON-RPC error code for "the token's scope is too low": outside −32768..−32000, which the
 /// JSON-RPC and MCP specifications reserve.
@@ -45,38 +46,30 @@ pub const INSUFFICIENT_SCOPE_CODE: i64 = -31403;
 /// the reserved range like [`INSUFFICIENT_SCOPE_CODE`].
 pub const RATE_LIMITED_CODE: i64 = -31429;
 
-/// Path of the MCP endpoint.
-pub fn path() -> &'static str {
-    generated::vault::SERVICE.mcp_path.unwrap_or("/api/mcp")
-}
-
-/// The vault's tools, served from the generated descriptors.
+/// One service's tools, served from its generated descriptors.
 #[derive(Clone)]
-pub struct VaultMcp {
-    vault: Arc<Vault>,
+pub struct ToolServer {
+    api: Arc<ServiceApi>,
     /// The endpoint's gate: told of tool calls whose arguments are refused (it audits them).
     gate: Arc<BearerGate>,
     tools: Arc<Vec<Tool>>,
 }
 
-impl VaultMcp {
+impl ToolServer {
     /// Parses the generated descriptors once.
-    pub fn new(vault: Arc<Vault>, gate: Arc<BearerGate>) -> anyhow::Result<Self> {
-        let tools: Vec<Tool> = serde_json::from_str(generated::vault::SERVICE.tools_json)?;
-        Ok(VaultMcp { vault, gate, tools: Arc::new(tools) })
+    pub fn new(api: Arc<ServiceApi>, gate: Arc<BearerGate>) -> anyhow::Result<Self> {
+        let tools: Vec<Tool> = serde_json::from_str(api.info().tools_json)?;
+        Ok(ToolServer { api, gate, tools: Arc::new(tools) })
     }
 }
 
-impl ServerHandler for VaultMcp {
+impl ServerHandler for ToolServer {
     fn get_info(&self) -> InitializeResult {
+        let service = self.api.info();
         let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().build());
-        info.server_info =
-            Implementation::new("specwright-vault", env!("CARGO_PKG_VERSION")).with_title("Credential Vault");
-        info.instructions = Some(
-            "Credential vault. Each tool's description ends with the OAuth scope it needs (SCOPE: vault:read|write|admin). \
-             To use a secret: vault.lease_credential, then vault.read_credential with the lease id (single use)."
-                .into(),
-        );
+        info.server_info = Implementation::new(format!("specwright-{}", service.name), env!("CARGO_PKG_VERSION"))
+            .with_title(service.title);
+        info.instructions = service.mcp_instructions.map(str::to_string);
         info
     }
 
@@ -111,7 +104,7 @@ impl ServerHandler for VaultMcp {
             .cloned()
             .ok_or_else(|| McpError::internal_error("request was not authenticated", None))?;
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        match generated::vault::tools::call_tool(&*self.vault, &*self.gate, &caller, &request.name, arguments).await {
+        match self.api.call_tool(&self.gate, &caller, &request.name, arguments).await {
             None => Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None)),
             Some(Ok(value)) => Ok(CallToolResult::structured(value).into()),
             Some(Err(failure)) => {
@@ -131,30 +124,33 @@ impl ServerHandler for VaultMcp {
 /// What the auth layer needs.
 #[derive(Clone)]
 struct Guard {
+    api: Arc<ServiceApi>,
     gate: Arc<BearerGate>,
-    store: Store,
     body_limit: usize,
 }
 
 /// The scope a JSON-RPC message needs: a tool call needs its operation's; anything else the
 /// lowest tier (enough to connect and list the tools).
-fn required(message: &Value) -> (&'static str, Option<&'static Operation>) {
-    let service = &generated::vault::SERVICE;
-    let lowest = service.scopes.first().map(|s| s.name).unwrap_or("vault:read");
+fn required(api: &ServiceApi, message: &Value) -> (&'static str, Option<&'static Operation>) {
     if message.get("method").and_then(Value::as_str) == Some("tools/call") {
         let name = message.pointer("/params/name").and_then(Value::as_str).unwrap_or_default();
-        if let Some((_, op)) = generated::vault::tools::TOOLS.iter().find(|(n, _)| *n == name) {
-            return (op.scope, Some(*op));
+        if let Some(op) = api.tool(name) {
+            return (op.scope, Some(op));
         }
     }
-    (lowest, None)
+    (lowest(api), None)
+}
+
+/// The lowest scope tier of the service: enough to connect and list the tools.
+fn lowest(api: &ServiceApi) -> &'static str {
+    api.info().scopes.first().map(|s| s.name).unwrap_or_default()
 }
 
 async fn authorize(State(guard): State<Guard>, request: Request, next: Next) -> Response {
     let (mut parts, body) = request.into_parts();
     let resource = guard.gate.resource().clone();
     let rid = request_id(&parts).map(str::to_string);
-    let lowest = generated::vault::SERVICE.scopes.first().map(|s| s.name).unwrap_or("vault:read");
+    let lowest = lowest(&guard.api);
     // OPTIONS preflights carry no credentials; let the transport answer them.
     if parts.method == axum::http::Method::OPTIONS {
         return next.run(Request::from_parts(parts, body)).await;
@@ -179,14 +175,11 @@ async fn authorize(State(guard): State<Guard>, request: Request, next: Next) -> 
         return rate_limited(&guard.gate, &parts, &d, message.as_ref().and_then(|m| m.get("id")).cloned());
     }
     if let Some(message) = message {
-        let (scope, op) = required(&message);
+        let (scope, op) = required(&guard.api, &message);
         if !resource.service.satisfies(caller.scopes.iter().map(String::as_str), scope) {
+            // A denied tool call is audited like a denied REST request.
             if let Some(op) = op {
-                let code = resource.service.roles.insufficient_scope;
-                let denied = audit::Outcome::Denied;
-                if let Err(e) = audit::record_refusal(&guard.store, &caller, op, denied, code, 403).await {
-                    tracing::error!(operation = op.id, error = %e, "could not audit a scope denial");
-                }
+                guard.gate.audit_scope_denial(&caller, op).await;
             }
             return insufficient_scope(&resource, rid.as_deref(), scope, message.get("id").cloned());
         }
@@ -275,32 +268,36 @@ fn transport_config(config: &crate::config::Config) -> StreamableHttpServerConfi
     config
 }
 
-/// The `/api/mcp` route: authorisation layer, JSON-RPC framing, then rmcp's Streamable HTTP
-/// service.
+/// The route at the service's MCP path: authorisation layer, JSON-RPC framing, then rmcp's
+/// Streamable HTTP service. `None` when the service has no MCP endpoint.
 pub fn router(
-    vault: Arc<Vault>,
+    api: Arc<ServiceApi>,
     gate: Arc<BearerGate>,
-    store: Store,
     config: &crate::config::Config,
     body_limit: usize,
-) -> anyhow::Result<Router> {
-    let handler = VaultMcp::new(vault, gate.clone())?;
+) -> anyhow::Result<Option<Router>> {
+    let Some(path) = api.info().mcp_path.filter(|_| api.has_mcp()) else {
+        return Ok(None);
+    };
+    let handler = ToolServer::new(api.clone(), gate.clone())?;
     let service = StreamableHttpService::new(
         move || Ok(handler.clone()),
         Arc::new(NeverSessionManager::default()),
         transport_config(config),
     );
-    let guard = Guard { gate, store, body_limit };
-    Ok(Router::new()
-        .route_service(path(), service)
-        .layer(middleware::from_fn_with_state(body_limit, jsonrpc::check))
-        .layer(middleware::from_fn_with_state(guard, authorize))
-        .layer(middleware::from_fn(no_cache)))
+    let guard = Guard { api, gate, body_limit };
+    Ok(Some(
+        Router::new()
+            .route_service(path, service)
+            .layer(middleware::from_fn_with_state(body_limit, jsonrpc::check))
+            .layer(middleware::from_fn_with_state(guard, authorize))
+            .layer(middleware::from_fn(no_cache)),
+    ))
 }
 
 async fn no_cache(request: Request, next: Next) -> Response {
     let mut resp = next.run(request).await;
-    // Tool results may carry secrets (vault.read_credential).
+    // Tool results may carry secrets (a credential the tool reveals).
     resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     resp
 }

@@ -12,6 +12,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::{Value, json};
 
+use support::ServiceInfo;
+
+use crate::catalog::Catalog;
 use crate::config::Config;
 
 /// A PRM document for `resource`, protected with `scopes`.
@@ -34,21 +37,73 @@ fn respond(doc: Value) -> Response {
     resp
 }
 
-fn scopes(service: &generated::support::ServiceInfo) -> Vec<&'static str> {
+fn scopes(service: &ServiceInfo) -> Vec<&'static str> {
     service.scopes.iter().map(|s| s.name).collect()
 }
 
-/// Paths of the vault REST API's PRM document (the seed's, then the RFC 9728 path-inserted one).
-pub const VAULT_REST_PATHS: [&str; 2] =
-    ["/api/v1/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/api/v1"];
-/// Paths of the vault MCP endpoint's PRM document (the root one, then the path-inserted one).
-pub const VAULT_MCP_PATHS: [&str; 2] =
-    ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/api/mcp"];
-/// Path of the prospector API's PRM document.
-pub const PROSPECTOR_PATH: &str = "/.well-known/oauth-protected-resource/v1/prospector";
-
 /// The well-known prefix of RFC 9728.
-const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
+pub const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
+
+/// One protected resource of a service: its REST API or its MCP endpoint.
+#[derive(Debug, Clone, Copy)]
+pub struct Surface {
+    /// The service.
+    pub service: &'static ServiceInfo,
+    /// The resource's path (the base path, or the MCP path).
+    pub path: &'static str,
+    /// Where the spec also serves its document (the first is announced in challenges).
+    pub declared: &'static [&'static str],
+    /// Whether this is the MCP endpoint.
+    pub mcp: bool,
+}
+
+impl Surface {
+    /// Every protected resource of `catalog`'s services: each REST API, then its MCP endpoint.
+    pub fn all(catalog: &Catalog) -> Vec<Surface> {
+        catalog
+            .services()
+            .flat_map(|s| {
+                let rest = Surface { service: s, path: s.base_path, declared: s.metadata_paths, mcp: false };
+                let mcp =
+                    s.mcp_path.map(|p| Surface { service: s, path: p, declared: s.mcp_metadata_paths, mcp: true });
+                std::iter::once(rest).chain(mcp)
+            })
+            .collect()
+    }
+
+    /// The resource identifier: its path under the public URL.
+    pub fn resource(&self, config: &Config) -> String {
+        config.url(self.path)
+    }
+
+    /// The path of the document challenges announce: the first the spec declares, else the one
+    /// RFC 9728 derives from the resource's path.
+    pub fn announced_path(&self) -> String {
+        self.declared.first().map_or_else(|| format!("{WELL_KNOWN}{}", self.path), |p| p.to_string())
+    }
+
+    /// Every path its document is served at: the declared ones, the RFC 9728 one and, under a public
+    /// URL with a path, the RFC 9728 one for the resource's full path.
+    pub fn paths(&self, config: &Config) -> Vec<String> {
+        let mut paths: Vec<String> = self.declared.iter().map(|p| p.to_string()).collect();
+        paths.push(format!("{WELL_KNOWN}{}", self.path));
+        if !config.base_path().is_empty() {
+            paths.push(rfc9728_path(config, self.path));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        paths.retain(|p| seen.insert(p.clone()));
+        paths
+    }
+
+    /// The document's `resource_name`: the service's title, naming the surface when it has two.
+    pub fn name(&self) -> String {
+        match (self.service.mcp_path.is_some(), self.mcp) {
+            (false, _) => self.service.title.to_string(),
+            (true, false) => format!("{} REST API", self.service.title),
+            (true, true) => format!("{} MCP server", self.service.title),
+        }
+    }
+}
 
 /// The path-inserted well-known path RFC 9728 gives the resource at `path` under the public URL
 /// (`/.well-known/oauth-protected-resource` followed by the resource's whole path).
@@ -56,28 +111,12 @@ fn rfc9728_path(config: &Config, path: &str) -> String {
     format!("{WELL_KNOWN}{}", config.path(path))
 }
 
-/// Routes serving every PRM document.
-pub fn router(config: &Config) -> Router {
-    let vault = scopes(&generated::vault::SERVICE);
-    let rest = document(config, &config.vault_rest_resource(), "Credential Vault REST API", &vault);
-    let mcp = document(config, &config.vault_mcp_resource(), "Credential Vault MCP server", &vault);
-    let prospector = document(
-        config,
-        &config.prospector_resource(),
-        "Lead Prospecting API",
-        &scopes(&generated::prospector::SERVICE),
-    );
+/// Routes serving the PRM document of every protected resource of `catalog`'s services.
+pub fn router(config: &Config, catalog: &Catalog) -> Router {
     let mut r = Router::new();
-    for (paths, resource_path, doc) in [
-        (&VAULT_REST_PATHS[..], generated::vault::SERVICE.base_path, rest),
-        (&VAULT_MCP_PATHS[..], crate::mcp::path(), mcp),
-        (&[PROSPECTOR_PATH][..], generated::prospector::SERVICE.base_path, prospector),
-    ] {
-        let mut paths: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
-        if !config.base_path().is_empty() {
-            paths.push(rfc9728_path(config, resource_path));
-        }
-        for p in paths {
+    for surface in Surface::all(catalog) {
+        let doc = document(config, &surface.resource(config), &surface.name(), &scopes(surface.service));
+        for p in surface.paths(config) {
             let doc = doc.clone();
             r = r.route(&p, get(move || async move { respond(doc) }));
         }

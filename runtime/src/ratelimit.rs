@@ -21,7 +21,7 @@ use std::sync::{Arc, LazyLock, Mutex, Weak};
 use std::time::Duration;
 
 use axum::http::{HeaderMap, HeaderValue};
-use generated::support::PlanInfo;
+use support::PlanInfo;
 
 /// Where "now" comes from; tests move it by hand.
 pub trait Clock: Send + Sync + std::fmt::Debug {

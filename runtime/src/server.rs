@@ -149,7 +149,7 @@ impl Registry {
     }
 }
 
-/// A socket that notes when the first byte of a request arrives on an idle connection.
+/// A socket that records when the first byte of a request arrives on an idle connection.
 struct Tracked {
     stream: TcpStream,
     conn: Arc<Conn>,

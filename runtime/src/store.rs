@@ -34,6 +34,7 @@ use sqlx::AnyConnection;
 use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow, AnyTypeInfo, install_default_drivers};
 use sqlx::encode::{Encode, IsNull};
 use sqlx::error::BoxDynError;
+use sqlx::migrate::Migrator;
 use sqlx::types::Type;
 use sqlx::{Any, AnyPool, Connection, Database, Transaction};
 
@@ -259,6 +260,25 @@ fn bind_all<'q>(
     q
 }
 
+/// The SQLite database in the data directory (platform tables and every service's own).
+pub const DATABASE_FILE: &str = "specwright.db";
+
+/// Data directories of earlier releases kept the database in `vault.db`: it is renamed (with its
+/// `-wal` and `-shm` files) the first time this release opens the directory, so nothing is lost.
+fn adopt_legacy_file(data_dir: &Path, path: &Path) -> Result<()> {
+    let legacy = data_dir.join("vault.db");
+    if path.exists() || !legacy.exists() {
+        return Ok(());
+    }
+    for suffix in ["-wal", "-shm"] {
+        let side = data_dir.join(format!("vault.db{suffix}"));
+        if side.exists() {
+            std::fs::rename(&side, data_dir.join(format!("{DATABASE_FILE}{suffix}")))?;
+        }
+    }
+    std::fs::rename(&legacy, path).with_context(|| format!("renaming {} to {}", legacy.display(), path.display()))
+}
+
 /// Now, in epoch milliseconds.
 pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
@@ -270,7 +290,7 @@ pub fn to_time(ms: i64) -> chrono::DateTime<chrono::Utc> {
 }
 
 impl Store {
-    /// Opens `url`, or the SQLite file `vault.db` in `data_dir` when `url` is `None`, and applies
+    /// Opens `url`, or the SQLite file [`DATABASE_FILE`] in `data_dir` when `url` is `None`, and applies
     /// the migrations of its backend.
     pub async fn open(url: Option<&str>, data_dir: &Path) -> Result<Store> {
         Self::open_with(url, data_dir, PoolSettings::default()).await
@@ -283,7 +303,8 @@ impl Store {
             Some(u) => u.to_string(),
             None => {
                 std::fs::create_dir_all(data_dir)?;
-                let path = data_dir.join("vault.db");
+                let path = data_dir.join(DATABASE_FILE);
+                adopt_legacy_file(data_dir, &path)?;
                 // Create the file owner-only; SQLite gives its -wal and -shm files the same mode.
                 #[cfg(unix)]
                 if !path.exists() {
@@ -300,7 +321,7 @@ impl Store {
         } else {
             anyhow::bail!("DATABASE_URL must be a postgres:// or sqlite: URL");
         };
-        // SQLite allows one writer at a time and every vault operation writes (its audit row), so one
+        // SQLite allows one writer at a time and every audited operation writes (its audit row), so one
         // connection makes requests queue fairly in the pool instead of spinning in SQLite's
         // sleeping busy handler (which gave p99 latencies near a second under load).
         let max = settings.max_connections.unwrap_or(if backend == Backend::Sqlite { 1 } else { 16 }).max(1);
@@ -335,19 +356,31 @@ impl Store {
             });
         }
         let pool = options.connect(&url).await.with_context(|| format!("connecting to the {backend:?} database"))?;
-        match backend {
-            Backend::Sqlite => {
-                sqlx::query("PRAGMA journal_mode = WAL").execute(&pool).await?;
-                sqlx::migrate!("./migrations/sqlite").run(&pool).await.context("migrating the SQLite database")?;
-            }
-            Backend::Postgres => {
-                sqlx::migrate!("./migrations/postgres")
-                    .run(&pool)
-                    .await
-                    .context("migrating the PostgreSQL database")?;
-            }
+        if backend == Backend::Sqlite {
+            sqlx::query("PRAGMA journal_mode = WAL").execute(&pool).await?;
         }
-        Ok(Store { pool, backend, fail_audit: Arc::new(AtomicU32::new(0)), holders: Holders::default() })
+        let store = Store { pool, backend, fail_audit: Arc::new(AtomicU32::new(0)), holders: Holders::default() };
+        // The platform's own tables; each service applies its own when it opens (`Store::migrate`).
+        store
+            .migrate("platform", sqlx::migrate!("./migrations/sqlite"), sqlx::migrate!("./migrations/postgres"))
+            .await?;
+        Ok(store)
+    }
+
+    /// Applies a service's own migrations (`sqlite` or `postgres`, by this store's backend), tracked
+    /// in a table of their own (`_sqlx_migrations_<owner>`), so each service's versions are its own
+    /// and never collide with the platform's or another service's.
+    pub async fn migrate(&self, owner: &str, sqlite: Migrator, postgres: Migrator) -> Result<()> {
+        anyhow::ensure!(
+            !owner.is_empty() && owner.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
+            "migration owner {owner:?}: lowercase letters, digits and _ only"
+        );
+        let mut migrator = match self.backend {
+            Backend::Sqlite => sqlite,
+            Backend::Postgres => postgres,
+        };
+        migrator.dangerous_set_table_name(format!("_sqlx_migrations_{owner}"));
+        migrator.run(&self.pool).await.with_context(|| format!("applying the migrations of {owner}"))
     }
 
     /// The connection pool, for a query outside any transaction.
@@ -395,7 +428,7 @@ impl Store {
         filter: &str,
         order: &str,
         args: &[Arg],
-        paging: generated::support::Paging,
+        paging: support::Paging,
     ) -> Result<(u64, Vec<AnyRow>), sqlx::Error> {
         use sqlx::Row;
         let count = format!("SELECT COUNT(*) FROM {table} WHERE {filter}");

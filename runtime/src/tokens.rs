@@ -7,17 +7,19 @@ use sqlx::Row;
 
 use crate::store::{Store, now_ms};
 
-/// Every vault personal token starts with this, so the gate knows it is not a JWT.
+/// Every personal access token starts with this, so the gate knows it is not a JWT.
 pub const PERSONAL_PREFIX: &str = "swp_";
-/// Every prospector API token starts with this.
+/// Every API token starts with this.
 pub const API_PREFIX: &str = "prs_";
 
 /// Which kind of stored token a secret is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// A vault personal access token (`swp_…`, table `personal_tokens`).
+    /// A personal access token (`swp_…`, table `personal_tokens`), for services whose spec lists
+    /// `personal` in `stored_tokens`.
     Personal,
-    /// A prospector API token (`prs_…`, table `api_tokens`, with a plan).
+    /// An API token (`prs_…`, table `api_tokens`, with a plan), for services whose spec lists
+    /// `api` in `stored_tokens`.
     Api,
 }
 
@@ -30,6 +32,23 @@ impl Kind {
             Some(Kind::Api)
         } else {
             None
+        }
+    }
+
+    /// The kind a spec names in `stored_tokens` (`personal`, `api`).
+    pub fn named(name: &str) -> Option<Kind> {
+        match name {
+            "personal" => Some(Kind::Personal),
+            "api" => Some(Kind::Api),
+            _ => None,
+        }
+    }
+
+    /// The name specs use for this kind.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Personal => "personal",
+            Kind::Api => "api",
         }
     }
 

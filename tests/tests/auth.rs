@@ -4,7 +4,7 @@
 mod common;
 
 use common::{TestServer, all_operations, foreign_keys, request, unsigned};
-use generated::support::Operation;
+use support::Operation;
 
 fn prm_url(server: &TestServer, op: &Operation) -> String {
     if op.service.name == "vault" {
@@ -109,9 +109,9 @@ async fn bad_tokens_get_401_invalid_token() {
     let mut wrong_issuer = good.clone();
     wrong_issuer.iss = "https://idp.example".into();
     let mut vault_only = good.clone();
-    vault_only.aud = vec![server.state.config.vault_rest_resource()];
+    vault_only.aud = vec![server.state.config.url(generated::vault::SERVICE.base_path)];
     let mut prospector_only = good.clone();
-    prospector_only.aud = vec![server.state.config.prospector_resource()];
+    prospector_only.aud = vec![server.state.config.url(generated::prospector::SERVICE.base_path)];
     let cases: Vec<(&str, String, &str)> = vec![
         ("expired", server.sign(&expired), "both"),
         ("wrongly signed", foreign_keys().mint(&good).unwrap(), "both"),

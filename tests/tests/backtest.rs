@@ -6,8 +6,8 @@ mod common;
 
 use chrono::{Duration, Utc};
 use generated::prospector::models::{Budget, BudgetKind, LeadClient, LeadStatus};
-use runtime::services::posting::Posting;
-use runtime::services::{engine, leads, scoring};
+use prospector::posting::Posting;
+use prospector::{engine, leads, scoring};
 use serde_json::{Value, json};
 
 /// 60 closed leads: the ones asking for the configured skills were won, whatever their budget;

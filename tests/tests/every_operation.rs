@@ -23,8 +23,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use generated::support::{Location, Operation};
 use serde_json::{Value, json};
+use support::{Location, Operation};
 
 /// One call as the coverage check sees it.
 #[derive(Debug, Clone)]
@@ -416,12 +416,12 @@ async fn run(backend: common::Backend) {
     let posting = json!([{"id": "first-1", "platform": "upwork", "title": "Rust job without a stated budget",
                           "description": "A posting that states no budget.", "skills": ["rust"]}]);
     std::fs::write(&first, posting.to_string()).unwrap();
-    let Some(server) = common::TestServer::start_configured(backend, |config| {
+    let Some(server) = common::TestServer::start_configured(backend, |config, settings| {
         // A wait that never ends (a task waiting for the connection it holds) fails after the
         // timeout; honest waits in this workload stay near a second (a scan) on a loaded machine.
         config.pool =
             runtime::store::PoolSettings { max_connections: Some(1), acquire_timeout: Duration::from_secs(5) };
-        config.lead_sources = vec![format!("first={}", first.display()), "sample=sample".into()];
+        settings.lead_sources = vec![format!("first={}", first.display()), "sample=sample".into()];
     })
     .await
     else {

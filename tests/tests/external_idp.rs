@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 async fn pair() -> (common::TestServer, common::TestServer) {
     let idp = common::TestServer::start().await;
     let issuer = idp.base.clone();
-    let rs = common::TestServer::start_configured(common::Backend::Sqlite, |c| c.external_issuer = Some(issuer))
+    let rs = common::TestServer::start_configured(common::Backend::Sqlite, |c, _| c.external_issuer = Some(issuer))
         .await
         .unwrap();
     rs.tenant("acme", "alice").await;
@@ -25,7 +25,8 @@ fn idp_token(
     scope: &str,
 ) -> String {
     let c = &rs.state.config;
-    let claims = runtime::keys::claims(&idp.base, "alice", "acme", scope, c.all_resources(), 600, None);
+    let claims =
+        runtime::keys::claims(&idp.base, "alice", "acme", scope, specwright::catalog().resources(c), 600, None);
     idp_keys.mint(&claims).unwrap()
 }
 
@@ -64,7 +65,15 @@ async fn the_resource_server_accepts_the_external_issuers_tokens_only() {
     // Nor a token of the right issuer signed with another key, or for another audience.
     let c = &rs.state.config;
     let forged = common::foreign_keys()
-        .mint(&runtime::keys::claims(&idp.base, "alice", "acme", "vault:read", c.all_resources(), 600, None))
+        .mint(&runtime::keys::claims(
+            &idp.base,
+            "alice",
+            "acme",
+            "vault:read",
+            specwright::catalog().resources(c),
+            600,
+            None,
+        ))
         .unwrap();
     let (status, _) = rs.call("GET", "/api/v1/credentials", &forged, None).await;
     assert_eq!(status, 401);
@@ -84,7 +93,8 @@ async fn the_resource_server_accepts_the_external_issuers_tokens_only() {
     let (status, body) = rs.call("GET", "/api/v1/credentials", &elsewhere, None).await;
     assert_eq!(status, 401, "{body}");
     // A token without the tenant claim says so.
-    let mut claims = runtime::keys::claims(&idp.base, "alice", "", "vault:read", c.all_resources(), 600, None);
+    let mut claims =
+        runtime::keys::claims(&idp.base, "alice", "", "vault:read", specwright::catalog().resources(c), 600, None);
     claims.tenant = String::new();
     let (status, body) = rs.call("GET", "/api/v1/credentials", &idp.state.keys.mint(&claims).unwrap(), None).await;
     assert_eq!(status, 401);

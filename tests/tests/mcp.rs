@@ -181,7 +181,7 @@ async fn every_request_is_authorised_before_the_protocol_layer() {
             "alice",
             "acme",
             "vault:admin",
-            vec![c.vault_rest_resource()],
+            vec![c.url(generated::vault::SERVICE.base_path)],
             600,
             None,
         ))
@@ -341,13 +341,20 @@ async fn personal_access_tokens_are_refused_at_the_mcp_endpoint() {
 
 #[tokio::test]
 async fn rest_audience_tokens_are_accepted_only_when_configured() {
-    let server = common::TestServer::start_configured(common::Backend::Sqlite, |c| c.mcp_accepts_rest_tokens = true)
+    let server = common::TestServer::start_configured(common::Backend::Sqlite, |c, _| c.mcp_accepts_rest_tokens = true)
         .await
         .unwrap();
     server.tenant("acme", "alice").await;
     let c = &server.state.config;
-    let claims =
-        runtime::keys::claims(&c.issuer(), "alice", "acme", "vault:read", vec![c.vault_rest_resource()], 600, None);
+    let claims = runtime::keys::claims(
+        &c.issuer(),
+        "alice",
+        "acme",
+        "vault:read",
+        vec![c.url(generated::vault::SERVICE.base_path)],
+        600,
+        None,
+    );
     let rest_only = server.sign(&claims);
     let (status, created) = server
         .call("POST", "/api/v1/tokens", &rest_only, Some(json!({"name": "laptop", "scopes": ["vault:read"]})))

@@ -13,8 +13,8 @@
 
 mod common;
 
-use generated::support::{FieldSpec, Kind, Location, Operation};
 use serde_json::{Map, Value, json};
+use support::{FieldSpec, Kind, Location, Operation};
 
 const NUL: &str = "a\u{0}b";
 
@@ -283,7 +283,7 @@ async fn a_feed_posting_holding_nul_fails_alone(backend: common::Backend) {
     )
     .unwrap();
     let sources = vec![format!("files={}", dir.path().display())];
-    let Some(server) = common::TestServer::start_configured(backend, |c| c.lead_sources = sources).await else {
+    let Some(server) = common::TestServer::start_configured(backend, |_, s| s.lead_sources = sources).await else {
         return;
     };
     let token = server.team_token("alice", "acme");

@@ -424,8 +424,9 @@ on_both_backends!(authorization_code_misuse_gets_the_rfc_errors_and_no_token, |s
 
 #[tokio::test]
 async fn an_expired_code_is_refused() {
-    let server =
-        common::TestServer::start_configured(common::Backend::Sqlite, |c| c.oauth_code_ttl_seconds = 1).await.unwrap();
+    let server = common::TestServer::start_configured(common::Backend::Sqlite, |c, _| c.oauth_code_ttl_seconds = 1)
+        .await
+        .unwrap();
     with_user(&server).await;
     let mut browser = Browser::new(&server).await;
     let (code, verifier) = browser.code("vault:read").await;
@@ -486,7 +487,15 @@ async fn rotating_the_signing_key_keeps_live_tokens_valid() {
     let cli = runtime::keys::SigningKeys::load_or_create(server.dir.path()).unwrap();
     let c = &server.state.config;
     let after = cli
-        .mint(&runtime::keys::claims(&c.issuer(), "alice", "acme", "vault:read", c.all_resources(), 600, None))
+        .mint(&runtime::keys::claims(
+            &c.issuer(),
+            "alice",
+            "acme",
+            "vault:read",
+            specwright::catalog().resources(c),
+            600,
+            None,
+        ))
         .unwrap();
     for token in [&before, &after] {
         let (status, body) = server.call("GET", "/api/v1/credentials", token, None).await;

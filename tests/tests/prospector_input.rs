@@ -73,12 +73,9 @@ async fn bad_input_on_every_prospector_write_route_is_refused_cleanly_and_change
         let wrong: serde_json::Map<String, Value> = op
             .input
             .iter()
-            .filter(|f| f.location == generated::support::Location::Body)
+            .filter(|f| f.location == support::Location::Body)
             .map(|f| {
-                (
-                    f.name.to_string(),
-                    if matches!(f.kind, generated::support::Kind::String) { json!(12) } else { json!({"x": 1}) },
-                )
+                (f.name.to_string(), if matches!(f.kind, support::Kind::String) { json!(12) } else { json!({"x": 1}) })
             })
             .collect();
         if !wrong.is_empty() {

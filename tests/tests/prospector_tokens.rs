@@ -17,7 +17,7 @@ async fn api_tokens_authenticate_carry_their_plan_and_die_when_revoked() {
             "pat",
             "acme",
             "prospector",
-            c.all_resources(),
+            specwright::catalog().resources(c),
             600,
             Some("pro".into()),
         ))
@@ -74,9 +74,17 @@ async fn a_token_without_the_prospector_scope_is_forbidden_and_an_expired_one_is
     let account = server
         .state
         .keys
-        .mint(&runtime::keys::claims(&c.issuer(), "pat", "acme", "prospector", c.all_resources(), 600, None))
+        .mint(&runtime::keys::claims(
+            &c.issuer(),
+            "pat",
+            "acme",
+            "prospector",
+            specwright::catalog().resources(c),
+            600,
+            None,
+        ))
         .unwrap();
-    let new = |scopes: Vec<String>, expires_at: Option<i64>| runtime::services::api_tokens::NewToken {
+    let new = |scopes: Vec<String>, expires_at: Option<i64>| prospector::api_tokens::NewToken {
         tenant: "acme".into(),
         user: "pat".into(),
         name: "t".into(),
@@ -84,15 +92,14 @@ async fn a_token_without_the_prospector_scope_is_forbidden_and_an_expired_one_is
         plan: generated::prospector::models::Plan::Starter,
         expires_at,
     };
-    let other =
-        runtime::services::api_tokens::insert(&server.state.store, new(vec!["reports".into()], None)).await.unwrap();
+    let other = prospector::api_tokens::insert(&server.state.store, new(vec!["reports".into()], None)).await.unwrap();
     let (s, b) = server.call("GET", "/v1/prospector/leads", &other.token, None).await;
     assert_eq!(
         (s, b["error"]["code"].as_str()),
         (403, Some("forbidden")),
         "a token must include the prospector scope: {b}"
     );
-    let expired = runtime::services::api_tokens::insert(
+    let expired = prospector::api_tokens::insert(
         &server.state.store,
         new(vec!["prospector".into()], Some(runtime::store::now_ms() - 1)),
     )

@@ -8,19 +8,19 @@ use std::sync::Arc;
 use runtime::ratelimit::ManualClock;
 use serde_json::Value;
 
-async fn server_with_clock(clock: Arc<ManualClock>) -> (String, runtime::AppState, tempfile::TempDir) {
+async fn server_with_clock(clock: Arc<ManualClock>) -> (String, runtime::Platform, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let state = runtime::AppState::open_with_clock(runtime::Config::new(addr, None, dir.path().to_path_buf()), clock)
+    let state = runtime::Platform::open_with_clock(runtime::Config::new(addr, None, dir.path().to_path_buf()), clock)
         .await
         .unwrap();
-    let app = runtime::build(&state);
+    let app = specwright::app(&state, &specwright::Settings::default()).await.expect("the application");
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     (format!("http://{addr}"), state, dir)
 }
 
-fn token(state: &runtime::AppState, plan: Option<&str>) -> String {
+fn token(state: &runtime::Platform, plan: Option<&str>) -> String {
     let c = &state.config;
     state
         .keys
@@ -29,7 +29,7 @@ fn token(state: &runtime::AppState, plan: Option<&str>) -> String {
             "pat",
             "acme",
             "prospector",
-            c.all_resources(),
+            specwright::catalog().resources(c),
             86_400 * 3,
             plan.map(String::from),
         ))
@@ -153,9 +153,12 @@ async fn headers_are_on_401_404_422_and_429_too() {
     assert_eq!(header(&wrong_method, "x-ratelimit-remaining"), 56, "so does a wrong method");
 }
 
-fn vault_token(state: &runtime::AppState, sub: &str, scope: &str) -> String {
+fn vault_token(state: &runtime::Platform, sub: &str, scope: &str) -> String {
     let c = &state.config;
-    state.keys.mint(&runtime::keys::claims(&c.issuer(), sub, "acme", scope, c.all_resources(), 86_400, None)).unwrap()
+    state
+        .keys
+        .mint(&runtime::keys::claims(&c.issuer(), sub, "acme", scope, specwright::catalog().resources(c), 86_400, None))
+        .unwrap()
 }
 
 fn remaining(resp: &reqwest::Response) -> i64 {
@@ -186,7 +189,7 @@ async fn the_vault_standard_plan_is_enforced_with_headers_on_every_response() {
     let limit = i64::from(standard.per_minute);
     let clock = Arc::new(ManualClock::at(1_767_225_600_000 + 10_000)); // 10 s into a UTC minute
     let (base, state, _dir) = server_with_clock(clock.clone()).await;
-    runtime::vault::create_tenant(&state.store, "acme", "alice").await.unwrap();
+    vault::create_tenant(&state.store, "acme", "alice").await.unwrap();
     let (admin, reader) = (vault_token(&state, "alice", "vault:admin"), vault_token(&state, "alice", "vault:read"));
     let client = reqwest::Client::new();
     let api = |p: &str| format!("{base}/api/v1{p}");

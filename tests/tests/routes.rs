@@ -6,7 +6,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::{TestServer, all_operations, concrete_path, request};
-use generated::support::ServiceInfo;
+use support::ServiceInfo;
 
 fn documented_routes(service: &ServiceInfo) -> BTreeSet<(String, String)> {
     let doc: serde_json::Value = serde_json::from_str(service.openapi_json).expect("openapi json");
@@ -19,7 +19,7 @@ fn documented_routes(service: &ServiceInfo) -> BTreeSet<(String, String)> {
     out
 }
 
-fn table_routes(ops: &[&generated::support::Operation]) -> BTreeSet<(String, String)> {
+fn table_routes(ops: &[&support::Operation]) -> BTreeSet<(String, String)> {
     ops.iter().map(|o| (o.method.as_str().to_string(), o.full_path.to_string())).collect()
 }
 

@@ -31,14 +31,15 @@ fn main() -> ExitCode {
         .parse()
         .is_ok_and(|a| std::net::TcpStream::connect_timeout(&a, std::time::Duration::from_secs(2)).is_ok());
     if !redis_up {
-        skipped
-            .push(format!("rate limits shared through Redis (runtime/tests/shared_limits.rs): no server at {redis}"));
+        skipped.push(format!(
+            "rate limits shared through Redis (specwright/tests/shared_limits.rs): no server at {redis}"
+        ));
     }
     let root = std::process::Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.trim_ascii() == b"0");
     if !root {
         skipped.push("the disk-full fault test (storage_faults.rs): mounting a tmpfs needs root".into());
     }
-    // runtime/tests/redis_outage.rs starts (and kills) a `redis-server` of its own.
+    // specwright/tests/redis_outage.rs starts (and kills) a `redis-server` of its own.
     let server_bin = std::env::var("REDIS_SERVER_BIN").unwrap_or_else(|_| "redis-server".into());
     let has_server = std::process::Command::new(&server_bin)
         .arg("--version")
@@ -46,8 +47,9 @@ fn main() -> ExitCode {
         .status()
         .is_ok_and(|s| s.success());
     if !has_server {
-        skipped
-            .push(format!("rate limits across a Redis outage (runtime/tests/redis_outage.rs): no {server_bin} binary"));
+        skipped.push(format!(
+            "rate limits across a Redis outage (specwright/tests/redis_outage.rs): no {server_bin} binary"
+        ));
     }
     // The same table `common::tool` reads, so no suite can skip without a line here.
     for t in tests::OPTIONAL_TOOLS {

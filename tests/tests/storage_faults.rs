@@ -59,7 +59,7 @@ async fn a_full_disk_answers_503_and_the_first_request_after_space_returns_succe
     let Some(fs) = Tmpfs::mount("24m") else { return };
     let data = fs.dir.path().to_path_buf();
     let server =
-        common::TestServer::start_configured(common::Backend::Sqlite, |c| c.data_dir = data.clone()).await.unwrap();
+        common::TestServer::start_configured(common::Backend::Sqlite, |c, _| c.data_dir = data.clone()).await.unwrap();
     server.tenant("acme", "alice").await;
     let admin = server.token_for("alice", "acme", "vault:admin");
     let (status, _, body) = store_credential(&server, &admin, "before").await;
@@ -143,7 +143,7 @@ async fn a_partition_from_postgresql_answers_503_quickly_and_heals() {
         url::Url::parse(&pg).ok().and_then(|u| Some(format!("{}:{}", u.host_str()?, u.port().unwrap_or(5432))));
     let relay = Relay::start(target.unwrap_or_else(|| "127.0.0.1:5432".into())).await;
     let relay_addr = relay.addr;
-    let Some(server) = common::TestServer::start_configured(common::Backend::Postgres, move |c| {
+    let Some(server) = common::TestServer::start_configured(common::Backend::Postgres, move |c, _| {
         let mut url = url::Url::parse(c.database_url.as_deref().unwrap()).unwrap();
         url.set_port(Some(relay_addr.port())).unwrap();
         url.set_host(Some("127.0.0.1")).unwrap();

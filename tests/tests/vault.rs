@@ -450,7 +450,7 @@ on_both_backends!(key_rotation_keeps_every_old_version_readable, |server| {
             .unwrap(),
         0,
     );
-    let report = runtime::crypto::rotate(&server.state.store, server.dir.path()).await.expect("rotate");
+    let report = vault::crypto::rotate(&server.state.store, server.dir.path()).await.expect("rotate");
     assert!(report.rewrapped >= 1);
     // The running server keeps serving old versions and writes new ones under the new key.
     for i in 0..20 {
@@ -537,7 +537,7 @@ on_both_backends!(requests_refused_as_invalid_after_the_gate_leave_one_failed_au
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_request_timed_out_after_the_gate_leaves_a_failed_audit_row() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let server = common::TestServer::start_configured(common::Backend::Sqlite, |c| {
+    let server = common::TestServer::start_configured(common::Backend::Sqlite, |c, _| {
         c.http.request_timeout = std::time::Duration::from_secs(1);
     })
     .await

@@ -10,8 +10,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Instant;
 
 use common::TestServer;
-use generated::support::{Method, Operation};
 use serde_json::{Value, json};
+use support::{Method, Operation};
 
 const MATRIX: &str = include_str!("../authz/vault.matrix");
 const MATRIX_FILE: &str = "tests/authz/vault.matrix";

@@ -65,12 +65,9 @@ async fn bad_input_on_every_write_route_is_refused_cleanly_and_changes_nothing()
         let wrong: serde_json::Map<String, Value> = op
             .input
             .iter()
-            .filter(|f| f.location == generated::support::Location::Body)
+            .filter(|f| f.location == support::Location::Body)
             .map(|f| {
-                (
-                    f.name.to_string(),
-                    if matches!(f.kind, generated::support::Kind::String) { json!(12) } else { json!({"x": 1}) },
-                )
+                (f.name.to_string(), if matches!(f.kind, support::Kind::String) { json!(12) } else { json!({"x": 1}) })
             })
             .collect();
         let resp = send(serde_json::to_vec(&wrong).unwrap(), "application/json").await.unwrap();
@@ -83,9 +80,9 @@ async fn bad_input_on_every_write_route_is_refused_cleanly_and_changes_nothing()
             .input
             .iter()
             .filter(|f| {
-                f.location == generated::support::Location::Body
+                f.location == support::Location::Body
                     && f.max_length.is_some()
-                    && matches!(f.kind, generated::support::Kind::String)
+                    && matches!(f.kind, support::Kind::String)
             })
             .map(|f| (f.name.to_string(), json!("n".repeat(70_000))))
             .collect();

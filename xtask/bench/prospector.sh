@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)" >&2; exit 1; }
-cargo build -q --release -p runtime --bin specwright --example seed_leads
+cargo build -q --release -p specwright --bin specwright
+cargo build -q --release -p prospector --example seed_leads
 bin=target/release/specwright
 count=${COUNT:-100000}
 data=$(mktemp -d)

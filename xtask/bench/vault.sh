@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)" >&2; exit 1; }
-cargo build -q --release -p runtime
+cargo build -q --release -p specwright
 bin=target/release/specwright
 data=$(mktemp -d)
 port=$((20000 + RANDOM % 20000))

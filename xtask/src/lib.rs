@@ -15,21 +15,29 @@ pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
-/// Folders of `generated/` that are entirely generator output.
+/// Folders of an output folder that are entirely generator output.
 const OUTPUT_DIRS: &[&str] = &["src", "openapi", "mcp"];
+
+/// Every spec folder of the workspace and the crate folder its output goes to: the platform's own
+/// two services, and the example service built on the platform as a user's would be (its spec and
+/// its generated crate beside its implementation).
+pub const PROJECTS: &[(&str, &str)] = &[("spec", "generated"), ("services/notes/spec", "services/notes/api")];
 /// The JSON Schema of the spec format, written beside the specs.
 const SCHEMA_PATH: &str = "spec/spec.schema.json";
 
-/// Runs the generator over `root/spec/*.toml` and returns every output file, keyed by its path
-/// relative to `root`, Rust files formatted with the workspace's rustfmt settings.
+/// Runs the generator over every project's `*.toml` specs ([`PROJECTS`]) and returns every output
+/// file, keyed by its path relative to `root`, Rust files formatted with the workspace's rustfmt
+/// settings.
 pub fn render(root: &Path) -> Result<BTreeMap<PathBuf, String>> {
-    let texts = spec_texts(root)?;
-    let specs: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
-    let files = codegen::generate(&specs).map_err(|e| anyhow::anyhow!("the spec is invalid:\n{e}"))?;
     let mut out = BTreeMap::new();
-    for f in files {
-        let text = if f.path.ends_with(".rs") { rustfmt(root, &f.text)? } else { f.text };
-        out.insert(PathBuf::from("generated").join(&f.path), text);
+    for (spec, output) in PROJECTS {
+        let texts = spec_texts(root, spec)?;
+        let specs: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+        let files = codegen::generate(&specs).map_err(|e| anyhow::anyhow!("the spec in {spec}/ is invalid:\n{e}"))?;
+        for f in files {
+            let text = if f.path.ends_with(".rs") { rustfmt(root, &f.text)? } else { f.text };
+            out.insert(PathBuf::from(output).join(&f.path), text);
+        }
     }
     out.insert(PathBuf::from(SCHEMA_PATH), codegen::spec_schema());
     Ok(out)
@@ -55,7 +63,8 @@ fn rustfmt(root: &Path, text: &str) -> Result<String> {
 /// Every file currently under the generator's output folders, relative to `root`.
 fn existing(root: &Path) -> Result<BTreeMap<PathBuf, String>> {
     let mut out = BTreeMap::new();
-    let mut stack: Vec<PathBuf> = OUTPUT_DIRS.iter().map(|d| root.join("generated").join(d)).collect();
+    let mut stack: Vec<PathBuf> =
+        PROJECTS.iter().flat_map(|(_, output)| OUTPUT_DIRS.iter().map(move |d| root.join(output).join(d))).collect();
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         for e in entries {
@@ -75,9 +84,10 @@ fn existing(root: &Path) -> Result<BTreeMap<PathBuf, String>> {
     Ok(out)
 }
 
-/// Every `spec/*.toml` file as (path relative to `root`, text), in name order.
-fn spec_texts(root: &Path) -> Result<Vec<(String, String)>> {
-    let spec_dir = root.join("spec");
+/// Every `*.toml` file of the spec folder `dir` (relative to `root`) as (path relative to `root`,
+/// text), in name order.
+fn spec_texts(root: &Path, dir: &str) -> Result<Vec<(String, String)>> {
+    let spec_dir = root.join(dir);
     let mut names: Vec<PathBuf> = std::fs::read_dir(&spec_dir)
         .with_context(|| format!("reading {}", spec_dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -101,7 +111,7 @@ fn median(mut v: Vec<std::time::Duration>) -> std::time::Duration {
 /// Times generation and sizes its output; prints a Markdown report for BENCHMARKS.md.
 pub fn bench_generate(root: &Path, runs: usize) -> Result<String> {
     use std::time::Instant;
-    let texts = spec_texts(root)?;
+    let texts = spec_texts(root, PROJECTS[0].0)?;
     let specs: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
     let mut pure = Vec::new();
     for _ in 0..runs.max(1) {

@@ -4,7 +4,8 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage: cargo xtask generate [--check]
 
-  generate          regenerate generated/ and spec/spec.schema.json from spec/*.toml
+  generate          regenerate every spec folder's output (spec/ → generated/, services/notes/spec/ →
+                    services/notes/api/) and spec/spec.schema.json
   generate --check  fail, listing the files, when the committed output is not what the spec generates
   validate FILE     check one spec file and print every problem
   bench-generate    time generation (median of 11 runs) and count generated lines per operation
@@ -48,10 +49,10 @@ fn main() -> ExitCode {
         }),
         ["generate", "--check"] => xtask::check(&root).map(|drift| {
             if drift.is_empty() {
-                println!("generated/ is up to date with spec/");
+                println!("every generated folder is up to date with its spec");
                 true
             } else {
-                eprintln!("generated/ is out of date with spec/; run `cargo xtask generate`:\n{drift}");
+                eprintln!("generated output is out of date with its spec; run `cargo xtask generate`:\n{drift}");
                 false
             }
         }),

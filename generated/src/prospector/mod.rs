@@ -8,3 +8,13 @@ pub mod service;
 pub use operations::{OPERATIONS, SERVICE};
 pub use router::router;
 pub use service::ProspectorService;
+/// `prospector` and its implementation `service` as one value the runtime serves: its description, its operation table, its router.
+pub fn api<S, G>(service: S) -> support::Api<G>
+where
+    S: ProspectorService,
+    G: support::Gate<Caller = S::Caller>,
+{
+    let service = std::sync::Arc::new(service);
+    let routes = service.clone();
+    support::Api::new(&SERVICE, &OPERATIONS, move |gate| router(routes.clone(), gate))
+}

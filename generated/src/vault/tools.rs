@@ -3,7 +3,7 @@
 //! trait method as the REST route. Descriptors are in `SERVICE.tools_json`.
 use super::{VaultService, models, operations};
 #[allow(unused_imports, reason = "`NoInput` is unused when every tool has an input model")]
-use crate::support::{self, Gate, NoInput, Operation, ToolFailure};
+use support::{self, Gate, NoInput, Operation, ToolFailure};
 /// Tool name → operation, in spec order.
 pub static TOOLS: [(&str, &Operation); 10usize] = [
     ("vault.list_credentials", &operations::LIST_CREDENTIALS),
@@ -134,4 +134,21 @@ where
         }
         _ => return None,
     })
+}
+/// [`call_tool`] for one implementation, as the runtime calls it through `support::Api`.
+pub struct Dispatch<S>(pub std::sync::Arc<S>);
+impl<S, G> support::Tools<G> for Dispatch<S>
+where
+    S: VaultService,
+    G: Gate<Caller = S::Caller>,
+{
+    fn call<'a>(
+        &'a self,
+        gate: &'a G,
+        caller: &'a G::Caller,
+        name: &'a str,
+        arguments: serde_json::Value,
+    ) -> support::ToolCall<'a> {
+        Box::pin(call_tool(&*self.0, gate, caller, name, arguments))
+    }
 }

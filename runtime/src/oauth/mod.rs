@@ -22,12 +22,15 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use sqlx::Row;
 
+use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::keys::{Claims, SigningKeys};
 use crate::store::{Nullable, Store, now_ms};
 use crate::tokens::hash;
 use sessions::Session;
 
+/// Where the embedded authorization server publishes its signing keys (RFC 7517).
+pub const JWKS_PATH: &str = "/.well-known/jwks.json";
 /// Where the server's endpoints live (relative to the issuer).
 pub const AUTHORIZE_PATH: &str = "/oauth/authorize";
 /// Token endpoint.
@@ -110,25 +113,12 @@ pub struct AuthServer {
     keys: Arc<SigningKeys>,
     config: Config,
     throttle: Arc<Throttle>,
-}
-
-/// Every scope this server can grant, with what it grants and what it implies.
-fn scope_catalog() -> impl Iterator<Item = &'static generated::support::ScopeInfo> {
-    generated::vault::SERVICE.scopes.iter().chain(generated::prospector::SERVICE.scopes.iter())
-}
-
-/// `scopes` and everything they imply.
-fn closure<'a>(scopes: impl IntoIterator<Item = &'a str>) -> BTreeSet<String> {
-    let mut out: BTreeSet<String> = BTreeSet::new();
-    let mut todo: Vec<String> = scopes.into_iter().map(str::to_string).collect();
-    while let Some(s) = todo.pop() {
-        if out.insert(s.clone())
-            && let Some(info) = scope_catalog().find(|i| i.name == s)
-        {
-            todo.extend(info.implies.iter().map(|x| x.to_string()));
-        }
-    }
-    out
+    /// The registered services: the scopes this server grants and the resources it mints for.
+    catalog: Catalog,
+    /// Where sign-in lands when no page asked for it.
+    home: String,
+    /// The path of the human-readable API documentation (the metadata's `service_documentation`).
+    documentation: String,
 }
 
 /// The scope list normalised: known names, de-duplicated, sorted, space-joined.
@@ -311,8 +301,29 @@ fn pkce_matches(verifier: &str, challenge: &str) -> bool {
 
 impl AuthServer {
     /// The server over `store`, signing with `keys`.
-    pub fn new(store: Store, keys: Arc<SigningKeys>, config: Config) -> Self {
-        AuthServer { store, keys, config, throttle: Arc::default() }
+    pub fn new(store: Store, keys: Arc<SigningKeys>, config: Config, catalog: Catalog) -> Self {
+        AuthServer {
+            store,
+            keys,
+            config,
+            throttle: Arc::default(),
+            catalog,
+            home: "/".into(),
+            documentation: "/".into(),
+        }
+    }
+
+    /// The same server, naming `path` (a path of this server) as its documentation.
+    pub fn with_documentation(mut self, path: &str) -> Self {
+        self.documentation = path.to_string();
+        self
+    }
+
+    /// The same server, landing signed-in users on `home` (a path of this server) when no page
+    /// asked for the sign-in.
+    pub fn with_home(mut self, home: &str) -> Self {
+        self.home = home.to_string();
+        self
     }
 
     fn secure_cookies(&self) -> bool {
@@ -322,14 +333,14 @@ impl AuthServer {
     /// The RFC 8414 metadata document.
     pub fn metadata(&self) -> Value {
         let issuer = self.config.issuer();
-        let scopes: Vec<&str> = scope_catalog().map(|s| s.name).collect();
+        let scopes: Vec<&str> = self.catalog.scopes().map(|s| s.name).collect();
         json!({
             "issuer": issuer,
             "authorization_endpoint": self.config.url(AUTHORIZE_PATH),
             "token_endpoint": self.config.url(TOKEN_PATH),
             "registration_endpoint": self.config.url(REGISTER_PATH),
             "revocation_endpoint": self.config.url(REVOKE_PATH),
-            "jwks_uri": self.config.url(crate::app::JWKS_PATH),
+            "jwks_uri": self.config.url(JWKS_PATH),
             "scopes_supported": scopes,
             "response_types_supported": ["code"],
             "response_modes_supported": ["query"],
@@ -338,8 +349,8 @@ impl AuthServer {
             "revocation_endpoint_auth_methods_supported": ["none"],
             "code_challenge_methods_supported": ["S256"],
             "authorization_response_iss_parameter_supported": true,
-            "protected_resources": self.config.all_resources(),
-            "service_documentation": self.config.url(crate::docs::DOCS_PATH),
+            "protected_resources": self.catalog.resources(&self.config),
+            "service_documentation": self.config.url(&self.documentation),
         })
     }
 
@@ -411,16 +422,13 @@ impl AuthServer {
         };
         let requested: Vec<&str> = p.get("scope").map(|s| s.split_whitespace().collect()).unwrap_or_default();
         if requested.is_empty() {
-            return Err(fail(
-                "invalid_scope",
-                "scope is required (vault:read, vault:write, vault:admin or prospector)".into(),
-            ));
+            return Err(fail("invalid_scope", format!("scope is required ({})", self.catalog.scope_list())));
         }
-        if let Some(unknown) = requested.iter().find(|s| scope_catalog().all(|i| i.name != **s)) {
+        if let Some(unknown) = requested.iter().find(|s| self.catalog.scopes().all(|i| i.name != **s)) {
             return Err(fail("invalid_scope", format!("unknown scope {unknown}")));
         }
         let scopes: BTreeSet<String> = requested.iter().map(|s| s.to_string()).collect();
-        let served = self.config.all_resources();
+        let served = self.catalog.resources(&self.config);
         let mut resources = Vec::new();
         for r in p.all("resource") {
             let r = r.trim_end_matches('/').to_string();
@@ -439,15 +447,7 @@ impl AuthServer {
 
     /// The audience of a token whose request named no resource: the resources its scopes reach.
     fn default_resources(&self, scopes: &BTreeSet<String>) -> Vec<String> {
-        let c = &self.config;
-        let mut out = Vec::new();
-        if scopes.iter().any(|s| s.starts_with("vault:")) {
-            out.extend([c.vault_rest_resource(), c.vault_mcp_resource()]);
-        }
-        if scopes.iter().any(|s| generated::prospector::SERVICE.scopes.iter().any(|i| i.name == s)) {
-            out.push(c.prospector_resource());
-        }
-        out
+        self.catalog.resources_for_scopes(&self.config, scopes)
     }
 
     fn error_response(&self, e: AuthError) -> Response {
@@ -473,7 +473,7 @@ impl AuthServer {
             .fetch_all(self.store.pool())
             .await?;
         Ok(rows.iter().any(|r| {
-            let granted = closure(r.get::<String, _>(0).split_whitespace());
+            let granted = self.catalog.closure(r.get::<String, _>(0).split_whitespace());
             req.scopes.iter().all(|s| granted.contains(s))
         }))
     }
@@ -516,7 +516,7 @@ impl AuthServer {
         let lines: Vec<pages::ScopeLine<'_>> = req
             .scopes
             .iter()
-            .filter_map(|s| scope_catalog().find(|i| i.name == s))
+            .filter_map(|s| self.catalog.scopes().find(|i| i.name == s))
             .map(|i| pages::ScopeLine { name: i.name, description: i.description })
             .collect();
         let mut hidden: Vec<(String, String)> =
@@ -873,7 +873,7 @@ impl AuthServer {
         let scope = match p.get("scope") {
             None => grant.scope.clone(),
             Some(asked) => {
-                let granted = closure(grant.scope.split_whitespace());
+                let granted = self.catalog.closure(grant.scope.split_whitespace());
                 if let Some(extra) = asked.split_whitespace().find(|s| !granted.contains(*s)) {
                     return token_error(StatusCode::BAD_REQUEST, "invalid_scope", &format!("{extra} was not granted"));
                 }
@@ -972,9 +972,7 @@ async fn register(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: By
     let Ok(Value::Object(meta)) = serde_json::from_slice::<Value>(&body) else {
         return registration_error("invalid_client_metadata", "the body is not a JSON object");
     };
-    let nul = meta
-        .iter()
-        .find_map(|(k, v)| if k.contains('\0') { Some(k.clone()) } else { generated::support::nul_at(k, v) });
+    let nul = meta.iter().find_map(|(k, v)| if k.contains('\0') { Some(k.clone()) } else { support::nul_at(k, v) });
     if let Some(at) = nul {
         return registration_error("invalid_client_metadata", &format!("{} {HOLDS_NUL}", at.escape_debug()));
     }
@@ -1030,7 +1028,7 @@ async fn register(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: By
         (Err(r), _) | (_, Err(r)) => return r.into_response(),
     };
     if let Some(unknown) =
-        scope.iter().flat_map(|sc| sc.split_whitespace()).find(|x| scope_catalog().all(|i| i.name != *x))
+        scope.iter().flat_map(|sc| sc.split_whitespace()).find(|x| s.catalog.scopes().all(|i| i.name != *x))
     {
         return registration_error("invalid_client_metadata", &format!("unknown scope {unknown}"));
     }
@@ -1071,19 +1069,19 @@ async fn register(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: By
 
 /// Where to go after signing in: a path of this server only (never another site), relative to the
 /// public URL (`/console/`, `/oauth/authorize?…`); the redirect puts the public URL's path before it.
-fn local_path(next: Option<&str>) -> String {
+fn local_path(next: Option<&str>, home: &str) -> String {
     match next {
         Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.starts_with("/\\") && !n.contains(['\r', '\n']) => {
             n.to_string()
         }
-        _ => crate::console::HOME.to_string(),
+        _ => home.to_string(),
     }
 }
 
 /// `GET /login`.
 async fn login_page(State(s): State<Arc<AuthServer>>, RawQuery(query): RawQuery, headers: HeaderMap) -> Response {
     let p = Params::parse(&query.unwrap_or_default()).unwrap_or(Params(Vec::new()));
-    let next = local_path(p.get("next"));
+    let next = local_path(p.get("next"), &s.home);
     if s.session(&headers).await.is_some() {
         return redirect(StatusCode::FOUND, &s.config.path(&next));
     }
@@ -1106,7 +1104,7 @@ async fn login(
         Ok(p) => p,
         Err(e) => return pages::error(StatusCode::BAD_REQUEST, &e),
     };
-    let next = local_path(p.get("next"));
+    let next = local_path(p.get("next"), &s.home);
     let user = p.get("username").unwrap_or_default();
     let action = s.config.path(LOGIN_PATH);
     if let Some(wait) = s.throttle.blocked(&address, user) {

@@ -125,7 +125,7 @@ pub async fn tenant_of(store: &Store, user: &str) -> Result<Option<String>> {
 
 /// Removes `user`: their password, sessions, consents and refresh tokens (so no new access token
 /// can be minted for them; access tokens already issued expire within the hour). Their role
-/// assignments and grants are the vault's, managed through its API. Returns whether they existed.
+/// assignments and grants belong to the services that keep them. Returns whether they existed.
 pub async fn remove(store: &Store, user: &str) -> Result<bool> {
     let mut tx = store.begin().await?;
     let existed =

@@ -9,17 +9,17 @@ use std::sync::Arc;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use generated::support::Operation;
 use runtime::keys::{Claims, SigningKeys};
 use runtime::ratelimit::ShiftedClock;
-use runtime::{AppState, Config};
+use runtime::{Config, Platform};
+use support::Operation;
 
 /// A running server.
 pub struct TestServer {
     /// `http://127.0.0.1:<port>`
     pub base: String,
     /// Its state (config and keys).
-    pub state: AppState,
+    pub state: Platform,
     /// Its data directory.
     pub dir: tempfile::TempDir,
     /// The clock its rate limiter reads (the system clock unless a test moves it).
@@ -89,11 +89,15 @@ impl TestServer {
     /// Starts a server on `backend`. `None` means PostgreSQL is unreachable and the test should
     /// skip (a notice is printed); under `SPECWRIGHT_CI=1` that is a failure instead.
     pub async fn start_on(backend: Backend) -> Option<TestServer> {
-        Self::start_configured(backend, |_| {}).await
+        Self::start_configured(backend, |_, _| {}).await
     }
 
-    /// As [`TestServer::start_on`], with the configuration adjusted by `configure` first.
-    pub async fn start_configured(backend: Backend, configure: impl FnOnce(&mut Config)) -> Option<TestServer> {
+    /// As [`TestServer::start_on`], with the platform's configuration and the services' settings
+    /// adjusted by `configure` first.
+    pub async fn start_configured(
+        backend: Backend,
+        configure: impl FnOnce(&mut Config, &mut specwright::Settings),
+    ) -> Option<TestServer> {
         let dir = tempfile::tempdir().expect("temp dir");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
@@ -116,10 +120,11 @@ impl TestServer {
                 }
             }
         }
-        configure(&mut config);
+        let mut settings = specwright::Settings::default();
+        configure(&mut config, &mut settings);
         let rate_clock = Arc::new(ShiftedClock::default());
-        let state = AppState::open_with_clock(config, rate_clock.clone()).await.expect("open state");
-        let app = runtime::build(&state);
+        let state = Platform::open_with_clock(config, rate_clock.clone()).await.expect("open state");
+        let app = specwright::app(&state, &settings).await.expect("the application");
         let limits = state.config.http;
         tokio::spawn(async move {
             runtime::server::serve(listener, app, limits, std::future::pending()).await.expect("serve");
@@ -137,7 +142,7 @@ impl TestServer {
 
     /// Creates `tenant` with `admin` as its first administrator.
     pub async fn tenant(&self, tenant: &str, admin: &str) {
-        runtime::vault::create_tenant(&self.state.store, tenant, admin).await.expect("create tenant");
+        vault::create_tenant(&self.state.store, tenant, admin).await.expect("create tenant");
     }
 
     /// A token for `sub` in `tenant` carrying `scope`, with rate-limit buckets of its own (the
@@ -146,7 +151,15 @@ impl TestServer {
         let c = &self.state.config;
         self.state
             .keys
-            .mint(&runtime::keys::claims(&c.issuer(), sub, tenant, scope, c.all_resources(), 600, None))
+            .mint(&runtime::keys::claims(
+                &c.issuer(),
+                sub,
+                tenant,
+                scope,
+                specwright::catalog().resources(c),
+                600,
+                None,
+            ))
             .expect("mint")
     }
 
@@ -161,7 +174,7 @@ impl TestServer {
                 sub,
                 tenant,
                 "prospector",
-                c.all_resources(),
+                specwright::catalog().resources(c),
                 600,
                 Some("team".into()),
             ))
@@ -192,7 +205,7 @@ impl TestServer {
     /// Claims for `scope`, valid for every resource of this server.
     pub fn claims(&self, scope: &str) -> Claims {
         let c = &self.state.config;
-        runtime::keys::claims(&c.issuer(), "alice", "acme", scope, c.all_resources(), 600, None)
+        runtime::keys::claims(&c.issuer(), "alice", "acme", scope, specwright::catalog().resources(c), 600, None)
     }
 
     /// A valid token carrying `scope`.

@@ -81,7 +81,7 @@ impl Proxy {
 pub async fn serve_behind(prefix: &str, configure: impl FnOnce(&mut runtime::Config)) -> (super::TestServer, String) {
     let proxy = Proxy::bind(prefix).await;
     let public = proxy.public_url();
-    let server = super::TestServer::start_configured(super::Backend::Sqlite, |c| {
+    let server = super::TestServer::start_configured(super::Backend::Sqlite, |c, _| {
         c.public_url = public.clone();
         configure(c);
     })

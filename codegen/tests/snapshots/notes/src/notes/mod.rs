@@ -9,3 +9,14 @@ pub mod tools;
 pub use operations::{OPERATIONS, SERVICE};
 pub use router::router;
 pub use service::NotesService;
+/// `notes` and its implementation `service` as one value the runtime serves: its description, its operation table, its router and its MCP tools.
+pub fn api<S, G>(service: S) -> support::Api<G>
+where
+    S: NotesService,
+    G: support::Gate<Caller = S::Caller>,
+{
+    let service = std::sync::Arc::new(service);
+    let routes = service.clone();
+    support::Api::new(&SERVICE, &OPERATIONS, move |gate| router(routes.clone(), gate))
+        .with_tools(&tools::TOOLS, tools::Dispatch(service))
+}

@@ -2,7 +2,7 @@
 //! Request and response payloads and enums, with the field specs the decoder validates against.
 use std::sync::OnceLock;
 use serde::{Deserialize, Serialize};
-use crate::support::{FieldSpec, Kind, Location};
+use support::{FieldSpec, Kind, Location};
 /// Where a note is in its life.
 #[derive(
     Debug,
@@ -325,7 +325,7 @@ pub struct UpdateNoteInput {
     /// New deadline; null clears it.
     #[serde(
         default,
-        deserialize_with = "crate::support::double_option",
+        deserialize_with = "support::double_option",
         skip_serializing_if = "Option::is_none"
     )]
     pub due: Option<Option<chrono::DateTime<chrono::Utc>>>,

@@ -9,7 +9,7 @@ use axum::routing::MethodRouter;
     unused_imports,
     reason = "`NoInput` is unused when every operation has an input model"
 )]
-use crate::support::{self, Gate, NoInput};
+use support::{self, Gate, NoInput};
 use super::{NotesService, models, operations};
 struct App<S, G> {
     service: Arc<S>,

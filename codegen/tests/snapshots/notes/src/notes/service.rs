@@ -5,7 +5,7 @@ use std::future::Future;
     unused_imports,
     reason = "`Paged`/`Paging` are unused by services without lists"
 )]
-use crate::support::{Paged, Paging};
+use support::{Paged, Paging};
 use super::{errors, models};
 /// Everything `notes` does: one method per operation of the spec.
 pub trait NotesService: Send + Sync + 'static {

@@ -5,7 +5,7 @@
     unused_imports,
     reason = "`NoInput` is unused when every tool has an input model"
 )]
-use crate::support::{self, Gate, NoInput, Operation, ToolFailure};
+use support::{self, Gate, NoInput, Operation, ToolFailure};
 use super::{NotesService, models, operations};
 /// Tool name → operation, in spec order.
 pub static TOOLS: [(&str, &Operation); 2usize] = [
@@ -65,4 +65,21 @@ where
             _ => return None,
         },
     )
+}
+/// [`call_tool`] for one implementation, as the runtime calls it through `support::Api`.
+pub struct Dispatch<S>(pub std::sync::Arc<S>);
+impl<S, G> support::Tools<G> for Dispatch<S>
+where
+    S: NotesService,
+    G: Gate<Caller = S::Caller>,
+{
+    fn call<'a>(
+        &'a self,
+        gate: &'a G,
+        caller: &'a G::Caller,
+        name: &'a str,
+        arguments: serde_json::Value,
+    ) -> support::ToolCall<'a> {
+        Box::pin(call_tool(&*self.0, gate, caller, name, arguments))
+    }
 }

@@ -1,0 +1,286 @@
+//! The example service: notes, kept per tenant, built on the Specwright platform exactly as a
+//! user's own service would be. The spec is `spec/notes.toml`; `cargo xtask generate` writes the
+//! `notes-api` crate from it; this crate implements its trait over the platform's database and
+//! registers it with the server builder ([`server`]). Every scoped operation is audited (the spec
+//! turns audit on): each change commits with its audit row, or not at all.
+
+use chrono::{DateTime, TimeZone, Utc};
+use notes_api::notes::{NotesService, errors, models};
+use runtime::Platform;
+use runtime::auth::Caller;
+use runtime::sql::{Arg, Sql};
+use runtime::store::{Nullable, Store, Tx, now_ms};
+use sqlx::Row;
+use support::{InternalError, Operation, Paged, Paging, Problem};
+
+pub use notes_api::notes::{SERVICE, api};
+
+/// The notes service over the platform's database.
+#[derive(Debug, Clone)]
+pub struct Notes {
+    store: Store,
+}
+
+/// The application: the notes service registered with the platform's server builder.
+pub async fn server(platform: &Platform) -> anyhow::Result<axum::Router> {
+    let notes = Notes::open(platform).await?;
+    runtime::Server::builder(platform).service(api(notes)).build()
+}
+
+impl Notes {
+    /// The service over the platform's database, its own tables migrated.
+    pub async fn open(platform: &Platform) -> anyhow::Result<Self> {
+        let store = platform.store.clone();
+        store.migrate("notes", sqlx::migrate!("./migrations/sqlite"), sqlx::migrate!("./migrations/postgres")).await?;
+        Ok(Notes { store })
+    }
+
+    async fn begin<E: InternalError>(&self, op: &Operation) -> Result<Tx, E> {
+        self.store.begin().await.map_err(|e| runtime::fault(op.id, "starting a transaction", e))
+    }
+
+    /// Commits `result` with its audit row, or rolls back and audits the failure.
+    async fn finish<T, E>(
+        &self,
+        tx: Tx,
+        caller: &Caller,
+        op: &'static Operation,
+        targets: &[String],
+        result: Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: support::OperationError + InternalError,
+    {
+        runtime::audit::finish(&self.store, tx, caller, op, targets, result).await
+    }
+}
+
+fn time(ms: i64) -> DateTime<Utc> {
+    Utc.timestamp_millis_opt(ms).single().unwrap_or_default()
+}
+
+/// The note `id` of the caller's tenant, with its tags; `None` when there is none.
+async fn load(tx: &mut Tx, tenant: &str, id: &str) -> Result<Option<models::Note>, sqlx::Error> {
+    let Some(row) = sqlx::query("SELECT id, title, state, created_at, due FROM notes WHERE tenant_id = $1 AND id = $2")
+        .bind(tenant)
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let tags = sqlx::query("SELECT tag FROM note_tags WHERE tenant_id = $1 AND note_id = $2 ORDER BY tag")
+        .bind(tenant)
+        .bind(id)
+        .fetch_all(&mut **tx)
+        .await?
+        .iter()
+        .map(|r| r.get::<String, _>(0))
+        .collect();
+    Ok(Some(note(&row, tags)))
+}
+
+fn note(row: &sqlx::any::AnyRow, tags: Vec<String>) -> models::Note {
+    models::Note {
+        id: row.get(0),
+        title: row.get(1),
+        state: models::NoteState::parse(&row.get::<String, _>(2)).unwrap_or(models::NoteState::INITIAL),
+        tags,
+        created_at: time(row.get(3)),
+        due: row.get::<Option<i64>, _>(4).map(time),
+    }
+}
+
+fn not_found(id: &str) -> Problem {
+    Problem::new(format!("there is no note {id}")).with("id", id)
+}
+
+impl NotesService for Notes {
+    type Caller = Caller;
+
+    async fn list_notes(
+        &self,
+        caller: &Caller,
+        input: models::ListNotesInput,
+        paging: Paging,
+    ) -> Result<Paged<models::Note>, errors::ListNotesError> {
+        let op = &notes_api::notes::operations::LIST_NOTES;
+        let mut tx = self.begin(op).await?;
+        // Filters: the caller's tenant, an optional state, and every requested tag.
+        let mut filter = Sql::new(" WHERE tenant_id = $1");
+        filter.args.push(Arg::Text(caller.tenant.clone()));
+        if let Some(state) = input.state {
+            filter.push(" AND state = ?", Arg::Text(state.as_str().to_string()));
+        }
+        for tag in input.tag.unwrap_or_default() {
+            filter.push(
+                " AND EXISTS (SELECT 1 FROM note_tags t WHERE t.tenant_id = notes.tenant_id AND t.note_id = notes.id AND t.tag = ?)",
+                Arg::Text(tag),
+            );
+        }
+        let listed = async {
+            let count = Sql { text: format!("SELECT COUNT(*) FROM notes{}", filter.text), args: filter.args.clone() };
+            let total: i64 = count.query().fetch_one(&mut *tx).await?.get(0);
+            let mut page = Sql {
+                text: format!("SELECT id, title, state, created_at, due FROM notes{}", filter.text),
+                args: filter.args,
+            };
+            page.raw(" ORDER BY created_at DESC, id DESC");
+            page.push(" LIMIT ?", Arg::Int(i64::from(paging.per_page)));
+            page.push(" OFFSET ?", Arg::Int(i64::try_from(paging.offset()).unwrap_or(i64::MAX)));
+            let rows = page.query().fetch_all(&mut *tx).await?;
+            let mut items = Vec::with_capacity(rows.len());
+            for row in &rows {
+                let id: String = row.get(0);
+                let tags = sqlx::query("SELECT tag FROM note_tags WHERE tenant_id = $1 AND note_id = $2 ORDER BY tag")
+                    .bind(caller.tenant.as_str())
+                    .bind(id.as_str())
+                    .fetch_all(&mut *tx)
+                    .await?
+                    .iter()
+                    .map(|r| r.get::<String, _>(0))
+                    .collect();
+                items.push(note(row, tags));
+            }
+            Ok::<_, sqlx::Error>(Paged { items, total: u64::try_from(total).unwrap_or(0) })
+        }
+        .await
+        .map_err(|e| runtime::fault(op.id, "listing notes", e));
+        self.finish(tx, caller, op, &[], listed).await
+    }
+
+    async fn create_note(
+        &self,
+        caller: &Caller,
+        input: models::CreateNoteInput,
+    ) -> Result<models::Note, errors::CreateNoteError> {
+        let op = &notes_api::notes::operations::CREATE_NOTE;
+        let mut tx = self.begin(op).await?;
+        let id = format!("note_{}", uuid::Uuid::now_v7().simple());
+        let mut tags = input.tags.unwrap_or_default();
+        tags.sort();
+        tags.dedup();
+        let now = now_ms();
+        let created = async {
+            sqlx::query(
+                "INSERT INTO notes (tenant_id, id, title, state, created_at, due) VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(caller.tenant.as_str())
+            .bind(id.as_str())
+            .bind(input.title.as_str())
+            .bind(models::NoteState::INITIAL.as_str())
+            .bind(now)
+            .bind(Nullable(None::<i64>))
+            .execute(&mut *tx)
+            .await?;
+            for tag in &tags {
+                sqlx::query("INSERT INTO note_tags (tenant_id, note_id, tag) VALUES ($1, $2, $3)")
+                    .bind(caller.tenant.as_str())
+                    .bind(id.as_str())
+                    .bind(tag.as_str())
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            Ok::<_, sqlx::Error>(())
+        }
+        .await
+        .map_err(|e| runtime::fault(op.id, "storing the note", e))
+        .map(|()| models::Note {
+            id: id.clone(),
+            title: input.title,
+            state: models::NoteState::INITIAL,
+            tags,
+            created_at: time(now),
+            due: None,
+        });
+        self.finish(tx, caller, op, std::slice::from_ref(&id), created).await
+    }
+
+    async fn get_note(
+        &self,
+        caller: &Caller,
+        input: models::GetNoteInput,
+    ) -> Result<models::Note, errors::GetNoteError> {
+        let op = &notes_api::notes::operations::GET_NOTE;
+        let mut tx = self.begin(op).await?;
+        let found = match load(&mut tx, &caller.tenant, &input.id).await {
+            Ok(Some(note)) => Ok(note),
+            Ok(None) => Err(errors::GetNoteError::NotFound(not_found(&input.id))),
+            Err(e) => Err(runtime::fault(op.id, "reading the note", e)),
+        };
+        self.finish(tx, caller, op, std::slice::from_ref(&input.id), found).await
+    }
+
+    async fn update_note(
+        &self,
+        caller: &Caller,
+        input: models::UpdateNoteInput,
+    ) -> Result<models::Note, errors::UpdateNoteError> {
+        let op = &notes_api::notes::operations::UPDATE_NOTE;
+        let mut tx = self.begin(op).await?;
+        let updated = async {
+            let mut note = match load(&mut tx, &caller.tenant, &input.id).await {
+                Ok(Some(note)) => note,
+                Ok(None) => return Err(errors::UpdateNoteError::NotFound(not_found(&input.id))),
+                Err(e) => return Err(runtime::fault(op.id, "reading the note", e)),
+            };
+            if let Some(to) = input.state
+                && to != note.state
+                && !note.state.can_move_to(to)
+            {
+                let allowed: Vec<&str> = note.state.next_states().iter().map(|s| s.as_str()).collect();
+                return Err(errors::UpdateNoteError::Validation(
+                    Problem::new(format!("a {} note cannot become {to}", note.state))
+                        .with("field", "state")
+                        .with("value", to.as_str())
+                        .with("allowed", allowed),
+                ));
+            }
+            if let Some(title) = input.title {
+                note.title = title;
+            }
+            if let Some(state) = input.state {
+                note.state = state;
+            }
+            if let Some(due) = input.due {
+                note.due = due;
+            }
+            sqlx::query("UPDATE notes SET title = $1, state = $2, due = $3 WHERE tenant_id = $4 AND id = $5")
+                .bind(note.title.as_str())
+                .bind(note.state.as_str())
+                .bind(Nullable(note.due.map(|d| d.timestamp_millis())))
+                .bind(caller.tenant.as_str())
+                .bind(input.id.as_str())
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| runtime::fault(op.id, "updating the note", e))?;
+            Ok(note)
+        }
+        .await;
+        self.finish(tx, caller, op, std::slice::from_ref(&input.id), updated).await
+    }
+
+    async fn delete_note(&self, caller: &Caller, input: models::NoteRef) -> Result<(), errors::DeleteNoteError> {
+        let op = &notes_api::notes::operations::DELETE_NOTE;
+        let mut tx = self.begin(op).await?;
+        let deleted = async {
+            sqlx::query("DELETE FROM note_tags WHERE tenant_id = $1 AND note_id = $2")
+                .bind(caller.tenant.as_str())
+                .bind(input.id.as_str())
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query("DELETE FROM notes WHERE tenant_id = $1 AND id = $2")
+                .bind(caller.tenant.as_str())
+                .bind(input.id.as_str())
+                .execute(&mut *tx)
+                .await
+        }
+        .await;
+        let result = match deleted {
+            Ok(done) if done.rows_affected() == 1 => Ok(()),
+            Ok(_) => Err(errors::DeleteNoteError::NotFound(not_found(&input.id))),
+            Err(e) => Err(runtime::fault(op.id, "deleting the note", e)),
+        };
+        self.finish(tx, caller, op, std::slice::from_ref(&input.id), result).await
+    }
+}

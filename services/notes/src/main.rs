@@ -1,0 +1,51 @@
+//! `notes`: serves the example notes service alone, with everything the platform gives it (the
+//! embedded authorization server, PRM, MCP, docs, rate limits, audit). Settings come from the
+//! environment: `NOTES_ADDR` (default 127.0.0.1:8090), `NOTES_DATA_DIR` (default `notes-data`),
+//! `NOTES_PUBLIC_URL`, `DATABASE_URL` (PostgreSQL; default SQLite in the data directory) and
+//! `REDIS_URL` (shared rate limits).
+
+use std::process::ExitCode;
+
+fn config() -> anyhow::Result<runtime::Config> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let addr = var("NOTES_ADDR").unwrap_or_else(|| "127.0.0.1:8090".into()).parse()?;
+    let public_url = var("NOTES_PUBLIC_URL").map(|u| runtime::config::parse_public_url(&u)).transpose();
+    let public_url = public_url.map_err(|e| anyhow::anyhow!("NOTES_PUBLIC_URL: {e}"))?;
+    let data_dir = var("NOTES_DATA_DIR").unwrap_or_else(|| "notes-data".into());
+    let mut config = runtime::Config::new(addr, public_url, data_dir.into());
+    config.database_url = var("DATABASE_URL");
+    config.redis_url = var("REDIS_URL");
+    Ok(config)
+}
+
+async fn serve() -> anyhow::Result<()> {
+    let config = config()?;
+    let platform = runtime::Platform::open(config.clone()).await?;
+    let app = notes::server(&platform).await?;
+    let listener = tokio::net::TcpListener::bind(config.addr).await?;
+    tracing::info!(
+        "serving: REST {}; MCP {}; docs {}",
+        config.url(notes::SERVICE.base_path),
+        config.url(notes::SERVICE.mcp_path.unwrap_or_default()),
+        config.url(runtime::docs::DOCS_PATH)
+    );
+    runtime::server::serve(listener, app, config.http, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await?;
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    match tokio::runtime::Runtime::new().map_err(anyhow::Error::from).and_then(|rt| rt.block_on(serve())) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,477 @@
+//! Leads: stored postings with their score, listed with filters, read with the full breakdown,
+//! moved through the LeadStatus state machine, found by scans and rescored when the scoring
+//! configuration changes.
+
+use chrono::{DateTime, Utc};
+use generated::prospector::errors;
+use generated::prospector::models::{self, Lead, LeadDetail, LeadScore, LeadStatus, ScoreBreakdown, ScoreSignals};
+use sqlx::Row;
+use sqlx::any::AnyRow;
+use support::{Paged, Paging, Problem};
+
+use crate::engine::{self, Scored};
+use crate::posting::Posting;
+use crate::scoring;
+use runtime::auth::Caller;
+use runtime::fault;
+use runtime::store::{Arg, Nullable, Store, Tx, now_ms, to_time};
+
+/// Columns every lead read selects, in the order [`Stored::from_row`] expects.
+pub const COLUMNS: &str = "id, posting, status, tags, breakdown, score, confidence, created_at, updated_at, fetched_at";
+
+/// A lead as stored.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    pub id: String,
+    pub posting: Posting,
+    pub status: LeadStatus,
+    pub tags: Vec<String>,
+    pub breakdown: ScoreBreakdown,
+    pub composite: f64,
+    pub confidence: f64,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub fetched_at: i64,
+}
+
+impl Stored {
+    /// Reads a row selected with [`COLUMNS`]. Stored JSON is written by this module only; a row
+    /// that no longer parses is a fault, reported by the caller.
+    pub fn from_row(r: &AnyRow) -> Result<Stored, String> {
+        let id: String = r.get(0);
+        let posting = serde_json::from_str(&r.get::<String, _>(1)).map_err(|e| format!("lead {id} posting: {e}"))?;
+        let status = LeadStatus::parse(&r.get::<String, _>(2)).ok_or_else(|| format!("lead {id}: bad status"))?;
+        let tags = serde_json::from_str(&r.get::<String, _>(3)).map_err(|e| format!("lead {id} tags: {e}"))?;
+        let breakdown =
+            serde_json::from_str(&r.get::<String, _>(4)).map_err(|e| format!("lead {id} breakdown: {e}"))?;
+        Ok(Stored {
+            id,
+            posting,
+            status,
+            tags,
+            breakdown,
+            composite: r.get(5),
+            confidence: r.get(6),
+            created_at: r.get(7),
+            updated_at: r.get(8),
+            fetched_at: r.get(9),
+        })
+    }
+
+    fn score(&self) -> LeadScore {
+        let s = &self.breakdown.signals;
+        LeadScore {
+            composite: self.composite,
+            confidence: self.confidence,
+            signals: ScoreSignals {
+                skill_match: s.skill_match.value,
+                budget: s.budget.value,
+                client_history: s.client_history.value,
+                competition: s.competition.value,
+                timeline: s.timeline.value,
+            },
+        }
+    }
+
+    /// The list view.
+    pub fn lead(&self) -> Lead {
+        let p = &self.posting;
+        Lead {
+            id: self.id.clone(),
+            job_title: p.title.clone(),
+            platform: p.platform.clone(),
+            url: p.url.clone(),
+            description: p.description.clone(),
+            skills: p.skills.clone(),
+            budget: p.budget.clone(),
+            client: p.client.clone(),
+            proposals_count: p.proposals_count,
+            posted_at: p.posted_at,
+            score: self.score(),
+            status: self.status,
+            tags: self.tags.clone(),
+            created_at: to_time(self.created_at),
+            updated_at: to_time(self.updated_at),
+        }
+    }
+
+    /// The detail view, with the breakdown.
+    pub fn detail(&self) -> LeadDetail {
+        let l = self.lead();
+        LeadDetail {
+            id: l.id,
+            job_title: l.job_title,
+            platform: l.platform,
+            url: l.url,
+            description: l.description,
+            skills: l.skills,
+            budget: l.budget,
+            client: l.client,
+            proposals_count: l.proposals_count,
+            posted_at: l.posted_at,
+            score: l.score,
+            breakdown: self.breakdown.clone(),
+            status: l.status,
+            tags: l.tags,
+            created_at: l.created_at,
+            updated_at: l.updated_at,
+        }
+    }
+}
+
+/// Statuses in which a lead is still open: scans refresh their posting and config changes
+/// rescore them. Closed leads keep the data their outcome was decided on (what backtests replay).
+pub const OPEN: [LeadStatus; 4] =
+    [LeadStatus::New, LeadStatus::Reviewing, LeadStatus::Shortlisted, LeadStatus::Dismissed];
+
+fn open_list() -> String {
+    OPEN.iter().map(|s| format!("'{}'", s.as_str())).collect::<Vec<_>>().join(", ")
+}
+
+/// `LIKE` pattern matching `needle` anywhere, with `\` as the escape character.
+fn contains_pattern(needle: &str) -> String {
+    let mut p = String::from("%");
+    for c in needle.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            p.push('\\');
+        }
+        p.push(c);
+    }
+    p.push('%');
+    p
+}
+
+/// Reads one lead of `tenant` inside `tx`.
+pub async fn load(tx: &mut Tx, tenant: &str, id: &str) -> Result<Option<Stored>, String> {
+    fetch(&mut **tx, tenant, id).await
+}
+
+async fn fetch<'e, E: sqlx::Executor<'e, Database = sqlx::Any>>(
+    exec: E,
+    tenant: &str,
+    id: &str,
+) -> Result<Option<Stored>, String> {
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM leads WHERE tenant_id = $1 AND id = $2")))
+        .bind(tenant)
+        .bind(id)
+        .fetch_optional(exec)
+        .await
+        .map_err(|e| e.to_string())?;
+    row.as_ref().map(Stored::from_row).transpose()
+}
+
+/// `GET /leads`.
+pub async fn list(
+    store: &Store,
+    caller: &Caller,
+    input: models::ListLeadsInput,
+    paging: Paging,
+) -> Result<Paged<Lead>, errors::ListLeadsError> {
+    let mut filter = String::from("tenant_id = $1");
+    let mut args = vec![Arg::Text(Some(caller.tenant.clone()))];
+    let mut push = |filter: &mut String, clause: &str, arg: Arg| {
+        args.push(arg);
+        filter.push_str(&clause.replace("$?", &format!("${}", args.len())));
+    };
+    if let Some(min) = input.min_score {
+        push(&mut filter, " AND score >= $?", Arg::Real(min));
+    }
+    match input.status {
+        Some(s) => push(&mut filter, " AND status = $?", Arg::Text(Some(s.as_str().into()))),
+        None => filter.push_str(" AND status <> 'archived'"),
+    }
+    if let Some(p) = &input.platform {
+        push(&mut filter, " AND platform = $?", Arg::Text(Some(p.trim().to_lowercase())));
+    }
+    for tag in input.tag.iter().flatten() {
+        // Tags are stored as a compact JSON array of pattern-checked strings.
+        push(&mut filter, " AND tags LIKE $? ESCAPE '\\'", Arg::Text(Some(contains_pattern(&format!("\"{tag}\"")))));
+    }
+    if let Some(q) = &input.q {
+        push(&mut filter, " AND search_text LIKE $? ESCAPE '\\'", Arg::Text(Some(contains_pattern(&q.to_lowercase()))));
+    }
+    let sort = input.sort.as_deref().unwrap_or("-score");
+    let (descending, key) = match sort.strip_prefix('-') {
+        Some(k) => (true, k),
+        None => (false, sort),
+    };
+    let column = match key {
+        "created_at" => "created_at",
+        "posted_at" => "posted_at",
+        "budget" => "budget_value",
+        _ => "score",
+    };
+    // Ties by id in the sort's direction, so an index on (column, id) serves the order as it is;
+    // keys a lead may lack sort their missing values last in either direction.
+    let dir = if descending { "DESC" } else { "ASC" };
+    let order = match column {
+        "score" | "created_at" => format!("{column} {dir}, id {dir}"),
+        _ => format!("({column} IS NULL), {column} {dir}, id {dir}"),
+    };
+    let (total, rows) =
+        store.page(COLUMNS, "leads", &filter, &order, &args, paging).await.map_err(|e| fault("leads", "listing", e))?;
+    let items = rows
+        .iter()
+        .map(|r| Stored::from_row(r).map(|s| s.lead()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| fault("leads", "reading", e))?;
+    Ok(Paged { items, total })
+}
+
+/// `GET /leads/{id}`.
+pub async fn get(store: &Store, caller: &Caller, id: &str) -> Result<LeadDetail, errors::GetLeadError> {
+    match fetch(store.pool(), &caller.tenant, id).await.map_err(|e| fault("leads", "reading", e))? {
+        Some(lead) => Ok(lead.detail()),
+        None => Err(errors::GetLeadError::NotFound(missing("lead", id))),
+    }
+}
+
+/// The problem for an object this tenant does not have.
+pub fn missing(what: &str, id: &str) -> Problem {
+    Problem::new(format!("no {what} {id}")).with("id", id)
+}
+
+/// The conflict answered for a move the state machine does not allow.
+pub fn bad_move<S: std::fmt::Display + Copy>(what: &str, from: S, to: S, allowed: &[S]) -> Problem {
+    let allowed: Vec<String> = allowed.iter().map(|s| s.to_string()).collect();
+    let listed = if allowed.is_empty() { "none: it is final".to_string() } else { allowed.join(", ") };
+    Problem::new(format!("a {what} cannot move from {from} to {to}; allowed from {from}: {listed}"))
+        .with("field", "status")
+        .with("value", to.to_string())
+        .with("current", from.to_string())
+        .with("allowed", allowed)
+}
+
+/// Sets a lead's status inside `tx` if the state machine allows it (the same status is a no-op).
+pub async fn move_status(tx: &mut Tx, lead: &Stored, to: LeadStatus, now: i64) -> Result<(), Problem> {
+    if lead.status == to {
+        return Ok(());
+    }
+    if !lead.status.can_move_to(to) {
+        return Err(bad_move("lead", lead.status, to, lead.status.next_states()));
+    }
+    let outcome = match to {
+        LeadStatus::Won => Some("won"),
+        LeadStatus::Lost => Some("lost"),
+        _ => None,
+    };
+    sqlx::query("UPDATE leads SET status = $1, outcome = COALESCE($4, outcome), updated_at = $2 WHERE id = $3")
+        .bind(to.as_str())
+        .bind(now)
+        .bind(&lead.id)
+        .bind(Nullable(outcome))
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| Problem::new(e.to_string()))?;
+    Ok(())
+}
+
+/// `PATCH /leads/{id}`.
+pub async fn update(
+    store: &Store,
+    caller: &Caller,
+    input: models::UpdateLeadInput,
+) -> Result<Lead, errors::UpdateLeadError> {
+    use errors::UpdateLeadError as E;
+    let mut tx = store.begin().await.map_err(|e| fault("leads", "begin", e))?;
+    let lead = load(&mut tx, &caller.tenant, &input.id)
+        .await
+        .map_err(|e| fault("leads", "reading", e))?
+        .ok_or_else(|| E::NotFound(missing("lead", &input.id)))?;
+    let now = now_ms();
+    if let Some(to) = input.status.filter(|s| *s != lead.status) {
+        if to == LeadStatus::ProposalSent {
+            return Err(E::Conflict(
+                Problem::new(
+                    "proposal_sent is set by submitting a proposal (POST /proposals/{id}/submit), not by update_lead",
+                )
+                .with("field", "status")
+                .with("value", to.as_str()),
+            ));
+        }
+        move_status(&mut tx, &lead, to, now).await.map_err(E::Conflict)?;
+    }
+    if let Some(tags) = &input.tags {
+        let mut unique: Vec<&String> = Vec::new();
+        for t in tags {
+            if !unique.contains(&t) {
+                unique.push(t);
+            }
+        }
+        sqlx::query("UPDATE leads SET tags = $1, updated_at = $2 WHERE id = $3")
+            .bind(serde_json::to_string(&unique).unwrap_or_else(|_| "[]".into()))
+            .bind(now)
+            .bind(&lead.id)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| fault("leads", "updating tags", e))?;
+    }
+    let lead = load(&mut tx, &caller.tenant, &input.id)
+        .await
+        .map_err(|e| fault("leads", "reading", e))?
+        .ok_or_else(|| fault("leads", "reading", "lead vanished"))?;
+    tx.commit().await.map_err(|e| fault("leads", "commit", e))?;
+    Ok(lead.lead())
+}
+
+/// Text `q` searches: title, description and skills, lowercased.
+fn search_text(p: &Posting) -> String {
+    format!("{}\n{}\n{}", p.title, p.description.as_deref().unwrap_or(""), p.skills.join(" ")).to_lowercase()
+}
+
+/// What the `budget` sort key orders by: the budget maximum (or its only figure).
+fn budget_value(p: &Posting) -> Option<f64> {
+    p.budget.as_ref().and_then(|b| b.max.or(b.min))
+}
+
+/// What storing one posting did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// A new lead.
+    New,
+    /// The platform job was already a lead (refreshed when still open).
+    Duplicate,
+}
+
+/// Stores one fetched posting for `tenant`: a new lead scored with `config`, or, for a job
+/// already known, a refresh of its posting and score while the lead is still open.
+pub async fn store_posting(
+    tx: &mut Tx,
+    tenant: &str,
+    source: &str,
+    posting: &Posting,
+    config: &models::ScoringConfig,
+    fetched_at: DateTime<Utc>,
+) -> Result<Found, sqlx::Error> {
+    let scored = engine::score(posting, &config.weights, &config.parameters, config.version, fetched_at);
+    let now = now_ms();
+    let existing =
+        sqlx::query("SELECT id, status FROM leads WHERE tenant_id = $1 AND platform = $2 AND external_id = $3")
+            .bind(tenant)
+            .bind(&posting.platform)
+            .bind(&posting.id)
+            .fetch_optional(&mut **tx)
+            .await?;
+    let posting_json = serde_json::to_string(posting).unwrap_or_default();
+    let breakdown_json = serde_json::to_string(&scored.breakdown).unwrap_or_default();
+    if let Some(row) = existing {
+        let id: String = row.get(0);
+        let status = LeadStatus::parse(&row.get::<String, _>(1));
+        if status.is_some_and(|s| OPEN.contains(&s)) {
+            sqlx::query(
+                "UPDATE leads SET job_title = $1, posting = $2, fetched_at = $3, search_text = $4, budget_value = $5, posted_at = $6, \
+                 score = $7, confidence = $8, breakdown = $9, config_version = $10, updated_at = $11 WHERE id = $12",
+            )
+            .bind(&posting.title)
+            .bind(&posting_json)
+            .bind(fetched_at.timestamp_millis())
+            .bind(search_text(posting))
+            .bind(Nullable(budget_value(posting)))
+            .bind(Nullable(posting.posted_at.map(|t| t.timestamp_millis())))
+            .bind(scored.score.composite)
+            .bind(scored.score.confidence)
+            .bind(&breakdown_json)
+            .bind(config.version)
+            .bind(now)
+            .bind(&id)
+            .execute(&mut **tx)
+            .await?;
+        }
+        return Ok(Found::Duplicate);
+    }
+    insert(tx, tenant, source, posting, &scored, config.version, fetched_at, LeadStatus::INITIAL, now).await?;
+    Ok(Found::New)
+}
+
+/// Inserts a lead row (scans, and the benchmark's and tests' seeding).
+#[allow(clippy::too_many_arguments)]
+pub async fn insert(
+    tx: &mut Tx,
+    tenant: &str,
+    source: &str,
+    posting: &Posting,
+    scored: &Scored,
+    config_version: i64,
+    fetched_at: DateTime<Utc>,
+    status: LeadStatus,
+    now: i64,
+) -> Result<String, sqlx::Error> {
+    let id = format!("lead_{}", uuid::Uuid::now_v7().simple());
+    sqlx::query(
+        "INSERT INTO leads (id, tenant_id, source, platform, external_id, job_title, posting, fetched_at, search_text, \
+         budget_value, posted_at, status, outcome, tags, score, confidence, breakdown, config_version, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $18, '[]', $13, $14, $15, $16, $17, $17)",
+    )
+    .bind(&id)
+    .bind(tenant)
+    .bind(source)
+    .bind(&posting.platform)
+    .bind(&posting.id)
+    .bind(&posting.title)
+    .bind(serde_json::to_string(posting).unwrap_or_default())
+    .bind(fetched_at.timestamp_millis())
+    .bind(search_text(posting))
+    .bind(Nullable(budget_value(posting)))
+    .bind(Nullable(posting.posted_at.map(|t| t.timestamp_millis())))
+    .bind(status.as_str())
+    .bind(scored.score.composite)
+    .bind(scored.score.confidence)
+    .bind(serde_json::to_string(&scored.breakdown).unwrap_or_default())
+    .bind(config_version)
+    .bind(now)
+    .bind(Nullable(match status {
+        LeadStatus::Won => Some("won"),
+        LeadStatus::Lost => Some("lost"),
+        _ => None,
+    }))
+    .execute(&mut **tx)
+    .await?;
+    Ok(id)
+}
+
+/// Rescores the tenant's open leads scored with an older configuration than the current one,
+/// in batches (each its own transaction, so requests interleave). A lead keeps the moment it was
+/// fetched, so a rescore changes only what the configuration changes.
+pub async fn rescore(store: &Store, tenant: &str) -> Result<u64, String> {
+    let config = scoring::current(store, tenant).await.map_err(|e| e.to_string())?;
+    let mut done = 0u64;
+    loop {
+        let mut tx = store.begin().await.map_err(|e| e.to_string())?;
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM leads WHERE tenant_id = $1 AND config_version < $2 AND status IN ({}) ORDER BY id LIMIT 500",
+            open_list()
+        )))
+        .bind(tenant)
+        .bind(config.version)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(|e| e.to_string())?;
+        if rows.is_empty() {
+            tx.commit().await.map_err(|e| e.to_string())?;
+            return Ok(done);
+        }
+        let now = now_ms();
+        for r in &rows {
+            let lead = Stored::from_row(r)?;
+            let s = engine::score(
+                &lead.posting,
+                &config.weights,
+                &config.parameters,
+                config.version,
+                to_time(lead.fetched_at),
+            );
+            sqlx::query("UPDATE leads SET score = $1, confidence = $2, breakdown = $3, config_version = $4, updated_at = $5 WHERE id = $6 AND config_version < $4")
+                .bind(s.score.composite)
+                .bind(s.score.confidence)
+                .bind(serde_json::to_string(&s.breakdown).unwrap_or_default())
+                .bind(config.version)
+                .bind(now)
+                .bind(&lead.id)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| e.to_string())?;
+            done += 1;
+        }
+        tx.commit().await.map_err(|e| e.to_string())?;
+    }
+}

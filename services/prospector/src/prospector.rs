@@ -1,0 +1,232 @@
+//! The lead-prospecting API's operations, each delegating to its domain module.
+
+use std::sync::Arc;
+
+use generated::prospector::{ProspectorService, errors, models};
+use support::{Paged, Paging};
+
+use crate::connector::HttpConnector;
+use crate::proposals::Connector;
+use crate::sources::{self, Source};
+use crate::{api_tokens, contracts, leads, proposals, scans, scoring};
+use runtime::auth::Caller;
+use runtime::store::Store;
+
+/// The lead-prospecting API.
+#[derive(Debug, Clone)]
+pub struct Prospector {
+    store: Store,
+    sources: Arc<Vec<Source>>,
+    http: reqwest::Client,
+    connector: Arc<Connector>,
+}
+
+impl Prospector {
+    /// The prospector over the platform's database, its own tables migrated (see
+    /// [`Prospector::new`] for the rest).
+    pub async fn open(
+        platform: &runtime::Platform,
+        sources: &[String],
+        connector_url: Option<&str>,
+    ) -> anyhow::Result<Self> {
+        crate::migrate(&platform.store).await?;
+        Self::new(platform.store.clone(), sources, connector_url)
+    }
+
+    /// The prospector over `store`, scanning `sources` (`NAME=LOCATION` each; the embedded sample
+    /// feed when empty) and submitting through the HTTP platform connector at `connector_url`
+    /// (the recording outbox when `None`).
+    pub fn new(store: Store, sources: &[String], connector_url: Option<&str>) -> anyhow::Result<Self> {
+        let mut parsed: Vec<Source> = Vec::new();
+        for spec in sources {
+            let source = Source::parse(spec).map_err(|e| anyhow::anyhow!("lead source {spec:?}: {e}"))?;
+            if parsed.iter().any(|s| s.name == source.name) {
+                anyhow::bail!("lead source {:?} is configured twice", source.name);
+            }
+            parsed.push(source);
+        }
+        if parsed.is_empty() {
+            parsed.push(Source::sample());
+        }
+        let connector = match connector_url {
+            Some(url) => {
+                Connector::Http(HttpConnector::new(url).map_err(|e| anyhow::anyhow!("platform connector: {e}"))?)
+            }
+            None => Connector::Outbox,
+        };
+        Ok(Prospector {
+            store,
+            sources: Arc::new(parsed),
+            http: sources::http_client(),
+            connector: Arc::new(connector),
+        })
+    }
+}
+
+impl ProspectorService for Prospector {
+    type Caller = Caller;
+
+    async fn list_leads(
+        &self,
+        caller: &Caller,
+        input: models::ListLeadsInput,
+        paging: Paging,
+    ) -> Result<Paged<models::Lead>, errors::ListLeadsError> {
+        leads::list(&self.store, caller, input, paging).await
+    }
+
+    async fn get_lead(
+        &self,
+        caller: &Caller,
+        input: models::GetLeadInput,
+    ) -> Result<models::LeadDetail, errors::GetLeadError> {
+        leads::get(&self.store, caller, &input.id).await
+    }
+
+    async fn scan_leads(
+        &self,
+        caller: &Caller,
+        input: models::ScanLeadsInput,
+    ) -> Result<models::ScanReport, errors::ScanLeadsError> {
+        scans::scan(&self.store, &self.sources, &self.http, caller, input).await
+    }
+
+    async fn update_lead(
+        &self,
+        caller: &Caller,
+        input: models::UpdateLeadInput,
+    ) -> Result<models::Lead, errors::UpdateLeadError> {
+        leads::update(&self.store, caller, input).await
+    }
+
+    async fn list_proposals(
+        &self,
+        caller: &Caller,
+        input: models::ListProposalsInput,
+        paging: Paging,
+    ) -> Result<Paged<models::Proposal>, errors::ListProposalsError> {
+        proposals::list(&self.store, caller, input, paging).await
+    }
+
+    async fn get_proposal(
+        &self,
+        caller: &Caller,
+        input: models::GetProposalInput,
+    ) -> Result<models::Proposal, errors::GetProposalError> {
+        proposals::get(&self.store, caller, &input.id).await
+    }
+
+    async fn create_proposal(
+        &self,
+        caller: &Caller,
+        input: models::CreateProposalInput,
+    ) -> Result<models::Proposal, errors::CreateProposalError> {
+        proposals::create(&self.store, caller, input).await
+    }
+
+    async fn update_proposal(
+        &self,
+        caller: &Caller,
+        input: models::UpdateProposalInput,
+    ) -> Result<models::Proposal, errors::UpdateProposalError> {
+        proposals::update(&self.store, &self.connector, caller, input).await
+    }
+
+    async fn submit_proposal(
+        &self,
+        caller: &Caller,
+        input: models::SubmitProposalInput,
+    ) -> Result<models::Proposal, errors::SubmitProposalError> {
+        proposals::submit(&self.store, &self.connector, caller, input).await
+    }
+
+    async fn record_proposal_outcome(
+        &self,
+        caller: &Caller,
+        input: models::RecordOutcomeInput,
+    ) -> Result<models::Proposal, errors::RecordProposalOutcomeError> {
+        proposals::record_outcome(&self.store, caller, input).await
+    }
+
+    async fn list_contracts(
+        &self,
+        caller: &Caller,
+        input: models::ListContractsInput,
+        paging: Paging,
+    ) -> Result<Paged<models::Contract>, errors::ListContractsError> {
+        contracts::list(&self.store, caller, input, paging).await
+    }
+
+    async fn get_contract(
+        &self,
+        caller: &Caller,
+        input: models::GetContractInput,
+    ) -> Result<models::Contract, errors::GetContractError> {
+        contracts::get(&self.store, caller, &input.id).await
+    }
+
+    async fn update_milestone(
+        &self,
+        caller: &Caller,
+        input: models::UpdateMilestoneInput,
+    ) -> Result<models::Contract, errors::UpdateMilestoneError> {
+        contracts::update_milestone(&self.store, caller, input).await
+    }
+
+    async fn get_scoring_config(
+        &self,
+        caller: &Caller,
+    ) -> Result<models::ScoringConfig, errors::GetScoringConfigError> {
+        scoring::get(&self.store, caller).await
+    }
+
+    async fn update_scoring_config(
+        &self,
+        caller: &Caller,
+        input: models::UpdateScoringConfigInput,
+    ) -> Result<models::ScoringConfig, errors::UpdateScoringConfigError> {
+        let config = scoring::update(&self.store, caller, input).await?;
+        // Open leads follow the new version in the background; each names the version it used.
+        let (store, tenant) = (self.store.clone(), caller.tenant.clone());
+        tokio::spawn(async move {
+            match leads::rescore(&store, &tenant).await {
+                Ok(n) => tracing::info!(tenant, rescored = n, "leads rescored with the new scoring configuration"),
+                Err(e) => tracing::error!(tenant, "rescoring leads failed (they keep their previous score): {e}"),
+            }
+        });
+        Ok(config)
+    }
+
+    async fn run_backtest(
+        &self,
+        caller: &Caller,
+        input: models::BacktestInput,
+    ) -> Result<models::BacktestReport, errors::RunBacktestError> {
+        scoring::backtest(&self.store, caller, input).await
+    }
+
+    async fn list_api_tokens(
+        &self,
+        caller: &Caller,
+        _input: models::ListApiTokensInput,
+        paging: Paging,
+    ) -> Result<Paged<models::ApiToken>, errors::ListApiTokensError> {
+        api_tokens::list(&self.store, caller, paging).await
+    }
+
+    async fn create_api_token(
+        &self,
+        caller: &Caller,
+        input: models::CreateApiTokenInput,
+    ) -> Result<models::CreatedApiToken, errors::CreateApiTokenError> {
+        api_tokens::create(&self.store, caller, input).await
+    }
+
+    async fn revoke_api_token(
+        &self,
+        caller: &Caller,
+        input: models::RevokeApiTokenInput,
+    ) -> Result<(), errors::RevokeApiTokenError> {
+        api_tokens::revoke(&self.store, caller, input).await
+    }
+}

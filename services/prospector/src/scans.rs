@@ -1,0 +1,164 @@
+//! On-demand scans: run the configured lead sources, store what is new as scored leads and
+//! refresh what is known. One scan at a time per tenant; an `Idempotency-Key` replays a report.
+
+use chrono::Utc;
+use generated::prospector::errors::ScanLeadsError as E;
+use generated::prospector::models::{ScanLeadsInput, ScanReport, ScanSourceResult, ScanTotals};
+use support::Problem;
+
+use crate::idempotency::{self, Begin};
+use crate::leads::{self, Found};
+use crate::scoring;
+use crate::sources::{self, Source};
+use runtime::auth::Caller;
+use runtime::fault;
+use runtime::store::{Store, now_ms};
+
+/// A scan lock older than this is taken to belong to a scan that died.
+const STALE_LOCK_MS: i64 = 15 * 60 * 1000;
+
+/// `POST /leads/scan`.
+pub async fn scan(
+    store: &Store,
+    configured: &[Source],
+    http: &reqwest::Client,
+    caller: &Caller,
+    input: ScanLeadsInput,
+) -> Result<ScanReport, E> {
+    let chosen: Vec<&Source> = match &input.sources {
+        None => configured.iter().collect(),
+        Some(names) => {
+            if let Some(unknown) = names.iter().find(|n| !configured.iter().any(|s| &s.name == *n)) {
+                let known: Vec<&str> = configured.iter().map(|s| s.name.as_str()).collect();
+                return Err(E::ValidationError(
+                    Problem::new(format!("no lead source named {unknown}; configured: {}", known.join(", ")))
+                        .with("field", "sources")
+                        .with("value", unknown.as_str()),
+                ));
+            }
+            configured.iter().filter(|s| names.contains(&s.name)).collect()
+        }
+    };
+    let names: Vec<&str> = chosen.iter().map(|s| s.name.as_str()).collect();
+    let fingerprint = || idempotency::fingerprint(&names);
+    let key = input.idempotency_key.as_deref();
+    let claim = match idempotency::start(store, &caller.tenant, "scan_leads", key, fingerprint, E::Conflict).await? {
+        Begin::Replay(report) => return Ok(report),
+        Begin::Run(claim) => claim,
+    };
+    let scan_id = format!("scan_{}", uuid::Uuid::now_v7().simple());
+    let result = match lock(store, &caller.tenant, &scan_id).await {
+        Err(e) => Err(fault("scans", "locking", e)),
+        Ok(false) => Err(E::Conflict(
+            Problem::new("a scan is already running for this account; retry when it has finished")
+                .with("field", "sources"),
+        )),
+        Ok(true) => {
+            let report = run(store, &chosen, http, &caller.tenant, &scan_id).await;
+            unlock(store, &caller.tenant, &scan_id).await;
+            report
+        }
+    };
+    match (result, claim) {
+        (Ok(report), Some(claim)) => {
+            let mut tx = store.begin().await.map_err(|e| fault("scans", "begin", e))?;
+            idempotency::finish(&mut tx, &claim, &report).await.map_err(|e| fault("scans", "idempotency", e))?;
+            tx.commit().await.map_err(|e| fault("scans", "commit", e))?;
+            Ok(report)
+        }
+        (Err(e), Some(claim)) => {
+            idempotency::abandon(store, &claim).await;
+            Err(e)
+        }
+        (result, None) => result,
+    }
+}
+
+async fn lock(store: &Store, tenant: &str, scan_id: &str) -> Result<bool, sqlx::Error> {
+    let now = now_ms();
+    let mut tx = store.begin().await?;
+    sqlx::query("DELETE FROM scan_locks WHERE tenant_id = $1 AND started_at < $2")
+        .bind(tenant)
+        .bind(now - STALE_LOCK_MS)
+        .execute(&mut *tx)
+        .await?;
+    let taken = sqlx::query(
+        "INSERT INTO scan_locks (tenant_id, scan_id, started_at) VALUES ($1, $2, $3) ON CONFLICT (tenant_id) DO NOTHING",
+    )
+    .bind(tenant)
+    .bind(scan_id)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected()
+        == 1;
+    tx.commit().await?;
+    Ok(taken)
+}
+
+async fn unlock(store: &Store, tenant: &str, scan_id: &str) {
+    if let Err(e) = sqlx::query("DELETE FROM scan_locks WHERE tenant_id = $1 AND scan_id = $2")
+        .bind(tenant)
+        .bind(scan_id)
+        .execute(store.pool())
+        .await
+    {
+        tracing::warn!("releasing the scan lock failed (it goes stale in 15 minutes): {e}");
+    }
+}
+
+async fn run(
+    store: &Store,
+    chosen: &[&Source],
+    http: &reqwest::Client,
+    tenant: &str,
+    scan_id: &str,
+) -> Result<ScanReport, E> {
+    let started_at = Utc::now();
+    let config = scoring::current(store, tenant).await.map_err(|e| fault("scans", "reading the configuration", e))?;
+    let mut results = Vec::new();
+    for source in chosen {
+        let fetched_at = Utc::now();
+        let mut result =
+            ScanSourceResult { name: source.name.clone(), fetched: 0, new: 0, duplicates: 0, failed: 0, error: None };
+        match sources::fetch(source, http, fetched_at).await {
+            Err(reason) => {
+                tracing::warn!(scan = scan_id, source = %source.name, "lead source failed: {reason}");
+                result.error = Some(reason);
+            }
+            Ok(found) => {
+                for reason in &found.failed {
+                    tracing::info!(scan = scan_id, source = %source.name, "posting skipped: {reason}");
+                }
+                result.failed = found.failed.len() as i64;
+                result.fetched = (found.postings.len() + found.failed.len()) as i64;
+                let mut tx = store.begin().await.map_err(|e| fault("scans", "begin", e))?;
+                for posting in &found.postings {
+                    match leads::store_posting(&mut tx, tenant, &source.name, posting, &config, fetched_at)
+                        .await
+                        .map_err(|e| fault("scans", "storing a lead", e))?
+                    {
+                        Found::New => result.new += 1,
+                        Found::Duplicate => result.duplicates += 1,
+                    }
+                }
+                tx.commit().await.map_err(|e| fault("scans", "commit", e))?;
+            }
+        }
+        results.push(result);
+    }
+    let totals = results.iter().fold(ScanTotals { fetched: 0, new: 0, duplicates: 0, failed: 0 }, |t, r| ScanTotals {
+        fetched: t.fetched + r.fetched,
+        new: t.new + r.new,
+        duplicates: t.duplicates + r.duplicates,
+        failed: t.failed + r.failed,
+    });
+    tracing::info!(
+        scan = scan_id,
+        new = totals.new,
+        duplicates = totals.duplicates,
+        failed = totals.failed,
+        "scan finished"
+    );
+    Ok(ScanReport { scan_id: scan_id.into(), started_at, finished_at: Utc::now(), sources: results, totals })
+}

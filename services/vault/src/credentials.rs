@@ -1,0 +1,605 @@
+//! Credentials: metadata rows, immutable sealed versions, tags.
+//!
+//! Visibility: a credential the caller cannot read answers 404, exactly like one that does not
+//! exist (or lives in another tenant); one they can read but not change answers 403.
+
+use generated::vault::models::{
+    self, Credential, CredentialKind, CredentialState, CredentialStateFilter, CredentialSummary, CredentialVersion,
+    RevealedSecret,
+};
+use generated::vault::{errors, operations as ops};
+use sqlx::Row;
+use sqlx::any::AnyRow;
+use support::{InternalError, Operation, Paged, Paging, Problem};
+
+use super::{Arg, Sql, Vault, contains_pattern, fault, forbidden, not_found};
+use crate::rbac::{Access, Perms};
+use runtime::auth::Caller;
+use runtime::store::{Nullable, Tx, now_ms, to_time};
+
+/// A credential's row.
+#[derive(Debug, Clone)]
+pub(super) struct Row_ {
+    pub key: String,
+    pub kind: CredentialKind,
+    pub folder_id: Option<String>,
+    pub description: Option<String>,
+    pub username: Option<String>,
+    pub url: Option<String>,
+    pub state: CredentialState,
+    pub current_version: i64,
+    pub created_at: i64,
+    pub created_by: String,
+    pub updated_at: i64,
+    pub archived_at: Option<i64>,
+}
+
+const COLUMNS: &str = "key, kind, folder_id, description, username, url, state, current_version, created_at, created_by, updated_at, archived_at";
+
+fn from_row(r: &AnyRow) -> Row_ {
+    Row_ {
+        key: r.get(0),
+        kind: CredentialKind::parse(&r.get::<String, _>(1)).unwrap_or(CredentialKind::Generic),
+        folder_id: r.get(2),
+        description: r.get(3),
+        username: r.get(4),
+        url: r.get(5),
+        state: CredentialState::parse(&r.get::<String, _>(6)).unwrap_or(CredentialState::Active),
+        current_version: r.get(7),
+        created_at: r.get(8),
+        created_by: r.get(9),
+        updated_at: r.get(10),
+        archived_at: r.get(11),
+    }
+}
+
+/// Loads one credential of `tenant`.
+pub(super) async fn load(tx: &mut Tx, tenant: &str, key: &str) -> Result<Option<Row_>, sqlx::Error> {
+    let sql = format!("SELECT {COLUMNS} FROM credentials WHERE tenant_id = $1 AND key = $2");
+    Ok(sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(tenant)
+        .bind(key)
+        .fetch_optional(&mut **tx)
+        .await?
+        .as_ref()
+        .map(from_row))
+}
+
+/// Loads a credential the caller may read, or the `not found` problem.
+pub(super) async fn visible<E: InternalError>(
+    tx: &mut Tx,
+    op: &Operation,
+    caller: &Caller,
+    access: &Access,
+    key: &str,
+) -> Result<Result<(Row_, Perms), Problem>, E> {
+    let row = load(tx, &caller.tenant, key).await.map_err(|e| fault(op.id, "loading a credential", e))?;
+    Ok(match row {
+        Some(r) => {
+            let perms = access.on_credential(&r.key, r.folder_id.as_deref());
+            if perms.has(Perms::READ) { Ok((r, perms)) } else { Err(not_found("credential", key)) }
+        }
+        None => Err(not_found("credential", key)),
+    })
+}
+
+async fn tags_of(tx: &mut Tx, tenant: &str, key: &str) -> Result<Vec<String>, sqlx::Error> {
+    let rows = sqlx::query("SELECT tag FROM credential_tags WHERE tenant_id = $1 AND key = $2 ORDER BY tag")
+        .bind(tenant)
+        .bind(key)
+        .fetch_all(&mut **tx)
+        .await?;
+    Ok(rows.into_iter().map(|r| r.get(0)).collect())
+}
+
+/// The full metadata view of a credential.
+pub(super) async fn view<E: InternalError>(
+    tx: &mut Tx,
+    op: &Operation,
+    tenant: &str,
+    r: Row_,
+) -> Result<Credential, E> {
+    let tags = tags_of(tx, tenant, &r.key).await.map_err(|e| fault(op.id, "loading tags", e))?;
+    let versions = sqlx::query("SELECT version, created_at, created_by FROM credential_versions WHERE tenant_id = $1 AND key = $2 ORDER BY version DESC")
+        .bind(tenant)
+        .bind(&r.key)
+        .fetch_all(&mut **tx)
+        .await
+        .map_err(|e| fault(op.id, "loading versions", e))?
+        .into_iter()
+        .map(|v| CredentialVersion { version: v.get(0), created_at: to_time(v.get(1)), created_by: v.get(2) })
+        .collect();
+    Ok(Credential {
+        key: r.key,
+        kind: r.kind,
+        folder_id: r.folder_id,
+        description: r.description,
+        username: r.username,
+        url: r.url,
+        tags,
+        state: r.state,
+        current_version: r.current_version,
+        versions,
+        created_at: to_time(r.created_at),
+        created_by: r.created_by,
+        updated_at: to_time(r.updated_at),
+        archived_at: r.archived_at.map(to_time),
+    })
+}
+
+/// Replaces the tags of a credential (and records new tag names for the tenant).
+pub(super) async fn set_tags(tx: &mut Tx, tenant: &str, key: &str, tags: &[String]) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM credential_tags WHERE tenant_id = $1 AND key = $2")
+        .bind(tenant)
+        .bind(key)
+        .execute(&mut **tx)
+        .await?;
+    let mut unique: Vec<&String> = tags.iter().collect();
+    unique.sort();
+    unique.dedup();
+    for tag in unique {
+        sqlx::query("INSERT INTO tags (tenant_id, name) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+            .bind(tenant)
+            .bind(tag)
+            .execute(&mut **tx)
+            .await?;
+        sqlx::query("INSERT INTO credential_tags (tenant_id, key, tag) VALUES ($1, $2, $3)")
+            .bind(tenant)
+            .bind(key)
+            .bind(tag)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Whether folder `id` exists in `tenant`.
+pub(super) async fn folder_exists(tx: &mut Tx, tenant: &str, id: &str) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query("SELECT 1 FROM folders WHERE tenant_id = $1 AND id = $2")
+        .bind(tenant)
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await?
+        .is_some())
+}
+
+pub(super) async fn list(
+    vault: &Vault,
+    tx: &mut Tx,
+    caller: &Caller,
+    input: models::ListCredentialsInput,
+    paging: Paging,
+    _targets: &mut Vec<String>,
+) -> Result<Paged<CredentialSummary>, errors::ListCredentialsError> {
+    let op = &ops::LIST_CREDENTIALS;
+    let access = vault.access(tx, op, caller).await?;
+    let mut filter = Sql::new("");
+    filter.push(" WHERE tenant_id = ?", Arg::Text(caller.tenant.clone()));
+    match input.state.unwrap_or(CredentialStateFilter::Active) {
+        CredentialStateFilter::Active => filter.raw(" AND state = 'active'"),
+        CredentialStateFilter::Archived => filter.raw(" AND state = 'archived'"),
+        CredentialStateFilter::All => &mut filter,
+    };
+    if let Some(f) = &input.folder_id {
+        filter.push(" AND folder_id = ?", Arg::Text(f.clone()));
+    }
+    if let Some(k) = input.kind {
+        filter.push(" AND kind = ?", Arg::Text(k.as_str().into()));
+    }
+    if let Some(q) = &input.q {
+        let p = contains_pattern(q);
+        filter.push(" AND (LOWER(key) LIKE ? ESCAPE '\\'", Arg::Text(p.clone()));
+        filter.push(" OR LOWER(COALESCE(description, '')) LIKE ? ESCAPE '\\')", Arg::Text(p));
+    }
+    for tag in input.tag.iter().flatten() {
+        filter.push(
+            " AND key IN (SELECT key FROM credential_tags WHERE tenant_id = credentials.tenant_id AND tag = ?)",
+            Arg::Text(tag.clone()),
+        );
+    }
+    if !access.is_admin() {
+        let (keys, folders) = access.readable();
+        filter.raw(" AND (");
+        filter.push_in("key", &keys);
+        filter.raw(" OR");
+        filter.push_in("folder_id", &folders);
+        filter.raw(")");
+    }
+    let mut count = Sql { text: format!("SELECT COUNT(*) FROM credentials{}", filter.text), args: filter.args.clone() };
+    let total: i64 =
+        count.raw("").query().fetch_one(&mut **tx).await.map_err(|e| fault(op.id, "counting credentials", e))?.get(0);
+    let mut page = Sql { text: format!("SELECT {COLUMNS} FROM credentials{}", filter.text), args: filter.args };
+    page.raw(" ORDER BY key");
+    page.push(" LIMIT ?", Arg::Int(i64::from(paging.per_page)));
+    page.push(" OFFSET ?", Arg::Int(paging.offset() as i64));
+    let rows: Vec<Row_> = page
+        .query()
+        .fetch_all(&mut **tx)
+        .await
+        .map_err(|e| fault(op.id, "listing credentials", e))?
+        .iter()
+        .map(from_row)
+        .collect();
+    // One query for the whole page's tags.
+    let keys: Vec<String> = rows.iter().map(|r| r.key.clone()).collect();
+    let mut tag_sql = Sql::new("SELECT key, tag FROM credential_tags WHERE tenant_id = $1 AND");
+    tag_sql.args.push(Arg::Text(caller.tenant.clone()));
+    tag_sql.push_in("key", &keys).raw(" ORDER BY tag");
+    let mut tags_by_key: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
+    for t in tag_sql.query().fetch_all(&mut **tx).await.map_err(|e| fault(op.id, "loading tags", e))? {
+        tags_by_key.entry(t.get(0)).or_default().push(t.get(1));
+    }
+    let mut items = Vec::with_capacity(rows.len());
+    for r in rows {
+        let tags = tags_by_key.remove(&r.key).unwrap_or_default();
+        items.push(CredentialSummary {
+            key: r.key,
+            kind: r.kind,
+            folder_id: r.folder_id,
+            description: r.description,
+            tags,
+            state: r.state,
+            current_version: r.current_version,
+            updated_at: to_time(r.updated_at),
+        });
+    }
+    Ok(Paged { items, total: total.max(0) as u64 })
+}
+
+pub(super) async fn store(
+    vault: &Vault,
+    tx: &mut Tx,
+    caller: &Caller,
+    input: models::StoreCredentialInput,
+    _targets: &mut Vec<String>,
+) -> Result<Credential, errors::StoreCredentialError> {
+    use errors::StoreCredentialError as E;
+    let op = &ops::STORE_CREDENTIAL;
+    let access = vault.access(tx, op, caller).await?;
+    match &input.folder_id {
+        Some(f) => {
+            if !folder_exists(tx, &caller.tenant, f).await.map_err(|e| fault(op.id, "loading a folder", e))? {
+                return Err(E::ResourceNotFound(not_found("folder", f)));
+            }
+            if !access.on_folder(Some(f)).has(Perms::STORE) {
+                return Err(E::AuthForbidden(forbidden("canStore", &format!("folder {f}"))));
+            }
+        }
+        None if !access.is_admin() => {
+            return Err(E::AuthForbidden(Problem::new("Only tenant administrators store credentials outside folders; give a folder_id you hold canStore on.").with("required_permission", "canStore")));
+        }
+        None => {}
+    }
+    if load(tx, &caller.tenant, &input.key).await.map_err(|e| fault(op.id, "loading a credential", e))?.is_some() {
+        return Err(E::ResourceConflict(
+            Problem::new(format!("A credential with key {} already exists; rotate it instead.", input.key))
+                .with("key", input.key.clone()),
+        ));
+    }
+    let now = now_ms();
+    let kind = input.kind.unwrap_or(CredentialKind::Generic);
+    sqlx::query(
+        "INSERT INTO credentials (tenant_id, key, kind, folder_id, description, username, url, state, current_version, created_at, created_by, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'active', 1, $8, $9, $8)",
+    )
+    .bind(&caller.tenant)
+    .bind(&input.key)
+    .bind(kind.as_str())
+    .bind(Nullable(input.folder_id.as_deref()))
+    .bind(Nullable(input.description.as_deref()))
+    .bind(Nullable(input.username.as_deref()))
+    .bind(Nullable(input.url.as_deref()))
+    .bind(now)
+    .bind(&caller.subject)
+    .execute(&mut **tx)
+    .await
+    .map_err(|e| fault(op.id, "inserting a credential", e))?;
+    insert_version(vault, tx, op, caller, NewVersion { key: &input.key, version: 1, value: &input.value, at: now })
+        .await?;
+    set_tags(tx, &caller.tenant, &input.key, input.tags.as_deref().unwrap_or_default())
+        .await
+        .map_err(|e| fault(op.id, "storing tags", e))?;
+    let row = load(tx, &caller.tenant, &input.key)
+        .await
+        .map_err(|e| fault(op.id, "reloading", e))?
+        .ok_or_else(|| fault(op.id, "reloading", "row vanished"))?;
+    view(tx, op, &caller.tenant, row).await
+}
+
+/// One immutable version to seal and insert.
+struct NewVersion<'a> {
+    key: &'a str,
+    version: i64,
+    value: &'a str,
+    at: i64,
+}
+
+async fn insert_version<E: InternalError>(
+    vault: &Vault,
+    tx: &mut Tx,
+    op: &Operation,
+    caller: &Caller,
+    v: NewVersion<'_>,
+) -> Result<(), E> {
+    let NewVersion { key, version, value, at } = v;
+    let (dk, sealed) = vault
+        .keyring
+        .seal(tx, &caller.tenant, key, version, value.as_bytes())
+        .await
+        .map_err(|e| fault(op.id, "sealing the secret", e))?;
+    sqlx::query("INSERT INTO credential_versions (tenant_id, key, version, data_key_id, sealed, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7)")
+        .bind(&caller.tenant)
+        .bind(key)
+        .bind(version)
+        .bind(dk)
+        .bind(sealed)
+        .bind(at)
+        .bind(&caller.subject)
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| fault(op.id, "inserting a version", e))?;
+    Ok(())
+}
+
+pub(super) async fn get(
+    vault: &Vault,
+    tx: &mut Tx,
+    caller: &Caller,
+    input: models::CredentialRef,
+) -> Result<Credential, errors::GetCredentialError> {
+    let op = &ops::GET_CREDENTIAL;
+    let access = vault.access(tx, op, caller).await?;
+    let (row, _) =
+        visible(tx, op, caller, &access, &input.key).await?.map_err(errors::GetCredentialError::ResourceNotFound)?;
+    view(tx, op, &caller.tenant, row).await
+}
+
+pub(super) async fn update(
+    vault: &Vault,
+    tx: &mut Tx,
+    caller: &Caller,
+    input: models::UpdateCredentialInput,
+    targets: &mut Vec<String>,
+) -> Result<Credential, errors::UpdateCredentialError> {
+    use errors::UpdateCredentialError as E;
+    let op = &ops::UPDATE_CREDENTIAL;
+    let access = vault.access(tx, op, caller).await?;
+    let (row, perms) = visible(tx, op, caller, &access, &input.key).await?.map_err(E::ResourceNotFound)?;
+    if !perms.has(Perms::STORE) {
+        return Err(E::AuthForbidden(forbidden("canStore", &format!("credential {}", row.key))));
+    }
+    if row.state == CredentialState::Archived {
+        return Err(E::CredentialArchived(Problem::new(format!(
+            "Credential {} is archived; restore it first.",
+            row.key
+        ))));
+    }
+    let mut folder = row.folder_id.clone();
+    if let Some(target) = &input.folder_id {
+        match target {
+            Some(f) => {
+                if !folder_exists(tx, &caller.tenant, f).await.map_err(|e| fault(op.id, "loading a folder", e))? {
+                    return Err(E::ResourceNotFound(not_found("folder", f)));
+                }
+                if !access.on_folder(Some(f)).has(Perms::STORE) {
+                    return Err(E::AuthForbidden(forbidden("canStore", &format!("folder {f}"))));
+                }
+                targets.push(f.clone());
+            }
+            None if !access.is_admin() => {
+                return Err(E::AuthForbidden(
+                    Problem::new("Only tenant administrators move credentials to the root.")
+                        .with("required_permission", "canStore"),
+                ));
+            }
+            None => {}
+        }
+        folder = target.clone();
+    }
+    let keep = |new: Option<Option<String>>, old: Option<String>| new.unwrap_or(old);
+    sqlx::query("UPDATE credentials SET description = $1, username = $2, url = $3, folder_id = $4, updated_at = $5 WHERE tenant_id = $6 AND key = $7")
+        .bind(Nullable(keep(input.description, row.description.clone())))
+        .bind(Nullable(keep(input.username, row.username.clone())))
+        .bind(Nullable(keep(input.url, row.url.clone())))
+        .bind(Nullable(folder))
+        .bind(now_ms())
+        .bind(&caller.tenant)
+        .bind(&row.key)
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| fault(op.id, "updating a credential", e))?;
+    if let Some(tags) = &input.tags {
+        set_tags(tx, &caller.tenant, &row.key, tags).await.map_err(|e| fault(op.id, "storing tags", e))?;
+    }
+    let row = load(tx, &caller.tenant, &row.key)
+        .await
+        .map_err(|e| fault(op.id, "reloading", e))?
+        .ok_or_else(|| fault(op.id, "reloading", "row vanished"))?;
+    view(tx, op, &caller.tenant, row).await
+}
+
+/// Opens version `version` of a credential (the caller's permission already checked).
+pub(super) async fn open_version<E: InternalError>(
+    vault: &Vault,
+    tx: &mut Tx,
+    op: &Operation,
+    tenant: &str,
+    key: &str,
+    version: i64,
+) -> Result<Option<String>, E> {
+    let Some(v) = sqlx::query(
+        "SELECT data_key_id, sealed FROM credential_versions WHERE tenant_id = $1 AND key = $2 AND version = $3",
+    )
+    .bind(tenant)
+    .bind(key)
+    .bind(version)
+    .fetch_optional(&mut **tx)
+    .await
+    .map_err(|e| fault(op.id, "loading a version", e))?
+    else {
+        return Ok(None);
+    };
+    let plain = vault
+        .keyring
+        .open(tx, &v.get::<String, _>(0), tenant, key, version, &v.get::<Vec<u8>, _>(1))
+        .await
+        .map_err(|e| fault(op.id, "opening a secret", e))?;
+    String::from_utf8(plain).map(Some).map_err(|e| fault(op.id, "decoding a secret", e))
+}
+
+pub(super) async fn reveal(
+    vault: &Vault,
+    tx: &mut Tx,
+    caller: &Caller,
+    input: models::RevealCredentialInput,
+) -> Result<RevealedSecret, errors::RevealCredentialError> {
+    use errors::RevealCredentialError as E;
+    let op = &ops::REVEAL_CREDENTIAL;
+    let access = vault.access(tx, op, caller).await?;
+    let (row, perms) = visible(tx, op, caller, &access, &input.key).await?.map_err(E::ResourceNotFound)?;
+    if !perms.has(Perms::REVEAL) {
+        return Err(E::AuthForbidden(forbidden("canReveal", &format!("credential {}", row.key))));
+    }
+    if row.state == CredentialState::Archived {
+        return Err(E::CredentialArchived(Problem::new(format!(
+            "Credential {} is archived; restore it to reveal it.",
+            row.key
+        ))));
+    }
+    let version = input.version.unwrap_or(row.current_version);
+    let value = open_version(vault, tx, op, &caller.tenant, &row.key, version).await?.ok_or_else(|| {
+        E::ResourceNotFound(
+            Problem::new(format!("Credential {} has no version {version}.", row.key)).with("version", version),
+        )
+    })?;
+    Ok(RevealedSecret { key: row.key, version, kind: row.kind, username: row.username, value })
+}
+
+pub(super) async fn set_state<E>(
+    vault: &Vault,
+    tx: &mut Tx,
+    caller: &Caller,
+    op: &'static Operation,
+    key: &str,
+    state: CredentialState,
+    targets: &mut Vec<String>,
+) -> Result<Credential, E>
+where
+    E: InternalError + From<StateError>,
+{
+    let access = vault.access::<E>(tx, op, caller).await?;
+    let (row, perms) =
+        visible::<E>(tx, op, caller, &access, key).await?.map_err(|p| E::from(StateError::NotFound(p)))?;
+    if !perms.has(Perms::STORE) {
+        return Err(E::from(StateError::Forbidden(forbidden("canStore", &format!("credential {}", row.key)))));
+    }
+    // Idempotent: archiving an archived credential (or restoring an active one) changes nothing.
+    if row.state != state {
+        let now = now_ms();
+        let archived_at = (state == CredentialState::Archived).then_some(now);
+        sqlx::query(
+            "UPDATE credentials SET state = $1, archived_at = $2, updated_at = $3 WHERE tenant_id = $4 AND key = $5",
+        )
+        .bind(state.as_str())
+        .bind(Nullable(archived_at))
+        .bind(now)
+        .bind(&caller.tenant)
+        .bind(&row.key)
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| fault::<E>(op.id, "changing state", e))?;
+        if state == CredentialState::Archived {
+            // Archived credentials are not leasable: revoke what is outstanding.
+            let revoked = sqlx::query("UPDATE leases SET state = 'revoked', revoked_at = $1 WHERE tenant_id = $2 AND credential_key = $3 AND state = 'active' RETURNING id")
+                .bind(now)
+                .bind(&caller.tenant)
+                .bind(&row.key)
+                .fetch_all(&mut **tx)
+                .await
+                .map_err(|e| fault::<E>(op.id, "revoking leases", e))?;
+            targets.extend(revoked.iter().map(|r| r.get::<String, _>(0)));
+        }
+    }
+    let row = load(tx, &caller.tenant, key)
+        .await
+        .map_err(|e| fault::<E>(op.id, "reloading", e))?
+        .ok_or_else(|| fault::<E>(op.id, "reloading", "row vanished"))?;
+    view(tx, op, &caller.tenant, row).await
+}
+
+/// Failures shared by archive and restore.
+pub(super) enum StateError {
+    NotFound(Problem),
+    Forbidden(Problem),
+}
+
+macro_rules! state_error {
+    ($t:ty) => {
+        impl From<StateError> for $t {
+            fn from(e: StateError) -> Self {
+                match e {
+                    StateError::NotFound(p) => <$t>::ResourceNotFound(p),
+                    StateError::Forbidden(p) => <$t>::AuthForbidden(p),
+                }
+            }
+        }
+    };
+}
+state_error!(errors::ArchiveCredentialError);
+state_error!(errors::RestoreCredentialError);
+
+pub(super) async fn rotate(
+    vault: &Vault,
+    tx: &mut Tx,
+    caller: &Caller,
+    input: models::RotateCredentialInput,
+) -> Result<Credential, errors::RotateCredentialError> {
+    use errors::RotateCredentialError as E;
+    let op = &ops::ROTATE_CREDENTIAL;
+    let access = vault.access(tx, op, caller).await?;
+    let (row, perms) = visible(tx, op, caller, &access, &input.key).await?.map_err(E::ResourceNotFound)?;
+    if !perms.has(Perms::STORE) {
+        return Err(E::AuthForbidden(forbidden("canStore", &format!("credential {}", row.key))));
+    }
+    if row.state == CredentialState::Archived {
+        return Err(E::CredentialArchived(Problem::new(format!(
+            "Credential {} is archived; restore it before rotating.",
+            row.key
+        ))));
+    }
+    // The conditional increment is the serialization point: concurrent rotations each get their
+    // own next version, and a stale expected_version matches no row.
+    let mut sql = Sql::new("UPDATE credentials SET current_version = current_version + 1");
+    sql.push(", updated_at = ?", Arg::Int(now_ms()));
+    sql.push(" WHERE tenant_id = ?", Arg::Text(caller.tenant.clone()));
+    sql.push(" AND key = ? AND state = 'active'", Arg::Text(row.key.clone()));
+    if let Some(expected) = input.expected_version {
+        sql.push(" AND current_version = ?", Arg::Int(expected));
+    }
+    sql.raw(" RETURNING current_version, updated_at");
+    let Some(updated) =
+        sql.query().fetch_optional(&mut **tx).await.map_err(|e| fault(op.id, "advancing the version", e))?
+    else {
+        let current = load(tx, &caller.tenant, &row.key)
+            .await
+            .map_err(|e| fault(op.id, "reloading", e))?
+            .map(|r| r.current_version)
+            .unwrap_or(row.current_version);
+        return Err(E::CredentialVersionConflict(
+            Problem::new(format!(
+                "Credential {} is at version {current}, not {}.",
+                row.key,
+                input.expected_version.unwrap_or(current)
+            ))
+            .with("current_version", current),
+        ));
+    };
+    let version: i64 = updated.get(0);
+    let now: i64 = updated.get(1);
+    insert_version(vault, tx, op, caller, NewVersion { key: &row.key, version, value: &input.value, at: now }).await?;
+    let row = load(tx, &caller.tenant, &row.key)
+        .await
+        .map_err(|e| fault(op.id, "reloading", e))?
+        .ok_or_else(|| fault(op.id, "reloading", "row vanished"))?;
+    view(tx, op, &caller.tenant, row).await
+}

@@ -1,0 +1,366 @@
+//! Encryption at rest: an envelope keyring.
+//!
+//! - **Master keys** (key-encryption keys) come from `SPECWRIGHT_MASTER_KEY` (one base64 key) or
+//!   the file `master.key` in the data directory (created on first run, mode 0600). The file holds
+//!   one `<id> <base64 key>` line per key, newest first; the first is the primary.
+//! - **Data keys** live in the database, each wrapped (AES-256-GCM) by a master key. One data key is
+//!   active for new writes; older ones stay to decrypt older versions.
+//! - **Sealing**: every secret version is AES-256-GCM encrypted under a data key with a fresh
+//!   96-bit random nonce and associated data binding tenant, credential key and version, so a
+//!   ciphertext moved to another row does not decrypt.
+//!
+//! Rotation (`specwright keys rotate`) adds a new primary master key, re-wraps every data key under
+//! it and activates a new data key, in one transaction. Running servers keep working: they hold
+//! unwrapped data keys in memory and reload the key file when they meet a master key they lack.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+
+use aes_gcm::aead::{Aead, KeyInit, Payload};
+use aes_gcm::{Aes256Gcm, Nonce};
+use anyhow::{Context, Result, anyhow, bail};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use rand::RngCore;
+use sqlx::Row;
+
+use runtime::store::{Store, Tx, now_ms};
+
+/// File of master keys inside the data directory.
+pub const MASTER_KEY_FILE: &str = "master.key";
+const NONCE_LEN: usize = 12;
+
+/// A 256-bit key that never prints.
+#[derive(Clone)]
+struct SecretKey([u8; 32]);
+
+impl std::fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretKey(..)")
+    }
+}
+
+impl SecretKey {
+    fn random() -> Self {
+        let mut k = [0u8; 32];
+        rand::rngs::OsRng.fill_bytes(&mut k);
+        SecretKey(k)
+    }
+
+    fn cipher(&self) -> Aes256Gcm {
+        Aes256Gcm::new(&self.0.into())
+    }
+}
+
+/// Encrypts `plaintext` under `key` with `aad`; output is `nonce || ciphertext+tag`.
+fn seal_with(key: &SecretKey, plaintext: &[u8], aad: &[u8]) -> Result<Vec<u8>> {
+    let mut nonce = [0u8; NONCE_LEN];
+    rand::rngs::OsRng.fill_bytes(&mut nonce);
+    let ct = key
+        .cipher()
+        .encrypt(&Nonce::from(nonce), Payload { msg: plaintext, aad })
+        .map_err(|_| anyhow!("encryption failed"))?;
+    let mut out = Vec::with_capacity(NONCE_LEN + ct.len());
+    out.extend_from_slice(&nonce);
+    out.extend_from_slice(&ct);
+    Ok(out)
+}
+
+/// Decrypts the output of [`seal_with`]; fails when the key, the data or the `aad` differ.
+fn open_with(key: &SecretKey, sealed: &[u8], aad: &[u8]) -> Result<Vec<u8>> {
+    if sealed.len() < NONCE_LEN + 16 {
+        bail!("sealed value is too short");
+    }
+    let (nonce, ct) = sealed.split_at(NONCE_LEN);
+    let nonce: [u8; NONCE_LEN] = nonce.try_into().map_err(|_| anyhow!("bad nonce"))?;
+    key.cipher()
+        .decrypt(&Nonce::from(nonce), Payload { msg: ct, aad })
+        .map_err(|_| anyhow!("the value does not decrypt (wrong key or moved ciphertext)"))
+}
+
+/// Associated data of one secret version: length-prefixed so no two triples collide.
+pub fn secret_aad(tenant: &str, key: &str, version: i64) -> Vec<u8> {
+    format!("specwright/secret/v1|{}:{tenant}|{}:{key}|{version}", tenant.len(), key.len()).into_bytes()
+}
+
+fn data_key_aad(id: &str) -> Vec<u8> {
+    format!("specwright/data-key/v1|{id}").into_bytes()
+}
+
+/// Where master keys come from.
+#[derive(Debug, Clone)]
+pub enum MasterKeySource {
+    /// One key given in configuration (`SPECWRIGHT_MASTER_KEY`), id `env`.
+    Env(String),
+    /// The key file.
+    File(PathBuf),
+}
+
+fn parse_key(b64: &str) -> Result<SecretKey> {
+    let bytes = STANDARD.decode(b64.trim()).context("the master key is not base64")?;
+    let arr: [u8; 32] =
+        bytes.try_into().map_err(|_| anyhow!("the master key must be 32 bytes (base64 of 32 random bytes)"))?;
+    Ok(SecretKey(arr))
+}
+
+/// Reads master keys, newest first.
+fn read_master_keys(source: &MasterKeySource) -> Result<Vec<(String, SecretKey)>> {
+    match source {
+        MasterKeySource::Env(b64) => Ok(vec![("env".to_string(), parse_key(b64)?)]),
+        MasterKeySource::File(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let mut keys = Vec::new();
+            for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+                let (id, b64) = line
+                    .split_once(' ')
+                    .ok_or_else(|| anyhow!("{}: lines must be `<id> <base64 key>`", path.display()))?;
+                keys.push((id.to_string(), parse_key(b64)?));
+            }
+            if keys.is_empty() {
+                bail!("{} holds no key", path.display());
+            }
+            Ok(keys)
+        }
+    }
+}
+
+fn write_private(path: &Path, text: &str) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    let _ = std::fs::remove_file(&tmp);
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let mut f = opts.open(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+    f.write_all(text.as_bytes())?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}
+
+fn key_line(id: &str, key: &SecretKey) -> String {
+    format!("{id} {}\n", STANDARD.encode(key.0))
+}
+
+/// The master key source for a data directory: the environment variable when set, else the key
+/// file (created with a first key when missing).
+pub fn master_key_source(data_dir: &Path) -> Result<MasterKeySource> {
+    if let Ok(k) = std::env::var("SPECWRIGHT_MASTER_KEY") {
+        return Ok(MasterKeySource::Env(k));
+    }
+    let path = data_dir.join(MASTER_KEY_FILE);
+    if !path.exists() {
+        std::fs::create_dir_all(data_dir)?;
+        write_private(&path, &key_line(&format!("mk-{}", now_ms()), &SecretKey::random()))?;
+    }
+    Ok(MasterKeySource::File(path))
+}
+
+/// The keyring: master keys and unwrapped data keys, cached in memory.
+#[derive(Debug)]
+pub struct Keyring {
+    source: MasterKeySource,
+    masters: RwLock<Vec<(String, SecretKey)>>,
+    data_keys: RwLock<HashMap<String, SecretKey>>,
+}
+
+impl Keyring {
+    /// Loads the master keys and makes sure an active data key exists.
+    pub async fn load(store: &Store, source: MasterKeySource) -> Result<Keyring> {
+        let masters = read_master_keys(&source)?;
+        let ring = Keyring { source, masters: RwLock::new(masters), data_keys: RwLock::new(HashMap::new()) };
+        let mut tx = store.begin().await?;
+        let active: Option<String> =
+            sqlx::query("SELECT id FROM data_keys WHERE active = 1").fetch_optional(&mut *tx).await?.map(|r| r.get(0));
+        if active.is_none() {
+            ring.create_data_key(&mut tx).await?;
+        }
+        tx.commit().await?;
+        Ok(ring)
+    }
+
+    fn master(&self, id: &str) -> Option<SecretKey> {
+        self.masters.read().ok()?.iter().find(|(k, _)| k == id).map(|(_, v)| v.clone())
+    }
+
+    fn primary(&self) -> Result<(String, SecretKey)> {
+        self.masters
+            .read()
+            .map_err(|_| anyhow!("keyring lock poisoned"))?
+            .first()
+            .cloned()
+            .ok_or_else(|| anyhow!("no master key"))
+    }
+
+    /// Creates a data key wrapped by the primary master key and makes it the only active one.
+    async fn create_data_key(&self, tx: &mut Tx) -> Result<String> {
+        let (master_id, master) = self.primary()?;
+        let id = format!("dk-{}", uuid::Uuid::now_v7());
+        let key = SecretKey::random();
+        let wrapped = seal_with(&master, &key.0, &data_key_aad(&id))?;
+        sqlx::query("UPDATE data_keys SET active = 0 WHERE active = 1").execute(&mut **tx).await?;
+        sqlx::query(
+            "INSERT INTO data_keys (id, master_key_id, wrapped, active, created_at) VALUES ($1, $2, $3, 1, $4)",
+        )
+        .bind(&id)
+        .bind(&master_id)
+        .bind(wrapped)
+        .bind(now_ms())
+        .execute(&mut **tx)
+        .await?;
+        Ok(id)
+    }
+
+    /// The unwrapped data key `id`, loading it (and re-reading the key file) when not cached.
+    async fn data_key(&self, tx: &mut Tx, id: &str) -> Result<SecretKey> {
+        if let Some(k) = self.data_keys.read().ok().and_then(|m| m.get(id).cloned()) {
+            return Ok(k);
+        }
+        let row = sqlx::query("SELECT master_key_id, wrapped FROM data_keys WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&mut **tx)
+            .await?
+            .ok_or_else(|| anyhow!("unknown data key {id}"))?;
+        let master_id: String = row.get(0);
+        let wrapped: Vec<u8> = row.get(1);
+        let master = match self.master(&master_id) {
+            Some(m) => m,
+            None => {
+                // Rotated by another process: the key file has the new master key.
+                let fresh = read_master_keys(&self.source)?;
+                if let Ok(mut w) = self.masters.write() {
+                    *w = fresh;
+                }
+                self.master(&master_id).ok_or_else(|| anyhow!("master key {master_id} is not configured"))?
+            }
+        };
+        let raw = open_with(&master, &wrapped, &data_key_aad(id))?;
+        let key = SecretKey(raw.try_into().map_err(|_| anyhow!("data key {id} has the wrong length"))?);
+        if let Ok(mut m) = self.data_keys.write() {
+            m.insert(id.to_string(), key.clone());
+        }
+        Ok(key)
+    }
+
+    /// Seals one secret version under the active data key; returns (data key id, sealed bytes).
+    pub async fn seal(
+        &self,
+        tx: &mut Tx,
+        tenant: &str,
+        key: &str,
+        version: i64,
+        plaintext: &[u8],
+    ) -> Result<(String, Vec<u8>)> {
+        let id: String = sqlx::query("SELECT id FROM data_keys WHERE active = 1")
+            .fetch_optional(&mut **tx)
+            .await?
+            .map(|r| r.get(0))
+            .ok_or_else(|| anyhow!("no active data key"))?;
+        let dk = self.data_key(tx, &id).await?;
+        Ok((id, seal_with(&dk, plaintext, &secret_aad(tenant, key, version))?))
+    }
+
+    /// Opens one secret version; fails if the sealed bytes belong to another row.
+    pub async fn open(
+        &self,
+        tx: &mut Tx,
+        data_key_id: &str,
+        tenant: &str,
+        key: &str,
+        version: i64,
+        sealed: &[u8],
+    ) -> Result<Vec<u8>> {
+        let dk = self.data_key(tx, data_key_id).await?;
+        open_with(&dk, sealed, &secret_aad(tenant, key, version))
+    }
+}
+
+/// `specwright keys rotate`: a new primary master key, every data key re-wrapped under it, and a
+/// new active data key. Old master keys stay in the file so running servers can still unwrap
+/// what they cached; old data keys stay so every old version still decrypts.
+pub async fn rotate(store: &Store, data_dir: &Path) -> Result<RotationReport> {
+    let source = master_key_source(data_dir)?;
+    let MasterKeySource::File(path) = &source else {
+        bail!("SPECWRIGHT_MASTER_KEY is set: key rotation works on the master key file; unset it to rotate");
+    };
+    let old = read_master_keys(&source)?;
+    let new_id = format!("mk-{}", now_ms());
+    let new_key = SecretKey::random();
+    let mut text = key_line(&new_id, &new_key);
+    text.push_str(&std::fs::read_to_string(path)?);
+    let mut tx = store.begin().await?;
+    let rows = sqlx::query("SELECT id, master_key_id, wrapped FROM data_keys").fetch_all(&mut *tx).await?;
+    let mut rewrapped = 0;
+    for row in rows {
+        let id: String = row.get(0);
+        let master_id: String = row.get(1);
+        let wrapped: Vec<u8> = row.get(2);
+        let master = old
+            .iter()
+            .find(|(k, _)| *k == master_id)
+            .map(|(_, v)| v)
+            .ok_or_else(|| anyhow!("master key {master_id} is missing from {}", path.display()))?;
+        let raw = open_with(master, &wrapped, &data_key_aad(&id))?;
+        let again = seal_with(&new_key, &raw, &data_key_aad(&id))?;
+        sqlx::query("UPDATE data_keys SET master_key_id = $1, wrapped = $2 WHERE id = $3")
+            .bind(&new_id)
+            .bind(again)
+            .bind(&id)
+            .execute(&mut *tx)
+            .await?;
+        rewrapped += 1;
+    }
+    // Write the key file before committing: if the commit fails, the extra key is harmless; the
+    // other order could leave data keys wrapped by a key no file holds.
+    write_private(path, &text)?;
+    let ring = Keyring {
+        source: source.clone(),
+        masters: RwLock::new(read_master_keys(&source)?),
+        data_keys: RwLock::new(HashMap::new()),
+    };
+    let data_key = ring.create_data_key(&mut tx).await?;
+    tx.commit().await?;
+    Ok(RotationReport { master_key: new_id, data_key, rewrapped })
+}
+
+/// What a rotation did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RotationReport {
+    /// The new primary master key's id.
+    pub master_key: String,
+    /// The new active data key's id.
+    pub data_key: String,
+    /// Data keys re-wrapped under the new master key.
+    pub rewrapped: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sealed_value_opens_only_with_its_own_associated_data() {
+        let k = SecretKey::random();
+        let sealed = seal_with(&k, b"hunter2", &secret_aad("acme", "db", 1)).unwrap();
+        assert_eq!(open_with(&k, &sealed, &secret_aad("acme", "db", 1)).unwrap(), b"hunter2");
+        for (t, key, v) in [("other", "db", 1), ("acme", "db2", 1), ("acme", "db", 2), ("acm", "edb", 1)] {
+            assert!(open_with(&k, &sealed, &secret_aad(t, key, v)).is_err(), "({t}, {key}, {v}) must not open it");
+        }
+        assert!(open_with(&SecretKey::random(), &sealed, &secret_aad("acme", "db", 1)).is_err(), "another key");
+    }
+
+    #[test]
+    fn nonces_do_not_repeat() {
+        let k = SecretKey::random();
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..100_000 {
+            let s = seal_with(&k, b"x", b"a").unwrap();
+            assert!(seen.insert(s[..NONCE_LEN].to_vec()), "nonce repeated");
+        }
+    }
+}

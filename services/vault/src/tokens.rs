@@ -1,0 +1,146 @@
+//! Personal access tokens of the calling user: create (the secret is shown once), list, revoke.
+//! A token's scopes never exceed the caller's own.
+
+use generated::vault::models::{self, CreatedToken, PersonalAccessToken};
+use generated::vault::{errors, operations as ops};
+use sqlx::Row;
+use sqlx::any::AnyRow;
+use support::{Paged, Paging, Problem};
+
+use super::{Arg, Sql, Vault, fault, not_found};
+use runtime::auth::Caller;
+use runtime::store::{Nullable, Tx, now_ms, to_time};
+use runtime::tokens as secrets;
+
+const COLUMNS: &str = "id, name, prefix, scopes, created_at, expires_at, last_used_at, revoked_at";
+
+fn from_row(r: &AnyRow) -> PersonalAccessToken {
+    PersonalAccessToken {
+        id: r.get(0),
+        name: r.get(1),
+        prefix: r.get(2),
+        scopes: r.get::<String, _>(3).split_whitespace().map(str::to_string).collect(),
+        created_at: to_time(r.get(4)),
+        expires_at: r.get::<Option<i64>, _>(5).map(to_time),
+        last_used_at: r.get::<Option<i64>, _>(6).map(to_time),
+        revoked_at: r.get::<Option<i64>, _>(7).map(to_time),
+    }
+}
+
+pub(super) async fn list(
+    _vault: &Vault,
+    tx: &mut Tx,
+    caller: &Caller,
+    input: models::ListTokensInput,
+    paging: Paging,
+) -> Result<Paged<PersonalAccessToken>, errors::ListTokensError> {
+    let op = &ops::LIST_TOKENS;
+    let mut sql = Sql::new(" WHERE tenant_id = $1 AND user_id = $2");
+    sql.args = vec![Arg::Text(caller.tenant.clone()), Arg::Text(caller.subject.clone())];
+    if !input.include_revoked.unwrap_or(false) {
+        sql.push(" AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)", Arg::Int(now_ms()));
+    }
+    let count = Sql { text: format!("SELECT COUNT(*) FROM personal_tokens{}", sql.text), args: sql.args.clone() };
+    let total: i64 = count.query().fetch_one(&mut **tx).await.map_err(|e| fault(op.id, "counting tokens", e))?.get(0);
+    let mut page = Sql {
+        text: format!("SELECT {COLUMNS} FROM personal_tokens{} ORDER BY created_at DESC, id", sql.text),
+        args: sql.args,
+    };
+    page.push(" LIMIT ?", Arg::Int(i64::from(paging.per_page)));
+    page.push(" OFFSET ?", Arg::Int(paging.offset() as i64));
+    let rows = page.query().fetch_all(&mut **tx).await.map_err(|e| fault(op.id, "listing tokens", e))?;
+    Ok(Paged { items: rows.iter().map(from_row).collect(), total: total.max(0) as u64 })
+}
+
+pub(super) async fn create(
+    _vault: &Vault,
+    tx: &mut Tx,
+    caller: &Caller,
+    input: models::CreateTokenInput,
+    targets: &mut Vec<String>,
+) -> Result<CreatedToken, errors::CreateTokenError> {
+    use errors::CreateTokenError as E;
+    let op = &ops::CREATE_TOKEN;
+    if caller.method == runtime::auth::AuthMethod::PersonalToken {
+        // A leaked token must not be able to mint a successor that outlives its revocation.
+        return Err(E::AuthForbidden(
+            Problem::new(
+                "Personal access tokens cannot create tokens; use a signed-in session or an OAuth access token.",
+            )
+            .with("auth_method", "personal_token"),
+        ));
+    }
+    let service = &generated::vault::SERVICE;
+    for wanted in &input.scopes {
+        // Every requested scope must exist and be one the caller's own scopes satisfy (a signed-in
+        // session carries no scopes: RBAC bounds what its tokens reach).
+        let known = service.scopes.iter().any(|s| s.name == wanted);
+        let within = caller.method == runtime::auth::AuthMethod::Session
+            || service.satisfies(caller.scopes.iter().map(String::as_str), wanted);
+        if !known || !within {
+            return Err(E::AuthForbidden(
+                Problem::new(format!("You cannot create a token with {wanted}: it exceeds your own scopes."))
+                    .with("scope", wanted.clone()),
+            ));
+        }
+    }
+    let now = now_ms();
+    if let Some(exp) = input.expires_at.filter(|e| e.timestamp_millis() <= now) {
+        return Err(E::RequestInvalid(
+            Problem::new("expires_at must be in the future")
+                .with("field", "expires_at")
+                .with("value", exp.to_rfc3339()),
+        ));
+    }
+    let secret = secrets::mint(secrets::Kind::Personal);
+    let id = format!("pat_{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
+    let prefix: String = secret.chars().take(8).collect();
+    let mut scopes = input.scopes.clone();
+    scopes.sort();
+    scopes.dedup();
+    sqlx::query("INSERT INTO personal_tokens (id, tenant_id, user_id, name, prefix, hash, scopes, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
+        .bind(&id)
+        .bind(&caller.tenant)
+        .bind(&caller.subject)
+        .bind(&input.name)
+        .bind(&prefix)
+        .bind(secrets::hash(&secret))
+        .bind(scopes.join(" "))
+        .bind(now)
+        .bind(Nullable(input.expires_at.map(|e| e.timestamp_millis())))
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| fault(op.id, "storing a token", e))?;
+    targets.push(id.clone());
+    Ok(CreatedToken {
+        id,
+        name: input.name,
+        prefix,
+        scopes,
+        created_at: to_time(now),
+        expires_at: input.expires_at,
+        token: secret,
+    })
+}
+
+pub(super) async fn revoke(
+    _vault: &Vault,
+    tx: &mut Tx,
+    caller: &Caller,
+    input: models::RevokeTokenInput,
+) -> Result<(), errors::RevokeTokenError> {
+    let op = &ops::REVOKE_TOKEN;
+    let n = sqlx::query("UPDATE personal_tokens SET revoked_at = $1 WHERE id = $2 AND tenant_id = $3 AND user_id = $4 AND revoked_at IS NULL")
+        .bind(now_ms())
+        .bind(&input.token_id)
+        .bind(&caller.tenant)
+        .bind(&caller.subject)
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| fault(op.id, "revoking a token", e))?
+        .rows_affected();
+    if n == 0 {
+        return Err(errors::RevokeTokenError::ResourceNotFound(not_found("active token", &input.token_id)));
+    }
+    Ok(())
+}

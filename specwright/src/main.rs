@@ -1,0 +1,405 @@
+//! `specwright`: run the server, or mint a token from its embedded authorization server.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use runtime::config::{Config, DEFAULT_ADDR, DEFAULT_DATA_DIR};
+use runtime::keys;
+
+#[derive(Parser)]
+#[command(name = "specwright", version, about = "Serve the Specwright vault and prospector APIs.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args, Clone)]
+struct Common {
+    /// Public base URL clients use: the token issuer and the base of every URL the server emits.
+    /// May have a path (https://example.com/sw behind a proxy that strips /sw). Default
+    /// http://<addr>.
+    #[arg(long, env = "SPECWRIGHT_PUBLIC_URL", value_parser = runtime::config::parse_public_url)]
+    public_url: Option<String>,
+    /// Reverse proxies (CIDRs or addresses, comma-separated) believed when they name the client in
+    /// Forwarded or X-Forwarded-For: the client address of anonymous rate limits, sign-in
+    /// throttling and logs. Default: none (the TCP peer is the client).
+    #[arg(long, env = "SPECWRIGHT_TRUSTED_PROXIES", value_delimiter = ',', value_parser = runtime::client_address::parse_network)]
+    trusted_proxies: Vec<ipnet::IpNet>,
+    /// Directory for keys and data (created on first run).
+    #[arg(long, env = "SPECWRIGHT_DATA_DIR", default_value = DEFAULT_DATA_DIR)]
+    data_dir: PathBuf,
+    /// Address to listen on.
+    #[arg(long, env = "SPECWRIGHT_ADDR", default_value = DEFAULT_ADDR)]
+    addr: SocketAddr,
+    /// PostgreSQL URL (`postgres://…`); default: the SQLite file `specwright.db` in the data directory.
+    #[arg(long, env = "DATABASE_URL")]
+    database_url: Option<String>,
+    /// Largest lease lifetime granted, in seconds.
+    #[arg(long, env = "SPECWRIGHT_MAX_LEASE_TTL", default_value_t = 3600, value_parser = clap::value_parser!(i64).range(1..=86400))]
+    max_lease_ttl: i64,
+    /// Accept tokens issued for the vault REST API at the MCP endpoint too.
+    #[arg(long, env = "SPECWRIGHT_MCP_ACCEPT_REST_TOKENS")]
+    mcp_accept_rest_tokens: bool,
+    /// Redis URL for rate-limit counters shared by several server processes; default: in process.
+    #[arg(long, env = "REDIS_URL")]
+    redis_url: Option<String>,
+    /// How many server processes share the Redis counters (each keeps its share if Redis fails).
+    #[arg(long, env = "SPECWRIGHT_REPLICAS", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    replicas: u32,
+    /// A prospector lead source, `NAME=LOCATION` (repeatable; comma-separated in the variable):
+    /// a JSON/NDJSON/RSS file, a folder of them, an http(s) feed URL, or `sample`. Default: the
+    /// embedded sample feed.
+    #[arg(long = "lead-source", env = "SPECWRIGHT_LEAD_SOURCES", value_delimiter = ',')]
+    lead_sources: Vec<String>,
+    /// An external identity provider's issuer URL: turns the embedded authorization server, its
+    /// sign-in and the console off, and accepts that issuer's tokens (keys found through its
+    /// RFC 8414 or OpenID metadata).
+    #[arg(long, env = "SPECWRIGHT_ISSUER")]
+    issuer: Option<String>,
+    /// The claim of the external issuer's tokens that names the user's tenant.
+    #[arg(long, env = "SPECWRIGHT_TENANT_CLAIM", default_value = "tenant")]
+    tenant_claim: String,
+    /// Base URL of the platform's proposal API (POST {url}/proposals); default: record
+    /// submissions in the outbox table.
+    #[arg(long, env = "SPECWRIGHT_PLATFORM_CONNECTOR")]
+    platform_connector: Option<String>,
+    /// Largest number of database connections; default 1 on SQLite (one writer), 16 on PostgreSQL.
+    #[arg(long, env = "SPECWRIGHT_DB_MAX_CONNECTIONS", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    db_max_connections: Option<u32>,
+    /// Longest wait, in seconds, for a database connection before a request answers 503.
+    #[arg(long, env = "SPECWRIGHT_DB_ACQUIRE_TIMEOUT", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=300))]
+    db_acquire_timeout: u64,
+    /// Seconds a client has to send a request's headers before the connection is closed.
+    #[arg(long, env = "SPECWRIGHT_HEADER_READ_TIMEOUT", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=600))]
+    header_read_timeout: u64,
+    /// Seconds a kept-alive connection may sit idle between requests before it is closed.
+    #[arg(long, env = "SPECWRIGHT_IDLE_TIMEOUT", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    idle_timeout: u64,
+    /// Seconds a whole request (body included) may take before it answers 408.
+    #[arg(long, env = "SPECWRIGHT_REQUEST_TIMEOUT", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    request_timeout: u64,
+    /// Most open client connections; at the cap the longest-idle one is closed for a new one.
+    /// Default: the open-file limit less a reserve for the database and files.
+    #[arg(long, env = "SPECWRIGHT_MAX_CONNECTIONS", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    max_connections: Option<u32>,
+}
+
+impl Common {
+    /// Opens (and migrates) the database these settings name.
+    async fn store(&self) -> anyhow::Result<runtime::store::Store> {
+        let config = self.config();
+        let store =
+            runtime::store::Store::open_with(config.database_url.as_deref(), &config.data_dir, config.pool).await?;
+        specwright::migrate(&store).await?;
+        Ok(store)
+    }
+
+    fn settings(&self) -> specwright::Settings {
+        let mut leases = vault::LeasePolicy { max_ttl: self.max_lease_ttl, ..Default::default() };
+        leases.default_ttl = leases.default_ttl.min(self.max_lease_ttl);
+        specwright::Settings {
+            leases,
+            lead_sources: self.lead_sources.clone(),
+            platform_connector: self.platform_connector.clone(),
+        }
+    }
+
+    fn config(&self) -> Config {
+        let mut c = Config::new(self.addr, self.public_url.clone(), self.data_dir.clone());
+        c.trusted_proxies = self.trusted_proxies.iter().copied().collect();
+        c.database_url = self.database_url.clone();
+        c.mcp_accepts_rest_tokens = self.mcp_accept_rest_tokens;
+        c.redis_url = self.redis_url.clone();
+        c.replicas = self.replicas;
+        c.external_issuer = self.issuer.clone();
+        c.tenant_claim = self.tenant_claim.clone();
+        c.pool = runtime::store::PoolSettings {
+            max_connections: self.db_max_connections,
+            acquire_timeout: Duration::from_secs(self.db_acquire_timeout),
+        };
+        c.http = runtime::server::HttpLimits {
+            header_read_timeout: Duration::from_secs(self.header_read_timeout),
+            idle_timeout: Duration::from_secs(self.idle_timeout),
+            request_timeout: Duration::from_secs(self.request_timeout),
+            max_connections: self.max_connections.map(|n| n as usize),
+        };
+        c
+    }
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the HTTP server.
+    Serve {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Print an access token signed by the embedded authorization server.
+    Token {
+        #[command(flatten)]
+        common: Common,
+        /// The user the token is for.
+        #[arg(long)]
+        sub: String,
+        /// The user's tenant.
+        #[arg(long)]
+        tenant: String,
+        /// Space-separated scopes, e.g. "vault:read vault:write" or "prospector".
+        #[arg(long)]
+        scope: String,
+        /// Lifetime in seconds.
+        #[arg(long, default_value_t = 3600)]
+        ttl: i64,
+        /// Prospector rate-limit plan.
+        #[arg(long, value_parser = ["starter", "pro", "team"])]
+        plan: Option<String>,
+        /// Narrow the audience to these resource URLs (repeatable); default: every resource served.
+        #[arg(long)]
+        audience: Vec<String>,
+    },
+    /// Manage tenants.
+    Tenant {
+        #[command(subcommand)]
+        command: TenantCommand,
+    },
+    /// Manage the users who sign in to the embedded authorization server and the console.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
+    /// Manage prospector API tokens.
+    ApiToken {
+        #[command(subcommand)]
+        command: ApiTokenCommand,
+    },
+    /// Manage the encryption keys of secrets at rest.
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum TenantCommand {
+    /// Create a tenant and its first administrator.
+    Create {
+        #[command(flatten)]
+        common: Common,
+        /// The tenant's id (tokens name it in their `tenant` claim).
+        tenant: String,
+        /// The user who becomes the tenant's first administrator.
+        #[arg(long)]
+        admin: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Create a user in a tenant (or set a new password), reading the password from the terminal,
+    /// from standard input, or from SPECWRIGHT_USER_PASSWORD. Stored as an argon2id hash.
+    Add {
+        #[command(flatten)]
+        common: Common,
+        /// The user's name (the `sub` of their tokens).
+        user: String,
+        /// The tenant they belong to (create it first with `specwright tenant create`).
+        #[arg(long)]
+        tenant: String,
+    },
+    /// Remove a user: their password, sessions, consents and refresh tokens.
+    Remove {
+        #[command(flatten)]
+        common: Common,
+        /// The user's name.
+        user: String,
+    },
+}
+
+/// The new user's password: the environment variable, else a no-echo prompt on a terminal, else
+/// the first line of standard input.
+fn read_password() -> anyhow::Result<String> {
+    if let Ok(p) = std::env::var("SPECWRIGHT_USER_PASSWORD") {
+        return Ok(p);
+    }
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        let first = rpassword::prompt_password("password: ")?;
+        let again = rpassword::prompt_password("again: ")?;
+        anyhow::ensure!(first == again, "the two passwords differ");
+        return Ok(first);
+    }
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line)?;
+    Ok(line.trim_end_matches(['\r', '\n']).to_string())
+}
+
+#[derive(Subcommand)]
+enum ApiTokenCommand {
+    /// Create an API token for the prospector and print it (shown once; only its hash is kept).
+    Create {
+        #[command(flatten)]
+        common: Common,
+        /// The user the token acts for.
+        #[arg(long)]
+        sub: String,
+        /// The user's tenant.
+        #[arg(long)]
+        tenant: String,
+        /// What the token is for.
+        #[arg(long)]
+        name: String,
+        /// Rate-limit plan.
+        #[arg(long, default_value = "starter", value_parser = ["starter", "pro", "team"])]
+        plan: String,
+        /// Scopes (repeatable); the prospector needs `prospector`.
+        #[arg(long = "scope", default_values_t = vec!["prospector".to_string()])]
+        scopes: Vec<String>,
+        /// Days until it expires; never when absent.
+        #[arg(long, value_parser = clap::value_parser!(i64).range(1..=3650))]
+        expires_in_days: Option<i64>,
+    },
+}
+
+#[derive(Subcommand)]
+enum KeysCommand {
+    /// New master key and data key; re-wraps every data key. Running servers keep working.
+    Rotate {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// New token-signing key for the embedded authorization server. The old key keeps verifying
+    /// (and stays in the JWKS) until retired, so live tokens stay valid; running servers pick the
+    /// new key up within seconds.
+    RotateSigning {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Stop publishing and accepting a previous signing key (tokens it signed stop working).
+    RetireSigning {
+        #[command(flatten)]
+        common: Common,
+        /// The key id (`kid`) to retire, as `rotate-signing` printed it.
+        kid: String,
+    },
+}
+
+async fn serve(config: Config, settings: specwright::Settings) -> anyhow::Result<()> {
+    let platform = runtime::Platform::open(config.clone()).await?;
+    let app = specwright::app(&platform, &settings).await?;
+    let rest: Vec<String> =
+        specwright::catalog().services().map(|s| runtime::Catalog::rest_resource(&config, s)).collect();
+    let listener = tokio::net::TcpListener::bind(config.addr).await?;
+    let proxies: Vec<String> = config.trusted_proxies.networks().iter().map(ToString::to_string).collect();
+    tracing::info!(
+        addr = %config.addr,
+        public_url = %config.public_url,
+        trusted_proxies = %proxies.join(","),
+        "serving: REST {}; docs {}",
+        rest.join(", "),
+        config.url(runtime::docs::DOCS_PATH),
+    );
+    runtime::server::serve(listener, app, config.http, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await?;
+    Ok(())
+}
+
+fn block_on<F: std::future::Future<Output = anyhow::Result<()>>>(f: F) -> anyhow::Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(f)
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve { common } => tokio::runtime::Runtime::new()
+            .map_err(anyhow::Error::from)
+            .and_then(|rt| rt.block_on(serve(common.config(), common.settings()))),
+        Command::Token { common, sub, tenant, scope, ttl, plan, audience } => (|| {
+            let config = common.config();
+            if !config.embedded_issuer() {
+                anyhow::bail!("with --issuer, tokens come from that identity provider, not from this server");
+            }
+            if ttl <= 0 {
+                anyhow::bail!("--ttl must be a positive number of seconds");
+            }
+            if !runtime::names::tenant_ok(&tenant) {
+                anyhow::bail!("--tenant: {}", runtime::names::TENANT_RULE);
+            }
+
+            let keys = keys::SigningKeys::load_or_create(&config.data_dir)?;
+            let audience = if audience.is_empty() { specwright::catalog().resources(&config) } else { audience };
+            let claims = keys::claims(&config.issuer(), &sub, &tenant, &scope, audience, ttl, plan);
+            println!("{}", keys.mint(&claims)?);
+            Ok(())
+        })(),
+        Command::Tenant { command: TenantCommand::Create { common, tenant, admin } } => block_on(async move {
+            let store = common.store().await?;
+            vault::create_tenant(&store, &tenant, &admin).await?;
+            println!("created tenant {tenant} with administrator {admin}");
+            Ok(())
+        }),
+        Command::User { command: UserCommand::Add { common, user, tenant } } => block_on(async move {
+            let password = read_password()?;
+            let store = common.store().await?;
+            if runtime::oauth::users::add(&store, &user, &tenant, &password).await? {
+                println!("created user {user} in tenant {tenant}");
+            } else {
+                println!("set a new password for {user} (their sessions are signed out)");
+            }
+            Ok(())
+        }),
+        Command::User { command: UserCommand::Remove { common, user } } => block_on(async move {
+            let store = common.store().await?;
+            anyhow::ensure!(runtime::oauth::users::remove(&store, &user).await?, "there is no user {user}");
+            println!("removed user {user}; their sessions and refresh tokens are revoked");
+            Ok(())
+        }),
+        Command::ApiToken {
+            command: ApiTokenCommand::Create { common, sub, tenant, name, plan, scopes, expires_in_days },
+        } => block_on(async move {
+            let store = common.store().await?;
+            let plan = generated::prospector::models::Plan::parse(&plan)
+                .ok_or_else(|| anyhow::anyhow!("unknown plan {plan}"))?;
+            let expires_at = expires_in_days.map(|d| runtime::store::now_ms() + d * 86_400_000);
+            let new = prospector::api_tokens::NewToken { tenant, user: sub, name, scopes, plan, expires_at };
+            let created = prospector::api_tokens::insert(&store, new).await?;
+            eprintln!(
+                "created {} ({}, plan {}); store it now, it is not shown again:",
+                created.id, created.prefix, created.plan
+            );
+            println!("{}", created.token);
+            Ok(())
+        }),
+        Command::Keys { command: KeysCommand::Rotate { common } } => block_on(async move {
+            let store = common.store().await?;
+            let report = vault::crypto::rotate(&store, &common.data_dir).await?;
+            println!(
+                "new master key {}, new data key {}, {} data keys re-wrapped",
+                report.master_key, report.data_key, report.rewrapped
+            );
+            Ok(())
+        }),
+        Command::Keys { command: KeysCommand::RotateSigning { common } } => keys::SigningKeys::rotate(&common.data_dir)
+            .map(|r| {
+                println!("new signing key {}; previous key {} still verifies until retired", r.active, r.previous);
+            }),
+        Command::Keys { command: KeysCommand::RetireSigning { common, kid } } => {
+            keys::SigningKeys::retire(&common.data_dir, &kid).map(|()| println!("retired signing key {kid}"))
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,1313 @@
+//! What every generated service shares: the `Operation` table types, the `Gate` trait, the error
+//! envelope, request decoding and validation, and response envelopes.
+//!
+//! Generated crates depend on this crate (they never copy it), so the types a runtime implements
+//! (`Gate`) and reads (`Operation`, `ServiceInfo`) are the same types in every crate.
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::sync::OnceLock;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{FromRequestParts, RawPathParams, Request};
+use axum::http::{HeaderValue, StatusCode, header, request::Parts};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+/// HTTP method of an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// GET
+    Get,
+    /// POST
+    Post,
+    /// PUT
+    Put,
+    /// PATCH
+    Patch,
+    /// DELETE
+    Delete,
+}
+
+impl Method {
+    /// Upper-case wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+}
+
+/// One route (and MCP tool) of a service: everything per-operation layers need, with no strings
+/// to match on paths.
+#[derive(Debug)]
+pub struct Operation {
+    /// snake_case operation id (the OpenAPI operationId).
+    pub id: &'static str,
+    /// HTTP method.
+    pub method: Method,
+    /// Path relative to the service base path, with `{name}` parameters.
+    pub path: &'static str,
+    /// Base path + path, as served.
+    pub full_path: &'static str,
+    /// Minimum scope a Bearer caller needs.
+    pub scope: &'static str,
+    /// Every scope that satisfies `scope` (it and the tiers above it).
+    pub satisfied_by: &'static [&'static str],
+    /// Every error code the operation may answer.
+    pub errors: &'static [&'static str],
+    /// Success status.
+    pub success_status: u16,
+    /// The input has JSON body fields.
+    pub has_body: bool,
+    /// The response carries a secret (`Cache-Control: no-store`).
+    pub no_store: bool,
+    /// Counts against the caller's rate limit.
+    pub rate_limited: bool,
+    /// Takes `page`/`per_page` and answers a page.
+    pub paginated: bool,
+    /// The MCP tool bound to this operation.
+    pub tool: Option<&'static str>,
+    /// Input fields (path, query and body), for decoding and validation.
+    pub input: &'static [FieldSpec],
+    /// The service the operation belongs to.
+    pub service: &'static ServiceInfo,
+}
+
+impl Operation {
+    /// Whether a token carrying `scopes` may call this operation.
+    pub fn allows<'a>(&self, scopes: impl IntoIterator<Item = &'a str>) -> bool {
+        scopes.into_iter().any(|s| self.satisfied_by.contains(&s))
+    }
+}
+
+/// A service as a whole.
+#[derive(Debug)]
+pub struct ServiceInfo {
+    /// snake_case name.
+    pub name: &'static str,
+    /// Human title.
+    pub title: &'static str,
+    /// Path prefix of every operation.
+    pub base_path: &'static str,
+    /// MCP endpoint path, when the service has tools.
+    pub mcp_path: Option<&'static str>,
+    /// Where the REST API's Protected Resource Metadata is served besides the RFC 9728 path
+    /// derived from `base_path`; challenges announce the first, else the derived one.
+    pub metadata_paths: &'static [&'static str],
+    /// As `metadata_paths`, for the MCP endpoint.
+    pub mcp_metadata_paths: &'static [&'static str],
+    /// What MCP clients are told when they connect.
+    pub mcp_instructions: Option<&'static str>,
+    /// Whether every scoped operation leaves a row in the runtime's audit log.
+    pub audit: bool,
+    /// Kinds of stored tokens (`personal`, `api`) the REST API accepts besides JWTs.
+    pub stored_tokens: &'static [&'static str],
+    /// Scope catalog, lowest tier first.
+    pub scopes: &'static [ScopeInfo],
+    /// Error catalog.
+    pub errors: &'static [ErrorInfo],
+    /// Which code the runtime uses for each failure it detects.
+    pub roles: ErrorRoles,
+    /// `per_page` when none is given.
+    pub default_per_page: u32,
+    /// Largest accepted `per_page`.
+    pub max_per_page: u32,
+    /// Rate-limit plans (empty when the service has none).
+    pub plans: &'static [PlanInfo],
+    /// Plan for tokens that name none.
+    pub default_plan: Option<&'static str>,
+    /// The OpenAPI 3.1 document.
+    pub openapi_json: &'static str,
+    /// The same document as OpenAPI 3.0.3.
+    pub openapi_30_json: &'static str,
+    /// MCP tool descriptors (a JSON array), `[]` when the service has no tools.
+    pub tools_json: &'static str,
+}
+
+impl ServiceInfo {
+    /// The catalog entry of `code`.
+    pub fn error(&self, code: &str) -> Option<&'static ErrorInfo> {
+        self.errors.iter().find(|e| e.code == code)
+    }
+
+    /// Whether holding any of `have` satisfies a requirement of `want` under the scope hierarchy
+    /// (a scope satisfies itself and everything it implies, transitively).
+    pub fn satisfies<'a>(&self, have: impl IntoIterator<Item = &'a str>, want: &str) -> bool {
+        have.into_iter().any(|h| self.implies(h, want, 0))
+    }
+
+    fn implies(&self, scope: &str, want: &str, depth: u8) -> bool {
+        // The generator refuses cycles; the depth bound only guards against a hand-built table.
+        scope == want
+            || (depth < 16
+                && self
+                    .scopes
+                    .iter()
+                    .find(|s| s.name == scope)
+                    .is_some_and(|s| s.implies.iter().any(|i| self.implies(i, want, depth + 1))))
+    }
+
+    /// The rate-limit plan named `name`.
+    pub fn plan(&self, name: &str) -> Option<&'static PlanInfo> {
+        self.plans.iter().find(|p| p.name == name)
+    }
+}
+
+/// One scope of the catalog.
+#[derive(Debug)]
+pub struct ScopeInfo {
+    /// Name as in tokens.
+    pub name: &'static str,
+    /// What it grants.
+    pub description: &'static str,
+    /// Scopes it includes directly.
+    pub implies: &'static [&'static str],
+}
+
+/// One entry of the error catalog.
+#[derive(Debug)]
+pub struct ErrorInfo {
+    /// Stable code.
+    pub code: &'static str,
+    /// HTTP status.
+    pub status: u16,
+    /// Default message.
+    pub message: &'static str,
+}
+
+/// Catalog codes for failures the runtime detects itself.
+#[derive(Debug)]
+pub struct ErrorRoles {
+    /// No credentials (401).
+    pub unauthenticated: &'static str,
+    /// Bad, expired, revoked or foreign-audience credentials (401).
+    pub invalid_token: &'static str,
+    /// Scope too low (403).
+    pub insufficient_scope: &'static str,
+    /// Body is not JSON (400).
+    pub malformed: &'static str,
+    /// Bad field or parameter (422).
+    pub validation: &'static str,
+    /// Body too large (413).
+    pub payload_too_large: &'static str,
+    /// Body not `application/json` (415).
+    pub unsupported_media_type: &'static str,
+    /// Nothing here (404).
+    pub not_found: &'static str,
+    /// Wrong method (405).
+    pub method_not_allowed: &'static str,
+    /// Rate limit exhausted (429).
+    pub rate_limited: &'static str,
+    /// Server fault (500).
+    pub internal: &'static str,
+    /// Request took too long (408).
+    pub request_timeout: &'static str,
+    /// Storage unreachable or full; retry later (503).
+    pub unavailable: &'static str,
+}
+
+/// One rate-limit plan.
+#[derive(Debug)]
+pub struct PlanInfo {
+    /// Name as in tokens (`starter`).
+    pub name: &'static str,
+    /// Display name.
+    pub title: &'static str,
+    /// Requests per minute.
+    pub per_minute: u32,
+    /// Requests per day.
+    pub per_day: u32,
+}
+
+/// The shape of a field's values.
+#[derive(Debug)]
+pub enum Kind {
+    /// UTF-8 string; the decoder refuses one holding U+0000 (NUL).
+    String,
+    /// Integer (i64).
+    Integer,
+    /// Number (f64).
+    Number,
+    /// Boolean.
+    Boolean,
+    /// RFC 3339 timestamp string.
+    DateTime,
+    /// Any JSON.
+    Json,
+    /// One of these strings.
+    Enum(&'static [&'static str]),
+    /// An object with these fields.
+    Model(&'static [FieldSpec]),
+    /// A list.
+    List(&'static Kind),
+    /// An object with string keys.
+    Map(&'static Kind),
+}
+
+/// Where an input field travels over REST.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Location {
+    /// JSON body.
+    Body,
+    /// Path segment.
+    Path,
+    /// Query string.
+    Query,
+    /// Request header (`idempotency_key` travels as `Idempotency-Key`).
+    Header,
+}
+
+/// One field and its constraints, for validation without reflection.
+#[derive(Debug)]
+pub struct FieldSpec {
+    /// Wire name.
+    pub name: &'static str,
+    /// Where it travels.
+    pub location: Location,
+    /// Value shape.
+    pub kind: Kind,
+    /// Must be present.
+    pub required: bool,
+    /// May be `null`.
+    pub nullable: bool,
+    /// Inclusive lower bound (numbers).
+    pub minimum: Option<f64>,
+    /// Inclusive upper bound (numbers).
+    pub maximum: Option<f64>,
+    /// Fewest characters (strings).
+    pub min_length: Option<usize>,
+    /// Most characters (strings).
+    pub max_length: Option<usize>,
+    /// Fewest items (lists).
+    pub min_items: Option<usize>,
+    /// Most items (lists).
+    pub max_items: Option<usize>,
+    /// Pattern (strings).
+    pub pattern: Option<&'static str>,
+    /// The value is a secret: never echoed in error details.
+    pub secret: bool,
+    /// The compiled pattern, built on first use.
+    pub compiled: OnceLock<regex::Regex>,
+}
+
+/// A failure with its message and structured details; the code comes from the enum variant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    /// Human message.
+    pub message: String,
+    /// Structured context.
+    pub details: Map<String, Value>,
+}
+
+impl Problem {
+    /// A problem with a message and no details.
+    pub fn new(message: impl Into<String>) -> Self {
+        Problem { message: message.into(), details: Map::new() }
+    }
+
+    /// Adds one detail.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.details.insert(key.to_string(), value.into());
+        self
+    }
+}
+
+/// A per-operation error enum: each variant is one catalog code.
+pub trait OperationError: std::fmt::Debug + Send {
+    /// The catalog code of this error.
+    fn code(&self) -> &'static str;
+    /// The message and details.
+    fn into_problem(self) -> Problem;
+}
+
+/// Every per-operation error enum can carry the service's internal error (a server fault) and
+/// its unavailable error (storage unreachable or full: retry later).
+pub trait InternalError {
+    /// The internal-error variant with this problem.
+    fn internal(problem: Problem) -> Self;
+    /// The unavailable variant with this problem (`details.retry_after` becomes `Retry-After`).
+    fn unavailable(problem: Problem) -> Self;
+}
+
+/// How the runtime plugs into the generated routers: admit a request for an operation (yielding
+/// the caller) or reject it (yielding the response to send).
+pub trait Gate: Send + Sync + 'static {
+    /// Who is calling, as the service implementation sees it.
+    type Caller: Send + Sync + 'static;
+
+    /// Authenticates, checks the scope and the rate limit of one request.
+    fn admit(
+        &self,
+        parts: &mut Parts,
+        op: &'static Operation,
+    ) -> impl Future<Output = Result<Self::Caller, Response>> + Send;
+
+    /// Told when a request this gate admitted is refused before it reaches the service, because
+    /// its input does not decode or validate (REST or MCP): `code` and `status` are what the
+    /// caller is answered. Every admitted request reaches the service or this method, so a runtime
+    /// that records requests (an audit log) records these too.
+    fn refused(
+        &self,
+        caller: &Self::Caller,
+        op: &'static Operation,
+        code: &'static str,
+        status: u16,
+    ) -> impl Future<Output = ()> + Send;
+
+    /// Largest request body accepted, in bytes.
+    fn body_limit(&self) -> usize;
+}
+
+/// The input of an operation that takes none: only `{}` or an empty body is accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoInput {}
+
+/// Deserializes a field that is optional *and* nullable: absent → `None`, `null` → `Some(None)`.
+pub fn double_option<'de, T, D>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    T: serde::Deserialize<'de>,
+    D: serde::Deserializer<'de>,
+{
+    <Option<T> as serde::Deserialize>::deserialize(d).map(Some)
+}
+
+/// One page of a list: the items and the total over all pages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Paged<T> {
+    /// This page's items.
+    pub items: Vec<T>,
+    /// Items matching the request over all pages.
+    pub total: u64,
+}
+
+/// The page a list request asks for (already validated against the pagination rules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Paging {
+    /// Page number, from 1.
+    pub page: u32,
+    /// Items per page.
+    pub per_page: u32,
+}
+
+impl Paging {
+    /// Items to skip.
+    pub fn offset(&self) -> u64 {
+        u64::from(self.page.saturating_sub(1)) * u64::from(self.per_page)
+    }
+}
+
+/// The request id the runtime assigned (header `x-request-id`).
+pub fn request_id(parts: &Parts) -> Option<&str> {
+    parts.headers.get("x-request-id").and_then(|v| v.to_str().ok())
+}
+
+/// The standard error envelope, with the status of `code` in `service`'s catalog.
+pub fn error_response(service: &ServiceInfo, code: &str, problem: Problem, request_id: Option<&str>) -> Response {
+    let status = service.error(code).map(|e| e.status).unwrap_or(500);
+    let body = json!({
+        "error": {
+            "code": code,
+            "message": problem.message,
+            "details": Value::Object(problem.details),
+            "request_id": request_id,
+        }
+    });
+    let retry_after = body["error"]["details"]["retry_after"].as_u64();
+    let mut resp =
+        (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), axum::Json(body)).into_response();
+    if let Some(id) = request_id.and_then(|id| HeaderValue::from_str(id).ok()) {
+        resp.headers_mut().insert("x-request-id", id);
+    }
+    // Whatever answer says when to retry (429, 503) says it in the header clients read too.
+    if let Some(seconds) = retry_after {
+        resp.headers_mut().insert("retry-after", HeaderValue::from(seconds.max(1)));
+    }
+    resp
+}
+
+/// A request the decoder refused, with the role of the error to answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejection {
+    /// Catalog code.
+    pub code: &'static str,
+    /// What was wrong.
+    pub problem: Problem,
+}
+
+fn invalid(service: &ServiceInfo, field: &str, value: Value, message: String) -> Rejection {
+    Rejection {
+        code: service.roles.validation,
+        problem: Problem::new(message).with("field", field).with("value", value),
+    }
+}
+
+fn describe(kind: &Kind) -> Cow<'static, str> {
+    match kind {
+        Kind::String => "a string".into(),
+        Kind::Integer => "an integer".into(),
+        Kind::Number => "a number".into(),
+        Kind::Boolean => "a boolean".into(),
+        Kind::DateTime => "an RFC 3339 timestamp".into(),
+        Kind::Json => "any JSON value".into(),
+        Kind::Enum(values) => format!("one of: {}", values.join(", ")).into(),
+        Kind::Model(_) | Kind::Map(_) => "an object".into(),
+        Kind::List(_) => "a list".into(),
+    }
+}
+
+fn join(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") }
+}
+
+fn bound(v: f64) -> String {
+    if v.fract() == 0.0 { format!("{}", v as i64) } else { v.to_string() }
+}
+
+/// Refuses a string holding U+0000 (NUL). PostgreSQL text cannot store it (the insert fails, so
+/// a request carrying one would end in a server error on one backend and succeed on the other),
+/// and no legitimate input needs it. Every string the decoder accepts passes through here (field
+/// values of every location, list and map items, map keys, strings anywhere inside a JSON field),
+/// so none that holds a NUL can reach an operation, whichever surface it came through.
+fn nul_free(service: &ServiceInfo, path: &str, s: &str) -> Result<(), Rejection> {
+    if s.contains('\0') {
+        return Err(invalid(
+            service,
+            path,
+            Value::String(s.to_string()),
+            format!("{path} must not contain U+0000 (NUL)"),
+        ));
+    }
+    Ok(())
+}
+
+/// Where the first string or object key inside `v` that holds U+0000 (NUL) is, as a field path
+/// under `path` (`path` itself, `path.key`, `path[2]`…); `None` when no string holds one. The
+/// decoder refuses such a value (see [`nul_free`]); the runtime checks text that reaches storage
+/// by other ways (OAuth client metadata, lead feeds) with the same function.
+pub fn nul_at(path: &str, v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => s.contains('\0').then(|| path.to_string()),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| nul_at(&format!("{path}[{i}]"), item)),
+        Value::Object(map) => map.iter().find_map(|(k, item)| {
+            let at = join(path, k);
+            if k.contains('\0') { Some(at) } else { nul_at(&at, item) }
+        }),
+        Value::Null | Value::Bool(_) | Value::Number(_) => None,
+    }
+}
+
+/// Checks one value against its field spec; a secret field's value is never echoed back.
+fn check_value(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str, v: &Value) -> Result<(), Rejection> {
+    check_plain(service, spec, kind, path, v).map_err(|mut r| {
+        if spec.secret {
+            r.problem.details.insert("value".into(), Value::String("[redacted]".into()));
+        }
+        r
+    })
+}
+
+fn check_plain(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str, v: &Value) -> Result<(), Rejection> {
+    let wrong = || invalid(service, path, v.clone(), format!("{path} must be {}", describe(kind)));
+    match kind {
+        Kind::String | Kind::DateTime => {
+            let s = v.as_str().ok_or_else(wrong)?;
+            nul_free(service, path, s)?;
+            if matches!(kind, Kind::DateTime) && chrono::DateTime::parse_from_rfc3339(s).is_err() {
+                return Err(wrong());
+            }
+            let n = s.chars().count();
+            if let Some(min) = spec.min_length.filter(|m| n < *m) {
+                return Err(invalid(
+                    service,
+                    path,
+                    v.clone(),
+                    format!("{path} must be at least {min} characters long"),
+                ));
+            }
+            if let Some(max) = spec.max_length.filter(|m| n > *m) {
+                return Err(invalid(service, path, v.clone(), format!("{path} must be at most {max} characters long")));
+            }
+            if let Some(p) = spec.pattern {
+                let re = spec.compiled.get_or_init(|| {
+                    regex::Regex::new(p).unwrap_or_else(|_| regex::Regex::new("$^").expect("fallback regex"))
+                });
+                if !re.is_match(s) {
+                    return Err(invalid(service, path, v.clone(), format!("{path} must match the pattern {p}")));
+                }
+            }
+        }
+        Kind::Integer | Kind::Number => {
+            let n = if matches!(kind, Kind::Integer) { v.as_i64().map(|i| i as f64) } else { v.as_f64() };
+            let n = n.ok_or_else(wrong)?;
+            let out_of_range = spec.minimum.is_some_and(|m| n < m) || spec.maximum.is_some_and(|m| n > m);
+            if out_of_range {
+                let msg = match (spec.minimum, spec.maximum) {
+                    (Some(lo), Some(hi)) => format!("{path} must be between {} and {}", bound(lo), bound(hi)),
+                    (Some(lo), None) => format!("{path} must be at least {}", bound(lo)),
+                    (None, Some(hi)) => format!("{path} must be at most {}", bound(hi)),
+                    (None, None) => unreachable!("out of range needs a bound"),
+                };
+                return Err(invalid(service, path, v.clone(), msg));
+            }
+        }
+        Kind::Boolean => {
+            v.as_bool().ok_or_else(wrong)?;
+        }
+        Kind::Json => {
+            if let Some(at) = nul_at(path, v) {
+                return Err(invalid(service, &at, v.clone(), format!("{at} must not contain U+0000 (NUL)")));
+            }
+        }
+        Kind::Enum(values) => {
+            let s = v.as_str().ok_or_else(wrong)?;
+            nul_free(service, path, s)?;
+            if !values.contains(&s) {
+                return Err(wrong());
+            }
+        }
+        Kind::Model(fields) => {
+            let obj = v.as_object().ok_or_else(wrong)?;
+            check_object(service, fields, path, obj)?;
+        }
+        Kind::List(inner) => {
+            let items = v.as_array().ok_or_else(wrong)?;
+            if let Some(min) = spec.min_items.filter(|m| items.len() < *m) {
+                return Err(invalid(service, path, v.clone(), format!("{path} must have at least {min} items")));
+            }
+            if let Some(max) = spec.max_items.filter(|m| items.len() > *m) {
+                return Err(invalid(
+                    service,
+                    path,
+                    Value::from(items.len()),
+                    format!("{path} must have at most {max} items"),
+                ));
+            }
+            for (i, item) in items.iter().enumerate() {
+                check_item(service, spec, inner, &format!("{path}[{i}]"), item)?;
+            }
+        }
+        Kind::Map(inner) => {
+            let obj = v.as_object().ok_or_else(wrong)?;
+            for (k, item) in obj {
+                let at = join(path, k);
+                nul_free(service, &at, k)?;
+                check_item(service, spec, inner, &at, item)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// List and map items share their field's string constraints but not its list constraints.
+fn check_item(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str, v: &Value) -> Result<(), Rejection> {
+    if v.is_null() {
+        return Err(invalid(service, path, Value::Null, format!("{path} must be {}", describe(kind))));
+    }
+    check_value(service, spec, kind, path, v)
+}
+
+/// Checks an object against its fields: unknown fields, missing required fields, each value.
+fn check_object(
+    service: &ServiceInfo,
+    fields: &[FieldSpec],
+    prefix: &str,
+    obj: &Map<String, Value>,
+) -> Result<(), Rejection> {
+    for (k, v) in obj {
+        if !fields.iter().any(|f| f.name == k) {
+            let path = join(prefix, k);
+            return Err(invalid(service, &path, v.clone(), format!("unknown field {path}")));
+        }
+    }
+    for f in fields {
+        let path = join(prefix, f.name);
+        match obj.get(f.name) {
+            None if f.required => return Err(invalid(service, &path, Value::Null, format!("{path} is required"))),
+            None => {}
+            Some(Value::Null) if f.nullable || !f.required => {}
+            Some(v) => check_value(service, f, &f.kind, &path, v)?,
+        }
+    }
+    Ok(())
+}
+
+/// A JSON value parsed strictly: an object that names a key twice is refused (RFC 8259 leaves
+/// the meaning open, and parsers disagree on which one wins), instead of silently keeping one.
+struct StrictJson(Value);
+
+impl<'de> serde::Deserialize<'de> for StrictJson {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = StrictJson;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<StrictJson, E> {
+                Ok(StrictJson(Value::Bool(v)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<StrictJson, E> {
+                Ok(StrictJson(Value::from(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<StrictJson, E> {
+                Ok(StrictJson(Value::from(v)))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<StrictJson, E> {
+                Ok(StrictJson(number(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<StrictJson, E> {
+                Ok(StrictJson(Value::String(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<StrictJson, E> {
+                Ok(StrictJson(Value::String(v)))
+            }
+            fn visit_unit<E>(self) -> Result<StrictJson, E> {
+                Ok(StrictJson(Value::Null))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<StrictJson, A::Error> {
+                let mut items = Vec::new();
+                while let Some(StrictJson(v)) = seq.next_element()? {
+                    items.push(v);
+                }
+                Ok(StrictJson(Value::Array(items)))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<StrictJson, A::Error> {
+                let mut out = Map::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    let StrictJson(v) = map.next_value()?;
+                    if out.insert(key.clone(), v).is_some() {
+                        return Err(serde::de::Error::custom(format!("duplicate key {key:?}")));
+                    }
+                }
+                Ok(StrictJson(Value::Object(out)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A JSON number: a whole one (`1.0`) as an integer, since JSON Schema counts it as one and
+/// integer fields must accept it; others as floats.
+fn number(v: f64) -> Value {
+    if v.fract() == 0.0 && v.abs() <= 9_007_199_254_740_992.0 {
+        Value::from(v as i64)
+    } else {
+        serde_json::Number::from_f64(v).map(Value::Number).unwrap_or(Value::Null)
+    }
+}
+
+/// Rewrites whole floats as integers throughout `v` (arguments that did not go through
+/// [`StrictJson`]).
+fn whole_numbers(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64() {
+                *v = number(f);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_numbers),
+        Value::Object(map) => map.values_mut().for_each(whole_numbers),
+        _ => {}
+    }
+}
+
+/// Turns a path or query string into the JSON value its field expects.
+fn coerce(service: &ServiceInfo, f: &FieldSpec, kind: &Kind, raw: &str) -> Result<Value, Rejection> {
+    let bad =
+        || invalid(service, f.name, Value::String(raw.to_string()), format!("{} must be {}", f.name, describe(kind)));
+    Ok(match kind {
+        Kind::Integer => Value::from(raw.trim().parse::<i64>().map_err(|_| bad())?),
+        // A whole number stays an integer, so errors echo the value as it was sent (`150`, not `150.0`).
+        Kind::Number if raw.trim().parse::<i64>().is_ok() => Value::from(raw.trim().parse::<i64>().map_err(|_| bad())?),
+        Kind::Number => {
+            let n = raw.trim().parse::<f64>().ok().filter(|n| n.is_finite()).ok_or_else(bad)?;
+            serde_json::Number::from_f64(n).map(Value::Number).ok_or_else(bad)?
+        }
+        Kind::Boolean => match raw {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => return Err(bad()),
+        },
+        _ => Value::String(raw.to_string()),
+    })
+}
+
+/// Splits `page`/`per_page` off a validated object and applies the service's pagination rules.
+fn take_paging(service: &ServiceInfo, obj: &mut Map<String, Value>) -> Paging {
+    // Validation bounds both; out-of-range values saturate rather than wrap.
+    let get = |v: Option<Value>, default: u32| {
+        v.and_then(|v| v.as_u64()).map(|n| u32::try_from(n).unwrap_or(u32::MAX).max(1)).unwrap_or(default)
+    };
+    Paging { page: get(obj.remove("page"), 1), per_page: get(obj.remove("per_page"), service.default_per_page) }
+}
+
+fn deserialize<I: DeserializeOwned>(service: &ServiceInfo, obj: Map<String, Value>) -> Result<I, Rejection> {
+    let value = Value::Object(obj);
+    serde_path_to_error::deserialize::<_, I>(&value).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." { String::new() } else { path };
+        let rejected = value.pointer(&format!("/{}", path.replace('.', "/"))).cloned().unwrap_or(Value::Null);
+        invalid(service, &path, rejected, format!("{path}: {}", e.inner()))
+    })
+}
+
+/// Decodes MCP tool arguments (one flat object of every input field) into the operation input.
+pub fn decode_arguments<I: DeserializeOwned>(
+    op: &'static Operation,
+    mut arguments: Value,
+) -> Result<(I, Paging), Rejection> {
+    let service = op.service;
+    whole_numbers(&mut arguments);
+    let mut obj = match arguments {
+        Value::Object(m) => m,
+        Value::Null => Map::new(),
+        other => return Err(invalid(service, "", other, "arguments must be an object".into())),
+    };
+    check_object(service, op.input, "", &obj)?;
+    let paging = take_paging(service, &mut obj);
+    Ok((deserialize(service, obj)?, paging))
+}
+
+fn is_json(parts: &Parts) -> bool {
+    parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|m| {
+            let m = m.trim().to_ascii_lowercase();
+            m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
+        })
+        .unwrap_or(false)
+}
+
+/// Decodes a REST request (path, query and JSON body) into the operation input.
+pub async fn decode_request<I: DeserializeOwned>(
+    op: &'static Operation,
+    parts: &mut Parts,
+    body: Body,
+    limit: usize,
+) -> Result<(I, Paging), Rejection> {
+    let service = op.service;
+    let roles = &service.roles;
+    let mut obj = Map::new();
+    // Path parameters.
+    let params = RawPathParams::from_request_parts(parts, &())
+        .await
+        .map_err(|e| invalid(service, "path", Value::Null, format!("the path is not valid: {e}")))?;
+    for (name, raw) in params.iter() {
+        if let Some(f) = op.input.iter().find(|f| f.name == name && f.location == Location::Path) {
+            obj.insert(name.to_string(), coerce(service, f, &f.kind, raw)?);
+        }
+    }
+    // Query string: repeated keys build lists; unknown keys are refused.
+    if let Some(q) = parts.uri.query() {
+        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(q).map_err(|e| {
+            invalid(service, "query", Value::String(q.to_string()), format!("the query string is not valid: {e}"))
+        })?;
+        for (k, raw) in pairs {
+            let Some(f) = op.input.iter().find(|f| f.name == k && f.location == Location::Query) else {
+                return Err(invalid(service, &k, Value::String(raw), format!("unknown query parameter {k}")));
+            };
+            match &f.kind {
+                Kind::List(inner) => {
+                    let v = coerce(service, f, inner, &raw)?;
+                    let entry = obj.entry(k).or_insert_with(|| Value::Array(Vec::new()));
+                    if let Value::Array(a) = entry {
+                        a.push(v);
+                    }
+                }
+                kind => {
+                    if obj.contains_key(&k) {
+                        return Err(invalid(service, &k, Value::String(raw), format!("{k} is given more than once")));
+                    }
+                    let v = coerce(service, f, kind, &raw)?;
+                    obj.insert(k, v);
+                }
+            }
+        }
+    }
+    // Headers: `idempotency_key` travels as `Idempotency-Key` (header names ignore case).
+    for f in op.input.iter().filter(|f| f.location == Location::Header) {
+        let name = f.name.replace('_', "-");
+        if let Some(v) = parts.headers.get(name.as_str()) {
+            let s = v
+                .to_str()
+                .map_err(|_| invalid(service, f.name, Value::Null, format!("header {name} must be visible ASCII")))?;
+            obj.insert(f.name.to_string(), Value::String(s.to_string()));
+        }
+    }
+    // Body.
+    let bytes: Bytes = axum::body::to_bytes(body, limit).await.map_err(|_| Rejection {
+        code: roles.payload_too_large,
+        problem: Problem::new(format!("the request body is larger than {limit} bytes")).with("limit", limit),
+    })?;
+    let has_bytes = !bytes.iter().all(u8::is_ascii_whitespace);
+    if op.has_body || has_bytes {
+        if op.has_body && !is_json(parts) {
+            return Err(Rejection {
+                code: roles.unsupported_media_type,
+                problem: Problem::new("the request body must be JSON: send Content-Type: application/json"),
+            });
+        }
+        let body: Value = if has_bytes {
+            serde_json::from_slice::<StrictJson>(&bytes).map(|v| v.0).map_err(|e| Rejection {
+                code: roles.malformed,
+                problem: Problem::new(format!("the request body is not valid JSON: {e}")),
+            })?
+        } else {
+            Value::Object(Map::new())
+        };
+        let Value::Object(body) = body else {
+            return Err(invalid(service, "", body, "the request body must be a JSON object".into()));
+        };
+        for (k, v) in body {
+            if !op.input.iter().any(|f| f.name == k && f.location == Location::Body) {
+                return Err(invalid(service, &k, v, format!("unknown field {k}")));
+            }
+            obj.insert(k, v);
+        }
+    }
+    check_object(service, op.input, "", &obj)?;
+    let paging = take_paging(service, &mut obj);
+    Ok((deserialize(service, obj)?, paging))
+}
+
+/// Splits a request, asks the gate to admit it and decodes its input. A refused input is
+/// answered here, and the gate is told of it ([`Gate::refused`]).
+pub async fn admit<G: Gate, I: DeserializeOwned>(
+    gate: &G,
+    op: &'static Operation,
+    req: Request,
+) -> Result<(Parts, G::Caller, I, Paging), Response> {
+    let (mut parts, body) = req.into_parts();
+    let caller = gate.admit(&mut parts, op).await?;
+    match decode_request::<I>(op, &mut parts, body, gate.body_limit()).await {
+        Ok((input, paging)) => Ok((parts, caller, input, paging)),
+        Err(r) => {
+            gate.refused(&caller, op, r.code, status_of(op.service, r.code, 422)).await;
+            Err(error_response(op.service, r.code, r.problem, request_id(&parts)))
+        }
+    }
+}
+
+/// Decodes MCP tool arguments for `op`; a refused input is reported to the gate
+/// ([`Gate::refused`]) and becomes the tool failure.
+pub async fn admit_arguments<G: Gate, I: DeserializeOwned>(
+    gate: &G,
+    caller: &G::Caller,
+    op: &'static Operation,
+    arguments: Value,
+) -> Result<(I, Paging), ToolFailure> {
+    match decode_arguments::<I>(op, arguments) {
+        Ok(decoded) => Ok(decoded),
+        Err(r) => {
+            let failure = ToolFailure::rejected(op, r);
+            gate.refused(caller, op, failure.code, failure.status).await;
+            Err(failure)
+        }
+    }
+}
+
+/// The catalog status of `code`, else `fallback`.
+fn status_of(service: &ServiceInfo, code: &str, fallback: u16) -> u16 {
+    service.error(code).map(|e| e.status).unwrap_or(fallback)
+}
+
+fn finish(parts: &Parts, op: &'static Operation, mut resp: Response) -> Response {
+    *resp.status_mut() = StatusCode::from_u16(op.success_status).unwrap_or(StatusCode::OK);
+    if op.no_store {
+        resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    if let Some(id) = request_id(parts).and_then(|id| HeaderValue::from_str(id).ok()) {
+        resp.headers_mut().insert("x-request-id", id);
+    }
+    resp
+}
+
+/// `{"data": value}`.
+pub fn data_value<T: Serialize>(value: &T) -> Value {
+    json!({ "data": value })
+}
+
+/// `{"data": [...], "meta": {total, page, per_page}}`.
+pub fn page_value<T: Serialize>(page: &Paged<T>, paging: Paging) -> Value {
+    json!({ "data": page.items, "meta": { "total": page.total, "page": paging.page, "per_page": paging.per_page } })
+}
+
+/// The success response of an operation.
+pub fn respond(parts: &Parts, op: &'static Operation, body: Option<Value>) -> Response {
+    let resp = match body {
+        Some(v) => axum::Json(v).into_response(),
+        None => Response::new(Body::empty()),
+    };
+    finish(parts, op, resp)
+}
+
+/// The error response of an operation.
+pub fn respond_error<E: OperationError>(parts: &Parts, op: &'static Operation, err: E) -> Response {
+    let code = err.code();
+    error_response(op.service, code, err.into_problem(), request_id(parts))
+}
+
+/// A failure of an MCP tool call: the catalog code, its HTTP status and the problem.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolFailure {
+    /// Catalog code.
+    pub code: &'static str,
+    /// HTTP status the REST route would have answered.
+    pub status: u16,
+    /// What went wrong.
+    pub problem: Problem,
+}
+
+impl ToolFailure {
+    /// From a decoder rejection.
+    pub fn rejected(op: &'static Operation, r: Rejection) -> Self {
+        let status = status_of(op.service, r.code, 422);
+        ToolFailure { code: r.code, status, problem: r.problem }
+    }
+
+    /// From an operation error.
+    pub fn from_error<E: OperationError>(op: &'static Operation, err: E) -> Self {
+        let code = err.code();
+        let status = op.service.error(code).map(|e| e.status).unwrap_or(500);
+        ToolFailure { code, status, problem: err.into_problem() }
+    }
+}
+
+/// Answers 405 with the error envelope for a path served under other methods.
+pub fn method_not_allowed(service: &'static ServiceInfo, parts: &Parts, allowed: &'static str) -> Response {
+    let problem = Problem::new(format!("{} is not allowed here; use {allowed}", parts.method)).with("allowed", allowed);
+    let mut resp = error_response(service, service.roles.method_not_allowed, problem, request_id(parts));
+    resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allowed));
+    resp
+}
+
+/// What a tool call answers: `None` when the service has no tool of that name, else the same JSON
+/// body the REST route answers or the failure.
+pub type ToolOutcome = Option<Result<Value, ToolFailure>>;
+
+/// A boxed tool call borrowing the gate, the caller and the name for `'a`.
+pub type ToolCall<'a> = std::pin::Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'a>>;
+
+/// The MCP dispatch of one service: decodes a tool's arguments into its operation's input and
+/// calls the same trait method as the REST route. Generated per service; the runtime calls it
+/// through [`Api::call_tool`].
+pub trait Tools<G: Gate>: Send + Sync + 'static {
+    /// Calls tool `name` for a caller `gate` admitted.
+    fn call<'a>(&'a self, gate: &'a G, caller: &'a G::Caller, name: &'a str, arguments: Value) -> ToolCall<'a>;
+}
+
+type RouterFactory<G> = Box<dyn Fn(std::sync::Arc<G>) -> axum::Router + Send + Sync>;
+
+/// One generated service with its implementation, as one value a runtime serves without knowing
+/// its types: its description ([`ServiceInfo`]: paths, scopes, plans, error catalog, documents),
+/// its operation table, its router (built for the gate the runtime supplies) and, when the spec
+/// declares an MCP endpoint, its tools and their dispatch. Made by the generated `api` function
+/// of each service (`generated::<service>::api(implementation)`).
+pub struct Api<G: Gate> {
+    info: &'static ServiceInfo,
+    operations: &'static [&'static Operation],
+    router: RouterFactory<G>,
+    tools: &'static [(&'static str, &'static Operation)],
+    dispatch: Option<Box<dyn Tools<G>>>,
+}
+
+impl<G: Gate> std::fmt::Debug for Api<G> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Api")
+            .field("service", &self.info.name)
+            .field("operations", &self.operations.len())
+            .field("tools", &self.tools.len())
+            .finish()
+    }
+}
+
+impl<G: Gate> Api<G> {
+    /// A service without MCP tools: its description, operation table and router factory.
+    pub fn new(
+        info: &'static ServiceInfo,
+        operations: &'static [&'static Operation],
+        router: impl Fn(std::sync::Arc<G>) -> axum::Router + Send + Sync + 'static,
+    ) -> Self {
+        Api { info, operations, router: Box::new(router), tools: &[], dispatch: None }
+    }
+
+    /// The same service with its MCP tools (name → operation) and their dispatch.
+    pub fn with_tools(mut self, tools: &'static [(&'static str, &'static Operation)], dispatch: impl Tools<G>) -> Self {
+        self.tools = tools;
+        self.dispatch = Some(Box::new(dispatch));
+        self
+    }
+
+    /// The service's description.
+    pub fn info(&self) -> &'static ServiceInfo {
+        self.info
+    }
+
+    /// Every operation, in spec order.
+    pub fn operations(&self) -> &'static [&'static Operation] {
+        self.operations
+    }
+
+    /// Tool name → operation, in spec order (empty without MCP).
+    pub fn tools(&self) -> &'static [(&'static str, &'static Operation)] {
+        self.tools
+    }
+
+    /// The operation of tool `name`.
+    pub fn tool(&self, name: &str) -> Option<&'static Operation> {
+        self.tools.iter().find(|(n, _)| *n == name).map(|(_, op)| *op)
+    }
+
+    /// Whether the service has MCP tools to serve (its spec declares an MCP path and tools).
+    pub fn has_mcp(&self) -> bool {
+        self.info.mcp_path.is_some() && self.dispatch.is_some()
+    }
+
+    /// The axum router of every operation, each admitted by `gate`.
+    pub fn router(&self, gate: std::sync::Arc<G>) -> axum::Router {
+        (self.router)(gate)
+    }
+
+    /// Calls tool `name` for a caller `gate` admitted; `None` when there is no such tool.
+    pub fn call_tool<'a>(
+        &'a self,
+        gate: &'a G,
+        caller: &'a G::Caller,
+        name: &'a str,
+        arguments: Value,
+    ) -> ToolCall<'a> {
+        match &self.dispatch {
+            Some(d) => d.call(gate, caller, name, arguments),
+            None => Box::pin(std::future::ready(None)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The decoder's string rule on a hand-built operation covering every kind that holds strings.
+
+    use super::*;
+
+    const ROLES: ErrorRoles = ErrorRoles {
+        unauthenticated: "unauthenticated",
+        invalid_token: "invalid_token",
+        insufficient_scope: "insufficient_scope",
+        malformed: "malformed",
+        validation: "invalid",
+        payload_too_large: "too_large",
+        unsupported_media_type: "media_type",
+        not_found: "not_found",
+        method_not_allowed: "method",
+        rate_limited: "rate_limited",
+        internal: "internal",
+        request_timeout: "timeout",
+        unavailable: "unavailable",
+    };
+
+    static SERVICE: ServiceInfo = SERVICE_FIELDS;
+
+    const SERVICE_FIELDS: ServiceInfo = ServiceInfo {
+        name: "test",
+        title: "Test",
+        base_path: "/t",
+        mcp_path: None,
+        metadata_paths: &[],
+        mcp_metadata_paths: &[],
+        mcp_instructions: None,
+        audit: false,
+        stored_tokens: &[],
+        scopes: &[],
+        errors: &[ErrorInfo { code: "invalid", status: 422, message: "Invalid." }],
+        roles: ROLES,
+        default_per_page: 20,
+        max_per_page: 100,
+        plans: &[],
+        default_plan: None,
+        openapi_json: "{}",
+        openapi_30_json: "{}",
+        tools_json: "[]",
+    };
+
+    const fn field(name: &'static str, kind: Kind, secret: bool) -> FieldSpec {
+        FieldSpec {
+            name,
+            location: Location::Body,
+            kind,
+            required: false,
+            nullable: false,
+            minimum: None,
+            maximum: None,
+            min_length: None,
+            max_length: None,
+            min_items: None,
+            max_items: None,
+            pattern: None,
+            secret,
+            compiled: OnceLock::new(),
+        }
+    }
+
+    static INNER: [FieldSpec; 1] = [field("title", Kind::String, false)];
+
+    static INPUT: [FieldSpec; 8] = [
+        field("name", Kind::String, false),
+        field("value", Kind::String, true),
+        field("at", Kind::DateTime, false),
+        field("mode", Kind::Enum(&["a", "b"]), false),
+        field("tags", Kind::List(&Kind::String), false),
+        field("inner", Kind::List(&Kind::Model(&INNER)), false),
+        field("labels", Kind::Map(&Kind::String), false),
+        field("extra", Kind::Json, false),
+    ];
+
+    static OP: Operation = Operation {
+        id: "op",
+        method: Method::Post,
+        path: "/op",
+        full_path: "/t/op",
+        scope: "s",
+        satisfied_by: &["s"],
+        errors: &["invalid"],
+        success_status: 200,
+        has_body: true,
+        no_store: false,
+        rate_limited: false,
+        paginated: false,
+        tool: None,
+        input: &INPUT,
+        service: &SERVICE,
+    };
+
+    /// The field the decoder names when it refuses `arguments`, and the value it echoes.
+    fn refused(arguments: Value) -> (String, Value) {
+        let r = decode_arguments::<Value>(&OP, arguments).expect_err("a NUL is refused");
+        assert_eq!(r.code, "invalid", "the service's validation error: {r:?}");
+        assert!(r.problem.message.contains("must not contain U+0000 (NUL)"), "the message says why: {r:?}");
+        let field = r.problem.details["field"].as_str().unwrap_or_default().to_string();
+        (field, r.problem.details["value"].clone())
+    }
+
+    #[test]
+    fn a_nul_anywhere_in_a_string_is_refused_naming_where() {
+        let cases = [
+            (json!({"name": "a\u{0}b"}), "name"),
+            (json!({"at": "2030-01-01T00:00:00Z\u{0}"}), "at"),
+            (json!({"mode": "a\u{0}"}), "mode"),
+            (json!({"tags": ["ok", "\u{0}"]}), "tags[1]"),
+            (json!({"inner": [{"title": "t"}, {"title": "t\u{0}"}]}), "inner[1].title"),
+            (json!({"labels": {"k": "v\u{0}"}}), "labels.k"),
+            (json!({"labels": {"k\u{0}": "v"}}), "labels.k\u{0}"),
+            (json!({"extra": {"k": [1, "x\u{0}"]}}), "extra.k[1]"),
+            (json!({"extra": {"k\u{0}": true}}), "extra.k\u{0}"),
+            (json!({"extra": "\u{0}"}), "extra"),
+        ];
+        for (arguments, want) in cases {
+            let (field, _) = refused(arguments.clone());
+            assert_eq!(field, want, "for {arguments}");
+        }
+    }
+
+    #[test]
+    fn a_refused_secret_is_still_not_echoed() {
+        assert_eq!(refused(json!({"value": "s3cret\u{0}"})), ("value".to_string(), json!("[redacted]")));
+    }
+
+    #[test]
+    fn strings_without_a_nul_pass() {
+        let arguments = json!({"name": "a b", "value": "v", "at": "2030-01-01T00:00:00Z", "mode": "a", "tags": ["x"],
+                               "inner": [{"title": "t"}], "labels": {"k": "v"}, "extra": {"k": ["\\u0000 spelled out"]}});
+        let (input, _) = decode_arguments::<Value>(&OP, arguments.clone()).expect("accepted");
+        assert_eq!(input, arguments);
+    }
+
+    /// A gate admitting everyone as `"caller"`.
+    struct Open;
+
+    impl Gate for Open {
+        type Caller = &'static str;
+
+        async fn admit(&self, _: &mut Parts, _: &'static Operation) -> Result<Self::Caller, Response> {
+            Ok("caller")
+        }
+
+        async fn refused(&self, _: &Self::Caller, _: &'static Operation, _: &'static str, _: u16) {}
+
+        fn body_limit(&self) -> usize {
+            1024
+        }
+    }
+
+    /// Echoes the tool name and the caller, as a generated dispatch calls its trait method.
+    struct Echo;
+
+    impl Tools<Open> for Echo {
+        fn call<'a>(&'a self, _: &'a Open, caller: &'a &'static str, name: &'a str, arguments: Value) -> ToolCall<'a> {
+            Box::pin(
+                async move { (name == "test.op").then(|| Ok(json!({ "caller": caller, "arguments": arguments }))) },
+            )
+        }
+    }
+
+    static TOOLS: [(&str, &Operation); 1] = [("test.op", &OP)];
+    static OPERATIONS: [&Operation; 1] = [&OP];
+
+    fn block_on<F: Future>(f: F) -> F::Output {
+        let waker = std::task::Waker::noop();
+        let mut cx = std::task::Context::from_waker(waker);
+        let mut f = std::pin::pin!(f);
+        loop {
+            if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+                return v;
+            }
+        }
+    }
+
+    #[test]
+    fn an_api_without_tools_serves_no_mcp_and_calls_no_tool() {
+        let api: Api<Open> = Api::new(&SERVICE, &OPERATIONS, |_| axum::Router::new());
+        assert_eq!(api.info().name, "test");
+        assert_eq!(api.operations().len(), 1);
+        assert!(!api.has_mcp() && api.tools().is_empty() && api.tool("test.op").is_none());
+        assert_eq!(block_on(api.call_tool(&Open, &"caller", "test.op", json!({}))), None);
+    }
+
+    #[test]
+    fn an_api_with_tools_finds_their_operations_and_dispatches_calls() {
+        let api: Api<Open> = Api::new(&SERVICE, &OPERATIONS, |_| axum::Router::new()).with_tools(&TOOLS, Echo);
+        assert_eq!(api.tool("test.op").map(|op| op.id), Some("op"));
+        assert!(api.tool("test.other").is_none());
+        // The service declares no MCP path, so there is no endpoint to serve the tools at.
+        assert!(!api.has_mcp());
+        let answer = block_on(api.call_tool(&Open, &"caller", "test.op", json!({ "a": 1 })));
+        assert_eq!(answer, Some(Ok(json!({ "caller": "caller", "arguments": { "a": 1 } }))));
+        assert_eq!(block_on(api.call_tool(&Open, &"caller", "nope", json!({}))), None);
+    }
+
+    static TIERED: ServiceInfo = ServiceInfo {
+        scopes: &[
+            ScopeInfo { name: "r", description: "", implies: &[] },
+            ScopeInfo { name: "w", description: "", implies: &["r"] },
+            ScopeInfo { name: "a", description: "", implies: &["w"] },
+        ],
+        ..SERVICE_FIELDS
+    };
+
+    #[test]
+    fn scopes_satisfy_what_they_imply_and_nothing_above() {
+        assert!(TIERED.satisfies(["a"], "r") && TIERED.satisfies(["w"], "w") && TIERED.satisfies(["r"], "r"));
+        assert!(!TIERED.satisfies(["r"], "w") && !TIERED.satisfies(["w"], "a") && !TIERED.satisfies([], "r"));
+        assert!(!TIERED.satisfies(["unknown"], "r"));
+    }
+}

@@ -1,0 +1,167 @@
+//! The platform's invariants, enforced rather than only written down (ARCHITECTURE.md):
+//! - the runtime names no service: not a service's name, scope or plan, anywhere in its source,
+//!   migrations or manifest (every feature reaches a service through what it registers);
+//! - the runtime depends on no service, generated crate or application;
+//! - the runtime's modules form no dependency cycle.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// Every file under `dir` with one of `extensions`.
+fn files(dir: &Path, extensions: &[&str]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| extensions.iter().any(|e| x == *e)) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The services this workspace builds on the platform.
+fn services() -> [&'static support::ServiceInfo; 3] {
+    [&generated::vault::SERVICE, &generated::prospector::SERVICE, &notes::SERVICE]
+}
+
+/// What names a service: its name (as a word, any case), its scopes, its plans (as string
+/// literals: plan names are common words).
+fn names() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for s in services() {
+        out.push((s.name.to_lowercase(), format!("the service name {}", s.name)));
+        for scope in s.scopes {
+            out.push((scope.name.to_lowercase(), format!("the scope {} of {}", scope.name, s.name)));
+        }
+        for plan in s.plans {
+            out.push((format!("\"{}\"", plan.name), format!("the plan {} of {}", plan.name, s.name)));
+        }
+    }
+    out
+}
+
+/// `text` holds `needle` as a whole word (not inside a longer identifier or word).
+fn holds_word(text: &str, needle: &str) -> bool {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(needle).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + needle.len()..].chars().next();
+        !before.is_some_and(word) && !after.is_some_and(word)
+    })
+}
+
+#[test]
+fn the_runtime_names_no_service() {
+    let runtime = workspace().join("runtime");
+    let mut sources = files(&runtime.join("src"), &["rs", "html", "css", "js"]);
+    sources.extend(files(&runtime.join("migrations"), &["sql"]));
+    sources.extend(files(&runtime.join("examples"), &["rs"]));
+    sources.push(runtime.join("Cargo.toml"));
+    let mut found = Vec::new();
+    for path in &sources {
+        let text = std::fs::read_to_string(path).unwrap().to_lowercase();
+        // The one allowance: `vault.db`, the database file of earlier releases, which the store
+        // renames when it opens their data directory (a file name, not a service).
+        let text = text.replace("\"vault.db", "\"legacy.db");
+        let text = text.replace("`vault.db`", "`legacy.db`");
+        for (needle, what) in names() {
+            for (n, line) in text.lines().enumerate() {
+                if holds_word(line, &needle) {
+                    found.push(format!("{}:{}: {what}", path.strip_prefix(workspace()).unwrap().display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the platform must reach services only through what they register, but its source names them:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_runtime_depends_on_no_service_or_generated_crate() {
+    let manifest = std::fs::read_to_string(workspace().join("runtime/Cargo.toml")).unwrap();
+    let manifest: toml::Table = manifest.parse().unwrap();
+    let mut deps = BTreeSet::new();
+    for section in ["dependencies", "dev-dependencies", "build-dependencies"] {
+        if let Some(t) = manifest.get(section).and_then(|v| v.as_table()) {
+            deps.extend(t.keys().cloned());
+        }
+    }
+    for forbidden in ["generated", "vault", "prospector", "notes", "notes-api", "specwright"] {
+        assert!(!deps.contains(forbidden), "runtime depends on {forbidden}: {deps:?}");
+    }
+}
+
+/// The top-level module of the runtime each source file belongs to, and the crate modules it
+/// uses (`crate::x`), comments left out.
+fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = workspace().join("runtime/src");
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for path in files(&src, &["rs"]) {
+        let rel = path.strip_prefix(&src).unwrap();
+        let top = rel.components().next().unwrap().as_os_str().to_string_lossy().trim_end_matches(".rs").to_string();
+        if top == "lib" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let uses = graph.entry(top.clone()).or_default();
+        for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for (i, _) in line.match_indices("crate::") {
+                let name: String = line[i + 7..].chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
+                if !name.is_empty() && name != top {
+                    uses.insert(name);
+                }
+            }
+        }
+    }
+    graph
+}
+
+#[test]
+fn the_runtime_modules_form_no_cycle() {
+    let graph = module_graph();
+    assert!(graph.len() > 10, "expected the runtime's modules, got {graph:?}");
+    // A module is on a cycle when it reaches itself.
+    let mut cycles = Vec::new();
+    for start in graph.keys() {
+        let mut seen = BTreeSet::new();
+        let mut stack: Vec<(String, Vec<String>)> = vec![(start.clone(), vec![start.clone()])];
+        while let Some((node, path)) = stack.pop() {
+            for next in graph.get(&node).into_iter().flatten() {
+                if next == start {
+                    cycles.push(format!("{} -> {start}", path.join(" -> ")));
+                } else if graph.contains_key(next) && seen.insert(next.clone()) {
+                    let mut p = path.clone();
+                    p.push(next.clone());
+                    stack.push((next.clone(), p));
+                }
+            }
+        }
+    }
+    assert!(cycles.is_empty(), "the runtime's modules depend on each other in a cycle:\n{}", cycles.join("\n"));
+}
+
+#[tokio::test]
+async fn the_builder_refuses_two_services_on_one_path() {
+    // The vault and the notes example both serve under /api/v1: one server cannot hold both.
+    let dir = tempfile::tempdir().unwrap();
+    let config = runtime::Config::new("127.0.0.1:0".parse().unwrap(), None, dir.path().to_path_buf());
+    let platform = runtime::Platform::open(config).await.unwrap();
+    let vault = vault::Vault::open(&platform, vault::LeasePolicy::default()).await.unwrap();
+    let notes = notes::Notes::open(&platform).await.unwrap();
+    let built =
+        runtime::Server::builder(&platform).service(generated::vault::api(vault)).service(notes::api(notes)).build();
+    assert_eq!(built.expect_err("a conflict").to_string(), "the path /api/v1 is claimed by both vault and notes");
+}
