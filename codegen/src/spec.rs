@@ -246,20 +246,8 @@ pub struct ModelDef {
     pub fields: IndexMap<String, FieldDef>,
 }
 
-/// Where an operation input field travels over REST.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Location {
-    /// In the JSON request body.
-    #[default]
-    Body,
-    /// A `{name}` segment of the path.
-    Path,
-    /// A query-string parameter.
-    Query,
-    /// A request header; the field `idempotency_key` is the header `Idempotency-Key`.
-    Header,
-}
+/// Where an operation input field travels over REST: the one definition, in `support`.
+pub use support::Location;
 
 /// One field of a model.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -309,34 +297,8 @@ pub struct FieldDef {
     pub example: Option<serde_json::Value>,
 }
 
-/// HTTP method of an operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum Method {
-    /// Read.
-    Get,
-    /// Create or act.
-    Post,
-    /// Replace.
-    Put,
-    /// Partial update.
-    Patch,
-    /// Remove.
-    Delete,
-}
-
-impl Method {
-    /// Upper-case wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Method::Get => "GET",
-            Method::Post => "POST",
-            Method::Put => "PUT",
-            Method::Patch => "PATCH",
-            Method::Delete => "DELETE",
-        }
-    }
-}
+/// HTTP method of an operation: the one definition, in `support`.
+pub use support::Method;
 
 /// One route, optionally also an MCP tool.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]

@@ -16,18 +16,21 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
+// The one definition: the generator reads it from spec files (feature `spec`), generated tables hold it.
 /// HTTP method of an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "spec", derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema))]
+#[cfg_attr(feature = "spec", serde(rename_all = "UPPERCASE"))]
 pub enum Method {
-    /// GET
+    /// Read.
     Get,
-    /// POST
+    /// Create or act.
     Post,
-    /// PUT
+    /// Replace.
     Put,
-    /// PATCH
+    /// Partial update.
     Patch,
-    /// DELETE
+    /// Remove.
     Delete,
 }
 
@@ -251,16 +254,20 @@ pub enum Kind {
     Map(&'static Kind),
 }
 
-/// Where an input field travels over REST.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+// The one definition: the generator reads it from spec files (feature `spec`), field specs hold it.
+/// Where an operation input field travels over REST.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "spec", derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema))]
+#[cfg_attr(feature = "spec", serde(rename_all = "lowercase"))]
 pub enum Location {
-    /// JSON body.
+    /// In the JSON request body.
+    #[default]
     Body,
-    /// Path segment.
+    /// A `{name}` segment of the path.
     Path,
-    /// Query string.
+    /// A query-string parameter.
     Query,
-    /// Request header (`idempotency_key` travels as `Idempotency-Key`).
+    /// A request header; the field `idempotency_key` is the header `Idempotency-Key`.
     Header,
 }
 

@@ -37,19 +37,30 @@ impl Server {
             .env_remove("NOTES_PUBLIC_URL")
             .env_remove("REDIS_URL")
             .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            // Kept in a file, so a server that does not come up says why.
+            .stderr(std::fs::File::create(dir.path().join("server.log")).unwrap());
         match database_url {
             Some(url) => cmd.env("DATABASE_URL", url),
             None => cmd.env_remove("DATABASE_URL"),
         };
-        let child = cmd.spawn().expect("start the notes binary");
+        let mut child = cmd.spawn().expect("start the notes binary");
         let base = format!("http://{addr}");
         let client = reqwest::Client::new();
-        for _ in 0..300 {
+        let log = || std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default();
+        let mut up = false;
+        for _ in 0..1200 {
             if client.get(format!("{base}/healthz")).send().await.is_ok() {
+                up = true;
                 break;
             }
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("the notes binary exited ({status}) before serving:\n{}", log());
+            }
             tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        if !up {
+            let _ = child.kill();
+            panic!("the notes binary did not answer /healthz within 60 s:\n{}", log());
         }
         let config = runtime::Config::new(addr.parse().unwrap(), None, dir.path().to_path_buf());
         Server { child, base, config, _dir: dir }
