@@ -13,6 +13,9 @@ use axum::response::IntoResponse;
 use axum::response::Response;
 use axum::routing::get;
 use support::{Problem, ServiceInfo, error_response, request_id};
+use tower_http::compression::CompressionLayer;
+use tower_http::compression::predicate::{DefaultPredicate, Predicate};
+use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::auth::{BearerGate, Metered, Resource};
 use crate::catalog::Catalog;
@@ -198,6 +201,7 @@ impl ServerBuilder {
             .merge(prm::router(&state.config, &catalog))
             .merge(crate::docs::router(&state.config, &catalog))
             .route("/healthz", get(|| async { axum::Json(serde_json::json!({ "status": "ok" })) }))
+            .route("/readyz", get(readiness).with_state(state.clone()))
             .merge(embedded_issuer(state, &catalog, &self.home))
             .merge(self.routes);
         Ok(app
@@ -208,14 +212,69 @@ impl ServerBuilder {
             ))
             // Outside the time limit, so a 408 carries the rate-limit headers too.
             .layer(middleware::from_fn_with_state(Arc::new(metered), crate::auth::meter))
-            // Outside the meter, which buckets anonymous callers by the client address.
+            // The request log's span holds everything inside it, so every line of a request names it.
+            .layer(middleware::from_fn(crate::logging::layer))
+            // Outside the meter and the log, which read the client address.
             .layer(middleware::from_fn_with_state(
                 Arc::new(state.config.trusted_proxies.clone()),
                 crate::client_address::layer,
             ))
             .layer(middleware::from_fn(request_ids))
-            .layer(axum::Extension(catalog)))
+            .layer(axum::Extension(catalog))
+            .layer(SetResponseHeaderLayer::overriding(
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            ))
+            // JSON responses, compressed when the client asks (`Accept-Encoding: gzip`); event
+            // streams (MCP) never, as the default predicate excludes them.
+            .layer(CompressionLayer::new().compress_when(DefaultPredicate::new().and(json_only))))
     }
+}
+
+/// Whether a response is JSON (`application/json` or a `+json` type), the kind compressed.
+fn json_only(
+    _: axum::http::StatusCode,
+    _: axum::http::Version,
+    headers: &axum::http::HeaderMap,
+    _: &axum::http::Extensions,
+) -> bool {
+    headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|t| {
+        let essence = t.split(';').next().unwrap_or_default().trim();
+        essence.eq_ignore_ascii_case("application/json") || essence.to_ascii_lowercase().ends_with("+json")
+    })
+}
+
+/// Readiness: whether this process can serve requests now. 503 when its database does not answer
+/// (within the pool's acquire timeout, as a request would wait, plus two seconds for the query).
+/// Redis, when rate limits are shared through it, is reported but does not make the process
+/// unready: without it limits are counted in process (see the README's "Rate limits"), and taking
+/// every replica out of rotation for it would turn a degraded limiter into an outage. Causes go to
+/// the log, not to this public answer. `/healthz` stays the liveness probe (the process runs).
+async fn readiness(axum::extract::State(platform): axum::extract::State<Platform>) -> Response {
+    const QUERY: std::time::Duration = std::time::Duration::from_secs(2);
+    let wait = platform.config.pool.acquire_timeout + QUERY;
+    let database = match tokio::time::timeout(wait, platform.store.ping()).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("no answer within {} s", wait.as_secs())),
+    };
+    let redis = platform.limiter.ping(QUERY).await;
+    let mut checks = serde_json::Map::new();
+    for (name, result) in [("database", Some(&database)), ("redis", redis.as_ref())] {
+        let Some(result) = result else { continue };
+        if let Err(cause) = result {
+            tracing::warn!(check = name, %cause, "readiness check failed");
+        }
+        checks.insert(name.to_string(), if result.is_ok() { "ok" } else { "down" }.into());
+    }
+    let (status, word) = match (&database, &redis) {
+        (Err(_), _) => (axum::http::StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+        (Ok(()), Some(Err(_))) => (axum::http::StatusCode::OK, "degraded"),
+        _ => (axum::http::StatusCode::OK, "ready"),
+    };
+    let mut response = (status, axum::Json(serde_json::json!({ "status": word, "checks": checks }))).into_response();
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
 }
 
 /// Services must not be registered twice, nor share a base or MCP path, a route, a metadata
@@ -234,6 +293,7 @@ fn check_paths(config: &Config, catalog: &Catalog, operations: &[(&'static str, 
     let platform = "the platform";
     for path in [
         "/healthz",
+        "/readyz",
         "/docs",
         crate::docs::DOCS_PATH,
         crate::oauth::JWKS_PATH,
@@ -328,7 +388,8 @@ fn embedded_issuer(state: &Platform, catalog: &Catalog, home: &str) -> Router {
         crate::oauth::AuthServer::new(state.store.clone(), state.keys.clone(), state.config.clone(), catalog.clone())
             .with_home(home)
             .with_documentation(crate::docs::DOCS_PATH);
-    crate::oauth::router(Arc::new(server)).route(crate::oauth::JWKS_PATH, get(jwks))
+    crate::oauth::router(Arc::new(server))
+        .route(crate::oauth::JWKS_PATH, get(jwks).layer(crate::cors::public_documents()))
 }
 
 /// A request (its body included) that is not answered within the limit gets the service's 408

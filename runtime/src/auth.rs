@@ -462,6 +462,11 @@ impl Gate for BearerGate {
     async fn admit(&self, parts: &mut Parts, op: &'static Operation) -> Result<Caller, Response> {
         // Authenticate once: the rate limit, the scope check and the audit all use the result.
         let authenticated = self.authenticate(parts).await;
+        let span = tracing::Span::current();
+        span.record("operation", op.id);
+        if let Ok(caller) = &authenticated {
+            span.record("tenant", caller.tenant.as_str());
+        }
         if let Some(d) = self.count(parts, op, authenticated.as_ref().ok()).await.filter(|d| !d.allowed) {
             return Err(self.limited(parts, &d));
         }

@@ -1,6 +1,6 @@
 //! The client's address: the TCP peer, or, when the peer is a trusted reverse proxy
 //! (`--trusted-proxies`), the address the proxies report in `Forwarded` (RFC 7239) or
-//! `X-Forwarded-For`. Anonymous rate-limit buckets, sign-in throttling and the request's log span
+//! `X-Forwarded-For`. Anonymous rate-limit buckets, sign-in throttling and the request log
 //! all read it from [`ClientAddress`], which one layer ([`layer`]) computes once per request with
 //! [`client_address`].
 //!
@@ -19,7 +19,6 @@ use axum::http::HeaderMap;
 use axum::middleware::Next;
 use axum::response::Response;
 use ipnet::IpNet;
-use tracing::Instrument;
 
 /// The networks whose peers are believed when they say who the client is. Empty by default:
 /// forwarding headers are then ignored and the client is the TCP peer.
@@ -201,24 +200,18 @@ pub fn client_address(peer: IpAddr, headers: &HeaderMap, trusted: &TrustedProxie
 }
 
 /// Records the request's [`ClientAddress`] (from the connection's peer, which the server puts in
-/// the request as `ConnectInfo`) and runs the request in a span naming it, so every log line of the
-/// request says which client it serves.
+/// the request as `ConnectInfo`) for the parts that key on it and for the request log.
 pub async fn layer(
     axum::extract::State(trusted): axum::extract::State<std::sync::Arc<TrustedProxies>>,
     mut request: Request,
     next: Next,
 ) -> Response {
     let peer = request.extensions().get::<ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
-    let client = peer.map(|p| ClientAddress(client_address(p, request.headers(), &trusted)));
-    let span = tracing::info_span!(
-        "request",
-        client = client.map(|c| c.to_string()).unwrap_or_default(),
-        request_id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or_default(),
-    );
-    if let Some(c) = client {
-        request.extensions_mut().insert(c);
+    if let Some(p) = peer {
+        let client = ClientAddress(client_address(p, request.headers(), &trusted));
+        request.extensions_mut().insert(client);
     }
-    next.run(request).instrument(span).await
+    next.run(request).await
 }
 
 #[cfg(test)]

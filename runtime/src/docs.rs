@@ -149,7 +149,8 @@ pub fn router(config: &Config, catalog: &Catalog) -> Router {
             get(move || {
                 let body = body.clone();
                 async move { ([(header::CONTENT_TYPE, "application/json")], body.to_string()) }
-            }),
+            })
+            .layer(crate::cors::public_documents()),
         );
     }
     router

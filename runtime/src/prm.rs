@@ -121,5 +121,5 @@ pub fn router(config: &Config, catalog: &Catalog) -> Router {
             r = r.route(&p, get(move || async move { respond(doc) }));
         }
     }
-    r
+    r.layer(crate::cors::public_documents())
 }

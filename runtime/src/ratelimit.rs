@@ -455,6 +455,18 @@ impl RateLimiter {
         i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX)
     }
 
+    /// Whether Redis answers a `PING` within `wait`; `None` when limits are kept in process.
+    pub async fn ping(&self, wait: Duration) -> Option<Result<(), String>> {
+        let mut manager = self.redis.clone()?;
+        let command = redis::cmd("PING");
+        let ping = command.query_async::<String>(&mut manager);
+        Some(match tokio::time::timeout(wait, ping).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err(format!("no answer within {} ms", wait.as_millis())),
+        })
+    }
+
     /// How many checks fell back to in-process counters because Redis failed.
     pub fn fallbacks(&self) -> u64 {
         self.fallbacks.load(Ordering::Relaxed)

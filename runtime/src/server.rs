@@ -34,6 +34,8 @@ pub struct HttpLimits {
     pub request_timeout: Duration,
     /// Most open connections; `None`: the open-file limit less [`FD_RESERVE`].
     pub max_connections: Option<usize>,
+    /// After the shutdown signal, how long requests in flight may take to finish.
+    pub shutdown_timeout: Duration,
 }
 
 impl Default for HttpLimits {
@@ -43,12 +45,10 @@ impl Default for HttpLimits {
             idle_timeout: Duration::from_secs(60),
             request_timeout: Duration::from_secs(30),
             max_connections: None,
+            shutdown_timeout: Duration::from_secs(30),
         }
     }
 }
-
-/// How long, after the shutdown signal, requests in flight may take to finish.
-pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// File descriptors kept for everything but client connections (database, logs, key files,
 /// outbound HTTP) when the connection cap is derived from the open-file limit.
@@ -241,6 +241,28 @@ impl http_body::Body for Guarded {
     }
 }
 
+/// Completes when the process is asked to stop: SIGTERM (what container runtimes and service
+/// managers send) or SIGINT (Ctrl-C).
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+            (Ok(mut term), Ok(mut int)) => {
+                let which = tokio::select! {
+                    _ = term.recv() => "SIGTERM",
+                    _ = int.recv() => "SIGINT",
+                };
+                tracing::info!(signal = which, "shutting down: no new connections, draining requests in flight");
+                return;
+            }
+            (Err(e), _) | (_, Err(e)) => tracing::warn!(error = %e, "cannot listen for SIGTERM; only Ctrl-C stops"),
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+    tracing::info!("shutting down: no new connections, draining requests in flight");
+}
+
 /// Serves `app` on `listener` with `limits` until `shutdown` completes; then stops accepting,
 /// lets in-flight requests finish and closes idle connections.
 pub async fn serve(
@@ -338,7 +360,7 @@ pub async fn serve(
     drop(listener);
     stopping.notify_waiters();
     // Requests in flight get a bounded time to finish (a streaming response may never end).
-    let deadline = Instant::now() + DRAIN_TIMEOUT;
+    let deadline = Instant::now() + limits.shutdown_timeout;
     while registry.conns.lock().map(|c| !c.is_empty()).unwrap_or(false) && Instant::now() < deadline {
         // Connections that were idle when the signal came close at once; busy ones finish.
         registry.evict_idle();
@@ -348,5 +370,9 @@ pub async fn serve(
         }
     }
     sweeper.abort();
+    match registry.len() {
+        0 => tracing::info!("every request in flight finished; stopped"),
+        n => tracing::warn!(connections = n, "the shutdown deadline passed with requests in flight; they are cut off"),
+    }
     Ok(())
 }

@@ -383,6 +383,18 @@ impl Store {
         migrator.run(&self.pool).await.with_context(|| format!("applying the migrations of {owner}"))
     }
 
+    /// Closes the pool once the connections in use come back (at shutdown: SQLite checkpoints
+    /// its write-ahead log when the last connection closes).
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    /// Whether the database answers a query, waiting for a connection no longer than a request
+    /// would (the pool's acquire timeout).
+    pub async fn ping(&self) -> Result<(), sqlx::Error> {
+        sqlx::query("SELECT 1").execute(&self.pool).await.map(|_| ())
+    }
+
     /// The connection pool, for a query outside any transaction.
     ///
     /// # Panics

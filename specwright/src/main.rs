@@ -79,8 +79,14 @@ struct Common {
     #[arg(long, env = "SPECWRIGHT_IDLE_TIMEOUT", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
     idle_timeout: u64,
     /// Seconds a whole request (body included) may take before it answers 408.
-    #[arg(long, env = "SPECWRIGHT_REQUEST_TIMEOUT", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    #[arg(long, env = "SPECWRIGHT_REQUEST_TIMEOUT", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     request_timeout: u64,
+    /// Seconds requests in flight may take to finish after SIGTERM or SIGINT before they are cut off.
+    #[arg(long, env = "SPECWRIGHT_SHUTDOWN_TIMEOUT", default_value_t = 30, value_parser = clap::value_parser!(u64).range(0..=3600))]
+    shutdown_timeout: u64,
+    /// Log lines on standard error: `text`, `json`, or `auto` (text on a terminal, JSON otherwise).
+    #[arg(long, env = "SPECWRIGHT_LOG_FORMAT", default_value = "auto")]
+    log_format: runtime::logging::LogFormat,
     /// Most open client connections; at the cap the longest-idle one is closed for a new one.
     /// Default: the open-file limit less a reserve for the database and files.
     #[arg(long, env = "SPECWRIGHT_MAX_CONNECTIONS", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -125,6 +131,7 @@ impl Common {
             idle_timeout: Duration::from_secs(self.idle_timeout),
             request_timeout: Duration::from_secs(self.request_timeout),
             max_connections: self.max_connections.map(|n| n as usize),
+            shutdown_timeout: Duration::from_secs(self.shutdown_timeout),
         };
         c
     }
@@ -300,11 +307,28 @@ async fn serve(config: Config, settings: specwright::Settings) -> anyhow::Result
         rest.join(", "),
         config.url(runtime::docs::DOCS_PATH),
     );
-    runtime::server::serve(listener, app, config.http, async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
-    .await?;
+    runtime::server::serve(listener, app, config.http, runtime::server::shutdown_signal()).await?;
+    platform.store.close().await;
     Ok(())
+}
+
+impl Command {
+    /// The settings every command takes.
+    fn common(&self) -> &Common {
+        match self {
+            Command::Serve { common }
+            | Command::Token { common, .. }
+            | Command::Tenant { command: TenantCommand::Create { common, .. } }
+            | Command::User { command: UserCommand::Add { common, .. } | UserCommand::Remove { common, .. } }
+            | Command::ApiToken { command: ApiTokenCommand::Create { common, .. } }
+            | Command::Keys {
+                command:
+                    KeysCommand::Rotate { common }
+                    | KeysCommand::RotateSigning { common }
+                    | KeysCommand::RetireSigning { common, .. },
+            } => common,
+        }
+    }
 }
 
 fn block_on<F: std::future::Future<Output = anyhow::Result<()>>>(f: F) -> anyhow::Result<()> {
@@ -312,12 +336,8 @@ fn block_on<F: std::future::Future<Output = anyhow::Result<()>>>(f: F) -> anyhow
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
     let cli = Cli::parse();
+    runtime::logging::init(cli.command.common().log_format);
     let result = match cli.command {
         Command::Serve { common } => tokio::runtime::Runtime::new()
             .map_err(anyhow::Error::from)

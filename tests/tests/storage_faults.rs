@@ -158,8 +158,21 @@ async fn a_partition_from_postgresql_answers_503_quickly_and_heals() {
     let admin = server.token_for("alice", "acme", "vault:admin");
     let (status, body) = server.call("GET", "/api/v1/credentials", &admin, None).await;
     assert_eq!(status, 200, "{body}");
+    let ready = |expected: u16| {
+        let server = &server;
+        async move {
+            let resp = server.client().get(server.url("/readyz")).timeout(Duration::from_secs(20)).send().await;
+            let resp = resp.expect("/readyz answers, not hangs");
+            assert_eq!(resp.status(), expected);
+            assert_eq!(resp.headers()["cache-control"], "no-store");
+            resp.json::<Value>().await.unwrap()
+        }
+    };
+    assert_eq!(ready(200).await, json!({"status": "ready", "checks": {"database": "ok"}}));
 
     relay.cut.store(true, Ordering::SeqCst);
+    // Readiness says the database is down (and not why: the cause goes to the log).
+    assert_eq!(ready(503).await, json!({"status": "unavailable", "checks": {"database": "down"}}));
     for path in ["/api/v1/credentials", "/v1/prospector/leads"] {
         let token = if path.starts_with("/v1") { server.team_token("alice", "acme") } else { admin.clone() };
         let resp = server
@@ -194,4 +207,5 @@ async fn a_partition_from_postgresql_answers_503_quickly_and_heals() {
     relay.cut.store(false, Ordering::SeqCst);
     let (status, body) = server.call("GET", "/api/v1/credentials", &admin, None).await;
     assert_eq!(status, 200, "the first request after the partition heals: {body}");
+    assert_eq!(ready(200).await["status"], "ready", "ready again once the partition heals");
 }

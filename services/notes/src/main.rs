@@ -2,7 +2,8 @@
 //! embedded authorization server, PRM, MCP, docs, rate limits, audit). Settings come from the
 //! environment: `NOTES_ADDR` (default 127.0.0.1:8090), `NOTES_DATA_DIR` (default `notes-data`),
 //! `NOTES_PUBLIC_URL`, `DATABASE_URL` (PostgreSQL; default SQLite in the data directory) and
-//! `REDIS_URL` (shared rate limits).
+//! `REDIS_URL` (shared rate limits), `NOTES_LOG_FORMAT` (`text`, `json`, or `auto`: text on a
+//! terminal, JSON otherwise). SIGTERM or SIGINT stops it after the requests in flight finish.
 
 use std::process::ExitCode;
 
@@ -29,18 +30,20 @@ async fn serve() -> anyhow::Result<()> {
         config.url(notes::SERVICE.mcp_path.unwrap_or_default()),
         config.url(runtime::docs::DOCS_PATH)
     );
-    runtime::server::serve(listener, app, config.http, async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
-    .await?;
+    runtime::server::serve(listener, app, config.http, runtime::server::shutdown_signal()).await?;
+    platform.store.close().await;
     Ok(())
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
-        .with_writer(std::io::stderr)
-        .init();
+    let format = std::env::var("NOTES_LOG_FORMAT").ok().filter(|v| !v.is_empty()).map(|v| v.parse());
+    match format.transpose() {
+        Ok(format) => runtime::logging::init(format.unwrap_or_default()),
+        Err(e) => {
+            eprintln!("error: NOTES_LOG_FORMAT: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
     match tokio::runtime::Runtime::new().map_err(anyhow::Error::from).and_then(|rt| rt.block_on(serve())) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
