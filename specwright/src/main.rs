@@ -10,7 +10,12 @@ use runtime::config::{Config, DEFAULT_ADDR, DEFAULT_DATA_DIR};
 use runtime::keys;
 
 #[derive(Parser)]
-#[command(name = "specwright", version, about = "Serve the Specwright vault and prospector APIs.")]
+#[command(
+    name = "specwright",
+    version,
+    propagate_version = true,
+    about = "Serve the Specwright vault and prospector APIs."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -187,6 +192,11 @@ enum Command {
         #[command(subcommand)]
         command: KeysCommand,
     },
+    /// Print a completion script for a shell, e.g. `specwright completions bash > /etc/bash_completion.d/specwright`.
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Subcommand)]
@@ -313,9 +323,10 @@ async fn serve(config: Config, settings: specwright::Settings) -> anyhow::Result
 }
 
 impl Command {
-    /// The settings every command takes.
-    fn common(&self) -> &Common {
-        match self {
+    /// The settings every command but `completions` takes.
+    fn common(&self) -> Option<&Common> {
+        Some(match self {
+            Command::Completions { .. } => return None,
             Command::Serve { common }
             | Command::Token { common, .. }
             | Command::Tenant { command: TenantCommand::Create { common, .. } }
@@ -327,7 +338,7 @@ impl Command {
                     | KeysCommand::RotateSigning { common }
                     | KeysCommand::RetireSigning { common, .. },
             } => common,
-        }
+        })
     }
 }
 
@@ -337,8 +348,19 @@ fn block_on<F: std::future::Future<Output = anyhow::Result<()>>>(f: F) -> anyhow
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    runtime::logging::init(cli.command.common().log_format);
+    if let Some(common) = cli.command.common() {
+        runtime::logging::init(common.log_format);
+    }
     let result = match cli.command {
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut <Cli as clap::CommandFactory>::command(),
+                "specwright",
+                &mut std::io::stdout(),
+            );
+            Ok(())
+        }
         Command::Serve { common } => tokio::runtime::Runtime::new()
             .map_err(anyhow::Error::from)
             .and_then(|rt| rt.block_on(serve(common.config(), common.settings()))),
@@ -400,7 +422,11 @@ fn main() -> ExitCode {
         }),
         Command::Keys { command: KeysCommand::Rotate { common } } => block_on(async move {
             let store = common.store().await?;
-            let report = vault::crypto::rotate(&store, &common.data_dir).await?;
+            // Progress on standard error, so standard output keeps the one-line report.
+            let report = vault::crypto::rotate_with_progress(&store, &common.data_dir, |done, total| {
+                eprintln!("re-wrapping data keys: {done} of {total}");
+            })
+            .await?;
             println!(
                 "new master key {}, new data key {}, {} data keys re-wrapped",
                 report.master_key, report.data_key, report.rewrapped

@@ -209,3 +209,53 @@ fn a_data_directory_of_an_earlier_release_opens_with_everything_in_it() {
         assert_eq!(body["data"][0]["user_id"], "alice", "{body}");
     });
 }
+
+#[test]
+fn every_subcommand_prints_the_version() {
+    let expected = env!("CARGO_PKG_VERSION");
+    for args in [&["--version"][..], &["serve", "--version"], &["keys", "rotate", "--version"], &["token", "--version"]]
+    {
+        let out = run_ok(args);
+        assert!(out.starts_with("specwright") && out.ends_with(expected), "{args:?}: {out}");
+    }
+}
+
+#[test]
+fn completion_scripts_cover_every_subcommand_and_bash_accepts_its_own() {
+    for shell in ["bash", "zsh", "fish"] {
+        let script = run_ok(&["completions", shell]);
+        for word in ["serve", "token", "tenant", "api-token", "rotate-signing", "shutdown-timeout", "log-format"] {
+            assert!(script.contains(word), "{shell} completion lacks {word}");
+        }
+    }
+    let script = run_ok(&["completions", "bash"]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("specwright.bash");
+    std::fs::write(&path, script).unwrap();
+    let check = Command::new("bash").arg("-n").arg(&path).output().unwrap();
+    assert!(check.status.success(), "bash -n: {}", String::from_utf8_lossy(&check.stderr));
+    let out = Command::new(BIN).args(["completions", "tcsh"]).output().unwrap();
+    assert!(!out.status.success(), "an unknown shell is refused");
+}
+
+#[test]
+fn key_rotation_reports_its_progress_on_stderr_and_its_result_on_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = ["--data-dir", dir.path().to_str().unwrap()];
+    run_ok(&[&["tenant", "create", "acme", "--admin", "alice"][..], &data].concat());
+    // Each rotation makes a data key, which the next one re-wraps.
+    run_ok(&[&["keys", "rotate"][..], &data].concat());
+    run_ok(&[&["keys", "rotate"][..], &data].concat());
+    let out = Command::new(BIN).args(["keys", "rotate"]).args(data).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let progress: Vec<&str> = stderr.lines().filter(|l| l.starts_with("re-wrapping data keys")).collect();
+    let total: usize = progress[0].rsplit(' ').next().unwrap().parse().unwrap();
+    assert_eq!(total, 2, "{stderr}");
+    assert_eq!(
+        progress,
+        [format!("re-wrapping data keys: 0 of {total}"), format!("re-wrapping data keys: {total} of {total}")]
+    );
+    assert!(stdout.trim().ends_with(&format!("{total} data keys re-wrapped")), "{stdout}");
+}

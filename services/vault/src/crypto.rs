@@ -284,6 +284,16 @@ impl Keyring {
 /// new active data key. Old master keys stay in the file so running servers can still unwrap
 /// what they cached; old data keys stay so every old version still decrypts.
 pub async fn rotate(store: &Store, data_dir: &Path) -> Result<RotationReport> {
+    rotate_with_progress(store, data_dir, |_, _| {}).await
+}
+
+/// As [`rotate`], calling `progress(done, total)` as data keys are re-wrapped: once before the
+/// first, then after every hundredth and the last.
+pub async fn rotate_with_progress(
+    store: &Store,
+    data_dir: &Path,
+    progress: impl Fn(usize, usize),
+) -> Result<RotationReport> {
     let source = master_key_source(data_dir)?;
     let MasterKeySource::File(path) = &source else {
         bail!("SPECWRIGHT_MASTER_KEY is set: key rotation works on the master key file; unset it to rotate");
@@ -296,6 +306,8 @@ pub async fn rotate(store: &Store, data_dir: &Path) -> Result<RotationReport> {
     let mut tx = store.begin().await?;
     let rows = sqlx::query("SELECT id, master_key_id, wrapped FROM data_keys").fetch_all(&mut *tx).await?;
     let mut rewrapped = 0;
+    let total = rows.len();
+    progress(0, total);
     for row in rows {
         let id: String = row.get(0);
         let master_id: String = row.get(1);
@@ -314,6 +326,9 @@ pub async fn rotate(store: &Store, data_dir: &Path) -> Result<RotationReport> {
             .execute(&mut *tx)
             .await?;
         rewrapped += 1;
+        if rewrapped % 100 == 0 || rewrapped == total {
+            progress(rewrapped, total);
+        }
     }
     // Write the key file before committing: if the commit fails, the extra key is harmless; the
     // other order could leave data keys wrapped by a key no file holds.
