@@ -238,9 +238,11 @@ fn json_only(
     headers: &axum::http::HeaderMap,
     _: &axum::http::Extensions,
 ) -> bool {
+    // Runs for every response: compares in place, no allocation.
     headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|t| {
         let essence = t.split(';').next().unwrap_or_default().trim();
-        essence.eq_ignore_ascii_case("application/json") || essence.to_ascii_lowercase().ends_with("+json")
+        let suffix = essence.len().checked_sub(5).and_then(|at| essence.get(at..));
+        essence.eq_ignore_ascii_case("application/json") || suffix.is_some_and(|s| s.eq_ignore_ascii_case("+json"))
     })
 }
 
@@ -252,29 +254,39 @@ fn json_only(
 /// the log, not to this public answer. `/healthz` stays the liveness probe (the process runs).
 async fn readiness(axum::extract::State(platform): axum::extract::State<Platform>) -> Response {
     const QUERY: std::time::Duration = std::time::Duration::from_secs(2);
-    let wait = platform.config.pool.acquire_timeout + QUERY;
-    let database = match tokio::time::timeout(wait, platform.store.ping()).await {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(_) => Err(format!("no answer within {} s", wait.as_secs())),
+    let database = probe("database", platform.config.pool.acquire_timeout + QUERY, platform.store.ping()).await;
+    let redis = match platform.limiter.ping() {
+        Some(ping) => Some(probe("redis", QUERY, ping).await),
+        None => None,
     };
-    let redis = platform.limiter.ping(QUERY).await;
-    let mut checks = serde_json::Map::new();
-    for (name, result) in [("database", Some(&database)), ("redis", redis.as_ref())] {
-        let Some(result) = result else { continue };
-        if let Err(cause) = result {
-            tracing::warn!(check = name, %cause, "readiness check failed");
-        }
-        checks.insert(name.to_string(), if result.is_ok() { "ok" } else { "down" }.into());
+    let word = |up: bool| if up { "ok" } else { "down" };
+    let mut checks = serde_json::json!({ "database": word(database) });
+    if let Some(up) = redis {
+        checks["redis"] = word(up).into();
     }
-    let (status, word) = match (&database, &redis) {
-        (Err(_), _) => (axum::http::StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
-        (Ok(()), Some(Err(_))) => (axum::http::StatusCode::OK, "degraded"),
-        _ => (axum::http::StatusCode::OK, "ready"),
+    let (status, state) = match (database, redis) {
+        (false, _) => (axum::http::StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+        (true, Some(false)) => (axum::http::StatusCode::OK, "degraded"),
+        (true, _) => (axum::http::StatusCode::OK, "ready"),
     };
-    let mut response = (status, axum::Json(serde_json::json!({ "status": word, "checks": checks }))).into_response();
+    let mut response = (status, axum::Json(serde_json::json!({ "status": state, "checks": checks }))).into_response();
     response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
+}
+
+/// Whether `check` succeeds within `wait`; a failure's cause goes to the log.
+async fn probe<T, E: std::fmt::Display>(
+    name: &str,
+    wait: std::time::Duration,
+    check: impl std::future::Future<Output = Result<T, E>>,
+) -> bool {
+    let cause = match tokio::time::timeout(wait, check).await {
+        Ok(Ok(_)) => return true,
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => format!("no answer within {} ms", wait.as_millis()),
+    };
+    tracing::warn!(check = name, %cause, "readiness check failed");
+    false
 }
 
 /// Services must not be registered twice, nor share a base or MCP path, a route, a metadata

@@ -244,23 +244,27 @@ impl http_body::Body for Guarded {
 /// Completes when the process is asked to stop: SIGTERM (what container runtimes and service
 /// managers send) or SIGINT (Ctrl-C).
 pub async fn shutdown_signal() {
+    let signal = received_signal().await;
+    tracing::info!(signal, "shutting down: no new connections, draining requests in flight");
+}
+
+/// Waits for SIGTERM or SIGINT and names it; where SIGTERM cannot be listened for, Ctrl-C only.
+async fn received_signal() -> &'static str {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
         match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
             (Ok(mut term), Ok(mut int)) => {
-                let which = tokio::select! {
+                return tokio::select! {
                     _ = term.recv() => "SIGTERM",
                     _ = int.recv() => "SIGINT",
                 };
-                tracing::info!(signal = which, "shutting down: no new connections, draining requests in flight");
-                return;
             }
             (Err(e), _) | (_, Err(e)) => tracing::warn!(error = %e, "cannot listen for SIGTERM; only Ctrl-C stops"),
         }
     }
     let _ = tokio::signal::ctrl_c().await;
-    tracing::info!("shutting down: no new connections, draining requests in flight");
+    "SIGINT"
 }
 
 /// Serves `app` on `listener` with `limits` until `shutdown` completes; then stops accepting,

@@ -222,3 +222,38 @@ async fn an_empty_redis_gets_back_what_every_replica_knows() {
     let total = 50 + during + spend(&a, key, 60).await + spend(&b, key, 60).await;
     assert!(total <= 60 * 3 / 2, "within the stated bound for two replicas: {total}");
 }
+
+/// Readiness with shared limits: Redis is reported, and its outage leaves the process ready but
+/// degraded (limits go on in process), never unready; back to ready when Redis returns.
+#[tokio::test]
+async fn readiness_reports_a_redis_outage_as_degraded_not_unavailable() {
+    let Some(bin) = redis_server() else { return };
+    let mut redis = Redis::start(&bin, false);
+    let dir = tempfile::tempdir().unwrap();
+    let addr = format!("127.0.0.1:{}", common::free_port());
+    let data = dir.path().to_str().unwrap();
+    let url = redis.url();
+    let _server = common::Servers(vec![common::serve(&["--data-dir", data, "--addr", &addr, "--redis-url", &url])]);
+    let client = reqwest::Client::new();
+    let base = format!("http://{addr}");
+    common::wait_healthy(&client, &base).await;
+    let ready = || async {
+        let resp = client.get(format!("{base}/readyz")).send().await.unwrap();
+        (resp.status().as_u16(), resp.json::<serde_json::Value>().await.unwrap())
+    };
+    let up = serde_json::json!({"status": "ready", "checks": {"database": "ok", "redis": "ok"}});
+    assert_eq!(ready().await, (200, up.clone()));
+    redis.kill();
+    let degraded = serde_json::json!({"status": "degraded", "checks": {"database": "ok", "redis": "down"}});
+    assert_eq!(ready().await, (200, degraded));
+    redis.up();
+    let mut last = ready().await;
+    for _ in 0..40 {
+        if last.1 == up {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        last = ready().await;
+    }
+    assert_eq!(last, (200, up), "ready again once Redis is back");
+}
