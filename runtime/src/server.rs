@@ -241,6 +241,50 @@ impl http_body::Body for Guarded {
     }
 }
 
+/// A request body that notes when it has been read to its end.
+struct Watched {
+    body: hyper::body::Incoming,
+    ended: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl http_body::Body for Watched {
+    type Data = axum::body::Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let frame = Pin::new(&mut self.body).poll_frame(cx);
+        if matches!(frame, Poll::Ready(None)) || self.body.is_end_stream() {
+            self.ended.store(true, Ordering::Relaxed);
+        }
+        frame
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// An HTTP/1 response to a request whose body was not read to its end (a 401 answered before the
+/// body arrived, say) says `Connection: close`: hyper closes such a connection rather than read
+/// an unbounded body, and a client told nothing would reuse it and see it vanish under its next
+/// request.
+fn close_if_unread(
+    version: axum::http::Version,
+    ended: &std::sync::atomic::AtomicBool,
+    response: &mut axum::response::Response,
+) {
+    if version <= axum::http::Version::HTTP_11 && !ended.load(Ordering::Relaxed) {
+        response.headers_mut().insert(axum::http::header::CONNECTION, axum::http::HeaderValue::from_static("close"));
+    }
+}
+
 /// Completes when the process is asked to stop: SIGTERM (what container runtimes and service
 /// managers send) or SIGINT (Ctrl-C).
 pub async fn shutdown_signal() {
@@ -334,11 +378,18 @@ pub async fn serve(
                 let guard = InFlight::new(conn.clone(), registry.clone());
                 request.extensions_mut().insert(ConnectInfo(peer));
                 let app = app.clone();
+                let version = request.version();
+                let ended =
+                    Arc::new(std::sync::atomic::AtomicBool::new(http_body::Body::is_end_stream(request.body())));
+                let request = request.map(|body| axum::body::Body::new(Watched { body, ended: ended.clone() }));
                 async move {
                     // The request stays in progress until its response body is sent (a stream may
                     // run long after the handler returned), so no deadline cuts a live response.
-                    let response = app.oneshot(request.map(axum::body::Body::new)).await;
-                    response.map(|r| r.map(|body| axum::body::Body::new(Guarded { body, _guard: guard })))
+                    let mut response = app.oneshot(request).await?;
+                    close_if_unread(version, &ended, &mut response);
+                    Ok::<_, std::convert::Infallible>(
+                        response.map(|body| axum::body::Body::new(Guarded { body, _guard: guard })),
+                    )
                 }
             })
         };

@@ -227,3 +227,37 @@ async fn documents_are_compressed_on_request_readable_cross_origin_and_every_ans
         assert_eq!(resp.headers()["x-content-type-options"], "nosniff", "{path}");
     }
 }
+
+/// A request answered before its body was read (a 401 at the MCP endpoint while the body is still
+/// on its way) closes its connection, and says so, so no client reuses a connection the server is
+/// closing; a request read to its end keeps the connection open.
+#[tokio::test]
+async fn an_answer_before_the_body_was_read_says_connection_close() {
+    let server = Running::start(&[]).await;
+    let answer = |stream: &mut std::net::TcpStream| {
+        stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut buf = vec![0; 65536];
+        let n = stream.read(&mut buf).unwrap();
+        String::from_utf8_lossy(&buf[..n]).to_lowercase()
+    };
+    let mut stream = std::net::TcpStream::connect(&server.addr).unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+    let head = format!(
+        "POST /api/mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+        server.addr,
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let unread = answer(&mut stream);
+    assert!(unread.starts_with("http/1.1 401"), "{unread}");
+    assert!(unread.contains("\r\nconnection: close\r\n"), "{unread}");
+
+    let mut stream = std::net::TcpStream::connect(&server.addr).unwrap();
+    let get = format!("GET /healthz HTTP/1.1\r\nHost: {}\r\n\r\n", server.addr);
+    stream.write_all(get.as_bytes()).unwrap();
+    let read = answer(&mut stream);
+    assert!(read.starts_with("http/1.1 200") && !read.contains("connection: close"), "{read}");
+    stream.write_all(get.as_bytes()).unwrap();
+    assert!(answer(&mut stream).starts_with("http/1.1 200"), "the connection is kept for the next request");
+}
