@@ -241,7 +241,7 @@ impl http_body::Body for Guarded {
     }
 }
 
-/// A request body that notes when it has been read to its end.
+/// A request body that records when it has been read to its end.
 struct Watched {
     body: hyper::body::Incoming,
     ended: Arc<std::sync::atomic::AtomicBool>,
