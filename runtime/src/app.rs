@@ -49,9 +49,46 @@ impl Platform {
         Self::open_with_clock(config, Arc::new(SystemClock)).await
     }
 
+    /// Runs a server process: serves `app` on `listener` and, when the platform's settings name a
+    /// metrics address, `GET /metrics` there (with the same connection limits) until SIGTERM or
+    /// SIGINT; then drains both (see [`crate::server::serve`]) and closes the database.
+    pub async fn run(&self, listener: tokio::net::TcpListener, app: Router) -> anyhow::Result<()> {
+        let limits = self.config.http;
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let metrics = match self.config.metrics_addr {
+            Some(addr) => {
+                let (store, limiter) = (self.store.clone(), self.limiter.clone());
+                let router = crate::metrics::router(move || {
+                    let (open, idle) = store.pool_size();
+                    crate::metrics::pool(open, idle);
+                    crate::metrics::fallbacks(limiter.fallbacks());
+                })?;
+                let bound = tokio::net::TcpListener::bind(addr).await;
+                let metrics = bound.map_err(|e| anyhow::anyhow!("--metrics-addr {addr}: {e}"))?;
+                tracing::info!(addr = %metrics.local_addr()?, "metrics at http://{}/metrics", metrics.local_addr()?);
+                let mut stopped = stopped.clone();
+                let until = async move {
+                    let _ = stopped.wait_for(|stop| *stop).await;
+                };
+                Some(tokio::spawn(crate::server::serve(metrics, router, limits, until)))
+            }
+            None => None,
+        };
+        let served = crate::server::serve(listener, app, limits, crate::server::shutdown_signal()).await;
+        let _ = stop.send(true);
+        if let Some(task) = metrics {
+            let _ = task.await;
+        }
+        self.store.close().await;
+        Ok(served?)
+    }
+
     /// As [`Platform::open`], with the clock rate limits read (tests move it by hand).
     pub async fn open_with_clock(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
         crate::config::parse_public_url(&config.public_url).map_err(|e| anyhow::anyhow!("--public-url: {e}"))?;
+        if config.metrics_addr.is_some() {
+            crate::metrics::install()?;
+        }
         let keys = Arc::new(SigningKeys::load_or_create(&config.data_dir)?);
         let store = Store::open_with(config.database_url.as_deref(), &config.data_dir, config.pool).await?;
         let limiter = Arc::new(match &config.redis_url {
@@ -171,6 +208,11 @@ impl ServerBuilder {
         let routes: Vec<(&'static str, &'static str)> =
             self.services.iter().flat_map(|a| a.operations().iter().map(|op| (a.info().name, op.full_path))).collect();
         check_paths(&self.platform.config, &catalog, &routes)?;
+        let measured = crate::metrics::enabled().then(|| {
+            let operations = self.services.iter().flat_map(|a| a.operations().iter().copied());
+            let mcp = catalog.services().filter(|s| s.mcp_path.is_some()).map(|s| s.name);
+            Arc::new(crate::metrics::Requests::new(operations, mcp))
+        });
         let state = &self.platform;
         let origin = state.config.origin();
         let mut metered = Metered::default();
@@ -204,14 +246,19 @@ impl ServerBuilder {
             .route("/readyz", get(readiness).with_state(state.clone()))
             .merge(embedded_issuer(state, &catalog, &self.home))
             .merge(self.routes);
-        Ok(app
+        let mut app = app
             .fallback(not_found)
             .layer(middleware::from_fn_with_state(
                 (state.config.http.request_timeout, catalog.clone()),
                 request_timeout,
             ))
             // Outside the time limit, so a 408 carries the rate-limit headers too.
-            .layer(middleware::from_fn_with_state(Arc::new(metered), crate::auth::meter))
+            .layer(middleware::from_fn_with_state(Arc::new(metered), crate::auth::meter));
+        if let Some(requests) = measured {
+            // Outside the time limit and the meter, so 408s and 429s are counted too.
+            app = app.layer(middleware::from_fn_with_state(requests, crate::metrics::layer));
+        }
+        Ok(app
             // The request log's span holds everything inside it, so every line of a request names it.
             .layer(middleware::from_fn(crate::logging::layer))
             // Outside the meter and the log, which read the client address.

@@ -74,6 +74,14 @@ pub async fn write(store: &Store, tx: &mut Tx, e: Entry<'_>) -> Result<(), sqlx:
     Ok(())
 }
 
+/// Commits `tx`, which carries `rows` audit rows, and measures the commit.
+pub async fn commit(tx: Tx, rows: usize) -> Result<(), sqlx::Error> {
+    let started = std::time::Instant::now();
+    let committed = tx.commit().await;
+    crate::metrics::audit_commit(rows, started.elapsed(), committed.is_ok());
+    committed
+}
+
 /// Audits a request answered without running its operation, in its own transaction: one the gate
 /// refused (scope too low: `Denied`) or one whose input the decoder refused (`Failed`).
 pub async fn record_refusal(
@@ -87,7 +95,7 @@ pub async fn record_refusal(
     let mut tx = store.begin().await?;
     let entry = Entry { caller, op, targets: &[], outcome, status, error_code: Some(code) };
     write(store, &mut tx, entry).await?;
-    tx.commit().await
+    commit(tx, 1).await
 }
 
 /// Ends an audited operation: on success, writes its `allowed` row in `tx` and commits both (fail
@@ -109,7 +117,7 @@ pub async fn finish<T, E: OperationError + InternalError>(
             if let Err(e) = write(store, &mut tx, entry).await {
                 return Err(fault(op.id, "writing the audit row", e));
             }
-            tx.commit().await.map_err(|e| fault(op.id, "committing", e))?;
+            commit(tx, 1).await.map_err(|e| fault(op.id, "committing", e))?;
             Ok(value)
         }
         Err(err) => {
@@ -121,7 +129,7 @@ pub async fn finish<T, E: OperationError + InternalError>(
             let recorded = async {
                 let mut tx = store.begin().await?;
                 write(store, &mut tx, entry).await?;
-                tx.commit().await
+                commit(tx, 1).await
             };
             if let Err(e) = recorded.await {
                 tracing::error!(operation = op.id, error = %e, "could not audit a failed operation");

@@ -371,6 +371,7 @@ impl BearerGate {
     /// `X-RateLimit-*` headers.
     pub fn limited(&self, parts: &Parts, d: &Decision) -> Response {
         let service = self.resource.service;
+        crate::metrics::rate_limited(&parts.extensions, service.name);
         let problem = rate_limited_problem(d);
         let mut resp = error_response(service, service.roles.rate_limited, problem, request_id(parts));
         d.write_headers(resp.headers_mut());
@@ -461,6 +462,7 @@ impl Gate for BearerGate {
 
     async fn admit(&self, parts: &mut Parts, op: &'static Operation) -> Result<Caller, Response> {
         // Authenticate once: the rate limit, the scope check and the audit all use the result.
+        crate::metrics::name_operation(&parts.extensions, op);
         let authenticated = self.authenticate(parts).await;
         let span = tracing::Span::current();
         span.record("operation", op.id);

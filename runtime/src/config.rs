@@ -51,6 +51,8 @@ pub struct Config {
     pub pool: crate::store::PoolSettings,
     /// Connection timeouts and the connection cap of the HTTP server.
     pub http: crate::server::HttpLimits,
+    /// Where Prometheus metrics are served (`GET /metrics`); `None` (the default) measures nothing.
+    pub metrics_addr: Option<SocketAddr>,
 }
 
 impl Config {
@@ -72,6 +74,7 @@ impl Config {
             tenant_claim: "tenant".into(),
             pool: crate::store::PoolSettings::default(),
             http: crate::server::HttpLimits::default(),
+            metrics_addr: None,
         }
     }
 

@@ -16,6 +16,7 @@ pub mod idp;
 pub mod keys;
 pub mod logging;
 pub mod mcp;
+pub mod metrics;
 pub mod names;
 pub mod oauth;
 pub mod prm;

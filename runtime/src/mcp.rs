@@ -104,7 +104,13 @@ impl ServerHandler for ToolServer {
             .cloned()
             .ok_or_else(|| McpError::internal_error("request was not authenticated", None))?;
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        match self.api.call_tool(&self.gate, &caller, &request.name, arguments).await {
+        let started = std::time::Instant::now();
+        let called = self.api.call_tool(&self.gate, &caller, &request.name, arguments).await;
+        if let (Some(outcome), Some(op)) = (&called, self.api.tool(&request.name)) {
+            let word = if outcome.is_ok() { "ok" } else { "error" };
+            crate::metrics::tool_call(self.api.info().name, op.tool.unwrap_or(op.id), word, Some(started.elapsed()));
+        }
+        match called {
             None => Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None)),
             Some(Ok(value)) => Ok(CallToolResult::structured(value).into()),
             Some(Err(failure)) => {
@@ -155,6 +161,7 @@ async fn authorize(State(guard): State<Guard>, request: Request, next: Next) -> 
     if parts.method == axum::http::Method::OPTIONS {
         return next.run(Request::from_parts(parts, body)).await;
     }
+    crate::metrics::name_service(&parts.extensions, resource.service.name);
     // Every request counts against the caller's bucket of the service (the same one as its REST
     // requests), before the scope check, as at the REST gate.
     let mut caller = match guard.gate.authenticate(&parts).await {
@@ -179,6 +186,7 @@ async fn authorize(State(guard): State<Guard>, request: Request, next: Next) -> 
         if !resource.service.satisfies(caller.scopes.iter().map(String::as_str), scope) {
             // A denied tool call is audited like a denied REST request.
             if let Some(op) = op {
+                crate::metrics::tool_call(resource.service.name, op.tool.unwrap_or(op.id), "denied", None);
                 guard.gate.audit_scope_denial(&caller, op).await;
             }
             return insufficient_scope(&resource, rid.as_deref(), scope, message.get("id").cloned());

@@ -412,6 +412,7 @@ pub async fn serve(
             registry.ended.notify_waiters();
         });
     }
+    let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
     drop(listener);
     stopping.notify_waiters();
     // Requests in flight get a bounded time to finish (a streaming response may never end).
@@ -426,8 +427,10 @@ pub async fn serve(
     }
     sweeper.abort();
     match registry.len() {
-        0 => tracing::info!("every request in flight finished; stopped"),
-        n => tracing::warn!(connections = n, "the shutdown deadline passed with requests in flight; they are cut off"),
+        0 => tracing::info!(%addr, "every request in flight finished; stopped"),
+        n => {
+            tracing::warn!(%addr, connections = n, "the shutdown deadline passed with requests in flight; they are cut off")
+        }
     }
     Ok(())
 }

@@ -424,11 +424,19 @@ impl Store {
     /// concurrent writers queue behind the busy timeout instead of failing on lock upgrade.
     pub async fn begin(&self) -> Result<Tx, sqlx::Error> {
         self.refuse_nested();
-        let inner = match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-            Backend::Postgres => self.pool.begin().await?,
+        let started = std::time::Instant::now();
+        let begun = match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => self.pool.begin().await,
         };
-        Ok(Tx { inner, _holder: Holder::new(&self.holders) })
+        let timed_out = matches!(begun, Err(sqlx::Error::PoolTimedOut));
+        crate::metrics::transaction_wait(started.elapsed(), timed_out);
+        Ok(Tx { inner: begun?, _holder: Holder::new(&self.holders) })
+    }
+
+    /// The pool's connections: open, and idle among them.
+    pub fn pool_size(&self) -> (u32, usize) {
+        (self.pool.size(), self.pool.num_idle())
     }
 
     /// One page of `SELECT {columns} FROM {table} WHERE {filter} ORDER BY {order}`, and how many

@@ -92,6 +92,10 @@ struct Common {
     /// Log lines on standard error: `text`, `json`, or `auto` (text on a terminal, JSON otherwise).
     #[arg(long, env = "SPECWRIGHT_LOG_FORMAT", default_value = "auto")]
     log_format: runtime::logging::LogFormat,
+    /// Serve Prometheus metrics (`GET /metrics`) on this address, apart from the public port; off
+    /// when unset.
+    #[arg(long, env = "SPECWRIGHT_METRICS_ADDR")]
+    metrics_addr: Option<std::net::SocketAddr>,
     /// Most open client connections; at the cap the longest-idle one is closed for a new one.
     /// Default: the open-file limit less a reserve for the database and files.
     #[arg(long, env = "SPECWRIGHT_MAX_CONNECTIONS", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -138,6 +142,7 @@ impl Common {
             max_connections: self.max_connections.map(|n| n as usize),
             shutdown_timeout: Duration::from_secs(self.shutdown_timeout),
         };
+        c.metrics_addr = self.metrics_addr;
         c
     }
 }
@@ -317,9 +322,7 @@ async fn serve(config: Config, settings: specwright::Settings) -> anyhow::Result
         rest.join(", "),
         config.url(runtime::docs::DOCS_PATH),
     );
-    runtime::server::serve(listener, app, config.http, runtime::server::shutdown_signal()).await?;
-    platform.store.close().await;
-    Ok(())
+    platform.run(listener, app).await
 }
 
 impl Command {

@@ -2,8 +2,8 @@
 //! embedded authorization server, PRM, MCP, docs, rate limits, audit). Settings come from the
 //! environment: `NOTES_ADDR` (default 127.0.0.1:8090), `NOTES_DATA_DIR` (default `notes-data`),
 //! `NOTES_PUBLIC_URL`, `DATABASE_URL` (PostgreSQL; default SQLite in the data directory) and
-//! `REDIS_URL` (shared rate limits), `NOTES_LOG_FORMAT` (`text`, `json`, or `auto`: text on a
-//! terminal, JSON otherwise). SIGTERM or SIGINT stops it after the requests in flight finish.
+//! `REDIS_URL` (shared rate limits), `NOTES_METRICS_ADDR` (Prometheus metrics, off when unset),
+//! `NOTES_LOG_FORMAT` (`text`, `json`, or `auto`: text on a terminal, JSON otherwise). SIGTERM or SIGINT stops it after the requests in flight finish.
 
 use std::process::ExitCode;
 
@@ -16,6 +16,8 @@ fn config() -> anyhow::Result<runtime::Config> {
     let mut config = runtime::Config::new(addr, public_url, data_dir.into());
     config.database_url = var("DATABASE_URL");
     config.redis_url = var("REDIS_URL");
+    let metrics_addr = var("NOTES_METRICS_ADDR").map(|a| a.parse()).transpose();
+    config.metrics_addr = metrics_addr.map_err(|e| anyhow::anyhow!("NOTES_METRICS_ADDR: {e}"))?;
     Ok(config)
 }
 
@@ -30,9 +32,7 @@ async fn serve() -> anyhow::Result<()> {
         config.url(notes::SERVICE.mcp_path.unwrap_or_default()),
         config.url(runtime::docs::DOCS_PATH)
     );
-    runtime::server::serve(listener, app, config.http, runtime::server::shutdown_signal()).await?;
-    platform.store.close().await;
-    Ok(())
+    platform.run(listener, app).await
 }
 
 fn main() -> ExitCode {

@@ -15,6 +15,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_notes");
 struct Server {
     child: Child,
     base: String,
+    /// Where the server's Prometheus metrics are.
+    metrics: String,
     config: runtime::Config,
     _dir: tempfile::TempDir,
 }
@@ -31,8 +33,11 @@ impl Server {
         let dir = tempfile::tempdir().unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let addr = format!("127.0.0.1:{port}");
+        let metrics_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let metrics = format!("http://127.0.0.1:{metrics_port}/metrics");
         let mut cmd = Command::new(BIN);
         cmd.env("NOTES_ADDR", &addr)
+            .env("NOTES_METRICS_ADDR", format!("127.0.0.1:{metrics_port}"))
             .env("NOTES_DATA_DIR", dir.path())
             .env_remove("NOTES_PUBLIC_URL")
             .env_remove("REDIS_URL")
@@ -63,7 +68,7 @@ impl Server {
             panic!("the notes binary did not answer /healthz within 60 s:\n{}", log());
         }
         let config = runtime::Config::new(addr.parse().unwrap(), None, dir.path().to_path_buf());
-        Server { child, base, config, _dir: dir }
+        Server { child, base, metrics, config, _dir: dir }
     }
 
     /// A token of the server's own signing key for `tenant`, with `scope`, for both resources.
@@ -76,6 +81,29 @@ impl Server {
     fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
+
+    /// The server's metrics, as Prometheus scrapes them.
+    async fn scrape(&self) -> String {
+        let resp = reqwest::get(&self.metrics).await.unwrap();
+        assert_eq!(resp.status(), 200);
+        assert_eq!(resp.headers()["content-type"], "text/plain; version=0.0.4; charset=utf-8");
+        resp.text().await.unwrap()
+    }
+}
+
+/// The value of the sample of metric `name` whose labels include `labels` (`None`: no such sample).
+fn sample(exposition: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    exposition.lines().filter(|l| !l.starts_with('#')).find_map(|line| {
+        let (series, value) = line.rsplit_once(' ')?;
+        let (metric, rest) = series.split_once('{').unwrap_or((series, "}"));
+        let pairs: Vec<(&str, &str)> = rest
+            .trim_end_matches('}')
+            .split(',')
+            .filter_map(|p| p.split_once('='))
+            .map(|(k, v)| (k, v.trim_matches('"')))
+            .collect();
+        (metric == name && labels.iter().all(|l| pairs.contains(l))).then(|| value.parse().unwrap())
+    })
 }
 
 fn path_of(op: &Operation) -> String {
@@ -344,4 +372,62 @@ async fn two_services_claiming_the_same_paths_are_refused_when_the_server_is_bui
     let built = runtime::Server::builder(&platform).service(notes::api(one)).service(notes::api(two)).build();
     let error = built.expect_err("the second registration claims what the first holds").to_string();
     assert_eq!(error, "the service notes is registered twice");
+}
+
+/// `/metrics`, on its own listener, counts every operation of the service from its operation
+/// table (here, each one's 401), successes, audit commits, MCP tool calls by outcome and rate-limit
+/// refusals; the public port does not serve it.
+#[tokio::test]
+async fn metrics_count_every_operation_and_mcp_tool_by_outcome_on_their_own_listener() {
+    let s = Server::start(None).await;
+    assert_eq!(reqwest::get(s.url("/metrics")).await.unwrap().status(), 404, "not on the public port");
+    for op in notes_api::notes::OPERATIONS {
+        assert_eq!(call(op, s.url(&path_of(op)), None).await.status(), 401, "{}", op.id);
+    }
+    let (read, write) = (s.token("acme", "notes:read"), s.token("acme", "notes:write"));
+    let created = reqwest::Client::new()
+        .post(s.url("/api/v1/notes"))
+        .bearer_auth(&write)
+        .json(&json!({"title": "Measured"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
+    let create = |id: i64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "notes.create", "arguments": {"title": "Over MCP"}}})
+    };
+    assert_eq!(mcp(&s, &read, create(1)).await.status(), 403);
+    assert_eq!(mcp(&s, &write, create(2)).await.status(), 200);
+
+    let text = s.scrape().await;
+    for op in notes_api::notes::OPERATIONS {
+        let labels = [("service", "notes"), ("operation", op.id), ("status_class", "4xx")];
+        assert_eq!(sample(&text, "specwright_http_requests_total", &labels), Some(1.0), "{}\n{text}", op.id);
+    }
+    let created = [("service", "notes"), ("operation", "create_note"), ("status_class", "2xx")];
+    assert_eq!(sample(&text, "specwright_http_requests_total", &created), Some(1.0), "{text}");
+    let latency = [("service", "notes"), ("operation", "create_note")];
+    assert_eq!(sample(&text, "specwright_http_request_duration_seconds_count", &latency), Some(2.0), "{text}");
+    for outcome in ["denied", "ok"] {
+        let labels = [("service", "notes"), ("tool", "notes.create"), ("outcome", outcome)];
+        assert_eq!(sample(&text, "specwright_mcp_tool_calls_total", &labels), Some(1.0), "{outcome}\n{text}");
+    }
+    // Audited: the REST create, the MCP create, and the MCP denial, one row per commit.
+    let rows = sample(&text, "specwright_audit_batch_rows_count", &[]).expect("audit commits are measured");
+    assert!(rows >= 3.0, "{text}");
+    assert!(sample(&text, "specwright_db_transaction_wait_seconds_count", &[]).is_some_and(|n| n >= 3.0), "{text}");
+    assert_eq!(sample(&text, "specwright_db_pool_connections", &[("state", "in_use")]), Some(0.0), "{text}");
+
+    // The basic plan allows 120 requests a minute per token: the next ones are refused.
+    let client = reqwest::Client::new();
+    let mut refused = 0;
+    for _ in 0..130 {
+        let resp = client.get(s.url("/api/v1/notes")).bearer_auth(&read).send().await.unwrap();
+        refused += u32::from(resp.status() == 429);
+    }
+    assert!(refused > 0, "the plan's limit was reached");
+    let text = s.scrape().await;
+    let labels = [("service", "notes"), ("operation", "list_notes")];
+    assert_eq!(sample(&text, "specwright_rate_limited_total", &labels), Some(f64::from(refused)), "{text}");
 }
