@@ -55,8 +55,8 @@ struct Common {
     #[arg(long, env = "SPECWRIGHT_REPLICAS", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     replicas: u32,
     /// A prospector lead source, `NAME=LOCATION` (repeatable; comma-separated in the variable):
-    /// a JSON/NDJSON/RSS file, a folder of them, an http(s) feed URL, or `sample`. Default: the
-    /// embedded sample feed.
+    /// a JSON/NDJSON/RSS/Atom/JSON Feed file, a folder of them, an http(s) feed URL, or `sample`.
+    /// Default: the embedded sample feed.
     #[arg(long = "lead-source", env = "SPECWRIGHT_LEAD_SOURCES", value_delimiter = ',')]
     lead_sources: Vec<String>,
     /// An external identity provider's issuer URL: turns the embedded authorization server, its

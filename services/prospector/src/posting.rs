@@ -1,6 +1,6 @@
 //! A job posting as a lead source delivers it: the input of the scoring engine and of scans.
 //!
-//! Feeds (JSON, NDJSON, the embedded sample) use this layout directly; RSS items are mapped onto
+//! Feeds (JSON, NDJSON, the embedded sample) use this layout directly; RSS, Atom and JSON Feed items are mapped onto
 //! it. Unknown fields are ignored so platform feeds can carry more than we read.
 
 use chrono::{DateTime, Utc};

@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use generated::prospector::models::{Budget, BudgetKind, LeadClient};
-use quick_xml::events::{BytesStart, Event};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -119,7 +118,7 @@ impl Fetched {
 pub async fn fetch(source: &Source, client: &reqwest::Client, now: DateTime<Utc>) -> Result<Fetched, String> {
     let mut out = Fetched::default();
     match &source.location {
-        Location::Sample => parse_json(SAMPLE_FEED, now, &mut out)?,
+        Location::Sample => parse_json(SAMPLE_FEED, &source.name, now, &mut out)?,
         Location::Path(path) => fetch_path(&source.name, path, now, &mut out).await?,
         Location::Url(url) => fetch_url(&source.name, url, client, now, &mut out).await?,
     }
@@ -156,7 +155,7 @@ fn parse_body(text: &str, format: Format, platform: &str, now: DateTime<Utc>, ou
     };
     match format {
         Format::Xml => parse_feed(text, platform, out),
-        _ => parse_json(text, now, out),
+        _ => parse_json(text, platform, now, out),
     }
 }
 
@@ -167,7 +166,7 @@ fn format_of(path: &Path) -> Option<Format> {
     let ext = path.extension()?.to_str()?.to_ascii_lowercase();
     match ext.as_str() {
         "json" | "ndjson" | "jsonl" => Some(Format::Json),
-        "xml" | "rss" => Some(Format::Xml),
+        "xml" | "rss" | "atom" => Some(Format::Xml),
         _ => None,
     }
 }
@@ -324,9 +323,14 @@ async fn fetch_url(
 // ---------------------------------------------------------------------------------------------
 // JSON and NDJSON
 
+/// How every version of JSON Feed names itself in `version`.
+const JSON_FEED: &str = "https://jsonfeed.org/version/";
+
 const NOT_A_FEED: &str = "the content is neither JSON, NDJSON nor an RSS feed";
 
-fn parse_json(text: &str, now: DateTime<Utc>, out: &mut Fetched) -> Result<(), String> {
+/// A list of postings (`[…]`, `{"jobs": […]}`, `{"items": […]}`), NDJSON, or a JSON Feed
+/// (`{"version": "https://jsonfeed.org/version/1.1", "items": […]}`, read as a feed).
+fn parse_json(text: &str, platform: &str, now: DateTime<Utc>, out: &mut Fetched) -> Result<(), String> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Ok(());
@@ -337,6 +341,11 @@ fn parse_json(text: &str, now: DateTime<Utc>, out: &mut Fetched) -> Result<(), S
                 add_json(item, &format!("[{i}]"), now, out);
             }
             Ok(())
+        }
+        Ok(Value::Object(object))
+            if object.get("version").and_then(Value::as_str).is_some_and(|v| v.starts_with(JSON_FEED)) =>
+        {
+            parse_feed(trimmed, platform, out)
         }
         Ok(Value::Object(mut object)) => {
             let list = ["jobs", "items"].into_iter().find_map(|key| object.remove(key).map(|v| (key, v)));
@@ -495,218 +504,83 @@ fn kind_of(v: &Value) -> &'static str {
 }
 
 // ---------------------------------------------------------------------------------------------
-// RSS and Atom
+// RSS, Atom and JSON Feed
 
-/// The fields of one `<item>` or `<entry>` as read.
-#[derive(Debug, Default)]
-struct Item {
-    title: Option<String>,
-    link: Option<String>,
-    guid: Option<String>,
-    id: Option<String>,
-    description: Option<String>,
-    encoded: Option<String>,
-    summary: Option<String>,
-    content: Option<String>,
-    pub_date: Option<String>,
-    published: Option<String>,
-    updated: Option<String>,
-    categories: Vec<String>,
-}
-
-impl Item {
-    fn set(&mut self, field: &str, text: String) {
-        let slot = match field {
-            "title" => &mut self.title,
-            "link" => &mut self.link,
-            "guid" => &mut self.guid,
-            "id" => &mut self.id,
-            "description" => &mut self.description,
-            "content:encoded" => &mut self.encoded,
-            "summary" => &mut self.summary,
-            "content" => &mut self.content,
-            "pubDate" => &mut self.pub_date,
-            "published" => &mut self.published,
-            "updated" => &mut self.updated,
-            "category" => {
-                let text = text.trim();
-                if !text.is_empty() {
-                    self.categories.push(text.to_string());
-                }
-                return;
-            }
-            _ => return,
-        };
-        if slot.is_none() && !text.trim().is_empty() {
-            *slot = Some(text.trim().to_string());
-        }
-    }
-
-    /// Attributes that carry values in Atom: `<link href>` and `<category term>`.
-    fn attributes(&mut self, field: &str, element: &BytesStart<'_>) {
-        let wanted = match field {
-            "link" => "href",
-            "category" => "term",
-            _ => return,
-        };
-        let mut value = None;
-        let mut rel = None;
-        for attr in element.attributes().flatten() {
-            let v = attr.unescape_value().map(|v| v.into_owned()).unwrap_or_default();
-            match attr.key.as_ref() {
-                k if k == wanted.as_bytes() => value = Some(v),
-                b"rel" => rel = Some(v),
-                _ => {}
-            }
-        }
-        let Some(value) = value else { return };
-        if field == "link" {
-            if rel.as_deref().is_none_or(|r| r == "alternate") && self.link.is_none() && !value.trim().is_empty() {
-                self.link = Some(value.trim().to_string());
-            }
-        } else {
-            self.set(field, value);
-        }
-    }
-}
-
+/// Reads an RSS (0.9x, 1.0, 2.0), Atom or JSON Feed document with `feed-rs` and maps each item or
+/// entry onto a posting.
 fn parse_feed(text: &str, platform: &str, out: &mut Fetched) -> Result<(), String> {
-    let mut reader = quick_xml::Reader::from_str(text);
-    let mut depth = 0usize;
-    let mut root_checked = false;
-    // The item being read, with the depth of its element.
-    let mut item: Option<(Item, usize)> = None;
-    // The field being read inside the item (its element name) and its text so far.
-    let mut field: Option<(String, String)> = None;
-    let mut count = 0usize;
-    loop {
-        let event = reader
-            .read_event()
-            .map_err(|e| format!("the feed is not well-formed XML (at byte {}: {e})", reader.error_position()))?;
-        match event {
-            Event::Start(e) => {
-                let name = String::from_utf8_lossy(e.name().as_ref()).into_owned();
-                if !root_checked {
-                    check_root(&name)?;
-                    root_checked = true;
-                }
-                depth += 1;
-                match &mut item {
-                    None if name == "item" || name == "entry" => item = Some((Item::default(), depth)),
-                    Some((it, d)) if depth == *d + 1 => {
-                        it.attributes(&name, &e);
-                        field = Some((name, String::new()));
-                    }
-                    _ => {}
-                }
-            }
-            Event::Empty(e) => {
-                let name = String::from_utf8_lossy(e.name().as_ref()).into_owned();
-                if !root_checked {
-                    check_root(&name)?;
-                    root_checked = true;
-                }
-                if let Some((it, d)) = &mut item
-                    && depth == *d
-                {
-                    it.attributes(&name, &e);
-                }
-            }
-            Event::End(_) => {
-                if let Some((it, d)) = &mut item {
-                    if depth == *d + 1 {
-                        if let Some((name, text)) = field.take() {
-                            it.set(&name, text);
-                        }
-                    } else if depth == *d {
-                        let (it, _) = item.take().expect("an item is open");
-                        count += 1;
-                        add_item(it, count, platform, out);
-                    }
-                }
-                depth = depth.saturating_sub(1);
-            }
-            Event::Text(t) => {
-                if let Some((_, buf)) = &mut field {
-                    buf.push_str(&t.decode().map_err(|e| format!("the feed has badly encoded text ({e})"))?);
-                }
-            }
-            Event::CData(t) => {
-                if let Some((_, buf)) = &mut field {
-                    buf.push_str(&t.decode().map_err(|e| format!("the feed has badly encoded text ({e})"))?);
-                }
-            }
-            Event::GeneralRef(r) => {
-                if let Some((_, buf)) = &mut field {
-                    match r.resolve_char_ref() {
-                        Ok(Some(c)) => buf.push(c),
-                        _ => {
-                            let name = r.decode().map_err(|e| format!("the feed has a bad entity ({e})"))?;
-                            match quick_xml::escape::resolve_predefined_entity(&name) {
-                                Some(s) => buf.push_str(s),
-                                // HTML entities (`&nbsp;`) are decoded with the description.
-                                None => {
-                                    buf.push('&');
-                                    buf.push_str(&name);
-                                    buf.push(';');
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            Event::Eof => break,
-            _ => {}
-        }
-    }
-    if !root_checked {
-        return Err(NOT_A_FEED.into());
+    // An entry without an id (RSS `guid`, Atom `id`, JSON Feed `id`) is known by its link; one
+    // without either is refused rather than given an id made up from its title.
+    let parser = feed_rs::parser::Builder::new()
+        .id_generator(|links, _, _| entry_link(links).unwrap_or_default().to_string())
+        .build();
+    let feed = parser.parse(text.as_bytes()).map_err(|e| match e {
+        feed_rs::parser::ParseFeedError::ParseError(feed_rs::parser::ParseErrorKind::NoFeedRoot) => match root(text) {
+            Some(name) => format!("the XML document is not an RSS or Atom feed (its root element is <{name}>)"),
+            None => NOT_A_FEED.to_string(),
+        },
+        feed_rs::parser::ParseFeedError::XmlReader(e) => format!("the feed is not well-formed XML ({e})"),
+        feed_rs::parser::ParseFeedError::JsonSerde(e) => format!("the JSON Feed is not valid ({e})"),
+        other => format!("the feed cannot be read ({other})"),
+    })?;
+    for (n, entry) in feed.entries.into_iter().enumerate() {
+        add_item(entry, n + 1, platform, out);
     }
     Ok(())
 }
 
-fn check_root(name: &str) -> Result<(), String> {
-    match name {
-        "rss" | "feed" | "rdf:RDF" => Ok(()),
-        _ => Err(format!("the XML document is not an RSS or Atom feed (its root element is <{name}>)")),
+/// The name of an XML document's root element, for the message of a document that is no feed.
+fn root(text: &str) -> Option<&str> {
+    let mut rest = text;
+    loop {
+        let at = rest.find('<')?;
+        rest = &rest[at + 1..];
+        if !rest.starts_with(['?', '!']) {
+            let end = rest.find(|c: char| c.is_whitespace() || c == '>' || c == '/')?;
+            return Some(&rest[..end]).filter(|name| !name.is_empty());
+        }
     }
 }
 
-/// Maps one RSS item or Atom entry onto a posting.
-fn add_item(it: Item, n: usize, platform: &str, out: &mut Fetched) {
+/// The entry's own page: its first link without a `rel`, or `rel="alternate"`.
+fn entry_link(links: &[feed_rs::model::Link]) -> Option<&str> {
+    links
+        .iter()
+        .find(|l| l.rel.as_deref().is_none_or(|r| r == "alternate"))
+        .map(|l| l.href.trim())
+        .filter(|href| !href.is_empty())
+}
+
+/// Maps one RSS item, Atom entry or JSON Feed item onto a posting.
+fn add_item(entry: feed_rs::model::Entry, n: usize, platform: &str, out: &mut Fetched) {
     let at = format!("item {n}");
-    let Some(title) = it.title.as_deref().map(html_to_text).filter(|t| !t.is_empty()) else {
+    let Some(title) = entry.title.as_ref().map(|t| html_to_text(&t.content)).filter(|t| !t.is_empty()) else {
         out.failed.push(format!("{at}: the item has no title"));
         return;
     };
-    let Some(id) = it.guid.clone().or_else(|| it.id.clone()).or_else(|| it.link.clone()) else {
+    let id = entry.id.trim();
+    if id.is_empty() {
         out.failed.push(format!("{at}: the item has no guid or link"));
         return;
-    };
-    let raw = it.description.as_deref().or(it.encoded.as_deref()).or(it.summary.as_deref()).or(it.content.as_deref());
+    }
+    let summary = entry.summary.as_ref().map(|t| t.content.as_str());
+    let raw = summary.filter(|s| !s.trim().is_empty()).or(entry.content.as_ref().and_then(|c| c.body.as_deref()));
     let description = raw.map(html_to_text).filter(|d| !d.is_empty());
     let (budget, listed) = description.as_deref().map(listed_fields).unwrap_or_default();
-    let mut skills = it.categories;
+    let mut skills: Vec<String> =
+        entry.categories.iter().map(|c| c.term.trim().to_string()).filter(|t| !t.is_empty()).collect();
     skills.extend(listed);
-    let posted_at = it
-        .pub_date
-        .as_deref()
-        .and_then(|d| DateTime::parse_from_rfc2822(d.trim()).ok())
-        .or_else(|| {
-            it.published.as_deref().or(it.updated.as_deref()).and_then(|d| DateTime::parse_from_rfc3339(d.trim()).ok())
-        })
-        .map(|d| d.with_timezone(&Utc));
     let posting = Posting {
-        id,
+        id: id.to_string(),
         platform: platform.to_string(),
         title,
-        url: it.link,
+        url: entry_link(&entry.links).map(str::to_string),
         description,
         skills,
         budget,
         client: None,
         proposals_count: None,
-        posted_at,
+        posted_at: entry.published.or(entry.updated),
     };
     match posting.normalise() {
         Ok(p) => out.postings.push(p),
@@ -876,10 +750,12 @@ fn decode_entities(s: &str) -> String {
 }
 
 fn named_entity(name: &str) -> Option<&'static str> {
-    if let Some(s) = quick_xml::escape::resolve_predefined_entity(name) {
-        return Some(s);
-    }
     Some(match name {
+        "amp" => "&",
+        "lt" => "<",
+        "gt" => ">",
+        "quot" => "\"",
+        "apos" => "'",
         "nbsp" => " ",
         "ndash" => "–",
         "mdash" => "—",
@@ -1174,6 +1050,66 @@ mod tests {
         assert!(fetch_text("jobs.xml", "<rss><channel><item></channel></rss>").await.is_err());
         let e = fetch_text("jobs.xml", "<html><body>hi</body></html>").await.unwrap_err();
         assert!(e.contains("not an RSS or Atom feed"), "{e}");
+    }
+
+    /// RSS 1.0 (RDF) with its Dublin Core date, RSS 0.91, and a JSON Feed: every flavour a job
+    /// board publishes is read into postings, dates included.
+    #[tokio::test]
+    async fn rss_1_0_rss_0_91_and_json_feed() {
+        let rdf = r#"<?xml version="1.0"?>
+<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/"
+         xmlns:dc="http://purl.org/dc/elements/1.1/">
+  <channel rdf:about="https://jobs.example.com/"><title>Jobs</title><link>https://jobs.example.com/</link>
+    <description>Jobs</description></channel>
+  <item rdf:about="https://jobs.example.com/1">
+    <title>Rust CLI tool</title>
+    <link>https://jobs.example.com/1</link>
+    <description>Budget: $900&lt;br/&gt;Skills: Rust, Clap</description>
+    <dc:date>2025-03-07T12:00:00Z</dc:date>
+  </item>
+</rdf:RDF>"#;
+        let f = fetch_text("jobs.rss", rdf).await.unwrap();
+        assert_eq!(f.postings.len(), 1, "{:?}", f.failed);
+        let p = &f.postings[0];
+        assert_eq!((p.id.as_str(), p.title.as_str()), ("https://jobs.example.com/1", "Rust CLI tool"));
+        assert_eq!(p.posted_at, Some(Utc.with_ymd_and_hms(2025, 3, 7, 12, 0, 0).unwrap()), "dc:date is read");
+        assert_eq!(p.skills, vec!["rust", "clap"]);
+        assert_eq!(p.budget.as_ref().and_then(|b| b.min), Some(900.0));
+
+        let rss091 = r#"<rss version="0.91"><channel><title>Jobs</title><link>https://jobs.example.com/</link>
+  <description>Jobs</description>
+  <item><title>Legacy PHP port</title><link>https://jobs.example.com/2</link><description>Port it.</description></item>
+</channel></rss>"#;
+        let f = fetch_text("old.xml", rss091).await.unwrap();
+        assert_eq!(f.postings.len(), 1, "{:?}", f.failed);
+        assert_eq!(f.postings[0].id, "https://jobs.example.com/2");
+
+        let json_feed = r#"{
+  "version": "https://jsonfeed.org/version/1.1",
+  "title": "Jobs",
+  "items": [
+    {"id": "jf-1", "url": "https://jobs.example.com/jf-1", "title": "Axum API",
+     "content_html": "<p>Hourly Range: $40-$60</p>", "tags": ["Rust", "Axum"],
+     "date_published": "2025-03-06T08:00:00Z"},
+    {"id": "jf-2", "content_text": "No title here"}
+  ]
+}"#;
+        let f = fetch_text("feed.json", json_feed).await.unwrap();
+        assert_eq!(f.postings.len(), 1, "{:?}", f.failed);
+        assert_eq!(f.failed, vec!["item 2: the item has no title"]);
+        let p = &f.postings[0];
+        assert_eq!((p.id.as_str(), p.platform.as_str()), ("jf-1", "test"));
+        assert_eq!(p.url.as_deref(), Some("https://jobs.example.com/jf-1"));
+        assert_eq!(p.skills, vec!["rust", "axum"]);
+        assert_eq!(p.posted_at, Some(Utc.with_ymd_and_hms(2025, 3, 6, 8, 0, 0).unwrap()));
+        let b = p.budget.as_ref().unwrap();
+        assert_eq!((b.kind, b.min, b.max), (BudgetKind::Hourly, Some(40.0), Some(60.0)));
+
+        // An item with neither an id nor a link is refused, not given a made-up id.
+        let anonymous =
+            r#"<rss version="2.0"><channel><title>J</title><item><title>Who?</title></item></channel></rss>"#;
+        let f = fetch_text("jobs.rss", anonymous).await.unwrap();
+        assert_eq!(f.failed, vec!["item 1: the item has no guid or link"]);
     }
 
     #[test]
