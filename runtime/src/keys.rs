@@ -12,6 +12,7 @@ use ed25519_dalek::pkcs8::{DecodePrivateKey, EncodePrivateKey, spki::der::pem::L
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use zeroize::Zeroizing;
 
 /// File name of the signing key inside the data directory.
 pub const KEY_FILE: &str = "signing-key.pem";
@@ -60,14 +61,15 @@ struct Key {
 
 impl Key {
     fn new(signing: SigningKey) -> Self {
-        let der = signing.to_pkcs8_der().map(|d| d.as_bytes().to_vec()).unwrap_or_default();
+        // The private key's encoding, wiped when dropped (jsonwebtoken keeps its own copy).
+        let der = Zeroizing::new(signing.to_pkcs8_der().map(|d| d.as_bytes().to_vec()).unwrap_or_default());
         let public = signing.verifying_key().to_bytes();
         let kid = URL_SAFE_NO_PAD.encode(&Sha256::digest(public)[..12]);
         Key { encoding: EncodingKey::from_ed_der(&der), decoding: DecodingKey::from_ed_der(&public), kid, signing }
     }
 
     fn read(path: &Path) -> Result<Self> {
-        let pem = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let pem = Zeroizing::new(std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?);
         let signing = SigningKey::from_pkcs8_pem(&pem)
             .with_context(|| format!("{} is not an Ed25519 PKCS#8 key", path.display()))?;
         Ok(Key::new(signing))
@@ -137,9 +139,11 @@ fn create_private_file(path: &Path, contents: &[u8]) -> Result<()> {
     Ok(())
 }
 
-fn new_key_pem() -> Result<String> {
+/// A new private key in PEM, wiped from memory when dropped (the signing key itself wipes itself
+/// too: ed25519-dalek's `zeroize` feature).
+fn new_key_pem() -> Result<Zeroizing<String>> {
     let key = SigningKey::generate(&mut rand::rngs::OsRng);
-    Ok(key.to_pkcs8_pem(LineEnding::LF).context("encoding the signing key")?.to_string())
+    key.to_pkcs8_pem(LineEnding::LF).context("encoding the signing key")
 }
 
 /// What a signing-key rotation did.
@@ -180,7 +184,7 @@ impl SigningKeys {
         let old = Key::read(&data_dir.join(KEY_FILE))?;
         let previous_dir = data_dir.join(PREVIOUS_DIR);
         std::fs::create_dir_all(&previous_dir)?;
-        let old_pem = std::fs::read(data_dir.join(KEY_FILE))?;
+        let old_pem = Zeroizing::new(std::fs::read(data_dir.join(KEY_FILE))?);
         let kept = previous_dir.join(format!("{}.pem", old.kid));
         if !kept.exists() {
             create_private_file(&kept, &old_pem)?;

@@ -99,9 +99,10 @@ pub fn set_cookie(secret: Option<&str>, secure: bool, path: &str) -> HeaderValue
     HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static("specwright_session=; Max-Age=0"))
 }
 
-/// Equal strings, compared in time independent of where they differ.
+/// Equal strings, compared in time independent of where they differ (`subtle`; only the length
+/// may show, and the secrets compared here have a fixed length).
 pub fn same(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    subtle::ConstantTimeEq::ct_eq(a.as_bytes(), b.as_bytes()).into()
 }
 
 /// Whether a request was sent by a page of another site: its `Origin` says so, or, when it sends
@@ -130,4 +131,15 @@ pub fn csrf_ok(
     }
     let token = presented.or_else(|| headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok()));
     !cross_site(headers, origin) && token.is_some_and(|t| same(t, &session.csrf))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn same_is_string_equality() {
+        assert!(super::same("csrf-abc", "csrf-abc"));
+        assert!(!super::same("csrf-abc", "csrf-abd"));
+        assert!(!super::same("csrf-abc", "csrf-ab"));
+        assert!(super::same("", ""));
+    }
 }

@@ -25,6 +25,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use rand::RngCore;
 use sqlx::Row;
+use zeroize::{Zeroize, Zeroizing};
 
 use runtime::store::{Store, Tx, now_ms};
 
@@ -32,9 +33,15 @@ use runtime::store::{Store, Tx, now_ms};
 pub const MASTER_KEY_FILE: &str = "master.key";
 const NONCE_LEN: usize = 12;
 
-/// A 256-bit key that never prints.
+/// A 256-bit key that never prints and is wiped from memory when dropped.
 #[derive(Clone)]
 struct SecretKey([u8; 32]);
+
+impl Drop for SecretKey {
+    fn drop(&mut self) {
+        self.0.zeroize();
+    }
+}
 
 impl std::fmt::Debug for SecretKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -44,13 +51,21 @@ impl std::fmt::Debug for SecretKey {
 
 impl SecretKey {
     fn random() -> Self {
-        let mut k = [0u8; 32];
-        rand::rngs::OsRng.fill_bytes(&mut k);
-        SecretKey(k)
+        let mut key = SecretKey([0u8; 32]);
+        rand::rngs::OsRng.fill_bytes(&mut key.0);
+        key
     }
 
+    /// The key from exactly 32 bytes, copied in place (no stray copy on the stack).
+    fn from_bytes(bytes: &[u8]) -> Option<Self> {
+        let mut key = SecretKey([0u8; 32]);
+        (bytes.len() == key.0.len()).then(|| key.0.copy_from_slice(bytes))?;
+        Some(key)
+    }
+
+    /// The cipher; its key schedule is wiped when dropped (aes-gcm's `zeroize` feature).
     fn cipher(&self) -> Aes256Gcm {
-        Aes256Gcm::new(&self.0.into())
+        Aes256Gcm::new_from_slice(&self.0).expect("an AES-256 key is 32 bytes")
     }
 }
 
@@ -89,20 +104,27 @@ fn data_key_aad(id: &str) -> Vec<u8> {
     format!("specwright/data-key/v1|{id}").into_bytes()
 }
 
-/// Where master keys come from.
-#[derive(Debug, Clone)]
+/// Where master keys come from. Its `Debug` never shows a key.
+#[derive(Clone)]
 pub enum MasterKeySource {
-    /// One key given in configuration (`SPECWRIGHT_MASTER_KEY`), id `env`.
-    Env(String),
+    /// One key given in configuration (`SPECWRIGHT_MASTER_KEY`), id `env`; wiped when dropped.
+    Env(Zeroizing<String>),
     /// The key file.
     File(PathBuf),
 }
 
+impl std::fmt::Debug for MasterKeySource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MasterKeySource::Env(_) => f.write_str("Env(..)"),
+            MasterKeySource::File(path) => f.debug_tuple("File").field(path).finish(),
+        }
+    }
+}
+
 fn parse_key(b64: &str) -> Result<SecretKey> {
-    let bytes = STANDARD.decode(b64.trim()).context("the master key is not base64")?;
-    let arr: [u8; 32] =
-        bytes.try_into().map_err(|_| anyhow!("the master key must be 32 bytes (base64 of 32 random bytes)"))?;
-    Ok(SecretKey(arr))
+    let bytes = Zeroizing::new(STANDARD.decode(b64.trim()).context("the master key is not base64")?);
+    SecretKey::from_bytes(&bytes).ok_or_else(|| anyhow!("the master key must be 32 bytes (base64 of 32 random bytes)"))
 }
 
 /// Reads master keys, newest first.
@@ -110,7 +132,8 @@ fn read_master_keys(source: &MasterKeySource) -> Result<Vec<(String, SecretKey)>
     match source {
         MasterKeySource::Env(b64) => Ok(vec![("env".to_string(), parse_key(b64)?)]),
         MasterKeySource::File(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let text =
+                Zeroizing::new(std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?);
             let mut keys = Vec::new();
             for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
                 let (id, b64) = line
@@ -143,15 +166,21 @@ fn write_private(path: &Path, text: &str) -> Result<()> {
     Ok(())
 }
 
-fn key_line(id: &str, key: &SecretKey) -> String {
-    format!("{id} {}\n", STANDARD.encode(key.0))
+fn key_line(id: &str, key: &SecretKey) -> Zeroizing<String> {
+    let encoded = Zeroizing::new(STANDARD.encode(key.0));
+    let mut line = Zeroizing::new(String::with_capacity(id.len() + encoded.len() + 2));
+    line.push_str(id);
+    line.push(' ');
+    line.push_str(&encoded);
+    line.push('\n');
+    line
 }
 
 /// The master key source for a data directory: the environment variable when set, else the key
 /// file (created with a first key when missing).
 pub fn master_key_source(data_dir: &Path) -> Result<MasterKeySource> {
     if let Ok(k) = std::env::var("SPECWRIGHT_MASTER_KEY") {
-        return Ok(MasterKeySource::Env(k));
+        return Ok(MasterKeySource::Env(Zeroizing::new(k)));
     }
     let path = data_dir.join(MASTER_KEY_FILE);
     if !path.exists() {
@@ -239,8 +268,8 @@ impl Keyring {
                 self.master(&master_id).ok_or_else(|| anyhow!("master key {master_id} is not configured"))?
             }
         };
-        let raw = open_with(&master, &wrapped, &data_key_aad(id))?;
-        let key = SecretKey(raw.try_into().map_err(|_| anyhow!("data key {id} has the wrong length"))?);
+        let raw = Zeroizing::new(open_with(&master, &wrapped, &data_key_aad(id))?);
+        let key = SecretKey::from_bytes(&raw).ok_or_else(|| anyhow!("data key {id} has the wrong length"))?;
         if let Ok(mut m) = self.data_keys.write() {
             m.insert(id.to_string(), key.clone());
         }
@@ -301,8 +330,12 @@ pub async fn rotate_with_progress(
     let old = read_master_keys(&source)?;
     let new_id = format!("mk-{}", now_ms());
     let new_key = SecretKey::random();
-    let mut text = key_line(&new_id, &new_key);
-    text.push_str(&std::fs::read_to_string(path)?);
+    let line = key_line(&new_id, &new_key);
+    let kept = Zeroizing::new(std::fs::read_to_string(path)?);
+    // Sized up front: a growing string would leave copies of the keys behind in freed memory.
+    let mut text = Zeroizing::new(String::with_capacity(line.len() + kept.len()));
+    text.push_str(&line);
+    text.push_str(&kept);
     let mut tx = store.begin().await?;
     let rows = sqlx::query("SELECT id, master_key_id, wrapped FROM data_keys").fetch_all(&mut *tx).await?;
     let mut rewrapped = 0;
@@ -317,7 +350,7 @@ pub async fn rotate_with_progress(
             .find(|(k, _)| *k == master_id)
             .map(|(_, v)| v)
             .ok_or_else(|| anyhow!("master key {master_id} is missing from {}", path.display()))?;
-        let raw = open_with(master, &wrapped, &data_key_aad(&id))?;
+        let raw = Zeroizing::new(open_with(master, &wrapped, &data_key_aad(&id))?);
         let again = seal_with(&new_key, &raw, &data_key_aad(&id))?;
         sqlx::query("UPDATE data_keys SET master_key_id = $1, wrapped = $2 WHERE id = $3")
             .bind(&new_id)
@@ -357,6 +390,17 @@ pub struct RotationReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn master_keys_never_print_and_must_be_32_bytes() {
+        let b64 = STANDARD.encode([7u8; 32]);
+        let source = MasterKeySource::Env(Zeroizing::new(b64.clone()));
+        assert_eq!(format!("{source:?}"), "Env(..)");
+        assert_eq!(format!("{:?}", parse_key(&b64).unwrap()), "SecretKey(..)");
+        let short = parse_key(&STANDARD.encode([7u8; 31])).unwrap_err().to_string();
+        assert!(short.contains("must be 32 bytes"), "{short}");
+        assert!(key_line("mk-1", &parse_key(&b64).unwrap()).starts_with(&format!("mk-1 {b64}")));
+    }
 
     #[test]
     fn a_sealed_value_opens_only_with_its_own_associated_data() {
