@@ -221,21 +221,36 @@ pub fn tool_call(service: &'static str, tool: &'static str, outcome: &'static st
     }
 }
 
+/// A handle registered on first use and reused (a lookup by name per call would take the
+/// registry's lock; some of these are recorded while the request holds the database).
+macro_rules! cached {
+    ($make:ident, $kind:ident, $name:expr) => {{
+        static HANDLE: OnceLock<metrics::$kind> = OnceLock::new();
+        HANDLE.get_or_init(|| metrics::$make!($name))
+    }};
+}
+
 /// A commit carrying `rows` audit rows, how long it took and whether it succeeded.
 pub fn audit_commit(rows: usize, took: Duration, committed: bool) {
+    if !enabled() {
+        return;
+    }
     if committed {
-        metrics::histogram!(AUDIT_ROWS).record(rows as f64);
-        metrics::histogram!(AUDIT_SECONDS).record(took.as_secs_f64());
+        cached!(histogram, Histogram, AUDIT_ROWS).record(rows as f64);
+        cached!(histogram, Histogram, AUDIT_SECONDS).record(took.as_secs_f64());
     } else {
-        metrics::counter!(AUDIT_FAILURES).increment(1);
+        cached!(counter, Counter, AUDIT_FAILURES).increment(1);
     }
 }
 
 /// How long opening a transaction waited, or that it timed out waiting for a connection.
 pub fn transaction_wait(took: Duration, timed_out: bool) {
+    if !enabled() {
+        return;
+    }
     if timed_out {
-        metrics::counter!(ACQUIRE_TIMEOUTS).increment(1);
+        cached!(counter, Counter, ACQUIRE_TIMEOUTS).increment(1);
     } else {
-        metrics::histogram!(TX_WAIT).record(took.as_secs_f64());
+        cached!(histogram, Histogram, TX_WAIT).record(took.as_secs_f64());
     }
 }

@@ -28,7 +28,7 @@ dur=${DURATION:-15s}
 source xtask/bench/wrk.sh
 row() {
   export QUERY=$2
-  echo "| $backend | $count | $1 | $(wrk_cells leads.lua "$base") |"
+  echo "| $backend | $count | $1 | $(wrk_cells rotate.lua "$base") |"
 }
 echo "| backend | leads | scenario | requests/s | p50 | p99 | non-2xx |"
 echo "|---|---|---|---|---|---|---|"

@@ -1,4 +1,4 @@
--- wrk script: GET $QUERY on the prospector, rotating over the tokens in the file $TOKENS (one per
+-- wrk script: GET $QUERY, rotating over the tokens in the file $TOKENS (one per
 -- line), so the per-token plan limits do not throttle the measurement.
 local tokens = {}
 local i = 0
