@@ -6,7 +6,7 @@ use support::{InternalError, Operation, OperationError};
 
 use crate::caller::Caller;
 use crate::fault;
-use crate::store::{Nullable, Store, Tx, now_ms};
+use crate::store::{Arg, Store, Tx, now_ms};
 
 /// What became of an audited request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,31 +47,51 @@ pub struct Entry<'a> {
     pub error_code: Option<&'a str>,
 }
 
+const INSERT: &str = "INSERT INTO audit_events (tenant_id, id, occurred_at, request_id, actor, auth_method, token_id, \
+     scope, operation, targets, outcome, status, error_code) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)";
+
+/// The values of one row, in the order of [`INSERT`].
+fn values(e: &Entry<'_>) -> Vec<Arg> {
+    let text = |s: &str| Arg::Text(Some(s.to_string()));
+    vec![
+        text(&e.caller.tenant),
+        Arg::Text(Some(format!("aud_{}", uuid::Uuid::now_v7().simple()))),
+        Arg::Int(now_ms()),
+        text(&e.caller.request_id),
+        text(&e.caller.subject),
+        text(e.caller.method.as_str()),
+        Arg::Text(e.caller.token_id.clone()),
+        text(e.op.scope),
+        text(e.op.id),
+        Arg::Text(Some(serde_json::to_string(e.targets).unwrap_or_else(|_| "[]".into()))),
+        text(e.outcome.as_str()),
+        Arg::Int(i64::from(e.status)),
+        Arg::Text(e.error_code.map(str::to_string)),
+    ]
+}
+
+/// The injected failure of a test, when one is pending (see [`Store::fail_next_audit_writes`]).
+fn injected(store: &Store) -> Result<(), sqlx::Error> {
+    match store.take_audit_failure() {
+        true => Err(sqlx::Error::Protocol("injected audit write failure".into())),
+        false => Ok(()),
+    }
+}
+
 /// Writes one audit row inside `tx` (so it commits, or not, with the change it records).
 pub async fn write(store: &Store, tx: &mut Tx, e: Entry<'_>) -> Result<(), sqlx::Error> {
-    if store.take_audit_failure() {
-        return Err(sqlx::Error::Protocol("injected audit write failure".into()));
-    }
-    sqlx::query(
-        "INSERT INTO audit_events (tenant_id, id, occurred_at, request_id, actor, auth_method, token_id, scope, operation, targets, outcome, status, error_code) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-    )
-    .bind(&e.caller.tenant)
-    .bind(format!("aud_{}", uuid::Uuid::now_v7().simple()))
-    .bind(now_ms())
-    .bind(&e.caller.request_id)
-    .bind(&e.caller.subject)
-    .bind(e.caller.method.as_str())
-    .bind(Nullable(e.caller.token_id.as_deref()))
-    .bind(e.op.scope)
-    .bind(e.op.id)
-    .bind(serde_json::to_string(e.targets).unwrap_or_else(|_| "[]".into()))
-    .bind(e.outcome.as_str())
-    .bind(i64::from(e.status))
-    .bind(Nullable(e.error_code))
-    .execute(&mut **tx)
-    .await?;
+    injected(store)?;
+    crate::store::query(INSERT, &values(&e)).execute(&mut **tx).await?;
     Ok(())
+}
+
+/// Writes one audit row through the store's group commit, returning once it is durable: for rows
+/// that record no change of their own (reads, refusals), which then share one commit with every
+/// other such row written meanwhile.
+pub async fn write_alone(store: &Store, e: Entry<'_>) -> Result<(), sqlx::Error> {
+    injected(store)?;
+    store.write_grouped(INSERT, values(&e)).await
 }
 
 /// Commits `tx`, which carries `rows` audit rows, and measures the commit.
@@ -82,8 +102,8 @@ pub async fn commit(tx: Tx, rows: usize) -> Result<(), sqlx::Error> {
     committed
 }
 
-/// Audits a request answered without running its operation, in its own transaction: one the gate
-/// refused (scope too low: `Denied`) or one whose input the decoder refused (`Failed`).
+/// Audits a request answered without running its operation: one the gate refused (scope too
+/// low: `Denied`) or one whose input the decoder refused (`Failed`).
 pub async fn record_refusal(
     store: &Store,
     caller: &Caller,
@@ -92,16 +112,14 @@ pub async fn record_refusal(
     code: &str,
     status: u16,
 ) -> Result<(), sqlx::Error> {
-    let mut tx = store.begin().await?;
-    let entry = Entry { caller, op, targets: &[], outcome, status, error_code: Some(code) };
-    write(store, &mut tx, entry).await?;
-    commit(tx, 1).await
+    write_alone(store, Entry { caller, op, targets: &[], outcome, status, error_code: Some(code) }).await
 }
 
-/// Ends an audited operation: on success, writes its `allowed` row in `tx` and commits both (fail
-/// closed: no audit row, no change and no result); on failure, rolls `tx` back and records the
-/// `failed` (or, for a 403, `denied`) row in a transaction of its own. Every service whose spec
-/// turns audit on ends each scoped operation through here.
+/// Ends an audited operation. On success, its `allowed` row is made durable before the result is
+/// returned (fail closed: no audit row, no change and no result): written in `tx` and committed
+/// with the change, or, for a read-only `tx` (which changes nothing), through the group commit.
+/// On failure, `tx` rolls back and the `failed` (or, for a 403, `denied`) row goes through the
+/// group commit. Every service whose spec turns audit on ends each scoped operation through here.
 pub async fn finish<T, E: OperationError + InternalError>(
     store: &Store,
     mut tx: Tx,
@@ -114,6 +132,12 @@ pub async fn finish<T, E: OperationError + InternalError>(
         Ok(value) => {
             let entry =
                 Entry { caller, op, targets, outcome: Outcome::Allowed, status: op.success_status, error_code: None };
+            if tx.is_read_only() {
+                // Ends the snapshot; nothing to keep.
+                tx.commit().await.map_err(|e| fault(op.id, "ending the read", e))?;
+                write_alone(store, entry).await.map_err(|e| fault(op.id, "writing the audit row", e))?;
+                return Ok(value);
+            }
             if let Err(e) = write(store, &mut tx, entry).await {
                 return Err(fault(op.id, "writing the audit row", e));
             }
@@ -126,12 +150,7 @@ pub async fn finish<T, E: OperationError + InternalError>(
             let status = op.service.error(code).map(|e| e.status).unwrap_or(500);
             let outcome = if status == 403 { Outcome::Denied } else { Outcome::Failed };
             let entry = Entry { caller, op, targets, outcome, status, error_code: Some(code) };
-            let recorded = async {
-                let mut tx = store.begin().await?;
-                write(store, &mut tx, entry).await?;
-                commit(tx, 1).await
-            };
-            if let Err(e) = recorded.await {
+            if let Err(e) = write_alone(store, entry).await {
                 tracing::error!(operation = op.id, error = %e, "could not audit a failed operation");
             }
             Err(err)

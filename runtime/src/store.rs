@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -47,13 +47,16 @@ type ArgumentBuffer = <Any as Database>::ArgumentBuffer;
 pub struct PoolSettings {
     /// Largest number of open connections; `None`: 1 on SQLite (one writer at a time), 16 on PostgreSQL.
     pub max_connections: Option<u32>,
+    /// SQLite only: connections for read-only transactions beside the writer (WAL lets them read
+    /// while it writes); `None`: 4.
+    pub max_readers: Option<u32>,
     /// Longest wait for a connection (and for connecting).
     pub acquire_timeout: Duration,
 }
 
 impl Default for PoolSettings {
     fn default() -> Self {
-        PoolSettings { max_connections: None, acquire_timeout: Duration::from_secs(5) }
+        PoolSettings { max_connections: None, max_readers: None, acquire_timeout: Duration::from_secs(5) }
     }
 }
 
@@ -101,9 +104,16 @@ type Holders = Arc<Mutex<HashMap<tokio::task::Id, usize>>>;
 pub struct Tx {
     inner: Transaction<'static, Any>,
     _holder: Holder,
+    read_only: bool,
 }
 
 impl Tx {
+    /// Whether this transaction only reads ([`Store::begin_read`]): the database refuses its
+    /// writes, and an audit row of its operation goes to the group commit instead.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
     /// Commits the transaction.
     pub async fn commit(self) -> Result<(), sqlx::Error> {
         self.inner.commit().await
@@ -171,11 +181,16 @@ pub enum Backend {
 #[derive(Debug, Clone)]
 pub struct Store {
     pool: AnyPool,
+    /// Read-only transactions: on SQLite a pool of its own (`query_only` connections), on
+    /// PostgreSQL the same pool as writes.
+    readers: AnyPool,
     backend: Backend,
     /// Test hook: fail the next N audit writes (to prove operations fail closed).
     fail_audit: Arc<AtomicU32>,
     /// Tasks holding a transaction (see the module documentation).
     holders: Holders,
+    /// The group commit's queue, started on first use ([`Store::write_grouped`]).
+    group: Arc<OnceLock<tokio::sync::mpsc::Sender<Grouped>>>,
 }
 
 /// An optional value to bind: the value, or SQL `NULL` typed like the value (see the module
@@ -246,6 +261,11 @@ pub enum Arg {
     Text(Option<String>),
 }
 
+/// `sql` with `args` bound, `$1` first.
+pub fn query<'q>(sql: &'static str, args: &'q [Arg]) -> sqlx::query::Query<'q, Any, AnyArguments> {
+    bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), args)
+}
+
 fn bind_all<'q>(
     mut q: sqlx::query::Query<'q, Any, AnyArguments>,
     args: &'q [Arg],
@@ -277,6 +297,98 @@ fn adopt_legacy_file(data_dir: &Path, path: &Path) -> Result<()> {
         }
     }
     std::fs::rename(&legacy, path).with_context(|| format!("renaming {} to {}", legacy.display(), path.display()))
+}
+
+/// The options of a pool: its size, the acquire timeout, the clean-up of connections returned
+/// inside a transaction and, on SQLite, the busy timeout and foreign keys (plus `query_only` for
+/// the readers' pool, so a write in a read transaction fails instead of taking the write lock).
+fn pool_options(backend: Backend, max: u32, acquire_timeout: Duration, read_only: bool) -> AnyPoolOptions {
+    let options = AnyPoolOptions::new()
+        .max_connections(max)
+        .acquire_timeout(acquire_timeout)
+        // A connection back from a request still inside a transaction: flush the rollback
+        // its dropped transaction queued; if it is still not clean (the database had already
+        // ended the transaction, so the rollback failed), close it instead of reusing it.
+        .after_release(|conn, _| {
+            Box::pin(async move {
+                if !conn.is_in_transaction() {
+                    return Ok(true);
+                }
+                conn.ping().await?;
+                if conn.is_in_transaction() {
+                    tracing::warn!("closing a database connection left inside a failed transaction");
+                    return Ok(false);
+                }
+                Ok(true)
+            })
+        });
+    if backend != Backend::Sqlite {
+        return options;
+    }
+    options.after_connect(move |conn, _| {
+        Box::pin(async move {
+            // WAL lets readers run beside the single writer; the busy timeout makes
+            // writers queue instead of failing while another transaction commits.
+            sqlx::query("PRAGMA busy_timeout = 10000").execute(&mut *conn).await?;
+            sqlx::query("PRAGMA foreign_keys = ON").execute(&mut *conn).await?;
+            if read_only {
+                sqlx::query("PRAGMA query_only = ON").execute(&mut *conn).await?;
+            }
+            Ok(())
+        })
+    })
+}
+
+/// One statement waiting for the group commit, and where its outcome goes.
+#[derive(Debug)]
+struct Grouped {
+    sql: &'static str,
+    args: Vec<Arg>,
+    done: tokio::sync::oneshot::Sender<Result<(), sqlx::Error>>,
+}
+
+/// Most statements one group commit carries.
+const GROUP_MAX: usize = 256;
+
+/// The group commit: takes every statement queued while the previous commit ran and commits
+/// them in one transaction, then tells each sender. A failed group is retried one statement per
+/// transaction, so a failure reaches exactly the statements it belongs to.
+async fn group_commit(store: Store, mut queue: tokio::sync::mpsc::Receiver<Grouped>) {
+    while let Some(first) = queue.recv().await {
+        let mut group = vec![first];
+        while group.len() < GROUP_MAX {
+            match queue.try_recv() {
+                Ok(next) => group.push(next),
+                Err(_) => break,
+            }
+        }
+        match commit_group(&store, &group).await {
+            Ok(()) => group.into_iter().for_each(|g| drop(g.done.send(Ok(())))),
+            Err(e) if group.len() == 1 => {
+                if let Some(g) = group.pop() {
+                    let _ = g.done.send(Err(e));
+                }
+            }
+            Err(_) => {
+                for g in group {
+                    let alone = commit_group(&store, std::slice::from_ref(&g)).await;
+                    let _ = g.done.send(alone);
+                }
+            }
+        }
+    }
+}
+
+async fn commit_group(store: &Store, group: &[Grouped]) -> Result<(), sqlx::Error> {
+    let mut tx = store.begin().await?;
+    for g in group {
+        query(g.sql, &g.args).execute(&mut *tx).await?;
+    }
+    let started = std::time::Instant::now();
+    let committed = tx.commit().await;
+    // The group commit carries audit rows (crate::audit), so it is measured as their commits.
+    crate::metrics::audit_commit(group.len(), started.elapsed(), committed.is_ok());
+    committed
 }
 
 /// Now, in epoch milliseconds.
@@ -321,45 +433,35 @@ impl Store {
         } else {
             anyhow::bail!("DATABASE_URL must be a postgres:// or sqlite: URL");
         };
-        // SQLite allows one writer at a time and every audited operation writes (its audit row), so one
-        // connection makes requests queue fairly in the pool instead of spinning in SQLite's
-        // sleeping busy handler (which gave p99 latencies near a second under load).
+        // SQLite allows one writer at a time, so one writing connection makes writers queue fairly
+        // in the pool instead of spinning in SQLite's sleeping busy handler (which gave p99
+        // latencies near a second under load); reads run on a pool of their own beside it.
         let max = settings.max_connections.unwrap_or(if backend == Backend::Sqlite { 1 } else { 16 }).max(1);
-        let mut options = AnyPoolOptions::new()
-            .max_connections(max)
-            .acquire_timeout(settings.acquire_timeout)
-            // A connection back from a request still inside a transaction: flush the rollback
-            // its dropped transaction queued; if it is still not clean (the database had already
-            // ended the transaction, so the rollback failed), close it instead of reusing it.
-            .after_release(|conn, _| {
-                Box::pin(async move {
-                    if !conn.is_in_transaction() {
-                        return Ok(true);
-                    }
-                    conn.ping().await?;
-                    if conn.is_in_transaction() {
-                        tracing::warn!("closing a database connection left inside a failed transaction");
-                        return Ok(false);
-                    }
-                    Ok(true)
-                })
-            });
-        if backend == Backend::Sqlite {
-            options = options.after_connect(|conn, _| {
-                Box::pin(async move {
-                    // WAL lets readers run beside the single writer; the busy timeout makes
-                    // writers queue instead of failing while another transaction commits.
-                    sqlx::query("PRAGMA busy_timeout = 10000").execute(&mut *conn).await?;
-                    sqlx::query("PRAGMA foreign_keys = ON").execute(&mut *conn).await?;
-                    Ok(())
-                })
-            });
-        }
-        let pool = options.connect(&url).await.with_context(|| format!("connecting to the {backend:?} database"))?;
+        let pool = pool_options(backend, max, settings.acquire_timeout, false)
+            .connect(&url)
+            .await
+            .with_context(|| format!("connecting to the {backend:?} database"))?;
         if backend == Backend::Sqlite {
             sqlx::query("PRAGMA journal_mode = WAL").execute(&pool).await?;
         }
-        let store = Store { pool, backend, fail_audit: Arc::new(AtomicU32::new(0)), holders: Holders::default() };
+        let readers = match backend {
+            Backend::Sqlite => {
+                let n = settings.max_readers.unwrap_or(4).max(1);
+                pool_options(backend, n, settings.acquire_timeout, true)
+                    .connect(&url)
+                    .await
+                    .with_context(|| format!("connecting to the {backend:?} database"))?
+            }
+            Backend::Postgres => pool.clone(),
+        };
+        let store = Store {
+            pool,
+            readers,
+            backend,
+            fail_audit: Arc::new(AtomicU32::new(0)),
+            holders: Holders::default(),
+            group: Arc::default(),
+        };
         // The platform's own tables; each service applies its own when it opens (`Store::migrate`).
         store
             .migrate("platform", sqlx::migrate!("./migrations/sqlite"), sqlx::migrate!("./migrations/postgres"))
@@ -387,6 +489,7 @@ impl Store {
     /// its write-ahead log when the last connection closes).
     pub async fn close(&self) {
         self.pool.close().await;
+        self.readers.close().await;
     }
 
     /// Whether the database answers a query, waiting for a connection no longer than a request
@@ -403,6 +506,13 @@ impl Store {
     pub fn pool(&self) -> &AnyPool {
         self.refuse_nested();
         &self.pool
+    }
+
+    /// The readers' pool, for reads outside any transaction (on SQLite they never wait for the
+    /// writer). Refuses, as [`Store::pool`] does, a task that holds a transaction.
+    pub fn readers(&self) -> &AnyPool {
+        self.refuse_nested();
+        &self.readers
     }
 
     fn refuse_nested(&self) {
@@ -431,12 +541,48 @@ impl Store {
         };
         let timed_out = matches!(begun, Err(sqlx::Error::PoolTimedOut));
         crate::metrics::transaction_wait(started.elapsed(), timed_out);
-        Ok(Tx { inner: begun?, _holder: Holder::new(&self.holders) })
+        Ok(Tx { inner: begun?, _holder: Holder::new(&self.holders), read_only: false })
     }
 
     /// The pool's connections: open, and idle among them.
     pub fn pool_size(&self) -> (u32, usize) {
         (self.pool.size(), self.pool.num_idle())
+    }
+
+    /// Starts a read-only transaction: a consistent snapshot that never takes the write lock (on
+    /// SQLite a connection of the readers' pool, which WAL lets read while the writer writes; on
+    /// PostgreSQL `BEGIN READ ONLY`). A write inside it fails.
+    pub async fn begin_read(&self) -> Result<Tx, sqlx::Error> {
+        self.refuse_nested();
+        let inner = match self.backend {
+            Backend::Sqlite => self.readers.begin().await?,
+            Backend::Postgres => self.pool.begin_with("BEGIN READ ONLY").await?,
+        };
+        Ok(Tx { inner, _holder: Holder::new(&self.holders), read_only: true })
+    }
+
+    /// The transaction an operation runs in: read-only for a `GET` (safe by HTTP's rules), a
+    /// writing one otherwise.
+    pub async fn begin_for(&self, op: &support::Operation) -> Result<Tx, sqlx::Error> {
+        match op.method {
+            support::Method::Get => self.begin_read().await,
+            _ => self.begin().await,
+        }
+    }
+
+    /// Runs `sql` with `args` in the next group commit and returns once it is durable (or has
+    /// failed): concurrent callers share one transaction and one sync to disk. For rows that need
+    /// no transaction of their caller's, such as the audit rows of reads.
+    pub async fn write_grouped(&self, sql: &'static str, args: Vec<Arg>) -> Result<(), sqlx::Error> {
+        let queue = self.group.get_or_init(|| {
+            let (send, receive) = tokio::sync::mpsc::channel(4 * GROUP_MAX);
+            tokio::spawn(group_commit(self.clone(), receive));
+            send
+        });
+        let (done, outcome) = tokio::sync::oneshot::channel();
+        let gone = || sqlx::Error::PoolClosed;
+        queue.send(Grouped { sql, args, done }).await.map_err(|_| gone())?;
+        outcome.await.map_err(|_| gone())?
     }
 
     /// One page of `SELECT {columns} FROM {table} WHERE {filter} ORDER BY {order}`, and how many
@@ -452,14 +598,15 @@ impl Store {
     ) -> Result<(u64, Vec<AnyRow>), sqlx::Error> {
         use sqlx::Row;
         let count = format!("SELECT COUNT(*) FROM {table} WHERE {filter}");
-        let total: i64 = bind_all(sqlx::query(sqlx::AssertSqlSafe(count)), args).fetch_one(self.pool()).await?.get(0);
+        let total: i64 =
+            bind_all(sqlx::query(sqlx::AssertSqlSafe(count)), args).fetch_one(self.readers()).await?.get(0);
         let n = args.len();
         let select =
             format!("SELECT {columns} FROM {table} WHERE {filter} ORDER BY {order} LIMIT ${} OFFSET ${}", n + 1, n + 2);
         let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(select)), args)
             .bind(i64::from(paging.per_page))
             .bind(paging.offset() as i64)
-            .fetch_all(self.pool())
+            .fetch_all(self.readers())
             .await?;
         Ok((total.max(0) as u64, rows))
     }
@@ -472,5 +619,67 @@ impl Store {
     /// Consumes one injected audit failure, if any is pending.
     pub fn take_audit_failure(&self) -> bool {
         self.fail_audit.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn store() -> (Store, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(None, dir.path()).await.unwrap();
+        sqlx::query("CREATE TABLE grouped (id INTEGER PRIMARY KEY, note TEXT NOT NULL)")
+            .execute(store.pool())
+            .await
+            .unwrap();
+        (store, dir)
+    }
+
+    /// Concurrent writers share commits, every acknowledged row is stored, and the one row that
+    /// cannot be written fails alone: the rest of its group still commits.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_group_commit_keeps_every_acknowledged_row_and_fails_only_the_bad_one() {
+        let (store, _dir) = store().await;
+        let insert = "INSERT INTO grouped (id, note) VALUES ($1, $2)";
+        let writes: Vec<_> = (0..200)
+            .map(|i| {
+                let store = store.clone();
+                // Row 100 breaks NOT NULL.
+                let note = if i == 100 { None } else { Some(format!("row {i}")) };
+                tokio::spawn(async move { store.write_grouped(insert, vec![Arg::Int(i), Arg::Text(note)]).await })
+            })
+            .collect();
+        let mut failed = Vec::new();
+        for (i, w) in writes.into_iter().enumerate() {
+            if w.await.unwrap().is_err() {
+                failed.push(i);
+            }
+        }
+        assert_eq!(failed, vec![100]);
+        let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM grouped").fetch_one(store.pool()).await.unwrap();
+        assert_eq!(stored, 199);
+    }
+
+    /// A read-only transaction sees the data and cannot write; on SQLite it runs beside a writer
+    /// that holds the write lock.
+    #[tokio::test]
+    async fn a_read_transaction_reads_beside_the_writer_and_refuses_writes() {
+        let (store, _dir) = store().await;
+        store.write_grouped("INSERT INTO grouped (id, note) VALUES (1, 'one')", vec![]).await.unwrap();
+        let writer = store.begin().await.unwrap();
+        let reading = tokio::spawn({
+            let store = store.clone();
+            async move {
+                let mut tx = store.begin_read().await.unwrap();
+                assert!(tx.is_read_only());
+                let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM grouped").fetch_one(&mut *tx).await.unwrap();
+                let refused = sqlx::query("INSERT INTO grouped (id, note) VALUES (2, 'two')").execute(&mut *tx).await;
+                (n, refused.is_err())
+            }
+        });
+        let (n, refused) = tokio::time::timeout(Duration::from_secs(5), reading).await.expect("not blocked").unwrap();
+        assert_eq!((n, refused), (1, true));
+        writer.rollback().await.unwrap();
     }
 }

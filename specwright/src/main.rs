@@ -74,6 +74,10 @@ struct Common {
     /// Largest number of database connections; default 1 on SQLite (one writer), 16 on PostgreSQL.
     #[arg(long, env = "SPECWRIGHT_DB_MAX_CONNECTIONS", value_parser = clap::value_parser!(u32).range(1..=1000))]
     db_max_connections: Option<u32>,
+    /// SQLite: connections for read-only transactions beside the one writer (WAL lets them read
+    /// while it writes); default 4.
+    #[arg(long, env = "SPECWRIGHT_DB_READERS", value_parser = clap::value_parser!(u32).range(1..=256))]
+    db_readers: Option<u32>,
     /// Longest wait, in seconds, for a database connection before a request answers 503.
     #[arg(long, env = "SPECWRIGHT_DB_ACQUIRE_TIMEOUT", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=300))]
     db_acquire_timeout: u64,
@@ -133,6 +137,7 @@ impl Common {
         c.tenant_claim = self.tenant_claim.clone();
         c.pool = runtime::store::PoolSettings {
             max_connections: self.db_max_connections,
+            max_readers: self.db_readers,
             acquire_timeout: Duration::from_secs(self.db_acquire_timeout),
         };
         c.http = runtime::server::HttpLimits {

@@ -21,7 +21,6 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::{Location, Operation};
@@ -419,8 +418,7 @@ async fn run(backend: common::Backend) {
     let Some(server) = common::TestServer::start_configured(backend, |config, settings| {
         // A wait that never ends (a task waiting for the connection it holds) fails after the
         // timeout; honest waits in this workload stay near a second (a scan) on a loaded machine.
-        config.pool =
-            runtime::store::PoolSettings { max_connections: Some(1), acquire_timeout: Duration::from_secs(5) };
+        config.pool = runtime::store::PoolSettings { max_connections: Some(1), ..Default::default() };
         settings.lead_sources = vec![format!("first={}", first.display()), "sample=sample".into()];
     })
     .await

@@ -12,8 +12,8 @@ run() { # name bin port [serve flags]
   local name=$1 bin=$2 port=$3 extra=${4:-} dir; dir=$(mktemp -d)
   $bin tenant create acme --admin alice --data-dir $dir --addr 127.0.0.1:$port >/dev/null
   local tok; tok=$($bin token --sub alice --tenant acme --scope vault:admin --data-dir $dir --addr 127.0.0.1:$port)
-  # The vault's `standard` plan allows 600 requests a minute per token: the list rotates over 60.
-  for i in $(seq 60); do $bin token --sub alice --tenant acme --scope vault:admin --data-dir $dir --addr 127.0.0.1:$port; done >$dir/tokens
+  # The vault's `standard` plan allows 600 requests a minute per token: the list rotates over 400.
+  for i in $(seq 400); do $bin token --sub alice --tenant acme --scope vault:admin --data-dir $dir --addr 127.0.0.1:$port; done >$dir/tokens
   $bin serve --data-dir $dir --addr 127.0.0.1:$port $extra >/dev/null 2>&1 & local pid=$!
   for i in $(seq 50); do curl -sf http://127.0.0.1:$port/healthz >/dev/null && break; sleep 0.1; done
   for i in $(seq 20); do curl -s -X POST http://127.0.0.1:$port/api/v1/credentials -H "Authorization: Bearer $tok" -H 'content-type: application/json' -d "{\"key\":\"k$i\",\"value\":\"v\"}" >/dev/null; done

@@ -36,7 +36,7 @@ impl Notes {
     }
 
     async fn begin<E: InternalError>(&self, op: &Operation) -> Result<Tx, E> {
-        self.store.begin().await.map_err(|e| runtime::fault(op.id, "starting a transaction", e))
+        self.store.begin_for(op).await.map_err(|e| runtime::fault(op.id, "starting a transaction", e))
     }
 
     /// Commits `result` with its audit row, or rolls back and audits the failure.

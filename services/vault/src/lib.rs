@@ -82,7 +82,7 @@ impl Vault {
     }
 
     async fn begin<E: InternalError>(&self, op: &Operation) -> Result<Tx, E> {
-        self.store.begin().await.map_err(|e| fault(op.id, "starting a transaction", e))
+        self.store.begin_for(op).await.map_err(|e| fault(op.id, "starting a transaction", e))
     }
 
     async fn access<E: InternalError>(&self, tx: &mut Tx, op: &Operation, caller: &Caller) -> Result<Access, E> {
