@@ -329,6 +329,7 @@ fn operations_file(api: &Api) -> TokenStream {
         let has_body = op.has_body;
         let no_store = op.def.no_store;
         let rate = op.def.rate_limited;
+        let read_only = op.def.read_only.unwrap_or(op.method() == Method::Get);
         let paginated = op.def.paginated;
         let tool = opt(op.def.mcp.as_ref().map(|t| &t.name));
         let input = match &op.def.input {
@@ -344,7 +345,8 @@ fn operations_file(api: &Api) -> TokenStream {
             pub static #st: Operation = Operation {
                 id: #id, method: #method, path: #path, full_path: #full, scope: #scope,
                 satisfied_by: &[#(#sat),*], errors: &[#(#errs),*], success_status: #status,
-                has_body: #has_body, no_store: #no_store, rate_limited: #rate, paginated: #paginated,
+                has_body: #has_body, no_store: #no_store, rate_limited: #rate, read_only: #read_only,
+                paginated: #paginated,
                 tool: #tool, input: #input, service: &SERVICE,
             };
         }

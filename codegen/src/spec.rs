@@ -342,6 +342,11 @@ pub struct OperationDef {
     /// The operation counts against the caller's rate limit.
     #[serde(default = "default_true")]
     pub rate_limited: bool,
+    /// The operation changes nothing, so it runs in a read-only transaction that never waits for
+    /// writers (and its audit row is group-committed). Defaults to true for `GET`, false
+    /// otherwise; set it on a `POST` that only reads (a reveal, a search with a body).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
     /// The MCP tool that calls this operation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<McpToolDef>,

@@ -554,19 +554,22 @@ impl Store {
     /// PostgreSQL `BEGIN READ ONLY`). A write inside it fails.
     pub async fn begin_read(&self) -> Result<Tx, sqlx::Error> {
         self.refuse_nested();
-        let inner = match self.backend {
-            Backend::Sqlite => self.readers.begin().await?,
-            Backend::Postgres => self.pool.begin_with("BEGIN READ ONLY").await?,
+        let started = std::time::Instant::now();
+        let begun = match self.backend {
+            Backend::Sqlite => self.readers.begin().await,
+            Backend::Postgres => self.pool.begin_with("BEGIN READ ONLY").await,
         };
-        Ok(Tx { inner, _holder: Holder::new(&self.holders), read_only: true })
+        let timed_out = matches!(begun, Err(sqlx::Error::PoolTimedOut));
+        crate::metrics::transaction_wait(started.elapsed(), timed_out);
+        Ok(Tx { inner: begun?, _holder: Holder::new(&self.holders), read_only: true })
     }
 
-    /// The transaction an operation runs in: read-only for a `GET` (safe by HTTP's rules), a
-    /// writing one otherwise.
+    /// The transaction an operation runs in: read-only when its spec says it changes nothing
+    /// (every `GET`, and what the spec marks `read_only`), a writing one otherwise.
     pub async fn begin_for(&self, op: &support::Operation) -> Result<Tx, sqlx::Error> {
-        match op.method {
-            support::Method::Get => self.begin_read().await,
-            _ => self.begin().await,
+        match op.read_only {
+            true => self.begin_read().await,
+            false => self.begin().await,
         }
     }
 

@@ -73,6 +73,9 @@ pub struct Operation {
     pub no_store: bool,
     /// Counts against the caller's rate limit.
     pub rate_limited: bool,
+    /// Changes nothing: runs in a read-only transaction, which never waits for the write lock
+    /// (every `GET`, and whatever else the spec marks `read_only`).
+    pub read_only: bool,
     /// Takes `page`/`per_page` and answers a page.
     pub paginated: bool,
     /// The MCP tool bound to this operation.
@@ -1191,6 +1194,7 @@ mod tests {
         has_body: true,
         no_store: false,
         rate_limited: false,
+        read_only: false,
         paginated: false,
         tool: None,
         input: &INPUT,
