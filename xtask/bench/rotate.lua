@@ -1,7 +1,9 @@
--- wrk script: GET $QUERY, rotating over the tokens in the file $TOKENS (one per
--- line), so the per-token plan limits do not throttle the measurement.
+-- wrk script: $METHOD (default GET) $QUERY with $BODY (JSON, optional), rotating over the tokens
+-- in the file $TOKENS (one per line), so the per-token plan limits do not throttle the measurement.
 local tokens = {}
 local i = 0
+local method = os.getenv("METHOD") or "GET"
+local body = os.getenv("BODY")
 function init(args)
   for line in io.lines(os.getenv("TOKENS")) do
     if #line > 0 then table.insert(tokens, line) end
@@ -10,5 +12,7 @@ function init(args)
 end
 function request()
   i = i % #tokens + 1
-  return wrk.format("GET", os.getenv("QUERY"), { ["Authorization"] = "Bearer " .. tokens[i] })
+  local headers = { ["Authorization"] = "Bearer " .. tokens[i] }
+  if body then headers["Content-Type"] = "application/json" end
+  return wrk.format(method, os.getenv("QUERY"), headers, body)
 end

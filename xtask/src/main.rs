@@ -11,7 +11,10 @@ const USAGE: &str = "usage: cargo xtask generate [--check]
   bench-generate    time generation (median of 11 runs) and count generated lines per operation
   sdk [--out DIR] [rust|python|typescript]...
                     generate client SDKs of both services from generated/openapi/ (default: all
-                    three languages into target/sdk/)";
+                    three languages into target/sdk/)
+  bench [POSTGRES_URL]
+                    axum hello-world, the hand-written reference (xtask/bench/reference) and the
+                    generated vault routes in one run, with their ratios (needs wrk)";
 
 /// `cargo xtask sdk [--out DIR] [LANGUAGE]...`
 fn sdk(root: &std::path::Path, args: &[&str]) -> anyhow::Result<bool> {
@@ -73,6 +76,12 @@ fn main() -> ExitCode {
             true
         }),
         ["sdk", rest @ ..] => sdk(&root, rest),
+        ["bench", rest @ ..] => std::process::Command::new("bash")
+            .arg(root.join("xtask/bench/bench.sh"))
+            .args(rest.iter().copied())
+            .status()
+            .map(|s| s.success())
+            .map_err(anyhow::Error::from),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::from(2);

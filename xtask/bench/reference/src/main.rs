@@ -332,7 +332,7 @@ async fn vault(addr: &str, data_dir: &str, public_url: &str, database_url: Optio
     });
     let router = Router::new()
         .route("/api/v1/credentials", get(list))
-        .route("/api/v1/credentials/{key}/reveal", get(reveal))
+        .route("/api/v1/credentials/{key}/reveal", axum::routing::post(reveal))
         .with_state(app);
     axum::serve(tokio::net::TcpListener::bind(addr).await?, router).await?;
     Ok(())

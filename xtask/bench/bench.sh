@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# `cargo xtask bench [POSTGRES_URL]`: in one run on this machine, axum hello-world, the
+# hand-written reference (xtask/bench/reference: the vault list and reveal on axum and sqlx, group
+# commit included) and the generated routes served by `specwright`, over the same data directory,
+# tokens and database (SQLite; PostgreSQL too when a URL is given). wrk -t2 -c32, $DURATION each
+# (default 10s), tokens rotated so the vault's plan never answers 429. Prints each figure with its
+# ratio to hello-world and, for the vault routes, to the reference.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+command -v wrk >/dev/null || { echo "wrk is needed (apt-get install wrk)" >&2; exit 1; }
+cargo build -q --release -p specwright -p bench-reference
+sw=target/release/specwright
+ref=target/release/bench-reference
+dur=${DURATION:-10s}
+port=$((20000 + RANDOM % 20000))
+base="http://127.0.0.1:$port"
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
+up() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return; sleep 0.1; done; echo "no answer at $1" >&2; exit 1; }
+stop() { kill "$1"; wait "$1" 2>/dev/null || true; }
+rps() { # METHOD PATH [BODY]: requests/s over rotated tokens; fails on any non-2xx answer
+  local out bad
+  out=$(METHOD=$1 QUERY=$2 BODY=${3:-} TOKENS=$tokens wrk -t2 -c32 -d"$dur" -s xtask/bench/rotate.lua "$base")
+  bad=$(echo "$out" | awk '/Non-2xx/ {print $5}')
+  [ -z "$bad" ] || { echo "$2 answered $bad non-2xx responses" >&2; exit 1; }
+  echo "$out" | awk '/Requests\/sec/ {print $2}'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+
+"$ref" hello "127.0.0.1:$port" & pids+=($!); up "$base/"
+hello=$(wrk -t2 -c32 -d"$dur" "$base/" | awk '/Requests\/sec/ {print $2}')
+stop "${pids[-1]}"
+
+bench_backend() { # NAME [DATABASE_URL]
+  local name=$1 url=${2:-} data; data=$(mktemp -d)
+  local common=(--data-dir "$data" --addr "127.0.0.1:$port")
+  [ -n "$url" ] && common+=(--database-url "$url")
+  local tenant="bench$RANDOM$RANDOM"
+  "$sw" tenant create "$tenant" --admin alice "${common[@]}" >/dev/null
+  tokens=$data/tokens
+  for _ in $(seq 400); do "$sw" token --sub alice --tenant "$tenant" --scope vault:admin --ttl 3600 "${common[@]}"; done >"$tokens"
+  local tok; tok=$(head -n1 "$tokens")
+  RUST_LOG=warn "$sw" serve "${common[@]}" 2>"$data/server.log" & pids+=($!); up "$base/healthz"
+  for i in $(seq 1 200); do echo "{\"key\":\"seed-$i\",\"value\":\"seed-secret-$i\",\"tags\":[\"t$((i % 5))\"]}"; done |
+    xargs -d "\n" -P 2 -I{} curl -sf -o /dev/null -X POST "$base/api/v1/credentials" -H "Authorization: Bearer $tok" -H 'content-type: application/json' -d {}
+  local healthz; healthz=$(wrk -t2 -c32 -d"$dur" "$base/healthz" | awk '/Requests\/sec/ {print $2}')
+  local list reveal; list=$(rps GET "/api/v1/credentials?per_page=20"); reveal=$(rps POST /api/v1/credentials/seed-100/reveal '{}')
+  stop "${pids[-1]}"
+  if [ -n "$url" ]; then "$ref" vault "127.0.0.1:$port" "$data" "$base" "$url" & else "$ref" vault "127.0.0.1:$port" "$data" "$base" & fi
+  pids+=($!); up "$base/api/v1/credentials"
+  local rlist rreveal; rlist=$(rps GET "/api/v1/credentials?per_page=20"); rreveal=$(rps POST /api/v1/credentials/seed-100/reveal '{}')
+  stop "${pids[-1]}"
+  echo "| $name | \`GET /healthz\` (specwright) | $healthz | $(ratio "$healthz" "$hello") | |"
+  echo "| $name | vault list 20 of 200, reference | $rlist | $(ratio "$rlist" "$hello") | 1 |"
+  echo "| $name | vault list 20 of 200, generated | $list | $(ratio "$list" "$hello") | $(ratio "$list" "$rlist") |"
+  echo "| $name | vault reveal, reference | $rreveal | $(ratio "$rreveal" "$hello") | 1 |"
+  echo "| $name | vault reveal, generated | $reveal | $(ratio "$reveal" "$hello") | $(ratio "$reveal" "$rreveal") |"
+  rm -rf "$data"
+}
+
+echo "| backend | route | requests/s | × hello-world | × reference |"
+echo "|---|---|---|---|---|"
+echo "| – | axum hello-world | $hello | 1 | |"
+bench_backend SQLite
+if [ $# -ge 1 ]; then bench_backend PostgreSQL "$1"; fi
