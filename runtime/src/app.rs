@@ -242,8 +242,6 @@ impl ServerBuilder {
         let app = app
             .merge(prm::router(&state.config, &catalog))
             .merge(crate::docs::router(&state.config, &catalog))
-            .route("/healthz", get(|| async { axum::Json(serde_json::json!({ "status": "ok" })) }))
-            .route("/readyz", get(readiness).with_state(state.clone()))
             .merge(embedded_issuer(state, &catalog, &self.home))
             .merge(self.routes);
         let mut app = app
@@ -268,13 +266,18 @@ impl ServerBuilder {
             ))
             .layer(middleware::from_fn(request_ids))
             .layer(axum::Extension(catalog))
+            // JSON responses, compressed when the client asks (`Accept-Encoding: gzip`); event
+            // streams (MCP) never, as the default predicate excludes them.
+            .layer(CompressionLayer::new().compress_when(DefaultPredicate::new().and(json_only)))
+            // The probes, outside the per-request layers: an orchestrator asks every few seconds,
+            // and a log line, a request id and a time limit per probe are noise (a failed
+            // readiness check logs its cause itself).
+            .route("/healthz", get(|| async { axum::Json(serde_json::json!({ "status": "ok" })) }))
+            .route("/readyz", get(readiness).with_state(state.clone()))
             .layer(SetResponseHeaderLayer::overriding(
                 header::X_CONTENT_TYPE_OPTIONS,
                 HeaderValue::from_static("nosniff"),
-            ))
-            // JSON responses, compressed when the client asks (`Accept-Encoding: gzip`); event
-            // streams (MCP) never, as the default predicate excludes them.
-            .layer(CompressionLayer::new().compress_when(DefaultPredicate::new().and(json_only))))
+            )))
     }
 }
 

@@ -22,8 +22,8 @@
 //! | `specwright_rate_limit_local_fallbacks_total` | | rate-limit checks counted in process because Redis did not answer |
 //! | `specwright_build_info` | version | 1 |
 //!
-//! A request that reaches no operation (a probe, a document, the authorization server, an unknown
-//! path, an MCP message) has an empty `operation`, and an empty `service` unless it was under a
+//! Probes are not counted. A request that reaches no operation (a document, the authorization
+//! server, an unknown path, an MCP message) has an empty `operation`, and an empty `service` unless it was under a
 //! service's MCP endpoint.
 
 use std::collections::HashMap;

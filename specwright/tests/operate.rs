@@ -167,6 +167,8 @@ async fn every_request_is_logged_with_its_operation_tenant_status_and_latency_an
     assert_eq!(span["operation"], "list_credentials");
     assert_eq!(span["tenant"], "acme");
     assert_eq!(span["client"], "127.0.0.1");
+    // The start-up wait asked /healthz; probes are not logged.
+    assert!(requests.iter().all(|l| l["span"]["path"] != "/healthz"), "a probe was logged");
     let missing = requests.iter().find(|l| l["span"]["path"] == "/api/v1/nowhere").expect("the 404's line");
     assert_eq!(missing["fields"]["status"], 404);
     assert!(missing["span"].get("operation").is_none(), "no operation answered it: {missing}");
