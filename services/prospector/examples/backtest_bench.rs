@@ -6,8 +6,9 @@
 //! 1,000,000 leads, with a won/lost outcome drawn from a hidden quality that follows the signals
 //! (the freelancer's real skills, budget, client, competition, freshness, plus noise). Then times
 //! (a) scoring every posting under the current configuration (the defaults, which configure no
-//! skills) and a proposed one (skills configured, other weights) with `engine::score`, and
-//! (b) `backtest::evaluate` of the two, and prints one table row per size.
+//! skills) and a proposed one (skills configured, other weights) with `engine::point` (the score
+//! without its explanation sentences), and (b) `backtest::evaluate` of the two, and prints one
+//! table row per size.
 
 use std::time::Instant;
 
@@ -49,10 +50,10 @@ fn main() {
         let points: Vec<(Point, Point)> = history
             .iter()
             .map(|(p, _)| {
-                let point = |s: engine::Scored| Point { composite: s.score.composite, confidence: s.score.confidence };
+                let point = |(composite, confidence): (f64, f64)| Point { composite, confidence };
                 (
-                    point(engine::score(p, &current_w, &current_p, 1, as_of)),
-                    point(engine::score(p, &proposed_w, &proposed_p, 2, as_of)),
+                    point(engine::point(p, &current_w, &current_p, as_of)),
+                    point(engine::point(p, &proposed_w, &proposed_p, as_of)),
                 )
             })
             .collect();

@@ -26,6 +26,8 @@
 //! client's jobs, k the evidence prior; 1 when k is 0, 0.5 without a client), and
 //! `confidence = coverage × evidence`.
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, Utc};
 use generated::prospector::models::{
     self, BudgetKind, LeadClient, ScoreBreakdown, ScoreSignals, ScoringParameters, SignalBreakdown, SignalDetail,
@@ -78,18 +80,25 @@ fn usable_weight(w: f64) -> f64 {
 struct Signal {
     available: bool,
     value: f64,
-    explanation: String,
+    explanation: Cow<'static, str>,
 }
 
 impl Signal {
-    fn available(value: f64, explanation: String) -> Signal {
+    fn available(value: f64, explanation: Cow<'static, str>) -> Signal {
         let value = if value.is_nan() { 0.0 } else { value.clamp(0.0, 1.0) };
         Signal { available: true, value, explanation }
     }
 
-    fn unavailable(explanation: impl Into<String>) -> Signal {
+    fn unavailable(explanation: impl Into<Cow<'static, str>>) -> Signal {
         Signal { available: false, value: 0.0, explanation: explanation.into() }
     }
+}
+
+/// An explanation sentence, formatted only when `explain` (a backtest reads none of them).
+macro_rules! say {
+    ($explain:expr, $($fmt:tt)*) => {
+        if $explain { Cow::Owned(format!($($fmt)*)) } else { Cow::Borrowed("") }
+    };
 }
 
 /// Scores `posting` under the configuration (`weights`, `params`, stored as `config_version`).
@@ -108,12 +117,36 @@ pub fn score(
     config_version: i64,
     as_of: DateTime<Utc>,
 ) -> Scored {
+    score_with(posting, weights, params, config_version, as_of, true)
+}
+
+/// The composite score and confidence of [`score`], without the explanation sentences: what a
+/// backtest needs of each of up to millions of historical leads (the sentences are most of the
+/// cost of a score). The same arithmetic, so the same figures.
+pub fn point(
+    posting: &Posting,
+    weights: &SignalWeights,
+    params: &ScoringParameters,
+    as_of: DateTime<Utc>,
+) -> (f64, f64) {
+    let s = score_with(posting, weights, params, 0, as_of, false).score;
+    (s.composite, s.confidence)
+}
+
+fn score_with(
+    posting: &Posting,
+    weights: &SignalWeights,
+    params: &ScoringParameters,
+    config_version: i64,
+    as_of: DateTime<Utc>,
+    explain: bool,
+) -> Scored {
     let signals = [
-        skill_match(posting, params),
-        budget(posting, params),
-        client_history(posting),
-        competition(posting, params),
-        timeline(posting, params, as_of),
+        skill_match(posting, params, explain),
+        budget(posting, params, explain),
+        client_history(posting, explain),
+        competition(posting, params, explain),
+        timeline(posting, params, as_of, explain),
     ];
     let w = [weights.skill_match, weights.budget, weights.client_history, weights.competition, weights.timeline]
         .map(usable_weight);
@@ -139,7 +172,7 @@ pub fn score(
                 available: s.available,
                 weight,
                 contribution: bounded(contribution, 0.0, 100.0, FRACTION_DECIMALS),
-                explanation: s.explanation,
+                explanation: s.explanation.into_owned(),
             }
         })
     };
@@ -188,14 +221,15 @@ fn same_skill(a: &str, b: &str) -> bool {
     if a.is_ascii() && b.is_ascii() { a.eq_ignore_ascii_case(b) } else { a.to_lowercase() == b.to_lowercase() }
 }
 
-fn skill_match(posting: &Posting, params: &ScoringParameters) -> Signal {
+fn skill_match(posting: &Posting, params: &ScoringParameters, explain: bool) -> Signal {
     let asked: Vec<&str> = posting.skills.iter().map(|s| s.trim()).filter(|s| !s.is_empty()).collect();
     let mine: Vec<&str> = params.skills.iter().map(|s| s.trim()).filter(|s| !s.is_empty()).collect();
     match (asked.is_empty(), mine.is_empty()) {
         (true, true) => return Signal::unavailable("The job lists no skills and no skills are configured."),
         (true, false) => return Signal::unavailable("The job lists no skills to match."),
         (false, true) => {
-            return Signal::unavailable(format!(
+            return Signal::unavailable(say!(
+                explain,
                 "No skills are configured to match the job's {} {}.",
                 asked.len(),
                 plural(asked.len(), "skill", "skills")
@@ -206,9 +240,10 @@ fn skill_match(posting: &Posting, params: &ScoringParameters) -> Signal {
     let matched: Vec<&str> = asked.iter().copied().filter(|a| mine.iter().any(|m| same_skill(a, m))).collect();
     let n = asked.len();
     let explanation = if matched.is_empty() {
-        format!("0 of {n} required {} {}.", plural(n, "skill", "skills"), plural(n, "matches", "match"))
+        say!(explain, "0 of {n} required {} {}.", plural(n, "skill", "skills"), plural(n, "matches", "match"))
     } else {
-        format!(
+        say!(
+            explain,
             "{} of {n} required {} {} ({}).",
             matched.len(),
             plural(n, "skill", "skills"),
@@ -231,12 +266,14 @@ fn ramp(x: f64, floor: f64, target: f64) -> f64 {
     }
 }
 
-fn budget(posting: &Posting, params: &ScoringParameters) -> Signal {
+fn budget(posting: &Posting, params: &ScoringParameters, explain: bool) -> Signal {
     let Some(b) = &posting.budget else { return Signal::unavailable("The job states no budget.") };
     if !b.currency.trim().eq_ignore_ascii_case(params.currency.trim()) {
-        return Signal::unavailable(format!(
+        return Signal::unavailable(say!(
+            explain,
             "The budget is in {}, not {}; no exchange rate is guessed, so the budget signal is left out.",
-            b.currency, params.currency
+            b.currency,
+            params.currency
         ));
     }
     let finite = |x: Option<f64>| x.filter(|v| v.is_finite());
@@ -244,14 +281,20 @@ fn budget(posting: &Posting, params: &ScoringParameters) -> Signal {
         return Signal::unavailable("The budget states no amount.");
     };
     let (floor, target) = (params.budget_floor, params.budget_target);
-    let (total, stated) = match b.kind {
-        BudgetKind::Fixed => (amount, format!("Fixed budget of {} {}", num(amount), b.currency)),
-        BudgetKind::Hourly => {
-            let total = amount * HOURS_PER_BUDGET;
-            (total, format!("Hourly rate of {} {} × 40 hours = {} {}", num(amount), b.currency, num(total), b.currency))
-        }
+    let total = match b.kind {
+        BudgetKind::Fixed => amount,
+        BudgetKind::Hourly => amount * HOURS_PER_BUDGET,
     };
     let value = ramp(total, floor, target);
+    if !explain {
+        return Signal::available(value, Cow::Borrowed(""));
+    }
+    let stated = match b.kind {
+        BudgetKind::Fixed => format!("Fixed budget of {} {}", num(amount), b.currency),
+        BudgetKind::Hourly => {
+            format!("Hourly rate of {} {} × 40 hours = {} {}", num(amount), b.currency, num(total), b.currency)
+        }
+    };
     let place = if total >= target {
         format!("at or above the target of {}", num(target))
     } else if value == 0.0 {
@@ -259,38 +302,41 @@ fn budget(posting: &Posting, params: &ScoringParameters) -> Signal {
     } else {
         format!("between the floor of {} and the target of {}", num(floor), num(target))
     };
-    Signal::available(value, format!("{stated}, {place}."))
+    Signal::available(value, Cow::Owned(format!("{stated}, {place}.")))
 }
 
-fn client_history(posting: &Posting) -> Signal {
+fn client_history(posting: &Posting, explain: bool) -> Signal {
     let Some(c) = &posting.client else { return Signal::unavailable("The platform shows nothing about the client.") };
-    let mut parts: Vec<(f64, String)> = Vec::with_capacity(4);
+    let mut parts: Vec<(f64, Cow<'static, str>)> = Vec::with_capacity(4);
     parts.push(if c.payment_verified {
-        (1.0, "payment verified".to_string())
+        (1.0, Cow::Borrowed("payment verified"))
     } else {
-        (0.0, "payment not verified".to_string())
+        (0.0, Cow::Borrowed("payment not verified"))
     });
     if c.jobs_posted > 0 {
         let hires = c.hires.max(0);
         let rate = (hires as f64 / c.jobs_posted as f64).min(1.0);
-        parts.push((rate, format!("{hires} hires from {} jobs", c.jobs_posted)));
+        parts.push((rate, say!(explain, "{hires} hires from {} jobs", c.jobs_posted)));
     }
     if let Some(spent) = c.total_spent.filter(|s| s.is_finite()) {
         let spent = spent.max(0.0);
-        parts.push((((1.0 + spent).log10() / SPEND_DECADES).min(1.0), format!("{} USD spent", num(spent))));
+        parts.push((((1.0 + spent).log10() / SPEND_DECADES).min(1.0), say!(explain, "{} USD spent", num(spent))));
     }
     if let Some(rating) = c.rating.filter(|r| r.is_finite()) {
-        parts.push(((rating / 5.0).clamp(0.0, 1.0), format!("rated {} of 5", num(rating))));
+        parts.push(((rating / 5.0).clamp(0.0, 1.0), say!(explain, "rated {} of 5", num(rating))));
     }
     let value = parts.iter().map(|(v, _)| v).sum::<f64>() / parts.len() as f64;
-    let facts: Vec<&str> = parts.iter().map(|(_, s)| s.as_str()).collect();
-    Signal::available(
-        value,
-        format!("Mean of {} client {}: {}.", parts.len(), plural(parts.len(), "fact", "facts"), facts.join(", ")),
-    )
+    let n = parts.len();
+    let explanation = if explain {
+        let facts: Vec<&str> = parts.iter().map(|(_, s)| s.as_ref()).collect();
+        Cow::Owned(format!("Mean of {n} client {}: {}.", plural(n, "fact", "facts"), facts.join(", ")))
+    } else {
+        Cow::Borrowed("")
+    };
+    Signal::available(value, explanation)
 }
 
-fn competition(posting: &Posting, params: &ScoringParameters) -> Signal {
+fn competition(posting: &Posting, params: &ScoringParameters, explain: bool) -> Signal {
     let Some(count) = posting.proposals_count else {
         return Signal::unavailable("The number of proposals already sent is unknown.");
     };
@@ -298,26 +344,30 @@ fn competition(posting: &Posting, params: &ScoringParameters) -> Signal {
     let value = if max <= 0 || count >= max { 0.0 } else { 1.0 - count.max(0) as f64 / max as f64 };
     Signal::available(
         value,
-        format!(
+        say!(
+            explain,
             "{count} {} already sent; the signal reaches 0 at {max}.",
             plural(count.unsigned_abs() as usize, "proposal", "proposals")
         ),
     )
 }
 
-fn timeline(posting: &Posting, params: &ScoringParameters, as_of: DateTime<Utc>) -> Signal {
+fn timeline(posting: &Posting, params: &ScoringParameters, as_of: DateTime<Utc>, explain: bool) -> Signal {
     let Some(posted) = posting.posted_at else { return Signal::unavailable("The posting date is unknown.") };
     let age = as_of.signed_duration_since(posted);
     let age_days = (age.num_milliseconds() as f64 / 86_400_000.0).max(0.0);
     let stale = params.stale_after_days;
     let value = if stale <= 0 || age_days >= stale as f64 { 0.0 } else { 1.0 - age_days / stale as f64 };
+    if !explain {
+        return Signal::available(value, Cow::Borrowed(""));
+    }
     let when = if age.num_milliseconds() < 0 {
         "Dated after it was fetched, so counted as just posted".to_string()
     } else {
         let days = num(age_days);
         format!("Posted {days} {} before it was fetched", if days == "1" { "day" } else { "days" })
     };
-    Signal::available(value, format!("{when}; the signal reaches 0 at {stale} days."))
+    Signal::available(value, Cow::Owned(format!("{when}; the signal reaches 0 at {stale} days.")))
 }
 
 #[cfg(test)]
@@ -753,6 +803,12 @@ mod tests {
                 prop_assert!(d.available || (d.value == 0.0 && d.contribution == 0.0));
             }
             prop_assert!((contributions(&s) - s.score.composite).abs() <= 0.01);
+        }
+
+        #[test]
+        fn the_backtest_point_is_the_score_without_its_sentences(p in posting_strategy(), c in config_strategy()) {
+            let scored = score(&p, &c.0, &c.1, 1, as_of());
+            prop_assert_eq!(point(&p, &c.0, &c.1, as_of()), (scored.score.composite, scored.score.confidence));
         }
 
         #[test]

@@ -200,14 +200,15 @@ pub async fn backtest(
         current_config_version: live.version,
     };
     tokio::task::spawn_blocking(move || {
-        let point = |s: engine::Scored| Point { composite: s.score.composite, confidence: s.score.confidence };
+        // Composite and confidence only: the explanation sentences are most of a score's cost.
+        let point = |(composite, confidence): (f64, f64)| Point { composite, confidence };
         let cases: Vec<Case> = history
             .into_iter()
             .map(|(id, posting, fetched_at, won, created_at)| {
                 let at = to_time(fetched_at);
                 Case {
-                    current: point(engine::score(&posting, &live.weights, &live.parameters, live.version, at)),
-                    proposed: point(engine::score(&posting, &input.weights, &input.parameters, live.version + 1, at)),
+                    current: point(engine::point(&posting, &live.weights, &live.parameters, at)),
+                    proposed: point(engine::point(&posting, &input.weights, &input.parameters, at)),
                     id,
                     won,
                     found_at: to_time(created_at),
