@@ -20,7 +20,7 @@ up() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return; sleep 0.1; d
 stop() { kill "$1"; wait "$1" 2>/dev/null || true; }
 rps() { # METHOD PATH [BODY]: requests/s over rotated tokens; fails on any non-2xx answer
   local out bad
-  out=$(METHOD=$1 QUERY=$2 BODY=${3:-} TOKENS=$tokens wrk -t2 -c32 -d"$dur" -s xtask/bench/rotate.lua "$base")
+  out=$(METHOD=$1 QUERY=$2 BODY=${3:-} MCP=${MCP:-} TOKENS=$tokens wrk -t2 -c32 -d"$dur" -s xtask/bench/rotate.lua "$base")
   bad=$(echo "$out" | awk '/Non-2xx/ {print $5}')
   [ -z "$bad" ] || { echo "$2 answered $bad non-2xx responses" >&2; exit 1; }
   echo "$out" | awk '/Requests\/sec/ {print $2}'
@@ -45,6 +45,8 @@ bench_backend() { # NAME [DATABASE_URL]
     xargs -d "\n" -P 2 -I{} curl -sf -o /dev/null -X POST "$base/api/v1/credentials" -H "Authorization: Bearer $tok" -H 'content-type: application/json' -d {}
   local healthz; healthz=$(wrk -t2 -c32 -d"$dur" "$base/healthz" | awk '/Requests\/sec/ {print $2}')
   local list reveal; list=$(rps GET "/api/v1/credentials?per_page=20"); reveal=$(rps POST /api/v1/credentials/seed-100/reveal '{}')
+  local call='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"vault.list_credentials","arguments":{"per_page":20}}}'
+  local mcp; mcp=$(MCP=1 rps POST /api/mcp "$call")
   stop "${pids[-1]}"
   if [ -n "$url" ]; then "$ref" vault "127.0.0.1:$port" "$data" "$base" "$url" & else "$ref" vault "127.0.0.1:$port" "$data" "$base" & fi
   pids+=($!); up "$base/api/v1/credentials"
@@ -55,6 +57,7 @@ bench_backend() { # NAME [DATABASE_URL]
   echo "| $name | vault list 20 of 200, generated | $list | $(ratio "$list" "$hello") | $(ratio "$list" "$rlist") |"
   echo "| $name | vault reveal, reference | $rreveal | $(ratio "$rreveal" "$hello") | 1 |"
   echo "| $name | vault reveal, generated | $reveal | $(ratio "$reveal" "$hello") | $(ratio "$reveal" "$rreveal") |"
+  echo "| $name | MCP tools/call vault.list_credentials (same 20), generated | $mcp | $(ratio "$mcp" "$hello") | $(ratio "$mcp" "$list") × the REST list |"
   rm -rf "$data"
 }
 

@@ -1,9 +1,11 @@
 -- wrk script: $METHOD (default GET) $QUERY with $BODY (JSON, optional), rotating over the tokens
 -- in the file $TOKENS (one per line), so the per-token plan limits do not throttle the measurement.
+-- With $MCP set, the headers of a Streamable HTTP MCP request are added.
 local tokens = {}
 local i = 0
 local method = os.getenv("METHOD") or "GET"
 local body = os.getenv("BODY")
+local mcp = os.getenv("MCP")
 function init(args)
   for line in io.lines(os.getenv("TOKENS")) do
     if #line > 0 then table.insert(tokens, line) end
@@ -14,5 +16,9 @@ function request()
   i = i % #tokens + 1
   local headers = { ["Authorization"] = "Bearer " .. tokens[i] }
   if body then headers["Content-Type"] = "application/json" end
+  if mcp and #mcp > 0 then
+    headers["Accept"] = "application/json, text/event-stream"
+    headers["MCP-Protocol-Version"] = "2025-11-25"
+  end
   return wrk.format(method, os.getenv("QUERY"), headers, body)
 end
