@@ -2,12 +2,13 @@
 # Loopback load test of the prospector with COUNT (default 100,000) stored leads:
 # GET /leads?min_score=…&sort=-score with wrk, and POST /scoring/backtest over all of them.
 # Usage: bash xtask/bench/prospector.sh [postgres://…]   (no argument: the embedded SQLite default)
+# BIN=path/to/specwright serves with another build (an earlier release, for a side-by-side run).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)" >&2; exit 1; }
 cargo build -q --release -p specwright --bin specwright
 cargo build -q --release -p prospector --example seed_leads
-bin=target/release/specwright
+bin=${BIN:-target/release/specwright}
 count=${COUNT:-100000}
 data=$(mktemp -d)
 port=$((20000 + RANDOM % 20000))
