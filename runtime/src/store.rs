@@ -539,9 +539,19 @@ impl Store {
             Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
             Backend::Postgres => self.pool.begin().await,
         };
+        self.opened(begun, started, false)
+    }
+
+    /// A transaction just begun (or not), its wait measured.
+    fn opened(
+        &self,
+        begun: Result<Transaction<'static, Any>, sqlx::Error>,
+        started: std::time::Instant,
+        read_only: bool,
+    ) -> Result<Tx, sqlx::Error> {
         let timed_out = matches!(begun, Err(sqlx::Error::PoolTimedOut));
         crate::metrics::transaction_wait(started.elapsed(), timed_out);
-        Ok(Tx { inner: begun?, _holder: Holder::new(&self.holders), read_only: false })
+        Ok(Tx { inner: begun?, _holder: Holder::new(&self.holders), read_only })
     }
 
     /// The pool's connections: open, and idle among them.
@@ -559,9 +569,7 @@ impl Store {
             Backend::Sqlite => self.readers.begin().await,
             Backend::Postgres => self.pool.begin_with("BEGIN READ ONLY").await,
         };
-        let timed_out = matches!(begun, Err(sqlx::Error::PoolTimedOut));
-        crate::metrics::transaction_wait(started.elapsed(), timed_out);
-        Ok(Tx { inner: begun?, _holder: Holder::new(&self.holders), read_only: true })
+        self.opened(begun, started, true)
     }
 
     /// The transaction an operation runs in: read-only when its spec says it changes nothing
