@@ -49,40 +49,6 @@ impl Platform {
         Self::open_with_clock(config, Arc::new(SystemClock)).await
     }
 
-    /// Runs a server process: serves `app` on `listener` and, when the platform's settings name a
-    /// metrics address, `GET /metrics` there (with the same connection limits) until SIGTERM or
-    /// SIGINT; then drains both (see [`crate::server::serve`]) and closes the database.
-    pub async fn run(&self, listener: tokio::net::TcpListener, app: Router) -> anyhow::Result<()> {
-        let limits = self.config.http;
-        let (stop, stopped) = tokio::sync::watch::channel(false);
-        let metrics = match self.config.metrics_addr {
-            Some(addr) => {
-                let (store, limiter) = (self.store.clone(), self.limiter.clone());
-                let router = crate::metrics::router(move || {
-                    let (open, idle) = store.pool_size();
-                    crate::metrics::pool(open, idle);
-                    crate::metrics::fallbacks(limiter.fallbacks());
-                })?;
-                let bound = tokio::net::TcpListener::bind(addr).await;
-                let metrics = bound.map_err(|e| anyhow::anyhow!("--metrics-addr {addr}: {e}"))?;
-                tracing::info!(addr = %metrics.local_addr()?, "metrics at http://{}/metrics", metrics.local_addr()?);
-                let mut stopped = stopped.clone();
-                let until = async move {
-                    let _ = stopped.wait_for(|stop| *stop).await;
-                };
-                Some(tokio::spawn(crate::server::serve(metrics, router, limits, until)))
-            }
-            None => None,
-        };
-        let served = crate::server::serve(listener, app, limits, crate::server::shutdown_signal()).await;
-        let _ = stop.send(true);
-        if let Some(task) = metrics {
-            let _ = task.await;
-        }
-        self.store.close().await;
-        Ok(served?)
-    }
-
     /// As [`Platform::open`], with the clock rate limits read (tests move it by hand).
     pub async fn open_with_clock(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
         crate::config::parse_public_url(&config.public_url).map_err(|e| anyhow::anyhow!("--public-url: {e}"))?;
@@ -117,6 +83,40 @@ impl Platform {
     /// accepted audience); scope denials and refused inputs are audited when the service's spec
     /// turns audit on. Whatever rate-limit plans the service's spec declares, it enforces (a
     /// service declaring none is not limited).
+    /// Runs a server process: serves `app` on `listener` and, when the platform's settings name a
+    /// metrics address, `GET /metrics` there (with the same connection limits) until SIGTERM or
+    /// SIGINT; then drains both (see [`crate::server::serve`]) and closes the database.
+    pub async fn run(&self, listener: tokio::net::TcpListener, app: Router) -> anyhow::Result<()> {
+        let limits = self.config.http;
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let metrics = match self.config.metrics_addr {
+            Some(addr) => {
+                let (store, limiter) = (self.store.clone(), self.limiter.clone());
+                let router = crate::metrics::router(move || {
+                    let (open, idle) = store.pool_size();
+                    crate::metrics::pool(open, idle);
+                    crate::metrics::fallbacks(limiter.fallbacks());
+                })?;
+                let bound = tokio::net::TcpListener::bind(addr).await;
+                let metrics = bound.map_err(|e| anyhow::anyhow!("--metrics-addr {addr}: {e}"))?;
+                tracing::info!(addr = %metrics.local_addr()?, "metrics at http://{}/metrics", metrics.local_addr()?);
+                let mut stopped = stopped.clone();
+                let until = async move {
+                    let _ = stopped.wait_for(|stop| *stop).await;
+                };
+                Some(tokio::spawn(crate::server::serve(metrics, router, limits, until)))
+            }
+            None => None,
+        };
+        let served = crate::server::serve(listener, app, limits, crate::server::shutdown_signal()).await;
+        let _ = stop.send(true);
+        if let Some(task) = metrics {
+            let _ = task.await;
+        }
+        self.store.close().await;
+        Ok(served?)
+    }
+
     fn gate(&self, resource: Resource, catalog: &Catalog) -> BearerGate {
         let stored = [crate::tokens::Kind::Personal, crate::tokens::Kind::Api]
             .into_iter()
@@ -208,7 +208,7 @@ impl ServerBuilder {
         let routes: Vec<(&'static str, &'static str)> =
             self.services.iter().flat_map(|a| a.operations().iter().map(|op| (a.info().name, op.full_path))).collect();
         check_paths(&self.platform.config, &catalog, &routes)?;
-        let measured = crate::metrics::enabled().then(|| {
+        let measured = self.platform.config.metrics_addr.is_some().then(|| {
             let operations = self.services.iter().flat_map(|a| a.operations().iter().copied());
             let mcp = catalog.services().filter(|s| s.mcp_path.is_some()).map(|s| s.name);
             Arc::new(crate::metrics::Requests::new(operations, mcp))

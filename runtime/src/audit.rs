@@ -94,14 +94,6 @@ pub async fn write_alone(store: &Store, e: Entry<'_>) -> Result<(), sqlx::Error>
     store.write_grouped(INSERT, values(&e)).await
 }
 
-/// Commits `tx`, which carries `rows` audit rows, and measures the commit.
-pub async fn commit(tx: Tx, rows: usize) -> Result<(), sqlx::Error> {
-    let started = std::time::Instant::now();
-    let committed = tx.commit().await;
-    crate::metrics::audit_commit(rows, started.elapsed(), committed.is_ok());
-    committed
-}
-
 /// Audits a request answered without running its operation: one the gate refused (scope too
 /// low: `Denied`) or one whose input the decoder refused (`Failed`).
 pub async fn record_refusal(
@@ -141,7 +133,7 @@ pub async fn finish<T, E: OperationError + InternalError>(
             if let Err(e) = write(store, &mut tx, entry).await {
                 return Err(fault(op.id, "writing the audit row", e));
             }
-            commit(tx, 1).await.map_err(|e| fault(op.id, "committing", e))?;
+            tx.commit_audit(1).await.map_err(|e| fault(op.id, "committing", e))?;
             Ok(value)
         }
         Err(err) => {

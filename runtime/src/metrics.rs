@@ -87,7 +87,7 @@ pub fn install() -> anyhow::Result<PrometheusHandle> {
     Ok(handle)
 }
 
-/// Whether the recorder is installed (so the request layer has something to count into).
+/// Whether the recorder is installed (handles registered before it would count into nothing).
 pub fn enabled() -> bool {
     HANDLE.get().is_some()
 }

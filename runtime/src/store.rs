@@ -119,6 +119,15 @@ impl Tx {
         self.inner.commit().await
     }
 
+    /// Commits a transaction carrying `rows` audit rows, measured as an audit commit (its time,
+    /// its row count, or its failure).
+    pub async fn commit_audit(self, rows: usize) -> Result<(), sqlx::Error> {
+        let started = std::time::Instant::now();
+        let committed = self.commit().await;
+        crate::metrics::audit_commit(rows, started.elapsed(), committed.is_ok());
+        committed
+    }
+
     /// Rolls the transaction back.
     pub async fn rollback(self) -> Result<(), sqlx::Error> {
         self.inner.rollback().await
@@ -384,11 +393,8 @@ async fn commit_group(store: &Store, group: &[Grouped]) -> Result<(), sqlx::Erro
     for g in group {
         query(g.sql, &g.args).execute(&mut *tx).await?;
     }
-    let started = std::time::Instant::now();
-    let committed = tx.commit().await;
     // The group commit carries audit rows (crate::audit), so it is measured as their commits.
-    crate::metrics::audit_commit(group.len(), started.elapsed(), committed.is_ok());
-    committed
+    tx.commit_audit(group.len()).await
 }
 
 /// Now, in epoch milliseconds.
