@@ -98,13 +98,25 @@ pub fn is_transient_cause(cause: &dyn std::any::Any) -> bool {
 /// The tasks that hold a transaction now, with how many each holds.
 type Holders = Arc<Mutex<HashMap<tokio::task::Id, usize>>>;
 
+mod group;
+
 /// A transaction on the store. It derefs to the connection, so `&mut *tx` runs a query in it.
 /// While it lives, its task may not acquire another connection from the store.
 #[derive(Debug)]
 pub struct Tx {
-    inner: Transaction<'static, Any>,
+    inner: Inner,
     _holder: Holder,
     read_only: bool,
+}
+
+/// What a [`Tx`] is on its backend.
+#[derive(Debug)]
+enum Inner {
+    /// A database transaction of its own (reads; PostgreSQL's writes, whose concurrent commits
+    /// the server already groups into shared WAL flushes).
+    Own(Transaction<'static, Any>),
+    /// A member of SQLite's group commit (see [`group`]).
+    Member(group::Member),
 }
 
 impl Tx {
@@ -114,36 +126,54 @@ impl Tx {
         self.read_only
     }
 
-    /// Commits the transaction.
+    /// Commits the transaction, returning once its changes are durable (on SQLite, once the
+    /// group commit that carries it has committed).
     pub async fn commit(self) -> Result<(), sqlx::Error> {
-        self.inner.commit().await
+        match self.inner {
+            Inner::Own(tx) => tx.commit().await,
+            Inner::Member(m) => m.commit(0).await,
+        }
     }
 
     /// Commits a transaction carrying `rows` audit rows, measured as an audit commit (its time,
-    /// its row count, or its failure).
+    /// its row count, or its failure; on SQLite, those of the group commit that carries it).
     pub async fn commit_audit(self, rows: usize) -> Result<(), sqlx::Error> {
-        let started = std::time::Instant::now();
-        let committed = self.commit().await;
-        crate::metrics::audit_commit(rows, started.elapsed(), committed.is_ok());
-        committed
+        match self.inner {
+            Inner::Own(tx) => {
+                let started = std::time::Instant::now();
+                let committed = tx.commit().await;
+                crate::metrics::audit_commit(rows, started.elapsed(), committed.is_ok());
+                committed
+            }
+            Inner::Member(m) => m.commit(rows).await,
+        }
     }
 
     /// Rolls the transaction back.
     pub async fn rollback(self) -> Result<(), sqlx::Error> {
-        self.inner.rollback().await
+        match self.inner {
+            Inner::Own(tx) => tx.rollback().await,
+            Inner::Member(m) => m.rollback().await,
+        }
     }
 }
 
 impl std::ops::Deref for Tx {
     type Target = AnyConnection;
     fn deref(&self) -> &AnyConnection {
-        &self.inner
+        match &self.inner {
+            Inner::Own(tx) => tx,
+            Inner::Member(m) => m.connection(),
+        }
     }
 }
 
 impl std::ops::DerefMut for Tx {
     fn deref_mut(&mut self) -> &mut AnyConnection {
-        &mut self.inner
+        match &mut self.inner {
+            Inner::Own(tx) => tx,
+            Inner::Member(m) => m.connection_mut(),
+        }
     }
 }
 
@@ -200,6 +230,10 @@ pub struct Store {
     holders: Holders,
     /// The group commit's queue, started on first use ([`Store::write_grouped`]).
     group: Arc<OnceLock<tokio::sync::mpsc::Sender<Grouped>>>,
+    /// SQLite: the group commit of writing transactions.
+    writer: group::Writer,
+    /// How long a transaction waits to begin.
+    acquire_timeout: Duration,
 }
 
 /// An optional value to bind: the value, or SQL `NULL` typed like the value (see the module
@@ -357,7 +391,7 @@ struct Grouped {
 }
 
 /// Most statements one group commit carries.
-const GROUP_MAX: usize = 256;
+const QUEUE_MAX: usize = 256;
 
 /// The group commit: takes every statement queued while the previous commit ran and commits
 /// them in one transaction, then tells each sender. A failed group is retried one statement per
@@ -365,7 +399,7 @@ const GROUP_MAX: usize = 256;
 async fn group_commit(store: Store, mut queue: tokio::sync::mpsc::Receiver<Grouped>) {
     while let Some(first) = queue.recv().await {
         let mut group = vec![first];
-        while group.len() < GROUP_MAX {
+        while group.len() < QUEUE_MAX {
             match queue.try_recv() {
                 Ok(next) => group.push(next),
                 Err(_) => break,
@@ -467,6 +501,8 @@ impl Store {
             fail_audit: Arc::new(AtomicU32::new(0)),
             holders: Holders::default(),
             group: Arc::default(),
+            writer: group::Writer::default(),
+            acquire_timeout: settings.acquire_timeout,
         };
         // The platform's own tables; each service applies its own when it opens (`Store::migrate`).
         store
@@ -536,14 +572,17 @@ impl Store {
         self.backend
     }
 
-    /// Starts a transaction. On SQLite it takes the write lock at once (`BEGIN IMMEDIATE`), so
-    /// concurrent writers queue behind the busy timeout instead of failing on lock upgrade.
+    /// Starts a writing transaction. On SQLite it is a member of the group commit (see
+    /// [`group`]): it waits its turn for the one writing connection, inside a transaction that
+    /// took the write lock at once (`BEGIN IMMEDIATE`), and its commit is shared with the
+    /// transactions that run while it waits for the disk. On PostgreSQL it is a transaction of
+    /// its own.
     pub async fn begin(&self) -> Result<Tx, sqlx::Error> {
         self.refuse_nested();
         let started = std::time::Instant::now();
         let begun = match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
-            Backend::Postgres => self.pool.begin().await,
+            Backend::Sqlite => self.writer.begin(&self.pool, self.acquire_timeout).await.map(Inner::Member),
+            Backend::Postgres => self.pool.begin().await.map(Inner::Own),
         };
         self.opened(begun, started, false)
     }
@@ -551,7 +590,7 @@ impl Store {
     /// A transaction just begun (or not), its wait measured.
     fn opened(
         &self,
-        begun: Result<Transaction<'static, Any>, sqlx::Error>,
+        begun: Result<Inner, sqlx::Error>,
         started: std::time::Instant,
         read_only: bool,
     ) -> Result<Tx, sqlx::Error> {
@@ -574,7 +613,8 @@ impl Store {
         let begun = match self.backend {
             Backend::Sqlite => self.readers.begin().await,
             Backend::Postgres => self.pool.begin_with("BEGIN READ ONLY").await,
-        };
+        }
+        .map(Inner::Own);
         self.opened(begun, started, true)
     }
 
@@ -592,7 +632,7 @@ impl Store {
     /// no transaction of their caller's, such as the audit rows of reads.
     pub async fn write_grouped(&self, sql: &'static str, args: Vec<Arg>) -> Result<(), sqlx::Error> {
         let queue = self.group.get_or_init(|| {
-            let (send, receive) = tokio::sync::mpsc::channel(4 * GROUP_MAX);
+            let (send, receive) = tokio::sync::mpsc::channel(4 * QUEUE_MAX);
             tokio::spawn(group_commit(self.clone(), receive));
             send
         });
@@ -676,6 +716,80 @@ mod tests {
         assert_eq!(failed, vec![100]);
         let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM grouped").fetch_one(store.pool()).await.unwrap();
         assert_eq!(stored, 199);
+    }
+
+    /// Concurrent writing transactions share group commits: each `commit` returns once its row is
+    /// visible to a new reader, one that fails (its statement refused, its transaction dropped)
+    /// or is cancelled mid-way loses only its own changes, and none leaves the write lock held.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn grouped_transactions_keep_every_committed_change_and_lose_only_their_own_on_failure() {
+        let (store, _dir) = store().await;
+        let insert = "INSERT INTO grouped (id, note) VALUES ($1, $2)";
+        let writes: Vec<_> = (0..200_i64)
+            .map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let mut tx = store.begin().await?;
+                    query(insert, &[Arg::Int(i), Arg::Text(Some(format!("row {i}")))]).execute(&mut *tx).await?;
+                    // Row 100 then breaks NOT NULL: its transaction is dropped, never committed.
+                    let second = if i == 100 { None } else { Some("again".to_string()) };
+                    query(insert, &[Arg::Int(1000 + i), Arg::Text(second)]).execute(&mut *tx).await?;
+                    tx.commit().await?;
+                    // Committed means visible to a reader that starts now.
+                    let mut read = store.begin_read().await?;
+                    let seen: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM grouped WHERE id IN ($1, $2)")
+                        .bind(i)
+                        .bind(1000 + i)
+                        .fetch_one(&mut *read)
+                        .await?;
+                    Ok::<i64, sqlx::Error>(seen)
+                })
+            })
+            .collect();
+        // One more that is cancelled while it holds the connection, its row written.
+        let cancelled = tokio::spawn({
+            let store = store.clone();
+            async move {
+                let mut tx = store.begin().await.unwrap();
+                query(insert, &[Arg::Int(5000), Arg::Text(Some("cancelled".into()))]).execute(&mut *tx).await.unwrap();
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        cancelled.abort();
+        let mut failed = Vec::new();
+        for (i, w) in writes.into_iter().enumerate() {
+            match w.await.unwrap() {
+                Ok(seen) => assert_eq!(seen, 2, "row {i} committed but not visible"),
+                Err(_) => failed.push(i),
+            }
+        }
+        assert_eq!(failed, vec![100]);
+        // Nothing holds the write lock now: a write outside the group gets through at once.
+        let direct = sqlx::query("INSERT INTO grouped (id, note) VALUES (9999, 'direct')").execute(store.pool());
+        tokio::time::timeout(Duration::from_secs(5), direct).await.expect("the write lock was released").unwrap();
+        let ids: Vec<i64> =
+            sqlx::query_scalar("SELECT id FROM grouped ORDER BY id").fetch_all(store.pool()).await.unwrap();
+        let expected: Vec<i64> =
+            (0..200).chain((1000..1200).filter(|i| *i != 1100)).filter(|i| *i != 100).chain([9999]).collect();
+        assert_eq!(ids, expected);
+    }
+
+    /// A lone transaction that is rolled back, or dropped, ends the group it opened: the next
+    /// writer, in or out of the group, is not kept waiting.
+    #[tokio::test]
+    async fn a_writing_transaction_dropped_or_rolled_back_alone_releases_the_write_lock() {
+        let (store, _dir) = store().await;
+        let mut tx = store.begin().await.unwrap();
+        sqlx::query("INSERT INTO grouped (id, note) VALUES (1, 'undone')").execute(&mut *tx).await.unwrap();
+        tx.rollback().await.unwrap();
+        let mut tx = store.begin().await.unwrap();
+        sqlx::query("INSERT INTO grouped (id, note) VALUES (2, 'dropped')").execute(&mut *tx).await.unwrap();
+        drop(tx);
+        let direct = sqlx::query("INSERT INTO grouped (id, note) VALUES (3, 'kept')").execute(store.pool());
+        tokio::time::timeout(Duration::from_secs(5), direct).await.expect("the write lock was released").unwrap();
+        let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM grouped").fetch_all(store.pool()).await.unwrap();
+        assert_eq!(ids, vec![3]);
     }
 
     /// A read-only transaction sees the data and cannot write; on SQLite it runs beside a writer

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Same-run comparison of two release binaries of `specwright` (OLD and NEW, paths as arguments):
-# GET /healthz and the vault list (20 credentials, admin JWTs rotated so the plan limit never answers 429, SQLite), wrk -t2 -c32 -d10s each,
+# GET /healthz, the vault list (20 credentials, admin JWTs rotated so the plan limit never answers 429, SQLite)
+# and the vault's create (a write: a new credential per request, sealed and audited), wrk -t2 -c32 -d10s each,
 # alternating three rounds so drift on the shared machine hits both alike.
 #   bash xtask/bench/server_compare.sh OLD_BINARY NEW_BINARY
 # OLD_ARGS and NEW_ARGS (environment) add `serve` flags to either side, so one binary can be
@@ -22,7 +23,10 @@ run() { # name bin port [serve flags]
   local out; out=$(TOKENS=$dir/tokens QUERY="/api/v1/credentials?per_page=20" wrk -t2 -c32 -d10s -s xtask/bench/rotate.lua http://127.0.0.1:$port)
   l=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
   local bad; bad=$(echo "$out" | awk '/Non-2xx/ {print $5}')
-  echo "$name healthz=$h list=$l list_non2xx=${bad:-0}"
+  out=$(TOKENS=$dir/tokens METHOD=POST BODY='{"key":"w{n}","value":"v"}' QUERY="/api/v1/credentials" wrk -t2 -c32 -d10s -s xtask/bench/rotate.lua http://127.0.0.1:$port)
+  local c; c=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+  local cbad; cbad=$(echo "$out" | awk '/Non-2xx/ {print $5}')
+  echo "$name healthz=$h list=$l list_non2xx=${bad:-0} create=$c create_non2xx=${cbad:-0}"
   kill $pid; wait $pid 2>/dev/null; rm -rf $dir
 }
 for round in 1 2 3; do

@@ -4,101 +4,11 @@
 //! OpenAPI equal to the generated file, audit rows, rate-limit headers, and the notes themselves
 //! (tenancy, state transitions, tags) on SQLite and, when `DATABASE_URL_TEST` is set, PostgreSQL.
 
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+mod common;
 
+use common::Server;
 use serde_json::{Value, json};
 use support::Operation;
-
-const BIN: &str = env!("CARGO_BIN_EXE_notes");
-
-struct Server {
-    child: Child,
-    base: String,
-    /// Where the server's Prometheus metrics are, when it serves them.
-    metrics: Option<String>,
-    config: runtime::Config,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    async fn start(database_url: Option<&str>) -> Server {
-        Server::start_with(database_url, false).await
-    }
-
-    /// Starts the binary, serving metrics on a port of their own when `metrics` is set.
-    async fn start_with(database_url: Option<&str>, metrics: bool) -> Server {
-        let dir = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let addr = format!("127.0.0.1:{port}");
-        let metrics_port =
-            metrics.then(|| std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port());
-        let metrics = metrics_port.map(|port| format!("http://127.0.0.1:{port}/metrics"));
-        let mut cmd = Command::new(BIN);
-        match metrics_port {
-            Some(port) => cmd.env("NOTES_METRICS_ADDR", format!("127.0.0.1:{port}")),
-            None => cmd.env_remove("NOTES_METRICS_ADDR"),
-        };
-        cmd.env("NOTES_ADDR", &addr)
-            .env("NOTES_DATA_DIR", dir.path())
-            .env_remove("NOTES_PUBLIC_URL")
-            .env_remove("REDIS_URL")
-            .stdout(Stdio::null())
-            // Kept in a file, so a server that does not come up says why.
-            .stderr(std::fs::File::create(dir.path().join("server.log")).unwrap());
-        match database_url {
-            Some(url) => cmd.env("DATABASE_URL", url),
-            None => cmd.env_remove("DATABASE_URL"),
-        };
-        let mut child = cmd.spawn().expect("start the notes binary");
-        let base = format!("http://{addr}");
-        let client = reqwest::Client::new();
-        let log = || std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default();
-        let mut up = false;
-        for _ in 0..1200 {
-            if client.get(format!("{base}/healthz")).send().await.is_ok() {
-                up = true;
-                break;
-            }
-            if let Some(status) = child.try_wait().unwrap() {
-                panic!("the notes binary exited ({status}) before serving:\n{}", log());
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        if !up {
-            let _ = child.kill();
-            panic!("the notes binary did not answer /healthz within 60 s:\n{}", log());
-        }
-        let config = runtime::Config::new(addr.parse().unwrap(), None, dir.path().to_path_buf());
-        Server { child, base, metrics, config, _dir: dir }
-    }
-
-    /// A token of the server's own signing key for `tenant`, with `scope`, for both resources.
-    fn token(&self, tenant: &str, scope: &str) -> String {
-        let keys = runtime::keys::SigningKeys::load_or_create(&self.config.data_dir).unwrap();
-        let audience = runtime::Catalog::new([&notes::SERVICE]).resources(&self.config);
-        keys.mint(&runtime::keys::claims(&self.config.issuer(), "ann", tenant, scope, audience, 600, None)).unwrap()
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
-    /// The server's metrics, as Prometheus scrapes them.
-    async fn scrape(&self) -> String {
-        let resp = reqwest::get(self.metrics.as_deref().expect("started with metrics")).await.unwrap();
-        assert_eq!(resp.status(), 200);
-        assert_eq!(resp.headers()["content-type"], "text/plain; version=0.0.4; charset=utf-8");
-        resp.text().await.unwrap()
-    }
-}
 
 /// The value of the sample of metric `name` whose labels include `labels` (`None`: no such sample).
 fn sample(exposition: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
@@ -433,7 +343,7 @@ async fn metrics_count_every_operation_and_mcp_tool_by_outcome_on_their_own_list
         if in_use == Some(0.0) {
             break;
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         in_use = sample(&s.scrape().await, "specwright_db_pool_connections", &[("state", "in_use")]);
     }
     assert_eq!(in_use, Some(0.0), "{text}");

@@ -1,0 +1,119 @@
+//! The notes binary as a test runs it: on a free port, with a data directory of its own.
+
+#![allow(dead_code, reason = "each test binary uses a different subset")]
+
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_notes");
+
+pub struct Server {
+    child: Child,
+    /// `http://127.0.0.1:<port>`
+    pub base: String,
+    /// Where the server's Prometheus metrics are, when it serves them.
+    metrics: Option<String>,
+    /// Its configuration as a client sees it (address and data directory).
+    pub config: runtime::Config,
+    database_url: Option<String>,
+    _dir: Arc<tempfile::TempDir>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    pub async fn start(database_url: Option<&str>) -> Server {
+        Server::start_with(database_url, false).await
+    }
+
+    /// Starts the binary, serving metrics on a port of their own when `metrics` is set.
+    pub async fn start_with(database_url: Option<&str>, metrics: bool) -> Server {
+        let dir = Arc::new(tempfile::tempdir().unwrap());
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let metrics_port =
+            metrics.then(|| std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port());
+        Server::launch(dir, port, database_url, metrics_port).await
+    }
+
+    /// Kills the server at once (SIGKILL: no shutdown, no final checkpoint) and starts it again
+    /// on the same port, data directory and database.
+    pub async fn kill_and_restart(mut self) -> Server {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let port = self.config.addr.port();
+        let metrics_port = self.metrics.as_deref().and_then(|m| m.split(':').nth(2)?.split('/').next()?.parse().ok());
+        Server::launch(self._dir.clone(), port, self.database_url.as_deref(), metrics_port).await
+    }
+
+    async fn launch(
+        dir: Arc<tempfile::TempDir>,
+        port: u16,
+        database_url: Option<&str>,
+        metrics_port: Option<u16>,
+    ) -> Server {
+        let addr = format!("127.0.0.1:{port}");
+        let metrics = metrics_port.map(|port| format!("http://127.0.0.1:{port}/metrics"));
+        let mut cmd = Command::new(BIN);
+        match metrics_port {
+            Some(port) => cmd.env("NOTES_METRICS_ADDR", format!("127.0.0.1:{port}")),
+            None => cmd.env_remove("NOTES_METRICS_ADDR"),
+        };
+        cmd.env("NOTES_ADDR", &addr)
+            .env("NOTES_DATA_DIR", dir.path())
+            .env_remove("NOTES_PUBLIC_URL")
+            .env_remove("REDIS_URL")
+            .stdout(Stdio::null())
+            // Kept in a file, so a server that does not come up says why.
+            .stderr(std::fs::OpenOptions::new().create(true).append(true).open(dir.path().join("server.log")).unwrap());
+        match database_url {
+            Some(url) => cmd.env("DATABASE_URL", url),
+            None => cmd.env_remove("DATABASE_URL"),
+        };
+        let mut child = cmd.spawn().expect("start the notes binary");
+        let base = format!("http://{addr}");
+        let client = reqwest::Client::new();
+        let log = || std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default();
+        let mut up = false;
+        for _ in 0..1200 {
+            if client.get(format!("{base}/healthz")).send().await.is_ok() {
+                up = true;
+                break;
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("the notes binary exited ({status}) before serving:\n{}", log());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        if !up {
+            let _ = child.kill();
+            panic!("the notes binary did not answer /healthz within 60 s:\n{}", log());
+        }
+        let config = runtime::Config::new(addr.parse().unwrap(), None, dir.path().to_path_buf());
+        Server { child, base, metrics, config, database_url: database_url.map(str::to_string), _dir: dir }
+    }
+
+    /// A token of the server's own signing key for `tenant`, with `scope`, for both resources.
+    pub fn token(&self, tenant: &str, scope: &str) -> String {
+        let keys = runtime::keys::SigningKeys::load_or_create(&self.config.data_dir).unwrap();
+        let audience = runtime::Catalog::new([&notes::SERVICE]).resources(&self.config);
+        keys.mint(&runtime::keys::claims(&self.config.issuer(), "ann", tenant, scope, audience, 600, None)).unwrap()
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// The server's metrics, as Prometheus scrapes them.
+    pub async fn scrape(&self) -> String {
+        let resp = reqwest::get(self.metrics.as_deref().expect("started with metrics")).await.unwrap();
+        assert_eq!(resp.status(), 200);
+        assert_eq!(resp.headers()["content-type"], "text/plain; version=0.0.4; charset=utf-8");
+        resp.text().await.unwrap()
+    }
+}
