@@ -47,11 +47,18 @@ pub struct Entry<'a> {
     pub error_code: Option<&'a str>,
 }
 
-const INSERT: &str = "INSERT INTO audit_events (tenant_id, id, occurred_at, request_id, actor, auth_method, token_id, \
-     scope, operation, targets, outcome, status, error_code) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)";
+/// The table and its columns, in the order of [`values`].
+macro_rules! into {
+    () => {
+        "audit_events (tenant_id, id, occurred_at, request_id, actor, auth_method, token_id, \
+         scope, operation, targets, outcome, status, error_code)"
+    };
+}
+const INTO: &str = into!();
+const INSERT: &str =
+    concat!("INSERT INTO ", into!(), " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)");
 
-/// The values of one row, in the order of [`INSERT`].
+/// The values of one row, in the order of [`INTO`].
 fn values(e: &Entry<'_>) -> Vec<Arg> {
     let text = |s: &str| Arg::Text(Some(s.to_string()));
     vec![
@@ -91,7 +98,7 @@ pub async fn write(store: &Store, tx: &mut Tx, e: Entry<'_>) -> Result<(), sqlx:
 /// other such row written meanwhile.
 pub async fn write_alone(store: &Store, e: Entry<'_>) -> Result<(), sqlx::Error> {
     injected(store)?;
-    store.write_grouped(INSERT, values(&e)).await
+    store.insert_grouped(INTO, values(&e)).await
 }
 
 /// Audits a request answered without running its operation: one the gate refused (scope too

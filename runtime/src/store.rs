@@ -228,7 +228,7 @@ pub struct Store {
     fail_audit: Arc<AtomicU32>,
     /// Tasks holding a transaction (see the module documentation).
     holders: Holders,
-    /// The group commit's queue, started on first use ([`Store::write_grouped`]).
+    /// The group commit's queue, started on first use ([`Store::insert_grouped`]).
     group: Arc<OnceLock<tokio::sync::mpsc::Sender<Grouped>>>,
     /// SQLite: the group commit of writing transactions.
     writer: group::Writer,
@@ -311,7 +311,7 @@ pub fn query<'q>(sql: &'static str, args: &'q [Arg]) -> sqlx::query::Query<'q, A
 
 fn bind_all<'q>(
     mut q: sqlx::query::Query<'q, Any, AnyArguments>,
-    args: &'q [Arg],
+    args: impl IntoIterator<Item = &'q Arg>,
 ) -> sqlx::query::Query<'q, Any, AnyArguments> {
     for a in args {
         q = match a {
@@ -382,20 +382,26 @@ fn pool_options(backend: Backend, max: u32, acquire_timeout: Duration, read_only
     })
 }
 
-/// One statement waiting for the group commit, and where its outcome goes.
+/// One row waiting for the group commit, and where its outcome goes.
 #[derive(Debug)]
 struct Grouped {
-    sql: &'static str,
-    args: Vec<Arg>,
+    /// `table (column, …)`.
+    into: &'static str,
+    row: Vec<Arg>,
     done: tokio::sync::oneshot::Sender<Result<(), sqlx::Error>>,
 }
 
-/// Most statements one group commit carries.
+/// Most rows one group commit carries.
 const QUEUE_MAX: usize = 256;
 
-/// The group commit: takes every statement queued while the previous commit ran and commits
-/// them in one transaction, then tells each sender. A failed group is retried one statement per
-/// transaction, so a failure reaches exactly the statements it belongs to.
+/// Most rows one `INSERT` statement of the group commit carries. Runs of rows for the same table
+/// are inserted in chunks of powers of two up to this, so each connection prepares at most six
+/// shapes of statement per table.
+const ROWS_PER_INSERT: usize = 32;
+
+/// The group commit: takes every row queued while the previous commit ran and commits them in
+/// one transaction, a few multi-row `INSERT`s, then tells each sender. A failed group is retried
+/// one row per transaction, so a failure reaches exactly the rows it belongs to.
 async fn group_commit(store: Store, mut queue: tokio::sync::mpsc::Receiver<Grouped>) {
     while let Some(first) = queue.recv().await {
         let mut group = vec![first];
@@ -424,11 +430,35 @@ async fn group_commit(store: Store, mut queue: tokio::sync::mpsc::Receiver<Group
 
 async fn commit_group(store: &Store, group: &[Grouped]) -> Result<(), sqlx::Error> {
     let mut tx = store.begin().await?;
-    for g in group {
-        query(g.sql, &g.args).execute(&mut *tx).await?;
+    let mut rest = group;
+    while let Some(first) = rest.first() {
+        let width = first.row.len();
+        let run = rest.iter().take_while(|g| g.into == first.into && g.row.len() == width).count();
+        // The largest power of two that fits the run (and the cap).
+        let n = 1 << run.min(ROWS_PER_INSERT).ilog2();
+        let (chunk, after) = rest.split_at(n);
+        let sql = multi_row_insert(first.into, width, n);
+        bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), chunk.iter().flat_map(|g| &g.row)).execute(&mut *tx).await?;
+        rest = after;
     }
     // The group commit carries audit rows (crate::audit), so it is measured as their commits.
     tx.commit_audit(group.len()).await
+}
+
+/// `INSERT INTO {into} VALUES ($1, …, $width), …` for `rows` rows.
+fn multi_row_insert(into: &str, width: usize, rows: usize) -> String {
+    let mut sql = format!("INSERT INTO {into} VALUES ");
+    for r in 0..rows {
+        sql.push_str(if r == 0 { "(" } else { ", (" });
+        for c in 0..width {
+            if c > 0 {
+                sql.push_str(", ");
+            }
+            sql.push_str(&format!("${}", r * width + c + 1));
+        }
+        sql.push(')');
+    }
+    sql
 }
 
 /// Now, in epoch milliseconds.
@@ -627,10 +657,11 @@ impl Store {
         }
     }
 
-    /// Runs `sql` with `args` in the next group commit and returns once it is durable (or has
-    /// failed): concurrent callers share one transaction and one sync to disk. For rows that need
-    /// no transaction of their caller's, such as the audit rows of reads.
-    pub async fn write_grouped(&self, sql: &'static str, args: Vec<Arg>) -> Result<(), sqlx::Error> {
+    /// Inserts `row` into `into` (`table (column, …)`, the values in that order) in the next
+    /// group commit and returns once it is durable (or has failed): concurrent callers share one
+    /// transaction, a few multi-row statements and one sync to disk. For rows that need no
+    /// transaction of their caller's, such as the audit rows of reads.
+    pub async fn insert_grouped(&self, into: &'static str, row: Vec<Arg>) -> Result<(), sqlx::Error> {
         let queue = self.group.get_or_init(|| {
             let (send, receive) = tokio::sync::mpsc::channel(4 * QUEUE_MAX);
             tokio::spawn(group_commit(self.clone(), receive));
@@ -638,7 +669,7 @@ impl Store {
         });
         let (done, outcome) = tokio::sync::oneshot::channel();
         let gone = || sqlx::Error::PoolClosed;
-        queue.send(Grouped { sql, args, done }).await.map_err(|_| gone())?;
+        queue.send(Grouped { into, row, done }).await.map_err(|_| gone())?;
         outcome.await.map_err(|_| gone())?
     }
 
@@ -698,13 +729,14 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_group_commit_keeps_every_acknowledged_row_and_fails_only_the_bad_one() {
         let (store, _dir) = store().await;
-        let insert = "INSERT INTO grouped (id, note) VALUES ($1, $2)";
         let writes: Vec<_> = (0..200)
             .map(|i| {
                 let store = store.clone();
                 // Row 100 breaks NOT NULL.
                 let note = if i == 100 { None } else { Some(format!("row {i}")) };
-                tokio::spawn(async move { store.write_grouped(insert, vec![Arg::Int(i), Arg::Text(note)]).await })
+                tokio::spawn(async move {
+                    store.insert_grouped("grouped (id, note)", vec![Arg::Int(i), Arg::Text(note)]).await
+                })
             })
             .collect();
         let mut failed = Vec::new();
@@ -797,7 +829,7 @@ mod tests {
     #[tokio::test]
     async fn a_read_transaction_reads_beside_the_writer_and_refuses_writes() {
         let (store, _dir) = store().await;
-        store.write_grouped("INSERT INTO grouped (id, note) VALUES (1, 'one')", vec![]).await.unwrap();
+        store.insert_grouped("grouped (id, note)", vec![Arg::Int(1), Arg::Text(Some("one".into()))]).await.unwrap();
         let writer = store.begin().await.unwrap();
         let reading = tokio::spawn({
             let store = store.clone();

@@ -7,6 +7,7 @@
 # OLD_ARGS and NEW_ARGS (environment) add `serve` flags to either side, so one binary can be
 # compared with itself under two settings (e.g. NEW_ARGS="--metrics-addr 127.0.0.1:19464").
 set -u
+command -v wrk >/dev/null || { echo "wrk is needed (apt-get install wrk)" >&2; exit 1; }
 cd "$(dirname "$0")/../.."
 OLD=${1:?old binary}; NEW=${2:?new binary}
 run() { # name bin port [serve flags]
