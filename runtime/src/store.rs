@@ -234,6 +234,31 @@ pub struct Store {
     writer: group::Writer,
     /// How long a transaction waits to begin.
     acquire_timeout: Duration,
+    /// Totals of [`Store::page_versioned`], by filter and version.
+    counts: Counts,
+}
+
+/// Most totals [`Counts`] keeps before it starts again from none.
+const COUNTS_MAX: usize = 4096;
+
+/// Totals of filtered pages, each with the version of the rows it counted.
+#[derive(Debug, Clone, Default)]
+struct Counts(Arc<Mutex<HashMap<String, (i64, u64)>>>);
+
+impl Counts {
+    fn get(&self, key: &str, version: i64) -> Option<u64> {
+        let map = self.0.lock().ok()?;
+        map.get(key).filter(|(v, _)| *v == version).map(|(_, total)| *total)
+    }
+
+    fn put(&self, key: String, version: i64, total: u64) {
+        if let Ok(mut map) = self.0.lock() {
+            if map.len() >= COUNTS_MAX && !map.contains_key(&key) {
+                map.clear();
+            }
+            map.insert(key, (version, total));
+        }
+    }
 }
 
 /// An optional value to bind: the value, or SQL `NULL` typed like the value (see the module
@@ -302,6 +327,22 @@ pub enum Arg {
     Real(f64),
     /// Text, or SQL `NULL`.
     Text(Option<String>),
+}
+
+/// `SELECT {columns} FROM {table} WHERE {filter} ORDER BY {order}`, for [`Store::page`]; `filter`
+/// refers to `args` as `$1`, `$2`, ….
+#[derive(Debug, Clone, Copy)]
+pub struct Select<'a> {
+    /// The columns selected.
+    pub columns: &'a str,
+    /// The table.
+    pub table: &'a str,
+    /// The condition, with `$N` placeholders.
+    pub filter: &'a str,
+    /// The order of the rows (with a unique last key, so pages never overlap).
+    pub order: &'a str,
+    /// The values of the placeholders.
+    pub args: &'a [Arg],
 }
 
 /// `sql` with `args` bound, `$1` first.
@@ -533,6 +574,7 @@ impl Store {
             group: Arc::default(),
             writer: group::Writer::default(),
             acquire_timeout: settings.acquire_timeout,
+            counts: Counts::default(),
         };
         // The platform's own tables; each service applies its own when it opens (`Store::migrate`).
         store
@@ -634,15 +676,17 @@ impl Store {
         (self.pool.size(), self.pool.num_idle())
     }
 
-    /// Starts a read-only transaction: a consistent snapshot that never takes the write lock (on
-    /// SQLite a connection of the readers' pool, which WAL lets read while the writer writes; on
-    /// PostgreSQL `BEGIN READ ONLY`). A write inside it fails.
+    /// Starts a read-only transaction: one consistent snapshot for all its statements, that never
+    /// takes the write lock (on SQLite a connection of the readers' pool, which WAL lets read
+    /// while the writer writes; on PostgreSQL `REPEATABLE READ READ ONLY`, since under the
+    /// default `READ COMMITTED` each statement would see the commits made since the one before,
+    /// and a page could disagree with its own total). A write inside it fails.
     pub async fn begin_read(&self) -> Result<Tx, sqlx::Error> {
         self.refuse_nested();
         let started = std::time::Instant::now();
         let begun = match self.backend {
             Backend::Sqlite => self.readers.begin().await,
-            Backend::Postgres => self.pool.begin_with("BEGIN READ ONLY").await,
+            Backend::Postgres => self.pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").await,
         }
         .map(Inner::Own);
         self.opened(begun, started, true)
@@ -673,30 +717,66 @@ impl Store {
         outcome.await.map_err(|_| gone())?
     }
 
-    /// One page of `SELECT {columns} FROM {table} WHERE {filter} ORDER BY {order}`, and how many
-    /// rows the filter matches over all pages. `filter` refers to `args` as `$1`, `$2`, ….
-    pub async fn page(
+    /// One page of `select`, and how many rows its filter matches over all pages, both read in
+    /// one snapshot.
+    pub async fn page(&self, select: Select<'_>, paging: support::Paging) -> Result<(u64, Vec<AnyRow>), sqlx::Error> {
+        self.page_counted(select, paging, None).await
+    }
+
+    /// As [`Store::page`], with the total kept exact without counting every match on each request:
+    /// `version` is a query (`$1` bound to its argument) that reads a number which changes, in
+    /// the same transaction, whenever a row that could match changes (a trigger maintains it). The
+    /// count is computed once per filter and version, and reused while the version read in the
+    /// page's own snapshot is the same; so it is always the count of that snapshot.
+    pub async fn page_versioned(
         &self,
-        columns: &str,
-        table: &str,
-        filter: &str,
-        order: &str,
-        args: &[Arg],
+        select: Select<'_>,
         paging: support::Paging,
+        version: (&'static str, &Arg),
+    ) -> Result<(u64, Vec<AnyRow>), sqlx::Error> {
+        self.page_counted(select, paging, Some(version)).await
+    }
+
+    async fn page_counted(
+        &self,
+        Select { columns, table, filter, order, args }: Select<'_>,
+        paging: support::Paging,
+        version: Option<(&'static str, &Arg)>,
     ) -> Result<(u64, Vec<AnyRow>), sqlx::Error> {
         use sqlx::Row;
-        let count = format!("SELECT COUNT(*) FROM {table} WHERE {filter}");
-        let total: i64 =
-            bind_all(sqlx::query(sqlx::AssertSqlSafe(count)), args).fetch_one(self.readers()).await?.get(0);
+        let mut tx = self.begin_read().await?;
+        let known = match version {
+            Some((sql, arg)) => {
+                let row = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), [arg]).fetch_optional(&mut *tx).await?;
+                let version: i64 = row.map(|r| r.get(0)).unwrap_or(0);
+                Some((format!("{table}\u{0}{filter}\u{0}{args:?}"), version))
+            }
+            None => None,
+        };
+        let cached = known.as_ref().and_then(|(key, version)| self.counts.get(key, *version));
+        let total = match cached {
+            Some(total) => total,
+            None => {
+                let count = format!("SELECT COUNT(*) FROM {table} WHERE {filter}");
+                let total: i64 =
+                    bind_all(sqlx::query(sqlx::AssertSqlSafe(count)), args).fetch_one(&mut *tx).await?.get(0);
+                let total = total.max(0) as u64;
+                if let Some((key, version)) = known {
+                    self.counts.put(key, version, total);
+                }
+                total
+            }
+        };
         let n = args.len();
         let select =
             format!("SELECT {columns} FROM {table} WHERE {filter} ORDER BY {order} LIMIT ${} OFFSET ${}", n + 1, n + 2);
         let rows = bind_all(sqlx::query(sqlx::AssertSqlSafe(select)), args)
             .bind(i64::from(paging.per_page))
             .bind(paging.offset() as i64)
-            .fetch_all(self.readers())
+            .fetch_all(&mut *tx)
             .await?;
-        Ok((total.max(0) as u64, rows))
+        tx.commit().await?;
+        Ok((total, rows))
     }
 
     /// Test hook: make the next `n` audit writes fail.

@@ -122,7 +122,7 @@ pub async fn authenticate(store: &Store, kind: Kind, secret: &str) -> Result<Aut
     };
     let row = sqlx::query(select)
         .bind(hash(secret))
-        .fetch_optional(store.pool())
+        .fetch_optional(store.readers())
         .await
         .map_err(|e| {
             tracing::warn!(error = %e, "could not read a stored token");

@@ -262,3 +262,53 @@ on_both_backends!(config_changes_rescore_open_leads, |server| {
         assert_eq!(composite, 0.0);
     }
 });
+
+// `meta.total` stays exact while the list reuses counts (runtime `Store::page_versioned`): after
+// each kind of change to the tenant's leads (a status change, new tags, a rescoring in the
+// background, a scan that updates known postings), every filter's total equals the leads that filter returns on one page.
+on_both_backends!(list_totals_stay_exact_through_every_kind_of_change, |server| {
+    let token = server.team_token("pat", "acme");
+    let (s, report) = scan(&server, &token, None, json!({})).await;
+    assert_eq!(s, 200, "{report}");
+    let filters = ["", "&min_score=50", "&min_score=20&sort=-created_at", "&tag=exact", "&status=archived"];
+    let check = |moment: &'static str| {
+        let (server, token) = (&server, token.clone());
+        async move {
+            for f in filters {
+                // Twice: the second answer comes from the reused count.
+                for _ in 0..2 {
+                    let (s, list) =
+                        server.call("GET", &format!("/v1/prospector/leads?per_page=100{f}"), &token, None).await;
+                    assert_eq!(s, 200, "{list}");
+                    let returned = list["data"].as_array().unwrap().len() as i64;
+                    assert_eq!(list["meta"]["total"].as_i64(), Some(returned), "{moment}, filter {f:?}");
+                }
+            }
+        }
+    };
+    check("after the first scan").await;
+    let (_, list) = server.call("GET", "/v1/prospector/leads?per_page=100", &token, None).await;
+    let (first, second) = (ids(&list)[0].clone(), ids(&list)[1].clone());
+    let patch = |id: String, body: Value| {
+        let (server, token) = (&server, token.clone());
+        async move { server.call("PATCH", &format!("/v1/prospector/leads/{id}"), &token, Some(body)).await }
+    };
+    assert_eq!(patch(first, json!({"status": "archived"})).await.0, 200);
+    check("after a lead was archived").await;
+    assert_eq!(patch(second, json!({"tags": ["exact"]})).await.0, 200);
+    check("after a lead was tagged").await;
+    let config = json!({"weights": {"skill_match": 10, "budget": 40, "client_history": 20, "competition": 20, "timeline": 10},
+        "parameters": {"skills": ["go"], "budget_floor": 50, "budget_target": 500, "currency": "USD", "max_competition": 50,
+        "stale_after_days": 14, "evidence_prior": 5, "top_tier_min_confidence": 0.5}});
+    let (s, body) = server.call("PUT", "/v1/prospector/scoring/config", &token, Some(config)).await;
+    assert_eq!(s, 200, "{body}");
+    // While the background rescoring runs and after it ends.
+    for _ in 0..5 {
+        check("during and after a rescoring").await;
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // A second scan of the same feed adds nothing (every posting is known) and changes no total.
+    let (s, report) = scan(&server, &token, None, json!({})).await;
+    assert_eq!(s, 200, "{report}");
+    check("after a second scan").await;
+});

@@ -2,7 +2,8 @@
 # Loopback load test of the prospector with COUNT (default 100,000) stored leads:
 # GET /leads?min_score=…&sort=-score with wrk, and POST /scoring/backtest over all of them.
 # Usage: bash xtask/bench/prospector.sh [postgres://…]   (no argument: the embedded SQLite default)
-# BIN=path/to/specwright serves with another build (an earlier release, for a side-by-side run).
+# BIN=path/to/specwright serves with another build (an earlier release, for a side-by-side run), and
+# SEED=path/to/seed_leads seeds with that build's example (its migrations must match the server's).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)" >&2; exit 1; }
@@ -16,7 +17,7 @@ common=(--data-dir "$data" --addr "127.0.0.1:$port")
 [ $# -ge 1 ] && { common+=(--database-url "$1"); export DATABASE_URL=$1; }
 backend=${1:+PostgreSQL}; backend=${backend:-SQLite}
 tenant="bench$port"
-target/release/examples/seed_leads "$data" "$tenant" "$count"
+${SEED:-target/release/examples/seed_leads} "$data" "$tenant" "$count"
 # Team plan: 300/minute per token; 600 tokens keep a 15 s run well under every token's limit.
 export TOKENS="$data/tokens"
 seq 1 600 | xargs -P 2 -I{} $bin token --sub "u{}" --tenant "$tenant" --scope prospector --plan team --ttl 3600 "${common[@]}" >"$TOKENS"

@@ -10,6 +10,12 @@ set -u
 command -v wrk >/dev/null || { echo "wrk is needed (apt-get install wrk)" >&2; exit 1; }
 cd "$(dirname "$0")/../.."
 OLD=${1:?old binary}; NEW=${2:?new binary}
+# Two trees built into one target directory can leave the second build's binary stale (cargo
+# judges workspace crates by relative paths and times): identical files are refused, unless the
+# two sides differ by their flags.
+if cmp -s "$OLD" "$NEW" && [ "${OLD_ARGS:-}" = "${NEW_ARGS:-}" ]; then
+  echo "$OLD and $NEW are the same file: nothing to compare" >&2; exit 1
+fi
 run() { # name bin port [serve flags]
   local name=$1 bin=$2 port=$3 extra=${4:-} dir; dir=$(mktemp -d)
   $bin tenant create acme --admin alice --data-dir $dir --addr 127.0.0.1:$port >/dev/null

@@ -9,7 +9,7 @@ use support::{Paged, Paging, Problem};
 
 use runtime::auth::{AuthMethod, Caller};
 use runtime::fault;
-use runtime::store::{Arg, Nullable, Store, now_ms, to_time};
+use runtime::store::{Arg, Nullable, Select, Store, now_ms, to_time};
 use runtime::tokens::{self, Kind};
 
 fn rank(plan: Plan) -> u8 {
@@ -50,7 +50,10 @@ pub async fn list(
     let active = "tenant_id = $1 AND user_id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)";
     let args = [Arg::Text(Some(caller.tenant.clone())), Arg::Text(Some(caller.subject.clone())), Arg::Int(now)];
     let (total, rows) = store
-        .page(COLUMNS, "api_tokens", active, "created_at DESC, id", &args, paging)
+        .page(
+            Select { columns: COLUMNS, table: "api_tokens", filter: active, order: "created_at DESC, id", args: &args },
+            paging,
+        )
         .await
         .map_err(|e| fault("api_tokens", "listing", e))?;
     Ok(Paged { items: rows.iter().map(from_row).collect(), total })

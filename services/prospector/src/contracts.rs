@@ -13,7 +13,7 @@ use support::{Paged, Paging, Problem};
 use crate::leads::{Stored, bad_move, missing};
 use runtime::auth::Caller;
 use runtime::fault;
-use runtime::store::{Arg, Nullable, Store, Tx, now_ms, to_time};
+use runtime::store::{Arg, Nullable, Select, Store, Tx, now_ms, to_time};
 
 const COLUMNS: &str = "id, proposal_id, lead_id, title, client_name, platform, platform_reference, status, total_amount, currency, started_at, completed_at, updated_at";
 
@@ -102,13 +102,16 @@ pub async fn list(
     let filter = "tenant_id = $1 AND ($2 IS NULL OR status = $2)";
     let args = [Arg::Text(Some(caller.tenant.clone())), Arg::Text(input.status.map(|s| s.as_str().to_string()))];
     let (total, rows) = store
-        .page(COLUMNS, "contracts", filter, "started_at DESC, id", &args, paging)
+        .page(
+            Select { columns: COLUMNS, table: "contracts", filter, order: "started_at DESC, id", args: &args },
+            paging,
+        )
         .await
         .map_err(|e| fault("contracts", "listing", e))?;
     let contracts =
         rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(|e| fault("contracts", "reading", e))?;
     let items =
-        with_milestones(store.pool(), contracts).await.map_err(|e| fault("contracts", "reading milestones", e))?;
+        with_milestones(store.readers(), contracts).await.map_err(|e| fault("contracts", "reading milestones", e))?;
     Ok(Paged { items, total })
 }
 

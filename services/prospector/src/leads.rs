@@ -14,7 +14,7 @@ use crate::posting::Posting;
 use crate::scoring;
 use runtime::auth::Caller;
 use runtime::fault;
-use runtime::store::{Arg, Nullable, Store, Tx, now_ms, to_time};
+use runtime::store::{Arg, Nullable, Select, Store, Tx, now_ms, to_time};
 
 /// Columns every lead read selects, in the order [`Stored::from_row`] expects.
 pub const COLUMNS: &str = "id, posting, status, tags, breakdown, score, confidence, created_at, updated_at, fetched_at";
@@ -208,8 +208,17 @@ pub async fn list(
         "score" | "created_at" => format!("{column} {dir}, id {dir}"),
         _ => format!("({column} IS NULL), {column} {dir}, id {dir}"),
     };
-    let (total, rows) =
-        store.page(COLUMNS, "leads", &filter, &order, &args, paging).await.map_err(|e| fault("leads", "listing", e))?;
+    // The total is exact: counted once per filter while the tenant's leads are unchanged (a
+    // trigger changes `lead_versions` with every change to them).
+    let version = ("SELECT version FROM lead_versions WHERE tenant_id = $1", &args[0]);
+    let (total, rows) = store
+        .page_versioned(
+            Select { columns: COLUMNS, table: "leads", filter: &filter, order: &order, args: &args },
+            paging,
+            version,
+        )
+        .await
+        .map_err(|e| fault("leads", "listing", e))?;
     let items = rows
         .iter()
         .map(|r| Stored::from_row(r).map(|s| s.lead()))
@@ -220,7 +229,7 @@ pub async fn list(
 
 /// `GET /leads/{id}`.
 pub async fn get(store: &Store, caller: &Caller, id: &str) -> Result<LeadDetail, errors::GetLeadError> {
-    match fetch(store.pool(), &caller.tenant, id).await.map_err(|e| fault("leads", "reading", e))? {
+    match fetch(store.readers(), &caller.tenant, id).await.map_err(|e| fault("leads", "reading", e))? {
         Some(lead) => Ok(lead.detail()),
         None => Err(errors::GetLeadError::NotFound(missing("lead", id))),
     }

@@ -16,7 +16,7 @@ use crate::leads::{self, Stored, bad_move, missing};
 use crate::{contracts, scoring};
 use runtime::auth::Caller;
 use runtime::fault;
-use runtime::store::{Arg, Nullable, Store, Tx, now_ms, to_time};
+use runtime::store::{Arg, Nullable, Select, Store, Tx, now_ms, to_time};
 
 /// Where submissions go.
 #[derive(Debug)]
@@ -84,7 +84,10 @@ pub async fn list(
         Arg::Text(input.lead_id),
     ];
     let (total, rows) = store
-        .page(COLUMNS, "proposals", filter, "updated_at DESC, id", &args, paging)
+        .page(
+            Select { columns: COLUMNS, table: "proposals", filter, order: "updated_at DESC, id", args: &args },
+            paging,
+        )
         .await
         .map_err(|e| fault("proposals", "listing", e))?;
     let items =
@@ -94,7 +97,7 @@ pub async fn list(
 
 /// `GET /proposals/{id}`.
 pub async fn get(store: &Store, caller: &Caller, id: &str) -> Result<Proposal, errors::GetProposalError> {
-    fetch(store.pool(), &caller.tenant, id)
+    fetch(store.readers(), &caller.tenant, id)
         .await
         .map_err(|e| fault("proposals", "reading", e))?
         .ok_or_else(|| errors::GetProposalError::NotFound(missing("proposal", id)))

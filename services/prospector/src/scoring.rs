@@ -181,7 +181,7 @@ pub async fn backtest(
     .bind(&caller.tenant)
     .bind(Nullable(input.since.map(|t| t.timestamp_millis())))
     .bind(Nullable(input.until.map(|t| t.timestamp_millis())))
-    .fetch_all(store.pool())
+    .fetch_all(store.readers())
     .await
     .map_err(|e| fault("backtest", "reading leads", e))?;
     let mut history: Vec<(String, Posting, i64, bool, i64)> = Vec::with_capacity(rows.len());
