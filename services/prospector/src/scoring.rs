@@ -2,6 +2,7 @@
 //! computation, versioned per tenant. Every update stores a new version (leads name the version
 //! they were scored with); a tenant that never set one starts from the defaults as version 1.
 
+use futures_util::TryStreamExt;
 use generated::prospector::errors;
 use generated::prospector::models::{self, ScoringConfig, ScoringParameters, SignalWeights};
 use sqlx::Row;
@@ -174,24 +175,6 @@ pub async fn backtest(
         ));
     }
     let live = current(store, &caller.tenant).await.map_err(|e| fault("backtest", "reading the configuration", e))?;
-    let rows = sqlx::query(
-        "SELECT id, posting, fetched_at, outcome, created_at FROM leads WHERE tenant_id = $1 AND outcome IS NOT NULL \
-         AND ($2 IS NULL OR created_at >= $2) AND ($3 IS NULL OR created_at < $3)",
-    )
-    .bind(&caller.tenant)
-    .bind(Nullable(input.since.map(|t| t.timestamp_millis())))
-    .bind(Nullable(input.until.map(|t| t.timestamp_millis())))
-    .fetch_all(store.readers())
-    .await
-    .map_err(|e| fault("backtest", "reading leads", e))?;
-    let mut history: Vec<(String, Posting, i64, bool, i64)> = Vec::with_capacity(rows.len());
-    for r in &rows {
-        let id: String = r.get(0);
-        let posting: Posting = serde_json::from_str(&r.get::<String, _>(1))
-            .map_err(|e| fault("backtest", "reading leads", format!("lead {id}: {e}")))?;
-        history.push((id, posting, r.get(2), r.get::<String, _>(3) == "won", r.get(4)));
-    }
-    drop(rows);
     let settings = Settings {
         top_k: input.top_k.unwrap_or(DEFAULT_TOP_K).max(1) as usize,
         tiers: input.tiers.unwrap_or(DEFAULT_TIERS).max(2) as usize,
@@ -199,24 +182,73 @@ pub async fn backtest(
         proposed_min_confidence: input.parameters.top_tier_min_confidence,
         current_config_version: live.version,
     };
-    tokio::task::spawn_blocking(move || {
+    // The stored postings stream from the database in chunks to a blocking task that parses and
+    // scores each one as it arrives, keeping only its two points: memory holds a few chunks of
+    // postings, never all of them, and reading overlaps scoring.
+    let (since, until) = (input.since.map(|t| t.timestamp_millis()), input.until.map(|t| t.timestamp_millis()));
+    let (chunks, mut arriving) = tokio::sync::mpsc::channel::<Vec<Stored>>(BACKTEST_CHUNKS_IN_FLIGHT);
+    let scoring = tokio::task::spawn_blocking(move || {
         // Composite and confidence only: the explanation sentences are most of a score's cost.
         let point = |(composite, confidence): (f64, f64)| Point { composite, confidence };
-        let cases: Vec<Case> = history
-            .into_iter()
-            .map(|(id, posting, fetched_at, won, created_at)| {
+        let mut cases: Vec<Case> = Vec::new();
+        while let Some(chunk) = arriving.blocking_recv() {
+            for Stored { id, posting, fetched_at, won, created_at } in chunk {
+                let posting: Posting = serde_json::from_str(&posting).map_err(|e| format!("lead {id}: {e}"))?;
                 let at = to_time(fetched_at);
-                Case {
+                cases.push(Case {
                     current: point(engine::point(&posting, &live.weights, &live.parameters, at)),
                     proposed: point(engine::point(&posting, &input.weights, &input.parameters, at)),
                     id,
                     won,
                     found_at: to_time(created_at),
-                }
-            })
-            .collect();
-        backtest::evaluate(&cases, &settings)
-    })
-    .await
-    .map_err(|e| fault("backtest", "computing", e))
+                });
+            }
+        }
+        Ok::<_, String>(backtest::evaluate(&cases, &settings))
+    });
+    let mut rows = sqlx::query(
+        "SELECT id, posting, fetched_at, outcome, created_at FROM leads WHERE tenant_id = $1 AND outcome IS NOT NULL \
+         AND ($2 IS NULL OR created_at >= $2) AND ($3 IS NULL OR created_at < $3)",
+    )
+    .bind(&caller.tenant)
+    .bind(Nullable(since))
+    .bind(Nullable(until))
+    .fetch(store.readers());
+    let mut chunk = Vec::with_capacity(BACKTEST_CHUNK);
+    while let Some(r) = rows.try_next().await.map_err(|e| fault("backtest", "reading leads", e))? {
+        chunk.push(Stored {
+            id: r.get(0),
+            posting: r.get(1),
+            fetched_at: r.get(2),
+            won: r.get::<String, _>(3) == "won",
+            created_at: r.get(4),
+        });
+        // A send fails only once the scoring task has stopped on a bad posting: its error follows.
+        if chunk.len() == BACKTEST_CHUNK
+            && chunks.send(std::mem::replace(&mut chunk, Vec::with_capacity(BACKTEST_CHUNK))).await.is_err()
+        {
+            break;
+        }
+    }
+    drop(rows);
+    if !chunk.is_empty() {
+        let _ = chunks.send(chunk).await;
+    }
+    drop(chunks);
+    scoring.await.map_err(|e| fault("backtest", "computing", e))?.map_err(|e| fault("backtest", "reading leads", e))
+}
+
+/// Stored postings per chunk sent from the database reader to the backtest's scoring task.
+const BACKTEST_CHUNK: usize = 2048;
+/// Chunks read ahead of the scoring task: the most raw postings a backtest holds at once is
+/// `(BACKTEST_CHUNKS_IN_FLIGHT + 2) × BACKTEST_CHUNK`.
+const BACKTEST_CHUNKS_IN_FLIGHT: usize = 4;
+
+/// A historical lead as stored: its posting still JSON text.
+struct Stored {
+    id: String,
+    posting: String,
+    fetched_at: i64,
+    won: bool,
+    created_at: i64,
 }
