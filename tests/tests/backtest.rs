@@ -151,3 +151,29 @@ on_both_backends!(backtest_compares_configurations_deterministically, |server| {
     let (s, theirs) = server.call("POST", "/v1/prospector/scoring/backtest", &other, Some(proposal(80.0, 5.0))).await;
     assert_eq!((s, theirs["data"]["sample"]["leads"].as_i64()), (200, Some(0)), "{theirs}");
 });
+
+// A stored posting that no longer parses fails the backtest with a 500 envelope (never a panic or
+// a hang: the streaming reader stops when the scoring task gives up), and the next backtest of a
+// sound sample still answers.
+on_both_backends!(a_posting_that_cannot_be_read_fails_the_backtest_cleanly, |server| {
+    let token = server.team_token("pat", "acme");
+    seed(&server, "acme").await;
+    let other = server.team_token("pat", "globex");
+    seed(&server, "globex").await;
+    let mut tx = server.state.store.begin().await.unwrap();
+    sqlx::query("UPDATE leads SET posting = $1 WHERE tenant_id = $2 AND external_id = $3")
+        .bind("{not json")
+        .bind("acme")
+        .bind("hist-7")
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let (s, body) = server.call("POST", "/v1/prospector/scoring/backtest", &token, Some(proposal(60.0, 5.0))).await;
+    assert_eq!(s, 500, "{body}");
+    assert!(body["error"]["code"].is_string(), "the error envelope: {body}");
+    assert!(!body.to_string().contains("not json"), "no stored content in the answer: {body}");
+    let (s, report) = server.call("POST", "/v1/prospector/scoring/backtest", &other, Some(proposal(60.0, 5.0))).await;
+    assert_eq!(s, 200, "{report}");
+    assert_eq!(report["data"]["sample"]["leads"], 60, "{report}");
+});
