@@ -488,6 +488,7 @@ async fn commit_group(store: &Store, group: &[Grouped]) -> Result<(), sqlx::Erro
 
 /// `INSERT INTO {into} VALUES ($1, …, $width), …` for `rows` rows.
 fn multi_row_insert(into: &str, width: usize, rows: usize) -> String {
+    use std::fmt::Write;
     let mut sql = format!("INSERT INTO {into} VALUES ");
     for r in 0..rows {
         sql.push_str(if r == 0 { "(" } else { ", (" });
@@ -495,7 +496,7 @@ fn multi_row_insert(into: &str, width: usize, rows: usize) -> String {
             if c > 0 {
                 sql.push_str(", ");
             }
-            sql.push_str(&format!("${}", r * width + c + 1));
+            let _ = write!(sql, "${}", r * width + c + 1);
         }
         sql.push(')');
     }
