@@ -96,10 +96,15 @@ pub fn evaluate(cases: &[Case], settings: &Settings) -> BacktestReport {
     let wins = won.iter().filter(|w| **w).count();
     let lost = n - wins;
     let canon = canonical_positions(cases);
-    let current =
-        analyse(&Side::of(cases, |c| c.current), settings.current_min_confidence, &won, &canon, settings, tiers);
-    let proposed =
-        analyse(&Side::of(cases, |c| c.proposed), settings.proposed_min_confidence, &won, &canon, settings, tiers);
+    // The two configurations are analysed on two threads: each is a sort of every case.
+    let (current, proposed) = std::thread::scope(|scope| {
+        let proposed = scope.spawn(|| {
+            analyse(&Side::of(cases, |c| c.proposed), settings.proposed_min_confidence, &won, &canon, settings, tiers)
+        });
+        let current =
+            analyse(&Side::of(cases, |c| c.current), settings.current_min_confidence, &won, &canon, settings, tiers);
+        (current, proposed.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    });
 
     let diff = |a: Option<f64>, b: Option<f64>| a.zip(b).map(|(a, b)| round(b - a));
     let delta = BacktestDelta {
@@ -168,21 +173,25 @@ fn round(x: f64) -> f64 {
 
 /// Each case's position in a total order of all its fields (id first): the ranking's tie-break,
 /// making the report independent of the input order.
-fn canonical_positions(cases: &[Case]) -> Vec<usize> {
-    let mut idx: Vec<usize> = (0..cases.len()).collect();
-    idx.sort_unstable_by(|&a, &b| {
-        let (a, b) = (&cases[a], &cases[b]);
-        a.id.cmp(&b.id)
-            .then(a.won.cmp(&b.won))
-            .then(a.found_at.cmp(&b.found_at))
-            .then(a.current.composite.total_cmp(&b.current.composite))
-            .then(a.current.confidence.total_cmp(&b.current.confidence))
-            .then(a.proposed.composite.total_cmp(&b.proposed.composite))
-            .then(a.proposed.confidence.total_cmp(&b.proposed.confidence))
+fn canonical_positions(cases: &[Case]) -> Vec<u32> {
+    // Sorting (id, index) pairs reads each key in place; the other fields are compared only
+    // between cases that share an id.
+    let mut idx: Vec<(&str, u32)> = cases.iter().enumerate().map(|(i, c)| (c.id.as_str(), i as u32)).collect();
+    idx.sort_unstable_by(|(ida, a), (idb, b)| {
+        ida.cmp(idb).then_with(|| {
+            let (a, b) = (&cases[*a as usize], &cases[*b as usize]);
+            a.won
+                .cmp(&b.won)
+                .then(a.found_at.cmp(&b.found_at))
+                .then(a.current.composite.total_cmp(&b.current.composite))
+                .then(a.current.confidence.total_cmp(&b.current.confidence))
+                .then(a.proposed.composite.total_cmp(&b.proposed.composite))
+                .then(a.proposed.confidence.total_cmp(&b.proposed.confidence))
+        })
     });
     let mut pos = vec![0; cases.len()];
-    for (p, i) in idx.into_iter().enumerate() {
-        pos[i] = p;
+    for (p, (_, i)) in idx.into_iter().enumerate() {
+        pos[i as usize] = p as u32;
     }
     pos
 }
@@ -277,14 +286,17 @@ fn analyse(
     side: &Side,
     min_confidence: f64,
     won: &[bool],
-    canon: &[usize],
+    canon: &[u32],
     settings: &Settings,
     tiers: usize,
 ) -> Analysis {
     let n = won.len();
     let s = &side.score;
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_unstable_by(|&a, &b| s[b].total_cmp(&s[a]).then(canon[a].cmp(&canon[b])));
+    // Composite descending, then canonical position: one packed key per case, sorted in place.
+    // Sanitised composites are finite and not negative (−0 folded), so their bits order as they do.
+    let mut keys: Vec<(u64, u32, u32)> = (0..n).map(|i| (!s[i].to_bits(), canon[i], i as u32)).collect();
+    keys.sort_unstable();
+    let order: Vec<usize> = keys.into_iter().map(|(_, _, i)| i as usize).collect();
 
     // Tie groups from the lowest composite up; average ranks on the way.
     let mut midrank = vec![0.0; n];

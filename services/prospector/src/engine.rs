@@ -34,7 +34,7 @@ use generated::prospector::models::{
     SignalWeights,
 };
 
-use crate::posting::Posting;
+use crate::posting::{Posting, ScoringInput};
 
 /// Hours a week an hourly rate is multiplied by to compare it with the budget floor and target.
 pub const HOURS_PER_BUDGET: f64 = 40.0;
@@ -117,24 +117,24 @@ pub fn score(
     config_version: i64,
     as_of: DateTime<Utc>,
 ) -> Scored {
-    score_with(posting, weights, params, config_version, as_of, true)
+    score_with(&posting.scoring_input(), weights, params, config_version, as_of, true)
 }
 
 /// The composite score and confidence of [`score`], without the explanation sentences: what a
 /// backtest needs of each of up to millions of historical leads (the sentences are most of the
 /// cost of a score). The same arithmetic, so the same figures.
 pub fn point(
-    posting: &Posting,
+    input: &ScoringInput,
     weights: &SignalWeights,
     params: &ScoringParameters,
     as_of: DateTime<Utc>,
 ) -> (f64, f64) {
-    let s = score_with(posting, weights, params, 0, as_of, false).score;
+    let s = score_with(input, weights, params, 0, as_of, false).score;
     (s.composite, s.confidence)
 }
 
 fn score_with(
-    posting: &Posting,
+    posting: &ScoringInput,
     weights: &SignalWeights,
     params: &ScoringParameters,
     config_version: i64,
@@ -216,42 +216,43 @@ fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
     if n == 1 { one } else { many }
 }
 
-/// Case-insensitive equality of two trimmed skills, without allocating for ASCII.
+/// Case-insensitive equality of two trimmed skills, without allocating for ASCII. Equal under
+/// ASCII case folding implies equal lowercased (other bytes must be identical), and most pairs
+/// differ in length, which `eq_ignore_ascii_case` checks first.
 fn same_skill(a: &str, b: &str) -> bool {
-    if a.is_ascii() && b.is_ascii() { a.eq_ignore_ascii_case(b) } else { a.to_lowercase() == b.to_lowercase() }
+    a.eq_ignore_ascii_case(b) || (!(a.is_ascii() && b.is_ascii()) && a.to_lowercase() == b.to_lowercase())
 }
 
-fn skill_match(posting: &Posting, params: &ScoringParameters, explain: bool) -> Signal {
-    let asked: Vec<&str> = posting.skills.iter().map(|s| s.trim()).filter(|s| !s.is_empty()).collect();
-    let mine: Vec<&str> = params.skills.iter().map(|s| s.trim()).filter(|s| !s.is_empty()).collect();
-    match (asked.is_empty(), mine.is_empty()) {
+fn skill_match(posting: &ScoringInput, params: &ScoringParameters, explain: bool) -> Signal {
+    let asked = || posting.skills.iter().map(|s| s.trim()).filter(|s| !s.is_empty());
+    let mine = || params.skills.iter().map(|s| s.trim()).filter(|s| !s.is_empty());
+    let n = asked().count();
+    match (n == 0, mine().next().is_none()) {
         (true, true) => return Signal::unavailable("The job lists no skills and no skills are configured."),
         (true, false) => return Signal::unavailable("The job lists no skills to match."),
         (false, true) => {
             return Signal::unavailable(say!(
                 explain,
-                "No skills are configured to match the job's {} {}.",
-                asked.len(),
-                plural(asked.len(), "skill", "skills")
+                "No skills are configured to match the job's {n} {}.",
+                plural(n, "skill", "skills")
             ));
         }
         (false, false) => {}
     }
-    let matched: Vec<&str> = asked.iter().copied().filter(|a| mine.iter().any(|m| same_skill(a, m))).collect();
-    let n = asked.len();
-    let explanation = if matched.is_empty() {
+    let matched = || asked().filter(|a| mine().any(|m| same_skill(a, m)));
+    let hits = matched().count();
+    let explanation = if hits == 0 {
         say!(explain, "0 of {n} required {} {}.", plural(n, "skill", "skills"), plural(n, "matches", "match"))
     } else {
         say!(
             explain,
-            "{} of {n} required {} {} ({}).",
-            matched.len(),
+            "{hits} of {n} required {} {} ({}).",
             plural(n, "skill", "skills"),
             plural(n, "matches", "match"),
-            matched.join(", ")
+            matched().collect::<Vec<_>>().join(", ")
         )
     };
-    Signal::available(matched.len() as f64 / n as f64, explanation)
+    Signal::available(hits as f64 / n as f64, explanation)
 }
 
 /// 0 at or below `floor`, 1 at or above `target`, linear between. When `floor >= target` (equal,
@@ -266,7 +267,7 @@ fn ramp(x: f64, floor: f64, target: f64) -> f64 {
     }
 }
 
-fn budget(posting: &Posting, params: &ScoringParameters, explain: bool) -> Signal {
+fn budget(posting: &ScoringInput, params: &ScoringParameters, explain: bool) -> Signal {
     let Some(b) = &posting.budget else { return Signal::unavailable("The job states no budget.") };
     if !b.currency.trim().eq_ignore_ascii_case(params.currency.trim()) {
         return Signal::unavailable(say!(
@@ -305,28 +306,33 @@ fn budget(posting: &Posting, params: &ScoringParameters, explain: bool) -> Signa
     Signal::available(value, Cow::Owned(format!("{stated}, {place}.")))
 }
 
-fn client_history(posting: &Posting, explain: bool) -> Signal {
+fn client_history(posting: &ScoringInput, explain: bool) -> Signal {
     let Some(c) = &posting.client else { return Signal::unavailable("The platform shows nothing about the client.") };
-    let mut parts: Vec<(f64, Cow<'static, str>)> = Vec::with_capacity(4);
-    parts.push(if c.payment_verified {
-        (1.0, Cow::Borrowed("payment verified"))
-    } else {
-        (0.0, Cow::Borrowed("payment not verified"))
-    });
+    // Up to four facts, each a value and (when explaining) its words; no allocation otherwise.
+    let mut parts: [(f64, Cow<'static, str>); 4] = Default::default();
+    let mut n = 0;
+    let mut fact = |value: f64, words: Cow<'static, str>| {
+        parts[n] = (value, words);
+        n += 1;
+    };
+    fact(
+        if c.payment_verified { 1.0 } else { 0.0 },
+        Cow::Borrowed(if c.payment_verified { "payment verified" } else { "payment not verified" }),
+    );
     if c.jobs_posted > 0 {
         let hires = c.hires.max(0);
         let rate = (hires as f64 / c.jobs_posted as f64).min(1.0);
-        parts.push((rate, say!(explain, "{hires} hires from {} jobs", c.jobs_posted)));
+        fact(rate, say!(explain, "{hires} hires from {} jobs", c.jobs_posted));
     }
     if let Some(spent) = c.total_spent.filter(|s| s.is_finite()) {
         let spent = spent.max(0.0);
-        parts.push((((1.0 + spent).log10() / SPEND_DECADES).min(1.0), say!(explain, "{} USD spent", num(spent))));
+        fact(((1.0 + spent).log10() / SPEND_DECADES).min(1.0), say!(explain, "{} USD spent", num(spent)));
     }
     if let Some(rating) = c.rating.filter(|r| r.is_finite()) {
-        parts.push(((rating / 5.0).clamp(0.0, 1.0), say!(explain, "rated {} of 5", num(rating))));
+        fact((rating / 5.0).clamp(0.0, 1.0), say!(explain, "rated {} of 5", num(rating)));
     }
-    let value = parts.iter().map(|(v, _)| v).sum::<f64>() / parts.len() as f64;
-    let n = parts.len();
+    let parts = &parts[..n];
+    let value = parts.iter().map(|(v, _)| v).sum::<f64>() / n as f64;
     let explanation = if explain {
         let facts: Vec<&str> = parts.iter().map(|(_, s)| s.as_ref()).collect();
         Cow::Owned(format!("Mean of {n} client {}: {}.", plural(n, "fact", "facts"), facts.join(", ")))
@@ -336,7 +342,7 @@ fn client_history(posting: &Posting, explain: bool) -> Signal {
     Signal::available(value, explanation)
 }
 
-fn competition(posting: &Posting, params: &ScoringParameters, explain: bool) -> Signal {
+fn competition(posting: &ScoringInput, params: &ScoringParameters, explain: bool) -> Signal {
     let Some(count) = posting.proposals_count else {
         return Signal::unavailable("The number of proposals already sent is unknown.");
     };
@@ -352,7 +358,7 @@ fn competition(posting: &Posting, params: &ScoringParameters, explain: bool) -> 
     )
 }
 
-fn timeline(posting: &Posting, params: &ScoringParameters, as_of: DateTime<Utc>, explain: bool) -> Signal {
+fn timeline(posting: &ScoringInput, params: &ScoringParameters, as_of: DateTime<Utc>, explain: bool) -> Signal {
     let Some(posted) = posting.posted_at else { return Signal::unavailable("The posting date is unknown.") };
     let age = as_of.signed_duration_since(posted);
     let age_days = (age.num_milliseconds() as f64 / 86_400_000.0).max(0.0);
@@ -808,7 +814,7 @@ mod tests {
         #[test]
         fn the_backtest_point_is_the_score_without_its_sentences(p in posting_strategy(), c in config_strategy()) {
             let scored = score(&p, &c.0, &c.1, 1, as_of());
-            prop_assert_eq!(point(&p, &c.0, &c.1, as_of()), (scored.score.composite, scored.score.confidence));
+            prop_assert_eq!(point(&p.scoring_input(), &c.0, &c.1, as_of()), (scored.score.composite, scored.score.confidence));
         }
 
         #[test]

@@ -324,13 +324,30 @@ pub async fn update(
 }
 
 /// Text `q` searches: title, description and skills, lowercased.
-fn search_text(p: &Posting) -> String {
-    format!("{}\n{}\n{}", p.title, p.description.as_deref().unwrap_or(""), p.skills.join(" ")).to_lowercase()
+/// Every column a lead derives from its posting, computed in one place: the insert and the
+/// refresh of a posting bind all of them, so no write of a posting can leave one stale.
+struct PostingColumns<'a> {
+    title: &'a str,
+    posting: String,
+    scoring_input: String,
+    search_text: String,
+    /// What the `budget` sort key orders by: the budget maximum (or its only figure).
+    budget_value: Option<f64>,
+    posted_at: Option<i64>,
 }
 
-/// What the `budget` sort key orders by: the budget maximum (or its only figure).
-fn budget_value(p: &Posting) -> Option<f64> {
-    p.budget.as_ref().and_then(|b| b.max.or(b.min))
+impl<'a> PostingColumns<'a> {
+    fn of(p: &'a Posting) -> Self {
+        PostingColumns {
+            title: &p.title,
+            posting: serde_json::to_string(p).unwrap_or_default(),
+            scoring_input: serde_json::to_string(&p.scoring_input()).unwrap_or_default(),
+            search_text: format!("{}\n{}\n{}", p.title, p.description.as_deref().unwrap_or(""), p.skills.join(" "))
+                .to_lowercase(),
+            budget_value: p.budget.as_ref().and_then(|b| b.max.or(b.min)),
+            posted_at: p.posted_at.map(|t| t.timestamp_millis()),
+        }
+    }
 }
 
 /// What storing one posting did.
@@ -361,25 +378,26 @@ pub async fn store_posting(
             .bind(&posting.id)
             .fetch_optional(&mut **tx)
             .await?;
-    let posting_json = serde_json::to_string(posting).unwrap_or_default();
-    let breakdown_json = serde_json::to_string(&scored.breakdown).unwrap_or_default();
     if let Some(row) = existing {
         let id: String = row.get(0);
         let status = LeadStatus::parse(&row.get::<String, _>(1));
         if status.is_some_and(|s| OPEN.contains(&s)) {
+            let c = PostingColumns::of(posting);
             sqlx::query(
-                "UPDATE leads SET job_title = $1, posting = $2, fetched_at = $3, search_text = $4, budget_value = $5, posted_at = $6, \
-                 score = $7, confidence = $8, breakdown = $9, config_version = $10, updated_at = $11 WHERE id = $12",
+                "UPDATE leads SET job_title = $1, posting = $2, scoring_input = $3, fetched_at = $4, search_text = $5, \
+                 budget_value = $6, posted_at = $7, score = $8, confidence = $9, breakdown = $10, config_version = $11, \
+                 updated_at = $12 WHERE id = $13",
             )
-            .bind(&posting.title)
-            .bind(&posting_json)
+            .bind(c.title)
+            .bind(c.posting)
+            .bind(c.scoring_input)
             .bind(fetched_at.timestamp_millis())
-            .bind(search_text(posting))
-            .bind(Nullable(budget_value(posting)))
-            .bind(Nullable(posting.posted_at.map(|t| t.timestamp_millis())))
+            .bind(c.search_text)
+            .bind(Nullable(c.budget_value))
+            .bind(Nullable(c.posted_at))
             .bind(scored.score.composite)
             .bind(scored.score.confidence)
-            .bind(&breakdown_json)
+            .bind(serde_json::to_string(&scored.breakdown).unwrap_or_default())
             .bind(config.version)
             .bind(now)
             .bind(&id)
@@ -406,22 +424,24 @@ pub async fn insert(
     now: i64,
 ) -> Result<String, sqlx::Error> {
     let id = format!("lead_{}", uuid::Uuid::now_v7().simple());
+    let c = PostingColumns::of(posting);
     sqlx::query(
-        "INSERT INTO leads (id, tenant_id, source, platform, external_id, job_title, posting, fetched_at, search_text, \
-         budget_value, posted_at, status, outcome, tags, score, confidence, breakdown, config_version, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $18, '[]', $13, $14, $15, $16, $17, $17)",
+        "INSERT INTO leads (id, tenant_id, source, platform, external_id, job_title, posting, scoring_input, fetched_at, \
+         search_text, budget_value, posted_at, status, outcome, tags, score, confidence, breakdown, config_version, \
+         created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $19, $8, $9, $10, $11, $12, $18, '[]', $13, $14, $15, $16, $17, $17)",
     )
     .bind(&id)
     .bind(tenant)
     .bind(source)
     .bind(&posting.platform)
     .bind(&posting.id)
-    .bind(&posting.title)
-    .bind(serde_json::to_string(posting).unwrap_or_default())
+    .bind(c.title)
+    .bind(c.posting)
     .bind(fetched_at.timestamp_millis())
-    .bind(search_text(posting))
-    .bind(Nullable(budget_value(posting)))
-    .bind(Nullable(posting.posted_at.map(|t| t.timestamp_millis())))
+    .bind(c.search_text)
+    .bind(Nullable(c.budget_value))
+    .bind(Nullable(c.posted_at))
     .bind(status.as_str())
     .bind(scored.score.composite)
     .bind(scored.score.confidence)
@@ -433,6 +453,7 @@ pub async fn insert(
         LeadStatus::Lost => Some("lost"),
         _ => None,
     }))
+    .bind(c.scoring_input)
     .execute(&mut **tx)
     .await?;
     Ok(id)

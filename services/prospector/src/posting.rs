@@ -34,6 +34,24 @@ pub struct Posting {
     pub posted_at: Option<DateTime<Utc>>,
 }
 
+/// What the scoring engine reads of a posting, and nothing else. Stored beside the posting
+/// (`leads.scoring_input`) so that a backtest replays a million leads without reading their
+/// descriptions; it also parses from a whole posting (other fields are ignored), which is how
+/// leads stored before that column are replayed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoringInput {
+    #[serde(default)]
+    pub skills: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<LeadClient>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposals_count: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub posted_at: Option<DateTime<Utc>>,
+}
+
 /// Field limits a stored posting keeps to; longer text is cut, not refused.
 pub const MAX_TITLE: usize = 500;
 pub const MAX_DESCRIPTION: usize = 20_000;
@@ -41,6 +59,17 @@ pub const MAX_SKILLS: usize = 100;
 pub const MAX_SKILL: usize = 64;
 
 impl Posting {
+    /// The fields the scoring engine reads.
+    pub fn scoring_input(&self) -> ScoringInput {
+        ScoringInput {
+            skills: self.skills.clone(),
+            budget: self.budget.clone(),
+            client: self.client.clone(),
+            proposals_count: self.proposals_count,
+            posted_at: self.posted_at,
+        }
+    }
+
     /// Checks what the scoring engine relies on and trims what storage bounds; a posting that
     /// fails is counted as `failed` by the scan, with the reason.
     pub fn normalise(mut self) -> Result<Posting, String> {

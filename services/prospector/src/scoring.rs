@@ -2,7 +2,6 @@
 //! computation, versioned per tenant. Every update stores a new version (leads name the version
 //! they were scored with); a tenant that never set one starts from the defaults as version 1.
 
-use futures_util::TryStreamExt;
 use generated::prospector::errors;
 use generated::prospector::models::{self, ScoringConfig, ScoringParameters, SignalWeights};
 use sqlx::Row;
@@ -164,7 +163,6 @@ pub async fn backtest(
 ) -> Result<models::BacktestReport, errors::RunBacktestError> {
     use crate::backtest::{self, Case, Point, Settings};
     use crate::engine;
-    use crate::posting::Posting;
     use errors::RunBacktestError as E;
     check(&input.weights, &input.parameters).map_err(E::ValidationError)?;
     if let (Some(since), Some(until)) = (input.since, input.until)
@@ -182,73 +180,177 @@ pub async fn backtest(
         proposed_min_confidence: input.parameters.top_tier_min_confidence,
         current_config_version: live.version,
     };
-    // The stored postings stream from the database in chunks to a blocking task that parses and
-    // scores each one as it arrives, keeping only its two points: memory holds a few chunks of
-    // postings, never all of them, and reading overlaps scoring.
+    // The stored scoring inputs (not the whole postings) stream from the database in chunks,
+    // dealt in turn to one blocking scorer per core, which parse and score each lead as it
+    // arrives and keep only its two points: memory holds a few chunks of inputs, never all of
+    // them, and reading overlaps scoring.
     let (since, until) = (input.since.map(|t| t.timestamp_millis()), input.until.map(|t| t.timestamp_millis()));
-    let (chunks, mut arriving) = tokio::sync::mpsc::channel::<Vec<Stored>>(BACKTEST_CHUNKS_IN_FLIGHT);
-    let scoring = tokio::task::spawn_blocking(move || {
-        // Composite and confidence only: the explanation sentences are most of a score's cost.
-        let point = |(composite, confidence): (f64, f64)| Point { composite, confidence };
-        let mut cases: Vec<Case> = Vec::new();
-        while let Some(chunk) = arriving.blocking_recv() {
-            for Stored { id, posting, fetched_at, won, created_at } in chunk {
-                let posting: Posting = serde_json::from_str(&posting).map_err(|e| format!("lead {id}: {e}"))?;
-                let at = to_time(fetched_at);
-                cases.push(Case {
-                    current: point(engine::point(&posting, &live.weights, &live.parameters, at)),
-                    proposed: point(engine::point(&posting, &input.weights, &input.parameters, at)),
-                    id,
-                    won,
-                    found_at: to_time(created_at),
-                });
+    let configs = std::sync::Arc::new((live, input));
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, BACKTEST_MAX_SCORERS);
+    let (mut scorers, mut senders) = (Vec::with_capacity(workers), Vec::with_capacity(workers));
+    for _ in 0..workers {
+        let (chunks, mut arriving) = tokio::sync::mpsc::channel::<String>(BACKTEST_CHUNKS_IN_FLIGHT);
+        let configs = configs.clone();
+        senders.push(chunks);
+        scorers.push(tokio::task::spawn_blocking(move || {
+            let (live, proposed) = &*configs;
+            // Composite and confidence only: the explanation sentences are most of a score's cost.
+            let point = |(composite, confidence): (f64, f64)| Point { composite, confidence };
+            let mut cases: Vec<Case> = Vec::new();
+            while let Some(chunk) = arriving.blocking_recv() {
+                for lead in chunk.split(RECORD) {
+                    let Replayed { id, input, fetched_at, won, created_at } = Replayed::parse(lead)?;
+                    let at = to_time(fetched_at);
+                    cases.push(Case {
+                        current: point(engine::point(&input, &live.weights, &live.parameters, at)),
+                        proposed: point(engine::point(&input, &proposed.weights, &proposed.parameters, at)),
+                        id: id.to_string(),
+                        won,
+                        found_at: to_time(created_at),
+                    });
+                }
             }
+            Ok::<_, String>(cases)
+        }));
+    }
+    // Chunks of leads in index order, each read as one row holding the whole chunk as text (one
+    // round trip to the database per chunk, not per lead), all in one snapshot: first the key of
+    // the chunk's last lead, then the chunk up to it. On SQLite the index `leads_replay` holds
+    // every column read, so the rows and their postings are not read; on PostgreSQL a posting
+    // long enough to matter is stored apart from its row.
+    let mut tx = store.begin_read().await.map_err(|e| fault("backtest", "begin", e))?;
+    let mut after = (String::new(), i64::MIN, String::new());
+    for turn in 0.. {
+        let last: Option<(String, i64, String)> = sqlx::query_as(BACKTEST_LAST)
+            .bind(&caller.tenant)
+            .bind(Nullable(since))
+            .bind(Nullable(until))
+            .bind(&after.0)
+            .bind(after.1)
+            .bind(&after.2)
+            .bind(BACKTEST_CHUNK as i64 - 1)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(|e| fault("backtest", "reading leads", e))?;
+        let chunk = match &last {
+            Some(_) => sqlx::query_scalar(BACKTEST_CHUNK_UP_TO),
+            None => sqlx::query_scalar(BACKTEST_REST),
         }
-        Ok::<_, String>(backtest::evaluate(&cases, &settings))
-    });
-    let mut rows = sqlx::query(
-        "SELECT id, posting, fetched_at, outcome, created_at FROM leads WHERE tenant_id = $1 AND outcome IS NOT NULL \
-         AND ($2 IS NULL OR created_at >= $2) AND ($3 IS NULL OR created_at < $3)",
-    )
-    .bind(&caller.tenant)
-    .bind(Nullable(since))
-    .bind(Nullable(until))
-    .fetch(store.readers());
-    let mut chunk = Vec::with_capacity(BACKTEST_CHUNK);
-    while let Some(r) = rows.try_next().await.map_err(|e| fault("backtest", "reading leads", e))? {
-        chunk.push(Stored {
-            id: r.get(0),
-            posting: r.get(1),
-            fetched_at: r.get(2),
-            won: r.get::<String, _>(3) == "won",
-            created_at: r.get(4),
-        });
-        // A send fails only once the scoring task has stopped on a bad posting: its error follows.
-        if chunk.len() == BACKTEST_CHUNK
-            && chunks.send(std::mem::replace(&mut chunk, Vec::with_capacity(BACKTEST_CHUNK))).await.is_err()
+        .bind(&caller.tenant)
+        .bind(Nullable(since))
+        .bind(Nullable(until))
+        .bind(&after.0)
+        .bind(after.1)
+        .bind(&after.2);
+        let chunk: Option<String> = match &last {
+            Some((outcome, created_at, id)) => chunk.bind(outcome).bind(created_at).bind(id),
+            None => chunk,
+        }
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(|e| fault("backtest", "reading leads", e))?;
+        // A send fails only once that scorer has stopped on a bad input: its error follows.
+        if let Some(chunk) = chunk
+            && senders[turn % workers].send(chunk).await.is_err()
         {
             break;
         }
+        match last {
+            Some(key) => after = key,
+            None => break,
+        }
     }
-    drop(rows);
-    if !chunk.is_empty() {
-        let _ = chunks.send(chunk).await;
+    tx.commit().await.map_err(|e| fault("backtest", "reading leads", e))?;
+    drop(senders);
+    let mut cases: Vec<Case> = Vec::new();
+    for scorer in scorers {
+        let mut part = scorer
+            .await
+            .map_err(|e| fault("backtest", "computing", e))?
+            .map_err(|e| fault("backtest", "reading leads", e))?;
+        cases.append(&mut part);
     }
-    drop(chunks);
-    scoring.await.map_err(|e| fault("backtest", "computing", e))?.map_err(|e| fault("backtest", "reading leads", e))
+    tokio::task::spawn_blocking(move || backtest::evaluate(&cases, &settings))
+        .await
+        .map_err(|e| fault("backtest", "computing", e))
 }
 
-/// Stored postings per chunk sent from the database reader to the backtest's scoring task.
+/// Leads per chunk read from the database and sent to a scorer.
 const BACKTEST_CHUNK: usize = 2048;
-/// Chunks read ahead of the scoring task: the most raw postings a backtest holds at once is
-/// `(BACKTEST_CHUNKS_IN_FLIGHT + 2) × BACKTEST_CHUNK`.
-const BACKTEST_CHUNKS_IN_FLIGHT: usize = 4;
 
-/// A historical lead as stored: its posting still JSON text.
-struct Stored {
-    id: String,
-    posting: String,
+/// The filter of a backtest's read: the tenant's ($1) leads with an outcome, created in the
+/// period ($2, $3), after the key ($4, $5, $6) in the order (outcome, created_at, id).
+macro_rules! replayed_after {
+    () => {
+        "FROM leads WHERE tenant_id = $1 AND outcome IS NOT NULL AND ($2 IS NULL OR created_at >= $2) \
+         AND ($3 IS NULL OR created_at < $3) AND (outcome, created_at, id) > ($4, $5, $6)"
+    };
+}
+
+/// The leads of a chunk as one text: records separated by [`RECORD`], fields by [`FIELD`]
+/// (`string_agg` is SQLite's `group_concat` too). A lead without a stored input (one its
+/// migration could not fill, or one a release before the column stored) gives its whole
+/// posting, which parses as the same input.
+macro_rules! replayed_chunk {
+    () => {
+        "SELECT string_agg(id || '\u{1f}' || COALESCE(scoring_input, \
+         (SELECT whole.posting FROM leads AS whole WHERE whole.id = leads.id)) || '\u{1f}' || fetched_at || '\u{1f}' \
+         || outcome || '\u{1f}' || created_at, '\u{1e}') "
+    };
+}
+
+/// The key of the chunk's last lead: the one $7 places after the first.
+const BACKTEST_LAST: &str = concat!(
+    "SELECT outcome, created_at, id ",
+    replayed_after!(),
+    " ORDER BY outcome, created_at, id LIMIT 1 OFFSET $7"
+);
+/// The chunk up to its last lead's key ($7, $8, $9), by an index range on both ends.
+const BACKTEST_CHUNK_UP_TO: &str =
+    concat!(replayed_chunk!(), replayed_after!(), " AND (outcome, created_at, id) <= ($7, $8, $9)");
+/// The last, shorter chunk.
+const BACKTEST_REST: &str = concat!(replayed_chunk!(), replayed_after!());
+/// Separates the leads of a chunk, and the fields of a lead: control characters that JSON text
+/// (a stored input or posting) never holds unescaped, nor do ids, numbers and outcomes.
+const RECORD: char = '\u{1e}';
+const FIELD: char = '\u{1f}';
+
+/// Chunks read ahead of each scorer: the most raw inputs a backtest holds at once is
+/// `scorers × (BACKTEST_CHUNKS_IN_FLIGHT + 1) × BACKTEST_CHUNK` plus the one being filled.
+const BACKTEST_CHUNKS_IN_FLIGHT: usize = 4;
+/// At most this many scorers, whatever the core count: a backtest shares the server.
+const BACKTEST_MAX_SCORERS: usize = 4;
+
+/// A historical lead as a backtest chunk carries it.
+struct Replayed<'a> {
+    id: &'a str,
+    input: crate::posting::ScoringInput,
     fetched_at: i64,
     won: bool,
     created_at: i64,
+}
+
+impl<'a> Replayed<'a> {
+    /// One record of a chunk; anything but five sound fields is an error naming the lead.
+    fn parse(record: &'a str) -> Result<Self, String> {
+        let mut fields = record.split(FIELD);
+        let mut next = || fields.next().ok_or_else(|| format!("a stored lead with too few fields: {record:.40}"));
+        let (id, input, fetched_at, outcome, created_at) = (next()?, next()?, next()?, next()?, next()?);
+        let number = |x: &str| x.parse::<i64>().map_err(|e| format!("lead {id}: {e}"));
+        let lead = Replayed {
+            id,
+            input: serde_json::from_str(input).map_err(|e| format!("lead {id}: {e}"))?,
+            fetched_at: number(fetched_at)?,
+            won: match outcome {
+                "won" => true,
+                "lost" => false,
+                other => return Err(format!("lead {id}: outcome {other:?}")),
+            },
+            created_at: number(created_at)?,
+        };
+        match fields.next() {
+            None => Ok(lead),
+            Some(_) => Err(format!("lead {id}: more than five fields")),
+        }
+    }
 }
