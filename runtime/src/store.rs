@@ -345,6 +345,11 @@ pub struct Select<'a> {
     pub args: &'a [Arg],
 }
 
+/// What a count of `select`'s matches is cached under: its table, filter and arguments.
+fn count_key(select: &Select<'_>) -> String {
+    format!("{}\u{0}{}\u{0}{:?}", select.table, select.filter, select.args)
+}
+
 /// `sql` with `args` bound, `$1` first.
 pub fn query<'q>(sql: &'static str, args: &'q [Arg]) -> sqlx::query::Query<'q, Any, AnyArguments> {
     bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), args)
@@ -719,55 +724,87 @@ impl Store {
     }
 
     /// One page of `select`, and how many rows its filter matches over all pages, both read in
-    /// one snapshot.
+    /// one snapshot: one statement, the count an uncorrelated subquery the database evaluates
+    /// once (a page past the end, which carries no count, is counted in a read transaction).
     pub async fn page(&self, select: Select<'_>, paging: support::Paging) -> Result<(u64, Vec<AnyRow>), sqlx::Error> {
-        self.page_counted(select, paging, None).await
+        use sqlx::Row;
+        let count = format!("(SELECT COUNT(*) FROM {} WHERE {})", select.table, select.filter);
+        let rows = self.page_rows(&select, paging, &count).await?;
+        match rows.first() {
+            Some(first) => Ok((first.get::<i64, _>(first.len() - 1).max(0) as u64, rows)),
+            None if paging.offset() == 0 => Ok((0, rows)),
+            None => self.page_counted(select, paging, None).await,
+        }
     }
 
     /// As [`Store::page`], with the total kept exact without counting every match on each request:
-    /// `version` is a query (`$1` bound to its argument) that reads a number which changes, in
-    /// the same transaction, whenever a row that could match changes (a trigger maintains it). The
-    /// count is computed once per filter and version, and reused while the version read in the
-    /// page's own snapshot is the same; so it is always the count of that snapshot.
+    /// `version` is a query (its `$N` placeholders are the select's own arguments) that reads a
+    /// number which changes, in the same transaction, whenever a row that could match changes (a
+    /// trigger maintains it). The count is computed once per filter and version, and reused while
+    /// the version read in the page's own snapshot is the same; so it is always the count of that
+    /// snapshot. A page whose version has a count costs one statement; otherwise the version,
+    /// count and page are read in one read transaction.
     pub async fn page_versioned(
         &self,
         select: Select<'_>,
         paging: support::Paging,
-        version: (&'static str, &Arg),
+        version: &'static str,
     ) -> Result<(u64, Vec<AnyRow>), sqlx::Error> {
+        use sqlx::Row;
+        let rows = self.page_rows(&select, paging, &format!("({version})")).await?;
+        if let Some(first) = rows.first() {
+            let version = first.get::<Option<i64>, _>(first.len() - 1).unwrap_or(0);
+            if let Some(total) = self.counts.get(&count_key(&select), version) {
+                return Ok((total, rows));
+            }
+        }
         self.page_counted(select, paging, Some(version)).await
     }
 
+    /// One statement: the page of `select` with `last` (an expression over the same arguments)
+    /// as an extra last column.
+    async fn page_rows(
+        &self,
+        select: &Select<'_>,
+        paging: support::Paging,
+        last: &str,
+    ) -> Result<Vec<AnyRow>, sqlx::Error> {
+        let Select { columns, table, filter, order, args } = select;
+        let n = args.len();
+        let sql = format!(
+            "SELECT {columns}, {last} FROM {table} WHERE {filter} ORDER BY {order} LIMIT ${} OFFSET ${}",
+            n + 1,
+            n + 2
+        );
+        bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), args.iter())
+            .bind(i64::from(paging.per_page))
+            .bind(paging.offset() as i64)
+            .fetch_all(&self.readers)
+            .await
+    }
+
+    /// The page, its version (when given) and its count, in one read transaction.
     async fn page_counted(
         &self,
-        Select { columns, table, filter, order, args }: Select<'_>,
+        select: Select<'_>,
         paging: support::Paging,
-        version: Option<(&'static str, &Arg)>,
+        version: Option<&'static str>,
     ) -> Result<(u64, Vec<AnyRow>), sqlx::Error> {
         use sqlx::Row;
+        let key = count_key(&select);
+        let Select { columns, table, filter, order, args } = select;
         let mut tx = self.begin_read().await?;
-        let known = match version {
-            Some((sql, arg)) => {
-                let row = bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), [arg]).fetch_optional(&mut *tx).await?;
-                let version: i64 = row.map(|r| r.get(0)).unwrap_or(0);
-                Some((format!("{table}\u{0}{filter}\u{0}{args:?}"), version))
-            }
-            None => None,
+        // The version (when given) and the count in one statement: the version's placeholders
+        // are the filter's own arguments.
+        let head = match version {
+            Some(version) => format!("SELECT COUNT(*), ({version}) FROM {table} WHERE {filter}"),
+            None => format!("SELECT COUNT(*) FROM {table} WHERE {filter}"),
         };
-        let cached = known.as_ref().and_then(|(key, version)| self.counts.get(key, *version));
-        let total = match cached {
-            Some(total) => total,
-            None => {
-                let count = format!("SELECT COUNT(*) FROM {table} WHERE {filter}");
-                let total: i64 =
-                    bind_all(sqlx::query(sqlx::AssertSqlSafe(count)), args).fetch_one(&mut *tx).await?.get(0);
-                let total = total.max(0) as u64;
-                if let Some((key, version)) = known {
-                    self.counts.put(key, version, total);
-                }
-                total
-            }
-        };
+        let head = bind_all(sqlx::query(sqlx::AssertSqlSafe(head)), args).fetch_one(&mut *tx).await?;
+        let total = head.get::<i64, _>(0).max(0) as u64;
+        if version.is_some() {
+            self.counts.put(key, head.get::<Option<i64>, _>(1).unwrap_or(0), total);
+        }
         let n = args.len();
         let select =
             format!("SELECT {columns} FROM {table} WHERE {filter} ORDER BY {order} LIMIT ${} OFFSET ${}", n + 1, n + 2);

@@ -210,7 +210,7 @@ pub async fn list(
     };
     // The total is exact: counted once per filter while the tenant's leads are unchanged (a
     // trigger changes `lead_versions` with every change to them).
-    let version = ("SELECT version FROM lead_versions WHERE tenant_id = $1", &args[0]);
+    let version = "SELECT version FROM lead_versions WHERE tenant_id = $1";
     let (total, rows) = store
         .page_versioned(
             Select { columns: COLUMNS, table: "leads", filter: &filter, order: &order, args: &args },

@@ -36,6 +36,14 @@ pub(super) struct Row_ {
 
 const COLUMNS: &str = "key, kind, folder_id, description, username, url, state, current_version, created_at, created_by, updated_at, archived_at";
 
+/// A credential's tags as one column of a list's page: sorted, joined by [`TAG_SEPARATOR`] (a
+/// control character no tag can hold), NULL without tags; `string_agg` is SQLite's too.
+const TAGS: &str = "(SELECT string_agg(tag, '\u{1f}' ORDER BY tag) FROM credential_tags AS t \
+                    WHERE t.tenant_id = credentials.tenant_id AND t.key = credentials.key)";
+/// The position of [`TAGS`] in a list's row, after [`COLUMNS`].
+const TAGS_AT: usize = 12;
+const TAG_SEPARATOR: char = '\u{1f}';
+
 fn from_row(r: &AnyRow) -> Row_ {
     Row_ {
         key: r.get(0),
@@ -205,33 +213,37 @@ pub(super) async fn list(
         filter.push_in("folder_id", &folders);
         filter.raw(")");
     }
-    let mut count = Sql { text: format!("SELECT COUNT(*) FROM credentials{}", filter.text), args: filter.args.clone() };
-    let total: i64 =
-        count.raw("").query().fetch_one(&mut **tx).await.map_err(|e| fault(op.id, "counting credentials", e))?.get(0);
-    let mut page = Sql { text: format!("SELECT {COLUMNS} FROM credentials{}", filter.text), args: filter.args };
+    // One statement: the page, each credential's tags, and the count of every match (an
+    // uncorrelated subquery the database evaluates once, over the same placeholders).
+    let mut page = Sql {
+        text: format!(
+            "SELECT {COLUMNS}, {TAGS}, (SELECT COUNT(*) FROM credentials{0}) FROM credentials{0}",
+            filter.text
+        ),
+        args: filter.args.clone(),
+    };
     page.raw(" ORDER BY key");
     page.push(" LIMIT ?", Arg::Int(i64::from(paging.per_page)));
     page.push(" OFFSET ?", Arg::Int(paging.offset() as i64));
-    let rows: Vec<Row_> = page
-        .query()
-        .fetch_all(&mut **tx)
-        .await
-        .map_err(|e| fault(op.id, "listing credentials", e))?
-        .iter()
-        .map(from_row)
-        .collect();
-    // One query for the whole page's tags.
-    let keys: Vec<String> = rows.iter().map(|r| r.key.clone()).collect();
-    let mut tag_sql = Sql::new("SELECT key, tag FROM credential_tags WHERE tenant_id = $1 AND");
-    tag_sql.args.push(Arg::Text(caller.tenant.clone()));
-    tag_sql.push_in("key", &keys).raw(" ORDER BY tag");
-    let mut tags_by_key: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
-    for t in tag_sql.query().fetch_all(&mut **tx).await.map_err(|e| fault(op.id, "loading tags", e))? {
-        tags_by_key.entry(t.get(0)).or_default().push(t.get(1));
-    }
+    let rows = page.query().fetch_all(&mut **tx).await.map_err(|e| fault(op.id, "listing credentials", e))?;
+    let total: i64 = match rows.first() {
+        Some(first) => first.get(TAGS_AT + 1),
+        None if paging.offset() == 0 => 0,
+        // A page past the end carries no count: count in the same transaction.
+        None => Sql { text: format!("SELECT COUNT(*) FROM credentials{}", filter.text), args: filter.args }
+            .query()
+            .fetch_one(&mut **tx)
+            .await
+            .map_err(|e| fault(op.id, "counting credentials", e))?
+            .get(0),
+    };
     let mut items = Vec::with_capacity(rows.len());
-    for r in rows {
-        let tags = tags_by_key.remove(&r.key).unwrap_or_default();
+    for row in &rows {
+        let r = from_row(row);
+        let tags = row
+            .get::<Option<String>, _>(TAGS_AT)
+            .map(|t| t.split(TAG_SEPARATOR).map(str::to_string).collect())
+            .unwrap_or_default();
         items.push(CredentialSummary {
             key: r.key,
             kind: r.kind,
