@@ -1,7 +1,6 @@
 //! The embedded authorization server's signing key: an Ed25519 key kept in the data directory
 //! (created on first run, mode 0600), used to mint access tokens and to verify them.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -125,20 +124,6 @@ impl std::fmt::Debug for SigningKeys {
     }
 }
 
-fn create_private_file(path: &Path, contents: &[u8]) -> Result<()> {
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    let mut f = opts.open(path).with_context(|| format!("creating {}", path.display()))?;
-    f.write_all(contents)?;
-    f.sync_all()?;
-    Ok(())
-}
-
 /// A new private key in PEM, wiped from memory when dropped (the signing key itself wipes itself
 /// too: ed25519-dalek's `zeroize` feature).
 fn new_key_pem() -> Result<Zeroizing<String>> {
@@ -161,12 +146,8 @@ impl SigningKeys {
         std::fs::create_dir_all(data_dir).with_context(|| format!("creating data directory {}", data_dir.display()))?;
         let path: PathBuf = data_dir.join(KEY_FILE);
         if !path.exists() {
-            // Another process may have created it meanwhile; then use theirs.
-            if let Err(e) = create_private_file(&path, new_key_pem()?.as_bytes())
-                && !path.exists()
-            {
-                return Err(e);
-            }
+            // Processes starting together on a new directory keep one first key between them.
+            crate::files::create_once(&path, new_key_pem()?.as_bytes())?;
         }
         let set = KeySet::read(data_dir)?;
         Ok(SigningKeys {
@@ -187,13 +168,10 @@ impl SigningKeys {
         let old_pem = Zeroizing::new(std::fs::read(data_dir.join(KEY_FILE))?);
         let kept = previous_dir.join(format!("{}.pem", old.kid));
         if !kept.exists() {
-            create_private_file(&kept, &old_pem)?;
+            crate::files::create_private(&kept, &old_pem)?;
         }
         // Write the new key beside the active one, then rename over it: readers see either set.
-        let pem = new_key_pem()?;
-        let tmp = data_dir.join(format!("{KEY_FILE}.{}.tmp", uuid::Uuid::new_v4()));
-        create_private_file(&tmp, pem.as_bytes())?;
-        std::fs::rename(&tmp, data_dir.join(KEY_FILE))?;
+        crate::files::replace_private(&data_dir.join(KEY_FILE), new_key_pem()?.as_bytes())?;
         let new = Key::read(&data_dir.join(KEY_FILE))?;
         Ok(Rotation { previous: old.kid, active: new.kid })
     }
@@ -337,5 +315,25 @@ pub fn claims(
         tenant: tenant.to_string(),
         plan,
         client_id: None,
+    }
+}
+
+#[cfg(test)]
+mod first_key {
+    use super::*;
+
+    // `specwright token` run in parallel on a new data directory (as a benchmark script did) once
+    // read another process's half-written key; now every starter sees the same, whole key.
+    #[test]
+    fn starters_racing_on_a_new_directory_share_one_key() {
+        for _ in 0..10 {
+            let dir = tempfile::tempdir().unwrap();
+            let kids: Vec<String> = std::thread::scope(|s| {
+                let starters: Vec<_> =
+                    (0..8).map(|_| s.spawn(|| SigningKeys::load_or_create(dir.path()).unwrap().kid())).collect();
+                starters.into_iter().map(|t| t.join().unwrap()).collect()
+            });
+            assert!(kids.iter().all(|k| *k == kids[0]), "{kids:?}");
+        }
     }
 }

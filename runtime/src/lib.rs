@@ -12,6 +12,7 @@ pub mod config;
 pub mod cors;
 pub mod docs;
 pub mod fault;
+pub mod files;
 pub mod idp;
 pub mod keys;
 pub mod logging;

@@ -14,7 +14,6 @@
 //! unwrapped data keys in memory and reload the key file when they meet a master key they lack.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
@@ -149,23 +148,6 @@ fn read_master_keys(source: &MasterKeySource) -> Result<Vec<(String, SecretKey)>
     }
 }
 
-fn write_private(path: &Path, text: &str) -> Result<()> {
-    let tmp = path.with_extension("tmp");
-    let _ = std::fs::remove_file(&tmp);
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    let mut f = opts.open(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-    f.write_all(text.as_bytes())?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, path)?;
-    Ok(())
-}
-
 fn key_line(id: &str, key: &SecretKey) -> Zeroizing<String> {
     let encoded = Zeroizing::new(STANDARD.encode(key.0));
     let mut line = Zeroizing::new(String::with_capacity(id.len() + encoded.len() + 2));
@@ -185,7 +167,9 @@ pub fn master_key_source(data_dir: &Path) -> Result<MasterKeySource> {
     let path = data_dir.join(MASTER_KEY_FILE);
     if !path.exists() {
         std::fs::create_dir_all(data_dir)?;
-        write_private(&path, &key_line(&format!("mk-{}", now_ms()), &SecretKey::random()))?;
+        // Processes starting together on a new directory keep one first key between them: two
+        // would otherwise each seal data keys under a master key the other overwrote.
+        runtime::files::create_once(&path, key_line(&format!("mk-{}", now_ms()), &SecretKey::random()).as_bytes())?;
     }
     Ok(MasterKeySource::File(path))
 }
@@ -365,7 +349,7 @@ pub async fn rotate_with_progress(
     }
     // Write the key file before committing: if the commit fails, the extra key is harmless; the
     // other order could leave data keys wrapped by a key no file holds.
-    write_private(path, &text)?;
+    runtime::files::replace_private(path, text.as_bytes())?;
     let ring = Keyring {
         source: source.clone(),
         masters: RwLock::new(read_master_keys(&source)?),
@@ -400,6 +384,30 @@ mod tests {
         let short = parse_key(&STANDARD.encode([7u8; 31])).unwrap_err().to_string();
         assert!(short.contains("must be 32 bytes"), "{short}");
         assert!(key_line("mk-1", &parse_key(&b64).unwrap()).starts_with(&format!("mk-1 {b64}")));
+    }
+
+    // Two processes starting on a new data directory must not each make a master key, one
+    // overwriting the other's after data keys were sealed under it.
+    #[test]
+    fn starters_racing_on_a_new_directory_share_one_master_key() {
+        if std::env::var_os("SPECWRIGHT_MASTER_KEY").is_some() {
+            return;
+        }
+        for _ in 0..10 {
+            let dir = tempfile::tempdir().unwrap();
+            let files: Vec<String> = std::thread::scope(|s| {
+                let starters: Vec<_> = (0..8)
+                    .map(|_| {
+                        s.spawn(|| match master_key_source(dir.path()).unwrap() {
+                            MasterKeySource::File(path) => std::fs::read_to_string(path).unwrap(),
+                            MasterKeySource::Env(_) => unreachable!("no key in the environment"),
+                        })
+                    })
+                    .collect();
+                starters.into_iter().map(|t| t.join().unwrap()).collect()
+            });
+            assert!(files.iter().all(|f| *f == files[0] && f.starts_with("mk-")), "{files:?}");
+        }
     }
 
     #[test]
