@@ -38,12 +38,9 @@ pub fn replace_private(path: &Path, contents: &[u8]) -> Result<()> {
 }
 
 /// Creates `path` with `contents` unless it exists: written whole beside it, then linked to its
-/// name, which fails if another process got there first (its file, complete, is then the one
-/// kept). Returns whether this call's contents were kept.
+/// name, which fails if the file exists (another process's, complete, is then the one kept).
+/// Returns whether this call's contents were kept.
 pub fn create_once(path: &Path, contents: &[u8]) -> Result<bool> {
-    if path.exists() {
-        return Ok(false);
-    }
     let tmp = beside(path);
     create_private(&tmp, contents)?;
     let linked = std::fs::hard_link(&tmp, path);

@@ -323,13 +323,13 @@ pub async fn update(
     Ok(lead.lead())
 }
 
-/// Text `q` searches: title, description and skills, lowercased.
 /// Every column a lead derives from its posting, computed in one place: the insert and the
 /// refresh of a posting bind all of them, so no write of a posting can leave one stale.
 struct PostingColumns<'a> {
     title: &'a str,
     posting: String,
     scoring_input: String,
+    /// Text `q` searches: title, description and skills, lowercased.
     search_text: String,
     /// What the `budget` sort key orders by: the budget maximum (or its only figure).
     budget_value: Option<f64>,

@@ -220,31 +220,29 @@ pub async fn backtest(
     // long enough to matter is stored apart from its row.
     let mut tx = store.begin_read().await.map_err(|e| fault("backtest", "begin", e))?;
     let mut after = (String::new(), i64::MIN, String::new());
+    // Binds the filter both statements share: tenant, period and the key read up to ($1–$6).
+    macro_rules! filtered {
+        ($query:expr) => {
+            $query
+                .bind(&caller.tenant)
+                .bind(Nullable(since))
+                .bind(Nullable(until))
+                .bind(&after.0)
+                .bind(after.1)
+                .bind(&after.2)
+        };
+    }
     for turn in 0.. {
-        let last: Option<(String, i64, String)> = sqlx::query_as(BACKTEST_LAST)
-            .bind(&caller.tenant)
-            .bind(Nullable(since))
-            .bind(Nullable(until))
-            .bind(&after.0)
-            .bind(after.1)
-            .bind(&after.2)
+        let last: Option<(String, i64, String)> = filtered!(sqlx::query_as(BACKTEST_LAST))
             .bind(BACKTEST_CHUNK as i64 - 1)
             .fetch_optional(&mut *tx)
             .await
             .map_err(|e| fault("backtest", "reading leads", e))?;
-        let chunk = match &last {
-            Some(_) => sqlx::query_scalar(BACKTEST_CHUNK_UP_TO),
-            None => sqlx::query_scalar(BACKTEST_REST),
-        }
-        .bind(&caller.tenant)
-        .bind(Nullable(since))
-        .bind(Nullable(until))
-        .bind(&after.0)
-        .bind(after.1)
-        .bind(&after.2);
         let chunk: Option<String> = match &last {
-            Some((outcome, created_at, id)) => chunk.bind(outcome).bind(created_at).bind(id),
-            None => chunk,
+            Some((outcome, created_at, id)) => {
+                filtered!(sqlx::query_scalar(BACKTEST_CHUNK_UP_TO)).bind(outcome).bind(created_at).bind(id)
+            }
+            None => filtered!(sqlx::query_scalar(BACKTEST_REST)),
         }
         .fetch_one(&mut *tx)
         .await
