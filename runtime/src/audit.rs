@@ -118,10 +118,39 @@ pub async fn record_refusal(
 /// returned (fail closed: no audit row, no change and no result): written in `tx` and committed
 /// with the change, or, for a read-only `tx` (which changes nothing), through the group commit.
 /// On failure, `tx` rolls back and the `failed` (or, for a 403, `denied`) row goes through the
-/// group commit. Every service whose spec turns audit on ends each scoped operation through here.
+/// group commit. Every service whose spec turns audit on ends each scoped operation through here
+/// (or through [`finish_read`]).
 pub async fn finish<T, E: OperationError + InternalError>(
     store: &Store,
     mut tx: Tx,
+    caller: &Caller,
+    op: &'static Operation,
+    targets: &[String],
+    result: Result<T, E>,
+) -> Result<T, E> {
+    if result.is_err() {
+        drop(tx);
+    } else if tx.is_read_only() {
+        // Ends the snapshot; nothing to keep.
+        tx.commit().await.map_err(|e| fault(op.id, "ending the read", e))?;
+    } else {
+        let entry =
+            Entry { caller, op, targets, outcome: Outcome::Allowed, status: op.success_status, error_code: None };
+        if let Err(e) = write(store, &mut tx, entry).await {
+            return Err(fault(op.id, "writing the audit row", e));
+        }
+        tx.commit_audit(1).await.map_err(|e| fault(op.id, "committing", e))?;
+        return result;
+    }
+    finish_read(store, caller, op, targets, result).await
+}
+
+/// Ends an audited operation that changed nothing and ran in no transaction of its own (its
+/// reads were single statements): on success the `allowed` row, on failure the `failed` (or, for
+/// a 403, `denied`) row, each through the group commit; a success is returned only once its row
+/// is durable.
+pub async fn finish_read<T, E: OperationError + InternalError>(
+    store: &Store,
     caller: &Caller,
     op: &'static Operation,
     targets: &[String],
@@ -131,20 +160,10 @@ pub async fn finish<T, E: OperationError + InternalError>(
         Ok(value) => {
             let entry =
                 Entry { caller, op, targets, outcome: Outcome::Allowed, status: op.success_status, error_code: None };
-            if tx.is_read_only() {
-                // Ends the snapshot; nothing to keep.
-                tx.commit().await.map_err(|e| fault(op.id, "ending the read", e))?;
-                write_alone(store, entry).await.map_err(|e| fault(op.id, "writing the audit row", e))?;
-                return Ok(value);
-            }
-            if let Err(e) = write(store, &mut tx, entry).await {
-                return Err(fault(op.id, "writing the audit row", e));
-            }
-            tx.commit_audit(1).await.map_err(|e| fault(op.id, "committing", e))?;
+            write_alone(store, entry).await.map_err(|e| fault(op.id, "writing the audit row", e))?;
             Ok(value)
         }
         Err(err) => {
-            drop(tx);
             let code = err.code();
             let status = op.service.error(code).map(|e| e.status).unwrap_or(500);
             let outcome = if status == 403 { Outcome::Denied } else { Outcome::Failed };

@@ -77,16 +77,24 @@ struct Conn {
     idle_since: AtomicU64,
     /// When the first byte of the next request arrived while idle (0: none yet).
     head_started: AtomicU64,
-    /// Told to close.
-    close: Notify,
+    /// Told to stop: to close, or to finish in-flight requests and close.
+    signal: Notify,
     /// Already told to close (so the cap does not count on it twice).
     closing: std::sync::atomic::AtomicBool,
+    /// Told to finish its requests and close (the server is shutting down).
+    draining: std::sync::atomic::AtomicBool,
 }
 
 impl Conn {
     fn close(&self) {
         if !self.closing.swap(true, Ordering::AcqRel) {
-            self.close.notify_one();
+            self.signal.notify_one();
+        }
+    }
+
+    fn drain(&self) {
+        if !self.draining.swap(true, Ordering::AcqRel) {
+            self.signal.notify_one();
         }
     }
 }
@@ -96,13 +104,32 @@ impl Conn {
 struct Registry {
     conns: Mutex<HashMap<u64, Arc<Conn>>>,
     started: Instant,
+    /// Milliseconds since `started` (at least 1), as of the last tick of the sweeper or the
+    /// last accepted connection: the deadlines it serves are seconds long, and a request reads
+    /// it twice, so it is kept coarse rather than read from the system clock each time.
+    clock: AtomicU64,
     /// Signalled when a connection ends.
     ended: Notify,
 }
 
 impl Registry {
+    fn new() -> Registry {
+        Registry {
+            conns: Mutex::new(HashMap::new()),
+            started: Instant::now(),
+            clock: AtomicU64::new(1),
+            ended: Notify::new(),
+        }
+    }
+
+    /// Reads the system clock into the coarse one.
+    fn tick(&self) -> u64 {
+        let now = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX).max(1);
+        self.clock.fetch_max(now, Ordering::AcqRel).max(now)
+    }
+
     fn now(&self) -> u64 {
-        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX).max(1)
+        self.clock.load(Ordering::Acquire)
     }
 
     /// Open connections not already told to close.
@@ -128,7 +155,7 @@ impl Registry {
 
     /// Closes connections past their header-read or idle deadline.
     fn sweep(&self, limits: &HttpLimits) {
-        let now = self.now();
+        let now = self.tick();
         let header = u64::try_from(limits.header_read_timeout.as_millis()).unwrap_or(u64::MAX);
         let idle = u64::try_from(limits.idle_timeout.as_millis()).unwrap_or(u64::MAX);
         let Ok(conns) = self.conns.lock() else { return };
@@ -320,8 +347,7 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
     let cap = limits.connection_cap();
-    let registry =
-        Arc::new(Registry { conns: Mutex::new(HashMap::new()), started: Instant::now(), ended: Notify::new() });
+    let registry = Arc::new(Registry::new());
     let sweeper = {
         let registry = registry.clone();
         tokio::spawn(async move {
@@ -332,7 +358,6 @@ pub async fn serve(
             }
         })
     };
-    let stopping = Arc::new(Notify::new());
     let mut shutdown = std::pin::pin!(shutdown);
     let mut next_id = 0u64;
     loop {
@@ -363,10 +388,11 @@ pub async fn serve(
         let id = next_id;
         let conn = Arc::new(Conn {
             in_flight: AtomicUsize::new(0),
-            idle_since: AtomicU64::new(registry.now()),
+            idle_since: AtomicU64::new(registry.tick()),
             head_started: AtomicU64::new(0),
-            close: Notify::new(),
+            signal: Notify::new(),
             closing: std::sync::atomic::AtomicBool::new(false),
+            draining: std::sync::atomic::AtomicBool::new(false),
         });
         if let Ok(mut conns) = registry.conns.lock() {
             conns.insert(id, conn.clone());
@@ -379,31 +405,47 @@ pub async fn serve(
                 request.extensions_mut().insert(ConnectInfo(peer));
                 let app = app.clone();
                 let version = request.version();
-                let ended =
-                    Arc::new(std::sync::atomic::AtomicBool::new(http_body::Body::is_end_stream(request.body())));
-                let request = request.map(|body| axum::body::Body::new(Watched { body, ended: ended.clone() }));
+                // A request without a body (most) has nothing left unread to watch for.
+                let (request, ended) = match http_body::Body::is_end_stream(request.body()) {
+                    true => (request.map(axum::body::Body::new), None),
+                    false => {
+                        let ended = Arc::new(std::sync::atomic::AtomicBool::new(false));
+                        (request.map(|body| axum::body::Body::new(Watched { body, ended: ended.clone() })), Some(ended))
+                    }
+                };
                 async move {
                     // The request stays in progress until its response body is sent (a stream may
                     // run long after the handler returned), so no deadline cuts a live response.
                     let mut response = app.oneshot(request).await?;
-                    close_if_unread(version, &ended, &mut response);
+                    if let Some(ended) = ended {
+                        close_if_unread(version, &ended, &mut response);
+                    }
                     Ok::<_, std::convert::Infallible>(
                         response.map(|body| axum::body::Body::new(Guarded { body, _guard: guard })),
                     )
                 }
             })
         };
-        let (registry, stopping) = (registry.clone(), stopping.clone());
+        let registry = registry.clone();
         tokio::spawn(async move {
             let builder = auto::Builder::new(TokioExecutor::new());
             let connection = builder.serve_connection_with_upgrades(io, TowerToHyperService::new(service));
             let mut connection = std::pin::pin!(connection);
-            tokio::select! {
-                _ = connection.as_mut() => {}
-                _ = conn.close.notified() => {}
-                _ = stopping.notified() => {
-                    connection.as_mut().graceful_shutdown();
-                    let _ = connection.as_mut().await;
+            // One signal to watch besides the connection (each wake-up polls both).
+            let mut draining = false;
+            loop {
+                tokio::select! {
+                    biased;
+                    _ = connection.as_mut() => break,
+                    _ = conn.signal.notified() => {
+                        if conn.closing.load(Ordering::Acquire) {
+                            break;
+                        }
+                        if conn.draining.load(Ordering::Acquire) && !draining {
+                            draining = true;
+                            connection.as_mut().graceful_shutdown();
+                        }
+                    }
                 }
             }
             if let Ok(mut conns) = registry.conns.lock() {
@@ -414,7 +456,9 @@ pub async fn serve(
     }
     let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
     drop(listener);
-    stopping.notify_waiters();
+    if let Ok(conns) = registry.conns.lock() {
+        conns.values().for_each(|c| c.drain());
+    }
     // Requests in flight get a bounded time to finish (a streaming response may never end).
     let deadline = Instant::now() + limits.shutdown_timeout;
     while registry.conns.lock().map(|c| !c.is_empty()).unwrap_or(false) && Instant::now() < deadline {

@@ -389,8 +389,9 @@ fn adopt_legacy_file(data_dir: &Path, path: &Path) -> Result<()> {
 }
 
 /// The options of a pool: its size, the acquire timeout, the clean-up of connections returned
-/// inside a transaction and, on SQLite, the busy timeout and foreign keys (plus `query_only` for
-/// the readers' pool, so a write in a read transaction fails instead of taking the write lock).
+/// inside a transaction and, on SQLite, no ping before each use, the busy timeout and foreign
+/// keys (plus `query_only` for the readers' pool, so a write in a read transaction fails instead
+/// of taking the write lock).
 fn pool_options(backend: Backend, max: u32, acquire_timeout: Duration, read_only: bool) -> AnyPoolOptions {
     let options = AnyPoolOptions::new()
         .max_connections(max)
@@ -414,7 +415,9 @@ fn pool_options(backend: Backend, max: u32, acquire_timeout: Duration, read_only
     if backend != Backend::Sqlite {
         return options;
     }
-    options.after_connect(move |conn, _| {
+    // An in-process SQLite connection does not go stale the way a network one does, so it is
+    // not pinged (a round trip to its worker thread) before each use; PostgreSQL's are.
+    options.test_before_acquire(false).after_connect(move |conn, _| {
         Box::pin(async move {
             // WAL lets readers run beside the single writer; the busy timeout makes
             // writers queue instead of failing while another transaction commits.

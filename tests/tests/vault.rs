@@ -565,3 +565,85 @@ async fn a_request_timed_out_after_the_gate_leaves_a_failed_audit_row() {
         rows[0]
     );
 }
+
+on_both_backends!(reveal_decides_from_one_read_of_access_credential_and_version, |server| {
+    // A reveal reads the caller's role, grants and folders, the credential and the version in
+    // one statement: each way access is decided must still hold.
+    let (admin, folder) = acme(&server).await;
+    let (s, sub) =
+        server.call("POST", "/api/v1/folders", &admin, Some(json!({"name": "db", "parent_id": folder}))).await;
+    assert_eq!(s, 201, "{sub}");
+    let sub = sub["data"]["id"].as_str().unwrap().to_string();
+    store(&server, &admin, "deep", "first", &sub).await;
+    let (s, b) = server.call("POST", "/api/v1/credentials/deep/rotate", &admin, Some(json!({"value": "second"}))).await;
+    assert_eq!(s, 200, "{b}");
+    store(&server, &admin, "direct", "plain", &folder).await;
+    let reveal = |key: &str, body: Value, token: &str| {
+        let (path, token) = (format!("/api/v1/credentials/{key}/reveal"), token.to_string());
+        let server = &server;
+        async move { server.call("POST", &path, &token, Some(body)).await }
+    };
+    let bob = server.token_for("bob", "acme", "vault:read");
+    let (s, _) = reveal("deep", json!({}), &bob).await;
+    assert_eq!(s, 404, "no role and no grant: invisible");
+    // A grant on the parent folder reaches a credential in its subfolder; one on another
+    // credential is a second grant of the same user.
+    for (path, permissions) in [
+        (format!("/api/v1/folders/{folder}/grants"), json!(["canReveal"])),
+        ("/api/v1/credentials/direct/grants".to_string(), json!(["canRead"])),
+    ] {
+        let (s, g) =
+            server.call("POST", &path, &admin, Some(json!({"principal": "bob", "permissions": permissions}))).await;
+        assert_eq!(s, 201, "{g}");
+    }
+    let (s, b) = reveal("deep", json!({}), &bob).await;
+    assert_eq!((s, b["data"]["value"].as_str(), b["data"]["version"].as_i64()), (200, Some("second"), Some(2)), "{b}");
+    let (s, b) = reveal("deep", json!({"version": 1}), &bob).await;
+    assert_eq!((s, b["data"]["value"].as_str()), (200, Some("first")), "an older version: {b}");
+    let (s, b) = reveal("deep", json!({"version": 9}), &bob).await;
+    assert_eq!(
+        (s, b["error"]["code"].as_str(), b["error"]["details"]["version"].as_i64()),
+        (404, Some("resource/not-found"), Some(9)),
+        "{b}"
+    );
+    // `direct` is in the granted folder too: its folder's canReveal covers it beside its own canRead.
+    let (s, b) = reveal("direct", json!({}), &bob).await;
+    assert_eq!((s, b["data"]["value"].as_str()), (200, Some("plain")), "{b}");
+    let carol = server.token_for("carol", "acme", "vault:read");
+    let (s, b) = server
+        .call(
+            "POST",
+            "/api/v1/credentials/direct/grants",
+            &admin,
+            Some(json!({"principal": "carol", "permissions": ["canRead"]})),
+        )
+        .await;
+    assert_eq!(s, 201, "{b}");
+    let (s, b) = reveal("direct", json!({}), &carol).await;
+    assert_eq!((s, b["error"]["code"].as_str()), (403, Some("auth/forbidden")), "canRead alone does not reveal: {b}");
+    let (s, _) = reveal("deep", json!({}), &carol).await;
+    assert_eq!(s, 404, "a grant on another credential reaches nothing else");
+    let (s, b) = reveal("nope", json!({}), &admin).await;
+    assert_eq!((s, b["error"]["code"].as_str()), (404, Some("resource/not-found")), "{b}");
+    let (s, _) = server.call("POST", "/api/v1/credentials/deep/archive", &admin, Some(json!({}))).await;
+    assert_eq!(s, 200);
+    let (s, b) = reveal("deep", json!({}), &admin).await;
+    assert_eq!((s, b["error"]["code"].as_str()), (409, Some("credential/archived")), "{b}");
+    let (s, _) = server.call("POST", "/api/v1/credentials/deep/restore", &admin, Some(json!({}))).await;
+    assert_eq!(s, 200);
+    // A second server over the same data has no data key cached: its first reveal loads it.
+    let beside = server.beside().await;
+    let admin2 = beside.token_for("alice", "acme", "vault:admin");
+    let (s, b) = beside.call("POST", "/api/v1/credentials/deep/reveal", &admin2, Some(json!({}))).await;
+    assert_eq!((s, b["data"]["value"].as_str()), (200, Some("second")), "{b}");
+    let (_, audit) = server.call("GET", "/api/v1/audit?operation=reveal_credential&per_page=100", &admin, None).await;
+    let outcomes: Vec<(&str, i64)> = audit["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["outcome"].as_str().unwrap(), e["status"].as_i64().unwrap()))
+        .collect();
+    for expected in [("allowed", 200), ("denied", 403), ("failed", 404), ("failed", 409)] {
+        assert!(outcomes.contains(&expected), "every reveal is audited with its outcome: {expected:?} in {outcomes:?}");
+    }
+});

@@ -41,23 +41,31 @@ const COLUMNS: &str = "key, kind, folder_id, description, username, url, state, 
 const TAGS: &str = "(SELECT string_agg(tag, '\u{1f}' ORDER BY tag) FROM credential_tags AS t \
                     WHERE t.tenant_id = credentials.tenant_id AND t.key = credentials.key)";
 /// The position of [`TAGS`] in a list's row, after [`COLUMNS`].
-const TAGS_AT: usize = 12;
+const TAGS_AT: usize = COLUMN_COUNT;
 const TAG_SEPARATOR: char = '\u{1f}';
 
+/// How many columns [`COLUMNS`] names.
+const COLUMN_COUNT: usize = 12;
+
 fn from_row(r: &AnyRow) -> Row_ {
+    from_row_at(r, 0)
+}
+
+/// The credential whose [`COLUMNS`] start at `at` of `r`.
+fn from_row_at(r: &AnyRow, at: usize) -> Row_ {
     Row_ {
-        key: r.get(0),
-        kind: CredentialKind::parse(&r.get::<String, _>(1)).unwrap_or(CredentialKind::Generic),
-        folder_id: r.get(2),
-        description: r.get(3),
-        username: r.get(4),
-        url: r.get(5),
-        state: CredentialState::parse(&r.get::<String, _>(6)).unwrap_or(CredentialState::Active),
-        current_version: r.get(7),
-        created_at: r.get(8),
-        created_by: r.get(9),
-        updated_at: r.get(10),
-        archived_at: r.get(11),
+        key: r.get(at),
+        kind: CredentialKind::parse(&r.get::<String, _>(at + 1)).unwrap_or(CredentialKind::Generic),
+        folder_id: r.get(at + 2),
+        description: r.get(at + 3),
+        username: r.get(at + 4),
+        url: r.get(at + 5),
+        state: CredentialState::parse(&r.get::<String, _>(at + 6)).unwrap_or(CredentialState::Active),
+        current_version: r.get(at + 7),
+        created_at: r.get(at + 8),
+        created_by: r.get(at + 9),
+        updated_at: r.get(at + 10),
+        archived_at: r.get(at + 11),
     }
 }
 
@@ -459,16 +467,52 @@ pub(super) async fn open_version<E: InternalError>(
     String::from_utf8(plain).map(Some).map_err(|e| fault(op.id, "decoding a secret", e))
 }
 
+/// Reveal's one statement: the caller's access ($1 tenant, $2 user), the credential ($3) and the
+/// requested version ($4, NULL for the current one) with its sealed value, read in one snapshot
+/// without a transaction. The credential's columns are NULL when there is none, the version's
+/// when it has no such version.
+static REVEAL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let credential = COLUMNS.split(", ").map(|c| format!("c.{c}")).collect::<Vec<_>>().join(", ");
+    format!(
+        "SELECT {}, {credential}, v.data_key_id, v.sealed FROM (SELECT 1 AS one) AS o \
+         LEFT JOIN credentials AS c ON c.tenant_id = $1 AND c.key = $3 \
+         LEFT JOIN credential_versions AS v ON v.tenant_id = $1 AND v.key = $3 \
+         AND v.version = COALESCE($4, c.current_version)",
+        crate::rbac::COLUMNS
+    )
+});
+
+/// Where the credential's columns start in [`REVEAL`]'s row, after the access.
+const REVEAL_CREDENTIAL_AT: usize = 3;
+
 pub(super) async fn reveal(
     vault: &Vault,
-    tx: &mut Tx,
     caller: &Caller,
     input: models::RevealCredentialInput,
 ) -> Result<RevealedSecret, errors::RevealCredentialError> {
     use errors::RevealCredentialError as E;
     let op = &ops::REVEAL_CREDENTIAL;
-    let access = vault.access(tx, op, caller).await?;
-    let (row, perms) = visible(tx, op, caller, &access, &input.key).await?.map_err(E::ResourceNotFound)?;
+    let mut db = vault.store.readers().acquire().await.map_err(|e| fault(op.id, "reading", e))?;
+    let found = sqlx::query(sqlx::AssertSqlSafe(REVEAL.as_str()))
+        .bind(&caller.tenant)
+        .bind(&caller.subject)
+        .bind(&input.key)
+        .bind(Nullable(input.version))
+        .fetch_one(&mut *db)
+        .await
+        .map_err(|e| fault(op.id, "loading a credential", e))?;
+    let access = Access::from_row(&found, 0);
+    let exists = found.get::<Option<String>, _>(REVEAL_CREDENTIAL_AT).is_some();
+    let row = exists.then(|| from_row_at(&found, REVEAL_CREDENTIAL_AT));
+    let Some((row, perms)) = row
+        .map(|r| {
+            let perms = access.on_credential(&r.key, r.folder_id.as_deref());
+            (r, perms)
+        })
+        .filter(|(_, perms)| perms.has(Perms::READ))
+    else {
+        return Err(E::ResourceNotFound(not_found("credential", &input.key)));
+    };
     if !perms.has(Perms::REVEAL) {
         return Err(E::AuthForbidden(forbidden("canReveal", &format!("credential {}", row.key))));
     }
@@ -479,11 +523,19 @@ pub(super) async fn reveal(
         ))));
     }
     let version = input.version.unwrap_or(row.current_version);
-    let value = open_version(vault, tx, op, &caller.tenant, &row.key, version).await?.ok_or_else(|| {
-        E::ResourceNotFound(
+    let sealed_at = REVEAL_CREDENTIAL_AT + COLUMN_COUNT;
+    let Some(data_key) = found.get::<Option<String>, _>(sealed_at) else {
+        return Err(E::ResourceNotFound(
             Problem::new(format!("Credential {} has no version {version}.", row.key)).with("version", version),
-        )
-    })?;
+        ));
+    };
+    let sealed: Vec<u8> = found.get(sealed_at + 1);
+    let plain = vault
+        .keyring
+        .open(&mut db, &data_key, &caller.tenant, &row.key, version, &sealed)
+        .await
+        .map_err(|e| fault(op.id, "opening a secret", e))?;
+    let value = String::from_utf8(plain).map_err(|e| fault(op.id, "decoding a secret", e))?;
     Ok(RevealedSecret { key: row.key, version, kind: row.kind, username: row.username, value })
 }
 

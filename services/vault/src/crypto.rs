@@ -23,6 +23,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use rand::RngCore;
+use sqlx::AnyConnection;
 use sqlx::Row;
 use zeroize::{Zeroize, Zeroizing};
 
@@ -230,13 +231,13 @@ impl Keyring {
     }
 
     /// The unwrapped data key `id`, loading it (and re-reading the key file) when not cached.
-    async fn data_key(&self, tx: &mut Tx, id: &str) -> Result<SecretKey> {
+    async fn data_key(&self, db: &mut AnyConnection, id: &str) -> Result<SecretKey> {
         if let Some(k) = self.data_keys.read().ok().and_then(|m| m.get(id).cloned()) {
             return Ok(k);
         }
         let row = sqlx::query("SELECT master_key_id, wrapped FROM data_keys WHERE id = $1")
             .bind(id)
-            .fetch_optional(&mut **tx)
+            .fetch_optional(db)
             .await?
             .ok_or_else(|| anyhow!("unknown data key {id}"))?;
         let master_id: String = row.get(0);
@@ -278,17 +279,18 @@ impl Keyring {
         Ok((id, seal_with(&dk, plaintext, &secret_aad(tenant, key, version))?))
     }
 
-    /// Opens one secret version; fails if the sealed bytes belong to another row.
+    /// Opens one secret version; fails if the sealed bytes belong to another row. `db` reads the
+    /// data key when it is not cached (data keys never change once written).
     pub async fn open(
         &self,
-        tx: &mut Tx,
+        db: &mut AnyConnection,
         data_key_id: &str,
         tenant: &str,
         key: &str,
         version: i64,
         sealed: &[u8],
     ) -> Result<Vec<u8>> {
-        let dk = self.data_key(tx, data_key_id).await?;
+        let dk = self.data_key(db, data_key_id).await?;
         open_with(&dk, sealed, &secret_aad(tenant, key, version))
     }
 }

@@ -3,7 +3,9 @@
 //!
 //! Every operation runs in one transaction with its audit row: the change and the row commit
 //! together, or neither does. A failed or denied operation rolls back and is audited in a
-//! transaction of its own. Every query is scoped by the caller's tenant.
+//! transaction of its own. A reveal, which changes nothing, reads in one statement (one snapshot)
+//! and needs no transaction; its audit row, like every read's, is durable before it answers.
+//! Every query is scoped by the caller's tenant.
 
 mod credentials;
 pub mod crypto;
@@ -178,10 +180,10 @@ impl VaultService for Vault {
         caller: &Caller,
         input: models::RevealCredentialInput,
     ) -> Result<models::RevealedSecret, errors::RevealCredentialError> {
-        run!(self, caller, ops::REVEAL_CREDENTIAL, vec![input.key.clone()], |tx, targets| credentials::reveal(
-            self, &mut tx, caller, input
-        )
-        .await)
+        // One statement, no transaction (see credentials::reveal).
+        let targets = [input.key.clone()];
+        let result = credentials::reveal(self, caller, input).await;
+        audit::finish_read(&self.store, caller, &ops::REVEAL_CREDENTIAL, &targets, result).await
     }
     async fn archive_credential(
         &self,

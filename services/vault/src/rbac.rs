@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use generated::vault::models::{Permission, TenantRole};
 use sqlx::Row;
+use sqlx::any::AnyRow;
 
 use runtime::store::Tx;
 
@@ -62,6 +63,25 @@ pub fn decode(s: &str) -> Vec<Permission> {
     s.split(',').filter_map(Permission::parse).collect()
 }
 
+/// Separates the fields of one grant or folder in [`COLUMNS`] (a control character no id holds).
+const FIELD: char = '\u{1f}';
+/// Separates the grants, or the folders, in [`COLUMNS`].
+const RECORD: char = '\u{1e}';
+
+/// A user's access as three columns of any statement, over `$1` (the tenant) and `$2` (the
+/// user), so it can be read with what it decides on, in one snapshot: their role; unless they
+/// administer the tenant, their grants (`target`, id and permissions, joined by [`FIELD`], one
+/// per [`RECORD`]); and when they hold a folder grant, the tenant's folders (id and parent), for
+/// inheritance.
+pub const COLUMNS: &str = "(SELECT role FROM role_assignments WHERE tenant_id = $1 AND user_id = $2), \
+    (SELECT string_agg(g.target || '\u{1f}' || g.target_id || '\u{1f}' || g.permissions, '\u{1e}') \
+     FROM grants AS g WHERE g.tenant_id = $1 AND g.principal = $2 \
+     AND NOT EXISTS (SELECT 1 FROM role_assignments AS a WHERE a.tenant_id = $1 AND a.user_id = $2 AND a.role = 'admin')), \
+    (SELECT string_agg(f.id || '\u{1f}' || COALESCE(f.parent_id, ''), '\u{1e}') FROM folders AS f \
+     WHERE f.tenant_id = $1 AND EXISTS (SELECT 1 FROM grants AS g WHERE g.tenant_id = $1 AND g.principal = $2 \
+     AND g.target = 'folder' \
+     AND NOT EXISTS (SELECT 1 FROM role_assignments AS a WHERE a.tenant_id = $1 AND a.user_id = $2 AND a.role = 'admin')))";
+
 /// One user's access within one tenant, loaded for one request.
 #[derive(Debug, Clone)]
 pub struct Access {
@@ -74,43 +94,44 @@ pub struct Access {
 }
 
 impl Access {
-    /// Loads `user`'s role and grants in `tenant`.
+    /// Loads `user`'s role and grants in `tenant`, in one statement.
     pub async fn load(tx: &mut Tx, tenant: &str, user: &str) -> Result<Access, sqlx::Error> {
-        let role = sqlx::query("SELECT role FROM role_assignments WHERE tenant_id = $1 AND user_id = $2")
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS}")))
             .bind(tenant)
             .bind(user)
-            .fetch_optional(&mut **tx)
-            .await?
-            .and_then(|r| TenantRole::parse(&r.get::<String, _>(0)));
+            .fetch_one(&mut **tx)
+            .await?;
+        Ok(Access::from_row(&row, 0))
+    }
+
+    /// The access held by [`COLUMNS`] at `at`, `at + 1` and `at + 2` of `row`.
+    pub fn from_row(row: &AnyRow, at: usize) -> Access {
+        let role = row.get::<Option<String>, _>(at).and_then(|r| TenantRole::parse(&r));
         let mut access =
             Access { role, credential_grants: HashMap::new(), folder_grants: HashMap::new(), folders: HashMap::new() };
         if access.is_admin() {
-            return Ok(access);
+            return access;
         }
-        let grants =
-            sqlx::query("SELECT target, target_id, permissions FROM grants WHERE tenant_id = $1 AND principal = $2")
-                .bind(tenant)
-                .bind(user)
-                .fetch_all(&mut **tx)
-                .await?;
-        for g in grants {
-            let perms = Perms::from_permissions(&decode(&g.get::<String, _>(2)));
-            let map = if g.get::<String, _>(0) == "folder" {
-                &mut access.folder_grants
-            } else {
-                &mut access.credential_grants
-            };
-            let e = map.entry(g.get(1)).or_default();
+        let fields = |record: &str| {
+            let mut f = record.split(FIELD);
+            [f.next().unwrap_or_default(), f.next().unwrap_or_default(), f.next().unwrap_or_default()]
+                .map(str::to_string)
+        };
+        for [target, id, permissions] in
+            row.get::<Option<String>, _>(at + 1).iter().flat_map(|g| g.split(RECORD).map(fields).collect::<Vec<_>>())
+        {
+            let perms = Perms::from_permissions(&decode(&permissions));
+            let map = if target == "folder" { &mut access.folder_grants } else { &mut access.credential_grants };
+            let e = map.entry(id).or_default();
             *e = e.union(perms);
         }
-        if !access.folder_grants.is_empty() {
-            let rows = sqlx::query("SELECT id, parent_id FROM folders WHERE tenant_id = $1")
-                .bind(tenant)
-                .fetch_all(&mut **tx)
-                .await?;
-            access.folders = rows.into_iter().map(|r| (r.get(0), r.get(1))).collect();
+        if let Some(folders) = row.get::<Option<String>, _>(at + 2) {
+            for record in folders.split(RECORD) {
+                let [id, parent, _] = fields(record);
+                access.folders.insert(id, Some(parent).filter(|p| !p.is_empty()));
+            }
         }
-        Ok(access)
+        access
     }
 
     /// A tenant administrator.
