@@ -14,6 +14,20 @@ async fn acme(server: &common::TestServer) -> (String, String) {
     (admin, f["data"]["id"].as_str().unwrap().to_string())
 }
 
+/// Grants `principal` `permissions` on `folder`; the created grant.
+async fn grant_on_folder(
+    server: &common::TestServer,
+    admin: &str,
+    folder: &str,
+    principal: &str,
+    permissions: Value,
+) -> Value {
+    let body = json!({"principal": principal, "permissions": permissions});
+    let (s, g) = server.call("POST", &format!("/api/v1/folders/{folder}/grants"), admin, Some(body)).await;
+    assert_eq!(s, 201, "{g}");
+    g
+}
+
 async fn store(server: &common::TestServer, token: &str, key: &str, value: &str, folder: &str) -> Value {
     let (s, b) = server
         .call(
@@ -220,15 +234,7 @@ on_both_backends!(grants_decide_what_members_reach, |server| {
         .call("POST", "/api/v1/credentials", &bob, Some(json!({"key": "bobs", "value": "v", "folder_id": folder})))
         .await;
     assert_eq!((s, b["error"]["code"].as_str()), (403, Some("auth/forbidden")), "{b}");
-    let (s, g) = server
-        .call(
-            "POST",
-            &format!("/api/v1/folders/{folder}/grants"),
-            &admin,
-            Some(json!({"principal": "bob", "permissions": ["canRead"]})),
-        )
-        .await;
-    assert_eq!(s, 201, "{g}");
+    let g = grant_on_folder(&server, &admin, &folder, "bob", json!(["canRead"])).await;
     let (s, _) = server.call("GET", "/api/v1/credentials/in-folder", &bob, None).await;
     assert_eq!(s, 200, "a folder grant covers what the folder holds");
     let (s, b) = server.call("POST", "/api/v1/credentials/in-folder/reveal", &bob, Some(json!({}))).await;
@@ -645,5 +651,68 @@ on_both_backends!(reveal_decides_from_one_read_of_access_credential_and_version,
         .collect();
     for expected in [("allowed", 200), ("denied", 403), ("failed", 404), ("failed", 409)] {
         assert!(outcomes.contains(&expected), "every reveal is audited with its outcome: {expected:?} in {outcomes:?}");
+    }
+});
+
+on_both_backends!(master_keys_that_are_not_the_databases_stop_the_start, |server| {
+    // A data directory whose master key file is not the one this database's data keys were
+    // wrapped by (a lost or swapped file, the wrong volume) must not start and then answer 500
+    // to every request that seals or opens a secret: it refuses to start, and says why.
+    let (admin, folder) = acme(&server).await;
+    store(&server, &admin, "kept", "v", &folder).await;
+    let file = server.dir.path().join(vault::crypto::MASTER_KEY_FILE);
+    let original = std::fs::read(&file).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    let refused = server.try_beside().await.err().expect("a start with a new master key is refused").to_string();
+    assert!(refused.contains("cannot be unwrapped with the master keys of"), "{refused}");
+    // The file back, a second server starts and reveals what the first stored.
+    std::fs::write(&file, original).unwrap();
+    let beside = server.beside().await;
+    let admin2 = beside.token_for("alice", "acme", "vault:admin");
+    let (s, b) = beside.call("POST", "/api/v1/credentials/kept/reveal", &admin2, Some(json!({}))).await;
+    assert_eq!((s, b["data"]["value"].as_str()), (200, Some("v")), "{b}");
+});
+
+on_both_backends!(lists_show_what_each_caller_may_read, |server| {
+    // Lists show exactly what the caller may read, decided from the access read in the page's
+    // snapshot: an administrator's, a member's by grant, and after a change of role.
+    let (admin, folder) = acme(&server).await;
+    for key in ["a1", "a2", "a3"] {
+        store(&server, &admin, key, "v", &folder).await;
+    }
+    let (s, b) = server.call("POST", "/api/v1/credentials", &admin, Some(json!({"key": "root", "value": "v"}))).await;
+    assert_eq!(s, 201, "{b}");
+    let keys = |b: &Value| {
+        b["data"].as_array().unwrap().iter().map(|c| c["key"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+    };
+    let (s, b) = server.call("GET", "/api/v1/credentials?per_page=2", &admin, None).await;
+    assert_eq!((s, keys(&b), b["meta"]["total"].as_i64()), (200, vec!["a1".to_string(), "a2".into()], Some(4)), "{b}");
+    assert_eq!(b["data"][0]["tags"], json!(["prod"]), "{b}");
+    let (s, b) = server.call("GET", "/api/v1/credentials?per_page=2&page=9", &admin, None).await;
+    assert_eq!((s, keys(&b).len(), b["meta"]["total"].as_i64()), (200, 0, Some(4)), "past the end: {b}");
+    let (_, b) = server.call("GET", "/api/v1/credentials?q=zzz", &admin, None).await;
+    assert_eq!((keys(&b).len(), b["meta"]["total"].as_i64()), (0, Some(0)), "nothing matches: {b}");
+    // A member sees nothing until granted, then exactly the granted folder.
+    let (s, _) =
+        server.call("PUT", "/api/v1/tenants/acme/role-assignments/bob", &admin, Some(json!({"role": "member"}))).await;
+    assert!(s == 200 || s == 201, "{s}");
+    let bob = server.token_for("bob", "acme", "vault:read");
+    let (_, b) = server.call("GET", "/api/v1/credentials", &bob, None).await;
+    assert_eq!((keys(&b).len(), b["meta"]["total"].as_i64()), (0, Some(0)), "{b}");
+    grant_on_folder(&server, &admin, &folder, "bob", json!(["canRead"])).await;
+    let (_, b) = server.call("GET", "/api/v1/credentials", &bob, None).await;
+    assert_eq!(
+        (keys(&b), b["meta"]["total"].as_i64()),
+        (vec!["a1".to_string(), "a2".into(), "a3".into()], Some(3)),
+        "{b}"
+    );
+    // Promoted, bob sees everything on the next request; demoted, the folder again.
+    for (role, expected) in [("admin", 4), ("member", 3)] {
+        let (s, _) =
+            server.call("PUT", "/api/v1/tenants/acme/role-assignments/bob", &admin, Some(json!({"role": role}))).await;
+        assert!(s == 200 || s == 201, "{s}");
+        let (_, b) = server.call("GET", "/api/v1/credentials", &bob, None).await;
+        assert_eq!(b["meta"]["total"].as_i64(), Some(expected), "as {role}: {b}");
+        assert_eq!(keys(&b).len() as i64, expected, "as {role}: {b}");
     }
 });

@@ -15,7 +15,9 @@ dur=${DURATION:-10s}
 port=$((20000 + RANDOM % 20000))
 base="http://127.0.0.1:$port"
 pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
+bench_db=
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  if [ -n "$bench_db" ]; then sleep 0.5; psql "$1" -qc "DROP DATABASE IF EXISTS $bench_db" >/dev/null || true; fi' EXIT
 up() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return; sleep 0.1; done; echo "no answer at $1" >&2; exit 1; }
 stop() { kill "$1"; wait "$1" 2>/dev/null || true; }
 rps() { # METHOD PATH [BODY]: requests/s over rotated tokens; fails on any non-2xx answer
@@ -65,4 +67,12 @@ echo "| backend | route | requests/s | × hello-world | × reference |"
 echo "|---|---|---|---|---|"
 echo "| – | axum hello-world | $hello | 1 | |"
 bench_backend SQLite
-if [ $# -ge 1 ]; then bench_backend PostgreSQL "$1"; fi
+if [ $# -ge 1 ]; then
+  # A database of its own on that server, dropped afterwards: the vault's data keys are wrapped
+  # by this run's master key, which a database left by an earlier run does not match.
+  command -v psql >/dev/null || { echo "psql is needed to create the benchmark's database" >&2; exit 1; }
+  bench_db="specwright_bench_$RANDOM$RANDOM"
+  psql "$1" -qc "CREATE DATABASE $bench_db" >/dev/null
+  server=${1%%\?*}
+  bench_backend PostgreSQL "${server%/*}/$bench_db${1#"$server"}"
+fi

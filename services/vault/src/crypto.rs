@@ -191,8 +191,20 @@ impl Keyring {
         let mut tx = store.begin().await?;
         let active: Option<String> =
             sqlx::query("SELECT id FROM data_keys WHERE active = 1").fetch_optional(&mut *tx).await?.map(|r| r.get(0));
-        if active.is_none() {
-            ring.create_data_key(&mut tx).await?;
+        match active {
+            None => drop(ring.create_data_key(&mut tx).await?),
+            // Refuse to start, rather than fail every request that seals or opens a secret, when
+            // the master keys given are not the ones this database's data keys are wrapped by.
+            Some(id) => drop(ring.data_key(&mut tx, &id).await.with_context(|| {
+                let given = match &ring.source {
+                    MasterKeySource::Env(_) => "SPECWRIGHT_MASTER_KEY".to_string(),
+                    MasterKeySource::File(path) => path.display().to_string(),
+                };
+                format!(
+                    "the vault's active data key {id} cannot be unwrapped with the master keys of {given}: \
+                     they are not the keys of this database"
+                )
+            })?),
         }
         tx.commit().await?;
         Ok(ring)

@@ -122,38 +122,43 @@ impl TestServer {
         }
         let mut settings = specwright::Settings::default();
         configure(&mut config, &mut settings);
-        Some(Self::launch(listener, config, settings, dir, db).await)
+        Some(Self::try_launch(listener, config, settings, dir, db).await.expect("the server starts"))
     }
 
     /// A second server over this one's data directory and database, as a restarted process or a
     /// second replica would be: its caches (signing keys, the vault's data keys) start empty. It
     /// has its own address, so its tokens come from its own [`TestServer::token_for`].
     pub async fn beside(&self) -> TestServer {
+        self.try_beside().await.expect("a second server")
+    }
+
+    /// As [`TestServer::beside`], with the error that stopped it from starting.
+    pub async fn try_beside(&self) -> anyhow::Result<TestServer> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let mut config = Config::new(addr, None, self.state.config.data_dir.clone());
         config.database_url = self.state.config.database_url.clone();
         // Its own `dir` stays empty: the data is the first server's, which outlives it.
         let own = tempfile::tempdir().expect("temp dir");
-        Self::launch(listener, config, specwright::Settings::default(), own, None).await
+        Self::try_launch(listener, config, specwright::Settings::default(), own, None).await
     }
 
-    async fn launch(
+    async fn try_launch(
         listener: tokio::net::TcpListener,
         config: Config,
         settings: specwright::Settings,
         dir: tempfile::TempDir,
         db: Option<PgDatabase>,
-    ) -> TestServer {
-        let addr = listener.local_addr().expect("addr");
+    ) -> anyhow::Result<TestServer> {
+        let addr = listener.local_addr()?;
         let rate_clock = Arc::new(ShiftedClock::default());
-        let state = Platform::open_with_clock(config, rate_clock.clone()).await.expect("open state");
-        let app = specwright::app(&state, &settings).await.expect("the application");
+        let state = Platform::open_with_clock(config, rate_clock.clone()).await?;
+        let app = specwright::app(&state, &settings).await?;
         let limits = state.config.http;
         tokio::spawn(async move {
             runtime::server::serve(listener, app, limits, std::future::pending()).await.expect("serve");
         });
-        TestServer { base: format!("http://{addr}"), state, dir, rate_clock, _db: db }
+        Ok(TestServer { base: format!("http://{addr}"), state, dir, rate_clock, _db: db })
     }
 
     /// Starts a fresh rate-limit minute for every token and client address. Both services limit
