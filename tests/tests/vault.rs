@@ -680,8 +680,27 @@ on_both_backends!(lists_show_what_each_caller_may_read, |server| {
     for key in ["a1", "a2", "a3"] {
         store(&server, &admin, key, "v", &folder).await;
     }
-    let (s, b) = server.call("POST", "/api/v1/credentials", &admin, Some(json!({"key": "root", "value": "v"}))).await;
+    // The page arrives as one JSON document built by the database: any text survives it.
+    let description = "quotes \" and \\ backslash, \u{1f} \u{1e} separators, tab\t, é 😀 <b>&amp;</b>";
+    let (s, b) = server
+        .call(
+            "POST",
+            "/api/v1/credentials",
+            &admin,
+            Some(json!({"key": "root", "value": "v", "description": description})),
+        )
+        .await;
     assert_eq!(s, 201, "{b}");
+    let (_, b) = server.call("GET", "/api/v1/credentials?q=backslash", &admin, None).await;
+    assert_eq!(b["data"][0]["description"].as_str(), Some(description), "{b}");
+    assert_eq!(b["data"][0]["folder_id"], Value::Null, "no folder: {b}");
+    assert_eq!(b["data"][0]["tags"], json!([]), "no tags: {b}");
+    assert_eq!(
+        (b["data"][0]["current_version"].as_i64(), b["data"][0]["state"].as_str()),
+        (Some(1), Some("active")),
+        "{b}"
+    );
+    assert!(b["data"][0]["updated_at"].as_str().is_some_and(|t| t.starts_with("20")), "{b}");
     let keys = |b: &Value| {
         b["data"].as_array().unwrap().iter().map(|c| c["key"].as_str().unwrap().to_string()).collect::<Vec<_>>()
     };

@@ -15,7 +15,7 @@ use support::{InternalError, Operation, Paged, Paging, Problem};
 use super::{Arg, Sql, Vault, contains_pattern, fault, forbidden, not_found};
 use crate::rbac::{Access, Perms};
 use runtime::auth::Caller;
-use runtime::store::{Nullable, Tx, now_ms, to_time};
+use runtime::store::{Backend, Nullable, Tx, now_ms, to_time};
 
 /// A credential's row.
 #[derive(Debug, Clone)]
@@ -40,8 +40,6 @@ const COLUMNS: &str = "key, kind, folder_id, description, username, url, state, 
 /// control character no tag can hold), NULL without tags; `string_agg` is SQLite's too.
 const TAGS: &str = "(SELECT string_agg(tag, '\u{1f}' ORDER BY tag) FROM credential_tags AS t \
                     WHERE t.tenant_id = credentials.tenant_id AND t.key = credentials.key)";
-/// The position of [`TAGS`] in a list's row, after [`COLUMNS`].
-const TAGS_AT: usize = COLUMN_COUNT;
 const TAG_SEPARATOR: char = '\u{1f}';
 
 /// How many columns [`COLUMNS`] names.
@@ -221,50 +219,55 @@ pub(super) async fn list(
         filter.push_in("folder_id", &folders);
         filter.raw(")");
     }
-    // One statement: the page, each credential's tags, and the count of every match (an
-    // uncorrelated subquery the database evaluates once, over the same placeholders).
+    // One statement, one row: the count of every match, and the page as one JSON array (each
+    // credential an array of its summary's columns and tags). sqlx hands each row of a result
+    // across its SQLite worker thread on its own, so a page of 20 rows cost 20 hand-offs; one
+    // row costs one. The database escapes the values, so any text a credential holds survives.
+    let aggregate = match vault.store.backend() {
+        Backend::Sqlite => "json_group_array(json_array(",
+        Backend::Postgres => "json_agg(json_build_array(",
+    };
     let mut page = Sql {
         text: format!(
-            "SELECT {COLUMNS}, {TAGS}, (SELECT COUNT(*) FROM credentials{0}) FROM credentials{0}",
+            "SELECT (SELECT COUNT(*) FROM credentials{0}), (SELECT CAST({aggregate}{SUMMARY}) ORDER BY key) AS TEXT) \
+             FROM (SELECT {SUMMARY_COLUMNS}, {TAGS} AS tags FROM credentials{0} ORDER BY key",
             filter.text
         ),
-        args: filter.args.clone(),
+        args: filter.args,
     };
-    page.raw(" ORDER BY key");
     page.push(" LIMIT ?", Arg::Int(i64::from(paging.per_page)));
     page.push(" OFFSET ?", Arg::Int(paging.offset() as i64));
-    let rows = page.query().fetch_all(&mut **tx).await.map_err(|e| fault(op.id, "listing credentials", e))?;
-    let total: i64 = match rows.first() {
-        Some(first) => first.get(TAGS_AT + 1),
-        None if paging.offset() == 0 => 0,
-        // A page past the end carries no count: count in the same transaction.
-        None => Sql { text: format!("SELECT COUNT(*) FROM credentials{}", filter.text), args: filter.args }
-            .query()
-            .fetch_one(&mut **tx)
-            .await
-            .map_err(|e| fault(op.id, "counting credentials", e))?
-            .get(0),
+    page.raw(") AS page)");
+    let row = page.query().fetch_one(&mut **tx).await.map_err(|e| fault(op.id, "listing credentials", e))?;
+    let total: i64 = row.get(0);
+    let listed: Vec<Listed> = match row.get::<Option<String>, _>(1) {
+        Some(json) => serde_json::from_str(&json).map_err(|e| fault(op.id, "reading the page", e))?,
+        None => Vec::new(),
     };
-    let mut items = Vec::with_capacity(rows.len());
-    for row in &rows {
-        let r = from_row(row);
-        let tags = row
-            .get::<Option<String>, _>(TAGS_AT)
-            .map(|t| t.split(TAG_SEPARATOR).map(str::to_string).collect())
-            .unwrap_or_default();
-        items.push(CredentialSummary {
-            key: r.key,
-            kind: r.kind,
-            folder_id: r.folder_id,
-            description: r.description,
-            tags,
-            state: r.state,
-            current_version: r.current_version,
-            updated_at: to_time(r.updated_at),
-        });
-    }
+    let items = listed
+        .into_iter()
+        .map(|(key, kind, folder_id, description, state, current_version, updated_at, tags)| CredentialSummary {
+            key,
+            kind: CredentialKind::parse(&kind).unwrap_or(CredentialKind::Generic),
+            folder_id,
+            description,
+            tags: tags.map(|t| t.split(TAG_SEPARATOR).map(str::to_string).collect()).unwrap_or_default(),
+            state: CredentialState::parse(&state).unwrap_or(CredentialState::Active),
+            current_version,
+            updated_at: to_time(updated_at),
+        })
+        .collect();
     Ok(Paged { items, total: total.max(0) as u64 })
 }
+
+/// The columns of a credential's summary in a list's page, then its tags ([`TAGS`]): what
+/// [`Listed`] reads.
+const SUMMARY_COLUMNS: &str = "key, kind, folder_id, description, state, current_version, updated_at";
+const SUMMARY: &str = "key, kind, folder_id, description, state, current_version, updated_at, tags";
+
+/// One credential of a list's page, as the page's JSON array holds it: key, kind, folder,
+/// description, state, current version, last update, tags.
+type Listed = (String, String, Option<String>, Option<String>, String, i64, i64, Option<String>);
 
 pub(super) async fn store(
     vault: &Vault,
