@@ -181,8 +181,8 @@ async fn authorize(State(guard): State<Guard>, request: Request, next: Next) -> 
     if let Some(d) = guard.gate.meter(&parts, Some(&caller)).await.filter(|d| !d.allowed) {
         return rate_limited(&guard.gate, &parts, &d, message.as_ref().and_then(|m| m.get("id")).cloned());
     }
-    if let Some(message) = message {
-        let (scope, op) = required(&guard.api, &message);
+    if let Some(message) = &message {
+        let (scope, op) = required(&guard.api, message);
         if !resource.service.satisfies(caller.scopes.iter().map(String::as_str), scope) {
             // A denied tool call is audited like a denied REST request.
             if let Some(op) = op {
@@ -194,6 +194,10 @@ async fn authorize(State(guard): State<Guard>, request: Request, next: Next) -> 
     }
     caller.request_id = rid.unwrap_or_default();
     parts.extensions.insert(caller);
+    // The JSON-RPC check inside reads the message parsed here instead of parsing it again.
+    if let Some(message) = message {
+        parts.extensions.insert(jsonrpc::Parsed(message));
+    }
     next.run(Request::from_parts(parts, Body::from(bytes))).await
 }
 

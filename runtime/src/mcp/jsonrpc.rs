@@ -44,9 +44,16 @@ fn readable_id(obj: &Map<String, Value>) -> Option<Value> {
 }
 
 /// Checks that `body` is one JSON-RPC 2.0 message rmcp can read.
-fn classify(body: &[u8]) -> Result<(), Refusal> {
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|e| Refusal::new(ErrorCode::PARSE_ERROR, None, format!("the body is not JSON: {e}")))?;
+/// The request's body as JSON, parsed by a layer outside this check (the MCP authorisation).
+#[derive(Debug, Clone)]
+pub(super) struct Parsed(pub Value);
+
+fn classify(body: &[u8], parsed: Option<Value>) -> Result<(), Refusal> {
+    let value: Value = match parsed {
+        Some(value) => value,
+        None => serde_json::from_slice(body)
+            .map_err(|e| Refusal::new(ErrorCode::PARSE_ERROR, None, format!("the body is not JSON: {e}")))?,
+    };
     let obj = match &value {
         Value::Object(obj) => obj,
         // MCP dropped JSON-RPC batches in 2025-06-18, before every revision this server speaks.
@@ -122,12 +129,13 @@ pub(super) async fn check(State(limit): State<usize>, request: Request, next: Ne
             Refusal::new(ErrorCode::INVALID_REQUEST, None, "send the message with Content-Type: application/json");
         return answer(StatusCode::UNSUPPORTED_MEDIA_TYPE, &refusal, rid.as_deref());
     }
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     let bytes: Bytes = match axum::body::to_bytes(body, limit).await {
         Ok(b) => b,
         Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response(),
     };
-    if let Err(refusal) = classify(&bytes) {
+    let parsed = parts.extensions.remove::<Parsed>().map(|p| p.0);
+    if let Err(refusal) = classify(&bytes, parsed) {
         return answer(StatusCode::BAD_REQUEST, &refusal, rid.as_deref());
     }
     next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
