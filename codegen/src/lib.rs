@@ -1,14 +1,16 @@
 //! Specwright's code generator: spec text in, files out.
 //!
 //! [`generate`] loads and validates every spec, then emits the Rust crate `generated/`, the
-//! OpenAPI documents (3.1 and 3.0.3) and the MCP tool descriptors. It does no I/O: callers
-//! (`cargo xtask generate`) read the spec files and write what it returns.
+//! OpenAPI documents (3.1 and 3.0.3) and the MCP tool descriptors. It does no I/O; [`project`]
+//! reads a spec folder and writes an output folder around it, for `cargo xtask generate`, the
+//! `specwright-codegen` command (`codegen/cli/`) and build scripts alike.
 
 pub mod downgrade;
 pub mod ir;
 pub mod load;
 pub mod mcp;
 pub mod openapi;
+pub mod project;
 pub mod rust;
 pub mod spec;
 

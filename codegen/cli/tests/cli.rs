@@ -1,0 +1,100 @@
+//! `specwright-codegen` run as a user runs it, on a spec folder outside the workspace's own.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+}
+
+fn codegen(args: &[&std::ffi::OsStr]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_specwright-codegen")).args(args).output().expect("the command runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A project folder holding `spec/` with the given fixture.
+fn project_with(fixture: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("spec")).unwrap();
+    let name = Path::new(fixture).file_name().unwrap();
+    std::fs::copy(fixtures().join(fixture), dir.path().join("spec").join(name)).unwrap();
+    dir
+}
+
+fn generate(dir: &Path, check: bool) -> Output {
+    let (spec, out) = (dir.join("spec"), dir.join("api"));
+    let mut args = vec!["generate".as_ref(), "--spec".as_ref(), spec.as_os_str(), "--out".as_ref(), out.as_os_str()];
+    if check {
+        args.push("--check".as_ref());
+    }
+    codegen(&args)
+}
+
+#[test]
+fn generates_checks_and_removes_what_it_no_longer_produces() {
+    let dir = project_with("valid/notes.toml");
+    let api = dir.path().join("api");
+    let stale = generate(dir.path(), true);
+    assert_eq!(stale.status.code(), Some(1), "an empty output folder is stale");
+    assert!(text(&stale.stderr).contains("added: src/lib.rs"), "{}", text(&stale.stderr));
+
+    let made = generate(dir.path(), false);
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    // The same files `codegen::generate` returns, the Rust ones formatted by rustfmt.
+    let spec = std::fs::read_to_string(dir.path().join("spec/notes.toml")).unwrap();
+    let expected = codegen::generate(&[("notes.toml", &spec)]).unwrap();
+    for f in &expected {
+        let written = std::fs::read_to_string(api.join(&f.path)).unwrap_or_else(|_| panic!("{} written", f.path));
+        if f.path.ends_with(".rs") {
+            assert_eq!(written, codegen::project::rustfmt(&f.text, None).unwrap(), "{}", f.path);
+        } else {
+            assert_eq!(written, f.text, "{}", f.path);
+        }
+    }
+    assert!(api.join("openapi/notes.json").exists() && api.join("mcp/notes.tools.json").exists());
+    let fresh = generate(dir.path(), true);
+    assert!(fresh.status.success(), "just generated: {}", text(&fresh.stderr));
+
+    // An edited output file, a stale generated one and a file of the user's own.
+    std::fs::write(api.join("src/lib.rs"), "// edited by hand\n").unwrap();
+    std::fs::write(api.join("src/old.rs"), "// from an earlier spec\n").unwrap();
+    std::fs::write(api.join("Cargo.toml"), "[package]\n").unwrap();
+    let drift = generate(dir.path(), true);
+    assert_eq!(drift.status.code(), Some(1));
+    let listed = text(&drift.stderr);
+    assert!(listed.contains("changed: src/lib.rs") && listed.contains("removed: src/old.rs"), "{listed}");
+    assert!(!listed.contains("Cargo.toml"), "the user's files are not the generator's: {listed}");
+    assert!(generate(dir.path(), false).status.success());
+    assert!(!api.join("src/old.rs").exists(), "a file the spec no longer produces is removed");
+    assert_eq!(std::fs::read_to_string(api.join("Cargo.toml")).unwrap(), "[package]\n", "the user's file is kept");
+    assert!(generate(dir.path(), true).status.success());
+}
+
+#[test]
+fn an_invalid_spec_names_its_file_and_writes_nothing() {
+    let dir = project_with("invalid/unknown_scope.toml");
+    let out = generate(dir.path(), false);
+    assert_eq!(out.status.code(), Some(1));
+    let message = text(&out.stderr);
+    assert!(message.contains("unknown_scope.toml") && message.contains("is invalid"), "{message}");
+    assert!(!dir.path().join("api").exists(), "nothing written");
+    let none = codegen(&[
+        "generate".as_ref(),
+        "--spec".as_ref(),
+        dir.path().join("nowhere").as_os_str(),
+        "--out".as_ref(),
+        dir.path().join("api").as_os_str(),
+    ]);
+    assert_eq!(none.status.code(), Some(1));
+    assert!(text(&none.stderr).contains("reading the spec folder"), "{}", text(&none.stderr));
+}
+
+#[test]
+fn prints_the_spec_schema() {
+    let out = codegen(&["schema".as_ref()]);
+    assert!(out.status.success());
+    assert_eq!(text(&out.stdout), codegen::spec_schema());
+}
