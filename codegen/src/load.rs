@@ -9,7 +9,7 @@ use std::fmt;
 use indexmap::IndexMap;
 
 use crate::ir::{Api, Field, Model, Operation, Ty, path_params};
-use crate::spec::{FieldDef, Location, Method, Spec};
+use crate::spec::{FieldDef, Location, Method, PRELUDE, Spec};
 
 /// One problem in a spec.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,6 +101,7 @@ pub fn load(file: &str, text: &str) -> Result<Api, SpecErrors> {
             fix: fix.into(),
         }])
     })?;
+    let spec = spec.with_prelude();
     let mut c = Collector { file, errors: Vec::new() };
     check_service(&mut c, &spec);
     check_scopes(&mut c, &spec);
@@ -235,22 +236,9 @@ fn check_errors(c: &mut Collector, spec: &Spec) {
         }
     }
     let r = &spec.error_roles;
-    let roles: [(&str, &String, u16); 13] = [
-        ("unauthenticated", &r.unauthenticated, 401),
-        ("invalid_token", &r.invalid_token, 401),
-        ("insufficient_scope", &r.insufficient_scope, 403),
-        ("malformed", &r.malformed, 400),
-        ("validation", &r.validation, 422),
-        ("payload_too_large", &r.payload_too_large, 413),
-        ("unsupported_media_type", &r.unsupported_media_type, 415),
-        ("not_found", &r.not_found, 404),
-        ("method_not_allowed", &r.method_not_allowed, 405),
-        ("rate_limited", &r.rate_limited, 429),
-        ("internal", &r.internal, 500),
-        ("request_timeout", &r.request_timeout, 408),
-        ("unavailable", &r.unavailable, 503),
-    ];
-    for (role, code, status) in roles {
+    let status_of = |role: &str| PRELUDE.iter().find(|(r, ..)| *r == role).map(|p| p.1).unwrap_or_default();
+    for (role, code) in r.assigned() {
+        let status = status_of(role);
         match spec.errors.get(code) {
             None => c.push(
                 format!("[error_roles] {role}"),

@@ -15,14 +15,25 @@ pub struct Spec {
     pub service: Service,
     /// The OAuth 2.0 security scheme and its scope catalog.
     pub security: Security,
-    /// Pagination rules applied to every operation marked `paginated`.
+    /// Pagination rules applied to every operation marked `paginated` (default: 20 per page, at
+    /// most 100).
+    #[serde(default)]
     pub pagination: Pagination,
     /// Rate-limit plans. Omit for a service without per-plan limits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_limits: Option<RateLimits>,
-    /// The error catalog: error code → HTTP status and default message.
+    /// The error catalog: error code → HTTP status and default message. A code an error role
+    /// points at that the catalog lacks comes from the prelude (`unauthenticated`
+    /// 401, `invalid_token` 401, `insufficient_scope` 403, `malformed` 400, `validation` 422,
+    /// `payload_too_large` 413, `unsupported_media_type` 415, `not_found` 404,
+    /// `method_not_allowed` 405, `rate_limited` 429, `internal` 500, `request_timeout` 408,
+    /// `unavailable` 503); declare a code here to give it your own message, or add codes of your
+    /// own.
+    #[serde(default)]
     pub errors: IndexMap<String, ErrorDef>,
-    /// Which catalog code the runtime uses for each failure it detects itself.
+    /// Which catalog code the runtime uses for each failure it detects itself. Each role
+    /// defaults to the prelude code of the same name; set one to use a code of your own.
+    #[serde(default)]
     pub error_roles: ErrorRoles,
     /// Closed sets of string values, optionally with a state machine.
     #[serde(default)]
@@ -142,6 +153,12 @@ pub struct Pagination {
     pub max_per_page: u32,
 }
 
+impl Default for Pagination {
+    fn default() -> Self {
+        Pagination { default_per_page: 20, max_per_page: 100 }
+    }
+}
+
 /// Rate-limit plans, applied per token.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -176,9 +193,44 @@ pub struct ErrorDef {
     pub description: String,
 }
 
-/// The catalog codes the runtime uses for failures it detects before or around a handler.
+/// The standard error catalog every spec inherits: (code, status, message, description), each
+/// code also the name of the [`ErrorRoles`] role that defaults to it. A spec that leaves a role at
+/// its default and does not declare the code gets this definition of it.
+pub const PRELUDE: [(&str, u16, &str, &str); 13] = [
+    ("unauthenticated", 401, "Authentication required.", "No credentials were sent."),
+    (
+        "invalid_token",
+        401,
+        "The token is invalid.",
+        "The token is malformed, expired, revoked or issued for another audience.",
+    ),
+    ("insufficient_scope", 403, "The token's scope is too low.", "The token lacks the operation's scope."),
+    ("malformed", 400, "The body is not valid JSON.", "The request body could not be parsed."),
+    ("validation", 422, "Invalid input.", "A field or parameter is invalid; the details name it."),
+    ("payload_too_large", 413, "The body is too large.", "The request body exceeds the server's limit."),
+    ("unsupported_media_type", 415, "Send JSON.", "The request body is not `application/json`."),
+    ("not_found", 404, "Not found.", "No route matches, or the object does not exist for this caller."),
+    ("method_not_allowed", 405, "Method not allowed.", "The path does not accept this method."),
+    ("rate_limited", 429, "Slow down.", "The caller's rate limit is exhausted; `Retry-After` says when to retry."),
+    ("internal", 500, "Internal error.", "An unexpected fault."),
+    (
+        "request_timeout",
+        408,
+        "The request took too long.",
+        "The request was not complete within the server's time limit.",
+    ),
+    (
+        "unavailable",
+        503,
+        "Temporarily unavailable.",
+        "The server's storage is unreachable; `Retry-After` says when to retry.",
+    ),
+];
+
+/// The catalog codes the runtime uses for failures it detects before or around a handler. Every
+/// role defaults to the prelude code of its name.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct ErrorRoles {
     /// No credentials were sent (401).
     pub unauthenticated: String,
@@ -206,8 +258,73 @@ pub struct ErrorRoles {
     pub request_timeout: String,
     /// The server's storage is unreachable or full; retry later (503, with `Retry-After`).
     pub unavailable: String,
-    /// Codes every operation may answer besides the ones it declares (e.g. `internal`).
+    /// Codes every operation may answer besides the ones it declares (default: `internal`,
+    /// `request_timeout`, `unavailable`).
     pub service_wide: Vec<String>,
+}
+
+impl Default for ErrorRoles {
+    fn default() -> Self {
+        let code = |role: &str| role.to_string();
+        ErrorRoles {
+            unauthenticated: code("unauthenticated"),
+            invalid_token: code("invalid_token"),
+            insufficient_scope: code("insufficient_scope"),
+            malformed: code("malformed"),
+            validation: code("validation"),
+            payload_too_large: code("payload_too_large"),
+            unsupported_media_type: code("unsupported_media_type"),
+            not_found: code("not_found"),
+            method_not_allowed: code("method_not_allowed"),
+            rate_limited: code("rate_limited"),
+            internal: code("internal"),
+            request_timeout: code("request_timeout"),
+            unavailable: code("unavailable"),
+            service_wide: ["internal", "request_timeout", "unavailable"].map(code).to_vec(),
+        }
+    }
+}
+
+impl ErrorRoles {
+    /// Each role's name and the code it points at.
+    pub fn assigned(&self) -> [(&'static str, &String); 13] {
+        [
+            ("unauthenticated", &self.unauthenticated),
+            ("invalid_token", &self.invalid_token),
+            ("insufficient_scope", &self.insufficient_scope),
+            ("malformed", &self.malformed),
+            ("validation", &self.validation),
+            ("payload_too_large", &self.payload_too_large),
+            ("unsupported_media_type", &self.unsupported_media_type),
+            ("not_found", &self.not_found),
+            ("method_not_allowed", &self.method_not_allowed),
+            ("rate_limited", &self.rate_limited),
+            ("internal", &self.internal),
+            ("request_timeout", &self.request_timeout),
+            ("unavailable", &self.unavailable),
+        ]
+    }
+}
+
+impl Spec {
+    /// Adds the [`PRELUDE`] definition of every code a role points at, or `service_wide` lists,
+    /// that the catalog does not declare and that is the prelude's own code (a code of the
+    /// spec's own must be declared; the loader says so).
+    pub fn with_prelude(mut self) -> Spec {
+        let mut wanted: Vec<String> = self.error_roles.assigned().iter().map(|(_, code)| code.to_string()).collect();
+        wanted.extend(self.error_roles.service_wide.iter().cloned());
+        for code in wanted {
+            if self.errors.contains_key(&code) {
+                continue;
+            }
+            if let Some((_, status, message, description)) = PRELUDE.iter().find(|(c, ..)| *c == code) {
+                let def =
+                    ErrorDef { status: *status, message: message.to_string(), description: description.to_string() };
+                self.errors.insert(code, def);
+            }
+        }
+        self
+    }
 }
 
 /// A closed set of string values.

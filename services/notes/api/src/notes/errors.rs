@@ -4,7 +4,7 @@ use support::{InternalError, OperationError, Problem};
 /// Errors `list_notes` may return: the codes it declares plus the service-wide ones.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ListNotesError {
-    /// `validation` (HTTP 422): A field or parameter is invalid; details name it.
+    /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
     Validation(Problem),
     /// `internal` (HTTP 500): An unexpected fault.
     Internal(Problem),
@@ -42,7 +42,7 @@ impl InternalError for ListNotesError {
 /// Errors `create_note` may return: the codes it declares plus the service-wide ones.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CreateNoteError {
-    /// `validation` (HTTP 422): A field or parameter is invalid; details name it.
+    /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
     Validation(Problem),
     /// `internal` (HTTP 500): An unexpected fault.
     Internal(Problem),
@@ -82,7 +82,7 @@ impl InternalError for CreateNoteError {
 pub enum GetNoteError {
     /// `not_found` (HTTP 404): No such note for this caller.
     NotFound(Problem),
-    /// `validation` (HTTP 422): A field or parameter is invalid; details name it.
+    /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
     Validation(Problem),
     /// `internal` (HTTP 500): An unexpected fault.
     Internal(Problem),
@@ -124,7 +124,7 @@ impl InternalError for GetNoteError {
 pub enum UpdateNoteError {
     /// `not_found` (HTTP 404): No such note for this caller.
     NotFound(Problem),
-    /// `validation` (HTTP 422): A field or parameter is invalid; details name it.
+    /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
     Validation(Problem),
     /// `internal` (HTTP 500): An unexpected fault.
     Internal(Problem),
@@ -166,7 +166,7 @@ impl InternalError for UpdateNoteError {
 pub enum DeleteNoteError {
     /// `not_found` (HTTP 404): No such note for this caller.
     NotFound(Problem),
-    /// `validation` (HTTP 422): A field or parameter is invalid; details name it.
+    /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
     Validation(Problem),
     /// `internal` (HTTP 500): An unexpected fault.
     Internal(Problem),

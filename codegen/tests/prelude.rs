@@ -1,0 +1,53 @@
+//! The spec prelude: the standard error catalog, error roles and pagination a spec inherits, and
+//! how a spec overrides or extends them.
+
+const TODOS: &str = include_str!("fixtures/prelude/todos.toml");
+
+fn openapi(spec: &str) -> serde_json::Value {
+    let files = codegen::generate(&[("todos.toml", spec)]).unwrap_or_else(|e| panic!("{e}"));
+    let doc = files.iter().find(|f| f.path == "openapi/todos.json").expect("the document");
+    serde_json::from_str(&doc.text).unwrap()
+}
+
+fn response(doc: &serde_json::Value, path: &str, method: &str, status: &str) -> String {
+    doc["paths"][path][method]["responses"][status]["description"].as_str().unwrap_or_default().to_string()
+}
+
+#[test]
+fn a_spec_without_a_catalog_inherits_the_prelude() {
+    let api = codegen::load("todos.toml", TODOS).unwrap_or_else(|e| panic!("{e}"));
+    let codes: Vec<&str> = api.spec.errors.keys().map(String::as_str).collect();
+    for (code, status, ..) in codegen::spec::PRELUDE {
+        assert_eq!(api.spec.errors.get(code).map(|e| e.status), Some(status), "{code} in {codes:?}");
+    }
+    assert_eq!(api.spec.error_roles.not_found, "not_found");
+    assert_eq!((api.spec.pagination.default_per_page, api.spec.pagination.max_per_page), (20, 100));
+    let doc = openapi(TODOS);
+    assert!(response(&doc, "/todos/{id}", "get", "401").contains("`unauthenticated`"), "{doc}");
+    assert!(response(&doc, "/todos/{id}", "get", "403").starts_with("`insufficient_scope`"));
+    assert!(response(&doc, "/todos/{id}", "get", "404").starts_with("`not_found`: No route matches"));
+    assert!(response(&doc, "/todos", "get", "500").starts_with("`internal`"), "service-wide codes");
+}
+
+#[test]
+fn a_declared_code_overrides_the_prelude_and_roles_point_at_codes_of_its_own() {
+    let overridden = format!(
+        "{TODOS}\n[errors.not_found]\nstatus = 404\nmessage = \"No such to-do.\"\ndescription = \"No to-do has that id.\"\n"
+    );
+    let doc = openapi(&overridden);
+    assert_eq!(response(&doc, "/todos/{id}", "get", "404"), "`not_found`: No to-do has that id.");
+    assert!(response(&doc, "/todos/{id}", "get", "403").starts_with("`insufficient_scope`"), "the rest stays");
+
+    // A role pointed at the spec's own code: the prelude's code of that role is not added.
+    let own = TODOS.replace("errors = [\"not_found\", \"validation\"]", "errors = [\"todo/missing\", \"validation\"]")
+        + "\n[error_roles]\nnot_found = \"todo/missing\"\n\n[errors.\"todo/missing\"]\nstatus = 404\nmessage = \"No such to-do.\"\ndescription = \"Missing.\"\n";
+    let api = codegen::load("todos.toml", &own).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!api.spec.errors.contains_key("not_found"), "{:?}", api.spec.errors.keys());
+    assert!(api.spec.errors.contains_key("unauthenticated"), "the other roles keep the prelude");
+    assert!(response(&openapi(&own), "/todos/{id}", "get", "404").starts_with("`todo/missing`"));
+
+    // A code of its own must be declared: the prelude holds only its own codes.
+    let undeclared = format!("{TODOS}\n[error_roles]\nnot_found = \"gone\"\n");
+    let err = codegen::load("todos.toml", &undeclared).expect_err("refused").to_string();
+    assert!(err.contains("[error_roles] not_found: undeclared error code `gone`"), "{err}");
+}
