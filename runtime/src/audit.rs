@@ -47,6 +47,13 @@ pub struct Entry<'a> {
     pub error_code: Option<&'a str>,
 }
 
+impl<'a> Entry<'a> {
+    /// The row of `op` succeeding: `allowed`, with its success status.
+    pub fn allowed(caller: &'a Caller, op: &'a Operation, targets: &'a [String]) -> Entry<'a> {
+        Entry { caller, op, targets, outcome: Outcome::Allowed, status: op.success_status, error_code: None }
+    }
+}
+
 /// The table and its columns, in the order of [`values`].
 macro_rules! into {
     () => {
@@ -134,8 +141,7 @@ pub async fn finish<T, E: OperationError + InternalError>(
         // Ends the snapshot; nothing to keep.
         tx.commit().await.map_err(|e| fault(op.id, "ending the read", e))?;
     } else {
-        let entry =
-            Entry { caller, op, targets, outcome: Outcome::Allowed, status: op.success_status, error_code: None };
+        let entry = Entry::allowed(caller, op, targets);
         if let Err(e) = write(store, &mut tx, entry).await {
             return Err(fault(op.id, "writing the audit row", e));
         }
@@ -158,8 +164,7 @@ pub async fn finish_read<T, E: OperationError + InternalError>(
 ) -> Result<T, E> {
     match result {
         Ok(value) => {
-            let entry =
-                Entry { caller, op, targets, outcome: Outcome::Allowed, status: op.success_status, error_code: None };
+            let entry = Entry::allowed(caller, op, targets);
             write_alone(store, entry).await.map_err(|e| fault(op.id, "writing the audit row", e))?;
             Ok(value)
         }

@@ -28,11 +28,17 @@ const SCHEMA_PATH: &str = "spec/spec.schema.json";
 pub fn render(root: &Path) -> Result<BTreeMap<PathBuf, String>> {
     let mut out = BTreeMap::new();
     for (spec, output) in PROJECTS {
-        let files = project::render(&root.join(spec), spec, Some(&root.join("rustfmt.toml")))?;
+        let files = render_project(root, spec)?;
         out.extend(files.into_iter().map(|(path, text)| (Path::new(output).join(path), text)));
     }
     out.insert(PathBuf::from(SCHEMA_PATH), codegen::spec_schema());
     Ok(out)
+}
+
+/// The output of the spec folder `spec` (relative to `root`), formatted with the workspace's
+/// rustfmt settings, keyed by path relative to its output folder.
+fn render_project(root: &Path, spec: &str) -> Result<BTreeMap<PathBuf, String>> {
+    project::render(&root.join(spec), spec, Some(&root.join("rustfmt.toml")))
 }
 
 /// Every file currently under the generator's output folders, relative to `root`.
@@ -101,7 +107,7 @@ pub fn bench_generate(root: &Path, runs: usize) -> Result<String> {
 pub fn generate(root: &Path) -> Result<usize> {
     let mut written = 0;
     for (spec, output) in PROJECTS {
-        let files = project::render(&root.join(spec), spec, Some(&root.join("rustfmt.toml")))?;
+        let files = render_project(root, spec)?;
         written += project::write(&root.join(output), &files)?;
     }
     let schema = codegen::spec_schema();

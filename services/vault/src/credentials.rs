@@ -42,9 +42,6 @@ const TAGS: &str = "(SELECT string_agg(tag, '\u{1f}' ORDER BY tag) FROM credenti
                     WHERE t.tenant_id = credentials.tenant_id AND t.key = credentials.key)";
 const TAG_SEPARATOR: char = '\u{1f}';
 
-/// How many columns [`COLUMNS`] names.
-const COLUMN_COUNT: usize = 12;
-
 fn from_row(r: &AnyRow) -> Row_ {
     from_row_at(r, 0)
 }
@@ -229,7 +226,7 @@ pub(super) async fn list(
     };
     let mut page = Sql {
         text: format!(
-            "SELECT (SELECT COUNT(*) FROM credentials{0}), (SELECT CAST({aggregate}{SUMMARY}) ORDER BY key) AS TEXT) \
+            "SELECT (SELECT COUNT(*) FROM credentials{0}), (SELECT CAST({aggregate}{SUMMARY_COLUMNS}, tags) ORDER BY key) AS TEXT) \
              FROM (SELECT {SUMMARY_COLUMNS}, {TAGS} AS tags FROM credentials{0} ORDER BY key",
             filter.text
         ),
@@ -260,10 +257,9 @@ pub(super) async fn list(
     Ok(Paged { items, total: total.max(0) as u64 })
 }
 
-/// The columns of a credential's summary in a list's page, then its tags ([`TAGS`]): what
+/// The columns of a credential's summary in a list's page; its tags ([`TAGS`]) follow: what
 /// [`Listed`] reads.
 const SUMMARY_COLUMNS: &str = "key, kind, folder_id, description, state, current_version, updated_at";
-const SUMMARY: &str = "key, kind, folder_id, description, state, current_version, updated_at, tags";
 
 /// One credential of a list's page, as the page's JSON array holds it: key, kind, folder,
 /// description, state, current version, last update, tags.
@@ -462,12 +458,28 @@ pub(super) async fn open_version<E: InternalError>(
     else {
         return Ok(None);
     };
+    open_sealed(vault, tx, op, tenant, key, version, &v.get::<String, _>(0), &v.get::<Vec<u8>, _>(1)).await.map(Some)
+}
+
+/// The secret of version `version` of a credential, from its sealed value and data key id (read
+/// through `db` when not cached).
+#[allow(clippy::too_many_arguments)]
+async fn open_sealed<E: InternalError>(
+    vault: &Vault,
+    db: &mut sqlx::AnyConnection,
+    op: &Operation,
+    tenant: &str,
+    key: &str,
+    version: i64,
+    data_key: &str,
+    sealed: &[u8],
+) -> Result<String, E> {
     let plain = vault
         .keyring
-        .open(tx, &v.get::<String, _>(0), tenant, key, version, &v.get::<Vec<u8>, _>(1))
+        .open(db, data_key, tenant, key, version, sealed)
         .await
         .map_err(|e| fault(op.id, "opening a secret", e))?;
-    String::from_utf8(plain).map(Some).map_err(|e| fault(op.id, "decoding a secret", e))
+    String::from_utf8(plain).map_err(|e| fault(op.id, "decoding a secret", e))
 }
 
 /// Reveal's one statement: the caller's access ($1 tenant, $2 user), the credential ($3) and the
@@ -477,7 +489,7 @@ pub(super) async fn open_version<E: InternalError>(
 static REVEAL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     let credential = COLUMNS.split(", ").map(|c| format!("c.{c}")).collect::<Vec<_>>().join(", ");
     format!(
-        "SELECT {}, {credential}, v.data_key_id, v.sealed FROM (SELECT 1 AS one) AS o \
+        "SELECT {}, v.data_key_id, v.sealed, {credential} FROM (SELECT 1 AS one) AS o \
          LEFT JOIN credentials AS c ON c.tenant_id = $1 AND c.key = $3 \
          LEFT JOIN credential_versions AS v ON v.tenant_id = $1 AND v.key = $3 \
          AND v.version = COALESCE($4, c.current_version)",
@@ -485,8 +497,10 @@ static REVEAL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     )
 });
 
-/// Where the credential's columns start in [`REVEAL`]'s row, after the access.
-const REVEAL_CREDENTIAL_AT: usize = 3;
+/// Where the version's two columns and then the credential's start in [`REVEAL`]'s row, after
+/// the access.
+const REVEAL_VERSION_AT: usize = 3;
+const REVEAL_CREDENTIAL_AT: usize = REVEAL_VERSION_AT + 2;
 
 pub(super) async fn reveal(
     vault: &Vault,
@@ -505,15 +519,9 @@ pub(super) async fn reveal(
         .await
         .map_err(|e| fault(op.id, "loading a credential", e))?;
     let access = Access::from_row(&found, 0);
-    let exists = found.get::<Option<String>, _>(REVEAL_CREDENTIAL_AT).is_some();
-    let row = exists.then(|| from_row_at(&found, REVEAL_CREDENTIAL_AT));
-    let Some((row, perms)) = row
-        .map(|r| {
-            let perms = access.on_credential(&r.key, r.folder_id.as_deref());
-            (r, perms)
-        })
-        .filter(|(_, perms)| perms.has(Perms::READ))
-    else {
+    let row = found.get::<Option<String>, _>(REVEAL_CREDENTIAL_AT).map(|_| from_row_at(&found, REVEAL_CREDENTIAL_AT));
+    let perms = row.as_ref().map(|r| access.on_credential(&r.key, r.folder_id.as_deref())).unwrap_or_default();
+    let Some(row) = row.filter(|_| perms.has(Perms::READ)) else {
         return Err(E::ResourceNotFound(not_found("credential", &input.key)));
     };
     if !perms.has(Perms::REVEAL) {
@@ -526,19 +534,13 @@ pub(super) async fn reveal(
         ))));
     }
     let version = input.version.unwrap_or(row.current_version);
-    let sealed_at = REVEAL_CREDENTIAL_AT + COLUMN_COUNT;
-    let Some(data_key) = found.get::<Option<String>, _>(sealed_at) else {
+    let Some(data_key) = found.get::<Option<String>, _>(REVEAL_VERSION_AT) else {
         return Err(E::ResourceNotFound(
             Problem::new(format!("Credential {} has no version {version}.", row.key)).with("version", version),
         ));
     };
-    let sealed: Vec<u8> = found.get(sealed_at + 1);
-    let plain = vault
-        .keyring
-        .open(&mut db, &data_key, &caller.tenant, &row.key, version, &sealed)
-        .await
-        .map_err(|e| fault(op.id, "opening a secret", e))?;
-    let value = String::from_utf8(plain).map_err(|e| fault(op.id, "decoding a secret", e))?;
+    let sealed: Vec<u8> = found.get(REVEAL_VERSION_AT + 1);
+    let value = open_sealed(vault, &mut db, op, &caller.tenant, &row.key, version, &data_key, &sealed).await?;
     Ok(RevealedSecret { key: row.key, version, kind: row.kind, username: row.username, value })
 }
 

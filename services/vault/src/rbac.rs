@@ -69,18 +69,16 @@ const FIELD: char = '\u{1f}';
 const RECORD: char = '\u{1e}';
 
 /// A user's access as three columns of any statement, over `$1` (the tenant) and `$2` (the
-/// user), so it can be read with what it decides on, in one snapshot: their role; unless they
-/// administer the tenant, their grants (`target`, id and permissions, joined by [`FIELD`], one
-/// per [`RECORD`]); and when they hold a folder grant, the tenant's folders (id and parent), for
-/// inheritance.
+/// user), so it can be read with what it decides on, in one snapshot: their role; their grants
+/// (`target`, id and permissions, joined by [`FIELD`], one per [`RECORD`]); and when they hold a
+/// folder grant, the tenant's folders (id and parent), for inheritance. An administrator's
+/// grants and folders are not read ([`Access::from_row`]).
 pub const COLUMNS: &str = "(SELECT role FROM role_assignments WHERE tenant_id = $1 AND user_id = $2), \
     (SELECT string_agg(g.target || '\u{1f}' || g.target_id || '\u{1f}' || g.permissions, '\u{1e}') \
-     FROM grants AS g WHERE g.tenant_id = $1 AND g.principal = $2 \
-     AND NOT EXISTS (SELECT 1 FROM role_assignments AS a WHERE a.tenant_id = $1 AND a.user_id = $2 AND a.role = 'admin')), \
+     FROM grants AS g WHERE g.tenant_id = $1 AND g.principal = $2), \
     (SELECT string_agg(f.id || '\u{1f}' || COALESCE(f.parent_id, ''), '\u{1e}') FROM folders AS f \
      WHERE f.tenant_id = $1 AND EXISTS (SELECT 1 FROM grants AS g WHERE g.tenant_id = $1 AND g.principal = $2 \
-     AND g.target = 'folder' \
-     AND NOT EXISTS (SELECT 1 FROM role_assignments AS a WHERE a.tenant_id = $1 AND a.user_id = $2 AND a.role = 'admin')))";
+     AND g.target = 'folder'))";
 
 /// One user's access within one tenant, loaded for one request.
 #[derive(Debug, Clone)]
@@ -117,9 +115,8 @@ impl Access {
             [f.next().unwrap_or_default(), f.next().unwrap_or_default(), f.next().unwrap_or_default()]
                 .map(str::to_string)
         };
-        for [target, id, permissions] in
-            row.get::<Option<String>, _>(at + 1).iter().flat_map(|g| g.split(RECORD).map(fields).collect::<Vec<_>>())
-        {
+        let grants = row.get::<Option<String>, _>(at + 1).unwrap_or_default();
+        for [target, id, permissions] in grants.split(RECORD).filter(|g| !g.is_empty()).map(fields) {
             let perms = Perms::from_permissions(&decode(&permissions));
             let map = if target == "folder" { &mut access.folder_grants } else { &mut access.credential_grants };
             let e = map.entry(id).or_default();
