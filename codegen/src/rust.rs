@@ -104,44 +104,77 @@ fn opt<T: quote::ToTokens>(v: Option<T>) -> TokenStream {
     }
 }
 
-fn float(v: Option<f64>) -> TokenStream {
-    opt(v.map(Literal::f64_suffixed))
-}
-
-fn usize_lit(v: Option<u32>) -> TokenStream {
-    opt(v.map(|n| Literal::usize_unsuffixed(n as usize)))
-}
-
-fn location(l: Location) -> TokenStream {
-    match l {
-        Location::Body => quote!(Location::Body),
-        Location::Path => quote!(Location::Path),
-        Location::Query => quote!(Location::Query),
-        Location::Header => quote!(Location::Header),
-    }
-}
-
+/// `FieldSpec::body("key", Kind::String).required().max_length(128)`: the constructor of its
+/// location, then only the constraints the spec declares.
 fn field_spec(f: &Field, api: &Api) -> TokenStream {
     let name = &f.name;
-    let loc = location(f.location());
     let k = kind(&f.ty, api);
-    let required = f.required();
-    let nullable = f.def.nullable;
-    let (min, max) = (float(f.def.minimum), float(f.def.maximum));
-    let (minl, maxl) = (usize_lit(f.def.min_length), usize_lit(f.def.max_length));
-    let (mini, maxi) = (usize_lit(f.def.min_items), usize_lit(f.def.max_items));
-    let pattern = opt(f.def.pattern.as_ref());
-    let secret = f.def.secret;
-    quote! {
-        FieldSpec {
-            name: #name, location: #loc, kind: #k, required: #required, nullable: #nullable,
-            minimum: #min, maximum: #max, min_length: #minl, max_length: #maxl,
-            min_items: #mini, max_items: #maxi, pattern: #pattern, secret: #secret, compiled: OnceLock::new(),
+    let mut spec = match f.location() {
+        Location::Body => quote!(FieldSpec::body(#name, #k)),
+        Location::Path => quote!(FieldSpec::path(#name, #k)),
+        Location::Query => quote!(FieldSpec::query(#name, #k)),
+        Location::Header => quote!(FieldSpec::header(#name, #k)),
+    };
+    let d = &f.def;
+    for (set, call) in
+        [(f.required(), quote!(.required())), (d.nullable, quote!(.nullable())), (d.secret, quote!(.secret()))]
+    {
+        if set {
+            spec.extend(call);
         }
     }
+    if let Some(v) = d.minimum.map(Literal::f64_unsuffixed) {
+        spec.extend(quote!(.minimum(#v)));
+    }
+    if let Some(v) = d.maximum.map(Literal::f64_unsuffixed) {
+        spec.extend(quote!(.maximum(#v)));
+    }
+    for (v, setter) in [
+        (d.min_length, "min_length"),
+        (d.max_length, "max_length"),
+        (d.min_items, "min_items"),
+        (d.max_items, "max_items"),
+    ] {
+        if let Some(n) = v {
+            let (setter, n) = (format_ident!("{setter}"), Literal::usize_unsuffixed(n as usize));
+            spec.extend(quote!(.#setter(#n)));
+        }
+    }
+    if let Some(p) = &d.pattern {
+        spec.extend(quote!(.pattern(#p)));
+    }
+    spec
 }
 
-fn model_struct(model: &Model, api: &Api, is_input: bool) -> TokenStream {
+/// Models the decoder validates: operation inputs and every model reachable from their fields.
+/// Output-only models get no field specs, since nothing reads them.
+fn validated_models(api: &Api) -> Vec<String> {
+    fn walk(ty: &Ty, api: &Api, out: &mut Vec<String>) {
+        match ty {
+            Ty::Model(n) => visit(n, api, out),
+            Ty::List(inner) | Ty::Map(inner) => walk(inner, api, out),
+            _ => {}
+        }
+    }
+    fn visit(name: &str, api: &Api, out: &mut Vec<String>) {
+        if out.iter().any(|m| m == name) {
+            return;
+        }
+        out.push(name.to_string());
+        for f in &api.models[name].fields {
+            walk(&f.ty, api, out);
+        }
+    }
+    let mut out = Vec::new();
+    for op in &api.operations {
+        if let Some(input) = &op.def.input {
+            visit(input, api, &mut out);
+        }
+    }
+    out
+}
+
+fn model_struct(model: &Model, api: &Api, is_input: bool, validated: bool) -> TokenStream {
     let name = type_ident(&model.name);
     let doc = docs(&model.description);
     let fields = model.fields.iter().filter(|f| !f.injected).map(|f| {
@@ -166,19 +199,38 @@ fn model_struct(model: &Model, api: &Api, is_input: bool) -> TokenStream {
         quote! { #doc #rename #attr pub #ident: #ty, }
     });
     let deny = if is_input { quote!(#[serde(deny_unknown_fields)]) } else { quote!() };
-    let fs = fields_static(&model.name);
-    let specs = model.fields.iter().map(|f| field_spec(f, api));
-    let n = model.fields.len();
-    let static_doc = format!(" Field specs of [`{}`], for validation.", model.name);
+    let specs = if validated {
+        let fs = fields_static(&model.name);
+        let specs = model.fields.iter().map(|f| field_spec(f, api));
+        let n = model.fields.len();
+        let static_doc = format!(" Field specs of [`{}`], for validation.", model.name);
+        quote! {
+            #[doc = #static_doc]
+            pub static #fs: [FieldSpec; #n] = [#(#specs),*];
+        }
+    } else {
+        quote!()
+    };
     quote! {
         #doc
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
         #deny
         pub struct #name { #(#fields)* }
-
-        #[doc = #static_doc]
-        pub static #fs: [FieldSpec; #n] = [#(#specs),*];
+        #specs
     }
+}
+
+/// What `#[serde(rename_all = "snake_case")]` makes of a variant: `_` before every upper-case
+/// letter but the first, then lower case (serde's own rule, so the wire value is exact).
+fn serde_snake_case(variant: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in variant.char_indices() {
+        if i > 0 && c.is_uppercase() {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
 }
 
 fn enum_type(name: &str, api: &Api) -> TokenStream {
@@ -214,23 +266,33 @@ fn enum_type(name: &str, api: &Api) -> TokenStream {
             }
         });
     }
+    // One `rename_all` when every wire value is its variant in snake_case, else one per variant.
+    let snake = e.values.iter().all(|v| serde_snake_case(&v.name.to_upper_camel_case()) == v.name);
+    let (all_attr, renames) = if snake {
+        (quote!(#[serde(rename_all = "snake_case")]), vec![quote!(); wire.len()])
+    } else {
+        (quote!(), wire.iter().map(|w| quote!(#[serde(rename = #w)])).collect())
+    };
     quote! {
         #doc
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #all_attr
         pub enum #ident {
-            #( #vdocs #[serde(rename = #wire)] #variants, )*
+            #( #vdocs #renames #variants, )*
         }
 
         impl #ident {
             /// Every value, in spec order.
             pub const ALL: &'static [#ident] = &[#(#ident::#variants),*];
+            /// The wire value of each of [`Self::ALL`], in the same order.
+            pub const WIRE: &'static [&'static str] = &[#(#wire),*];
             /// The wire value.
             pub fn as_str(self) -> &'static str {
-                match self { #(#ident::#variants => #wire,)* }
+                Self::WIRE[self as usize]
             }
             /// Parses a wire value.
             pub fn parse(s: &str) -> Option<#ident> {
-                match s { #(#wire => Some(#ident::#variants),)* _ => None }
+                Self::WIRE.iter().position(|w| *w == s).map(|i| Self::ALL[i])
             }
             #extra
         }
@@ -246,12 +308,22 @@ fn enum_type(name: &str, api: &Api) -> TokenStream {
 fn models_file(api: &Api) -> TokenStream {
     let inputs: Vec<&str> = api.operations.iter().filter_map(|o| o.def.input.as_deref()).collect();
     let enums = api.spec.enums.keys().map(|n| enum_type(n, api));
-    let models = api.models.values().map(|m| model_struct(m, api, inputs.contains(&m.name.as_str())));
+    let validated = validated_models(api);
+    let models = api
+        .models
+        .values()
+        .map(|m| model_struct(m, api, inputs.contains(&m.name.as_str()), validated.contains(&m.name)));
+    let spec_imports = if validated.is_empty() {
+        quote!()
+    } else {
+        quote!(
+            use support::{FieldSpec, Kind};
+        )
+    };
     quote! {
         //! Request and response payloads and enums, with the field specs the decoder validates against.
-        use std::sync::OnceLock;
         use serde::{Deserialize, Serialize};
-        use support::{FieldSpec, Kind, Location};
+        #spec_imports
         #(#enums)*
         #(#models)*
     }
@@ -324,30 +396,38 @@ fn operations_file(api: &Api) -> TokenStream {
         let full = format!("{base}{}", op.def.path);
         let scope = op.def.scope.clone().unwrap_or_default();
         let sat = api.satisfying_scopes(&scope);
-        let errs = &op.errors;
-        let status = op.status;
-        let has_body = op.has_body;
-        let no_store = op.def.no_store;
-        let rate = op.def.rate_limited;
+        // Only what differs from `BASE`.
+        let mut rest = TokenStream::new();
+        if op.status != 200 {
+            let status = Literal::u16_unsuffixed(op.status);
+            rest.extend(quote!(success_status: #status,));
+        }
         let read_only = op.def.read_only.unwrap_or(op.method() == Method::Get);
-        let paginated = op.def.paginated;
-        let tool = opt(op.def.mcp.as_ref().map(|t| &t.name));
-        let input = match &op.def.input {
-            Some(m) => {
-                let fs = fields_static(m);
-                quote!(&models::#fs)
+        for (set, field) in [
+            (op.has_body, quote!(has_body)),
+            (op.def.no_store, quote!(no_store)),
+            (op.def.rate_limited, quote!(rate_limited)),
+            (read_only, quote!(read_only)),
+            (op.def.paginated, quote!(paginated)),
+        ] {
+            if set {
+                rest.extend(quote!(#field: true,));
             }
-            None => quote!(&[]),
-        };
+        }
+        if let Some(t) = &op.def.mcp {
+            let name = &t.name;
+            rest.extend(quote!(tool: Some(#name),));
+        }
+        if let Some(m) = &op.def.input {
+            let fs = fields_static(m);
+            rest.extend(quote!(input: &models::#fs,));
+        }
         let doc = format!(" `{} {}`: {}", op.method().as_str(), full, op.def.summary);
         quote! {
             #[doc = #doc]
             pub static #st: Operation = Operation {
                 id: #id, method: #method, path: #path, full_path: #full, scope: #scope,
-                satisfied_by: &[#(#sat),*], errors: &[#(#errs),*], success_status: #status,
-                has_body: #has_body, no_store: #no_store, rate_limited: #rate, read_only: #read_only,
-                paginated: #paginated,
-                tool: #tool, input: #input, service: &SERVICE,
+                satisfied_by: &[#(#sat),*], #rest ..BASE
             };
         }
     });
@@ -378,6 +458,13 @@ fn operations_file(api: &Api) -> TokenStream {
             tools_json: #tools,
         };
 
+        /// What an operation below does not set: no body, no flags, no tool, no input.
+        const BASE: Operation = Operation {
+            id: "", method: Method::Get, path: "", full_path: "", scope: "", satisfied_by: &[],
+            success_status: 200, has_body: false, no_store: false, rate_limited: false, read_only: false,
+            paginated: false, tool: None, input: &[], service: &SERVICE,
+        };
+
         #(#ops)*
 
         /// Every operation, in spec order.
@@ -394,47 +481,36 @@ fn handler_codes(api: &Api, op: &Operation) -> Vec<String> {
         .collect()
 }
 
-fn errors_file(api: &Api) -> TokenStream {
-    let internal = variant(&api.spec.error_roles.internal);
-    let unavailable = variant(&api.spec.error_roles.unavailable);
-    let enums = api.operations.iter().map(|op| {
-        let name = error_enum(op);
-        let doc = format!(" Errors `{}` may return: the codes it declares plus the service-wide ones.", op.id());
-        let codes = handler_codes(api, op);
-        let variants: Vec<Ident> = codes.iter().map(|c| variant(c)).collect();
-        let vdocs = codes.iter().map(|c| {
-            let e = &api.spec.errors[c];
-            format!(" `{c}` (HTTP {}): {}", e.status, e.description)
-        });
-        quote! {
-            #[doc = #doc]
-            #[derive(Debug, Clone, PartialEq)]
-            pub enum #name { #( #[doc = #vdocs] #variants(Problem), )* }
-
-            impl OperationError for #name {
-                fn code(&self) -> &'static str {
-                    match self { #(#name::#variants(_) => #codes,)* }
-                }
-                fn into_problem(self) -> Problem {
-                    match self { #(#name::#variants(p))|* => p }
-                }
+/// `errors.rs`: one `support::operation_errors!` call declaring every operation's closed enum.
+/// Written as text: rustfmt leaves a braced macro call as it is, so this is its final layout.
+fn errors_file(api: &Api) -> String {
+    let mut out = format!(
+        "{HEADER}\n//! One closed error enum per operation: only the codes the spec lets it answer.\n\
+         support::operation_errors! {{\n    internal: {}, unavailable: {};\n",
+        variant(&api.spec.error_roles.internal),
+        variant(&api.spec.error_roles.unavailable)
+    );
+    for op in &api.operations {
+        out.push_str(&format!(
+            "\n    /// Errors `{}` may return: the codes it declares plus the service-wide ones.\n    {} {{\n",
+            op.id(),
+            error_enum(op)
+        ));
+        for code in handler_codes(api, op) {
+            let e = &api.spec.errors[&code];
+            let doc = format!("`{code}` (HTTP {}): {}", e.status, e.description.trim());
+            for line in doc.lines().map(str::trim_end) {
+                out.push_str(
+                    if line.is_empty() { "        ///\n".to_string() } else { format!("        /// {line}\n") }
+                        .as_str(),
+                );
             }
-
-            impl InternalError for #name {
-                fn internal(problem: Problem) -> Self {
-                    #name::#internal(problem)
-                }
-                fn unavailable(problem: Problem) -> Self {
-                    #name::#unavailable(problem)
-                }
-            }
+            out.push_str(&format!("        {} = {code:?},\n", variant(&code)));
         }
-    });
-    quote! {
-        //! One closed error enum per operation: only the codes the spec lets it answer.
-        use support::{InternalError, OperationError, Problem};
-        #(#enums)*
+        out.push_str("    }\n");
     }
+    out.push_str("}\n");
+    out
 }
 
 fn output_type(op: &Operation) -> TokenStream {
@@ -500,45 +576,40 @@ fn service_file(api: &Api) -> TokenStream {
     }
 }
 
-fn success_body(op: &Operation) -> TokenStream {
-    match (&op.def.output, op.def.paginated) {
-        (None, _) => quote!(None),
-        (Some(_), true) => quote!(Some(support::page_value(&out, paging))),
-        (Some(_), false) => quote!(Some(support::data_value(&out))),
-    }
-}
-
-fn call_args(op: &Operation) -> TokenStream {
-    let input = if op.def.input.is_some() { quote!(, input) } else { quote!() };
-    let paging = if op.def.paginated { quote!(, paging) } else { quote!() };
-    quote!(#input #paging)
+fn endpoint(op: &Operation) -> Ident {
+    format_ident!("{}", op.id().to_upper_camel_case())
 }
 
 fn router_file(api: &Api) -> TokenStream {
     let tname = trait_name(api);
     let base = &api.spec.service.base_path;
-    let handlers = api.operations.iter().map(|op| {
-        let m = format_ident!("{}", op.id());
-        let st = op_static(op);
+    let endpoints = api.operations.iter().map(|op| {
+        let (m, st, ep, err) = (format_ident!("{}", op.id()), op_static(op), endpoint(op), error_enum(op));
         let (_, in_ty) = input_param(op);
-        let body = success_body(op);
-        let args = call_args(op);
-        let uses_out = op.def.output.is_some();
-        let out_pat = if uses_out { quote!(out) } else { quote!(()) };
-        let paging_pat = if op.def.paginated { quote!(paging) } else { quote!(_paging) };
-        let input_pat = if op.def.input.is_some() { quote!(input) } else { quote!(_input) };
+        let input = if op.def.input.is_some() { quote!(input) } else { quote!(_input) };
+        let paging = if op.def.paginated { quote!(paging) } else { quote!(_paging) };
+        let args = match (op.def.input.is_some(), op.def.paginated) {
+            (true, true) => quote!(, input, paging),
+            (true, false) => quote!(, input),
+            (false, true) => quote!(, paging),
+            (false, false) => quote!(),
+        };
+        let body = match (&op.def.output, op.def.paginated) {
+            (None, _) => quote!(.map(|()| None)),
+            (Some(_), true) => quote!(.map(|out| Some(support::page_value(&out, paging)))),
+            (Some(_), false) => quote!(.map(|out| Some(support::data_value(&out)))),
+        };
+        let doc = format!(" `{} {base}{}`: {}", op.method().as_str(), op.def.path, op.def.summary);
         quote! {
-            async fn #m<S, G>(State(app): State<Arc<App<S, G>>>, req: Request) -> Response
-            where S: #tname, G: Gate<Caller = S::Caller>,
-            {
-                let op = &operations::#st;
-                let (parts, caller, #input_pat, #paging_pat) = match support::admit::<G, #in_ty>(&*app.gate, op, req).await {
-                    Ok(v) => v,
-                    Err(rejected) => return rejected,
-                };
-                match app.service.#m(&caller #args).await {
-                    Ok(#out_pat) => support::respond(&parts, op, #body),
-                    Err(e) => support::respond_error(&parts, op, e),
+            #[doc = #doc]
+            pub struct #ep;
+
+            impl<S: #tname> Endpoint<S, S::Caller> for #ep {
+                type Input = #in_ty;
+                type Error = errors::#err;
+                const OP: &'static Operation = &operations::#st;
+                async fn call(s: &S, c: &S::Caller, #input: Self::Input, #paging: Paging) -> Reply<Self::Error> {
+                    s.#m(c #args).await #body
                 }
             }
         }
@@ -555,43 +626,29 @@ fn router_file(api: &Api) -> TokenStream {
         let first = op_static(ops[0]);
         let allowed = ops.iter().map(|o| o.method().as_str()).collect::<Vec<_>>().join(", ");
         let chain = ops.iter().map(|o| {
-            let m = format_ident!("{}", o.id());
+            let ep = endpoint(o);
             let verb = format_ident!("{}", o.method().as_str().to_lowercase());
-            quote!(.#verb(#m::<S, G>))
+            quote!(.#verb(rest::<#ep, S, G>))
         });
-        quote! {
-            .route(operations::#first.full_path, MethodRouter::new() #(#chain)* .fallback(|req: Request| async move {
-                let (parts, _) = req.into_parts();
-                support::method_not_allowed(&operations::SERVICE, &parts, #allowed)
-            }))
-        }
+        quote!(.route(operations::#first.full_path, methods(&SERVICE, #allowed) #(#chain)*))
     });
     let doc = format!(" The axum router of every operation under `{base}`, built from the operation table.");
     quote! {
-        //! The axum router: one handler per operation, decoding input, calling the trait, encoding output.
+        //! The axum router, and one `Endpoint` per operation: the trait method it calls and how its
+        //! output becomes the body. `support::rest` (REST) and `support::tool` (MCP) do the rest.
         use std::sync::Arc;
-        use axum::Router;
-        use axum::extract::{Request, State};
-        use axum::response::Response;
-        use axum::routing::MethodRouter;
         #[allow(unused_imports, reason = "`NoInput` is unused when every operation has an input model")]
-        use support::{self, Gate, NoInput};
-        use super::{#tname, models, operations};
-
-        struct App<S, G> {
-            service: Arc<S>,
-            gate: Arc<G>,
-        }
+        use support::{self, App, Endpoint, Gate, NoInput, Operation, Paging, Reply, methods, rest};
+        use super::{#tname, errors, models, operations, operations::SERVICE};
 
         #[doc = #doc]
-        pub fn router<S, G>(service: Arc<S>, gate: Arc<G>) -> Router
+        pub fn router<S, G>(service: Arc<S>, gate: Arc<G>) -> axum::Router
         where S: #tname, G: Gate<Caller = S::Caller>,
         {
-            let app = Arc::new(App { service, gate });
-            Router::new() #(#routes)* .with_state(app)
+            axum::Router::new() #(#routes)* .with_state(Arc::new(App { service, gate }))
         }
 
-        #(#handlers)*
+        #(#endpoints)*
     }
 }
 
@@ -600,31 +657,8 @@ fn tools_file(api: &Api) -> TokenStream {
     let ops: Vec<&Operation> = api.operations.iter().filter(|o| o.def.mcp.is_some()).collect();
     let arms = ops.iter().map(|op| {
         let name = &op.def.mcp.as_ref().map(|t| t.name.clone()).unwrap_or_default();
-        let m = format_ident!("{}", op.id());
-        let st = op_static(op);
-        let (_, in_ty) = input_param(op);
-        let args = call_args(op);
-        // Tool results are objects: an operation without output answers `{}`.
-        let body = match (&op.def.output, op.def.paginated) {
-            (None, _) => quote!(serde_json::Value::Object(serde_json::Map::new())),
-            (Some(_), true) => quote!(support::page_value(&out, paging)),
-            (Some(_), false) => quote!(support::data_value(&out)),
-        };
-        let out_pat = if op.def.output.is_some() { quote!(out) } else { quote!(()) };
-        let paging_pat = if op.def.paginated { quote!(paging) } else { quote!(_paging) };
-        let input_pat = if op.def.input.is_some() { quote!(input) } else { quote!(_input) };
-        quote! {
-            #name => {
-                let op = &operations::#st;
-                match support::admit_arguments::<G, #in_ty>(gate, caller, op, arguments).await {
-                    Err(failure) => Err(failure),
-                    Ok((#input_pat, #paging_pat)) => match service.#m(caller #args).await {
-                        Ok(#out_pat) => Ok(#body),
-                        Err(e) => Err(ToolFailure::from_error(op, e)),
-                    },
-                }
-            }
-        }
+        let ep = endpoint(op);
+        quote!(#name => tool::<router::#ep, S, G>(service, gate, caller, arguments).await,)
     });
     let entries = ops.iter().map(|op| {
         let name = &op.def.mcp.as_ref().map(|t| t.name.clone()).unwrap_or_default();
@@ -634,17 +668,16 @@ fn tools_file(api: &Api) -> TokenStream {
     let n = ops.len();
     quote! {
         //! MCP tools: each decodes its arguments into the operation's input and calls the same
-        //! trait method as the REST route. Descriptors are in `SERVICE.tools_json`.
-        #[allow(unused_imports, reason = "`NoInput` is unused when every tool has an input model")]
-        use support::{self, Gate, NoInput, Operation, ToolFailure};
-        use super::{#tname, models, operations};
+        //! `Endpoint` as the REST route. Descriptors are in `SERVICE.tools_json`.
+        use support::{Gate, Operation, ToolFailure, tool};
+        use super::{#tname, operations, router};
 
         /// Tool name → operation, in spec order.
         pub static TOOLS: [(&str, &Operation); #n] = [#(#entries),*];
 
         /// Calls tool `name` for a caller `gate` admitted; `None` when no tool has that name.
-        /// Success is the same JSON body the REST route answers; arguments that do not decode are
-        /// reported to the gate, as at the REST route.
+        /// Success is the same JSON body the REST route answers (`{}` for an empty one); arguments
+        /// that do not decode are reported to the gate, as at the REST route.
         pub async fn call_tool<S, G>(service: &S, gate: &G, caller: &S::Caller, name: &str, arguments: serde_json::Value)
             -> Option<Result<serde_json::Value, ToolFailure>>
         where S: #tname, G: Gate<Caller = S::Caller>,
@@ -728,7 +761,7 @@ pub fn service_files(api: &Api) -> Vec<(String, String)> {
         ("mod.rs".to_string(), render(mod_file(api))),
         ("models.rs".to_string(), render(models_file(api))),
         ("operations.rs".to_string(), render(operations_file(api))),
-        ("errors.rs".to_string(), render(errors_file(api))),
+        ("errors.rs".to_string(), errors_file(api)),
         ("service.rs".to_string(), render(service_file(api))),
         ("router.rs".to_string(), render(router_file(api))),
     ];

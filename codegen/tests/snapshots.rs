@@ -80,10 +80,28 @@ fn first_difference(expected: &str, actual: &str) -> Option<String> {
     }
 }
 
+/// The generator's output as a user's project gets it: Rust files through rustfmt with the
+/// workspace's settings, so the snapshot (a workspace crate, `codegen/tests/snapshot-crate`, which
+/// compiles it and serves it in its tests) is left unchanged by `cargo fmt`.
+fn formatted(files: Vec<codegen::File>) -> BTreeMap<String, String> {
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rustfmt.toml");
+    files
+        .into_iter()
+        .map(|f| {
+            let text = if f.path.ends_with(".rs") {
+                codegen::project::rustfmt(&f.text, Some(&config))
+                    .unwrap_or_else(|e| panic!("expected rustfmt to format {}: {e}", f.path))
+            } else {
+                f.text
+            };
+            (f.path, text)
+        })
+        .collect()
+}
+
 #[test]
 fn notes_output_matches_the_committed_snapshots() {
-    let generated: BTreeMap<String, String> =
-        generate(&[("notes.toml", NOTES)]).into_iter().map(|f| (f.path, f.text)).collect();
+    let generated = formatted(generate(&[("notes.toml", NOTES)]));
     let dir = snapshot_dir();
 
     if std::env::var("UPDATE_SNAPSHOTS").as_deref() == Ok("1") {

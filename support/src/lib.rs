@@ -63,8 +63,6 @@ pub struct Operation {
     pub scope: &'static str,
     /// Every scope that satisfies `scope` (it and the tiers above it).
     pub satisfied_by: &'static [&'static str],
-    /// Every error code the operation may answer.
-    pub errors: &'static [&'static str],
     /// Success status.
     pub success_status: u16,
     /// The input has JSON body fields.
@@ -307,6 +305,109 @@ pub struct FieldSpec {
     pub compiled: OnceLock<regex::Regex>,
 }
 
+impl FieldSpec {
+    /// An optional, non-nullable field of `kind` at `location` with no constraint: the start of
+    /// every generated field spec, which adds only the constraints the spec declares.
+    pub const fn new(name: &'static str, location: Location, kind: Kind) -> Self {
+        FieldSpec {
+            name,
+            location,
+            kind,
+            required: false,
+            nullable: false,
+            minimum: None,
+            maximum: None,
+            min_length: None,
+            max_length: None,
+            min_items: None,
+            max_items: None,
+            pattern: None,
+            secret: false,
+            compiled: OnceLock::new(),
+        }
+    }
+
+    /// A body field.
+    pub const fn body(name: &'static str, kind: Kind) -> Self {
+        Self::new(name, Location::Body, kind)
+    }
+
+    /// A path parameter.
+    pub const fn path(name: &'static str, kind: Kind) -> Self {
+        Self::new(name, Location::Path, kind)
+    }
+
+    /// A query parameter.
+    pub const fn query(name: &'static str, kind: Kind) -> Self {
+        Self::new(name, Location::Query, kind)
+    }
+
+    /// A request header.
+    pub const fn header(name: &'static str, kind: Kind) -> Self {
+        Self::new(name, Location::Header, kind)
+    }
+
+    /// Must be present.
+    pub const fn required(mut self) -> Self {
+        self.required = true;
+        self
+    }
+
+    /// May be `null`.
+    pub const fn nullable(mut self) -> Self {
+        self.nullable = true;
+        self
+    }
+
+    /// Never echoed in error details.
+    pub const fn secret(mut self) -> Self {
+        self.secret = true;
+        self
+    }
+
+    /// Inclusive lower bound.
+    pub const fn minimum(mut self, v: f64) -> Self {
+        self.minimum = Some(v);
+        self
+    }
+
+    /// Inclusive upper bound.
+    pub const fn maximum(mut self, v: f64) -> Self {
+        self.maximum = Some(v);
+        self
+    }
+
+    /// Fewest characters.
+    pub const fn min_length(mut self, n: usize) -> Self {
+        self.min_length = Some(n);
+        self
+    }
+
+    /// Most characters.
+    pub const fn max_length(mut self, n: usize) -> Self {
+        self.max_length = Some(n);
+        self
+    }
+
+    /// Fewest items.
+    pub const fn min_items(mut self, n: usize) -> Self {
+        self.min_items = Some(n);
+        self
+    }
+
+    /// Most items.
+    pub const fn max_items(mut self, n: usize) -> Self {
+        self.max_items = Some(n);
+        self
+    }
+
+    /// Pattern the value must match.
+    pub const fn pattern(mut self, p: &'static str) -> Self {
+        self.pattern = Some(p);
+        self
+    }
+}
+
 /// A failure with its message and structured details; the code comes from the enum variant.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Problem {
@@ -373,6 +474,41 @@ pub trait Gate: Send + Sync + 'static {
 
     /// Largest request body accepted, in bytes.
     fn body_limit(&self) -> usize;
+}
+
+/// Declares the closed error enums of a service's operations: each variant carries a
+/// [`Problem`] and names its catalog code; `internal` and `unavailable` name the variants of the
+/// service-wide codes every operation has. The generated `errors.rs` of every service is one call.
+#[macro_export]
+macro_rules! operation_errors {
+    (
+        internal: $internal:ident, unavailable: $unavailable:ident;
+        $( $(#[$meta:meta])* $name:ident { $( $(#[$vmeta:meta])* $variant:ident = $code:literal ),* $(,)? } )*
+    ) => {
+        $(
+            $(#[$meta])*
+            #[derive(Debug, Clone, PartialEq)]
+            pub enum $name { $( $(#[$vmeta])* $variant($crate::Problem), )* }
+
+            impl $crate::OperationError for $name {
+                fn code(&self) -> &'static str {
+                    match self { $( Self::$variant(_) => $code, )* }
+                }
+                fn into_problem(self) -> $crate::Problem {
+                    match self { $( Self::$variant(p) )|* => p }
+                }
+            }
+
+            impl $crate::InternalError for $name {
+                fn internal(problem: $crate::Problem) -> Self {
+                    Self::$internal(problem)
+                }
+                fn unavailable(problem: $crate::Problem) -> Self {
+                    Self::$unavailable(problem)
+                }
+            }
+        )*
+    };
 }
 
 /// The input of an operation that takes none: only `{}` or an empty body is accepted.
@@ -1002,6 +1138,84 @@ pub fn method_not_allowed(service: &'static ServiceInfo, parts: &Parts, allowed:
     resp
 }
 
+/// A path's [`MethodRouter`](axum::routing::MethodRouter) before its methods are added: any
+/// other method is answered 405 with the error envelope and an `Allow` header naming `allowed`.
+pub fn methods<St: Clone + Send + Sync + 'static>(
+    service: &'static ServiceInfo,
+    allowed: &'static str,
+) -> axum::routing::MethodRouter<St> {
+    axum::routing::MethodRouter::new().fallback(move |req: Request| async move {
+        let (parts, _) = req.into_parts();
+        method_not_allowed(service, &parts, allowed)
+    })
+}
+
+/// One operation of service implementation `S` (whose callers are `C`), as the generic REST
+/// handler [`rest`] and MCP dispatch [`tool`] call it. Generated per operation.
+pub trait Endpoint<S, C>: 'static {
+    /// The decoded input ([`NoInput`] when the operation takes none).
+    type Input: DeserializeOwned + Send;
+    /// The operation's closed error enum.
+    type Error: OperationError;
+    /// The operation's table entry.
+    const OP: &'static Operation;
+    /// Calls the service's method: the JSON success body, or `None` for an empty one.
+    fn call(
+        service: &S,
+        caller: &C,
+        input: Self::Input,
+        paging: Paging,
+    ) -> impl Future<Output = Reply<Self::Error>> + Send;
+}
+
+/// What [`Endpoint::call`] answers: the JSON success body (`None` for an empty one) or the
+/// operation's error `E`.
+pub type Reply<E> = Result<Option<Value>, E>;
+
+/// The router state of a generated service: its implementation and the gate admitting callers.
+pub struct App<S, G> {
+    /// The implementation.
+    pub service: std::sync::Arc<S>,
+    /// The gate.
+    pub gate: std::sync::Arc<G>,
+}
+
+/// The axum handler of every operation `E`: admits and decodes the request, calls the service,
+/// and answers the success body or the error envelope.
+pub async fn rest<E, S, G>(
+    axum::extract::State(app): axum::extract::State<std::sync::Arc<App<S, G>>>,
+    req: Request,
+) -> Response
+where
+    S: Send + Sync + 'static,
+    G: Gate,
+    E: Endpoint<S, G::Caller>,
+{
+    let op = E::OP;
+    let (parts, caller, input, paging) = match admit::<G, E::Input>(&*app.gate, op, req).await {
+        Ok(v) => v,
+        Err(rejected) => return rejected,
+    };
+    match E::call(&app.service, &caller, input, paging).await {
+        Ok(body) => respond(&parts, op, body),
+        Err(e) => respond_error(&parts, op, e),
+    }
+}
+
+/// The MCP call of operation `E` for a caller the gate admitted: decodes the arguments and
+/// answers the REST route's success body (`{}` for an empty one) or the failure.
+pub async fn tool<E, S, G>(service: &S, gate: &G, caller: &G::Caller, arguments: Value) -> Result<Value, ToolFailure>
+where
+    G: Gate,
+    E: Endpoint<S, G::Caller>,
+{
+    let (input, paging) = admit_arguments::<G, E::Input>(gate, caller, E::OP, arguments).await?;
+    match E::call(service, caller, input, paging).await {
+        Ok(body) => Ok(body.unwrap_or_else(|| Value::Object(Map::new()))),
+        Err(e) => Err(ToolFailure::from_error(E::OP, e)),
+    }
+}
+
 /// What a tool call answers: `None` when the service has no tool of that name, else the same JSON
 /// body the REST route answers or the failure.
 pub type ToolOutcome = Option<Result<Value, ToolFailure>>;
@@ -1151,22 +1365,8 @@ mod tests {
     };
 
     const fn field(name: &'static str, kind: Kind, secret: bool) -> FieldSpec {
-        FieldSpec {
-            name,
-            location: Location::Body,
-            kind,
-            required: false,
-            nullable: false,
-            minimum: None,
-            maximum: None,
-            min_length: None,
-            max_length: None,
-            min_items: None,
-            max_items: None,
-            pattern: None,
-            secret,
-            compiled: OnceLock::new(),
-        }
+        let f = FieldSpec::body(name, kind);
+        if secret { f.secret() } else { f }
     }
 
     static INNER: [FieldSpec; 1] = [field("title", Kind::String, false)];
@@ -1189,7 +1389,6 @@ mod tests {
         full_path: "/t/op",
         scope: "s",
         satisfied_by: &["s"],
-        errors: &["invalid"],
         success_status: 200,
         has_body: true,
         no_store: false,

@@ -69,6 +69,24 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
     openapi_30_json: include_str!("../../openapi/prospector.3.0.json"),
     tools_json: "[]",
 };
+/// What an operation below does not set: no body, no flags, no tool, no input.
+const BASE: Operation = Operation {
+    id: "",
+    method: Method::Get,
+    path: "",
+    full_path: "",
+    scope: "",
+    satisfied_by: &[],
+    success_status: 200,
+    has_body: false,
+    no_store: false,
+    rate_limited: false,
+    read_only: false,
+    paginated: false,
+    tool: None,
+    input: &[],
+    service: &SERVICE,
+};
 /// `GET /v1/prospector/leads`: List scored leads
 pub static LIST_LEADS: Operation = Operation {
     id: "list_leads",
@@ -77,24 +95,11 @@ pub static LIST_LEADS: Operation = Operation {
     full_path: "/v1/prospector/leads",
     scope: "prospector",
     satisfied_by: &["prospector"],
-    errors: &[
-        "authentication_error",
-        "forbidden",
-        "validation_error",
-        "rate_limited",
-        "internal_error",
-        "request_timeout",
-        "service_unavailable",
-    ],
-    success_status: 200u16,
-    has_body: false,
-    no_store: false,
     rate_limited: true,
     read_only: true,
     paginated: true,
-    tool: None,
     input: &models::LIST_LEADS_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// `GET /v1/prospector/leads/{id}`: Get a lead with its score breakdown
 pub static GET_LEAD: Operation = Operation {
@@ -104,25 +109,10 @@ pub static GET_LEAD: Operation = Operation {
     full_path: "/v1/prospector/leads/{id}",
     scope: "prospector",
     satisfied_by: &["prospector"],
-    errors: &[
-        "authentication_error",
-        "forbidden",
-        "not_found",
-        "validation_error",
-        "rate_limited",
-        "internal_error",
-        "request_timeout",
-        "service_unavailable",
-    ],
-    success_status: 200u16,
-    has_body: false,
-    no_store: false,
     rate_limited: true,
     read_only: true,
-    paginated: false,
-    tool: None,
     input: &models::GET_LEAD_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// `POST /v1/prospector/leads/scan`: Run an on-demand scan
 pub static SCAN_LEADS: Operation = Operation {
@@ -132,28 +122,10 @@ pub static SCAN_LEADS: Operation = Operation {
     full_path: "/v1/prospector/leads/scan",
     scope: "prospector",
     satisfied_by: &["prospector"],
-    errors: &[
-        "bad_request",
-        "authentication_error",
-        "forbidden",
-        "conflict",
-        "payload_too_large",
-        "unsupported_media_type",
-        "validation_error",
-        "rate_limited",
-        "internal_error",
-        "request_timeout",
-        "service_unavailable",
-    ],
-    success_status: 200u16,
     has_body: true,
-    no_store: false,
     rate_limited: true,
-    read_only: false,
-    paginated: false,
-    tool: None,
     input: &models::SCAN_LEADS_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// `PATCH /v1/prospector/leads/{id}`: Update a lead's status or tags
 pub static UPDATE_LEAD: Operation = Operation {
@@ -163,29 +135,10 @@ pub static UPDATE_LEAD: Operation = Operation {
     full_path: "/v1/prospector/leads/{id}",
     scope: "prospector",
     satisfied_by: &["prospector"],
-    errors: &[
-        "bad_request",
-        "authentication_error",
-        "forbidden",
-        "not_found",
-        "conflict",
-        "payload_too_large",
-        "unsupported_media_type",
-        "validation_error",
-        "rate_limited",
-        "internal_error",
-        "request_timeout",
-        "service_unavailable",
-    ],
-    success_status: 200u16,
     has_body: true,
-    no_store: false,
     rate_limited: true,
-    read_only: false,
-    paginated: false,
-    tool: None,
     input: &models::UPDATE_LEAD_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// `GET /v1/prospector/proposals`: List proposals
 pub static LIST_PROPOSALS: Operation = Operation {
@@ -195,24 +148,11 @@ pub static LIST_PROPOSALS: Operation = Operation {
     full_path: "/v1/prospector/proposals",
     scope: "prospector",
     satisfied_by: &["prospector"],
-    errors: &[
-        "authentication_error",
-        "forbidden",
-        "validation_error",
-        "rate_limited",
-        "internal_error",
-        "request_timeout",
-        "service_unavailable",
-    ],
-    success_status: 200u16,
-    has_body: false,
-    no_store: false,
     rate_limited: true,
     read_only: true,
     paginated: true,
-    tool: None,
     input: &models::LIST_PROPOSALS_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// `GET /v1/prospector/proposals/{id}`: Get a proposal
 pub static GET_PROPOSAL: Operation = Operation {
@@ -222,25 +162,10 @@ pub static GET_PROPOSAL: Operation = Operation {
     full_path: "/v1/prospector/proposals/{id}",
     scope: "prospector",
     satisfied_by: &["prospector"],
-    errors: &[
-        "authentication_error",
-        "forbidden",
-        "not_found",
-        "validation_error",
-        "rate_limited",
-        "internal_error",
-        "request_timeout",
-        "service_unavailable",
-    ],
-    success_status: 200u16,
-    has_body: false,
-    no_store: false,
     rate_limited: true,
     read_only: true,
-    paginated: false,
-    tool: None,
     input: &models::GET_PROPOSAL_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// `POST /v1/prospector/proposals`: Generate a proposal for a lead
 pub static CREATE_PROPOSAL: Operation = Operation {
@@ -250,29 +175,11 @@ pub static CREATE_PROPOSAL: Operation = Operation {
     full_path: "/v1/prospector/proposals",
     scope: "prospector",
     satisfied_by: &["prospector"],
-    errors: &[
-        "bad_request",
-        "authentication_error",
-        "forbidden",
-        "not_found",
-        "conflict",
-        "payload_too_large",
-        "unsupported_media_type",
-        "validation_error",
-        "rate_limited",
-        "internal_error",
-        "request_timeout",
-        "service_unavailable",
-    ],
-    success_status: 201u16,
+    success_status: 201,
     has_body: true,
-    no_store: false,
     rate_limited: true,
-    read_only: false,
-    paginated: false,
-    tool: None,
     input: &models::CREATE_PROPOSAL_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// `PATCH /v1/prospector/proposals/{id}`: Update a proposal's text or status
 pub static UPDATE_PROPOSAL: Operation = Operation {
@@ -282,30 +189,10 @@ pub static UPDATE_PROPOSAL: Operation = Operation {
     full_path: "/v1/prospector/proposals/{id}",
     scope: "prospector",
     satisfied_by: &["prospector"],
-    errors: &[
-        "bad_request",
-        "authentication_error",
-        "forbidden",
-        "not_found",
-        "conflict",
-        "payload_too_large",
-        "unsupported_media_type",
-        "validation_error",
-        "rate_limited",
-        "internal_error",
-        "request_timeout",
-        "service_unavailable",
-        "upstream_unavailable",
-    ],
-    success_status: 200u16,
     has_body: true,
-    no_store: false,
     rate_limited: true,
-    read_only: false,
-    paginated: false,
-    tool: None,
     input: &models::UPDATE_PROPOSAL_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// `POST /v1/prospector/proposals/{id}/submit`: Submit a proposal to the platform
 pub static SUBMIT_PROPOSAL: Operation = Operation {
@@ -315,27 +202,9 @@ pub static SUBMIT_PROPOSAL: Operation = Operation {
     full_path: "/v1/prospector/proposals/{id}/submit",
     scope: "prospector",
     satisfied_by: &["prospector"],
-    errors: &[
-        "authentication_error",
-        "forbidden",
-        "not_found",
-        "conflict",
-        "validation_error",
-        "rate_limited",
-        "internal_error",
-        "request_timeout",
-        "service_unavailable",
-        "upstream_unavailable",
-    ],
-    success_status: 200u16,
-    has_body: false,
-    no_store: false,
     rate_limited: true,
-    read_only: false,
-    paginated: false,
-    tool: None,
     input: &models::SUBMIT_PROPOSAL_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// `POST /v1/prospector/proposals/{id}/outcome`: Record the client's decision on a proposal
 pub static RECORD_PROPOSAL_OUTCOME: Operation = Operation {
@@ -345,29 +214,10 @@ pub static RECORD_PROPOSAL_OUTCOME: Operation = Operation {
     full_path: "/v1/prospector/proposals/{id}/outcome",
     scope: "prospector",
     satisfied_by: &["prospector"],
-    errors: &[
-        "bad_request",
-        "authentication_error",
-        "forbidden",
-        "not_found",
-        "conflict",
-        "payload_too_large",
-        "unsupported_media_type",
-        "validation_error",
-        "rate_limited",
-        "internal_error",
-        "request_timeout",
-        "service_unavailable",
-    ],
-    success_status: 200u16,
     has_body: true,
-    no_store: false,
     rate_limited: true,
-    read_only: false,
-    paginated: false,
-    tool: None,
     input: &models::RECORD_OUTCOME_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// `GET /v1/prospector/contracts`: List contracts
 pub static LIST_CONTRACTS: Operation = Operation {
@@ -377,24 +227,11 @@ pub static LIST_CONTRACTS: Operation = Operation {
     full_path: "/v1/prospector/contracts",
     scope: "prospector",
     satisfied_by: &["prospector"],
-    errors: &[
-        "authentication_error",
-        "forbidden",
-        "validation_error",
-        "rate_limited",
-        "internal_error",
-        "request_timeout",
-        "service_unavailable",
-    ],
-    success_status: 200u16,
-    has_body: false,
-    no_store: false,
     rate_limited: true,
     read_only: true,
     paginated: true,
-    tool: None,
     input: &models::LIST_CONTRACTS_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// `GET /v1/prospector/contracts/{id}`: Get a contract with its milestones
 pub static GET_CONTRACT: Operation = Operation {
@@ -404,25 +241,10 @@ pub static GET_CONTRACT: Operation = Operation {
     full_path: "/v1/prospector/contracts/{id}",
     scope: "prospector",
     satisfied_by: &["prospector"],
-    errors: &[
-        "authentication_error",
-        "forbidden",
-        "not_found",
-        "validation_error",
-        "rate_limited",
-        "internal_error",
-        "request_timeout",
-        "service_unavailable",
-    ],
-    success_status: 200u16,
-    has_body: false,
-    no_store: false,
     rate_limited: true,
     read_only: true,
-    paginated: false,
-    tool: None,
     input: &models::GET_CONTRACT_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// `PATCH /v1/prospector/contracts/{id}/milestones/{mid}`: Update a milestone's status
 pub static UPDATE_MILESTONE: Operation = Operation {
@@ -432,29 +254,10 @@ pub static UPDATE_MILESTONE: Operation = Operation {
     full_path: "/v1/prospector/contracts/{id}/milestones/{mid}",
     scope: "prospector",
     satisfied_by: &["prospector"],
-    errors: &[
-        "bad_request",
-        "authentication_error",
-        "forbidden",
-        "not_found",
-        "conflict",
-        "payload_too_large",
-        "unsupported_media_type",
-        "validation_error",
-        "rate_limited",
-        "internal_error",
-        "request_timeout",
-        "service_unavailable",
-    ],
-    success_status: 200u16,
     has_body: true,
-    no_store: false,
     rate_limited: true,
-    read_only: false,
-    paginated: false,
-    tool: None,
     input: &models::UPDATE_MILESTONE_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// `GET /v1/prospector/scoring/config`: Get the scoring configuration
 pub static GET_SCORING_CONFIG: Operation = Operation {
@@ -464,23 +267,9 @@ pub static GET_SCORING_CONFIG: Operation = Operation {
     full_path: "/v1/prospector/scoring/config",
     scope: "prospector",
     satisfied_by: &["prospector"],
-    errors: &[
-        "authentication_error",
-        "forbidden",
-        "rate_limited",
-        "internal_error",
-        "request_timeout",
-        "service_unavailable",
-    ],
-    success_status: 200u16,
-    has_body: false,
-    no_store: false,
     rate_limited: true,
     read_only: true,
-    paginated: false,
-    tool: None,
-    input: &[],
-    service: &SERVICE,
+    ..BASE
 };
 /// `PUT /v1/prospector/scoring/config`: Replace the scoring configuration
 pub static UPDATE_SCORING_CONFIG: Operation = Operation {
@@ -490,28 +279,10 @@ pub static UPDATE_SCORING_CONFIG: Operation = Operation {
     full_path: "/v1/prospector/scoring/config",
     scope: "prospector",
     satisfied_by: &["prospector"],
-    errors: &[
-        "bad_request",
-        "authentication_error",
-        "forbidden",
-        "conflict",
-        "payload_too_large",
-        "unsupported_media_type",
-        "validation_error",
-        "rate_limited",
-        "internal_error",
-        "request_timeout",
-        "service_unavailable",
-    ],
-    success_status: 200u16,
     has_body: true,
-    no_store: false,
     rate_limited: true,
-    read_only: false,
-    paginated: false,
-    tool: None,
     input: &models::UPDATE_SCORING_CONFIG_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// `POST /v1/prospector/scoring/backtest`: Backtest a proposed scoring configuration
 pub static RUN_BACKTEST: Operation = Operation {
@@ -521,27 +292,10 @@ pub static RUN_BACKTEST: Operation = Operation {
     full_path: "/v1/prospector/scoring/backtest",
     scope: "prospector",
     satisfied_by: &["prospector"],
-    errors: &[
-        "bad_request",
-        "authentication_error",
-        "forbidden",
-        "payload_too_large",
-        "unsupported_media_type",
-        "validation_error",
-        "rate_limited",
-        "internal_error",
-        "request_timeout",
-        "service_unavailable",
-    ],
-    success_status: 200u16,
     has_body: true,
-    no_store: false,
     rate_limited: true,
-    read_only: false,
-    paginated: false,
-    tool: None,
     input: &models::BACKTEST_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// `GET /v1/prospector/tokens`: List API tokens
 pub static LIST_API_TOKENS: Operation = Operation {
@@ -551,24 +305,11 @@ pub static LIST_API_TOKENS: Operation = Operation {
     full_path: "/v1/prospector/tokens",
     scope: "prospector",
     satisfied_by: &["prospector"],
-    errors: &[
-        "authentication_error",
-        "forbidden",
-        "validation_error",
-        "rate_limited",
-        "internal_error",
-        "request_timeout",
-        "service_unavailable",
-    ],
-    success_status: 200u16,
-    has_body: false,
-    no_store: false,
     rate_limited: true,
     read_only: true,
     paginated: true,
-    tool: None,
     input: &models::LIST_API_TOKENS_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// `POST /v1/prospector/tokens`: Create an API token
 pub static CREATE_API_TOKEN: Operation = Operation {
@@ -578,27 +319,12 @@ pub static CREATE_API_TOKEN: Operation = Operation {
     full_path: "/v1/prospector/tokens",
     scope: "prospector",
     satisfied_by: &["prospector"],
-    errors: &[
-        "bad_request",
-        "authentication_error",
-        "forbidden",
-        "payload_too_large",
-        "unsupported_media_type",
-        "validation_error",
-        "rate_limited",
-        "internal_error",
-        "request_timeout",
-        "service_unavailable",
-    ],
-    success_status: 201u16,
+    success_status: 201,
     has_body: true,
     no_store: true,
     rate_limited: true,
-    read_only: false,
-    paginated: false,
-    tool: None,
     input: &models::CREATE_API_TOKEN_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// `DELETE /v1/prospector/tokens/{id}`: Revoke an API token
 pub static REVOKE_API_TOKEN: Operation = Operation {
@@ -608,25 +334,10 @@ pub static REVOKE_API_TOKEN: Operation = Operation {
     full_path: "/v1/prospector/tokens/{id}",
     scope: "prospector",
     satisfied_by: &["prospector"],
-    errors: &[
-        "authentication_error",
-        "forbidden",
-        "not_found",
-        "validation_error",
-        "rate_limited",
-        "internal_error",
-        "request_timeout",
-        "service_unavailable",
-    ],
-    success_status: 204u16,
-    has_body: false,
-    no_store: false,
+    success_status: 204,
     rate_limited: true,
-    read_only: false,
-    paginated: false,
-    tool: None,
     input: &models::REVOKE_API_TOKEN_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// Every operation, in spec order.
 pub static OPERATIONS: [&Operation; 19usize] = [

@@ -57,6 +57,24 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
     openapi_30_json: include_str!("../../openapi/notes.3.0.json"),
     tools_json: include_str!("../../mcp/notes.tools.json"),
 };
+/// What an operation below does not set: no body, no flags, no tool, no input.
+const BASE: Operation = Operation {
+    id: "",
+    method: Method::Get,
+    path: "",
+    full_path: "",
+    scope: "",
+    satisfied_by: &[],
+    success_status: 200,
+    has_body: false,
+    no_store: false,
+    rate_limited: false,
+    read_only: false,
+    paginated: false,
+    tool: None,
+    input: &[],
+    service: &SERVICE,
+};
 /// `GET /api/v1/notes`: List notes
 pub static LIST_NOTES: Operation = Operation {
     id: "list_notes",
@@ -65,25 +83,12 @@ pub static LIST_NOTES: Operation = Operation {
     full_path: "/api/v1/notes",
     scope: "notes:read",
     satisfied_by: &["notes:read", "notes:write"],
-    errors: &[
-        "unauthenticated",
-        "invalid_token",
-        "insufficient_scope",
-        "validation",
-        "rate_limited",
-        "internal",
-        "request_timeout",
-        "unavailable",
-    ],
-    success_status: 200u16,
-    has_body: false,
-    no_store: false,
     rate_limited: true,
     read_only: true,
     paginated: true,
     tool: Some("notes.list"),
     input: &models::LIST_NOTES_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// `POST /api/v1/notes`: Create a note
 pub static CREATE_NOTE: Operation = Operation {
@@ -93,28 +98,12 @@ pub static CREATE_NOTE: Operation = Operation {
     full_path: "/api/v1/notes",
     scope: "notes:write",
     satisfied_by: &["notes:write"],
-    errors: &[
-        "unauthenticated",
-        "invalid_token",
-        "insufficient_scope",
-        "malformed",
-        "validation",
-        "payload_too_large",
-        "unsupported_media_type",
-        "rate_limited",
-        "internal",
-        "request_timeout",
-        "unavailable",
-    ],
-    success_status: 201u16,
+    success_status: 201,
     has_body: true,
-    no_store: false,
     rate_limited: true,
-    read_only: false,
-    paginated: false,
     tool: Some("notes.create"),
     input: &models::CREATE_NOTE_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// `GET /api/v1/notes/{id}`: Read a note
 pub static GET_NOTE: Operation = Operation {
@@ -124,26 +113,11 @@ pub static GET_NOTE: Operation = Operation {
     full_path: "/api/v1/notes/{id}",
     scope: "notes:read",
     satisfied_by: &["notes:read", "notes:write"],
-    errors: &[
-        "not_found",
-        "unauthenticated",
-        "invalid_token",
-        "insufficient_scope",
-        "validation",
-        "rate_limited",
-        "internal",
-        "request_timeout",
-        "unavailable",
-    ],
-    success_status: 200u16,
-    has_body: false,
-    no_store: false,
     rate_limited: true,
     read_only: true,
-    paginated: false,
     tool: Some("notes.get"),
     input: &models::GET_NOTE_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// `PATCH /api/v1/notes/{id}`: Change a note
 pub static UPDATE_NOTE: Operation = Operation {
@@ -153,29 +127,10 @@ pub static UPDATE_NOTE: Operation = Operation {
     full_path: "/api/v1/notes/{id}",
     scope: "notes:write",
     satisfied_by: &["notes:write"],
-    errors: &[
-        "not_found",
-        "unauthenticated",
-        "invalid_token",
-        "insufficient_scope",
-        "malformed",
-        "validation",
-        "payload_too_large",
-        "unsupported_media_type",
-        "rate_limited",
-        "internal",
-        "request_timeout",
-        "unavailable",
-    ],
-    success_status: 200u16,
     has_body: true,
-    no_store: false,
     rate_limited: true,
-    read_only: false,
-    paginated: false,
-    tool: None,
     input: &models::UPDATE_NOTE_INPUT_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// `DELETE /api/v1/notes/{id}`: Delete a note
 pub static DELETE_NOTE: Operation = Operation {
@@ -185,26 +140,10 @@ pub static DELETE_NOTE: Operation = Operation {
     full_path: "/api/v1/notes/{id}",
     scope: "notes:write",
     satisfied_by: &["notes:write"],
-    errors: &[
-        "not_found",
-        "unauthenticated",
-        "invalid_token",
-        "insufficient_scope",
-        "validation",
-        "rate_limited",
-        "internal",
-        "request_timeout",
-        "unavailable",
-    ],
-    success_status: 204u16,
-    has_body: false,
-    no_store: false,
+    success_status: 204,
     rate_limited: true,
-    read_only: false,
-    paginated: false,
-    tool: None,
     input: &models::NOTE_REF_FIELDS,
-    service: &SERVICE,
+    ..BASE
 };
 /// Every operation, in spec order.
 pub static OPERATIONS: [&Operation; 5usize] = [&LIST_NOTES, &CREATE_NOTE, &GET_NOTE, &UPDATE_NOTE, &DELETE_NOTE];

@@ -1,0 +1,193 @@
+//! The committed snapshot, compiled as a crate, serves its spec with nothing but `support`: an
+//! in-memory implementation of the generated trait behind a gate that admits every caller.
+//! What a user's hand-written service sees of the generated code is exercised here, outside the
+//! runtime: decoding and validation, the success and error envelopes, 405 with `Allow`, and the
+//! MCP dispatch calling the same endpoint as the REST route.
+
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, request::Parts};
+use axum::response::Response;
+use codegen_snapshot::notes::{self, NotesService, errors, models};
+use serde_json::{Value, json};
+use support::{Gate, Operation, Paged, Paging, Problem};
+use tower::ServiceExt;
+
+#[derive(Default)]
+struct Notes(Mutex<Vec<models::Note>>);
+
+impl NotesService for Notes {
+    type Caller = ();
+
+    async fn list_notes(
+        &self,
+        _: &(),
+        input: models::ListNotesInput,
+        paging: Paging,
+    ) -> Result<Paged<models::Note>, errors::ListNotesError> {
+        let all: Vec<_> =
+            self.0.lock().unwrap().iter().filter(|n| input.state.is_none_or(|s| n.state == s)).cloned().collect();
+        let items = all.iter().skip(paging.offset() as usize).take(paging.per_page as usize).cloned().collect();
+        Ok(Paged { items, total: all.len() as u64 })
+    }
+
+    async fn create_note(
+        &self,
+        _: &(),
+        input: models::CreateNoteInput,
+    ) -> Result<models::Note, errors::CreateNoteError> {
+        let mut notes = self.0.lock().unwrap();
+        let note = models::Note {
+            id: format!("n{}", notes.len() + 1),
+            title: input.title,
+            state: models::NoteState::Draft,
+            tags: input.tags.unwrap_or_default(),
+            created_at: chrono::DateTime::UNIX_EPOCH,
+            due: None,
+        };
+        notes.push(note.clone());
+        Ok(note)
+    }
+
+    async fn update_note(
+        &self,
+        _: &(),
+        input: models::UpdateNoteInput,
+    ) -> Result<models::Note, errors::UpdateNoteError> {
+        let mut notes = self.0.lock().unwrap();
+        let note = notes
+            .iter_mut()
+            .find(|n| n.id == input.id)
+            .ok_or_else(|| errors::UpdateNoteError::NotFound(Problem::new("No such note.")))?;
+        if let Some(title) = input.title {
+            note.title = title;
+        }
+        if let Some(state) = input.state {
+            note.state = state;
+        }
+        if let Some(due) = input.due {
+            note.due = due;
+        }
+        Ok(note.clone())
+    }
+
+    async fn delete_note(&self, _: &(), input: models::NoteRef) -> Result<(), errors::DeleteNoteError> {
+        let mut notes = self.0.lock().unwrap();
+        let before = notes.len();
+        notes.retain(|n| n.id != input.id);
+        if notes.len() == before {
+            Err(errors::DeleteNoteError::NotFound(Problem::new("No such note.")))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Admits every request; records the refusals it is told of.
+#[derive(Default)]
+struct Open(Mutex<Vec<(&'static str, &'static str)>>);
+
+impl Gate for Open {
+    type Caller = ();
+
+    async fn admit(&self, _: &mut Parts, _: &'static Operation) -> Result<(), Response> {
+        Ok(())
+    }
+
+    async fn refused(&self, _: &(), op: &'static Operation, code: &'static str, _: u16) {
+        self.0.lock().unwrap().push((op.id, code));
+    }
+
+    fn body_limit(&self) -> usize {
+        1024
+    }
+}
+
+async fn send(app: &axum::Router, method: &str, uri: &str, body: Option<Value>) -> (StatusCode, Option<String>, Value) {
+    let mut req = Request::builder().method(method).uri(uri);
+    if body.is_some() {
+        req = req.header("content-type", "application/json");
+    }
+    let req = req.body(body.map_or_else(Body::empty, |b| Body::from(b.to_string()))).unwrap();
+    let resp = app.clone().oneshot(req).await.unwrap();
+    let status = resp.status();
+    let allow = resp.headers().get("allow").map(|v| v.to_str().unwrap().to_string());
+    let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX).await.unwrap();
+    let json = if bytes.is_empty() { Value::Null } else { serde_json::from_slice(&bytes).unwrap() };
+    (status, allow, json)
+}
+
+#[tokio::test]
+async fn the_snapshot_serves_its_operations_through_the_generated_router() {
+    let gate = Arc::new(Open::default());
+    let app = notes::router(Arc::new(Notes::default()), gate.clone());
+
+    let (status, _, body) = send(&app, "POST", "/api/v1/notes", Some(json!({"title": "first", "tags": ["a"]}))).await;
+    assert_eq!(
+        (status, &body["data"]["title"], &body["data"]["state"]),
+        (StatusCode::CREATED, &json!("first"), &json!("draft"))
+    );
+    send(&app, "POST", "/api/v1/notes", Some(json!({"title": "second"}))).await;
+
+    let (status, _, body) = send(&app, "GET", "/api/v1/notes?per_page=1&page=2", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["meta"], json!({"total": 2, "page": 2, "per_page": 1}));
+    assert_eq!(body["data"][0]["title"], "second");
+
+    let (status, _, body) =
+        send(&app, "PATCH", "/api/v1/notes/n1", Some(json!({"state": "published", "due": null}))).await;
+    assert_eq!((status, &body["data"]["state"]), (StatusCode::OK, &json!("published")));
+
+    let (status, _, body) = send(&app, "DELETE", "/api/v1/notes/n9", None).await;
+    assert_eq!((status, &body["error"]["code"]), (StatusCode::NOT_FOUND, &json!("not_found")));
+    let (status, _, body) = send(&app, "DELETE", "/api/v1/notes/n2", None).await;
+    assert_eq!((status, body), (StatusCode::NO_CONTENT, Value::Null));
+}
+
+#[tokio::test]
+async fn bad_input_is_refused_with_the_catalog_code_and_reported_to_the_gate() {
+    let gate = Arc::new(Open::default());
+    let app = notes::router(Arc::new(Notes::default()), gate.clone());
+
+    let (status, _, body) = send(&app, "POST", "/api/v1/notes", Some(json!({"title": ""}))).await;
+    assert_eq!(
+        (status, &body["error"]["code"], &body["error"]["details"]["field"]),
+        (StatusCode::UNPROCESSABLE_ENTITY, &json!("validation"), &json!("title"))
+    );
+    let (status, _, body) = send(&app, "POST", "/api/v1/notes", Some(json!({"title": "x", "colour": "red"}))).await;
+    assert_eq!((status, &body["error"]["details"]["field"]), (StatusCode::UNPROCESSABLE_ENTITY, &json!("colour")));
+    let (status, _, body) = send(&app, "GET", "/api/v1/notes?state=lost", None).await;
+    assert_eq!((status, &body["error"]["details"]["field"]), (StatusCode::UNPROCESSABLE_ENTITY, &json!("state")));
+    let (status, _, _) = send(&app, "GET", "/api/v1/notes?per_page=101", None).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+
+    let (status, allow, body) = send(&app, "PUT", "/api/v1/notes", Some(json!({}))).await;
+    assert_eq!(
+        (status, allow.as_deref(), &body["error"]["code"]),
+        (StatusCode::METHOD_NOT_ALLOWED, Some("GET, POST"), &json!("method_not_allowed"))
+    );
+
+    let refused = gate.0.lock().unwrap().clone();
+    assert_eq!(
+        refused,
+        [
+            ("create_note", "validation"),
+            ("create_note", "validation"),
+            ("list_notes", "validation"),
+            ("list_notes", "validation")
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_tool_call_reaches_the_same_endpoint_as_the_rest_route() {
+    let (service, gate) = (Notes::default(), Open::default());
+    let created = notes::tools::call_tool(&service, &gate, &(), "notes.create", json!({"title": "by tool"})).await;
+    assert_eq!(created.unwrap().unwrap()["data"]["title"], "by tool");
+    let listed = notes::tools::call_tool(&service, &gate, &(), "notes.list", json!({})).await.unwrap().unwrap();
+    assert_eq!(listed["meta"]["total"], 1);
+    let refused = notes::tools::call_tool(&service, &gate, &(), "notes.create", json!({})).await.unwrap().unwrap_err();
+    assert_eq!((refused.code, refused.status), ("validation", 422));
+    assert!(notes::tools::call_tool(&service, &gate, &(), "notes.nothing", json!({})).await.is_none());
+}
