@@ -3,8 +3,9 @@
 //! [`generate`] loads and validates every spec, then emits the Rust crate `generated/`, the
 //! OpenAPI documents (3.1 and 3.0.3) and the MCP tool descriptors. It does no I/O; [`project`]
 //! reads a spec folder and writes an output folder around it, for `cargo xtask generate`, the
-//! `specwright-codegen` command (`codegen/cli/`) and build scripts alike.
+//! `specwright-codegen` command (`codegen/cli/`) and build scripts ([`build`]) alike.
 
+pub mod build;
 pub mod downgrade;
 pub mod ir;
 pub mod load;

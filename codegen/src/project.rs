@@ -43,16 +43,22 @@ pub fn spec_texts(dir: &Path, label_dir: &str) -> Result<Vec<(String, String)>> 
 /// relative to that folder; Rust files formatted by rustfmt (with `rustfmt_config` when given).
 /// `label_dir` prefixes the spec files' names in messages.
 pub fn render(spec_dir: &Path, label_dir: &str, rustfmt_config: Option<&Path>) -> Result<BTreeMap<PathBuf, String>> {
+    let mut out = unformatted(spec_dir, label_dir)?;
+    for (path, text) in out.iter_mut() {
+        if path.extension().is_some_and(|x| x == "rs") {
+            *text = rustfmt(text, rustfmt_config)?;
+        }
+    }
+    Ok(out)
+}
+
+/// As [`render`], without rustfmt: what a build script compiles, where no one reads the text.
+pub fn unformatted(spec_dir: &Path, label_dir: &str) -> Result<BTreeMap<PathBuf, String>> {
     let texts = spec_texts(spec_dir, label_dir)?;
     let specs: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
     let files =
         crate::generate(&specs).map_err(|e| anyhow::anyhow!("the spec in {} is invalid:\n{e}", spec_dir.display()))?;
-    let mut out = BTreeMap::new();
-    for f in files {
-        let text = if f.path.ends_with(".rs") { rustfmt(&f.text, rustfmt_config)? } else { f.text };
-        out.insert(PathBuf::from(f.path), text);
-    }
-    Ok(out)
+    Ok(files.into_iter().map(|f| (PathBuf::from(f.path), f.text)).collect())
 }
 
 /// `text` formatted by rustfmt (edition 2024), with `config` when given.

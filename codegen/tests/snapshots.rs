@@ -4,7 +4,7 @@
 //! intended, regenerate the snapshots and review them as a diff:
 //!
 //! ```text
-//! UPDATE_SNAPSHOTS=1 cargo test -p codegen --test snapshots
+//! UPDATE_SNAPSHOTS=1 cargo test -p specwright-codegen --test snapshots
 //! ```
 
 use std::collections::BTreeMap;
@@ -127,7 +127,7 @@ fn notes_output_matches_the_committed_snapshots() {
     assert!(
         problems.is_empty(),
         "expected the generated files to equal tests/snapshots/notes/ exactly, but:\n{}\n\n\
-         If the change is intended, run `UPDATE_SNAPSHOTS=1 cargo test -p codegen --test snapshots` \
+         If the change is intended, run `UPDATE_SNAPSHOTS=1 cargo test -p specwright-codegen --test snapshots` \
          and review the diff.",
         problems.join("\n")
     );

@@ -1,6 +1,6 @@
 //! Rate-limit checks per second, in process and through Redis.
 //!
-//! `cargo run --release -p runtime --example ratelimit_bench [redis://127.0.0.1:6379]`
+//! `cargo run --release -p specwright-runtime --example ratelimit_bench [redis://127.0.0.1:6379]`
 //! Runs 32 concurrent tasks, each checking its own token, for a fixed number of checks, and
 //! prints checks/second for each backend (Redis is skipped when no URL answers).
 

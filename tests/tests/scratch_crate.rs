@@ -1,0 +1,201 @@
+//! The generator outside this repository: a crate of a user's own (tests/fixtures/scratch-crate/,
+//! copied to a temporary folder with path dependencies on this workspace's `codegen`, `support`
+//! and `runtime`) generates its API from its own spec in build.rs — the prelude example
+//! `codegen/tests/fixtures/prelude/todos.toml` — and serves it with the runtime's builder. The
+//! test builds it with cargo (offline, pinned by this workspace's Cargo.lock, into
+//! the workspace's own target folder, whose dependencies it shares), serves it and calls it as a client would; then
+//! breaks the spec and expects the build to fail with the generator's message.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").to_path_buf()
+}
+
+/// The scratch crate in `dir`: the fixture, the prelude spec, this workspace's lock file and
+/// profile settings (so it builds offline with the versions this workspace was tested with).
+fn lay_out(dir: &Path) {
+    let root = workspace();
+    let fixture = root.join("tests/fixtures/scratch-crate");
+    let root_manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let profiles = &root_manifest[root_manifest.find("[profile").expect("the workspace's profiles")..];
+    let manifest = std::fs::read_to_string(fixture.join("Cargo.toml.template")).unwrap();
+    let manifest = manifest.replace("WORKSPACE", root.to_str().unwrap());
+    std::fs::write(dir.join("Cargo.toml"), format!("{manifest}\n{profiles}")).unwrap();
+    std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    std::fs::copy(fixture.join("build.rs"), dir.join("build.rs")).unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::copy(fixture.join("src/main.rs"), dir.join("src/main.rs")).unwrap();
+    std::fs::create_dir_all(dir.join("spec")).unwrap();
+    std::fs::copy(root.join("codegen/tests/fixtures/prelude/todos.toml"), dir.join("spec/todos.toml")).unwrap();
+}
+
+/// `cargo build` of the scratch crate: its status and stderr.
+fn build(dir: &Path) -> (bool, String) {
+    let out = Command::new(env!("CARGO"))
+        .args(["build", "--offline", "--quiet"])
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", workspace().join("target"))
+        .env_remove("RUSTFLAGS")
+        .output()
+        .expect("run cargo");
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn binary() -> PathBuf {
+    workspace().join("target/debug/scratch-todos")
+}
+
+struct Served(Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn token(data: &Path, tenant: &str, scope: &str, addr: &str) -> String {
+    let out = Command::new(binary())
+        .args(["token", tenant, scope])
+        .env("TODOS_ADDR", addr)
+        .env("TODOS_DATA_DIR", data)
+        .output()
+        .expect("run scratch-todos token");
+    assert!(
+        out.status.success(),
+        "expected `scratch-todos token` to succeed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+async fn call(
+    client: &reqwest::Client,
+    method: &str,
+    url: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (u16, reqwest::header::HeaderMap, Value) {
+    let mut req = client.request(method.parse().unwrap(), url);
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    let resp = req.send().await.unwrap();
+    let (status, headers) = (resp.status().as_u16(), resp.headers().clone());
+    let text = resp.text().await.unwrap();
+    (
+        status,
+        headers,
+        if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::String(text)) },
+    )
+}
+
+#[tokio::test]
+async fn a_crate_outside_the_workspace_generates_its_api_in_build_rs_and_serves_it() {
+    let dir = tempfile::tempdir().unwrap();
+    lay_out(dir.path());
+    let (ok, stderr) = build(dir.path());
+    assert!(ok, "expected the scratch crate to build, got:\n{stderr}");
+    assert!(
+        !dir.path().join("generated").exists() && !dir.path().join("src/todos").exists(),
+        "expected generated code only under OUT_DIR"
+    );
+
+    let data = dir.path().join("data");
+    let addr =
+        format!("127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port());
+    let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
+    let _server = Served(
+        Command::new(binary())
+            .env("TODOS_ADDR", &addr)
+            .env("TODOS_DATA_DIR", &data)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start scratch-todos"),
+    );
+    let base = format!("http://{addr}");
+    let client = reqwest::Client::new();
+    let mut up = false;
+    for _ in 0..300 {
+        if client.get(format!("{base}/healthz")).send().await.is_ok_and(|r| r.status() == 200) {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        up,
+        "the scratch crate did not answer /healthz:\n{}",
+        std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default()
+    );
+    let todos = format!("{base}/api/v1/todos");
+
+    // The platform's gate, driven by the crate's own spec: a challenge naming its metadata, and
+    // the scope tiers the spec declares.
+    let (status, headers, body) = call(&client, "GET", &todos, None, None).await;
+    assert_eq!((status, &body["error"]["code"]), (401, &json!("unauthenticated")));
+    let challenge = headers["www-authenticate"].to_str().unwrap();
+    assert!(challenge.contains("resource_metadata=") && challenge.contains("scope=\"todos:read\""), "{challenge}");
+    let (read, write) = (token(&data, "t1", "todos:read", &addr), token(&data, "t1", "todos:write", &addr));
+    let (status, headers, body) = call(&client, "POST", &todos, Some(&read), Some(json!({"title": "x"}))).await;
+    assert_eq!((status, &body["error"]["code"]), (403, &json!("insufficient_scope")));
+    assert!(headers["www-authenticate"].to_str().unwrap().contains("error=\"insufficient_scope\""));
+
+    // The implementation, reached through the generated router.
+    let (status, _, body) = call(&client, "POST", &todos, Some(&write), Some(json!({"title": "write the test"}))).await;
+    assert_eq!((status, &body["data"]), (201, &json!({"id": "t1", "title": "write the test", "done": false})));
+    let (status, _, body) = call(&client, "GET", &format!("{todos}?done=false"), Some(&read), None).await;
+    assert_eq!((status, &body["meta"]["total"], &body["data"][0]["id"]), (200, &json!(1), &json!("t1")));
+    let other = token(&data, "t2", "todos:read", &addr);
+    let (status, _, body) = call(&client, "GET", &format!("{todos}/t1"), Some(&other), None).await;
+    assert_eq!(
+        (status, &body["error"]["code"], &body["error"]["details"]["id"]),
+        (404, &json!("not_found"), &json!("t1"))
+    );
+    let (status, _, body) = call(&client, "POST", &todos, Some(&write), Some(json!({"title": ""}))).await;
+    assert_eq!(
+        (status, &body["error"]["code"], &body["error"]["details"]["field"]),
+        (422, &json!("validation"), &json!("title"))
+    );
+    let (status, headers, _) = call(&client, "PUT", &todos, Some(&write), Some(json!({}))).await;
+    assert_eq!((status, headers["allow"].to_str().unwrap()), (405, "GET, POST"));
+    let (status, _, _) = call(&client, "DELETE", &format!("{todos}/t1"), Some(&write), None).await;
+    assert_eq!(status, 204);
+
+    // Its documents: Protected Resource Metadata and the OpenAPI document generated in build.rs.
+    let (status, _, prm) =
+        call(&client, "GET", &format!("{base}/.well-known/oauth-protected-resource/api/v1"), None, None).await;
+    assert_eq!((status, &prm["scopes_supported"]), (200, &json!(["todos:read", "todos:write"])));
+    let specs = [("todos.toml", include_str!("../../codegen/tests/fixtures/prelude/todos.toml"))];
+    let generated = codegen::generate(&specs).unwrap();
+    let openapi = generated.iter().find(|f| f.path == "openapi/todos.json").unwrap();
+    let served = client.get(format!("{base}/openapi/todos.json")).send().await.unwrap();
+    assert_eq!(served.status(), 200);
+    // Served as generated, with the server's own URLs filled in.
+    let (served, generated) =
+        (served.json::<Value>().await.unwrap(), serde_json::from_str::<Value>(&openapi.text).unwrap());
+    assert_eq!(
+        (&served["paths"], &served["components"]["schemas"]),
+        (&generated["paths"], &generated["components"]["schemas"])
+    );
+
+    // A spec edit reruns build.rs; an invalid one fails the build with the generator's message.
+    let spec = dir.path().join("spec/todos.toml");
+    let text = std::fs::read_to_string(&spec).unwrap().replacen("scope = \"todos:read\"", "scope = \"todos:nope\"", 1);
+    std::fs::write(&spec, text).unwrap();
+    let (ok, stderr) = build(dir.path());
+    assert!(!ok, "expected the build to fail on an unknown scope");
+    assert!(
+        stderr.contains("spec/todos.toml") && stderr.contains("todos:nope"),
+        "expected the generator's message naming the file and the scope, got:\n{stderr}"
+    );
+}
