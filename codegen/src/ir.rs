@@ -127,7 +127,7 @@ impl Operation {
 
     /// HTTP method.
     pub fn method(&self) -> Method {
-        self.def.method
+        self.def.method()
     }
 }
 

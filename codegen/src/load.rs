@@ -101,8 +101,18 @@ pub fn load(file: &str, text: &str) -> Result<Api, SpecErrors> {
             fix: fix.into(),
         }])
     })?;
-    let spec = spec.with_prelude();
+    let mut spec = spec.with_prelude();
     let mut c = Collector { file, errors: Vec::new() };
+    for (index, op) in spec.operations.iter_mut().enumerate() {
+        if let Err((problem, fix)) = op.resolve_route() {
+            let place = if op.id.is_empty() {
+                format!("[[operations]] entry #{}", index + 1)
+            } else {
+                format!("operation `{}`", op.id)
+            };
+            c.push(place, problem, fix);
+        }
+    }
     check_service(&mut c, &spec);
     check_scopes(&mut c, &spec);
     check_errors(&mut c, &spec);
@@ -440,16 +450,18 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
                 ids.insert(op.id.as_str(), index + 1);
             }
         }
-        if !op.path.starts_with('/') || (op.path.len() > 1 && op.path.ends_with('/')) {
+        // An operation whose route could not be read was reported by `resolve_route`.
+        let routed = op.route.is_none() && op.method.is_some() && !op.path.is_empty();
+        if routed && (!op.path.starts_with('/') || (op.path.len() > 1 && op.path.ends_with('/'))) {
             c.push(
                 &place,
                 format!("path `{}` must start with `/` and not end with one", op.path),
                 "write it like `/credentials/{key}`",
             );
         }
-        let route = (op.method, normalize_path(&op.path));
-        if let Some((other, other_path)) = routes.insert(route, (op.id.clone(), op.path.clone())) {
-            let m = op.method.as_str();
+        let route = (op.method(), normalize_path(&op.path));
+        if routed && let Some((other, other_path)) = routes.insert(route, (op.id.clone(), op.path.clone())) {
+            let m = op.method().as_str();
             let problem = if other_path == op.path {
                 format!("{m} {} is also the route of operation `{other}`", op.path)
             } else {
@@ -513,7 +525,7 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
                 "use 204 only with no output, else 200 or 201",
             );
         }
-        if op.paginated && (op.output.is_none() || op.input.is_none() || op.method != Method::Get) {
+        if op.paginated && (op.output.is_none() || op.input.is_none() || op.method() != Method::Get) {
             c.push(
                 &place,
                 "paginated operations need GET, an input model and an output model",
@@ -590,7 +602,7 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
                     }
                     for f in &model.fields {
                         match f.location() {
-                            Location::Path if !params.contains(&f.name) => c.push(
+                            Location::Path if routed && !params.contains(&f.name) => c.push(
                                 &place,
                                 format!(
                                     "field `{name}.{}` says `in = \"path\"` but the path has no `{{{}}}`",
@@ -617,10 +629,10 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
                             _ => {}
                         }
                     }
-                    if has_body && matches!(op.method, Method::Get | Method::Delete) {
+                    if has_body && matches!(op.method(), Method::Get | Method::Delete) {
                         c.push(
                             &place,
-                            format!("{} operations cannot take body fields", op.method.as_str()),
+                            format!("{} operations cannot take body fields", op.method().as_str()),
                             "set `in = \"query\"` on the input fields",
                         );
                     }

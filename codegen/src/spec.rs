@@ -41,8 +41,10 @@ pub struct Spec {
     /// Request and response payloads.
     #[serde(default)]
     pub models: IndexMap<String, ModelDef>,
-    /// Every route (and the MCP tool that shares it).
-    #[serde(default)]
+    /// Every route (and the MCP tool that shares it), in order: either an array of tables
+    /// (`[[operations]]`, each with its `id`) or a table keyed by id (`[operations.list_things]`).
+    #[serde(default, deserialize_with = "operations_in_either_form")]
+    #[schemars(with = "OperationsForm")]
     pub operations: Vec<OperationDef>,
 }
 
@@ -97,9 +99,13 @@ pub struct TagDef {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Security {
-    /// Authorization endpoint, relative to the issuer (documentation of the OAuth flow).
+    /// Authorization endpoint, relative to the issuer (documentation of the OAuth flow); the
+    /// embedded authorization server's `/oauth/authorize` unless set.
+    #[serde(default = "default_authorization_url")]
     pub authorization_url: String,
-    /// Token endpoint, relative to the issuer.
+    /// Token endpoint, relative to the issuer; the embedded authorization server's
+    /// `/oauth/token` unless set.
+    #[serde(default = "default_token_url")]
     pub token_url: String,
     /// The scope catalog, lowest tier first.
     pub scopes: Vec<ScopeDef>,
@@ -108,6 +114,14 @@ pub struct Security {
     /// `prs_…`). Tokens of a kind are minted for the REST APIs that accept it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stored_tokens: Vec<StoredToken>,
+}
+
+fn default_authorization_url() -> String {
+    "/oauth/authorize".into()
+}
+
+fn default_token_url() -> String {
+    "/oauth/token".into()
 }
 
 /// A kind of stored token the platform keeps (hashed) and checks on every request.
@@ -417,15 +431,69 @@ pub struct FieldDef {
 /// HTTP method of an operation: the one definition, in `support`.
 pub use support::Method;
 
+/// The two ways to write `operations`, for the schema (the loader reads both in order).
+#[derive(JsonSchema)]
+#[allow(dead_code, reason = "describes the TOML for spec.schema.json; never built")]
+#[serde(untagged)]
+enum OperationsForm {
+    /// `[[operations]]`, each with its `id`.
+    List(Vec<OperationDef>),
+    /// `[operations.ID]`: the key is the id.
+    Table(IndexMap<String, OperationDef>),
+}
+
+/// Reads `operations` as an array of tables or as a table keyed by id, keeping each entry's own
+/// error messages (and so their positions in the file).
+fn operations_in_either_form<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<OperationDef>, D::Error> {
+    struct Either;
+    impl<'de> serde::de::Visitor<'de> for Either {
+        type Value = Vec<OperationDef>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("[[operations]] entries, or [operations.ID] tables")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(op) = seq.next_element::<OperationDef>()? {
+                out.push(op);
+            }
+            Ok(out)
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(id) = map.next_key::<String>()? {
+                let mut op: OperationDef = map.next_value()?;
+                if !op.id.is_empty() && op.id != id {
+                    return Err(serde::de::Error::custom(format!(
+                        "[operations.{id}] sets `id = \"{}\"`; the key is the id, so leave `id` out",
+                        op.id
+                    )));
+                }
+                op.id = id;
+                out.push(op);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_any(Either)
+}
+
 /// One route, optionally also an MCP tool.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OperationDef {
-    /// snake_case operation id, unique in the service; names the trait method.
+    /// snake_case operation id, unique in the service; names the trait method. In the table
+    /// form (`[operations.ID]`) the key is the id and this is left out.
+    #[serde(default)]
     pub id: String,
-    /// HTTP method.
-    pub method: Method,
-    /// Path relative to the service base path, with `{name}` parameters.
+    /// `METHOD /path`, e.g. `GET /things/{id}`: the method and path in one, instead of `method`
+    /// and `path`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<String>,
+    /// HTTP method (or give `route`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<Method>,
+    /// Path relative to the service base path, with `{name}` parameters (or give `route`).
+    #[serde(default)]
     pub path: String,
     /// Minimum scope a Bearer caller needs. Required: the validator names operations without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -471,6 +539,45 @@ pub struct OperationDef {
 
 fn default_true() -> bool {
     true
+}
+
+impl OperationDef {
+    /// HTTP method; the loader refuses an operation without one, so `GET` is never a guess.
+    pub fn method(&self) -> Method {
+        self.method.unwrap_or(Method::Get)
+    }
+
+    /// Moves `route` into `method` and `path`; the problem and its fix when it cannot.
+    pub fn resolve_route(&mut self) -> Result<(), (String, String)> {
+        let example = "write `route = \"GET /things/{id}\"`, or `method` and `path`";
+        match self.route.take() {
+            Some(route) if self.method.is_some() || !self.path.is_empty() => {
+                self.route = Some(route);
+                Err(("has both `route` and `method`/`path`".into(), "keep `route`, or `method` and `path`".into()))
+            }
+            Some(route) => {
+                let parsed = route.split_once(' ').and_then(|(m, p)| {
+                    let method = Method::ALL.iter().find(|x| x.as_str() == m)?;
+                    Some((*method, p.trim()))
+                });
+                match parsed {
+                    Some((method, path)) if path.starts_with('/') => {
+                        self.method = Some(method);
+                        self.path = path.to_string();
+                        Ok(())
+                    }
+                    _ => {
+                        let problem =
+                            format!("route `{route}` is not a method (GET, POST, PUT, PATCH, DELETE) and a path");
+                        self.route = Some(route);
+                        Err((problem, example.into()))
+                    }
+                }
+            }
+            None if self.method.is_none() || self.path.is_empty() => Err(("has no route".into(), example.into())),
+            None => Ok(()),
+        }
+    }
 }
 
 /// An MCP tool bound to an operation.

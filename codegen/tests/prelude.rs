@@ -51,3 +51,108 @@ fn a_declared_code_overrides_the_prelude_and_roles_point_at_codes_of_its_own() {
     let err = codegen::load("todos.toml", &undeclared).expect_err("refused").to_string();
     assert!(err.contains("[error_roles] not_found: undeclared error code `gone`"), "{err}");
 }
+
+/// `TODOS` with its operations written in the long form: `[[operations]]` entries with `id`,
+/// `method` and `path`, one key per line.
+fn long_form() -> String {
+    let head = &TODOS[..TODOS.find("[operations]").expect("the operations table")];
+    let ops = [
+        (
+            "list_todos",
+            "GET",
+            "/todos",
+            "todos:read",
+            "List to-dos",
+            "ListTodos",
+            Some("Todo"),
+            "paginated = true\nerrors = [\"validation\"]",
+        ),
+        (
+            "create_todo",
+            "POST",
+            "/todos",
+            "todos:write",
+            "Create a to-do",
+            "NewTodo",
+            Some("Todo"),
+            "status = 201\nerrors = [\"validation\"]",
+        ),
+        (
+            "get_todo",
+            "GET",
+            "/todos/{id}",
+            "todos:read",
+            "Read a to-do",
+            "TodoRef",
+            Some("Todo"),
+            "errors = [\"not_found\", \"validation\"]",
+        ),
+        (
+            "delete_todo",
+            "DELETE",
+            "/todos/{id}",
+            "todos:write",
+            "Delete a to-do",
+            "DeleteTodo",
+            None,
+            "errors = [\"not_found\", \"validation\"]",
+        ),
+    ];
+    let mut out = head.to_string();
+    for (id, method, path, scope, summary, input, output, rest) in ops {
+        let output = output.map(|o| format!("output = \"{o}\"\n")).unwrap_or_default();
+        out.push_str(&format!(
+            "[[operations]]\nid = \"{id}\"\nmethod = \"{method}\"\npath = \"{path}\"\nscope = \"{scope}\"\n\
+             summary = \"{summary}\"\ninput = \"{input}\"\n{output}{rest}\n\n"
+        ));
+    }
+    out
+}
+
+#[test]
+fn the_table_form_with_routes_generates_what_the_long_form_does() {
+    let short = codegen::generate(&[("todos.toml", TODOS)]).unwrap_or_else(|e| panic!("{e}"));
+    let long = codegen::generate(&[("todos.toml", &long_form())]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(short, long);
+    assert!(TODOS.lines().count() <= 50, "a four-operation, two-scope spec fits in 50 lines");
+    let api = codegen::load("todos.toml", TODOS).unwrap();
+    let ids: Vec<&str> = api.operations.iter().map(|o| o.id()).collect();
+    assert_eq!(ids, ["list_todos", "create_todo", "get_todo", "delete_todo"], "table order is spec order");
+}
+
+fn refused(spec: &str) -> String {
+    codegen::load("todos.toml", spec).expect_err("refused").to_string()
+}
+
+#[test]
+fn a_route_that_cannot_be_read_is_refused_with_its_fix() {
+    let fix = "fix: write `route = \"GET /things/{id}\"`, or `method` and `path`";
+    assert_eq!(
+        refused(&TODOS.replace("\"GET /todos\"", "\"GET todos\"")),
+        format!(
+            "todos.toml: operation `list_todos`: route `GET todos` is not a method (GET, POST, PUT, PATCH, DELETE) and a path; {fix}"
+        )
+    );
+    assert_eq!(
+        refused(&TODOS.replace("\"GET /todos\"", "\"FETCH /todos\"")),
+        format!(
+            "todos.toml: operation `list_todos`: route `FETCH /todos` is not a method (GET, POST, PUT, PATCH, DELETE) and a path; {fix}"
+        )
+    );
+    assert_eq!(
+        refused(&TODOS.replace("route = \"DELETE /todos/{id}\", ", "")),
+        format!("todos.toml: operation `delete_todo`: has no route; {fix}")
+    );
+    assert_eq!(
+        refused(
+            &TODOS.replace("route = \"DELETE /todos/{id}\", ", "route = \"DELETE /todos/{id}\", method = \"DELETE\", ")
+        ),
+        "todos.toml: operation `delete_todo`: has both `route` and `method`/`path`; fix: keep `route`, or `method` and `path`"
+    );
+    let renamed = refused(&TODOS.replace("get_todo = { ", "get_todo = { id = \"read_todo\", "));
+    assert!(
+        renamed.contains("[operations.get_todo] sets `id = \"read_todo\"`; the key is the id, so leave `id` out"),
+        "{renamed}"
+    );
+    assert!(renamed.contains("line 39"), "the position of the operations table: {renamed}");
+}

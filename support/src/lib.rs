@@ -35,6 +35,9 @@ pub enum Method {
 }
 
 impl Method {
+    /// Every method, in this order.
+    pub const ALL: [Method; 5] = [Method::Get, Method::Post, Method::Put, Method::Patch, Method::Delete];
+
     /// Upper-case wire name.
     pub fn as_str(self) -> &'static str {
         match self {
