@@ -13,6 +13,7 @@ pub mod mcp;
 pub mod openapi;
 pub mod project;
 pub mod rust;
+pub mod scaffold;
 pub mod spec;
 
 pub use load::{SpecError, SpecErrors, load};

@@ -34,11 +34,11 @@ fn fields_static(model: &str) -> Ident {
     format_ident!("{}_FIELDS", model.to_shouty_snake_case())
 }
 
-fn error_enum(op: &Operation) -> Ident {
+pub(crate) fn error_enum(op: &Operation) -> Ident {
     format_ident!("{}Error", op.id().to_upper_camel_case())
 }
 
-fn variant(code: &str) -> Ident {
+pub(crate) fn variant(code: &str) -> Ident {
     format_ident!("{}", code.to_upper_camel_case())
 }
 
@@ -513,7 +513,7 @@ fn errors_file(api: &Api) -> String {
     out
 }
 
-fn output_type(op: &Operation) -> TokenStream {
+pub(crate) fn output_type(op: &Operation) -> TokenStream {
     match &op.def.output {
         None => quote!(()),
         Some(m) => {
@@ -523,7 +523,7 @@ fn output_type(op: &Operation) -> TokenStream {
     }
 }
 
-fn trait_name(api: &Api) -> Ident {
+pub(crate) fn trait_name(api: &Api) -> Ident {
     format_ident!("{}Service", api.name().to_upper_camel_case())
 }
 
@@ -746,7 +746,7 @@ fn mod_file(api: &Api) -> TokenStream {
     }
 }
 
-fn render(tokens: TokenStream) -> String {
+pub(crate) fn render(tokens: TokenStream) -> String {
     let text = tokens.to_string();
     match syn::parse2::<syn::File>(tokens) {
         Ok(file) => format!("{HEADER}\n{}", prettyplease::unparse(&file)),

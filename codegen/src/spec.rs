@@ -27,8 +27,8 @@ pub struct Spec {
     /// 401, `invalid_token` 401, `insufficient_scope` 403, `malformed` 400, `validation` 422,
     /// `payload_too_large` 413, `unsupported_media_type` 415, `not_found` 404,
     /// `method_not_allowed` 405, `rate_limited` 429, `internal` 500, `request_timeout` 408,
-    /// `unavailable` 503); declare a code here to give it your own message, or add codes of your
-    /// own.
+    /// `unavailable` 503, and `not_implemented` 501 when `service_wide` lists it); declare a code
+    /// here to give it your own message, or add codes of your own.
     #[serde(default)]
     pub errors: IndexMap<String, ErrorDef>,
     /// Which catalog code the runtime uses for each failure it detects itself. Each role
@@ -208,9 +208,11 @@ pub struct ErrorDef {
 }
 
 /// The standard error catalog every spec inherits: (code, status, message, description), each
-/// code also the name of the [`ErrorRoles`] role that defaults to it. A spec that leaves a role at
-/// its default and does not declare the code gets this definition of it.
-pub const PRELUDE: [(&str, u16, &str, &str); 13] = [
+/// code but the last also the name of the [`ErrorRoles`] role that defaults to it. A spec that
+/// leaves a role at its default and does not declare the code gets this definition of it; the
+/// last, `not_implemented`, is there for a spec that lists it in `service_wide` while its
+/// operations are being written (`cargo xtask new-service` starts that way).
+pub const PRELUDE: [(&str, u16, &str, &str); 14] = [
     ("unauthenticated", 401, "Authentication required.", "No credentials were sent."),
     (
         "invalid_token",
@@ -238,6 +240,12 @@ pub const PRELUDE: [(&str, u16, &str, &str); 13] = [
         503,
         "Temporarily unavailable.",
         "The server's storage is unreachable; `Retry-After` says when to retry.",
+    ),
+    (
+        "not_implemented",
+        501,
+        "Not implemented yet.",
+        "The operation is in the spec but its implementation is not written yet; nothing was changed.",
     ),
 ];
 

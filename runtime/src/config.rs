@@ -78,6 +78,27 @@ impl Config {
         }
     }
 
+    /// Settings of a service's own binary from the environment: `{PREFIX}_ADDR` (else
+    /// `default_addr`), `{PREFIX}_PUBLIC_URL`, `{PREFIX}_DATA_DIR` (else `default_data_dir`),
+    /// `DATABASE_URL` (PostgreSQL; SQLite in the data directory when unset), `REDIS_URL` (shared
+    /// rate limits) and `{PREFIX}_METRICS_ADDR` (Prometheus metrics, off when unset). An empty
+    /// variable counts as unset; a malformed one is an error naming it.
+    pub fn from_env(prefix: &str, default_addr: &str, default_data_dir: &str) -> anyhow::Result<Config> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let named = |suffix: &str| format!("{prefix}_{suffix}");
+        let addr = var(&named("ADDR")).unwrap_or_else(|| default_addr.into());
+        let addr = addr.parse().map_err(|e| anyhow::anyhow!("{}: {e}", named("ADDR")))?;
+        let public_url = var(&named("PUBLIC_URL")).map(|u| parse_public_url(&u)).transpose();
+        let public_url = public_url.map_err(|e| anyhow::anyhow!("{}: {e}", named("PUBLIC_URL")))?;
+        let data_dir = var(&named("DATA_DIR")).unwrap_or_else(|| default_data_dir.into());
+        let mut config = Config::new(addr, public_url, data_dir.into());
+        config.database_url = var("DATABASE_URL");
+        config.redis_url = var("REDIS_URL");
+        let metrics_addr = var(&named("METRICS_ADDR")).map(|a| a.parse()).transpose();
+        config.metrics_addr = metrics_addr.map_err(|e| anyhow::anyhow!("{}: {e}", named("METRICS_ADDR")))?;
+        Ok(config)
+    }
+
     /// The token issuer: the external identity provider when configured, else the embedded
     /// authorization server at the public URL.
     pub fn issuer(&self) -> String {

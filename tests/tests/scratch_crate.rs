@@ -6,27 +6,21 @@
 //! the workspace's own target folder, whose dependencies it shares), serves it and calls it as a client would; then
 //! breaks the spec and expects the build to fail with the generator's message.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+mod outside;
 
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use outside::{build, free_addr, serve, workspace};
 use serde_json::{Value, json};
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").to_path_buf()
-}
-
-/// The scratch crate in `dir`: the fixture, the prelude spec, this workspace's lock file and
-/// profile settings (so it builds offline with the versions this workspace was tested with).
+/// The scratch crate in `dir`: the fixture and the prelude spec, pinned to this workspace.
 fn lay_out(dir: &Path) {
     let root = workspace();
     let fixture = root.join("tests/fixtures/scratch-crate");
-    let root_manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
-    let profiles = &root_manifest[root_manifest.find("[profile").expect("the workspace's profiles")..];
     let manifest = std::fs::read_to_string(fixture.join("Cargo.toml.template")).unwrap();
     let manifest = manifest.replace("WORKSPACE", root.to_str().unwrap());
-    std::fs::write(dir.join("Cargo.toml"), format!("{manifest}\n{profiles}")).unwrap();
-    std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    std::fs::write(dir.join("Cargo.toml"), outside::pin(dir, &manifest)).unwrap();
     std::fs::copy(fixture.join("build.rs"), dir.join("build.rs")).unwrap();
     std::fs::create_dir_all(dir.join("src")).unwrap();
     std::fs::copy(fixture.join("src/main.rs"), dir.join("src/main.rs")).unwrap();
@@ -34,29 +28,8 @@ fn lay_out(dir: &Path) {
     std::fs::copy(root.join("codegen/tests/fixtures/prelude/todos.toml"), dir.join("spec/todos.toml")).unwrap();
 }
 
-/// `cargo build` of the scratch crate: its status and stderr.
-fn build(dir: &Path) -> (bool, String) {
-    let out = Command::new(env!("CARGO"))
-        .args(["build", "--offline", "--quiet"])
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", workspace().join("target"))
-        .env_remove("RUSTFLAGS")
-        .output()
-        .expect("run cargo");
-    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
-}
-
 fn binary() -> PathBuf {
-    workspace().join("target/debug/scratch-todos")
-}
-
-struct Served(Child);
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+    outside::target().join("debug/scratch-todos")
 }
 
 fn token(data: &Path, tenant: &str, scope: &str, addr: &str) -> String {
@@ -102,7 +75,7 @@ async fn call(
 async fn a_crate_outside_the_workspace_generates_its_api_in_build_rs_and_serves_it() {
     let dir = tempfile::tempdir().unwrap();
     lay_out(dir.path());
-    let (ok, stderr) = build(dir.path());
+    let (ok, stderr) = build(dir.path(), &[]);
     assert!(ok, "expected the scratch crate to build, got:\n{stderr}");
     assert!(
         !dir.path().join("generated").exists() && !dir.path().join("src/todos").exists(),
@@ -110,33 +83,12 @@ async fn a_crate_outside_the_workspace_generates_its_api_in_build_rs_and_serves_
     );
 
     let data = dir.path().join("data");
-    let addr =
-        format!("127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port());
-    let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
-    let _server = Served(
-        Command::new(binary())
-            .env("TODOS_ADDR", &addr)
-            .env("TODOS_DATA_DIR", &data)
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start scratch-todos"),
-    );
+    let addr = free_addr();
+    let mut cmd = Command::new(binary());
+    cmd.env("TODOS_ADDR", &addr).env("TODOS_DATA_DIR", &data);
+    let _server = serve(cmd, &addr, &dir.path().join("server.log")).await;
     let base = format!("http://{addr}");
     let client = reqwest::Client::new();
-    let mut up = false;
-    for _ in 0..300 {
-        if client.get(format!("{base}/healthz")).send().await.is_ok_and(|r| r.status() == 200) {
-            up = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(
-        up,
-        "the scratch crate did not answer /healthz:\n{}",
-        std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default()
-    );
     let todos = format!("{base}/api/v1/todos");
 
     // The platform's gate, driven by the crate's own spec: a challenge naming its metadata, and
@@ -192,7 +144,7 @@ async fn a_crate_outside_the_workspace_generates_its_api_in_build_rs_and_serves_
     let spec = dir.path().join("spec/todos.toml");
     let text = std::fs::read_to_string(&spec).unwrap().replacen("scope = \"todos:read\"", "scope = \"todos:nope\"", 1);
     std::fs::write(&spec, text).unwrap();
-    let (ok, stderr) = build(dir.path());
+    let (ok, stderr) = build(dir.path(), &[]);
     assert!(!ok, "expected the build to fail on an unknown scope");
     assert!(
         stderr.contains("spec/todos.toml") && stderr.contains("todos:nope"),

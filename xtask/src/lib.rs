@@ -1,6 +1,7 @@
 //! Developer tasks behind `cargo xtask`: regenerate `generated/` from `spec/`, or check that it
 //! is up to date.
 
+pub mod new_service;
 pub mod sdk;
 
 use std::collections::BTreeMap;
@@ -16,20 +17,32 @@ pub fn workspace_root() -> PathBuf {
 }
 
 /// Every spec folder of the workspace and the crate folder its output goes to: the platform's own
-/// two services, and the example service built on the platform as a user's would be (its spec and
-/// its generated crate beside its implementation).
-pub const PROJECTS: &[(&str, &str)] = &[("spec", "generated"), ("services/notes/spec", "services/notes/api")];
+/// two services (`spec/` → `generated/`), then every service laid out as a user's own is
+/// (`services/NAME/spec/` → `services/NAME/api/`, as `new-service` writes it), in name order.
+pub fn projects(root: &Path) -> Vec<(String, String)> {
+    let mut out = vec![("spec".to_string(), "generated".to_string())];
+    let mut services: Vec<String> = std::fs::read_dir(root.join("services"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("spec").is_dir() && e.path().join("api/Cargo.toml").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    services.sort();
+    out.extend(services.into_iter().map(|s| (format!("services/{s}/spec"), format!("services/{s}/api"))));
+    out
+}
 /// The JSON Schema of the spec format, written beside the specs.
 const SCHEMA_PATH: &str = "spec/spec.schema.json";
 
-/// Runs the generator over every project's `*.toml` specs ([`PROJECTS`]) and returns every output
+/// Runs the generator over every project's `*.toml` specs ([`projects`]) and returns every output
 /// file, keyed by its path relative to `root`, Rust files formatted with the workspace's rustfmt
 /// settings.
 pub fn render(root: &Path) -> Result<BTreeMap<PathBuf, String>> {
     let mut out = BTreeMap::new();
-    for (spec, output) in PROJECTS {
-        let files = render_project(root, spec)?;
-        out.extend(files.into_iter().map(|(path, text)| (Path::new(output).join(path), text)));
+    for (spec, output) in projects(root) {
+        let files = render_project(root, &spec)?;
+        out.extend(files.into_iter().map(|(path, text)| (Path::new(&output).join(path), text)));
     }
     out.insert(PathBuf::from(SCHEMA_PATH), codegen::spec_schema());
     Ok(out)
@@ -44,9 +57,9 @@ fn render_project(root: &Path, spec: &str) -> Result<BTreeMap<PathBuf, String>> 
 /// Every file currently under the generator's output folders, relative to `root`.
 fn existing(root: &Path) -> Result<BTreeMap<PathBuf, String>> {
     let mut out = BTreeMap::new();
-    for (_, output) in PROJECTS {
-        let files = project::existing(&root.join(output))?;
-        out.extend(files.into_iter().map(|(path, text)| (Path::new(output).join(path), text)));
+    for (_, output) in projects(root) {
+        let files = project::existing(&root.join(&output))?;
+        out.extend(files.into_iter().map(|(path, text)| (Path::new(&output).join(path), text)));
     }
     let schema = root.join(SCHEMA_PATH);
     if schema.exists() {
@@ -63,7 +76,7 @@ fn median(mut v: Vec<std::time::Duration>) -> std::time::Duration {
 /// Times generation and sizes its output; prints a Markdown report for BENCHMARKS.md.
 pub fn bench_generate(root: &Path, runs: usize) -> Result<String> {
     use std::time::Instant;
-    let texts = project::spec_texts(&root.join(PROJECTS[0].0), PROJECTS[0].0)?;
+    let texts = project::spec_texts(&root.join("spec"), "spec")?;
     let specs: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
     let mut pure = Vec::new();
     for _ in 0..runs.max(1) {
@@ -106,8 +119,8 @@ pub fn bench_generate(root: &Path, runs: usize) -> Result<String> {
 /// were written.
 pub fn generate(root: &Path) -> Result<usize> {
     let mut written = 0;
-    for (spec, output) in PROJECTS {
-        let files = render_project(root, spec)?;
+    for (spec, output) in projects(root) {
+        let files = render_project(root, &spec)?;
         written += project::write(&root.join(output), &files)?;
     }
     let schema = codegen::spec_schema();

@@ -4,8 +4,11 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage: cargo xtask generate [--check]
 
-  generate          regenerate every spec folder's output (spec/ → generated/, services/notes/spec/ →
-                    services/notes/api/) and spec/spec.schema.json
+  generate          regenerate every spec folder's output (spec/ → generated/, services/NAME/spec/ →
+                    services/NAME/api/) and spec/spec.schema.json
+  new-service NAME  start a service as a user's own: services/NAME/ with its spec, generated API crate,
+                    implementation (every method answering 501 until written), migrations and binary,
+                    registered in the workspace
   generate --check  fail, listing the files, when the committed output is not what the spec generates
   validate FILE     check one spec file and print every problem
   bench-generate    time generation (median of 11 runs) and count generated lines per operation
@@ -71,6 +74,18 @@ fn main() -> ExitCode {
                 }
             })
         }
+        ["new-service", name] => xtask::new_service::new_service(&root, name).map(|created| {
+            println!("created the service `{name}`:");
+            for f in &created.files {
+                println!("  {f}");
+            }
+            println!(
+                "next: write its methods in services/{name}/src/lib.rs, change services/{name}/spec/{name}.toml and \
+                 run `cargo xtask generate`; serve it with `cargo run -p {}`",
+                name.replace('_', "-")
+            );
+            true
+        }),
         ["bench-generate"] => xtask::bench_generate(&root, 11).map(|report| {
             println!("{report}");
             true

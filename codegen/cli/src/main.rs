@@ -5,6 +5,7 @@
 //! specwright-codegen generate --spec spec --out api            # write api/src, api/openapi, api/mcp
 //! specwright-codegen generate --spec spec --out api --check    # exit 1, listing the differences, when stale
 //! specwright-codegen schema > spec/spec.schema.json            # the spec format's JSON Schema
+//! specwright-codegen new-service shelf --dir shelf             # a new project: spec, build.rs, 501 stubs
 //! ```
 
 use std::path::PathBuf;
@@ -43,6 +44,16 @@ enum Commands {
     },
     /// Print the JSON Schema of the spec format (for editors: `#:schema` in a spec file).
     Schema,
+    /// Start a project of its own for a new service: its spec, a crate generating its API in
+    /// build.rs, an implementation answering 501 until each method is written, its binary and its
+    /// migrations.
+    NewService {
+        /// The service's snake_case name.
+        name: String,
+        /// The folder to create (it must not exist, or be empty).
+        #[arg(long)]
+        dir: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -80,6 +91,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Commands::Schema => {
             print!("{}", codegen::spec_schema());
+            Ok(ExitCode::SUCCESS)
+        }
+        Commands::NewService { name, dir } => {
+            let files = codegen::scaffold::standalone(&name).map_err(anyhow::Error::msg)?;
+            if std::fs::read_dir(&dir).is_ok_and(|mut entries| entries.next().is_some()) {
+                anyhow::bail!("{} is not empty; choose a new folder", dir.display());
+            }
+            for (path, text) in &files {
+                let full = dir.join(path);
+                if let Some(parent) = full.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::fs::write(&full, text)?;
+            }
+            println!(
+                "created the service `{name}` in {}; serve it with `cargo run` there, and write its methods in src/lib.rs",
+                dir.display()
+            );
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -98,3 +98,24 @@ fn prints_the_spec_schema() {
     assert!(out.status.success());
     assert_eq!(text(&out.stdout), codegen::spec_schema());
 }
+
+#[test]
+fn new_service_writes_a_project_and_never_over_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("pantry");
+    let out = codegen(&["new-service".as_ref(), "pantry".as_ref(), "--dir".as_ref(), project.as_os_str()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for path in ["spec/pantry.toml", "spec/spec.schema.json", "Cargo.toml", "build.rs", "src/lib.rs", "src/main.rs"] {
+        assert!(project.join(path).is_file(), "expected {path}");
+    }
+    // The spec it starts from is valid and generates (its build script runs the same generator).
+    let spec = std::fs::read_to_string(project.join("spec/pantry.toml")).unwrap();
+    codegen::generate(&[("pantry.toml", &spec)]).unwrap_or_else(|e| panic!("{e}"));
+
+    let again = codegen(&["new-service".as_ref(), "pantry".as_ref(), "--dir".as_ref(), project.as_os_str()]);
+    assert!(!again.status.success());
+    assert!(text(&again.stderr).contains("is not empty; choose a new folder"), "{}", text(&again.stderr));
+    let bad = codegen(&["new-service".as_ref(), "Pantry".as_ref(), "--dir".as_ref(), dir.path().join("x").as_os_str()]);
+    assert!(text(&bad.stderr).contains("cannot name a service: use snake_case"), "{}", text(&bad.stderr));
+    assert!(!dir.path().join("x").exists(), "nothing written for a refused name");
+}

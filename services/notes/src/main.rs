@@ -8,17 +8,7 @@
 use std::process::ExitCode;
 
 fn config() -> anyhow::Result<runtime::Config> {
-    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    let addr = var("NOTES_ADDR").unwrap_or_else(|| "127.0.0.1:8090".into()).parse()?;
-    let public_url = var("NOTES_PUBLIC_URL").map(|u| runtime::config::parse_public_url(&u)).transpose();
-    let public_url = public_url.map_err(|e| anyhow::anyhow!("NOTES_PUBLIC_URL: {e}"))?;
-    let data_dir = var("NOTES_DATA_DIR").unwrap_or_else(|| "notes-data".into());
-    let mut config = runtime::Config::new(addr, public_url, data_dir.into());
-    config.database_url = var("DATABASE_URL");
-    config.redis_url = var("REDIS_URL");
-    let metrics_addr = var("NOTES_METRICS_ADDR").map(|a| a.parse()).transpose();
-    config.metrics_addr = metrics_addr.map_err(|e| anyhow::anyhow!("NOTES_METRICS_ADDR: {e}"))?;
-    Ok(config)
+    runtime::Config::from_env("NOTES", "127.0.0.1:8090", "notes-data")
 }
 
 async fn serve() -> anyhow::Result<()> {

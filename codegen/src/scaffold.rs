@@ -1,0 +1,289 @@
+//! A new service's starting point: a starter spec (four operations on one resource, two scope
+//! tiers, the prelude's catalog) and, from any spec, an implementation whose every method answers
+//! `501 not_implemented` until it is written. `cargo xtask new-service` and
+//! `specwright-codegen new-service` lay these out with a crate, migrations and a binary.
+
+use heck::ToUpperCamelCase;
+use quote::{format_ident, quote};
+
+use crate::ir::Api;
+use crate::rust::{error_enum, output_type, render, trait_name, variant};
+
+/// The error code every method of a new implementation answers until it is written.
+pub const UNWRITTEN: &str = "not_implemented";
+
+/// Whether `name` can name a service: snake_case, starting with a letter.
+pub fn is_service_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some('a'..='z'))
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !name.ends_with('_')
+}
+
+/// The starter spec of service `name`; `schema` is the path of `spec.schema.json` from the spec's
+/// folder (for editors).
+pub fn spec(name: &str, schema: &str) -> String {
+    let title = name.to_upper_camel_case();
+    format!(
+        r#"#:schema {schema}
+# The spec of `{name}`: the single source of its routes, scopes, payloads and errors. Edit it and
+# run the generator; the service trait changes with it. Every operation answers 501
+# `not_implemented` (listed in `service_wide` below) until its method is written: remove
+# `not_implemented` from `service_wide` once they all are.
+[service]
+name = "{name}"
+title = "{title}"
+version = "0.1.0"
+description = "Items of each tenant."
+base_path = "/api/v1"
+
+[security]
+scopes = [
+  {{ name = "{name}:read", description = "List and read items." }},
+  {{ name = "{name}:write", description = "Everything in {name}:read, plus create and delete items.", implies = ["{name}:read"] }},
+]
+
+[error_roles]
+service_wide = ["internal", "request_timeout", "unavailable", "{UNWRITTEN}"]
+
+[models.Item]
+description = "An item."
+fields.id = {{ type = "string", description = "Identifier." }}
+fields.name = {{ type = "string", description = "Name." }}
+fields.created_at = {{ type = "datetime", description = "When it was created (RFC 3339, UTC)." }}
+
+[models.ListItems]
+description = "Which items to list."
+fields.name_prefix = {{ type = "string", in = "query", optional = true, max_length = 100, description = "Only items whose name starts with this." }}
+
+[models.NewItem]
+description = "A new item."
+fields.name = {{ type = "string", min_length = 1, max_length = 100, description = "Name." }}
+
+[models.ItemRef]
+description = "Names one item."
+fields.id = {{ type = "string", in = "path", max_length = 64, description = "The item." }}
+
+[models.DeleteItem]
+description = "Names the item to delete."
+fields.id = {{ type = "string", in = "path", max_length = 64, description = "The item." }}
+
+[operations]
+list_items = {{ route = "GET /items", scope = "{name}:read", summary = "List items", input = "ListItems", output = "Item", paginated = true, errors = ["validation"] }}
+create_item = {{ route = "POST /items", scope = "{name}:write", summary = "Create an item", input = "NewItem", output = "Item", status = 201, errors = ["validation"] }}
+get_item = {{ route = "GET /items/{{id}}", scope = "{name}:read", summary = "Read an item", input = "ItemRef", output = "Item", errors = ["not_found", "validation"] }}
+delete_item = {{ route = "DELETE /items/{{id}}", scope = "{name}:write", summary = "Delete an item", input = "DeleteItem", errors = ["not_found", "validation"] }}
+"#
+    )
+}
+
+/// The starter table of the starter spec's `Item`, in the SQL both backends read.
+pub fn migration(name: &str) -> String {
+    format!(
+        "-- The items of each tenant (the starter spec's `Item`). Change it with the spec; add a\n\
+         -- migration per change, never edit one that has run.\n\
+         CREATE TABLE {name}_items (\n    tenant_id TEXT NOT NULL,\n    id TEXT NOT NULL,\n    name TEXT NOT NULL,\n    \
+         created_at BIGINT NOT NULL,\n    PRIMARY KEY (tenant_id, id)\n);\n"
+    )
+}
+
+/// `src/lib.rs` of a new implementation of `api`, whose generated module is `module` (for
+/// example `shelf_api::shelf`): a struct over the platform's store, registered with the
+/// server builder by `server`, and every trait method answering `501 not_implemented`. Fails
+/// when the spec does not list `not_implemented` in `service_wide`.
+///
+/// With `include_generated`, the file first includes the API generated into `OUT_DIR` by
+/// [`crate::build`] (a crate that generates in its build script; `module` is then `crate::NAME`).
+pub fn implementation(api: &Api, module: &str, include_generated: bool) -> Result<String, String> {
+    if !api.spec.error_roles.service_wide.iter().any(|c| c == UNWRITTEN) {
+        return Err(format!(
+            "the spec must list `{UNWRITTEN}` in [error_roles] service_wide while its methods are unwritten"
+        ));
+    }
+    let tname = trait_name(api);
+    let ty = format_ident!("{}", api.name().to_upper_camel_case());
+    let path: syn::Path = syn::parse_str(module).map_err(|e| format!("`{module}` is not a module path: {e}"))?;
+    let unwritten = variant(UNWRITTEN);
+    let name = api.name();
+    let methods = api.operations.iter().map(|op| {
+        let (m, id, err, out) = (format_ident!("{}", op.id()), op.id(), error_enum(op), output_type(op));
+        let input = op.def.input.as_ref().map(|i| {
+            let t = format_ident!("{i}");
+            quote!(, _input: models::#t)
+        });
+        let paging = op.def.paginated.then(|| quote!(, _paging: Paging));
+        quote! {
+            async fn #m(&self, _caller: &Caller #input #paging) -> Result<#out, errors::#err> {
+                Err(errors::#err::#unwritten(unwritten(#id)))
+            }
+        }
+    });
+    let doc = [
+        format!(" The `{name}` service: its spec is `spec/{name}.toml`, the generator writes its API from it,"),
+        " and this crate implements the trait and registers it with the platform ([`server`]).".to_string(),
+    ];
+    let include = include_generated.then(|| quote!(include!(concat!(env!("OUT_DIR"), "/specwright.rs"));));
+    let struct_doc = format!(" `{name}` over the platform's database.");
+    let tokens = quote! {
+        #(#![doc = #doc])*
+        #include
+        use runtime::Platform;
+        use runtime::caller::Caller;
+        use runtime::store::Store;
+        #[allow(unused_imports, reason = "`Paged`/`Paging` are unused by services without lists")]
+        use support::{Paged, Paging, Problem};
+        use #path::{#tname, errors, models};
+
+        pub use #path::{SERVICE, api};
+
+        #[doc = #struct_doc]
+        #[derive(Debug, Clone)]
+        pub struct #ty {
+            /// The platform's database (SQLite or PostgreSQL), this service's tables migrated.
+            pub store: Store,
+        }
+
+        /// The application: this service registered with the platform's server builder.
+        pub async fn server(platform: &Platform) -> anyhow::Result<axum::Router> {
+            let service = #ty::open(platform).await?;
+            runtime::Server::builder(platform).service(api(service)).build()
+        }
+
+        impl #ty {
+            /// The service over the platform's database, its own tables migrated.
+            pub async fn open(platform: &Platform) -> anyhow::Result<Self> {
+                let store = platform.store.clone();
+                store.migrate(#name, sqlx::migrate!("./migrations/sqlite"), sqlx::migrate!("./migrations/postgres")).await?;
+                Ok(#ty { store })
+            }
+        }
+
+        /// What a method answers until it is written.
+        fn unwritten(operation: &str) -> Problem {
+            Problem::new(format!("`{operation}` is not implemented yet")).with("operation", operation)
+        }
+
+        impl #tname for #ty {
+            type Caller = Caller;
+            #(#methods)*
+        }
+    };
+    Ok(render(tokens).replacen(crate::rust::HEADER, "// Written by new-service: yours to edit.", 1))
+}
+
+/// `src/main.rs` of service `name` whose crate is `crate_name`: serves it with settings from the
+/// environment (`NAME_ADDR`, `NAME_DATA_DIR`, …), or prints a token for trying it out.
+pub fn main_rs(name: &str, crate_name: &str) -> String {
+    let lib = crate_name.replace('-', "_");
+    let env = name.to_uppercase();
+    format!(
+        r#"//! `{crate_name}`: serves the `{name}` service with everything the platform gives it (the embedded
+//! authorization server, PRM, docs, rate limits, audit, metrics). Settings come from the
+//! environment: `{env}_ADDR` (default 127.0.0.1:8080), `{env}_DATA_DIR` (default `{crate_name}-data`),
+//! `{env}_PUBLIC_URL`, `DATABASE_URL` (PostgreSQL; default SQLite in the data directory),
+//! `REDIS_URL` (shared rate limits), `{env}_METRICS_ADDR` (Prometheus metrics, off when unset).
+//! `{crate_name} token TENANT SCOPE` prints a token of the data directory's signing key for trying
+//! it out. SIGTERM or SIGINT stops it after the requests in flight finish.
+
+use std::process::ExitCode;
+
+fn config() -> anyhow::Result<runtime::Config> {{
+    runtime::Config::from_env("{env}", "127.0.0.1:8080", "{crate_name}-data")
+}}
+
+/// A token for `tenant` with `scope`, signed with the data directory's key, for this service.
+fn token(tenant: &str, scope: &str) -> anyhow::Result<String> {{
+    let config = config()?;
+    let keys = runtime::keys::SigningKeys::load_or_create(&config.data_dir)?;
+    let audience = runtime::Catalog::new([&{lib}::SERVICE]).resources(&config);
+    keys.mint(&runtime::keys::claims(&config.issuer(), "developer", tenant, scope, audience, 3600, None))
+}}
+
+async fn serve() -> anyhow::Result<()> {{
+    let config = config()?;
+    let platform = runtime::Platform::open(config.clone()).await?;
+    let app = {lib}::server(&platform).await?;
+    let listener = tokio::net::TcpListener::bind(config.addr).await?;
+    tracing::info!("serving: REST {{}}; docs {{}}", config.url({lib}::SERVICE.base_path), config.url(runtime::docs::DOCS_PATH));
+    platform.run(listener, app).await
+}}
+
+fn main() -> ExitCode {{
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {{
+        ["token", tenant, scope] => token(tenant, scope).map(|t| println!("{{t}}")),
+        [] => {{
+            runtime::logging::init(Default::default());
+            tokio::runtime::Runtime::new().map_err(anyhow::Error::from).and_then(|rt| rt.block_on(serve()))
+        }}
+        _ => {{
+            eprintln!("usage: {crate_name} [token TENANT SCOPE]");
+            return ExitCode::from(2);
+        }}
+    }};
+    match result {{
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {{
+            eprintln!("error: {{e:#}}");
+            ExitCode::FAILURE
+        }}
+    }}
+}}
+"#
+    )
+}
+
+/// Every file of a new project of its own for service `name` (a crate outside any Specwright
+/// workspace, as `specwright-codegen new-service NAME --dir DIR` writes it), relative to its
+/// folder: the spec and its schema, a manifest depending on the published Specwright crates, a
+/// build script generating the API into `OUT_DIR`, the implementation, the binary and the
+/// migrations.
+pub fn standalone(name: &str) -> Result<Vec<(String, String)>, String> {
+    if !is_service_name(name) {
+        return Err(format!(
+            "`{name}` cannot name a service: use snake_case (lowercase letters, digits and `_`, starting with a letter)"
+        ));
+    }
+    let crate_name = name.replace('_', "-");
+    let spec_path = format!("spec/{name}.toml");
+    let spec_text = spec(name, "spec.schema.json");
+    let api = crate::load(&spec_path, &spec_text).map_err(|e| format!("the starter spec is invalid:\n{e}"))?;
+    let version = env!("CARGO_PKG_VERSION").rsplit_once('.').map_or(env!("CARGO_PKG_VERSION"), |(v, _)| v);
+    let manifest = format!(
+        r#"[package]
+name = "{crate_name}"
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[dependencies]
+support = {{ package = "specwright-support", version = "{version}" }}
+runtime = {{ package = "specwright-runtime", version = "{version}" }}
+anyhow = "1"
+axum = "0.8"
+chrono = {{ version = "0.4", default-features = false, features = ["clock", "serde", "std"] }}
+serde = {{ version = "1", features = ["derive"] }}
+serde_json = "1"
+sqlx = {{ version = "0.9", default-features = false, features = ["runtime-tokio", "sqlite", "postgres", "any", "migrate", "macros"] }}
+tokio = {{ version = "1", features = ["full"] }}
+tracing = "0.1"
+
+[build-dependencies]
+codegen = {{ package = "specwright-codegen", version = "{version}" }}
+"#
+    );
+    let build = "//! Generates the API of every spec in `spec/` into OUT_DIR; cargo reruns it when a spec changes.\n\n\
+                 fn main() -> Result<(), Box<dyn std::error::Error>> {\n    codegen::build::generate(\"spec\")?;\n    Ok(())\n}\n";
+    let mut files = vec![
+        (spec_path, spec_text),
+        ("spec/spec.schema.json".to_string(), crate::spec_schema()),
+        ("Cargo.toml".to_string(), manifest),
+        ("build.rs".to_string(), build.to_string()),
+        ("src/lib.rs".to_string(), implementation(&api, &format!("crate::{name}"), true)?),
+        ("src/main.rs".to_string(), main_rs(name, &crate_name)),
+    ];
+    for backend in ["sqlite", "postgres"] {
+        files.push((format!("migrations/{backend}/0001_{name}.sql"), migration(name)));
+    }
+    Ok(files)
+}

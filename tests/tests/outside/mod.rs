@@ -1,0 +1,69 @@
+//! Crates outside this workspace as a test builds and runs them: pinned to this workspace's lock
+//! file and profiles, built offline into its target folder (sharing its dependencies), and their
+//! binaries served on a free port until dropped.
+
+#![allow(dead_code, reason = "each test binary uses a different subset")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").to_path_buf()
+}
+
+/// The workspace's target folder, where outside crates build too.
+pub fn target() -> PathBuf {
+    workspace().join("target")
+}
+
+/// `manifest` with this workspace's `[profile]` sections appended, and its lock file copied
+/// beside it into `dir` (so the crate builds offline with the versions tested here).
+pub fn pin(dir: &Path, manifest: &str) -> String {
+    let root = std::fs::read_to_string(workspace().join("Cargo.toml")).unwrap();
+    std::fs::copy(workspace().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    format!("{manifest}\n{}", &root[root.find("[profile").expect("the workspace's profiles")..])
+}
+
+/// `cargo build --offline --quiet` (plus `args`) of the crate or workspace at `dir`, into
+/// [`target`]: whether it succeeded, and its stderr.
+pub fn build(dir: &Path, args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO"))
+        .args(["build", "--offline", "--quiet"])
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target())
+        .env_remove("RUSTFLAGS")
+        .output()
+        .expect("run cargo");
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// `127.0.0.1:PORT` with a port free a moment ago.
+pub fn free_addr() -> String {
+    format!("127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port())
+}
+
+/// A server process, killed when dropped.
+pub struct Served(Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `cmd` (its stderr kept in `log`) and waits until `http://{addr}/healthz` answers 200.
+pub async fn serve(mut cmd: Command, addr: &str, log: &Path) -> Served {
+    let file = std::fs::File::create(log).unwrap();
+    let served = Served(cmd.stdout(Stdio::null()).stderr(file).spawn().expect("start the server"));
+    let client = reqwest::Client::new();
+    for _ in 0..300 {
+        if client.get(format!("http://{addr}/healthz")).send().await.is_ok_and(|r| r.status() == 200) {
+            return served;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{cmd:?} did not answer /healthz within 30 s:\n{}", std::fs::read_to_string(log).unwrap_or_default());
+}

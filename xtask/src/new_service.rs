@@ -1,0 +1,101 @@
+//! `cargo xtask new-service NAME`: a service of this workspace laid out as a user's own is, like
+//! `services/notes/`: its spec (`services/NAME/spec/NAME.toml`, the starter of
+//! [`codegen::scaffold::spec`]), its generated API crate (`services/NAME/api/`), its
+//! implementation crate (every method answering `501 not_implemented` until written), its
+//! migrations and its binary; then the workspace's registration (members and the API crate as a
+//! workspace dependency) and a generation.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use codegen::scaffold;
+
+/// What `new-service` wrote, for the message that follows it.
+#[derive(Debug)]
+pub struct Created {
+    /// Files written, relative to the workspace root.
+    pub files: Vec<String>,
+}
+
+/// Lays out service `name` under `root/services/` and registers it with the workspace at `root`.
+pub fn new_service(root: &Path, name: &str) -> Result<Created> {
+    if !scaffold::is_service_name(name) {
+        bail!(
+            "`{name}` cannot name a service: use snake_case (lowercase letters, digits and `_`, starting with a letter)"
+        );
+    }
+    let dir = root.join("services").join(name);
+    if dir.exists() {
+        bail!("{} already exists", dir.display());
+    }
+    let manifest_path = root.join("Cargo.toml");
+    let manifest = std::fs::read_to_string(&manifest_path).context("reading the workspace's Cargo.toml")?;
+    let crate_name = name.replace('_', "-");
+    let api_crate = format!("{crate_name}-api");
+    let taken = |n: &str| manifest.contains(&format!("\n{n} = ")) || manifest.contains(&format!("\"{n}\""));
+    if taken(&crate_name) || taken(&api_crate) || root.join(name).exists() {
+        bail!("the workspace already has a crate or folder named `{crate_name}`; choose another name");
+    }
+    let members_start = manifest.find("members = [").context("the workspace's Cargo.toml has no `members = [` list")?;
+    let members_end = members_start + manifest[members_start..].find(']').context("unterminated members list")?;
+    let deps = manifest
+        .find("[workspace.dependencies]\n")
+        .context("the workspace's Cargo.toml has no [workspace.dependencies]")?;
+
+    let mut files: Vec<(String, String)> = vec![
+        (format!("services/{name}/spec/{name}.toml"), scaffold::spec(name, "../../../spec/spec.schema.json")),
+        (format!("services/{name}/api/Cargo.toml"), api_manifest(name, &api_crate)),
+        (format!("services/{name}/Cargo.toml"), implementation_manifest(name, &crate_name, &api_crate)),
+        (format!("services/{name}/src/main.rs"), scaffold::main_rs(name, &crate_name)),
+    ];
+    for backend in ["sqlite", "postgres"] {
+        files.push((format!("services/{name}/migrations/{backend}/0001_{name}.sql"), scaffold::migration(name)));
+    }
+    // The implementation is written from the starter spec as the generator reads it.
+    let api =
+        codegen::load(&files[0].0, &files[0].1).map_err(|e| anyhow::anyhow!("the starter spec is invalid:\n{e}"))?;
+    let module = format!("{}::{name}", api_crate.replace('-', "_"));
+    let lib = scaffold::implementation(&api, &module, false).map_err(anyhow::Error::msg)?;
+    files.push((
+        format!("services/{name}/src/lib.rs"),
+        codegen::project::rustfmt(&lib, Some(&root.join("rustfmt.toml")))?,
+    ));
+
+    for (path, text) in &files {
+        let full = root.join(path);
+        std::fs::create_dir_all(full.parent().context("a file's folder")?)?;
+        std::fs::write(&full, text).with_context(|| format!("writing {}", full.display()))?;
+    }
+    let mut registered = manifest.clone();
+    registered.insert_str(
+        deps + "[workspace.dependencies]\n".len(),
+        &format!("{api_crate} = {{ path = \"services/{name}/api\" }}\n"),
+    );
+    registered.insert_str(members_end, &format!(", \"services/{name}\", \"services/{name}/api\""));
+    std::fs::write(&manifest_path, registered).context("registering the service in the workspace's Cargo.toml")?;
+    crate::generate(root)?;
+    let mut written: Vec<String> = files.into_iter().map(|(p, _)| p).collect();
+    written.push(format!("services/{name}/api/ (generated)"));
+    written.push("Cargo.toml (members, workspace dependency)".into());
+    Ok(Created { files: written })
+}
+
+fn api_manifest(name: &str, api_crate: &str) -> String {
+    format!(
+        "[package]\nname = \"{api_crate}\"\ndescription = \"Generated from services/{name}/spec/ by `cargo xtask generate`. \
+         Never edit src/ by hand.\"\nedition.workspace = true\nversion.workspace = true\nlicense.workspace = true\n\
+         publish = false\n\n[dependencies]\nsupport.workspace = true\naxum.workspace = true\nserde.workspace = true\n\
+         serde_json.workspace = true\nchrono.workspace = true\n"
+    )
+}
+
+fn implementation_manifest(name: &str, crate_name: &str, api_crate: &str) -> String {
+    format!(
+        "[package]\nname = \"{crate_name}\"\ndescription = \"The `{name}` service: its implementation over the Specwright \
+         platform, and the binary serving it.\"\nedition.workspace = true\nversion.workspace = true\n\
+         license.workspace = true\npublish = false\n\n[[bin]]\nname = \"{crate_name}\"\npath = \"src/main.rs\"\n\n\
+         [dependencies]\nanyhow.workspace = true\naxum.workspace = true\n{api_crate}.workspace = true\n\
+         runtime.workspace = true\nsqlx.workspace = true\nsupport.workspace = true\ntokio.workspace = true\n\
+         tracing.workspace = true\n"
+    )
+}
