@@ -36,6 +36,11 @@ pub const OPTIONAL_TOOLS: &[OptionalTool] = &[
         suite: "MCP end to end with the official Python SDK (mcp_clients.rs)",
     },
     OptionalTool {
+        var: "SPECWRIGHT_JSONSCHEMA_PYTHON",
+        what: "Python's jsonschema",
+        suite: "every spec file against spec.schema.json, as an editor checks it (spec_files.rs)",
+    },
+    OptionalTool {
         var: "SPECWRIGHT_MCP_INSPECTOR",
         what: "the MCP Inspector CLI",
         suite: "MCP end to end with the MCP Inspector CLI (mcp_clients.rs)",

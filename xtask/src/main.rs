@@ -10,7 +10,7 @@ const USAGE: &str = "usage: cargo xtask generate [--check]
                     implementation (every method answering 501 until written), migrations and binary,
                     registered in the workspace
   generate --check  fail, listing the files, when the committed output is not what the spec generates
-  validate FILE     check one spec file and print every problem
+  validate PATH     check a spec file, or every spec of a folder, and print every problem
   bench-generate    time generation (median of 11 runs) and count generated lines per operation
   sdk [--out DIR] [rust|python|typescript]...
                     generate client SDKs of both services from generated/openapi/ (default: all
@@ -45,6 +45,26 @@ fn sdk(root: &std::path::Path, args: &[&str]) -> anyhow::Result<bool> {
     Ok(true)
 }
 
+/// `cargo xtask validate PATH`: a spec file, or every `*.toml` of a folder, each with every problem.
+fn validate(path: &str) -> anyhow::Result<bool> {
+    let texts = if std::path::Path::new(path).is_dir() {
+        codegen::project::spec_texts(std::path::Path::new(path), path)?
+    } else {
+        vec![(path.to_string(), std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading {path}: {e}"))?)]
+    };
+    let mut valid = true;
+    for (file, text) in &texts {
+        match codegen::load(file, text) {
+            Ok(api) => println!("{file}: valid ({} operations)", api.operations.len()),
+            Err(e) => {
+                eprintln!("{e}");
+                valid = false;
+            }
+        }
+    }
+    Ok(valid)
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let root = xtask::workspace_root();
@@ -62,18 +82,7 @@ fn main() -> ExitCode {
                 false
             }
         }),
-        ["validate", file] => {
-            std::fs::read_to_string(file).map_err(anyhow::Error::from).map(|text| match codegen::load(file, &text) {
-                Ok(api) => {
-                    println!("{file}: valid ({} operations)", api.operations.len());
-                    true
-                }
-                Err(e) => {
-                    eprintln!("{e}");
-                    false
-                }
-            })
-        }
+        ["validate", path] => validate(path),
         ["new-service", name] => xtask::new_service::new_service(&root, name).map(|created| {
             println!("created the service `{name}`:");
             for f in &created.files {
