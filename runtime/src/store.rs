@@ -388,6 +388,27 @@ fn adopt_legacy_file(data_dir: &Path, path: &Path) -> Result<()> {
     std::fs::rename(&legacy, path).with_context(|| format!("renaming {} to {}", legacy.display(), path.display()))
 }
 
+/// Begins a transaction (with `statement`, else the driver's `BEGIN`) on a task of its own, so it
+/// always completes. A request cancelled while its `BEGIN` is in flight (its client gone, its
+/// time limit passed) would otherwise hand the connection back to the pool inside a transaction
+/// sqlx never learnt it opened: the pool's clean-up cannot see it, and the connection's next
+/// user runs inside it (on PostgreSQL a write in a leftover read-only transaction fails; a begin
+/// there only warns). On its own task the begin finishes, and a transaction no one is left to
+/// take is dropped there, which rolls it back like any other.
+async fn begin_whole(
+    pool: &AnyPool,
+    statement: Option<&'static str>,
+) -> Result<Transaction<'static, Any>, sqlx::Error> {
+    let pool = pool.clone();
+    let begin = async move {
+        match statement {
+            Some(statement) => pool.begin_with(statement).await,
+            None => pool.begin().await,
+        }
+    };
+    tokio::spawn(begin).await.map_err(|e| sqlx::Error::Io(std::io::Error::other(e)))?
+}
+
 /// The options of a pool: its size, the acquire timeout, the clean-up of connections returned
 /// inside a transaction and, on SQLite, no ping before each use, the busy timeout and foreign
 /// keys (plus `query_only` for the readers' pool, so a write in a read transaction fails instead
@@ -663,7 +684,7 @@ impl Store {
         let started = std::time::Instant::now();
         let begun = match self.backend {
             Backend::Sqlite => self.writer.begin(&self.pool, self.acquire_timeout).await.map(Inner::Member),
-            Backend::Postgres => self.pool.begin().await.map(Inner::Own),
+            Backend::Postgres => begin_whole(&self.pool, None).await.map(Inner::Own),
         };
         self.opened(begun, started, false)
     }
@@ -694,8 +715,8 @@ impl Store {
         self.refuse_nested();
         let started = std::time::Instant::now();
         let begun = match self.backend {
-            Backend::Sqlite => self.readers.begin().await,
-            Backend::Postgres => self.pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").await,
+            Backend::Sqlite => begin_whole(&self.readers, None).await,
+            Backend::Postgres => begin_whole(&self.pool, Some("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")).await,
         }
         .map(Inner::Own);
         self.opened(begun, started, true)

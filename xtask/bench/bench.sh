@@ -15,9 +15,10 @@ dur=${DURATION:-10s}
 port=$((20000 + RANDOM % 20000))
 base="http://127.0.0.1:$port"
 pids=()
+admin_url=${1:-} # the trap runs where `$1` may be a function's argument
 bench_db=
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  if [ -n "$bench_db" ]; then sleep 0.5; psql "$1" -qc "DROP DATABASE IF EXISTS $bench_db" >/dev/null || true; fi' EXIT
+  if [ -n "$bench_db" ]; then sleep 0.5; psql "$admin_url" -qc "DROP DATABASE IF EXISTS $bench_db" >/dev/null || true; fi' EXIT
 up() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return; sleep 0.1; done; echo "no answer at $1" >&2; exit 1; }
 stop() { kill "$1"; wait "$1" 2>/dev/null || true; }
 rps() { # METHOD PATH [BODY]: requests/s over rotated tokens; fails on any non-2xx answer
