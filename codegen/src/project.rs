@@ -61,6 +61,16 @@ pub fn unformatted(spec_dir: &Path, label_dir: &str) -> Result<BTreeMap<PathBuf,
     Ok(files.into_iter().map(|f| (PathBuf::from(f.path), f.text)).collect())
 }
 
+/// Every spec of the folder `dir`, loaded and validated (for [`crate::diff::compare`]).
+pub fn load_dir(dir: &Path, label_dir: &str) -> Result<Vec<crate::ir::Api>> {
+    spec_texts(dir, label_dir)?
+        .iter()
+        .map(|(name, text)| {
+            crate::load(name, text).map_err(|e| anyhow::anyhow!("the spec in {} is invalid:\n{e}", dir.display()))
+        })
+        .collect()
+}
+
 /// `text` formatted by rustfmt (edition 2024), with `config` when given.
 pub fn rustfmt(text: &str, config: Option<&Path>) -> Result<String> {
     let mut command = Command::new("rustfmt");

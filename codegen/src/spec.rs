@@ -157,9 +157,9 @@ pub struct ScopeDef {
     pub implies: Vec<String>,
 }
 
-/// Pagination rules.
+/// Pagination rules; each defaults to the prelude's (20 per page, at most 100).
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Pagination {
     /// `per_page` used when the request gives none.
     pub default_per_page: u32,

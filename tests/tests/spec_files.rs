@@ -19,6 +19,7 @@ fn spec_files() -> Vec<PathBuf> {
     let root = root();
     let mut dirs = vec![
         root.join("spec"),
+        root.join("spec/released"),
         root.join("codegen/tests/fixtures/valid"),
         root.join("codegen/tests/fixtures/prelude"),
         root.join("codegen/tests/fixtures/invalid"),

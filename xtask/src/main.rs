@@ -6,6 +6,10 @@ const USAGE: &str = "usage: cargo xtask generate [--check]
 
   generate          regenerate every spec folder's output (spec/ → generated/, services/NAME/spec/ →
                     services/NAME/api/) and spec/spec.schema.json
+  spec-diff [OLD NEW]
+                    every contract change between two spec folders (default: spec/released/ → spec/),
+                    breaking or compatible; fails when a breaking one comes without a new major
+                    version of its service
   new-service NAME  start a service as a user's own: services/NAME/ with its spec, generated API crate,
                     implementation (every method answering 501 until written), migrations and binary,
                     registered in the workspace
@@ -65,6 +69,18 @@ fn validate(path: &str) -> anyhow::Result<bool> {
     Ok(valid)
 }
 
+/// `cargo xtask spec-diff OLD NEW`: every contract change between two spec folders; fails when a
+/// breaking one comes without a new major version of its service.
+fn spec_diff(old: &str, new: &str) -> anyhow::Result<bool> {
+    let (old_apis, new_apis) = (
+        codegen::project::load_dir(std::path::Path::new(old), old)?,
+        codegen::project::load_dir(std::path::Path::new(new), new)?,
+    );
+    let report = codegen::diff::compare(&old_apis, &new_apis);
+    println!("{report}");
+    Ok(report.refused().is_empty())
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let root = xtask::workspace_root();
@@ -95,6 +111,8 @@ fn main() -> ExitCode {
             );
             true
         }),
+        ["spec-diff"] => spec_diff(&root.join("spec/released").to_string_lossy(), &root.join("spec").to_string_lossy()),
+        ["spec-diff", old, new] => spec_diff(old, new),
         ["bench-generate"] => xtask::bench_generate(&root, 11).map(|report| {
             println!("{report}");
             true

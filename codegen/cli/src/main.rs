@@ -44,6 +44,14 @@ enum Commands {
     },
     /// Print the JSON Schema of the spec format (for editors: `#:schema` in a spec file).
     Schema,
+    /// Print every contract change between two spec folders, breaking or compatible; exit 1 when
+    /// a breaking one comes without a new major version of its service.
+    Diff {
+        /// The released spec folder.
+        old: PathBuf,
+        /// The spec folder to release.
+        new: PathBuf,
+    },
     /// Start a project of its own for a new service: its spec, a crate generating its API in
     /// build.rs, an implementation answering 501 until each method is written, its binary and its
     /// migrations.
@@ -92,6 +100,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Commands::Schema => {
             print!("{}", codegen::spec_schema());
             Ok(ExitCode::SUCCESS)
+        }
+        Commands::Diff { old, new } => {
+            let old_apis = project::load_dir(&old, &old.display().to_string())?;
+            let new_apis = project::load_dir(&new, &new.display().to_string())?;
+            let report = codegen::diff::compare(&old_apis, &new_apis);
+            println!("{report}");
+            Ok(if report.refused().is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
         Commands::NewService { name, dir } => {
             let files = codegen::scaffold::standalone(&name).map_err(anyhow::Error::msg)?;

@@ -119,3 +119,26 @@ fn new_service_writes_a_project_and_never_over_another() {
     assert!(text(&bad.stderr).contains("cannot name a service: use snake_case"), "{}", text(&bad.stderr));
     assert!(!dir.path().join("x").exists(), "nothing written for a refused name");
 }
+
+#[test]
+fn diff_fails_on_a_breaking_change_of_the_same_major_version_and_passes_with_a_new_one() {
+    let (old, new) = (project_with("prelude/todos.toml"), project_with("prelude/todos.toml"));
+    let spec = new.path().join("spec/todos.toml");
+    let text = std::fs::read_to_string(&spec).unwrap().replacen("get_todo = {", "read_todo = {", 1);
+    std::fs::write(&spec, &text).unwrap();
+    let run = || codegen(&["diff".as_ref(), old.path().join("spec").as_os_str(), new.path().join("spec").as_os_str()]);
+    let out = run();
+    assert!(!out.status.success());
+    assert!(
+        text_of(&out).contains("breaking: todos: operation `get_todo`: renamed to `read_todo` [operation-renamed]"),
+        "{}",
+        text_of(&out)
+    );
+    std::fs::write(&spec, text.replacen("version = \"1.0.0\"", "version = \"2.0.0\"", 1)).unwrap();
+    let out = run();
+    assert!(out.status.success(), "{}", text_of(&out));
+}
+
+fn text_of(out: &Output) -> String {
+    format!("{}{}", text(&out.stdout), text(&out.stderr))
+}

@@ -1,0 +1,425 @@
+//! Contract changes between two versions of a spec folder: every difference a client could
+//! notice, classified as breaking or compatible by a named rule. A breaking change is allowed only
+//! with a new major version of its service (`[service] version`); [`Report::refused`] lists the
+//! ones that come without it. `cargo xtask spec-diff` and `specwright-codegen diff` print it.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::ir::{Api, Field, Ty};
+use crate::spec::FieldDef;
+
+/// Whether clients written against the old spec keep working.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    /// They may not: allowed only with a new major version.
+    Breaking,
+    /// They do.
+    Compatible,
+}
+
+/// One difference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The service.
+    pub service: String,
+    /// Breaking or compatible.
+    pub kind: Kind,
+    /// The rule that classified it (`operation-removed`, `input-field-narrowed`, …).
+    pub rule: &'static str,
+    /// Where: `operation \`get_todo\``, `operation \`get_todo\` output field \`title\``, ….
+    pub place: String,
+    /// What changed.
+    pub what: String,
+}
+
+impl fmt::Display for Change {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            Kind::Breaking => "breaking",
+            Kind::Compatible => "compatible",
+        };
+        write!(f, "{kind}: {}: {}: {} [{}]", self.service, self.place, self.what, self.rule)
+    }
+}
+
+/// Every change between two versions, and each service's major versions.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Every change, breaking ones first, then by service and place.
+    pub changes: Vec<Change>,
+    /// Service → (old major, new major); services present in both versions.
+    pub majors: BTreeMap<String, (u64, u64)>,
+}
+
+impl Report {
+    /// The breaking changes whose service kept its major version.
+    pub fn refused(&self) -> Vec<&Change> {
+        self.changes
+            .iter()
+            .filter(|c| c.kind == Kind::Breaking)
+            .filter(|c| self.majors.get(&c.service).is_none_or(|(old, new)| new <= old))
+            .collect()
+    }
+}
+
+impl fmt::Display for Report {
+    /// Every change on a line of its own, then a summary naming what breaks without a new major.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for change in &self.changes {
+            writeln!(f, "{change}")?;
+        }
+        let breaking = self.changes.iter().filter(|c| c.kind == Kind::Breaking).count();
+        let refused = self.refused();
+        write!(f, "{breaking} breaking, {} compatible", self.changes.len() - breaking)?;
+        if refused.is_empty() {
+            return Ok(());
+        }
+        let mut services: Vec<&str> = refused.iter().map(|c| c.service.as_str()).collect();
+        services.dedup();
+        let majors: Vec<String> = services
+            .iter()
+            .map(|s| {
+                let (old, _) = self.majors.get(*s).copied().unwrap_or_default();
+                format!("`{s}` to {}.0.0", old + 1)
+            })
+            .collect();
+        write!(
+            f,
+            "; {} breaking without a new major version: keep the old behaviour, or raise [service] version of {}",
+            refused.len(),
+            majors.join(", ")
+        )
+    }
+}
+
+/// The major number of a `MAJOR.MINOR.PATCH` version (0 when it does not start with a number).
+fn major(version: &str) -> u64 {
+    version.trim_start_matches('v').split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0)
+}
+
+struct Collect<'a> {
+    service: &'a str,
+    out: Vec<Change>,
+}
+
+impl Collect<'_> {
+    fn push(&mut self, kind: Kind, rule: &'static str, place: impl Into<String>, what: impl Into<String>) {
+        self.out.push(Change { service: self.service.to_string(), kind, rule, place: place.into(), what: what.into() });
+    }
+}
+
+/// Compares the services of `old` with those of `new` (each a loaded spec folder).
+pub fn compare(old: &[Api], new: &[Api]) -> Report {
+    let mut report = Report::default();
+    for o in old {
+        let name = o.name();
+        let Some(n) = new.iter().find(|n| n.name() == name) else {
+            report.changes.push(Change {
+                service: name.into(),
+                kind: Kind::Breaking,
+                rule: "service-removed",
+                place: "service".into(),
+                what: format!("service `{name}` was removed"),
+            });
+            continue;
+        };
+        report.majors.insert(name.into(), (major(&o.spec.service.version), major(&n.spec.service.version)));
+        let mut c = Collect { service: name, out: Vec::new() };
+        service(&mut c, o, n);
+        report.changes.extend(c.out);
+    }
+    for n in new.iter().filter(|n| !old.iter().any(|o| o.name() == n.name())) {
+        report.changes.push(Change {
+            service: n.name().into(),
+            kind: Kind::Compatible,
+            rule: "service-added",
+            place: "service".into(),
+            what: format!("service `{}` was added", n.name()),
+        });
+    }
+    report.changes.sort_by(|a, b| (a.kind, &a.service).cmp(&(b.kind, &b.service)));
+    report
+}
+
+fn service(c: &mut Collect, o: &Api, n: &Api) {
+    security(c, o, n);
+    let (op, np) = (&o.spec.pagination, &n.spec.pagination);
+    if np.max_per_page < op.max_per_page {
+        c.push(
+            Kind::Breaking,
+            "pagination-stricter",
+            "[pagination]",
+            format!("max_per_page lowered from {} to {}", op.max_per_page, np.max_per_page),
+        );
+    } else if np.max_per_page > op.max_per_page {
+        c.push(
+            Kind::Compatible,
+            "pagination-looser",
+            "[pagination]",
+            format!("max_per_page raised from {} to {}", op.max_per_page, np.max_per_page),
+        );
+    }
+    plans(c, o, n);
+    for old_op in &o.operations {
+        let id = old_op.id();
+        let place = format!("operation `{id}`");
+        let Some(new_op) = n.operations.iter().find(|x| x.id() == id) else {
+            let moved = n.operations.iter().find(|x| x.method() == old_op.method() && x.def.path == old_op.def.path);
+            match moved {
+                Some(x) => c.push(Kind::Breaking, "operation-renamed", place, format!("renamed to `{}`", x.id())),
+                None => c.push(Kind::Breaking, "operation-removed", place, "was removed"),
+            }
+            continue;
+        };
+        if (old_op.method(), &old_op.def.path) != (new_op.method(), &new_op.def.path) {
+            c.push(
+                Kind::Breaking,
+                "route-changed",
+                &place,
+                format!(
+                    "{} {} became {} {}",
+                    old_op.method().as_str(),
+                    old_op.def.path,
+                    new_op.method().as_str(),
+                    new_op.def.path
+                ),
+            );
+        }
+        let (os, ns) = (old_op.def.scope.clone().unwrap_or_default(), new_op.def.scope.clone().unwrap_or_default());
+        if os != ns {
+            // Raised: a token that reached the old scope no longer reaches the new one.
+            if n.implies(&os, &ns) {
+                c.push(Kind::Compatible, "scope-lowered", &place, format!("scope `{os}` lowered to `{ns}`"));
+            } else {
+                c.push(Kind::Breaking, "scope-raised", &place, format!("scope `{os}` raised to `{ns}`"));
+            }
+        }
+        match (&old_op.def.mcp, &new_op.def.mcp) {
+            (Some(t), None) => {
+                c.push(Kind::Breaking, "tool-removed", &place, format!("MCP tool `{}` was removed", t.name))
+            }
+            (Some(t), Some(u)) if t.name != u.name => {
+                c.push(Kind::Breaking, "tool-renamed", &place, format!("MCP tool `{}` renamed to `{}`", t.name, u.name))
+            }
+            (None, Some(u)) => {
+                c.push(Kind::Compatible, "tool-added", &place, format!("MCP tool `{}` was added", u.name))
+            }
+            _ => {}
+        }
+        for code in old_op.def.errors.iter().filter(|e| !new_op.def.errors.contains(e)) {
+            c.push(Kind::Breaking, "error-removed", &place, format!("error code `{code}` was removed"));
+        }
+        if old_op.def.paginated && !new_op.def.paginated {
+            c.push(Kind::Breaking, "pagination-removed", &place, "no longer answers a page");
+        }
+        let (oi, ni) = (o.input(old_op), n.input(new_op));
+        let empty = Vec::new();
+        inputs(c, &place, oi.map_or(&empty, |m| &m.fields), ni.map_or(&empty, |m| &m.fields), o, n);
+        match (&old_op.def.output, &new_op.def.output) {
+            (Some(om), Some(nm)) => outputs(c, &format!("{place} output"), om, nm, o, n, &mut Vec::new()),
+            (Some(_), None) => c.push(Kind::Breaking, "output-removed", &place, "no longer answers a body"),
+            _ => {}
+        }
+    }
+    for new_op in n.operations.iter().filter(|x| !o.operations.iter().any(|y| y.id() == x.id())) {
+        if !o.operations.iter().any(|y| y.method() == new_op.method() && y.def.path == new_op.def.path) {
+            c.push(Kind::Compatible, "operation-added", format!("operation `{}`", new_op.id()), "was added");
+        }
+    }
+}
+
+fn security(c: &mut Collect, o: &Api, n: &Api) {
+    let (os, ns) = (&o.spec.security, &n.spec.security);
+    for (what, a, b) in [
+        ("authorization_url", &os.authorization_url, &ns.authorization_url),
+        ("token_url", &os.token_url, &ns.token_url),
+    ] {
+        if a != b {
+            c.push(Kind::Breaking, "security-scheme-changed", "[security]", format!("{what} `{a}` became `{b}`"));
+        }
+    }
+    for scope in os.scopes.iter().filter(|s| !ns.scopes.iter().any(|t| t.name == s.name)) {
+        c.push(Kind::Breaking, "security-scheme-changed", "[security]", format!("scope `{}` was removed", scope.name));
+    }
+    for kind in os.stored_tokens.iter().filter(|k| !ns.stored_tokens.contains(k)) {
+        c.push(
+            Kind::Breaking,
+            "security-scheme-changed",
+            "[security]",
+            format!("stored tokens `{}` are no longer accepted", kind.as_str()),
+        );
+    }
+}
+
+fn plans(c: &mut Collect, o: &Api, n: &Api) {
+    let empty = indexmap::IndexMap::new();
+    let old = o.spec.rate_limits.as_ref().map_or(&empty, |r| &r.plans);
+    let new = n.spec.rate_limits.as_ref().map_or(&empty, |r| &r.plans);
+    for (name, p) in old {
+        let place = format!("rate-limit plan `{name}`");
+        let Some(q) = new.get(name) else {
+            c.push(Kind::Breaking, "plan-stricter", place, "was removed");
+            continue;
+        };
+        for (what, a, b) in [("per_minute", p.per_minute, q.per_minute), ("per_day", p.per_day, q.per_day)] {
+            if b < a {
+                c.push(Kind::Breaking, "plan-stricter", &place, format!("{what} lowered from {a} to {b}"));
+            } else if b > a {
+                c.push(Kind::Compatible, "plan-looser", &place, format!("{what} raised from {a} to {b}"));
+            }
+        }
+    }
+}
+
+/// The type as the spec writes it, for messages.
+fn ty_name(f: &Field) -> String {
+    f.def.ty.clone()
+}
+
+/// The enum values a type takes, when it is an enum (or a list or map of one).
+fn enum_values<'a>(ty: &Ty, api: &'a Api) -> Option<Vec<&'a str>> {
+    match ty {
+        Ty::Enum(e) => Some(api.spec.enums[e].values.iter().map(|v| v.name.as_str()).collect()),
+        Ty::List(inner) | Ty::Map(inner) => enum_values(inner, api),
+        _ => None,
+    }
+}
+
+/// How `new` bounds a value compared with `old`: the constraints it narrows and loosens.
+fn bounds(old: &FieldDef, new: &FieldDef) -> (Vec<String>, Vec<String>) {
+    let (mut narrowed, mut loosened) = (Vec::new(), Vec::new());
+    let mut lower = |what: &str, a: Option<f64>, b: Option<f64>| match (a, b) {
+        (a, Some(b)) if a.is_none_or(|a| b > a) => {
+            narrowed.push(format!("{what} {} → {b}", a.map_or("none".into(), |a| a.to_string())))
+        }
+        (Some(a), b) if b.is_none_or(|b| b < a) => {
+            loosened.push(format!("{what} {a} → {}", b.map_or("none".into(), |b| b.to_string())))
+        }
+        _ => {}
+    };
+    lower("minimum", old.minimum, new.minimum);
+    lower("min_length", old.min_length.map(f64::from), new.min_length.map(f64::from));
+    lower("min_items", old.min_items.map(f64::from), new.min_items.map(f64::from));
+    let mut upper = |what: &str, a: Option<f64>, b: Option<f64>| match (a, b) {
+        (a, Some(b)) if a.is_none_or(|a| b < a) => {
+            narrowed.push(format!("{what} {} → {b}", a.map_or("none".into(), |a| a.to_string())))
+        }
+        (Some(a), b) if b.is_none_or(|b| b > a) => {
+            loosened.push(format!("{what} {a} → {}", b.map_or("none".into(), |b| b.to_string())))
+        }
+        _ => {}
+    };
+    upper("maximum", old.maximum, new.maximum);
+    upper("max_length", old.max_length.map(f64::from), new.max_length.map(f64::from));
+    upper("max_items", old.max_items.map(f64::from), new.max_items.map(f64::from));
+    match (&old.pattern, &new.pattern) {
+        (a, Some(b)) if a.as_ref() != Some(b) => narrowed.push(format!("pattern `{b}`")),
+        (Some(a), None) => loosened.push(format!("pattern `{a}` dropped")),
+        _ => {}
+    }
+    (narrowed, loosened)
+}
+
+fn inputs(c: &mut Collect, place: &str, old: &[Field], new: &[Field], o: &Api, n: &Api) {
+    for f in old.iter().filter(|f| !f.injected) {
+        let at = format!("{place} input field `{}`", f.name);
+        let Some(g) = new.iter().find(|g| g.name == f.name) else {
+            c.push(Kind::Breaking, "input-field-removed", at, "was removed (a client sending it is refused)");
+            continue;
+        };
+        if f.location() != g.location() {
+            c.push(
+                Kind::Breaking,
+                "input-field-moved",
+                &at,
+                format!("moved from {:?} to {:?}", f.location(), g.location()).to_lowercase(),
+            );
+        }
+        if !f.required() && g.required() {
+            c.push(Kind::Breaking, "input-field-required", &at, "became required");
+        }
+        if f.ty != g.ty {
+            c.push(
+                Kind::Breaking,
+                "input-field-narrowed",
+                &at,
+                format!("type `{}` became `{}`", ty_name(f), ty_name(g)),
+            );
+            continue;
+        }
+        if let (Some(a), Some(b)) = (enum_values(&f.ty, o), enum_values(&g.ty, n)) {
+            for v in a.iter().filter(|v| !b.contains(v)) {
+                c.push(Kind::Breaking, "input-field-narrowed", &at, format!("enum value `{v}` is no longer accepted"));
+            }
+            for v in b.iter().filter(|v| !a.contains(v)) {
+                c.push(Kind::Compatible, "input-enum-widened", &at, format!("enum value `{v}` is accepted"));
+            }
+        }
+        let (narrowed, loosened) = bounds(&f.def, &g.def);
+        for what in narrowed {
+            c.push(Kind::Breaking, "input-field-narrowed", &at, what);
+        }
+        for what in loosened {
+            c.push(Kind::Compatible, "input-field-loosened", &at, what);
+        }
+    }
+    for g in new.iter().filter(|g| !g.injected && !old.iter().any(|f| f.name == g.name)) {
+        let at = format!("{place} input field `{}`", g.name);
+        if g.required() {
+            c.push(Kind::Breaking, "input-field-required", at, "was added as required");
+        } else {
+            c.push(Kind::Compatible, "input-field-added", at, "was added as optional");
+        }
+    }
+}
+
+fn outputs(c: &mut Collect, place: &str, old_model: &str, new_model: &str, o: &Api, n: &Api, seen: &mut Vec<String>) {
+    if seen.iter().any(|s| s == old_model) {
+        return;
+    }
+    seen.push(old_model.to_string());
+    let (old, new) = (&o.models[old_model].fields, &n.models[new_model].fields);
+    for f in old {
+        let at = format!("{place} field `{}`", f.name);
+        let Some(g) = new.iter().find(|g| g.name == f.name) else {
+            c.push(Kind::Breaking, "output-field-removed", at, "was removed");
+            continue;
+        };
+        if f.required() && !g.required() {
+            c.push(Kind::Breaking, "output-field-optional", &at, "may now be absent");
+        }
+        if !f.def.nullable && g.def.nullable {
+            c.push(Kind::Breaking, "output-field-optional", &at, "may now be null");
+        }
+        match (&f.ty, &g.ty) {
+            (Ty::Model(a), Ty::Model(b)) => outputs(c, &at, a, b, o, n, seen),
+            (Ty::List(a), Ty::List(b)) if matches!((&**a, &**b), (Ty::Model(_), Ty::Model(_))) => {
+                if let (Ty::Model(a), Ty::Model(b)) = (&**a, &**b) {
+                    outputs(c, &format!("{at}[]"), a, b, o, n, seen);
+                }
+            }
+            (a, b) if a != b => c.push(
+                Kind::Breaking,
+                "output-field-widened",
+                &at,
+                format!("type `{}` became `{}`", ty_name(f), ty_name(g)),
+            ),
+            _ => {
+                if let (Some(a), Some(b)) = (enum_values(&f.ty, o), enum_values(&g.ty, n)) {
+                    for v in b.iter().filter(|v| !a.contains(v)) {
+                        c.push(
+                            Kind::Compatible,
+                            "output-enum-widened",
+                            &at,
+                            format!("may now be `{v}` (clients must accept enum values they do not know)"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    for g in new.iter().filter(|g| !old.iter().any(|f| f.name == g.name)) {
+        c.push(Kind::Compatible, "output-field-added", format!("{place} field `{}`", g.name), "was added");
+    }
+}
