@@ -311,3 +311,48 @@ fn a_breaking_change_needs_a_new_major_version() {
     assert!(allowed.refused().is_empty(), "{allowed}");
     assert_eq!(allowed.changes.iter().filter(|c| c.kind == Kind::Breaking).count(), 1, "still listed");
 }
+
+#[test]
+fn services_pagination_and_bodies() {
+    let other = TODOS.replacen("name = \"todos\"", "name = \"chores\"", 1);
+    let load = |text: &str, file: &str| codegen::load(file, text).unwrap_or_else(|e| panic!("{e}"));
+    let both = compare(&[load(TODOS, "todos.toml")], &[load(TODOS, "todos.toml"), load(&other, "chores.toml")]);
+    assert_eq!(
+        both.changes.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        ["compatible: chores: service: service `chores` was added [service-added]"]
+    );
+    let gone = compare(&[load(TODOS, "todos.toml"), load(&other, "chores.toml")], &[load(TODOS, "todos.toml")]);
+    assert_eq!(
+        gone.changes.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        ["breaking: chores: service: service `chores` was removed [service-removed]"]
+    );
+    assert_eq!(gone.refused().len(), 1, "a removed service has no new major version to carry it");
+
+    assert_eq!(
+        lines(&format!("{TODOS}\n[pagination]\nmax_per_page = 50\n"), TODOS),
+        ["compatible: todos: [pagination]: max_per_page raised from 50 to 100 [pagination-looser]"]
+    );
+    let unpaged = edit(TODOS, "output = \"Todo\", paginated = true,", "output = \"Todo\",");
+    assert_eq!(
+        lines(TODOS, &unpaged),
+        ["breaking: todos: operation `list_todos`: no longer answers a page [pagination-removed]"]
+    );
+    let bodiless = edit(TODOS, "input = \"TodoRef\", output = \"Todo\",", "input = \"TodoRef\",");
+    assert_eq!(
+        lines(TODOS, &bodiless),
+        ["breaking: todos: operation `get_todo`: no longer answers a body [output-removed]"]
+    );
+    let nullable = edit(
+        TODOS,
+        "fields.title = { type = \"string\", description = \"What to do.\" }",
+        "fields.title = { type = \"string\", nullable = true, description = \"What to do.\" }",
+    );
+    assert_eq!(
+        lines(TODOS, &nullable),
+        [
+            "breaking: todos: operation `list_todos` output field `title`: may now be null [output-field-optional]",
+            "breaking: todos: operation `create_todo` output field `title`: may now be null [output-field-optional]",
+            "breaking: todos: operation `get_todo` output field `title`: may now be null [output-field-optional]",
+        ]
+    );
+}
