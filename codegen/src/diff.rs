@@ -289,30 +289,25 @@ fn enum_values<'a>(ty: &Ty, api: &'a Api) -> Option<Vec<&'a str>> {
 /// How `new` bounds a value compared with `old`: the constraints it narrows and loosens.
 fn bounds(old: &FieldDef, new: &FieldDef) -> (Vec<String>, Vec<String>) {
     let (mut narrowed, mut loosened) = (Vec::new(), Vec::new());
-    let mut lower = |what: &str, a: Option<f64>, b: Option<f64>| match (a, b) {
-        (a, Some(b)) if a.is_none_or(|a| b > a) => {
-            narrowed.push(format!("{what} {} → {b}", a.map_or("none".into(), |a| a.to_string())))
-        }
-        (Some(a), b) if b.is_none_or(|b| b < a) => {
-            loosened.push(format!("{what} {a} → {}", b.map_or("none".into(), |b| b.to_string())))
-        }
+    // A bound is tighter when it is new, or moved inward: up for a lower bound, down for an upper.
+    let shown = |v: Option<f64>| v.map_or("none".into(), |v| v.to_string());
+    let mut bound = |what: &str, a: Option<f64>, b: Option<f64>, inward: fn(f64, f64) -> bool| match (a, b) {
+        (a, Some(b)) if a.is_none_or(|a| inward(a, b)) => narrowed.push(format!("{what} {} → {b}", shown(a))),
+        (Some(a), b) if b.is_none_or(|b| inward(b, a)) => loosened.push(format!("{what} {a} → {}", shown(b))),
         _ => {}
     };
-    lower("minimum", old.minimum, new.minimum);
-    lower("min_length", old.min_length.map(f64::from), new.min_length.map(f64::from));
-    lower("min_items", old.min_items.map(f64::from), new.min_items.map(f64::from));
-    let mut upper = |what: &str, a: Option<f64>, b: Option<f64>| match (a, b) {
-        (a, Some(b)) if a.is_none_or(|a| b < a) => {
-            narrowed.push(format!("{what} {} → {b}", a.map_or("none".into(), |a| a.to_string())))
-        }
-        (Some(a), b) if b.is_none_or(|b| b > a) => {
-            loosened.push(format!("{what} {a} → {}", b.map_or("none".into(), |b| b.to_string())))
-        }
-        _ => {}
-    };
-    upper("maximum", old.maximum, new.maximum);
-    upper("max_length", old.max_length.map(f64::from), new.max_length.map(f64::from));
-    upper("max_items", old.max_items.map(f64::from), new.max_items.map(f64::from));
+    fn up(a: f64, b: f64) -> bool {
+        b > a
+    }
+    fn down(a: f64, b: f64) -> bool {
+        b < a
+    }
+    bound("minimum", old.minimum, new.minimum, up);
+    bound("min_length", old.min_length.map(f64::from), new.min_length.map(f64::from), up);
+    bound("min_items", old.min_items.map(f64::from), new.min_items.map(f64::from), up);
+    bound("maximum", old.maximum, new.maximum, down);
+    bound("max_length", old.max_length.map(f64::from), new.max_length.map(f64::from), down);
+    bound("max_items", old.max_items.map(f64::from), new.max_items.map(f64::from), down);
     match (&old.pattern, &new.pattern) {
         (a, Some(b)) if a.as_ref() != Some(b) => narrowed.push(format!("pattern `{b}`")),
         (Some(a), None) => loosened.push(format!("pattern `{a}` dropped")),
@@ -374,6 +369,19 @@ fn inputs(c: &mut Collect, place: &str, old: &[Field], new: &[Field], o: &Api, n
     }
 }
 
+/// The model a field holds, itself (`""`) or as a list of them (`"[]"`): what the output
+/// comparison descends into.
+fn nested_model(ty: &Ty) -> Option<(&str, &'static str)> {
+    match ty {
+        Ty::Model(m) => Some((m, "")),
+        Ty::List(inner) => match &**inner {
+            Ty::Model(m) => Some((m, "[]")),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 fn outputs(c: &mut Collect, place: &str, old_model: &str, new_model: &str, o: &Api, n: &Api, seen: &mut Vec<String>) {
     if seen.iter().any(|s| s == old_model) {
         return;
@@ -392,14 +400,9 @@ fn outputs(c: &mut Collect, place: &str, old_model: &str, new_model: &str, o: &A
         if !f.def.nullable && g.def.nullable {
             c.push(Kind::Breaking, "output-field-optional", &at, "may now be null");
         }
-        match (&f.ty, &g.ty) {
-            (Ty::Model(a), Ty::Model(b)) => outputs(c, &at, a, b, o, n, seen),
-            (Ty::List(a), Ty::List(b)) if matches!((&**a, &**b), (Ty::Model(_), Ty::Model(_))) => {
-                if let (Ty::Model(a), Ty::Model(b)) = (&**a, &**b) {
-                    outputs(c, &format!("{at}[]"), a, b, o, n, seen);
-                }
-            }
-            (a, b) if a != b => c.push(
+        match (nested_model(&f.ty), nested_model(&g.ty)) {
+            (Some((a, list)), Some((b, also))) if list == also => outputs(c, &format!("{at}{list}"), a, b, o, n, seen),
+            _ if f.ty != g.ty => c.push(
                 Kind::Breaking,
                 "output-field-widened",
                 &at,

@@ -71,6 +71,13 @@ pub fn load_dir(dir: &Path, label_dir: &str) -> Result<Vec<crate::ir::Api>> {
         .collect()
 }
 
+/// Every contract change from the spec folder `old` to `new` ([`crate::diff::compare`]), each
+/// folder named in messages as given.
+pub fn diff(old: &Path, new: &Path) -> Result<crate::diff::Report> {
+    let (old_apis, new_apis) = (load_dir(old, &old.to_string_lossy())?, load_dir(new, &new.to_string_lossy())?);
+    Ok(crate::diff::compare(&old_apis, &new_apis))
+}
+
 /// `text` formatted by rustfmt (edition 2024), with `config` when given.
 pub fn rustfmt(text: &str, config: Option<&Path>) -> Result<String> {
     let mut command = Command::new("rustfmt");

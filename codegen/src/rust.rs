@@ -500,10 +500,7 @@ fn errors_file(api: &Api) -> String {
             let e = &api.spec.errors[&code];
             let doc = format!("`{code}` (HTTP {}): {}", e.status, e.description.trim());
             for line in doc.lines().map(str::trim_end) {
-                out.push_str(
-                    if line.is_empty() { "        ///\n".to_string() } else { format!("        /// {line}\n") }
-                        .as_str(),
-                );
+                out.push_str(&format!("        ///{}{line}\n", if line.is_empty() { "" } else { " " }));
             }
             out.push_str(&format!("        {} = {code:?},\n", variant(&code)));
         }

@@ -233,21 +233,44 @@ fn main() -> ExitCode {{
     )
 }
 
+/// The files every layout of new service `name` (crate `crate_name`) holds, relative to its crate
+/// folder: the starter spec (naming the schema by the path `schema`), `src/lib.rs` (the
+/// implementation of the generated module `module`, with `include_generated` as in
+/// [`implementation`]), `src/main.rs` and the migrations.
+pub fn service(
+    name: &str,
+    crate_name: &str,
+    schema: &str,
+    module: &str,
+    include_generated: bool,
+) -> Result<Vec<(String, String)>, String> {
+    if !is_service_name(name) {
+        return Err(format!(
+            "`{name}` cannot name a service: use snake_case (lowercase letters, digits and `_`, starting with a letter)"
+        ));
+    }
+    let spec_path = format!("spec/{name}.toml");
+    let spec_text = spec(name, schema);
+    // The implementation is written from the starter spec as the generator reads it.
+    let api = crate::load(&spec_path, &spec_text).map_err(|e| format!("the starter spec is invalid:\n{e}"))?;
+    let mut files = vec![
+        ("src/lib.rs".to_string(), implementation(&api, module, include_generated)?),
+        ("src/main.rs".to_string(), main_rs(name, crate_name)),
+        (spec_path, spec_text),
+    ];
+    for backend in ["sqlite", "postgres"] {
+        files.push((format!("migrations/{backend}/0001_{name}.sql"), migration(name)));
+    }
+    Ok(files)
+}
+
 /// Every file of a new project of its own for service `name` (a crate outside any Specwright
 /// workspace, as `specwright-codegen new-service NAME --dir DIR` writes it), relative to its
 /// folder: the spec and its schema, a manifest depending on the published Specwright crates, a
 /// build script generating the API into `OUT_DIR`, the implementation, the binary and the
 /// migrations.
 pub fn standalone(name: &str) -> Result<Vec<(String, String)>, String> {
-    if !is_service_name(name) {
-        return Err(format!(
-            "`{name}` cannot name a service: use snake_case (lowercase letters, digits and `_`, starting with a letter)"
-        ));
-    }
     let crate_name = name.replace('_', "-");
-    let spec_path = format!("spec/{name}.toml");
-    let spec_text = spec(name, "spec.schema.json");
-    let api = crate::load(&spec_path, &spec_text).map_err(|e| format!("the starter spec is invalid:\n{e}"))?;
     let version = env!("CARGO_PKG_VERSION").rsplit_once('.').map_or(env!("CARGO_PKG_VERSION"), |(v, _)| v);
     let manifest = format!(
         r#"[package]
@@ -274,16 +297,11 @@ codegen = {{ package = "specwright-codegen", version = "{version}" }}
     );
     let build = "//! Generates the API of every spec in `spec/` into OUT_DIR; cargo reruns it when a spec changes.\n\n\
                  fn main() -> Result<(), Box<dyn std::error::Error>> {\n    codegen::build::generate(\"spec\")?;\n    Ok(())\n}\n";
-    let mut files = vec![
-        (spec_path, spec_text),
+    let mut files = service(name, &crate_name, "spec.schema.json", &format!("crate::{name}"), true)?;
+    files.extend([
         ("spec/spec.schema.json".to_string(), crate::spec_schema()),
         ("Cargo.toml".to_string(), manifest),
         ("build.rs".to_string(), build.to_string()),
-        ("src/lib.rs".to_string(), implementation(&api, &format!("crate::{name}"), true)?),
-        ("src/main.rs".to_string(), main_rs(name, &crate_name)),
-    ];
-    for backend in ["sqlite", "postgres"] {
-        files.push((format!("migrations/{backend}/0001_{name}.sql"), migration(name)));
-    }
+    ]);
     Ok(files)
 }

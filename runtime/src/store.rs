@@ -388,13 +388,15 @@ fn adopt_legacy_file(data_dir: &Path, path: &Path) -> Result<()> {
     std::fs::rename(&legacy, path).with_context(|| format!("renaming {} to {}", legacy.display(), path.display()))
 }
 
-/// Begins a transaction (with `statement`, else the driver's `BEGIN`) on a task of its own, so it
-/// always completes. A request cancelled while its `BEGIN` is in flight (its client gone, its
-/// time limit passed) would otherwise hand the connection back to the pool inside a transaction
-/// sqlx never learnt it opened: the pool's clean-up cannot see it, and the connection's next
-/// user runs inside it (on PostgreSQL a write in a leftover read-only transaction fails; a begin
-/// there only warns). On its own task the begin finishes, and a transaction no one is left to
-/// take is dropped there, which rolls it back like any other.
+/// Begins a PostgreSQL transaction (with `statement`, else `BEGIN`) on a task of its own, so it
+/// always completes. sqlx counts a PostgreSQL transaction only once the server has answered its
+/// `BEGIN`, and rolls back only counted ones when a begin is abandoned: a request cancelled while
+/// its `BEGIN` is in flight (its client gone, its time limit passed) would hand the connection
+/// back inside a transaction the pool's clean-up cannot see, and its next user would run inside
+/// it (a write in a leftover read-only transaction fails). On its own task the begin finishes,
+/// and a transaction no one is left to take is dropped there, which rolls it back like any
+/// other. SQLite needs none of this: its worker counts the transaction as it begins it, so the
+/// pool's clean-up ([`pool_options`]) sees an abandoned one and closes that connection.
 async fn begin_whole(
     pool: &AnyPool,
     statement: Option<&'static str>,
@@ -715,7 +717,7 @@ impl Store {
         self.refuse_nested();
         let started = std::time::Instant::now();
         let begun = match self.backend {
-            Backend::Sqlite => begin_whole(&self.readers, None).await,
+            Backend::Sqlite => self.readers.begin().await,
             Backend::Postgres => begin_whole(&self.pool, Some("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")).await,
         }
         .map(Inner::Own);

@@ -1,11 +1,12 @@
 //! Requests cancelled at any moment (their client gone, as when a load generator stops or a
-//! client times out) leave no connection of the pool inside a transaction: every transaction
-//! begins on a task of its own (`store::begin_whole`), so a `BEGIN` in flight always completes and
-//! is rolled back. Before that, a request cancelled during `BEGIN` returned its connection inside
-//! a transaction sqlx did not know it had opened, and the next user of that connection failed (a
-//! reveal's audit row written inside a leftover read-only transaction: 500). Both backends: after
-//! a storm of cancelled reads and writes every request that follows succeeds, and a begin
-//! abandoned in flight leaves its connection clean.
+//! client times out) leave no connection of the pool inside a transaction. On PostgreSQL every
+//! transaction begins on a task of its own (`store::begin_whole`), so a `BEGIN` in flight always
+//! completes and is rolled back; before that, a request cancelled during `BEGIN` returned its
+//! connection inside a transaction sqlx did not know it had opened, and the next user of that
+//! connection failed (a reveal's audit row written inside a leftover read-only transaction: 500).
+//! On SQLite the pool's clean-up closes such a connection. Both backends: after a storm of
+//! cancelled reads and writes every request that follows succeeds; and a begin abandoned in flight
+//! leaves its PostgreSQL connection clean.
 
 mod common;
 

@@ -75,19 +75,9 @@ async fn new_service_lays_out_a_service_that_builds_and_answers_501_until_writte
 async fn expect_unwritten(bin: &Path, env: &str, name: &str, root: &Path) {
     let data = root.join("data");
     let addr = free_addr();
-    let (addr_var, data_var) = (format!("{env}_ADDR"), format!("{env}_DATA_DIR"));
-    let token = |scope: &str| {
-        let out = Command::new(bin)
-            .args(["token", "t1", scope])
-            .env(&addr_var, &addr)
-            .env(&data_var, &data)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    };
+    let token = |scope: &str| outside::token(bin, env, &addr, &data, "t1", scope);
     let mut cmd = Command::new(bin);
-    cmd.env(&addr_var, &addr).env(&data_var, &data);
+    cmd.env(format!("{env}_ADDR"), &addr).env(format!("{env}_DATA_DIR"), &data);
     let _server = serve(cmd, &addr, &root.join("server.log")).await;
     let base = format!("http://{addr}");
     let client = reqwest::Client::new();

@@ -33,18 +33,7 @@ fn binary() -> PathBuf {
 }
 
 fn token(data: &Path, tenant: &str, scope: &str, addr: &str) -> String {
-    let out = Command::new(binary())
-        .args(["token", tenant, scope])
-        .env("TODOS_ADDR", addr)
-        .env("TODOS_DATA_DIR", data)
-        .output()
-        .expect("run scratch-todos token");
-    assert!(
-        out.status.success(),
-        "expected `scratch-todos token` to succeed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
+    outside::token(&binary(), "TODOS", addr, data, tenant, scope)
 }
 
 async fn call(

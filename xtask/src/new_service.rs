@@ -19,19 +19,17 @@ pub struct Created {
 
 /// Lays out service `name` under `root/services/` and registers it with the workspace at `root`.
 pub fn new_service(root: &Path, name: &str) -> Result<Created> {
-    if !scaffold::is_service_name(name) {
-        bail!(
-            "`{name}` cannot name a service: use snake_case (lowercase letters, digits and `_`, starting with a letter)"
-        );
-    }
+    let crate_name = name.replace('_', "-");
+    let api_crate = format!("{crate_name}-api");
+    let module = format!("{}::{name}", api_crate.replace('-', "_"));
+    let service = scaffold::service(name, &crate_name, "../../../spec/spec.schema.json", &module, false)
+        .map_err(anyhow::Error::msg)?;
     let dir = root.join("services").join(name);
     if dir.exists() {
         bail!("{} already exists", dir.display());
     }
     let manifest_path = root.join("Cargo.toml");
     let manifest = std::fs::read_to_string(&manifest_path).context("reading the workspace's Cargo.toml")?;
-    let crate_name = name.replace('_', "-");
-    let api_crate = format!("{crate_name}-api");
     let taken = |n: &str| manifest.contains(&format!("\n{n} = ")) || manifest.contains(&format!("\"{n}\""));
     if taken(&crate_name) || taken(&api_crate) || root.join(name).exists() {
         bail!("the workspace already has a crate or folder named `{crate_name}`; choose another name");
@@ -43,23 +41,17 @@ pub fn new_service(root: &Path, name: &str) -> Result<Created> {
         .context("the workspace's Cargo.toml has no [workspace.dependencies]")?;
 
     let mut files: Vec<(String, String)> = vec![
-        (format!("services/{name}/spec/{name}.toml"), scaffold::spec(name, "../../../spec/spec.schema.json")),
         (format!("services/{name}/api/Cargo.toml"), api_manifest(name, &api_crate)),
         (format!("services/{name}/Cargo.toml"), implementation_manifest(name, &crate_name, &api_crate)),
-        (format!("services/{name}/src/main.rs"), scaffold::main_rs(name, &crate_name)),
     ];
-    for backend in ["sqlite", "postgres"] {
-        files.push((format!("services/{name}/migrations/{backend}/0001_{name}.sql"), scaffold::migration(name)));
+    for (path, text) in service {
+        let text = if path == "src/lib.rs" {
+            codegen::project::rustfmt(&text, Some(&root.join("rustfmt.toml")))?
+        } else {
+            text
+        };
+        files.push((format!("services/{name}/{path}"), text));
     }
-    // The implementation is written from the starter spec as the generator reads it.
-    let api =
-        codegen::load(&files[0].0, &files[0].1).map_err(|e| anyhow::anyhow!("the starter spec is invalid:\n{e}"))?;
-    let module = format!("{}::{name}", api_crate.replace('-', "_"));
-    let lib = scaffold::implementation(&api, &module, false).map_err(anyhow::Error::msg)?;
-    files.push((
-        format!("services/{name}/src/lib.rs"),
-        codegen::project::rustfmt(&lib, Some(&root.join("rustfmt.toml")))?,
-    ));
 
     for (path, text) in &files {
         let full = root.join(path);

@@ -102,9 +102,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Commands::Diff { old, new } => {
-            let old_apis = project::load_dir(&old, &old.display().to_string())?;
-            let new_apis = project::load_dir(&new, &new.display().to_string())?;
-            let report = codegen::diff::compare(&old_apis, &new_apis);
+            let report = project::diff(&old, &new)?;
             println!("{report}");
             Ok(if report.refused().is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }

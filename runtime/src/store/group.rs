@@ -99,7 +99,7 @@ impl Writer {
         drop(waiting);
         settle(&mut guard).await;
         if guard.tx.is_none() {
-            guard.tx = Some(super::begin_whole(pool, Some("BEGIN IMMEDIATE")).await?);
+            guard.tx = Some(pool.begin_with("BEGIN IMMEDIATE").await?);
         }
         if let Err(e) = sqlx::query(SAVEPOINT).execute(connection(&mut guard)).await {
             abandon(&mut guard, &e).await;

@@ -67,3 +67,22 @@ pub async fn serve(mut cmd: Command, addr: &str, log: &Path) -> Served {
     }
     panic!("{cmd:?} did not answer /healthz within 30 s:\n{}", std::fs::read_to_string(log).unwrap_or_default());
 }
+
+/// `BIN token TENANT SCOPE` of a service binary whose settings are `{env}_ADDR` and
+/// `{env}_DATA_DIR` (as `runtime::Config::from_env` reads them): a token of its data
+/// directory's signing key.
+pub fn token(bin: &Path, env: &str, addr: &str, data: &Path, tenant: &str, scope: &str) -> String {
+    let out = Command::new(bin)
+        .args(["token", tenant, scope])
+        .env(format!("{env}_ADDR"), addr)
+        .env(format!("{env}_DATA_DIR"), data)
+        .output()
+        .expect("run the binary's token command");
+    assert!(
+        out.status.success(),
+        "expected `{} token` to succeed: {}",
+        bin.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
