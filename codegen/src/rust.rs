@@ -456,7 +456,13 @@ fn operations_file(api: &Api) -> TokenStream {
             openapi_json: include_str!(#openapi),
             openapi_30_json: include_str!(#openapi30),
             tools_json: #tools,
+            operations: operation_table,
         };
+
+        /// Every operation, for `SERVICE.operations`.
+        fn operation_table() -> &'static [&'static Operation] {
+            &OPERATIONS
+        }
 
         /// What an operation below does not set: no body, no flags, no tool, no input.
         const BASE: Operation = Operation {

@@ -183,7 +183,9 @@ pub fn main_rs(name: &str, crate_name: &str) -> String {
 //! `{env}_PUBLIC_URL`, `DATABASE_URL` (PostgreSQL; default SQLite in the data directory),
 //! `REDIS_URL` (shared rate limits), `{env}_METRICS_ADDR` (Prometheus metrics, off when unset).
 //! `{crate_name} token TENANT SCOPE` prints a token of the data directory's signing key for trying
-//! it out. SIGTERM or SIGINT stops it after the requests in flight finish.
+//! it out; `{crate_name} conformance --url URL` checks a running server against the spec (every
+//! challenge, scope tier, PRM document, the OpenAPI documents, MCP tools, rate-limit headers).
+//! SIGTERM or SIGINT stops it after the requests in flight finish.
 
 use std::process::ExitCode;
 
@@ -210,6 +212,16 @@ async fn serve() -> anyhow::Result<()> {{
 
 fn main() -> ExitCode {{
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "conformance") {{
+        let options = conformance::Options::from_args(["{crate_name} conformance".to_string()].into_iter().chain(args[1..].to_vec()));
+        return match config() {{
+            Ok(config) => options.run([&{lib}::SERVICE], &config.data_dir),
+            Err(e) => {{
+                eprintln!("error: {{e:#}}");
+                ExitCode::from(2)
+            }}
+        }};
+    }}
     let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {{
         ["token", tenant, scope] => token(tenant, scope).map(|t| println!("{{t}}")),
         [] => {{
@@ -217,7 +229,7 @@ fn main() -> ExitCode {{
             tokio::runtime::Runtime::new().map_err(anyhow::Error::from).and_then(|rt| rt.block_on(serve()))
         }}
         _ => {{
-            eprintln!("usage: {crate_name} [token TENANT SCOPE]");
+            eprintln!("usage: {crate_name} [token TENANT SCOPE | conformance --url URL]");
             return ExitCode::from(2);
         }}
     }};
@@ -282,6 +294,7 @@ publish = false
 [dependencies]
 support = {{ package = "specwright-support", version = "{version}" }}
 runtime = {{ package = "specwright-runtime", version = "{version}" }}
+conformance = {{ package = "specwright-conformance", version = "{version}" }}
 anyhow = "1"
 axum = "0.8"
 chrono = {{ version = "0.4", default-features = false, features = ["clock", "serde", "std"] }}

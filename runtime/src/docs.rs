@@ -205,6 +205,7 @@ mod tests {
         openapi_json: DOCUMENT,
         openapi_30_json: DOCUMENT,
         tools_json: "[]",
+        operations: || &[],
     };
 
     #[test]

@@ -149,6 +149,15 @@ impl SigningKeys {
             // Processes starting together on a new directory keep one first key between them.
             crate::files::create_once(&path, new_key_pem()?.as_bytes())?;
         }
+        Self::load(data_dir)
+    }
+
+    /// Loads the keys of a data directory that already has them (a tool minting tokens for a
+    /// running server must not make a key of its own in the wrong directory).
+    pub fn load(data_dir: &Path) -> Result<Self> {
+        if !data_dir.join(KEY_FILE).exists() {
+            anyhow::bail!("{} holds no signing key: name the data directory the server runs with", data_dir.display());
+        }
         let set = KeySet::read(data_dir)?;
         Ok(SigningKeys {
             dir: data_dir.to_path_buf(),

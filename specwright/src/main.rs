@@ -202,6 +202,13 @@ enum Command {
         #[command(subcommand)]
         command: KeysCommand,
     },
+    /// Check that a running server enforces the spec (every challenge, scope tier, PRM document,
+    /// the OpenAPI documents, MCP tools, rate-limit headers); prints a pass/fail table and exits 1
+    /// on any failure. Tokens are minted with the data directory's signing key.
+    Conformance {
+        #[command(flatten)]
+        options: conformance::Options,
+    },
     /// Print a completion script for a shell, e.g. `specwright completions bash > /etc/bash_completion.d/specwright`.
     Completions {
         /// The shell: bash, zsh, fish, elvish or powershell.
@@ -334,7 +341,7 @@ impl Command {
     /// The settings every command but `completions` takes.
     fn common(&self) -> Option<&Common> {
         Some(match self {
-            Command::Completions { .. } => return None,
+            Command::Completions { .. } | Command::Conformance { .. } => return None,
             Command::Serve { common }
             | Command::Token { common, .. }
             | Command::Tenant { command: TenantCommand::Create { common, .. } }
@@ -373,6 +380,11 @@ fn main() -> ExitCode {
                 &mut std::io::stdout(),
             );
             Ok(())
+        }
+        Command::Conformance { options } => {
+            let data_dir =
+                std::env::var_os("SPECWRIGHT_DATA_DIR").map_or_else(|| PathBuf::from(DEFAULT_DATA_DIR), PathBuf::from);
+            return options.run(specwright::catalog().services(), &data_dir);
         }
         Command::Serve { common } => tokio::runtime::Runtime::new()
             .map_err(anyhow::Error::from)

@@ -136,6 +136,9 @@ pub struct ServiceInfo {
     pub openapi_30_json: &'static str,
     /// MCP tool descriptors (a JSON array), `[]` when the service has no tools.
     pub tools_json: &'static str,
+    /// Every operation, in spec order (the same table the service's `Api` serves). A function: the
+    /// operations point at their service, and a static table here would make that a cycle.
+    pub operations: fn() -> &'static [&'static Operation],
 }
 
 impl ServiceInfo {
@@ -1365,6 +1368,7 @@ mod tests {
         openapi_json: "{}",
         openapi_30_json: "{}",
         tools_json: "[]",
+        operations: || &[],
     };
 
     const fn field(name: &'static str, kind: Kind, secret: bool) -> FieldSpec {

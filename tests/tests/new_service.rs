@@ -2,7 +2,8 @@
 //! project `specwright-codegen new-service NAME --dir DIR` writes: each lays out the service (the
 //! xtask one registered, with its API crate generated so `generate --check` is clean), and the
 //! result builds and serves: the platform's gate in front, every operation answering `501
-//! not_implemented` with the error envelope until its method is written.
+//! not_implemented` with the error envelope until its method is written, and the binary's own
+//! `conformance` command passing against it.
 
 mod outside;
 
@@ -105,6 +106,15 @@ async fn expect_unwritten(bin: &Path, env: &str, name: &str, root: &Path) {
         assert_eq!(body["error"]["code"], "not_implemented", "{method} {url}: {body}");
         assert!(body["error"]["message"].as_str().unwrap().ends_with("is not implemented yet"), "{body}");
     }
+    // Its binary carries the conformance kit: the running server enforces its spec.
+    let out =
+        Command::new(bin).args(["conformance", "--url", &base]).env(format!("{env}_DATA_DIR"), &data).output().unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{table}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        table.lines().last().is_some_and(|l| l.contains(&format!("({name} ")) && l.contains(" 0 failed")),
+        "{table}"
+    );
 }
 
 #[tokio::test]
@@ -123,6 +133,7 @@ async fn the_standalone_layout_generates_in_build_rs_builds_and_answers_501_unti
                 ("specwright-support", "support"),
                 ("specwright-runtime", "runtime"),
                 ("specwright-codegen", "codegen"),
+                ("specwright-conformance", "conformance"),
             ] {
                 let from = format!("package = \"{package}\", ");
                 assert!(text.contains(&from), "expected the manifest to depend on {package}:\n{text}");

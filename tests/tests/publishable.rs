@@ -1,11 +1,18 @@
 //! The crates a user's project builds on (specwright-support, specwright-runtime,
-//! specwright-codegen) and the generator's command (specwright-codegen-cli) package for crates.io: `cargo package` accepts them without a metadata
+//! specwright-codegen, specwright-conformance) and the generator's command (specwright-codegen-cli)
+//! package for crates.io: `cargo package` accepts them without a metadata
 //! warning, and each packaged manifest depends on the others by version, never by path.
 
 use std::path::Path;
 use std::process::Command;
 
-const CRATES: [&str; 4] = ["specwright-support", "specwright-runtime", "specwright-codegen", "specwright-codegen-cli"];
+const CRATES: [&str; 5] = [
+    "specwright-support",
+    "specwright-runtime",
+    "specwright-codegen",
+    "specwright-codegen-cli",
+    "specwright-conformance",
+];
 
 #[test]
 fn the_platform_crates_package_with_versioned_dependencies_and_full_metadata() {

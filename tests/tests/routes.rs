@@ -1,5 +1,6 @@
-//! The served routes are exactly the spec's operations, and the served documents are the
-//! committed ones.
+//! The served routes are exactly the spec's operations, with the envelope on a wrong method or an
+//! unknown path, and the docs UI lists both documents (the conformance kit checks that the served
+//! documents are the generated ones).
 
 mod common;
 
@@ -77,34 +78,6 @@ async fn unknown_paths_answer_404_with_the_service_envelope() {
         let body: serde_json::Value = resp.json().await.unwrap();
         assert_eq!(body["error"]["code"], code, "{path}: {body}");
         assert_eq!(body["error"]["request_id"], id.as_str(), "error body carries the X-Request-Id");
-    }
-}
-
-/// The committed documents name the server relatively; served, they name it at its public URL
-/// (`servers`, the OAuth flow's endpoints), and nothing else differs, byte for byte.
-#[tokio::test]
-async fn served_openapi_documents_are_the_committed_files_at_the_public_url() {
-    let server = TestServer::start().await;
-    let root = xtask::workspace_root();
-    for (name, base) in [
-        ("vault.json", "/api/v1"),
-        ("vault.3.0.json", "/api/v1"),
-        ("prospector.json", "/v1/prospector"),
-        ("prospector.3.0.json", "/v1/prospector"),
-    ] {
-        let resp = server.client().get(server.url(&format!("/openapi/{name}"))).send().await.unwrap();
-        assert_eq!(resp.status(), 200, "{name}");
-        assert_eq!(resp.headers()["content-type"], "application/json", "{name}");
-        let served = resp.text().await.unwrap();
-        let committed = std::fs::read_to_string(root.join("generated/openapi").join(name)).unwrap();
-        let mut expected: serde_json::Value = serde_json::from_str(&committed).unwrap();
-        assert_eq!(expected["servers"], serde_json::json!([{ "url": base }]), "generated/openapi/{name}");
-        expected["servers"] = serde_json::json!([{ "url": server.url(base) }]);
-        let flow = &mut expected["components"]["securitySchemes"]["oauth2"]["flows"]["authorizationCode"];
-        flow["authorizationUrl"] = server.url("/oauth/authorize").into();
-        flow["tokenUrl"] = server.url("/oauth/token").into();
-        let expected = format!("{}\n", serde_json::to_string_pretty(&expected).unwrap());
-        assert!(served == expected, "/openapi/{name} is generated/openapi/{name} with the public URL in it");
     }
 }
 

@@ -86,7 +86,7 @@ fn implementation_manifest(name: &str, crate_name: &str, api_crate: &str) -> Str
         "[package]\nname = \"{crate_name}\"\ndescription = \"The `{name}` service: its implementation over the Specwright \
          platform, and the binary serving it.\"\nedition.workspace = true\nversion.workspace = true\n\
          license.workspace = true\npublish = false\n\n[[bin]]\nname = \"{crate_name}\"\npath = \"src/main.rs\"\n\n\
-         [dependencies]\nanyhow.workspace = true\naxum.workspace = true\n{api_crate}.workspace = true\n\
+         [dependencies]\nanyhow.workspace = true\naxum.workspace = true\nconformance.workspace = true\n{api_crate}.workspace = true\n\
          runtime.workspace = true\nsqlx.workspace = true\nsupport.workspace = true\ntokio.workspace = true\n\
          tracing.workspace = true\n"
     )

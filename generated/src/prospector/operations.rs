@@ -68,7 +68,12 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
     openapi_json: include_str!("../../openapi/prospector.json"),
     openapi_30_json: include_str!("../../openapi/prospector.3.0.json"),
     tools_json: "[]",
+    operations: operation_table,
 };
+/// Every operation, for `SERVICE.operations`.
+fn operation_table() -> &'static [&'static Operation] {
+    &OPERATIONS
+}
 /// What an operation below does not set: no body, no flags, no tool, no input.
 const BASE: Operation = Operation {
     id: "",

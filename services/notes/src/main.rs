@@ -4,6 +4,8 @@
 //! `NOTES_PUBLIC_URL`, `DATABASE_URL` (PostgreSQL; default SQLite in the data directory) and
 //! `REDIS_URL` (shared rate limits), `NOTES_METRICS_ADDR` (Prometheus metrics, off when unset),
 //! `NOTES_LOG_FORMAT` (`text`, `json`, or `auto`: text on a terminal, JSON otherwise). SIGTERM or SIGINT stops it after the requests in flight finish.
+//! `notes conformance --url URL` checks a running notes server against the spec (the
+//! conformance kit, with tokens of `NOTES_DATA_DIR`'s signing key).
 
 use std::process::ExitCode;
 
@@ -26,6 +28,19 @@ async fn serve() -> anyhow::Result<()> {
 }
 
 fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("conformance") {
+        let options = conformance::Options::from_args(
+            [format!("{} conformance", args[0])].into_iter().chain(args[2..].iter().cloned()),
+        );
+        return match config() {
+            Ok(config) => options.run([&notes::SERVICE], &config.data_dir),
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let format = std::env::var("NOTES_LOG_FORMAT").ok().filter(|v| !v.is_empty()).map(|v| v.parse());
     match format.transpose() {
         Ok(format) => runtime::logging::init(format.unwrap_or_default()),

@@ -54,7 +54,12 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
     openapi_json: include_str!("../../openapi/notes.json"),
     openapi_30_json: include_str!("../../openapi/notes.3.0.json"),
     tools_json: include_str!("../../mcp/notes.tools.json"),
+    operations: operation_table,
 };
+/// Every operation, for `SERVICE.operations`.
+fn operation_table() -> &'static [&'static Operation] {
+    &OPERATIONS
+}
 /// What an operation below does not set: no body, no flags, no tool, no input.
 const BASE: Operation = Operation {
     id: "",
