@@ -491,7 +491,7 @@ impl Run<'_> {
                 Ok(a) => a
                     .status(401)
                     .and_then(|()| a.exact_header("www-authenticate", &challenge))
-                    .and_then(|()| Self::envelope(&a, &service.unauthenticated, None))
+                    .and_then(|()| Self::envelope(&a, &service.unauthenticated, Some(&op.scope)))
                     .and_then(|()| Self::rate_headers(service, op.rate_limited, &a)),
                 Err(e) => Err(e),
             };
@@ -632,18 +632,17 @@ impl Run<'_> {
             }
         };
 
-        // Without a token, the endpoint challenges like the REST API.
+        // Without a token, the endpoint challenges like the REST API, for the lowest tier (what it
+        // takes to connect and list).
+        let lowest = service.scopes.first().map(|(n, _)| n.as_str()).unwrap_or_default();
         let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+        let challenge = format!(r#"Bearer resource_metadata="{prm}", scope="{lowest}""#);
         let outcome = match send(post(self, &ping, None)).await {
-            Ok(a) => a.status(401).and_then(|()| {
-                let v = a.header("www-authenticate").unwrap_or_default();
-                let want = format!(r#"Bearer resource_metadata="{prm}""#);
-                if v.starts_with(&want) {
-                    Ok(())
-                } else {
-                    Err(format!("www-authenticate is\n  {v}\nexpected it to start\n  {want}"))
-                }
-            }),
+            Ok(a) => a
+                .status(401)
+                .and_then(|()| a.exact_header("www-authenticate", &challenge))
+                .and_then(|()| Self::envelope(&a, &service.unauthenticated, Some(lowest)))
+                .and_then(|()| Self::rate_headers(service, true, &a)),
             Err(e) => Err(e),
         };
         self.record(service, "MCP 401 without a token", mcp.path.clone(), outcome);
@@ -816,8 +815,13 @@ impl Options {
                 contract.services.retain(|s| self.services.contains(&s.name));
             }
             let target = Target::new(&self.url, self.data_dir.as_deref().unwrap_or(data_dir))?;
-            let report = tokio::runtime::Runtime::new()?.block_on(run(&contract, &target));
-            Ok(report)
+            tokio::runtime::Runtime::new()?.block_on(async {
+                // A server that cannot be reached fails every check the same way: say so once.
+                if let Err(e) = target.client.get(&target.url).send().await {
+                    anyhow::bail!("cannot reach {}: {e}", target.url);
+                }
+                Ok(run(&contract, &target).await)
+            })
         })();
         match outcome {
             Ok(report) => {

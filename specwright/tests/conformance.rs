@@ -100,7 +100,9 @@ fn the_served_services_conform_and_a_spec_they_do_not_serve_fails() {
         )
     });
     let spec = changed.path().to_str().unwrap();
-    let failed = conformance(&["--url", &url, "--data-dir", data, "--spec", spec]);
+    // (Each run's 401 checks count against this host's anonymous limits: the prospector's 60 a
+    // minute allow three full runs, so the runs that need one service only name it.)
+    let failed = conformance(&["--url", &url, "--data-dir", data, "--spec", spec, "--service", "vault"]);
     assert_eq!(failed.code, Some(1), "{}{}", failed.stdout, failed.stderr);
     let fails: Vec<&str> = failed.stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
     let subject = "GET /api/v1/credentials (list_credentials)";
@@ -121,6 +123,20 @@ fn the_served_services_conform_and_a_spec_they_do_not_serve_fails() {
     );
     assert!(failed.stdout.lines().last().unwrap().contains(&format!(" {} failed", fails.len())));
 
+    // A spec whose plan allows 700 a minute: every metered answer's headers name the served 600.
+    let changed = tempfile::tempdir().unwrap();
+    edited_spec(changed.path(), |text| text.replacen("per_minute = 600", "per_minute = 700", 1));
+    let spec = changed.path().to_str().unwrap();
+    let failed = conformance(&["--url", &url, "--data-dir", data, "--spec", spec, "--service", "vault"]);
+    assert_eq!(failed.code, Some(1), "{}{}", failed.stdout, failed.stderr);
+    let limit = "x-ratelimit-limit is 600, not a limit of the default plan (700/min, 100000/day)";
+    for op in generated::vault::OPERATIONS.iter().filter(|op| op.rate_limited) {
+        let subject = format!("{} {} ({})", op.method.as_str(), op.full_path, op.id);
+        let row = failed.stdout.lines().position(|l| l.contains("401 without a token") && l.contains(&subject));
+        let reason = row.and_then(|i| failed.stdout.lines().nth(i + 1)).unwrap_or_default();
+        assert!(reason.contains(limit), "{subject}: {reason}\n{}", failed.stdout);
+    }
+
     // The spec as the repository has it conforms through --spec too.
     let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec");
     let same =
@@ -134,6 +150,10 @@ fn the_served_services_conform_and_a_spec_they_do_not_serve_fails() {
     assert_eq!(stopped.code, Some(2), "{}", stopped.stderr);
     assert!(stopped.stderr.contains("holds no signing key"), "{}", stopped.stderr);
     assert!(!empty.path().join("signing-key.pem").exists(), "no key is made in the wrong directory");
+    let port = free_port();
+    let nobody = conformance(&["--url", &format!("http://127.0.0.1:{port}"), "--data-dir", data]);
+    assert_eq!(nobody.code, Some(2), "{}", nobody.stdout);
+    assert!(nobody.stderr.starts_with(&format!("error: cannot reach http://127.0.0.1:{port}")), "{}", nobody.stderr);
     let unknown = conformance(&["--url", &url, "--data-dir", data, "--service", "billing"]);
     assert_eq!(unknown.code, Some(2));
     assert!(unknown.stderr.contains("--service billing: no such service (there are: vault, prospector)"));
