@@ -461,17 +461,25 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// The service's error envelope carries `code` (and `required` in its details when given).
+    /// The service's error envelope: `code`, a message, details exactly `{"required": scope}` when
+    /// a scope is given, and the answer's `X-Request-Id` as its `request_id`.
     fn envelope(a: &Answer, code: &str, required: Option<&str>) -> Result<(), String> {
-        let got = a.body.pointer("/error/code").and_then(Value::as_str);
-        if got != Some(code) {
-            return Err(format!("error.code is {got:?}, expected {code:?}: {}", short(&a.body)));
+        let error = &a.body["error"];
+        if error["code"].as_str() != Some(code) {
+            return Err(format!("error.code is {}, expected {code:?}: {}", error["code"], short(&a.body)));
         }
-        if let Some(scope) = required {
-            let got = a.body.pointer("/error/details/required").and_then(Value::as_str);
-            if got != Some(scope) {
-                return Err(format!("error.details.required is {got:?}, expected {scope:?}"));
-            }
+        if error["message"].as_str().is_none_or(str::is_empty) {
+            return Err(format!("error.message is {}, expected a sentence", error["message"]));
+        }
+        if let Some(scope) = required
+            && error["details"] != json!({ "required": scope })
+        {
+            return Err(format!("error.details is {}, expected {}", error["details"], json!({ "required": scope })));
+        }
+        if let Some(id) = a.header("x-request-id")
+            && error["request_id"] != json!(id)
+        {
+            return Err(format!("error.request_id is {}, the answer's X-Request-Id {id:?}", error["request_id"]));
         }
         Ok(())
     }
@@ -675,12 +683,17 @@ impl Run<'_> {
                 Ok(token) => match send(post(self, &call, Some(&token))).await {
                     Ok(a) => Self::insufficient(&op.scope, &prm, &a)
                         .and_then(|()| {
+                            // A JSON-RPC error whose data is the REST envelope's code, scope and id.
                             let data = &a.body["error"]["data"];
-                            if data["code"] != json!(service.insufficient_scope) || data["required"] != json!(op.scope)
-                            {
+                            let want = json!({
+                                "code": service.insufficient_scope,
+                                "required": op.scope,
+                                "request_id": a.header("x-request-id"),
+                            });
+                            if *data != want || !a.body["error"]["code"].is_i64() {
                                 return Err(format!(
-                                    "the JSON-RPC error's data is {data}, expected code {:?} and required {:?}",
-                                    service.insufficient_scope, op.scope
+                                    "the JSON-RPC error is {}, expected a numeric code and data {want}",
+                                    short(&a.body["error"])
                                 ));
                             }
                             Ok(())
