@@ -9,7 +9,7 @@
 //!   `unauthenticated` code; a token one tier below → 403 with the exact `insufficient_scope`
 //!   challenge, code and `details.required`;
 //! - every Protected Resource Metadata document of the REST API and the MCP endpoint (each path
-//!   the spec declares and the RFC 9728 one);
+//!   the spec declares and the RFC 9728 one, also at the origin under a public URL with a path);
 //! - the served OpenAPI documents (3.1 and 3.0) equal to the generated ones but for the server's
 //!   own URLs;
 //! - for MCP services: the endpoint's 401 challenge, `tools/list` equal to the spec's tools, each
@@ -529,17 +529,31 @@ impl Run<'_> {
 
     async fn metadata(&mut self, service: &Service) {
         let scopes: Vec<&str> = service.scopes.iter().map(|(n, _)| n.as_str()).collect();
+        // Under a public URL with a path (`https://example.com/sw`), RFC 9728 section 3.1 also puts
+        // each document at the origin, after the well-known prefix and the resource's whole path.
+        let (origin, base) = match reqwest::Url::parse(&self.target.url) {
+            Ok(u) => (u.origin().ascii_serialization(), u.path().trim_end_matches('/').to_string()),
+            Err(_) => (self.target.url.clone(), String::new()),
+        };
         for surface in service.surfaces() {
-            let mut paths = surface.declared.clone();
-            paths.push(format!("{WELL_KNOWN}{}", surface.path));
+            let mut urls: Vec<(String, String)> = surface
+                .declared
+                .iter()
+                .chain([&format!("{WELL_KNOWN}{}", surface.path)])
+                .map(|p| (p.clone(), self.target.at(p)))
+                .collect();
+            if !base.is_empty() {
+                let path = format!("{WELL_KNOWN}{base}{}", surface.path);
+                urls.push((format!("{path} (at the origin)"), format!("{origin}{path}")));
+            }
             let mut seen = BTreeSet::new();
-            paths.retain(|p| seen.insert(p.clone()));
-            for path in paths {
-                let outcome = match send(self.target.client.get(self.target.at(&path))).await {
+            urls.retain(|(label, _)| seen.insert(label.clone()));
+            for (label, url) in urls {
+                let outcome = match send(self.target.client.get(url)).await {
                     Ok(a) => a.status(200).and_then(|()| self.prm_document(&a, &surface, &scopes)),
                     Err(e) => Err(e),
                 };
-                self.record(service, "PRM document", format!("{} {path}", surface.label), outcome);
+                self.record(service, "PRM document", format!("{} {label}", surface.label), outcome);
             }
         }
     }

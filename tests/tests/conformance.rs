@@ -40,5 +40,20 @@ async fn the_vault_and_the_prospector_conform() {
 #[tokio::test]
 async fn they_conform_behind_a_proxy_under_a_path_prefix() {
     let (server, public) = common::proxy::serve_behind("/sw", |_| {}).await;
-    passes(&server, &public).await;
+    let report = passes(&server, &public).await;
+    // Each document is also checked where RFC 9728 puts it for a resource under /sw, at the origin.
+    let at_origin: Vec<&str> = report
+        .checks
+        .iter()
+        .filter(|c| c.check == "PRM document" && c.subject.ends_with("(at the origin)"))
+        .map(|c| c.subject.as_str())
+        .collect();
+    assert_eq!(
+        at_origin,
+        [
+            "REST /.well-known/oauth-protected-resource/sw/api/v1 (at the origin)",
+            "MCP /.well-known/oauth-protected-resource/sw/api/mcp (at the origin)",
+            "REST /.well-known/oauth-protected-resource/sw/v1/prospector (at the origin)",
+        ]
+    );
 }
