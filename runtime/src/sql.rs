@@ -10,14 +10,8 @@ pub struct Sql {
     pub args: Vec<Arg>,
 }
 
-/// A value bound to a placeholder.
-#[derive(Debug, Clone)]
-pub enum Arg {
-    /// Text.
-    Text(String),
-    /// An integer.
-    Int(i64),
-}
+/// A value bound to a placeholder: the store's one value type.
+pub use crate::store::Arg;
 
 impl Sql {
     /// A statement starting with `text` (which may hold `$N` placeholders of its own).
@@ -49,7 +43,7 @@ impl Sql {
             if i > 0 {
                 self.raw(", ");
             }
-            self.push("?", Arg::Text(v.clone()));
+            self.push("?", Arg::text(v.as_str()));
         }
         self.raw(")")
     }
@@ -57,14 +51,7 @@ impl Sql {
     /// The query with every value bound. The text is built only from this module's pieces and
     /// the caller's literal SQL; values are always bound, never spliced.
     pub fn query(&self) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments> {
-        let mut q = sqlx::query(sqlx::AssertSqlSafe(self.text.clone()));
-        for a in &self.args {
-            q = match a {
-                Arg::Text(s) => q.bind(s.clone()),
-                Arg::Int(i) => q.bind(*i),
-            };
-        }
-        q
+        crate::store::bind_all(sqlx::query(sqlx::AssertSqlSafe(self.text.clone())), &self.args)
     }
 }
 

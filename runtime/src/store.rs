@@ -329,6 +329,13 @@ pub enum Arg {
     Text(Option<String>),
 }
 
+impl Arg {
+    /// A text value (never `NULL`).
+    pub fn text(value: impl Into<String>) -> Arg {
+        Arg::Text(Some(value.into()))
+    }
+}
+
 /// `SELECT {columns} FROM {table} WHERE {filter} ORDER BY {order}`, for [`Store::page`]; `filter`
 /// refers to `args` as `$1`, `$2`, ….
 #[derive(Debug, Clone, Copy)]
@@ -355,7 +362,8 @@ pub fn query<'q>(sql: &'static str, args: &'q [Arg]) -> sqlx::query::Query<'q, A
     bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), args)
 }
 
-fn bind_all<'q>(
+/// Binds `args` to `q` in order (a `NULL` text as a typed `NULL`).
+pub(crate) fn bind_all<'q>(
     mut q: sqlx::query::Query<'q, Any, AnyArguments>,
     args: impl IntoIterator<Item = &'q Arg>,
 ) -> sqlx::query::Query<'q, Any, AnyArguments> {

@@ -108,14 +108,14 @@ impl NotesService for Notes {
         let mut tx = self.begin(op).await?;
         // Filters: the caller's tenant, an optional state, and every requested tag.
         let mut filter = Sql::new(" WHERE tenant_id = $1");
-        filter.args.push(Arg::Text(caller.tenant.clone()));
+        filter.args.push(Arg::text(caller.tenant.clone()));
         if let Some(state) = input.state {
-            filter.push(" AND state = ?", Arg::Text(state.as_str().to_string()));
+            filter.push(" AND state = ?", Arg::text(state.as_str().to_string()));
         }
         for tag in input.tag.unwrap_or_default() {
             filter.push(
                 " AND EXISTS (SELECT 1 FROM note_tags t WHERE t.tenant_id = notes.tenant_id AND t.note_id = notes.id AND t.tag = ?)",
-                Arg::Text(tag),
+                Arg::text(tag),
             );
         }
         let listed = async {

@@ -185,27 +185,27 @@ pub(super) async fn list(
     let op = &ops::LIST_CREDENTIALS;
     let access = vault.access(tx, op, caller).await?;
     let mut filter = Sql::new("");
-    filter.push(" WHERE tenant_id = ?", Arg::Text(caller.tenant.clone()));
+    filter.push(" WHERE tenant_id = ?", Arg::text(caller.tenant.clone()));
     match input.state.unwrap_or(CredentialStateFilter::Active) {
         CredentialStateFilter::Active => filter.raw(" AND state = 'active'"),
         CredentialStateFilter::Archived => filter.raw(" AND state = 'archived'"),
         CredentialStateFilter::All => &mut filter,
     };
     if let Some(f) = &input.folder_id {
-        filter.push(" AND folder_id = ?", Arg::Text(f.clone()));
+        filter.push(" AND folder_id = ?", Arg::text(f.clone()));
     }
     if let Some(k) = input.kind {
-        filter.push(" AND kind = ?", Arg::Text(k.as_str().into()));
+        filter.push(" AND kind = ?", Arg::text(k.as_str()));
     }
     if let Some(q) = &input.q {
         let p = contains_pattern(q);
-        filter.push(" AND (LOWER(key) LIKE ? ESCAPE '\\'", Arg::Text(p.clone()));
-        filter.push(" OR LOWER(COALESCE(description, '')) LIKE ? ESCAPE '\\')", Arg::Text(p));
+        filter.push(" AND (LOWER(key) LIKE ? ESCAPE '\\'", Arg::text(p.clone()));
+        filter.push(" OR LOWER(COALESCE(description, '')) LIKE ? ESCAPE '\\')", Arg::text(p));
     }
     for tag in input.tag.iter().flatten() {
         filter.push(
             " AND key IN (SELECT key FROM credential_tags WHERE tenant_id = credentials.tenant_id AND tag = ?)",
-            Arg::Text(tag.clone()),
+            Arg::text(tag.clone()),
         );
     }
     if !access.is_admin() {
@@ -640,8 +640,8 @@ pub(super) async fn rotate(
     // own next version, and a stale expected_version matches no row.
     let mut sql = Sql::new("UPDATE credentials SET current_version = current_version + 1");
     sql.push(", updated_at = ?", Arg::Int(now_ms()));
-    sql.push(" WHERE tenant_id = ?", Arg::Text(caller.tenant.clone()));
-    sql.push(" AND key = ? AND state = 'active'", Arg::Text(row.key.clone()));
+    sql.push(" WHERE tenant_id = ?", Arg::text(caller.tenant.clone()));
+    sql.push(" AND key = ? AND state = 'active'", Arg::text(row.key.clone()));
     if let Some(expected) = input.expected_version {
         sql.push(" AND current_version = ?", Arg::Int(expected));
     }

@@ -117,22 +117,22 @@ pub(super) async fn list<E: InternalError + From<GrantError>>(
     };
     require_admin::<E>(vault, tx, op, caller).await?.map_err(E::from)?;
     let mut sql = Sql::new(" WHERE tenant_id = $1");
-    sql.args.push(Arg::Text(caller.tenant.clone()));
+    sql.args.push(Arg::text(caller.tenant.clone()));
     match filter {
         Filter::Tenant(input) => {
             if let Some(p) = input.principal {
-                sql.push(" AND principal = ?", Arg::Text(p));
+                sql.push(" AND principal = ?", Arg::text(p));
             }
             if let Some(t) = input.target {
-                sql.push(" AND target = ?", Arg::Text(t.as_str().into()));
+                sql.push(" AND target = ?", Arg::text(t.as_str()));
             }
         }
         Filter::On(target, id) => {
             if !target_exists::<E>(tx, op, &caller.tenant, target, &id).await? {
                 return Err(E::from(GrantError::NotFound(not_found(target.as_str(), &id))));
             }
-            sql.push(" AND target = ?", Arg::Text(target.as_str().into()));
-            sql.push(" AND target_id = ?", Arg::Text(id));
+            sql.push(" AND target = ?", Arg::text(target.as_str()));
+            sql.push(" AND target_id = ?", Arg::text(id));
         }
     }
     let count = Sql { text: format!("SELECT COUNT(*) FROM grants{}", sql.text), args: sql.args.clone() };
@@ -236,10 +236,10 @@ pub(super) async fn delete<E: InternalError + From<GrantError>>(
     };
     require_admin::<E>(vault, tx, op, caller).await?.map_err(E::from)?;
     let mut sql = Sql::new("DELETE FROM grants WHERE tenant_id = $1 AND id = $2");
-    sql.args = vec![Arg::Text(caller.tenant.clone()), Arg::Text(grant_id.to_string())];
+    sql.args = vec![Arg::text(caller.tenant.clone()), Arg::text(grant_id.to_string())];
     if let Some((target, id)) = on {
-        sql.push(" AND target = ?", Arg::Text(target.as_str().into()));
-        sql.push(" AND target_id = ?", Arg::Text(id.to_string()));
+        sql.push(" AND target = ?", Arg::text(target.as_str()));
+        sql.push(" AND target_id = ?", Arg::text(id.to_string()));
     }
     let n = sql.query().execute(&mut **tx).await.map_err(|e| fault::<E>(op.id, "deleting a grant", e))?.rows_affected();
     if n == 0 {

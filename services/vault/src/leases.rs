@@ -60,16 +60,16 @@ pub(super) async fn list(
     let op = &ops::LIST_LEASES;
     let now = now_ms();
     let mut filter = Sql::new(" WHERE tenant_id = $1 AND issued_to = $2");
-    filter.args = vec![Arg::Text(caller.tenant.clone()), Arg::Text(caller.subject.clone())];
+    filter.args = vec![Arg::text(caller.tenant.clone()), Arg::text(caller.subject.clone())];
     if let Some(k) = &input.credential_key {
-        filter.push(" AND credential_key = ?", Arg::Text(k.clone()));
+        filter.push(" AND credential_key = ?", Arg::text(k.clone()));
     }
     match input.state {
         Some(LeaseState::Active) => filter.push(" AND state = 'active' AND expires_at > ?", Arg::Int(now)),
         Some(LeaseState::Expired) => {
             filter.push(" AND (state = 'expired' OR (state = 'active' AND expires_at <= ?))", Arg::Int(now))
         }
-        Some(s) => filter.push(" AND state = ?", Arg::Text(s.as_str().into())),
+        Some(s) => filter.push(" AND state = ?", Arg::text(s.as_str())),
         None => &mut filter,
     };
     let count = Sql { text: format!("SELECT COUNT(*) FROM leases{}", filter.text), args: filter.args.clone() };

@@ -26,19 +26,19 @@ pub(super) async fn list(
         ));
     }
     let mut sql = Sql::new(" WHERE tenant_id = $1");
-    sql.args.push(Arg::Text(caller.tenant.clone()));
+    sql.args.push(Arg::text(caller.tenant.clone()));
     if let Some(a) = input.actor {
-        sql.push(" AND actor = ?", Arg::Text(a));
+        sql.push(" AND actor = ?", Arg::text(a));
     }
     if let Some(o) = input.operation {
-        sql.push(" AND operation = ?", Arg::Text(o));
+        sql.push(" AND operation = ?", Arg::text(o));
     }
     if let Some(o) = input.outcome {
-        sql.push(" AND outcome = ?", Arg::Text(o.as_str().into()));
+        sql.push(" AND outcome = ?", Arg::text(o.as_str()));
     }
     if let Some(t) = input.target {
         // Targets are stored as a JSON array of strings; match the quoted element.
-        sql.push(" AND targets LIKE ?", Arg::Text(format!("%{}%", serde_json::to_string(&t).unwrap_or_default())));
+        sql.push(" AND targets LIKE ?", Arg::text(format!("%{}%", serde_json::to_string(&t).unwrap_or_default())));
     }
     if let Some(s) = input.since {
         sql.push(" AND occurred_at >= ?", Arg::Int(s.timestamp_millis()));

@@ -17,7 +17,7 @@ async fn carriers(tx: &mut Tx, tenant: &str, tags: &[String]) -> Result<Vec<(Str
     let mut sql = Sql::new(
         "SELECT DISTINCT c.key, c.folder_id FROM credentials c JOIN credential_tags t ON t.tenant_id = c.tenant_id AND t.key = c.key WHERE c.tenant_id = $1 AND",
     );
-    sql.args.push(Arg::Text(tenant.to_string()));
+    sql.args.push(Arg::text(tenant.to_string()));
     sql.push_in("t.tag", tags);
     Ok(sql.query().fetch_all(&mut **tx).await?.into_iter().map(|r| (r.get(0), r.get(1))).collect())
 }

@@ -36,7 +36,7 @@ pub(super) async fn list(
 ) -> Result<Paged<PersonalAccessToken>, errors::ListTokensError> {
     let op = &ops::LIST_TOKENS;
     let mut sql = Sql::new(" WHERE tenant_id = $1 AND user_id = $2");
-    sql.args = vec![Arg::Text(caller.tenant.clone()), Arg::Text(caller.subject.clone())];
+    sql.args = vec![Arg::text(caller.tenant.clone()), Arg::text(caller.subject.clone())];
     if !input.include_revoked.unwrap_or(false) {
         sql.push(" AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)", Arg::Int(now_ms()));
     }
