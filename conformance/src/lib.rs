@@ -15,7 +15,9 @@
 //! - for MCP services: the endpoint's 401 challenge, `tools/list` equal to the spec's tools, each
 //!   description's `SCOPE:` line, and every `tools/call` one tier below refused like REST;
 //! - where the service declares plans, the rate-limit headers on every answer of a metered
-//!   operation.
+//!   operation;
+//! - with [`Target::with_admission`] (`--admission`), every operation and tool sent with a token of
+//!   its own tier is admitted by the gate (this runs them).
 //!
 //! [`Options`] is the command line (`specwright conformance --url URL`) any service binary can
 //! mount.
@@ -336,6 +338,8 @@ pub struct Target {
     pub url: String,
     keys: runtime::keys::SigningKeys,
     client: reqwest::Client,
+    /// Whether every operation and tool is also sent with a token of its own tier.
+    admission: bool,
 }
 
 impl Target {
@@ -348,7 +352,16 @@ impl Target {
             .timeout(Duration::from_secs(30))
             .redirect(reqwest::redirect::Policy::none())
             .build()?;
-        Ok(Target { url: url.trim_end_matches('/').to_string(), keys, client })
+        Ok(Target { url: url.trim_end_matches('/').to_string(), keys, client, admission: false })
+    }
+
+    /// Also sends every operation and tool with a token of exactly its tier and requires the gate
+    /// to admit it: not 401, not 403 `insufficient_scope`, and no 5xx (other refusals, such as a
+    /// 404 for the placeholder id, an RBAC 403 or a 422 for the empty body, are the operation's
+    /// own). This runs the operations, for tenant `conformance`: use a deployment you may write to.
+    pub fn with_admission(mut self) -> Self {
+        self.admission = true;
+        self
     }
 
     fn at(&self, path: &str) -> String {
@@ -388,12 +401,16 @@ impl Answer {
         if self.status == expected {
             return Ok(());
         }
-        let hint = if self.status == 429 {
+        Err(format!("answered {}{}, expected {expected}: {}", self.status, self.hint(), short(&self.body)))
+    }
+
+    /// What a 429 means for the run.
+    fn hint(&self) -> String {
+        if self.status == 429 {
             format!(" (rate limited: run again after {} s)", self.header("retry-after").unwrap_or("a minute"))
         } else {
             String::new()
-        };
-        Err(format!("answered {}{hint}, expected {expected}: {}", self.status, short(&self.body)))
+        }
     }
 }
 
@@ -517,7 +534,34 @@ impl Run<'_> {
             };
             let tier = if lower.is_empty() { "no scope".to_string() } else { lower };
             self.record(service, "403 one tier below", format!("{subject} with {tier}"), outcome);
+
+            if self.target.admission {
+                let outcome = match self.target.token(service, &op.scope) {
+                    Ok(token) => match send(build(self).bearer_auth(token)).await {
+                        Ok(a) => Self::admitted(service, &a, a.body.pointer("/error/code")),
+                        Err(e) => Err(e),
+                    },
+                    Err(e) => Err(e),
+                };
+                self.record(service, "admitted at its tier", format!("{subject} with {}", op.scope), outcome);
+            }
         }
+    }
+
+    /// The gate let the request through: whatever the operation answered, it was not the gate's
+    /// refusal (401, 403 `insufficient_scope`), a rate limit or a server failure. `code` is the
+    /// error code the answer carries, if any.
+    fn admitted(service: &Service, a: &Answer, code: Option<&Value>) -> Result<(), String> {
+        let refused = a.status == 401 || (a.status == 403 && code == Some(&json!(service.insufficient_scope)));
+        if refused || a.status == 429 || a.status >= 500 {
+            return Err(format!(
+                "answered {}{}, expected the gate to admit it: {}",
+                a.status,
+                a.hint(),
+                short(&a.body)
+            ));
+        }
+        Ok(())
     }
 
     /// A 403 with the exact `insufficient_scope` challenge for `scope`.
@@ -719,6 +763,19 @@ impl Run<'_> {
             };
             let tier = if lower.is_empty() { "no scope".to_string() } else { lower };
             self.record(service, "tools/call one tier below", format!("{name} with {tier}"), outcome);
+
+            if self.target.admission {
+                let outcome = match self.target.token(service, &op.scope) {
+                    Ok(token) => match send(post(self, &call, Some(&token))).await {
+                        Ok(a) => {
+                            Self::admitted(service, &a, a.body.pointer("/error/data/code")).and_then(|()| a.status(200))
+                        }
+                        Err(e) => Err(e),
+                    },
+                    Err(e) => Err(e),
+                };
+                self.record(service, "tools/call admitted at its tier", format!("{name} with {}", op.scope), outcome);
+            }
         }
     }
 
@@ -816,6 +873,11 @@ pub struct Options {
     /// Check only these services (repeatable); default: all.
     #[arg(long = "service")]
     pub services: Vec<String>,
+    /// Also send every operation and tool with a token of its own tier and require the gate to
+    /// admit it. This runs the operations (for tenant `conformance`): use a deployment you may
+    /// write to.
+    #[arg(long)]
+    pub admission: bool,
 }
 
 impl Options {
@@ -841,7 +903,10 @@ impl Options {
                 }
                 contract.services.retain(|s| self.services.contains(&s.name));
             }
-            let target = Target::new(&self.url, self.data_dir.as_deref().unwrap_or(data_dir))?;
+            let mut target = Target::new(&self.url, self.data_dir.as_deref().unwrap_or(data_dir))?;
+            if self.admission {
+                target = target.with_admission();
+            }
             tokio::runtime::Runtime::new()?.block_on(async {
                 // A server that cannot be reached fails every check the same way: say so once.
                 if let Err(e) = target.client.get(&target.url).send().await {

@@ -40,6 +40,16 @@ fn edited_spec(into: &Path, edit: impl Fn(String) -> String) {
     }
 }
 
+/// An edit of the vault spec giving operation `id` (at `route`) scope `to` instead of `from`.
+fn rescoped(id: &str, route: &str, from: &str, to: &str) -> impl Fn(String) -> String {
+    let head = format!("id = \"{id}\"\nroute = \"{route}\"\nscope = ");
+    let (old, new) = (format!("{head}\"{from}\""), format!("{head}\"{to}\""));
+    move |text| {
+        assert!(text.contains(&old), "the vault spec has {old}");
+        text.replacen(&old, &new, 1)
+    }
+}
+
 #[test]
 fn the_served_services_conform_and_a_spec_they_do_not_serve_fails() {
     let dir = tempfile::tempdir().unwrap();
@@ -92,13 +102,7 @@ fn the_served_services_conform_and_a_spec_they_do_not_serve_fails() {
     // A spec whose list_credentials needs vault:write: the server (which asks for vault:read) fails
     // the challenge, the 403 and the tool's rows for that operation, and nothing else.
     let changed = tempfile::tempdir().unwrap();
-    edited_spec(changed.path(), |text| {
-        text.replacen(
-            "id = \"list_credentials\"\nroute = \"GET /credentials\"\nscope = \"vault:read\"",
-            "id = \"list_credentials\"\nroute = \"GET /credentials\"\nscope = \"vault:write\"",
-            1,
-        )
-    });
+    edited_spec(changed.path(), rescoped("list_credentials", "GET /credentials", "vault:read", "vault:write"));
     let spec = changed.path().to_str().unwrap();
     // (Each run's 401 checks count against this host's anonymous limits: the prospector's 60 a
     // minute allow three full runs, so the runs that need one service only name it.)
@@ -136,6 +140,24 @@ fn the_served_services_conform_and_a_spec_they_do_not_serve_fails() {
         let reason = row.and_then(|i| failed.stdout.lines().nth(i + 1)).unwrap_or_default();
         assert!(reason.contains(limit), "{subject}: {reason}\n{}", failed.stdout);
     }
+
+    // A spec whose store_credential needs only vault:read: the server refuses the kit's vault:read
+    // token, so with --admission that operation and its tool fail to be admitted.
+    let changed = tempfile::tempdir().unwrap();
+    edited_spec(changed.path(), rescoped("store_credential", "POST /credentials", "vault:write", "vault:read"));
+    let spec = changed.path().to_str().unwrap();
+    let failed = conformance(&["--url", &url, "--data-dir", data, "--spec", spec, "--service", "vault", "--admission"]);
+    assert_eq!(failed.code, Some(1), "{}{}", failed.stdout, failed.stderr);
+    let fails: Vec<&str> = failed.stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert!(
+        fails.iter().any(|l| l.contains("admitted at its tier") && l.contains("(store_credential) with vault:read")),
+        "{}",
+        failed.stdout
+    );
+    assert!(
+        fails.iter().any(|l| l.contains("tools/call admitted at its tier") && l.contains("vault.store_credential"))
+    );
+    assert!(failed.stdout.contains("answered 403, expected the gate to admit it"), "{}", failed.stdout);
 
     // The spec as the repository has it conforms through --spec too.
     let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec");

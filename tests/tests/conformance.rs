@@ -1,5 +1,6 @@
-//! The conformance kit (`conformance::run`, what `specwright conformance` prints) against the
-//! vault and the prospector in process: it passes with every operation and tool checked, on the
+//! The conformance kit (`conformance::run`, what `specwright conformance --admission` prints)
+//! against the vault and the prospector in process: it passes with every operation and tool
+//! checked (refused without a token and one tier below, admitted at its own tier), on the
 //! server's own address and behind a proxy whose public URL has a path. (It replaces this suite's
 //! hand-written per-operation 401 and 403 checks, the PRM document checks and the served-OpenAPI
 //! comparison; `specwright/tests/conformance.rs` shows it failing on a spec the server does not
@@ -13,14 +14,14 @@ use conformance::{Contract, Target};
 /// every scoped operation to have its two checks.
 async fn passes(server: &common::TestServer, url: &str) -> conformance::Report {
     let contract = Contract::from_services(specwright::catalog().services()).unwrap();
-    let target = Target::new(url, server.dir.path()).unwrap();
+    let target = Target::new(url, server.dir.path()).unwrap().with_admission();
     let report = conformance::run(&contract, &target).await;
     assert!(report.passed(), "{report}");
     for op in common::all_operations() {
         let subject = format!("{} {} ({})", op.method.as_str(), op.full_path, op.id);
         let checks: Vec<&str> =
             report.checks.iter().filter(|c| c.subject.starts_with(&subject)).map(|c| c.check).collect();
-        assert_eq!(checks, ["401 without a token", "403 one tier below"], "{subject}");
+        assert_eq!(checks, ["401 without a token", "403 one tier below", "admitted at its tier"], "{subject}");
     }
     report
 }
@@ -29,12 +30,13 @@ async fn passes(server: &common::TestServer, url: &str) -> conformance::Report {
 async fn the_vault_and_the_prospector_conform() {
     let server = common::TestServer::start().await;
     let report = passes(&server, &server.base).await;
-    // Two per operation, two per tool; each PRM path, both documents, the MCP challenge and list.
+    // Three per operation and per tool (with admission); each PRM path, both documents, the MCP
+    // challenge and list.
     let ops = |s: &support::ServiceInfo| (s.operations)().len();
     let tools = |s: &support::ServiceInfo| (s.operations)().iter().filter(|o| o.tool.is_some()).count();
     let (vault, prospector) = (&generated::vault::SERVICE, &generated::prospector::SERVICE);
-    assert_eq!(report.count("vault"), 2 * ops(vault) + 2 * tools(vault) + 4 + 2 + 2);
-    assert_eq!(report.count("prospector"), 2 * ops(prospector) + 1 + 2);
+    assert_eq!(report.count("vault"), 3 * ops(vault) + 3 * tools(vault) + 4 + 2 + 2);
+    assert_eq!(report.count("prospector"), 3 * ops(prospector) + 1 + 2);
 }
 
 #[tokio::test]

@@ -43,15 +43,16 @@ async fn call(op: &Operation, url: String, token: Option<&str>) -> reqwest::Resp
     req.send().await.unwrap()
 }
 
-/// `notes conformance`, the platform's conformance kit mounted in the service's own binary: every
-/// operation's 401 and 403 with the exact challenges (and rate-limit headers), both PRM documents,
-/// the served OpenAPI documents, MCP `tools/list` with its `SCOPE:` lines and `tools/call` one tier
-/// below, all pass, and every operation and tool is among the checks.
+/// `notes conformance --admission`, the platform's conformance kit mounted in the service's own
+/// binary: every operation's 401 and 403 with the exact challenges (and rate-limit headers) and its
+/// admission at its own tier, both PRM documents, the served OpenAPI documents, MCP `tools/list`
+/// with its `SCOPE:` lines and `tools/call` one tier below and at its tier, all pass, and every
+/// operation and tool is among the checks.
 #[tokio::test]
 async fn the_conformance_kit_passes_against_the_binary() {
     let s = Server::start(None).await;
     let out = std::process::Command::new(common::BIN)
-        .args(["conformance", "--url", &s.base])
+        .args(["conformance", "--url", &s.base, "--admission"])
         .env("NOTES_DATA_DIR", &s.config.data_dir)
         .output()
         .unwrap();
@@ -59,7 +60,7 @@ async fn the_conformance_kit_passes_against_the_binary() {
     assert!(out.status.success(), "{table}{errors}");
     for op in notes_api::notes::OPERATIONS {
         let subject = format!("{} {} ({})", op.method.as_str(), op.full_path, op.id);
-        for check in ["401 without a token", "403 one tier below"] {
+        for check in ["401 without a token", "403 one tier below", "admitted at its tier"] {
             let found = table.lines().filter(|l| l.starts_with("pass") && l.contains(check) && l.contains(&subject));
             assert_eq!(found.count(), 1, "{check} of {subject}:\n{table}");
         }
@@ -68,11 +69,11 @@ async fn the_conformance_kit_passes_against_the_binary() {
             assert_eq!(found.filter(|l| l.contains(&format!("{tool} with "))).count(), 1, "{tool}:\n{table}");
         }
     }
-    // Beside two per operation and two per tool: the two PRM documents, the two OpenAPI
+    // Beside three per operation and three per tool: the two PRM documents, the two OpenAPI
     // documents, the MCP endpoint's challenge and tools/list.
     let ops = notes_api::notes::OPERATIONS.len();
     let tools = notes_api::notes::OPERATIONS.iter().filter(|op| op.tool.is_some()).count();
-    let n = 2 * ops + 2 * tools + 6;
+    let n = 3 * ops + 3 * tools + 6;
     let summary = table.lines().last().unwrap();
     assert!(summary.starts_with(&format!("{n} checks (notes {n}): {n} passed, 0 failed")), "{summary}");
 }
