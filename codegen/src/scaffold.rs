@@ -211,18 +211,11 @@ async fn serve() -> anyhow::Result<()> {{
 }}
 
 fn main() -> ExitCode {{
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().is_some_and(|a| a == "conformance") {{
-        let options = conformance::Options::from_args(["{crate_name} conformance".to_string()].into_iter().chain(args[1..].to_vec()));
-        return match config() {{
-            Ok(config) => options.run([&{lib}::SERVICE], &config.data_dir),
-            Err(e) => {{
-                eprintln!("error: {{e:#}}");
-                ExitCode::from(2)
-            }}
-        }};
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(exit) = conformance::command(&args, [&{lib}::SERVICE], || Ok(config()?.data_dir)) {{
+        return exit;
     }}
-    let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {{
+    let result = match args.iter().skip(1).map(String::as_str).collect::<Vec<_>>().as_slice() {{
         ["token", tenant, scope] => token(tenant, scope).map(|t| println!("{{t}}")),
         [] => {{
             runtime::logging::init(Default::default());

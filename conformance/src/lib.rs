@@ -376,6 +376,26 @@ impl Target {
     }
 }
 
+impl Target {
+    /// Sends `rb` with a token of `scope` for `service`, or with none when `scope` is `None`.
+    async fn send_as(
+        &self,
+        rb: reqwest::RequestBuilder,
+        service: &Service,
+        scope: Option<&str>,
+    ) -> Result<Answer, String> {
+        match scope {
+            Some(scope) => send(rb.bearer_auth(self.token(service, scope)?)).await,
+            None => send(rb).await,
+        }
+    }
+}
+
+/// How a row names the tier of its token: the scope, or `no scope`.
+fn tier(scope: &str) -> &str {
+    if scope.is_empty() { "no scope" } else { scope }
+}
+
 /// An answer, read whole.
 struct Answer {
     status: u16,
@@ -512,37 +532,25 @@ impl Run<'_> {
             };
 
             let challenge = format!(r#"Bearer resource_metadata="{prm}", scope="{}""#, op.scope);
-            let outcome = match send(build(self)).await {
-                Ok(a) => a
-                    .status(401)
-                    .and_then(|()| a.exact_header("www-authenticate", &challenge))
-                    .and_then(|()| Self::envelope(&a, &service.unauthenticated, Some(&op.scope)))
-                    .and_then(|()| Self::rate_headers(service, op.rate_limited, &a)),
-                Err(e) => Err(e),
-            };
+            let outcome = self.target.send_as(build(self), service, None).await.and_then(|a| {
+                a.status(401)?;
+                a.exact_header("www-authenticate", &challenge)?;
+                Self::envelope(&a, &service.unauthenticated, Some(&op.scope))?;
+                Self::rate_headers(service, op.rate_limited, &a)
+            });
             self.record(service, "401 without a token", subject.clone(), outcome);
 
             let lower = service.one_tier_below(&op.scope);
-            let outcome = match self.target.token(service, &lower) {
-                Ok(token) => match send(build(self).bearer_auth(token)).await {
-                    Ok(a) => Self::insufficient(&op.scope, &prm, &a)
-                        .and_then(|()| Self::envelope(&a, &service.insufficient_scope, Some(&op.scope)))
-                        .and_then(|()| Self::rate_headers(service, op.rate_limited, &a)),
-                    Err(e) => Err(e),
-                },
-                Err(e) => Err(e),
-            };
-            let tier = if lower.is_empty() { "no scope".to_string() } else { lower };
-            self.record(service, "403 one tier below", format!("{subject} with {tier}"), outcome);
+            let outcome = self.target.send_as(build(self), service, Some(&lower)).await.and_then(|a| {
+                Self::insufficient(&op.scope, &prm, &a)?;
+                Self::envelope(&a, &service.insufficient_scope, Some(&op.scope))?;
+                Self::rate_headers(service, op.rate_limited, &a)
+            });
+            self.record(service, "403 one tier below", format!("{subject} with {}", tier(&lower)), outcome);
 
             if self.target.admission {
-                let outcome = match self.target.token(service, &op.scope) {
-                    Ok(token) => match send(build(self).bearer_auth(token)).await {
-                        Ok(a) => Self::admitted(service, &a, a.body.pointer("/error/code")),
-                        Err(e) => Err(e),
-                    },
-                    Err(e) => Err(e),
-                };
+                let outcome = (self.target.send_as(build(self), service, Some(&op.scope)).await)
+                    .and_then(|a| Self::admitted(service, &a, a.body.pointer("/error/code")));
                 self.record(service, "admitted at its tier", format!("{subject} with {}", op.scope), outcome);
             }
         }
@@ -593,10 +601,10 @@ impl Run<'_> {
             let mut seen = BTreeSet::new();
             urls.retain(|(label, _)| seen.insert(label.clone()));
             for (label, url) in urls {
-                let outcome = match send(self.target.client.get(url)).await {
-                    Ok(a) => a.status(200).and_then(|()| self.prm_document(&a, &surface, &scopes)),
-                    Err(e) => Err(e),
-                };
+                let outcome = send(self.target.client.get(url)).await.and_then(|a| {
+                    a.status(200)?;
+                    self.prm_document(&a, &surface, &scopes)
+                });
                 self.record(service, "PRM document", format!("{} {label}", surface.label), outcome);
             }
         }
@@ -635,10 +643,10 @@ impl Run<'_> {
             (format!("/openapi/{}.json", service.name), &service.openapi),
             (format!("/openapi/{}.3.0.json", service.name), &service.openapi_30),
         ] {
-            let outcome = match send(self.target.client.get(self.target.at(&path))).await {
-                Ok(a) => a.status(200).and_then(|()| self.same_document(service, a.body, generated)),
-                Err(e) => Err(e),
-            };
+            let outcome = send(self.target.client.get(self.target.at(&path))).await.and_then(|a| {
+                a.status(200)?;
+                self.same_document(service, a.body, generated)
+            });
             self.record(service, "OpenAPI as generated", path, outcome);
         }
     }
@@ -683,19 +691,14 @@ impl Run<'_> {
             return;
         };
         let prm = self.target.at(&mcp.announced());
-        let post = |run: &Self, message: &Value, token: Option<&str>| {
-            let rb = run
-                .target
+        let post = |run: &Self, message: &Value| {
+            run.target
                 .client
                 .post(run.target.at(&mcp.path))
                 .header("accept", "application/json, text/event-stream")
                 .header("content-type", "application/json")
                 .header("mcp-protocol-version", MCP_REVISION)
-                .json(message);
-            match token {
-                Some(t) => rb.bearer_auth(t),
-                None => rb,
-            }
+                .json(message)
         };
 
         // Without a token, the endpoint challenges like the REST API, for the lowest tier (what it
@@ -703,21 +706,16 @@ impl Run<'_> {
         let lowest = service.scopes.first().map(|(n, _)| n.as_str()).unwrap_or_default();
         let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
         let challenge = format!(r#"Bearer resource_metadata="{prm}", scope="{lowest}""#);
-        let outcome = match send(post(self, &ping, None)).await {
-            Ok(a) => a
-                .status(401)
-                .and_then(|()| a.exact_header("www-authenticate", &challenge))
-                .and_then(|()| Self::envelope(&a, &service.unauthenticated, Some(lowest)))
-                .and_then(|()| Self::rate_headers(service, true, &a)),
-            Err(e) => Err(e),
-        };
+        let outcome = self.target.send_as(post(self, &ping), service, None).await.and_then(|a| {
+            a.status(401)?;
+            a.exact_header("www-authenticate", &challenge)?;
+            Self::envelope(&a, &service.unauthenticated, Some(lowest))?;
+            Self::rate_headers(service, true, &a)
+        });
         self.record(service, "MCP 401 without a token", mcp.path.clone(), outcome);
 
         // tools/list is the spec's tools, in order, every page of them.
-        let listed = match self.target.token(service, &service.all_scopes()) {
-            Ok(token) => self.list_tools(|m| post(self, m, Some(&token))).await,
-            Err(e) => Err(e),
-        };
+        let listed = self.list_tools(service, |m| post(self, m)).await;
         let outcome = listed.as_ref().map_err(Clone::clone).and_then(|tools| same_tools(tools, &service.tools));
         self.record(service, "tools/list as generated", mcp.path.clone(), outcome);
 
@@ -737,50 +735,47 @@ impl Run<'_> {
             let lower = service.one_tier_below(&op.scope);
             let call =
                 json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": name, "arguments": {}}});
-            let outcome = match self.target.token(service, &lower) {
-                Ok(token) => match send(post(self, &call, Some(&token))).await {
-                    Ok(a) => Self::insufficient(&op.scope, &prm, &a)
-                        .and_then(|()| {
-                            // A JSON-RPC error whose data is the REST envelope's code, scope and id.
-                            let data = &a.body["error"]["data"];
-                            let want = json!({
-                                "code": service.insufficient_scope,
-                                "required": op.scope,
-                                "request_id": a.header("x-request-id"),
-                            });
-                            if *data != want || !a.body["error"]["code"].is_i64() {
-                                return Err(format!(
-                                    "the JSON-RPC error is {}, expected a numeric code and data {want}",
-                                    short(&a.body["error"])
-                                ));
-                            }
-                            Ok(())
-                        })
-                        .and_then(|()| Self::rate_headers(service, op.rate_limited, &a)),
-                    Err(e) => Err(e),
-                },
-                Err(e) => Err(e),
-            };
-            let tier = if lower.is_empty() { "no scope".to_string() } else { lower };
-            self.record(service, "tools/call one tier below", format!("{name} with {tier}"), outcome);
+            let outcome = self.target.send_as(post(self, &call), service, Some(&lower)).await.and_then(|a| {
+                Self::insufficient(&op.scope, &prm, &a)?;
+                Self::jsonrpc_refusal(service, &op.scope, &a)?;
+                Self::rate_headers(service, op.rate_limited, &a)
+            });
+            self.record(service, "tools/call one tier below", format!("{name} with {}", tier(&lower)), outcome);
 
             if self.target.admission {
-                let outcome = match self.target.token(service, &op.scope) {
-                    Ok(token) => match send(post(self, &call, Some(&token))).await {
-                        Ok(a) => {
-                            Self::admitted(service, &a, a.body.pointer("/error/data/code")).and_then(|()| a.status(200))
-                        }
-                        Err(e) => Err(e),
-                    },
-                    Err(e) => Err(e),
-                };
+                let outcome = self.target.send_as(post(self, &call), service, Some(&op.scope)).await.and_then(|a| {
+                    Self::admitted(service, &a, a.body.pointer("/error/data/code"))?;
+                    a.status(200)
+                });
                 self.record(service, "tools/call admitted at its tier", format!("{name} with {}", op.scope), outcome);
             }
         }
     }
 
+    /// A JSON-RPC error (numeric code) whose data is the REST envelope's code, scope and id.
+    fn jsonrpc_refusal(service: &Service, scope: &str, a: &Answer) -> Result<(), String> {
+        let want = json!({
+            "code": service.insufficient_scope,
+            "required": scope,
+            "request_id": a.header("x-request-id"),
+        });
+        if a.body["error"]["data"] != want || !a.body["error"]["code"].is_i64() {
+            return Err(format!(
+                "the JSON-RPC error is {}, expected a numeric code and data {want}",
+                short(&a.body["error"])
+            ));
+        }
+        Ok(())
+    }
+
     /// Every tool `tools/list` gives, following `nextCursor`.
-    async fn list_tools(&self, post: impl Fn(&Value) -> reqwest::RequestBuilder) -> Result<Vec<Value>, String> {
+    /// (With a token of every scope of `service`.)
+    async fn list_tools(
+        &self,
+        service: &Service,
+        post: impl Fn(&Value) -> reqwest::RequestBuilder,
+    ) -> Result<Vec<Value>, String> {
+        let all = service.all_scopes();
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         for page in 0..100 {
@@ -788,7 +783,7 @@ impl Run<'_> {
             if let Some(c) = &cursor {
                 message["params"] = json!({ "cursor": c });
             }
-            let a = send(post(&message)).await?;
+            let a = self.target.send_as(post(&message), service, Some(&all)).await?;
             a.status(200)?;
             let result = &a.body["result"];
             let page = result["tools"].as_array().ok_or_else(|| format!("no result.tools: {}", short(&a.body)))?;
@@ -880,13 +875,33 @@ pub struct Options {
     pub admission: bool,
 }
 
-impl Options {
-    /// Reads the options from `args`, whose first item names the command (`notes conformance`);
-    /// on a mistake prints the usage and exits 2, as every clap command does.
-    pub fn from_args(args: impl IntoIterator<Item = String>) -> Self {
-        <Self as clap::Parser>::parse_from(args)
+/// The `conformance` command of a service binary that reads its own arguments: when `args` (the
+/// process's, program first) name it, runs it against `registered` (with the data directory
+/// `data_dir` gives unless `--data-dir` names one) and says how the process should exit; `None`
+/// when they name another command. A mistake in its options prints the usage and exits 2.
+pub fn command<'a>(
+    args: &[String],
+    registered: impl IntoIterator<Item = &'a support::ServiceInfo>,
+    data_dir: impl FnOnce() -> anyhow::Result<PathBuf>,
+) -> Option<ExitCode> {
+    if args.get(1).map(String::as_str) != Some("conformance") {
+        return None;
     }
+    let program = Path::new(&args[0]).file_name().map_or_else(|| args[0].clone(), |n| n.to_string_lossy().into_owned());
+    let options = <Options as clap::Parser>::parse_from(
+        std::iter::once(format!("{program} conformance")).chain(args[2..].iter().cloned()),
+    );
+    let data_dir = match options.data_dir.clone().map_or_else(data_dir, Ok) {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return Some(ExitCode::from(2));
+        }
+    };
+    Some(options.run(registered, &data_dir))
+}
 
+impl Options {
     /// Runs the checks, prints the table and says how the command should exit: 0 when every check
     /// passed, 1 when one failed, 2 when the checks could not run. `registered` are the binary's
     /// services and `data_dir` its data directory when `--data-dir` is not given.

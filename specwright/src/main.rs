@@ -338,7 +338,7 @@ async fn serve(config: Config, settings: specwright::Settings) -> anyhow::Result
 }
 
 impl Command {
-    /// The settings every command but `completions` takes.
+    /// The settings every command but `completions` and `conformance` takes.
     fn common(&self) -> Option<&Common> {
         Some(match self {
             Command::Completions { .. } | Command::Conformance { .. } => return None,

@@ -29,17 +29,8 @@ async fn serve() -> anyhow::Result<()> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
-    if args.get(1).map(String::as_str) == Some("conformance") {
-        let options = conformance::Options::from_args(
-            [format!("{} conformance", args[0])].into_iter().chain(args[2..].iter().cloned()),
-        );
-        return match config() {
-            Ok(config) => options.run([&notes::SERVICE], &config.data_dir),
-            Err(e) => {
-                eprintln!("error: {e:#}");
-                ExitCode::from(2)
-            }
-        };
+    if let Some(exit) = conformance::command(&args, [&notes::SERVICE], || Ok(config()?.data_dir)) {
+        return exit;
     }
     let format = std::env::var("NOTES_LOG_FORMAT").ok().filter(|v| !v.is_empty()).map(|v| v.parse());
     match format.transpose() {
