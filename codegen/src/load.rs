@@ -263,6 +263,21 @@ fn check_errors(c: &mut Collector, spec: &Spec) {
             Some(_) => {}
         }
     }
+    if let Some(code) = &r.conflict {
+        match spec.errors.get(code) {
+            None => c.push(
+                "[error_roles] conflict",
+                format!("undeclared error code `{code}`"),
+                format!("declare [errors.\"{code}\"] with status 409"),
+            ),
+            Some(e) if e.status != 409 => c.push(
+                "[error_roles] conflict",
+                format!("`{code}` answers HTTP {} but this role needs 409", e.status),
+                "point the role at a code with status 409",
+            ),
+            Some(_) => {}
+        }
+    }
     for (what, code) in [
         ("internal error", &r.internal),
         ("request timeout", &r.request_timeout),

@@ -490,11 +490,13 @@ fn handler_codes(api: &Api, op: &Operation) -> Vec<String> {
 /// `errors.rs`: one `support::operation_errors!` call declaring every operation's closed enum.
 /// Written as text: rustfmt leaves a braced macro call as it is, so this is its final layout.
 fn errors_file(api: &Api) -> String {
+    let roles = &api.spec.error_roles;
+    let conflict = roles.conflict.as_ref().map(|code| format!(", conflict: {code:?}")).unwrap_or_default();
     let mut out = format!(
         "{HEADER}\n//! One closed error enum per operation: only the codes the spec lets it answer.\n\
-         support::operation_errors! {{\n    internal: {}, unavailable: {};\n",
-        variant(&api.spec.error_roles.internal),
-        variant(&api.spec.error_roles.unavailable)
+         support::operation_errors! {{\n    internal: {}, unavailable: {}{conflict};\n",
+        variant(&roles.internal),
+        variant(&roles.unavailable)
     );
     for op in &api.operations {
         out.push_str(&format!(

@@ -280,6 +280,12 @@ pub struct ErrorRoles {
     pub request_timeout: String,
     /// The server's storage is unreachable or full; retry later (503, with `Retry-After`).
     pub unavailable: String,
+    /// A code with status 409 that an operation declaring it answers when a concurrent request
+    /// took the unique key it would create (two creates of the same key at once): the runtime
+    /// maps the database's unique-key violation to it. Omit it when no operation creates
+    /// anything under a unique key; an operation that does should list this code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conflict: Option<String>,
     /// Codes every operation may answer besides the ones it declares (default: `internal`,
     /// `request_timeout`, `unavailable`).
     pub service_wide: Vec<String>,
@@ -302,6 +308,7 @@ impl Default for ErrorRoles {
             internal: code("internal"),
             request_timeout: code("request_timeout"),
             unavailable: code("unavailable"),
+            conflict: None,
             service_wide: ["internal", "request_timeout", "unavailable"].map(code).to_vec(),
         }
     }

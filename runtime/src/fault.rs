@@ -2,22 +2,40 @@
 
 use support::{InternalError, Problem};
 
+use crate::store::{StorageFault, fault_kind};
+
 /// A server fault: logged with where it happened and its cause (never a secret), answered
-/// without detail. Every service implementation reports faults through this one function. A
-/// cause that says the storage is unreachable, full or overloaded for now answers the service's
-/// unavailable error (503, `Retry-After`) instead of the internal one: the client may retry.
+/// without detail. Every service implementation reports faults through this one function, and
+/// [`fault_kind`] decides what the cause means to the client:
+/// - the storage unreachable, refusing work, full or overloaded for now: the service's
+///   unavailable error (503, `Retry-After`); the client may retry;
+/// - a write that lost a race for a unique key (two requests creating the same key at once): the
+///   operation's conflict error (409), as when the key already existed before the request, if
+///   the operation declares it;
+/// - anything else: the internal error (500).
 pub fn fault<E: InternalError>(place: &str, what: &str, cause: impl std::fmt::Display + 'static) -> E {
-    let transient = crate::store::is_transient_cause(&cause);
-    if transient {
-        tracing::warn!(place, "{what}: storage unavailable: {cause}");
-        return E::unavailable(
-            Problem::new(format!(
-                "The service's storage is unavailable for now; nothing was changed. Retry in {} seconds.",
-                crate::store::RETRY_AFTER_SECONDS
-            ))
-            .with("retry_after", crate::store::RETRY_AFTER_SECONDS),
-        );
+    match fault_kind::classify_cause(&cause) {
+        StorageFault::Unavailable(kind) => {
+            tracing::warn!(place, kind = kind.as_str(), "{what}: storage unavailable: {cause}");
+            return E::unavailable(
+                Problem::new(format!(
+                    "The service's storage is unavailable for now; nothing was changed. Retry in {} seconds.",
+                    crate::store::RETRY_AFTER_SECONDS
+                ))
+                .with("retry_after", crate::store::RETRY_AFTER_SECONDS),
+            );
+        }
+        StorageFault::UniqueConflict => {
+            let problem = Problem::new(
+                "It already exists: a request made at the same time created it first; nothing was changed.",
+            );
+            if let Some(conflict) = E::conflict(problem) {
+                tracing::info!(place, "{what}: lost a race for a unique key: {cause}");
+                return conflict;
+            }
+            tracing::error!(place, "{what}: a unique key taken concurrently, and no conflict error declared: {cause}");
+        }
+        StorageFault::Defect => tracing::error!(place, "{what}: {cause}"),
     }
-    tracing::error!(place, "{what}: {cause}");
     E::internal(Problem::new("Internal error; nothing was changed and no secret was returned."))
 }

@@ -63,42 +63,25 @@ impl Default for PoolSettings {
 /// Seconds a client is told to wait when the storage is unavailable.
 pub const RETRY_AFTER_SECONDS: u64 = 5;
 
-/// Whether `e` says the database is unreachable, full or overloaded for now (worth a retry),
-/// rather than a defect: no connection within the acquire timeout, an I/O or TLS failure, a
-/// SQLite `FULL`/`IOERR`/`CANTOPEN`/`BUSY`/`LOCKED`, a PostgreSQL connection exception (class 08),
-/// insufficient resources (class 53, e.g. disk full) or a server shutting down (57P01-57P03).
+/// Whether `e` says the database is unavailable for now (worth a retry) rather than a defect:
+/// see [`fault_kind`], which classifies every storage error in one place.
 pub fn is_transient(e: &sqlx::Error) -> bool {
-    match e {
-        sqlx::Error::PoolTimedOut
-        | sqlx::Error::PoolClosed
-        | sqlx::Error::Io(_)
-        | sqlx::Error::Tls(_)
-        | sqlx::Error::WorkerCrashed => true,
-        sqlx::Error::Database(db) => {
-            let code = db.code().map(|c| c.to_string()).unwrap_or_default();
-            if db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>().is_some() {
-                // PostgreSQL SQLSTATE.
-                code.starts_with("08") || code.starts_with("53") || matches!(code.as_str(), "57P01" | "57P02" | "57P03")
-            } else {
-                // SQLite (extended) result codes; the low byte is the primary code.
-                code.parse::<u32>().is_ok_and(|n| matches!(n & 0xff, 5 | 6 | 10 | 13 | 14))
-            }
-        }
-        _ => false,
-    }
+    matches!(fault_kind::classify(e), StorageFault::Unavailable(_))
 }
 
 /// Whether `cause` (any error value) is a transient storage error: a `sqlx::Error`, or an
 /// `anyhow::Error` wrapping one, for which [`is_transient`] holds.
 pub fn is_transient_cause(cause: &dyn std::any::Any) -> bool {
-    cause.downcast_ref::<sqlx::Error>().is_some_and(is_transient)
-        || cause.downcast_ref::<anyhow::Error>().and_then(|e| e.downcast_ref::<sqlx::Error>()).is_some_and(is_transient)
+    matches!(fault_kind::classify_cause(cause), StorageFault::Unavailable(_))
 }
 
 /// The tasks that hold a transaction now, with how many each holds.
 type Holders = Arc<Mutex<HashMap<tokio::task::Id, usize>>>;
 
+pub mod fault_kind;
 mod group;
+
+pub use fault_kind::{StorageFault, Unavailable};
 
 /// A transaction on the store. It derefs to the connection, so `&mut *tx` runs a query in it.
 /// While it lives, its task may not acquire another connection from the store.

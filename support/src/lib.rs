@@ -451,6 +451,16 @@ pub trait InternalError {
     fn internal(problem: Problem) -> Self;
     /// The unavailable variant with this problem (`details.retry_after` becomes `Retry-After`).
     fn unavailable(problem: Problem) -> Self;
+    /// The service's conflict variant (its spec's `conflict` error role) with this problem, when
+    /// this operation declares it: what a write answers when a concurrent request took the unique
+    /// key it would create. `None` when the operation cannot answer it.
+    fn conflict(problem: Problem) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        let _ = problem;
+        None
+    }
 }
 
 /// How the runtime plugs into the generated routers: admit a request for an operation (yielding
@@ -484,11 +494,26 @@ pub trait Gate: Send + Sync + 'static {
 
 /// Declares the closed error enums of a service's operations: each variant carries a
 /// [`Problem`] and names its catalog code; `internal` and `unavailable` name the variants of the
-/// service-wide codes every operation has. The generated `errors.rs` of every service is one call.
+/// service-wide codes every operation has, and `conflict` (optional) the catalog code of the
+/// service's conflict error, which an operation that declares it answers when a concurrent
+/// request took a unique key first ([`InternalError::conflict`]). The generated `errors.rs` of
+/// every service is one call.
 #[macro_export]
 macro_rules! operation_errors {
     (
         internal: $internal:ident, unavailable: $unavailable:ident;
+        $($enums:tt)*
+    ) => {
+        $crate::operation_errors! { @enums $internal, $unavailable, ::core::option::Option::None; $($enums)* }
+    };
+    (
+        internal: $internal:ident, unavailable: $unavailable:ident, conflict: $conflict:literal;
+        $($enums:tt)*
+    ) => {
+        $crate::operation_errors! { @enums $internal, $unavailable, ::core::option::Option::Some($conflict); $($enums)* }
+    };
+    (
+        @enums $internal:ident, $unavailable:ident, $conflict:expr;
         $( $(#[$meta:meta])* $name:ident { $( $(#[$vmeta:meta])* $variant:ident = $code:literal ),* $(,)? } )*
     ) => {
         $(
@@ -511,6 +536,13 @@ macro_rules! operation_errors {
                 }
                 fn unavailable(problem: $crate::Problem) -> Self {
                     Self::$unavailable(problem)
+                }
+                fn conflict(problem: $crate::Problem) -> ::core::option::Option<Self> {
+                    let code: ::core::option::Option<&'static str> = $conflict;
+                    match code? {
+                        $( $code => ::core::option::Option::Some(Self::$variant(problem)), )*
+                        _ => ::core::option::Option::None,
+                    }
                 }
             }
         )*

@@ -64,6 +64,9 @@ async fn latest(tx: &mut Tx, tenant: &str) -> Result<Option<ScoringConfig>, sqlx
     }))
 }
 
+/// Inserts a version. `ON CONFLICT DO NOTHING` only for the defaults stored on first use, which
+/// two first requests of a tenant may store at once (each then reads the one that was kept); a
+/// new version taken concurrently is the caller's conflict, so there the unique key decides.
 async fn insert(
     tx: &mut Tx,
     tenant: &str,
@@ -72,7 +75,15 @@ async fn insert(
     weights: &SignalWeights,
     parameters: &ScoringParameters,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT INTO scoring_configs (tenant_id, version, weights, parameters, updated_at, updated_by) VALUES ($1, $2, $3, $4, $5, $6)")
+    let sql = match version {
+        1 => {
+            "INSERT INTO scoring_configs (tenant_id, version, weights, parameters, updated_at, updated_by) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING"
+        }
+        _ => {
+            "INSERT INTO scoring_configs (tenant_id, version, weights, parameters, updated_at, updated_by) VALUES ($1, $2, $3, $4, $5, $6)"
+        }
+    };
+    sqlx::query(sql)
         .bind(tenant)
         .bind(version)
         .bind(serde_json::to_string(weights).unwrap_or_default())
@@ -118,29 +129,34 @@ pub async fn update(
     use errors::UpdateScoringConfigError as E;
     check(&input.weights, &input.parameters).map_err(E::ValidationError)?;
     let mut tx = store.begin().await.map_err(|e| fault("scoring_config", "begin", e))?;
+    // Updates of one tenant's configuration take turns on its first version's row (versions are
+    // never deleted, so every update locks the same row), so the version read below is the
+    // latest on every backend: without `expected_version`, concurrent updates each store a version
+    // of their own (the last one wins), as they do on SQLite, whose writers already take turns;
+    // with it, all but the first answer 409.
+    let current = current_in(&mut tx, &caller.tenant).await.map_err(|e| fault("scoring_config", "reading", e))?;
+    let first = "UPDATE scoring_configs SET updated_at = updated_at WHERE tenant_id = $1 \
+                 AND version = (SELECT MIN(version) FROM scoring_configs WHERE tenant_id = $1)";
+    sqlx::query(first)
+        .bind(&caller.tenant)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| fault("scoring_config", "taking its turn", e))?;
     let current = latest(&mut tx, &caller.tenant)
         .await
         .map_err(|e| fault("scoring_config", "reading", e))?
-        .map(|c| c.version)
-        .unwrap_or(1);
+        .map_or(current.version, |c| c.version);
     if let Some(expected) = input.expected_version.filter(|e| *e != current) {
         return Err(E::Conflict(
             Problem::new(format!("The scoring configuration is at version {current}, not {expected}; read it again."))
                 .with("current_version", current),
         ));
     }
-    // A concurrent update that took this version makes the insert fail: that is a conflict too.
-    if let Err(e) =
-        insert(&mut tx, &caller.tenant, &caller.subject, current + 1, &input.weights, &input.parameters).await
-    {
-        return Err(match e.as_database_error().map(|d| d.is_unique_violation()) {
-            Some(true) => E::Conflict(
-                Problem::new("The scoring configuration changed concurrently; read it again.")
-                    .with("current_version", current + 1),
-            ),
-            _ => fault("scoring_config", "storing", e),
-        });
-    }
+    // A concurrent update that took this version makes the insert break the unique key: the
+    // fault reporter answers that as the conflict it is.
+    insert(&mut tx, &caller.tenant, &caller.subject, current + 1, &input.weights, &input.parameters)
+        .await
+        .map_err(|e| fault("scoring_config", "storing", e))?;
     let config = latest(&mut tx, &caller.tenant)
         .await
         .map_err(|e| fault("scoring_config", "reading", e))?

@@ -168,49 +168,29 @@ pub(super) async fn create<E: InternalError + From<GrantError>>(
     }
     let now = now_ms();
     let encoded = rbac::encode(&permissions);
-    // One grant per principal and target: granting again replaces the permissions.
-    let existing =
-        sqlx::query("SELECT id FROM grants WHERE tenant_id = $1 AND target = $2 AND target_id = $3 AND principal = $4")
-            .bind(&caller.tenant)
-            .bind(target.as_str())
-            .bind(&target_id)
-            .bind(&principal)
-            .fetch_optional(&mut **tx)
-            .await
-            .map_err(|e| fault::<E>(op.id, "loading a grant", e))?;
-    let id = match existing {
-        Some(r) => {
-            let id: String = r.get(0);
-            sqlx::query(
-                "UPDATE grants SET permissions = $1, created_at = $2, created_by = $3 WHERE tenant_id = $4 AND id = $5",
-            )
-            .bind(&encoded)
-            .bind(now)
-            .bind(&caller.subject)
-            .bind(&caller.tenant)
-            .bind(&id)
-            .execute(&mut **tx)
-            .await
-            .map_err(|e| fault::<E>(op.id, "updating a grant", e))?;
-            id
-        }
-        None => {
-            let id = format!("grt_{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
-            sqlx::query("INSERT INTO grants (tenant_id, id, target, target_id, principal, permissions, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)")
-                .bind(&caller.tenant)
-                .bind(&id)
-                .bind(target.as_str())
-                .bind(&target_id)
-                .bind(&principal)
-                .bind(&encoded)
-                .bind(now)
-                .bind(&caller.subject)
-                .execute(&mut **tx)
-                .await
-                .map_err(|e| fault::<E>(op.id, "inserting a grant", e))?;
-            id
-        }
-    };
+    // One grant per principal and target: granting again replaces the permissions. One statement
+    // (an upsert on the unique index), so two grants to the same principal at once both succeed,
+    // the later one's permissions kept, instead of the second insert breaking the index.
+    let fresh = format!("grt_{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
+    let id: String = sqlx::query(
+        "INSERT INTO grants (tenant_id, id, target, target_id, principal, permissions, created_at, created_by) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+         ON CONFLICT (tenant_id, target, target_id, principal) \
+         DO UPDATE SET permissions = excluded.permissions, created_at = excluded.created_at, created_by = excluded.created_by \
+         RETURNING id",
+    )
+    .bind(&caller.tenant)
+    .bind(&fresh)
+    .bind(target.as_str())
+    .bind(&target_id)
+    .bind(&principal)
+    .bind(&encoded)
+    .bind(now)
+    .bind(&caller.subject)
+    .fetch_one(&mut **tx)
+    .await
+    .map_err(|e| fault::<E>(op.id, "granting", e))?
+    .get(0);
     targets.push(id.clone());
     let sql = format!("SELECT {COLUMNS} FROM grants WHERE tenant_id = $1 AND id = $2");
     let row = sqlx::query(sqlx::AssertSqlSafe(sql))

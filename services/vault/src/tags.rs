@@ -65,6 +65,16 @@ fn check_carriers(access: &Access, tag: &str, carriers: &[(String, Option<String
     }
 }
 
+/// Whether the tag a retag moves onto may already exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Onto {
+    /// A merge: the target may exist.
+    Any,
+    /// A rename: the new name must be free, also against a rename to it made at the same time
+    /// (the unique key then answers the operation's conflict, as the earlier check does).
+    New,
+}
+
 /// Moves every `from` tag onto `to` (creating it), then deletes the `from` tags.
 async fn retag<E: InternalError>(
     tx: &mut Tx,
@@ -72,14 +82,14 @@ async fn retag<E: InternalError>(
     tenant: &str,
     from: &[String],
     to: &str,
+    onto: Onto,
 ) -> Result<(), E> {
     let q = |e| fault::<E>(op.id, "retagging", e);
-    sqlx::query("INSERT INTO tags (tenant_id, name) VALUES ($1, $2) ON CONFLICT DO NOTHING")
-        .bind(tenant)
-        .bind(to)
-        .execute(&mut **tx)
-        .await
-        .map_err(q)?;
+    let create = match onto {
+        Onto::New if !from.iter().any(|f| f == to) => "INSERT INTO tags (tenant_id, name) VALUES ($1, $2)",
+        _ => "INSERT INTO tags (tenant_id, name) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+    };
+    sqlx::query(create).bind(tenant).bind(to).execute(&mut **tx).await.map_err(q)?;
     for f in from.iter().filter(|f| f.as_str() != to) {
         sqlx::query("INSERT INTO credential_tags (tenant_id, key, tag) SELECT tenant_id, key, $3 FROM credential_tags WHERE tenant_id = $1 AND tag = $2 ON CONFLICT DO NOTHING")
             .bind(tenant)
@@ -167,7 +177,7 @@ pub(super) async fn rename(
         Err(None) => return Err(E::ResourceNotFound(not_found("tag", &input.name))),
         Err(Some(p)) => return Err(E::AuthForbidden(p)),
     }
-    retag(tx, op, &caller.tenant, std::slice::from_ref(&input.name), &input.new_name).await?;
+    retag(tx, op, &caller.tenant, std::slice::from_ref(&input.name), &input.new_name, Onto::New).await?;
     let credential_count = count(tx, &caller.tenant, &input.new_name).await.map_err(|e| fault(op.id, "counting", e))?;
     Ok(Tag { name: input.new_name, credential_count })
 }
@@ -196,7 +206,7 @@ pub(super) async fn merge(
             Err(Some(p)) => return Err(E::AuthForbidden(p)),
         }
     }
-    retag(tx, op, &caller.tenant, &input.sources, &input.target).await?;
+    retag(tx, op, &caller.tenant, &input.sources, &input.target, Onto::Any).await?;
     let credential_count = count(tx, &caller.tenant, &input.target).await.map_err(|e| fault(op.id, "counting", e))?;
     Ok(Tag { name: input.target, credential_count })
 }
