@@ -108,24 +108,54 @@ pub async fn write_alone(store: &Store, e: Entry<'_>) -> Result<(), sqlx::Error>
     store.insert_grouped(INTO, values(&e)).await
 }
 
+/// Whether the request being recorded has already met the database unavailable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waited {
+    /// Not yet: its row may wait for the database once.
+    No,
+    /// It waited and failed (a 503), or its deadline passed (a 408): its row must not make it
+    /// wait again.
+    Yes,
+}
+
+/// Writes the row of a request that failed or was refused, which changed nothing. A request
+/// waits for the database at most once: when it already has ([`Waited::Yes`]), when the store
+/// knows the database is unavailable, or when this write finds it so, the row is queued
+/// ([`Store::insert_later`], written once the database answers) and the request is answered at
+/// once. Otherwise it returns once the row is durable.
+pub async fn record_failure(store: &Store, e: Entry<'_>, waited: Waited) -> Result<(), sqlx::Error> {
+    injected(store)?;
+    if waited == Waited::Yes || store.is_known_unavailable() {
+        store.insert_later(INTO, values(&e));
+        return Ok(());
+    }
+    match store.insert_grouped(INTO, values(&e)).await {
+        Err(err) if crate::store::is_transient(&err) => {
+            store.insert_later(INTO, values(&e));
+            Ok(())
+        }
+        written => written,
+    }
+}
+
 /// Audits a request answered without running its operation: one the gate refused (scope too
-/// low: `Denied`) or one whose input the decoder refused (`Failed`).
+/// low: `Denied`), one whose input the decoder refused (`Failed`), or one cut off by the
+/// request deadline (`Failed`, [`Waited::Yes`]).
 pub async fn record_refusal(
     store: &Store,
     caller: &Caller,
     op: &Operation,
-    outcome: Outcome,
-    code: &str,
-    status: u16,
+    (outcome, code, status): (Outcome, &str, u16),
+    waited: Waited,
 ) -> Result<(), sqlx::Error> {
-    write_alone(store, Entry { caller, op, targets: &[], outcome, status, error_code: Some(code) }).await
+    record_failure(store, Entry { caller, op, targets: &[], outcome, status, error_code: Some(code) }, waited).await
 }
 
 /// Ends an audited operation. On success, its `allowed` row is made durable before the result is
 /// returned (fail closed: no audit row, no change and no result): written in `tx` and committed
 /// with the change, or, for a read-only `tx` (which changes nothing), through the group commit.
-/// On failure, `tx` rolls back and the `failed` (or, for a 403, `denied`) row goes through the
-/// group commit. Every service whose spec turns audit on ends each scoped operation through here
+/// On failure, `tx` rolls back and the `failed` (or, for a 403, `denied`) row goes through
+/// [`record_failure`]. Every service whose spec turns audit on ends each scoped operation through here
 /// (or through [`finish_read`]).
 pub async fn finish<T, E: OperationError + InternalError>(
     store: &Store,
@@ -173,7 +203,9 @@ pub async fn finish_read<T, E: OperationError + InternalError>(
             let status = op.service.error(code).map(|e| e.status).unwrap_or(500);
             let outcome = if status == 403 { Outcome::Denied } else { Outcome::Failed };
             let entry = Entry { caller, op, targets, outcome, status, error_code: Some(code) };
-            if let Err(e) = write_alone(store, entry).await {
+            // An operation that answered "unavailable" has met the database down already.
+            let waited = if code == op.service.roles.unavailable { Waited::Yes } else { Waited::No };
+            if let Err(e) = record_failure(store, entry, waited).await {
                 tracing::error!(operation = op.id, error = %e, "could not audit a failed operation");
             }
             Err(err)

@@ -88,11 +88,12 @@ pub type RateSlot = Slot<Option<Decision>>;
 pub type Admitted = Slot<(Store, Caller, &'static Operation)>;
 
 impl Admitted {
-    /// Audits the admitted request, if any, as failed with `code` and `status`.
+    /// Audits the admitted request, if any, as failed with `code` and `status`, without waiting
+    /// for the database: the request's deadline has passed (the row is written once it can be).
     pub async fn audit_failure(&self, code: &str, status: u16) {
         let Some((store, caller, op)) = self.take() else { return };
-        let failed = crate::audit::Outcome::Failed;
-        if let Err(e) = crate::audit::record_refusal(&store, &caller, op, failed, code, status).await {
+        let failed = (crate::audit::Outcome::Failed, code, status);
+        if let Err(e) = crate::audit::record_refusal(&store, &caller, op, failed, crate::audit::Waited::Yes).await {
             tracing::error!(operation = op.id, error = %e, "could not audit a request that timed out");
         }
     }
@@ -171,7 +172,8 @@ impl BearerGate {
         let code = self.resource.service.roles.insufficient_scope;
         // A denial that cannot be audited is still a denial; log the audit failure.
         let denied = crate::audit::Outcome::Denied;
-        if let Err(e) = crate::audit::record_refusal(store, caller, op, denied, code, 403).await {
+        let denied = (denied, code, 403);
+        if let Err(e) = crate::audit::record_refusal(store, caller, op, denied, crate::audit::Waited::No).await {
             tracing::error!(operation = op.id, error = %e, "could not audit a scope denial");
         }
     }
@@ -487,9 +489,9 @@ impl Gate for BearerGate {
     /// Audits the refused input as a `failed` row, where this gate audits.
     async fn refused(&self, caller: &Caller, op: &'static Operation, code: &'static str, status: u16) {
         let Some(store) = &self.store else { return };
-        let failed = crate::audit::Outcome::Failed;
+        let failed = (crate::audit::Outcome::Failed, code, status);
         // The answer stands whether or not it is audited; log the audit failure.
-        if let Err(e) = crate::audit::record_refusal(store, caller, op, failed, code, status).await {
+        if let Err(e) = crate::audit::record_refusal(store, caller, op, failed, crate::audit::Waited::No).await {
             tracing::error!(operation = op.id, error = %e, "could not audit a refused input");
         }
     }

@@ -16,6 +16,8 @@
 //! | `specwright_audit_batch_rows` | | audit rows made durable by one commit |
 //! | `specwright_audit_commit_duration_seconds` | | time of a commit carrying audit rows |
 //! | `specwright_audit_commit_failures_total` | | commits of audit rows that failed |
+//! | `specwright_db_rows_waiting` | | rows (audit rows of failures) waiting for an unavailable database |
+//! | `specwright_db_rows_dropped_total` | | rows dropped because too many already waited |
 //! | `specwright_db_transaction_wait_seconds` | | time to get a pooled connection and open a transaction (on SQLite, the write lock's wait included) |
 //! | `specwright_db_acquire_timeouts_total` | | transactions refused because no connection came within the acquire timeout |
 //! | `specwright_db_pool_connections` | state (`idle`, `in_use`) | the pool, read at each scrape |
@@ -51,6 +53,8 @@ const AUDIT_FAILURES: &str = "specwright_audit_commit_failures_total";
 const TX_WAIT: &str = "specwright_db_transaction_wait_seconds";
 const ACQUIRE_TIMEOUTS: &str = "specwright_db_acquire_timeouts_total";
 const POOL: &str = "specwright_db_pool_connections";
+const ROWS_WAITING: &str = "specwright_db_rows_waiting";
+const ROWS_DROPPED: &str = "specwright_db_rows_dropped_total";
 const FALLBACKS: &str = "specwright_rate_limit_local_fallbacks_total";
 
 /// Latency buckets, in seconds: 0.5 ms to 10 s.
@@ -240,6 +244,20 @@ pub fn audit_commit(rows: usize, took: Duration, committed: bool) {
         cached!(histogram, Histogram, AUDIT_SECONDS).record(took.as_secs_f64());
     } else {
         cached!(counter, Counter, AUDIT_FAILURES).increment(1);
+    }
+}
+
+/// Rows queued for an unavailable database (`+1`), or written or given up (`-1`).
+pub fn rows_waiting(change: i8) {
+    if enabled() {
+        metrics::gauge!(ROWS_WAITING).increment(f64::from(change));
+    }
+}
+
+/// A row dropped because too many already waited for the database.
+pub fn rows_dropped() {
+    if enabled() {
+        metrics::counter!(ROWS_DROPPED).increment(1);
     }
 }
 

@@ -25,7 +25,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -217,6 +217,11 @@ pub struct Store {
     writer: group::Writer,
     /// How long a transaction waits to begin.
     acquire_timeout: Duration,
+    /// Whether the database was last seen unavailable ([`Store::is_known_unavailable`]).
+    unavailable: Arc<AtomicBool>,
+    /// Rows to insert once the database answers again, started on first use
+    /// ([`Store::insert_later`]).
+    later: Arc<OnceLock<tokio::sync::mpsc::Sender<Grouped>>>,
     /// Totals of [`Store::page_versioned`], by filter and version.
     counts: Counts,
 }
@@ -481,6 +486,10 @@ async fn group_commit(store: Store, mut queue: tokio::sync::mpsc::Receiver<Group
                     let _ = g.done.send(Err(e));
                 }
             }
+            // The database is unavailable: every member is told at once. Trying each alone would
+            // wait for a connection once per member, one after another.
+            Err(e) if is_transient(&e) => group.into_iter().for_each(|g| drop(g.done.send(Err(group::copy(&e))))),
+            // One row may be at fault: each member alone, so the others still commit.
             Err(_) => {
                 for g in group {
                     let alone = commit_group(&store, std::slice::from_ref(&g)).await;
@@ -488,6 +497,29 @@ async fn group_commit(store: Store, mut queue: tokio::sync::mpsc::Receiver<Group
                 }
             }
         }
+    }
+}
+
+/// Most rows [`Store::insert_later`] keeps waiting for the database.
+pub const LATER_MAX: usize = 100_000;
+
+/// The task behind [`Store::insert_later`]: each row through the group commit, retried while the
+/// database is unavailable (each try waits at most the acquire timeout, then a pause).
+async fn insert_when_available(store: Store, mut rows: tokio::sync::mpsc::Receiver<Grouped>) {
+    while let Some(Grouped { into, row, .. }) = rows.recv().await {
+        loop {
+            match store.insert_grouped(into, row.clone()).await {
+                Ok(()) => break,
+                Err(e) if is_transient(&e) && !store.pool.is_closed() => {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                Err(e) => {
+                    tracing::error!(table = into, error = %e, "a row waiting for the database could not be written");
+                    break;
+                }
+            }
+        }
+        crate::metrics::rows_waiting(-1);
     }
 }
 
@@ -597,6 +629,8 @@ impl Store {
             group: Arc::default(),
             writer: group::Writer::default(),
             acquire_timeout: settings.acquire_timeout,
+            unavailable: Arc::default(),
+            later: Arc::default(),
             counts: Counts::default(),
         };
         // The platform's own tables; each service applies its own when it opens (`Store::migrate`).
@@ -632,7 +666,9 @@ impl Store {
     /// Whether the database answers a query, waiting for a connection no longer than a request
     /// would (the pool's acquire timeout).
     pub async fn ping(&self) -> Result<(), sqlx::Error> {
-        sqlx::query("SELECT 1").execute(&self.pool).await.map(|_| ())
+        let answered = sqlx::query("SELECT 1").execute(&self.pool).await.map(|_| ());
+        self.observe(answered.as_ref().map(|_| ()));
+        answered
     }
 
     /// The connection pool, for a query outside any transaction.
@@ -691,7 +727,48 @@ impl Store {
     ) -> Result<Tx, sqlx::Error> {
         let timed_out = matches!(begun, Err(sqlx::Error::PoolTimedOut));
         crate::metrics::transaction_wait(started.elapsed(), timed_out);
+        self.observe(begun.as_ref().map(drop));
         Ok(Tx { inner: begun?, _holder: Holder::new(&self.holders), read_only })
+    }
+
+    /// Records what an attempt to reach the database found: unavailable after a transient
+    /// failure, available after a success (any other failure says nothing about it).
+    fn observe(&self, attempt: Result<(), &sqlx::Error>) {
+        match attempt {
+            Ok(()) => self.unavailable.store(false, Ordering::Relaxed),
+            Err(e) if is_transient(e) => self.unavailable.store(true, Ordering::Relaxed),
+            Err(_) => {}
+        }
+    }
+
+    /// Whether the database was unavailable when last reached (a connection not acquired within
+    /// the acquire timeout, a connection lost, a refusal), and has not been reached since. A
+    /// request that only records its own failure then does not wait for it again: see
+    /// [`Store::insert_later`].
+    pub fn is_known_unavailable(&self) -> bool {
+        self.unavailable.load(Ordering::Relaxed)
+    }
+
+    /// Queues `row` for `into` (as [`Store::insert_grouped`] takes them) and returns at once; one
+    /// task inserts queued rows through the group commit, retrying while the database is
+    /// unavailable, until it answers or the store closes. For rows that record a failure (the
+    /// audit row of a request refused because the database is down): the request is answered
+    /// without a second wait on the database, and the row is kept while the process runs. At most
+    /// [`LATER_MAX`] rows wait; past that a row is dropped and logged.
+    pub fn insert_later(&self, into: &'static str, row: Vec<Arg>) {
+        let queue = self.later.get_or_init(|| {
+            let (send, receive) = tokio::sync::mpsc::channel(LATER_MAX);
+            tokio::spawn(insert_when_available(self.clone(), receive));
+            send
+        });
+        let (done, _) = tokio::sync::oneshot::channel();
+        match queue.try_send(Grouped { into, row, done }) {
+            Ok(()) => crate::metrics::rows_waiting(1),
+            Err(_) => {
+                crate::metrics::rows_dropped();
+                tracing::error!(table = into, "a row waiting for the database was dropped: {LATER_MAX} already wait");
+            }
+        }
     }
 
     /// The pool's connections: open, and idle among them.

@@ -1,6 +1,8 @@
-//! Storage faults heal without a restart (issue 13, item 2): a full disk under SQLite and a
-//! network partition from PostgreSQL answer 503 with `Retry-After` and the envelope while they
-//! last, and the first request after they clear succeeds.
+//! Storage faults heal without a restart: a full disk under SQLite, a network partition from
+//! PostgreSQL, and a PostgreSQL database refusing connections or writes answer 503 with
+//! `Retry-After` and the envelope while they last, and the first request after they clear
+//! succeeds. During a partition each request waits for the database once at most, however many
+//! wait at once.
 
 mod common;
 
@@ -136,24 +138,34 @@ async fn pipe(mut from: tokio::net::tcp::OwnedReadHalf, mut to: tokio::net::tcp:
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_partition_from_postgresql_answers_503_quickly_and_heals() {
-    let pg = std::env::var("DATABASE_URL_TEST").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+/// The PostgreSQL server the tests use (as the harness does).
+fn pg_url() -> String {
+    std::env::var("DATABASE_URL_TEST").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+}
+
+/// How long a request may wait for a connection in these tests.
+const ACQUIRE: Duration = Duration::from_secs(2);
+
+/// A PostgreSQL server reaching its database through a [`Relay`] the test can cut.
+async fn behind_a_relay() -> Option<(common::TestServer, Relay)> {
     let target =
-        url::Url::parse(&pg).ok().and_then(|u| Some(format!("{}:{}", u.host_str()?, u.port().unwrap_or(5432))));
+        url::Url::parse(&pg_url()).ok().and_then(|u| Some(format!("{}:{}", u.host_str()?, u.port().unwrap_or(5432))));
     let relay = Relay::start(target.unwrap_or_else(|| "127.0.0.1:5432".into())).await;
     let relay_addr = relay.addr;
-    let Some(server) = common::TestServer::start_configured(common::Backend::Postgres, move |c, _| {
+    let server = common::TestServer::start_configured(common::Backend::Postgres, move |c, _| {
         let mut url = url::Url::parse(c.database_url.as_deref().unwrap()).unwrap();
         url.set_port(Some(relay_addr.port())).unwrap();
         url.set_host(Some("127.0.0.1")).unwrap();
         c.database_url = Some(url.to_string());
-        c.pool.acquire_timeout = Duration::from_secs(2);
+        c.pool.acquire_timeout = ACQUIRE;
     })
-    .await
-    else {
-        return;
-    };
+    .await?;
+    Some((server, relay))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_partition_from_postgresql_answers_503_quickly_and_heals() {
+    let Some((server, relay)) = behind_a_relay().await else { return };
     server.tenant("acme", "alice").await;
     let admin = server.token_for("alice", "acme", "vault:admin");
     let (status, body) = server.call("GET", "/api/v1/credentials", &admin, None).await;
@@ -208,4 +220,143 @@ async fn a_partition_from_postgresql_answers_503_quickly_and_heals() {
     let (status, body) = server.call("GET", "/api/v1/credentials", &admin, None).await;
     assert_eq!(status, 200, "the first request after the partition heals: {body}");
     assert_eq!(ready(200).await["status"], "ready", "ready again once the partition heals");
+}
+
+/// During a partition every request waits for the database once at most: `n` reveals sent at
+/// once all answer 503 within the acquire timeout and a second, however many wait (their audit
+/// rows are not waited for again: they are written once the database answers), and every one of
+/// those rows is there after the partition heals.
+async fn partitioned_reveals(n: usize) {
+    let Some((server, relay)) = behind_a_relay().await else { return };
+    server.tenant("acme", "alice").await;
+    let admin = server.token_for("alice", "acme", "vault:admin");
+    let (s, b) = server.call("POST", "/api/v1/credentials", &admin, Some(json!({"key": "db", "value": "pw"}))).await;
+    assert_eq!(s, 201, "{b}");
+    relay.cut.store(true, Ordering::SeqCst);
+    let started = std::time::Instant::now();
+    let reveals = (0..n).map(|i| {
+        let rb = server
+            .client()
+            .post(server.url("/api/v1/credentials/db/reveal"))
+            .bearer_auth(&admin)
+            .header("x-request-id", format!("cut-{i}"))
+            .json(&json!({}))
+            .timeout(Duration::from_secs(30));
+        async move {
+            let resp = rb.send().await.expect("an answer, not a hang");
+            let status = resp.status().as_u16();
+            let retry = resp.headers().get("retry-after").and_then(|v| v.to_str().ok()).map(str::to_string);
+            (status, retry, started.elapsed())
+        }
+    });
+    let answers = futures_util::future::join_all(reveals).await;
+    let limit = ACQUIRE + Duration::from_secs(1);
+    for (status, retry, took) in &answers {
+        assert_eq!((*status, retry.as_deref()), (503, Some("5")), "{n} reveals during a partition");
+        assert!(*took <= limit, "{n} reveals during a partition: one answered after {took:?} (limit {limit:?})");
+    }
+
+    relay.cut.store(false, Ordering::SeqCst);
+    let mut failed = 0;
+    for _ in 0..100 {
+        let (s, page) =
+            server.call("GET", "/api/v1/audit?operation=reveal_credential&per_page=100", &admin, None).await;
+        assert_eq!(s, 200, "{page}");
+        let rows = page["data"].as_array().unwrap();
+        failed = rows.iter().filter(|r| r["request_id"].as_str().is_some_and(|id| id.starts_with("cut-"))).count();
+        if failed == n {
+            for r in rows.iter().filter(|r| r["request_id"].as_str().is_some_and(|id| id.starts_with("cut-"))) {
+                assert_eq!((&r["outcome"], &r["status"]), (&json!("failed"), &json!(503)), "{r}");
+            }
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(failed, n, "every reveal refused during the partition is audited once the database is back");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn eight_requests_during_a_partition_each_wait_once() {
+    partitioned_reveals(8).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sixty_four_requests_during_a_partition_each_wait_once() {
+    partitioned_reveals(64).await;
+}
+
+/// Runs `sql` on the PostgreSQL server as its administrator (outside the server's database).
+async fn as_administrator(sql: &str) {
+    use sqlx::Connection;
+    let mut c = sqlx::PgConnection::connect(&pg_url()).await.expect("the administrator connects");
+    sqlx::query(sqlx::AssertSqlSafe(sql.to_string())).execute(&mut c).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+/// The database's name and a statement closing its server's connections, so the next request
+/// opens new ones.
+fn database_of(server: &common::TestServer) -> (String, String) {
+    let url = url::Url::parse(server.state.config.database_url.as_deref().unwrap()).unwrap();
+    let name = url.path().trim_start_matches('/').to_string();
+    let close = format!(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}' AND pid <> pg_backend_pid()"
+    );
+    (name, close)
+}
+
+async fn vault_status(
+    server: &common::TestServer,
+    token: &str,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Option<String>, Value) {
+    let mut rb = server
+        .client()
+        .request(method.parse().unwrap(), server.url(path))
+        .bearer_auth(token)
+        .timeout(Duration::from_secs(20));
+    if let Some(b) = body {
+        rb = rb.json(&b);
+    }
+    let resp = rb.send().await.expect("an answer, not a hang");
+    let status = resp.status().as_u16();
+    let retry = resp.headers().get("retry-after").and_then(|v| v.to_str().ok()).map(str::to_string);
+    (status, retry, resp.json().await.unwrap_or(Value::Null))
+}
+
+/// A database that refuses connections (an operator's `ALLOW_CONNECTIONS false`, a restore:
+/// SQLSTATE 55000) or accepts only reads (a standby after a failover: 25006) answers 503 with
+/// `Retry-After`, like an unreachable one, and the first request after it accepts again succeeds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_database_refusing_connections_or_writes_answers_503_and_heals() {
+    let Some(server) = common::TestServer::start_configured(common::Backend::Postgres, |c, _| {
+        c.pool.acquire_timeout = ACQUIRE;
+    })
+    .await
+    else {
+        return;
+    };
+    server.tenant("acme", "alice").await;
+    let admin = server.token_for("alice", "acme", "vault:admin");
+    let (name, close) = database_of(&server);
+    let unavailable = |(status, retry, body): (u16, Option<String>, Value), what: &str| {
+        assert_eq!((status, retry.as_deref()), (503, Some("5")), "{what}: {body}");
+        assert_eq!(body["error"]["code"], "server/unavailable", "{what}: {body}");
+    };
+
+    as_administrator(&format!("ALTER DATABASE {name} ALLOW_CONNECTIONS false")).await;
+    as_administrator(&close).await;
+    unavailable(vault_status(&server, &admin, "GET", "/api/v1/credentials", None).await, "not accepting connections");
+    as_administrator(&format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true")).await;
+    let (s, _, b) = vault_status(&server, &admin, "GET", "/api/v1/credentials", None).await;
+    assert_eq!(s, 200, "accepting connections again: {b}");
+
+    as_administrator(&format!("ALTER DATABASE {name} SET default_transaction_read_only = on")).await;
+    as_administrator(&close).await;
+    let store = json!({"key": "db", "value": "pw"});
+    unavailable(vault_status(&server, &admin, "POST", "/api/v1/credentials", Some(store.clone())).await, "read only");
+    as_administrator(&format!("ALTER DATABASE {name} RESET default_transaction_read_only")).await;
+    as_administrator(&close).await;
+    let (s, _, b) = vault_status(&server, &admin, "POST", "/api/v1/credentials", Some(store)).await;
+    assert_eq!(s, 201, "writable again: {b}");
 }

@@ -261,7 +261,7 @@ fn reset(guard: &mut State) {
 }
 
 /// The error told to each member of a failed group: transient (a 503 to retry) when the cause was.
-fn copy(e: &sqlx::Error) -> sqlx::Error {
+pub(super) fn copy(e: &sqlx::Error) -> sqlx::Error {
     match super::is_transient(e) {
         true => sqlx::Error::Io(std::io::Error::other(format!("the group commit failed: {e}"))),
         false => sqlx::Error::Protocol(format!("the group commit failed: {e}")),
