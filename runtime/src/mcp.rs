@@ -175,7 +175,7 @@ async fn authorize(State(guard): State<Guard>, request: Request, next: Next) -> 
     };
     let bytes: Bytes = match axum::body::to_bytes(body, guard.body_limit).await {
         Ok(b) => b,
-        Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response(),
+        Err(_) => return jsonrpc::too_large(guard.body_limit, rid.as_deref()),
     };
     let message = serde_json::from_slice::<Value>(&bytes).ok();
     if let Some(d) = guard.gate.meter(&parts, Some(&caller)).await.filter(|d| !d.allowed) {

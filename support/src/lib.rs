@@ -878,6 +878,12 @@ impl<'de> serde::Deserialize<'de> for StrictJson {
     }
 }
 
+/// Parses `bytes` as JSON, refusing an object that names a member twice (the error says which).
+/// Whole floats come back as integers, as request bodies are read.
+pub fn parse_json_strict(bytes: &[u8]) -> Result<Value, serde_json::Error> {
+    serde_json::from_slice::<StrictJson>(bytes).map(|v| v.0)
+}
+
 /// A JSON number: a whole one (`1.0`) as an integer, since JSON Schema counts it as one and
 /// integer fields must accept it; others as floats.
 fn number(v: f64) -> Value {

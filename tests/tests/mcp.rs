@@ -289,6 +289,80 @@ async fn malformed_json_and_non_json_rpc_messages_get_400_with_a_json_rpc_error(
     }
 }
 
+/// Every answer of the MCP endpoint is a JSON-RPC message (or the OAuth challenge), never a
+/// protocol layer's line of text: a member named twice, a body over the limit, a method other
+/// than POST, an `Accept` without JSON and a foreign `Origin`, on every revision. Each keeps its
+/// HTTP status (and headers such as `Allow`) with a JSON-RPC error body.
+#[tokio::test]
+async fn every_answer_of_the_endpoint_is_a_json_rpc_message() {
+    let (server, read, _) = setup().await;
+    let limit = server.state.config.body_limit;
+    let too_big =
+        format!(r#"{{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {{"pad": "{}"}}}}"#, "x".repeat(limit));
+    let expect = |what: &str, (status, headers, b): (u16, reqwest::header::HeaderMap, Value), want: u16, id: Value| {
+        assert_eq!(status, want, "{what}: {b}");
+        assert_eq!(headers["content-type"], "application/json", "{what}: {b}");
+        assert_eq!((&b["jsonrpc"], &b["id"]), (&json!("2.0"), &id), "{what}: {b}");
+        let code = b["error"]["code"].as_i64().unwrap_or_else(|| panic!("{what}: a JSON-RPC error: {b}"));
+        assert!([-32700, -32600, -32602, -32603].contains(&code), "{what}: {b}");
+        assert!(b["error"]["data"]["reason"].as_str().is_some_and(|r| !r.is_empty()), "{what}: says why: {b}");
+        assert_eq!(b["error"]["data"]["request_id"].as_str(), headers["x-request-id"].to_str().ok(), "{what}: {b}");
+        headers
+    };
+    for version in LEGACY.into_iter().chain([MODERN]) {
+        let mcp = Mcp { server: &server, token: Some(read.clone()), version };
+        for body in [
+            r#"{"jsonrpc": "2.0", "id": 1, "id": 2, "method": "ping"}"#,
+            r#"{"jsonrpc": "2.0", "id": 1, "method": "ping", "method": "tools/list"}"#,
+            r#"{"jsonrpc": "2.0", "jsonrpc": "2.0", "id": 1, "method": "ping"}"#,
+            r#"{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "vault.list_credentials", "name": "vault.reveal_credential"}}"#,
+        ] {
+            let answer = mcp.send_raw(body, "application/json", Some("ping")).await;
+            expect(&format!("{version} duplicate member {body}"), answer, 400, Value::Null);
+        }
+        let answer = mcp.send_raw(&too_big, "application/json", Some("ping")).await;
+        expect(&format!("{version} a body over {limit} bytes"), answer, 413, Value::Null);
+        let answer = mcp.send_raw("", "text/plain", None).await;
+        expect(&format!("{version} an empty body, not JSON"), answer, 415, Value::Null);
+
+        // Headers rmcp checks itself: an Accept without JSON, a foreign Origin.
+        let ping = json!({"jsonrpc": "2.0", "id": 5, "method": "ping"});
+        let (status, headers, b) = mcp.send(ping.clone(), Some("https://evil.example")).await;
+        expect(&format!("{version} a foreign Origin"), (status, headers, b), 403, json!(5));
+        let resp = server
+            .client()
+            .post(server.url("/api/mcp"))
+            .bearer_auth(&read)
+            .header("accept", "text/html")
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", version)
+            .header("mcp-method", "ping")
+            .body(ping.to_string())
+            .send()
+            .await
+            .unwrap();
+        let (status, headers) = (resp.status().as_u16(), resp.headers().clone());
+        let b: Value = serde_json::from_str(&resp.text().await.unwrap()).unwrap_or(Value::Null);
+        expect(&format!("{version} an Accept without JSON"), (status, headers, b), 406, json!(5));
+    }
+    // The methods of the path other than POST.
+    for method in ["GET", "DELETE", "PUT"] {
+        let resp = server
+            .client()
+            .request(method.parse().unwrap(), server.url("/api/mcp"))
+            .bearer_auth(&read)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", MODERN)
+            .send()
+            .await
+            .unwrap();
+        let (status, headers) = (resp.status().as_u16(), resp.headers().clone());
+        let b: Value = serde_json::from_str(&resp.text().await.unwrap()).unwrap_or(Value::Null);
+        assert!(status >= 400, "{method}: {b}");
+        expect(&format!("{method} /api/mcp"), (status, headers, b), status, Value::Null);
+    }
+}
+
 /// The server returns every tool in one page and issues no cursor, so any cursor is unknown.
 #[tokio::test]
 async fn tools_list_with_an_unknown_cursor_is_invalid_params() {

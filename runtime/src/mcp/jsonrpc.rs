@@ -1,8 +1,11 @@
-//! JSON-RPC framing at the MCP endpoint: a body that is not JSON, or JSON that is not one JSON-RPC
-//! message this server can read, is answered the way JSON-RPC 2.0 and MCP's Streamable HTTP
-//! transport say (HTTP 400 with a JSON-RPC error: −32700 Parse error, −32600 Invalid Request,
-//! −32602 Invalid params), before rmcp sees it: rmcp answers every such body with HTTP 415 and a
-//! line of text, which no JSON-RPC client can read.
+//! JSON-RPC framing at the MCP endpoint: every answer of the endpoint is a JSON-RPC message (or
+//! the OAuth challenge). A body that is not JSON, or JSON that is not one JSON-RPC message this
+//! server can read (a member named twice included), is answered the way JSON-RPC 2.0 and MCP's
+//! Streamable HTTP transport say (HTTP 400 with a JSON-RPC error: −32700 Parse error, −32600
+//! Invalid Request, −32602 Invalid params) before rmcp sees it, and any error rmcp still answers
+//! with a line of text (a wrong content type, a method other than POST, an `Accept` without JSON,
+//! a foreign `Origin`) keeps its status and headers but gets a JSON-RPC error body, as does a
+//! body over the size limit ([`too_large`]).
 
 use axum::body::Bytes;
 use axum::extract::{Request, State};
@@ -33,6 +36,7 @@ impl Refusal {
         match self.code {
             ErrorCode::PARSE_ERROR => "Parse error",
             ErrorCode::INVALID_PARAMS => "Invalid params",
+            ErrorCode::INTERNAL_ERROR => "Internal error",
             _ => "Invalid Request",
         }
     }
@@ -54,6 +58,15 @@ fn classify(body: &[u8], parsed: Option<Value>) -> Result<(), Refusal> {
         None => serde_json::from_slice(body)
             .map_err(|e| Refusal::new(ErrorCode::PARSE_ERROR, None, format!("the body is not JSON: {e}")))?,
     };
+    // JSON leaves a member named twice open and parsers disagree on which one wins (rmcp refuses
+    // it): never guess which `id`, `method` or argument was meant.
+    if let Err(e) = support::parse_json_strict(body) {
+        return Err(Refusal::new(
+            ErrorCode::INVALID_REQUEST,
+            None,
+            format!("a JSON-RPC message names each member once: {e}"),
+        ));
+    }
     let obj = match &value {
         Value::Object(obj) => obj,
         // MCP dropped JSON-RPC batches in 2025-06-18, before every revision this server speaks.
@@ -112,31 +125,70 @@ fn is_json(request: &Request) -> bool {
         .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// The layer: refuses a POST body that is not one readable JSON-RPC message with HTTP 400, and
-/// gives rmcp's 415 for a body not sent as JSON a JSON-RPC error body. Runs after authorisation
-/// (which has already bounded the body by `limit`), so an anonymous caller still gets 401 first.
-pub(super) async fn check(State(limit): State<usize>, request: Request, next: Next) -> Response {
-    if request.method() != Method::POST {
-        return next.run(request).await;
+/// HTTP 413 with a JSON-RPC error: the body is larger than `limit` bytes.
+pub(super) fn too_large(limit: usize, request_id: Option<&str>) -> Response {
+    let refusal = Refusal::new(ErrorCode::INVALID_REQUEST, None, format!("the body is larger than {limit} bytes"));
+    answer(StatusCode::PAYLOAD_TOO_LARGE, &refusal, request_id)
+}
+
+/// Whether a response already carries JSON (a JSON-RPC message, or the OAuth challenge's body).
+fn has_json_body(resp: &Response) -> bool {
+    resp.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// Gives an error the protocol layer answered without a JSON body (its own line of text) a
+/// JSON-RPC error body answering `id`, keeping the status and the other headers (`Allow` of a
+/// 405, say); `reason` replaces the layer's text when given.
+async fn framed(resp: Response, id: Option<Value>, reason: Option<&str>, request_id: Option<&str>) -> Response {
+    let status = resp.status();
+    if !(status.is_client_error() || status.is_server_error()) || has_json_body(&resp) {
+        return resp;
     }
-    let rid = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_string);
-    if !is_json(&request) {
-        let resp = next.run(request).await;
-        if resp.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
-            return resp;
+    let (parts, body) = resp.into_parts();
+    let reason = match reason {
+        Some(r) => r.to_string(),
+        None => {
+            let text = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
+            String::from_utf8_lossy(&text).trim().to_string()
         }
-        let refusal =
-            Refusal::new(ErrorCode::INVALID_REQUEST, None, "send the message with Content-Type: application/json");
-        return answer(StatusCode::UNSUPPORTED_MEDIA_TYPE, &refusal, rid.as_deref());
+    };
+    let code = if status.is_server_error() { ErrorCode::INTERNAL_ERROR } else { ErrorCode::INVALID_REQUEST };
+    let mut framed = answer(status, &Refusal::new(code, id, reason), request_id);
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            framed.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    framed
+}
+
+/// The layer: refuses a POST body that is not one readable JSON-RPC message with HTTP 400, and
+/// gives every error the protocol layer answers in text a JSON-RPC error body ([`framed`]). Runs
+/// after authorisation (which has already bounded the body by `limit`), so an anonymous caller
+/// still gets 401 first.
+pub(super) async fn check(State(limit): State<usize>, request: Request, next: Next) -> Response {
+    let rid = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_string);
+    let rid = rid.as_deref();
+    if request.method() != Method::POST {
+        return framed(next.run(request).await, None, None, rid).await;
+    }
+    if !is_json(&request) {
+        let reason = "send the message with Content-Type: application/json";
+        return framed(next.run(request).await, None, Some(reason), rid).await;
     }
     let (mut parts, body) = request.into_parts();
     let bytes: Bytes = match axum::body::to_bytes(body, limit).await {
         Ok(b) => b,
-        Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response(),
+        Err(_) => return too_large(limit, rid),
     };
     let parsed = parts.extensions.remove::<Parsed>().map(|p| p.0);
+    let id = parsed.as_ref().and_then(|v| v.as_object()).and_then(readable_id);
     if let Err(refusal) = classify(&bytes, parsed) {
-        return answer(StatusCode::BAD_REQUEST, &refusal, rid.as_deref());
+        return answer(StatusCode::BAD_REQUEST, &refusal, rid);
     }
-    next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
+    framed(next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await, id, None, rid).await
 }
