@@ -256,6 +256,33 @@ async fn prospector(server: &common::TestServer) {
         let contracts = count(server, "SELECT COUNT(*) FROM contracts WHERE proposal_id = $1", &[&id]).await;
         assert_eq!(contracts, 1, "one contract for {id}");
     }
+
+    // Two different decisions at once: one applies, the other is a conflict, never both (a
+    // rejected proposal with a contract).
+    for (round, lead) in leads.iter().enumerate().skip(ROUNDS).take(ROUNDS) {
+        let (s, b) = server.call("POST", "/v1/prospector/proposals", &token, Some(json!({"lead_id": lead}))).await;
+        assert_eq!(s, 201, "{b}");
+        let id = b["data"]["id"].as_str().unwrap().to_string();
+        let path = format!("/v1/prospector/proposals/{id}");
+        let (s, b) = server.call("PATCH", &path, &token, Some(json!({"status": "ready"}))).await;
+        assert_eq!(s, 200, "{b}");
+        let (s, b) = server.call("POST", &format!("{path}/submit"), &token, Some(json!({}))).await;
+        assert_eq!(s, 200, "{b}");
+        let accept = json!({"outcome": "accepted", "contract": {"platform_reference": format!("D-{round}"),
+            "milestones": [{"title": "All", "amount": 100}]}});
+        let outcome = format!("{path}/outcome");
+        let (a, r) = tokio::join!(
+            server.call("POST", &outcome, &token, Some(accept)),
+            server.call("POST", &outcome, &token, Some(json!({"outcome": "rejected"}))),
+        );
+        let mut statuses = [a.0, r.0];
+        statuses.sort();
+        assert_eq!(statuses, [200, 409], "accepted and rejected at once: {a:?} {r:?}");
+        let (_, now) = server.call("GET", &path, &token, None).await;
+        let contracts = count(server, "SELECT COUNT(*) FROM contracts WHERE proposal_id = $1", &[&id]).await;
+        let expected = if a.0 == 200 { ("accepted", 1) } else { ("rejected", 0) };
+        assert_eq!((now["data"]["status"].as_str().unwrap(), contracts), expected, "{now}");
+    }
 }
 
 on_both_backends!(identical_creates_at_once_answer_as_one_at_a_time_would, |server| {

@@ -252,27 +252,45 @@ pub fn bad_move<S: std::fmt::Display + Copy>(what: &str, from: S, to: S, allowed
 }
 
 /// Sets a lead's status inside `tx` if the state machine allows it (the same status is a no-op).
-pub async fn move_status(tx: &mut Tx, lead: &Stored, to: LeadStatus, now: i64) -> Result<(), Problem> {
+/// The inner error is the conflict: a move the state machine does not list, or a lead whose status
+/// a concurrent request changed since `lead` was read (the update is conditional on it, so two
+/// moves at once cannot both apply); the outer one a storage fault.
+pub async fn move_status(
+    tx: &mut Tx,
+    lead: &Stored,
+    to: LeadStatus,
+    now: i64,
+) -> Result<Result<(), Problem>, sqlx::Error> {
     if lead.status == to {
-        return Ok(());
+        return Ok(Ok(()));
     }
     if !lead.status.can_move_to(to) {
-        return Err(bad_move("lead", lead.status, to, lead.status.next_states()));
+        return Ok(Err(bad_move("lead", lead.status, to, lead.status.next_states())));
     }
     let outcome = match to {
         LeadStatus::Won => Some("won"),
         LeadStatus::Lost => Some("lost"),
         _ => None,
     };
-    sqlx::query("UPDATE leads SET status = $1, outcome = COALESCE($4, outcome), updated_at = $2 WHERE id = $3")
-        .bind(to.as_str())
-        .bind(now)
-        .bind(&lead.id)
-        .bind(Nullable(outcome))
-        .execute(&mut **tx)
-        .await
-        .map_err(|e| Problem::new(e.to_string()))?;
-    Ok(())
+    let moved = sqlx::query(
+        "UPDATE leads SET status = $1, outcome = COALESCE($4, outcome), updated_at = $2 WHERE id = $3 AND status = $5",
+    )
+    .bind(to.as_str())
+    .bind(now)
+    .bind(&lead.id)
+    .bind(Nullable(outcome))
+    .bind(lead.status.as_str())
+    .execute(&mut **tx)
+    .await?;
+    if moved.rows_affected() == 0 {
+        return Ok(Err(Problem::new(format!(
+            "lead {} changed while this request ran (it is no longer {}); read it again",
+            lead.id, lead.status
+        ))
+        .with("field", "status")
+        .with("value", to.as_str())));
+    }
+    Ok(Ok(()))
 }
 
 /// `PATCH /leads/{id}`.
@@ -298,7 +316,10 @@ pub async fn update(
                 .with("value", to.as_str()),
             ));
         }
-        move_status(&mut tx, &lead, to, now).await.map_err(E::Conflict)?;
+        move_status(&mut tx, &lead, to, now)
+            .await
+            .map_err(|e| fault("leads", "moving the lead", e))?
+            .map_err(E::Conflict)?;
     }
     if let Some(tags) = &input.tags {
         let mut unique: Vec<&String> = Vec::new();

@@ -604,20 +604,32 @@ pub async fn record_outcome(
         ),
         None => None,
     };
-    sqlx::query("UPDATE proposals SET status = $1, contract_id = $2, updated_at = $3 WHERE id = $4")
-        .bind(to.as_str())
-        .bind(Nullable(contract_id.as_deref()))
-        .bind(now)
-        .bind(&proposal.id)
-        .execute(&mut *tx)
-        .await
-        .map_err(|e| fault("proposals", "updating", e))?;
+    // Conditional on the status read above: of two decisions at once (accepted and rejected),
+    // one applies and the other is a conflict, never both.
+    let decided = sqlx::query(
+        "UPDATE proposals SET status = $1, contract_id = $2, updated_at = $3 WHERE id = $4 AND status = $5",
+    )
+    .bind(to.as_str())
+    .bind(Nullable(contract_id.as_deref()))
+    .bind(now)
+    .bind(&proposal.id)
+    .bind(proposal.status.as_str())
+    .execute(&mut *tx)
+    .await
+    .map_err(|e| fault("proposals", "updating", e))?;
+    if decided.rows_affected() == 0 {
+        return Err(E::Conflict(
+            Problem::new(format!("proposal {} was decided while this request ran; read it again", proposal.id))
+                .with("field", "outcome"),
+        ));
+    }
     // The platform's decision is recorded whatever the lead's bookkeeping state; the lead follows
     // when its state machine allows.
     if lead.status.can_move_to(lead_to) {
         leads::move_status(&mut tx, &lead, lead_to, now)
             .await
-            .map_err(|p| fault("proposals", "moving the lead", p.message))?;
+            .map_err(|e| fault("proposals", "moving the lead", e))?
+            .map_err(E::Conflict)?;
     }
     let done = load(&mut tx, &caller.tenant, &proposal.id)
         .await
