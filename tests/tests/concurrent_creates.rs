@@ -22,19 +22,19 @@ const AT_ONCE: usize = 4;
 /// Rounds per case: the window is narrow on a fast machine, so each case races several keys.
 const ROUNDS: usize = 4;
 
-/// Sends `AT_ONCE` identical requests at the same time; their statuses (sorted) and bodies.
-async fn race(
+/// Sends `requests` (a path and a body each, all with `method`) at the same time; their
+/// statuses (sorted) and bodies. None may answer 5xx.
+async fn at_once(
     server: &common::TestServer,
     token: &str,
     method: &str,
-    path: &str,
-    body: Option<Value>,
+    requests: Vec<(String, Option<Value>)>,
     idempotency_key: Option<&str>,
 ) -> (Vec<u16>, Vec<Value>) {
-    let sends = (0..AT_ONCE).map(|_| {
+    let sends = requests.into_iter().map(|(path, body)| {
         let mut rb = server
             .client()
-            .request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), server.url(path))
+            .request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), server.url(&path))
             .bearer_auth(token);
         if let Some(b) = &body {
             rb = rb.json(b);
@@ -45,15 +45,26 @@ async fn race(
         async move {
             let resp = rb.send().await.expect("an answer");
             let status = resp.status().as_u16();
-            (status, resp.json::<Value>().await.unwrap_or(Value::Null))
+            let body = resp.json::<Value>().await.unwrap_or(Value::Null);
+            assert!(status < 500, "{method} {path}: {status} {body}");
+            (status, body)
         }
     });
     let mut answers = futures_util::future::join_all(sends).await;
     answers.sort_by_key(|(s, _)| *s);
-    for (status, body) in &answers {
-        assert!(*status < 500, "{method} {path}: {status} {body}");
-    }
     answers.into_iter().unzip()
+}
+
+/// Sends `AT_ONCE` identical requests at the same time.
+async fn race(
+    server: &common::TestServer,
+    token: &str,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+    idempotency_key: Option<&str>,
+) -> (Vec<u16>, Vec<Value>) {
+    at_once(server, token, method, vec![(path.to_string(), body); AT_ONCE], idempotency_key).await
 }
 
 /// Asserts one success (`ok`) and the service's conflict (`code`) for every other request.
@@ -118,14 +129,8 @@ async fn vault(server: &common::TestServer) {
             ids.push(f["data"]["id"].as_str().unwrap().to_string());
         }
         let new = format!("renamed-{round}");
-        let renames = ids.iter().map(|id| {
-            let path = format!("/api/v1/folders/{id}");
-            let body = json!({"name": new});
-            async move { server.call("PATCH", &path, admin, Some(body)).await }
-        });
-        let mut answers: Vec<(u16, Value)> = futures_util::future::join_all(renames).await;
-        answers.sort_by_key(|(s, _)| *s);
-        one_wins("update_folder", &answers.into_iter().unzip(), 200, "resource/conflict");
+        let renames = ids.iter().map(|id| (format!("/api/v1/folders/{id}"), Some(json!({"name": new})))).collect();
+        one_wins("update_folder", &at_once(server, admin, "PATCH", renames, None).await, 200, "resource/conflict");
 
         // rename_tag: different tags renamed to one free name at once.
         for i in 0..AT_ONCE {
@@ -133,25 +138,16 @@ async fn vault(server: &common::TestServer) {
             call("POST", "/api/v1/credentials".into(), body).await;
         }
         let target = format!("merged-{round}");
-        let renames = (0..AT_ONCE).map(|i| {
-            let path = format!("/api/v1/tags/t-{round}-{i}");
-            let body = json!({"new_name": target});
-            async move { server.call("PATCH", &path, admin, Some(body)).await }
-        });
-        let mut answers: Vec<(u16, Value)> = futures_util::future::join_all(renames).await;
-        answers.sort_by_key(|(s, _)| *s);
-        one_wins("rename_tag", &answers.into_iter().unzip(), 200, "resource/conflict");
+        let renames =
+            (0..AT_ONCE).map(|i| (format!("/api/v1/tags/t-{round}-{i}"), Some(json!({"new_name": target})))).collect();
+        one_wins("rename_tag", &at_once(server, admin, "PATCH", renames, None).await, 200, "resource/conflict");
 
         // update_credential with a tag nobody has yet: each credential gets it.
         let shared = format!("shared-{round}");
-        let updates = (0..AT_ONCE).map(|i| {
-            let path = format!("/api/v1/credentials/tagged-{round}-{i}");
-            let body = json!({"tags": [shared]});
-            async move { server.call("PATCH", &path, admin, Some(body)).await }
-        });
-        for (s, b) in futures_util::future::join_all(updates).await {
-            assert_eq!(s, 200, "update_credential with a new tag: {b}");
-        }
+        let updates = (0..AT_ONCE)
+            .map(|i| (format!("/api/v1/credentials/tagged-{round}-{i}"), Some(json!({"tags": [shared]}))))
+            .collect();
+        all_succeed("update_credential with a new tag", &at_once(server, admin, "PATCH", updates, None).await, 200);
         let rows =
             count(server, "SELECT COUNT(*) FROM credential_tags WHERE tenant_id = $1 AND tag = $2", &["acme", &shared])
                 .await;
