@@ -251,6 +251,8 @@ async fn partitioned_reveals(n: usize) {
     });
     let answers = futures_util::future::join_all(reveals).await;
     let limit = ACQUIRE + Duration::from_secs(1);
+    let slowest = answers.iter().map(|(_, _, took)| *took).max().unwrap_or_default();
+    eprintln!("{n} reveals during a partition (acquire timeout {ACQUIRE:?}): the slowest answered after {slowest:?}");
     for (status, retry, took) in &answers {
         assert_eq!((*status, retry.as_deref()), (503, Some("5")), "{n} reveals during a partition");
         assert!(*took <= limit, "{n} reveals during a partition: one answered after {took:?} (limit {limit:?})");
