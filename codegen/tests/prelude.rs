@@ -157,3 +157,39 @@ fn a_route_that_cannot_be_read_is_refused_with_its_fix() {
     );
     assert!(renamed.contains("line 39"), "the position of the operations table: {renamed}");
 }
+
+/// `[error_roles] conflict` names the 409 code a lost race for a unique key answers: it must be a
+/// declared code with status 409, and the generated error enums map to it only in the operations
+/// that declare it.
+#[test]
+fn the_conflict_role_names_a_declared_409_and_reaches_the_error_enums() {
+    let conflict = "\n[errors.\"todo/exists\"]\nstatus = 409\nmessage = \"It exists.\"\ndescription = \"Taken.\"\n";
+    let roles = "\n[error_roles]\nconflict = \"todo/exists\"\n";
+    let spec = format!("{TODOS}{roles}{conflict}");
+    let files = codegen::generate(&[("todos.toml", &spec)]).unwrap_or_else(|e| panic!("{e}"));
+    let errors = files.iter().find(|f| f.path.ends_with("errors.rs")).expect("errors.rs");
+    assert!(
+        errors.text.contains("internal: Internal, unavailable: Unavailable, conflict: \"todo/exists\";"),
+        "{}",
+        errors.text
+    );
+
+    let undeclared = format!("{TODOS}{roles}");
+    let err = codegen::load("todos.toml", &undeclared).expect_err("refused").to_string();
+    assert_eq!(
+        err,
+        "todos.toml: [error_roles] conflict: undeclared error code `todo/exists`; fix: declare \
+         [errors.\"todo/exists\"] with status 409"
+    );
+    let wrong = format!("{TODOS}{roles}{}", conflict.replace("409", "410"));
+    let err = codegen::load("todos.toml", &wrong).expect_err("refused").to_string();
+    assert_eq!(
+        err,
+        "todos.toml: [error_roles] conflict: `todo/exists` answers HTTP 410 but this role needs 409; fix: point \
+         the role at a code with status 409"
+    );
+    // Without the role, nothing is mapped: the header names no conflict code.
+    let files = codegen::generate(&[("todos.toml", TODOS)]).unwrap_or_else(|e| panic!("{e}"));
+    let errors = files.iter().find(|f| f.path.ends_with("errors.rs")).expect("errors.rs");
+    assert!(!errors.text.contains("conflict:"), "{}", errors.text);
+}

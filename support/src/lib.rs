@@ -1566,3 +1566,35 @@ mod tests {
         assert!(!TIERED.satisfies(["unknown"], "r"));
     }
 }
+
+#[cfg(test)]
+mod conflict_role {
+    //! `operation_errors!`'s `conflict`: the variant of the service's conflict code, in the enums
+    //! that have it.
+
+    use super::{InternalError, OperationError, Problem};
+
+    mod with_role {
+        crate::operation_errors! {
+            internal: Internal, unavailable: Unavailable, conflict: "exists";
+            Create { Exists = "exists", Internal = "internal", Unavailable = "unavailable" }
+            Read { Missing = "missing", Internal = "internal", Unavailable = "unavailable" }
+        }
+    }
+
+    mod without_role {
+        crate::operation_errors! {
+            internal: Internal, unavailable: Unavailable;
+            Create { Exists = "exists", Internal = "internal", Unavailable = "unavailable" }
+        }
+    }
+
+    #[test]
+    fn the_conflict_variant_exists_only_where_the_operation_declares_the_code() {
+        let made = with_role::Create::conflict(Problem::new("taken")).expect("Create declares it");
+        assert_eq!(made.code(), "exists");
+        assert_eq!(made.into_problem().message, "taken");
+        assert_eq!(with_role::Read::conflict(Problem::new("taken")), None, "Read does not declare it");
+        assert_eq!(without_role::Create::conflict(Problem::new("taken")), None, "no role: never mapped");
+    }
+}
