@@ -174,6 +174,20 @@ pub(super) async fn folder_exists(tx: &mut Tx, tenant: &str, id: &str) -> Result
         .is_some())
 }
 
+/// Whether folder `id` exists in `tenant`, holding its row until `tx` ends: for a write that puts
+/// something in the folder (a credential, a grant). A delete of the folder holds the same row
+/// before it checks that the folder is empty, so of the two, the later one sees what the earlier
+/// one did: the delete finds the new content (409), or the write finds no folder (404). Never an
+/// orphan.
+pub(super) async fn hold_folder(tx: &mut Tx, tenant: &str, id: &str) -> Result<bool, sqlx::Error> {
+    let held = sqlx::query("UPDATE folders SET updated_at = updated_at WHERE tenant_id = $1 AND id = $2")
+        .bind(tenant)
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(held.rows_affected() > 0)
+}
+
 pub(super) async fn list(
     vault: &Vault,
     tx: &mut Tx,
@@ -277,7 +291,7 @@ pub(super) async fn store(
     let access = vault.access(tx, op, caller).await?;
     match &input.folder_id {
         Some(f) => {
-            if !folder_exists(tx, &caller.tenant, f).await.map_err(|e| fault(op.id, "loading a folder", e))? {
+            if !hold_folder(tx, &caller.tenant, f).await.map_err(|e| fault(op.id, "loading a folder", e))? {
                 return Err(E::ResourceNotFound(not_found("folder", f)));
             }
             if !access.on_folder(Some(f)).has(Perms::STORE) {
@@ -397,7 +411,7 @@ pub(super) async fn update(
     if let Some(target) = &input.folder_id {
         match target {
             Some(f) => {
-                if !folder_exists(tx, &caller.tenant, f).await.map_err(|e| fault(op.id, "loading a folder", e))? {
+                if !hold_folder(tx, &caller.tenant, f).await.map_err(|e| fault(op.id, "loading a folder", e))? {
                     return Err(E::ResourceNotFound(not_found("folder", f)));
                 }
                 if !access.on_folder(Some(f)).has(Perms::STORE) {

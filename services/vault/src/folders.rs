@@ -89,6 +89,19 @@ async fn one<E: support::InternalError>(
     Ok(view(&t, &c, id))
 }
 
+/// The tenant's folder tree, read after this transaction has taken its turn with every other
+/// change of the tree (`runtime::tenants::take_turn`): a change decided on it (a move that must
+/// not close a cycle, a delete of an empty folder, a new folder under a parent) cannot be decided
+/// on a tree that a concurrent change is altering.
+async fn tree_for_change<E: support::InternalError>(
+    tx: &mut Tx,
+    op: &support::Operation,
+    tenant: &str,
+) -> Result<HashMap<String, Node>, E> {
+    runtime::tenants::take_turn(tx, tenant).await.map_err(|e| fault(op.id, "taking its turn", e))?;
+    tree(tx, tenant).await.map_err(|e| fault(op.id, "loading folders", e))
+}
+
 fn sibling_taken(tree: &HashMap<String, Node>, parent: Option<&str>, name: &str, except: Option<&str>) -> bool {
     tree.iter().any(|(id, n)| n.parent.as_deref() == parent && n.name == name && Some(id.as_str()) != except)
 }
@@ -125,7 +138,7 @@ pub(super) async fn create(
     use errors::CreateFolderError as E;
     let op = &ops::CREATE_FOLDER;
     let access = vault.access(tx, op, caller).await?;
-    let t = tree(tx, &caller.tenant).await.map_err(|e| fault(op.id, "loading folders", e))?;
+    let t = tree_for_change(tx, op, &caller.tenant).await?;
     match &input.parent_id {
         Some(p) if !t.contains_key(p) => return Err(E::ResourceNotFound(not_found("folder", p))),
         Some(p) if !access.on_folder(Some(p)).has(Perms::STORE) => {
@@ -170,7 +183,7 @@ pub(super) async fn update(
     use errors::UpdateFolderError as E;
     let op = &ops::UPDATE_FOLDER;
     let access = vault.access(tx, op, caller).await?;
-    let t = tree(tx, &caller.tenant).await.map_err(|e| fault(op.id, "loading folders", e))?;
+    let t = tree_for_change(tx, op, &caller.tenant).await?;
     let node = t.get(&input.id).cloned().ok_or_else(|| E::ResourceNotFound(not_found("folder", &input.id)))?;
     if !access.on_folder(Some(&input.id)).has(Perms::STORE) {
         return Err(E::AuthForbidden(forbidden("canStore", &format!("folder {}", input.id))));
@@ -232,7 +245,7 @@ pub(super) async fn delete(
     use errors::DeleteFolderError as E;
     let op = &ops::DELETE_FOLDER;
     let access = vault.access(tx, op, caller).await?;
-    let t = tree(tx, &caller.tenant).await.map_err(|e| fault(op.id, "loading folders", e))?;
+    let t = tree_for_change(tx, op, &caller.tenant).await?;
     let Some(node) = t.get(&input.id) else {
         return Err(E::ResourceNotFound(not_found("folder", &input.id)));
     };
@@ -244,6 +257,11 @@ pub(super) async fn delete(
             Problem::new("Only tenant administrators delete top-level folders.").with("required_role", "admin"),
         ));
     }
+    // Credentials and grants are put in a folder holding its row (`credentials::hold_folder`),
+    // not the tree's turn: hold it too, so the count below sees every one committed before.
+    crate::credentials::hold_folder(tx, &caller.tenant, &input.id)
+        .await
+        .map_err(|e| fault(op.id, "holding the folder", e))?;
     let children = t.values().filter(|n| n.parent.as_deref() == Some(input.id.as_str())).count();
     let credentials: i64 = sqlx::query("SELECT COUNT(*) FROM credentials WHERE tenant_id = $1 AND folder_id = $2")
         .bind(&caller.tenant)

@@ -7,7 +7,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 use support::{InternalError, Operation, Paged, Paging, Problem};
 
-use super::credentials::{folder_exists, load};
+use super::credentials::{folder_exists, hold_folder, load};
 use super::{Arg, Sql, Vault, fault, not_found};
 use crate::rbac::{self, Access};
 use runtime::auth::Caller;
@@ -32,6 +32,8 @@ fn from_row(r: &AnyRow) -> Grant {
 }
 
 /// Whether the grant target exists in the caller's tenant.
+/// Whether the grant's target exists; a folder that a grant is being written on is held until the
+/// transaction ends (see `credentials::hold_folder`).
 async fn target_exists<E: InternalError>(
     tx: &mut Tx,
     op: &Operation,
@@ -41,6 +43,7 @@ async fn target_exists<E: InternalError>(
 ) -> Result<bool, E> {
     let r = match target {
         GrantTarget::Credential => load(tx, tenant, id).await.map(|r| r.is_some()),
+        GrantTarget::Folder if !op.read_only => hold_folder(tx, tenant, id).await,
         GrantTarget::Folder => folder_exists(tx, tenant, id).await,
     };
     r.map_err(|e| fault::<E>(op.id, "loading a grant target", e))
