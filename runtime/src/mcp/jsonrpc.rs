@@ -115,10 +115,10 @@ fn answer(status: StatusCode, refusal: &Refusal, request_id: Option<&str>) -> Re
     (status, axum::Json(body)).into_response()
 }
 
-/// Whether the request says its body is JSON, as rmcp decides it.
-fn is_json(request: &Request) -> bool {
-    request
-        .headers()
+/// Whether `headers` say the body is JSON (`Content-Type` `application/json`, any parameters), as
+/// rmcp decides it for requests.
+fn is_json(headers: &axum::http::HeaderMap) -> bool {
+    headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
@@ -131,21 +131,12 @@ pub(super) fn too_large(limit: usize, request_id: Option<&str>) -> Response {
     answer(StatusCode::PAYLOAD_TOO_LARGE, &refusal, request_id)
 }
 
-/// Whether a response already carries JSON (a JSON-RPC message, or the OAuth challenge's body).
-fn has_json_body(resp: &Response) -> bool {
-    resp.headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
-}
-
 /// Gives an error the protocol layer answered without a JSON body (its own line of text) a
 /// JSON-RPC error body answering `id`, keeping the status and the other headers (`Allow` of a
 /// 405, say); `reason` replaces the layer's text when given.
 async fn framed(resp: Response, id: Option<Value>, reason: Option<&str>, request_id: Option<&str>) -> Response {
     let status = resp.status();
-    if !(status.is_client_error() || status.is_server_error()) || has_json_body(&resp) {
+    if !(status.is_client_error() || status.is_server_error()) || is_json(resp.headers()) {
         return resp;
     }
     let (parts, body) = resp.into_parts();
@@ -176,7 +167,7 @@ pub(super) async fn check(State(limit): State<usize>, request: Request, next: Ne
     if request.method() != Method::POST {
         return framed(next.run(request).await, None, None, rid).await;
     }
-    if !is_json(&request) {
+    if !is_json(request.headers()) {
         let reason = "send the message with Content-Type: application/json";
         return framed(next.run(request).await, None, Some(reason), rid).await;
     }

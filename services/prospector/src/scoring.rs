@@ -64,22 +64,31 @@ async fn latest(tx: &mut Tx, tenant: &str) -> Result<Option<ScoringConfig>, sqlx
     }))
 }
 
-/// Inserts a version. `ON CONFLICT DO NOTHING` only for the defaults stored on first use, which
-/// two first requests of a tenant may store at once (each then reads the one that was kept); a
-/// new version taken concurrently is the caller's conflict, so there the unique key decides.
+/// Whether an insert of a version that already exists is a conflict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Taken {
+    /// The defaults stored on first use, which two first requests of a tenant may store at once:
+    /// the one kept is as good as the other (each then reads it).
+    Fine,
+    /// A new version taken by a concurrent update: the unique key decides, and the fault reporter
+    /// answers the caller's conflict.
+    Conflict,
+}
+
+/// Inserts a version.
 async fn insert(
     tx: &mut Tx,
     tenant: &str,
     by: &str,
-    version: i64,
+    (version, taken): (i64, Taken),
     weights: &SignalWeights,
     parameters: &ScoringParameters,
 ) -> Result<(), sqlx::Error> {
-    let sql = match version {
-        1 => {
+    let sql = match taken {
+        Taken::Fine => {
             "INSERT INTO scoring_configs (tenant_id, version, weights, parameters, updated_at, updated_by) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING"
         }
-        _ => {
+        Taken::Conflict => {
             "INSERT INTO scoring_configs (tenant_id, version, weights, parameters, updated_at, updated_by) VALUES ($1, $2, $3, $4, $5, $6)"
         }
     };
@@ -109,7 +118,7 @@ pub async fn current_in(tx: &mut Tx, tenant: &str) -> Result<ScoringConfig, sqlx
         Some(c) => Ok(c),
         None => {
             let (w, p) = defaults();
-            insert(tx, tenant, "defaults", 1, &w, &p).await?;
+            insert(tx, tenant, "defaults", (1, Taken::Fine), &w, &p).await?;
             latest(tx, tenant).await?.ok_or(sqlx::Error::RowNotFound)
         }
     }
@@ -134,7 +143,7 @@ pub async fn update(
     // latest on every backend: without `expected_version`, concurrent updates each store a version
     // of their own (the last one wins), as they do on SQLite, whose writers already take turns;
     // with it, all but the first answer 409.
-    let current = current_in(&mut tx, &caller.tenant).await.map_err(|e| fault("scoring_config", "reading", e))?;
+    current_in(&mut tx, &caller.tenant).await.map_err(|e| fault("scoring_config", "reading", e))?;
     let first = "UPDATE scoring_configs SET updated_at = updated_at WHERE tenant_id = $1 \
                  AND version = (SELECT MIN(version) FROM scoring_configs WHERE tenant_id = $1)";
     sqlx::query(first)
@@ -145,7 +154,7 @@ pub async fn update(
     let current = latest(&mut tx, &caller.tenant)
         .await
         .map_err(|e| fault("scoring_config", "reading", e))?
-        .map_or(current.version, |c| c.version);
+        .map_or(1, |c| c.version);
     if let Some(expected) = input.expected_version.filter(|e| *e != current) {
         return Err(E::Conflict(
             Problem::new(format!("The scoring configuration is at version {current}, not {expected}; read it again."))
@@ -154,7 +163,8 @@ pub async fn update(
     }
     // A concurrent update that took this version makes the insert break the unique key: the
     // fault reporter answers that as the conflict it is.
-    insert(&mut tx, &caller.tenant, &caller.subject, current + 1, &input.weights, &input.parameters)
+    let next = (current + 1, Taken::Conflict);
+    insert(&mut tx, &caller.tenant, &caller.subject, next, &input.weights, &input.parameters)
         .await
         .map_err(|e| fault("scoring_config", "storing", e))?;
     let config = latest(&mut tx, &caller.tenant)
