@@ -142,8 +142,37 @@ pub fn compare(old: &[Api], new: &[Api]) -> Report {
     report
 }
 
+/// The wire format shapes every answer: a change of it changes every error body clients parse,
+/// and a change of the problem types changes the `type` they may match on.
+fn wire(c: &mut Collect, o: &crate::spec::Wire, n: &crate::spec::Wire) {
+    if o.errors != n.errors {
+        c.push(
+            Kind::Breaking,
+            "error-format-changed",
+            "[wire] errors",
+            format!("errors are written as {} instead of {}", format_name(n.errors), format_name(o.errors)),
+        );
+    } else if o.problem_types != n.problem_types {
+        let show = |t: &Option<String>| t.as_deref().map_or("about:blank".to_string(), |b| format!("`{b}…`"));
+        c.push(
+            Kind::Breaking,
+            "problem-types-changed",
+            "[wire] problem_types",
+            format!("problem types changed from {} to {}", show(&o.problem_types), show(&n.problem_types)),
+        );
+    }
+}
+
+fn format_name(f: crate::spec::ErrorFormat) -> &'static str {
+    match f {
+        crate::spec::ErrorFormat::Envelope => "the `{\"error\": …}` envelope",
+        crate::spec::ErrorFormat::Problem => "RFC 9457 problem details",
+    }
+}
+
 fn service(c: &mut Collect, o: &Api, n: &Api) {
     security(c, o, n);
+    wire(c, &o.spec.wire, &n.spec.wire);
     let (op, np) = (&o.spec.pagination, &n.spec.pagination);
     if np.max_per_page < op.max_per_page {
         c.push(

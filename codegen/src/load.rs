@@ -165,6 +165,7 @@ fn check_service(c: &mut Collector, spec: &Spec) {
             "set mcp_path, or remove them",
         );
     }
+    check_wire(c, &spec.wire);
     let p = &spec.pagination;
     if p.default_per_page < 1 || p.default_per_page > p.max_per_page {
         c.push(
@@ -190,6 +191,25 @@ fn check_service(c: &mut Collector, spec: &Spec) {
                 );
             }
         }
+    }
+}
+
+fn check_wire(c: &mut Collector, wire: &crate::spec::Wire) {
+    let Some(base) = &wire.problem_types else { return };
+    if wire.errors != crate::spec::ErrorFormat::Problem {
+        c.push(
+            "[wire] problem_types",
+            "names the base URI of problem types, but errors are not written as problem details",
+            "set `errors = \"problem\"`, or remove problem_types",
+        );
+    }
+    let absolute = base.starts_with("https://") || base.starts_with("http://");
+    if !absolute || !base.ends_with('/') || base.chars().any(|ch| ch.is_whitespace() || ch.is_control()) {
+        c.push(
+            "[wire] problem_types",
+            format!("`{base}` is not an absolute http(s) URI ending in `/`"),
+            "write it like `https://api.example.com/problems/`; each problem's type is it followed by the code",
+        );
     }
 }
 

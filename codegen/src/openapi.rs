@@ -20,12 +20,14 @@ use utoipa::openapi::tag::TagBuilder;
 use utoipa::openapi::{ContentBuilder, OpenApiBuilder, RefOr, Required};
 
 use crate::ir::{Api, Field, Model, Operation, Ty};
-use crate::spec::{Location, Method};
+use crate::spec::{ErrorFormat, Location, Method};
 
 /// Name of the error envelope schema.
 pub const ERROR_SCHEMA: &str = "ErrorResponse";
 const ERROR_BODY_SCHEMA: &str = "ErrorBody";
 const PAGE_META_SCHEMA: &str = "PageMeta";
+/// Name of the RFC 9457 problem details schema (`[wire] errors = "problem"`).
+pub const PROBLEM_SCHEMA: &str = "Problem";
 
 /// Schema name of an operation's success body.
 pub fn output_schema_name(op: &Operation) -> Option<String> {
@@ -280,11 +282,6 @@ fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
                 .build(),
         ))
     };
-    let string = |d: &str| {
-        RefOr::T(Schema::Object(
-            ObjectBuilder::new().schema_type(Type::String).description(Some(d.to_string())).build(),
-        ))
-    };
     out.push((
         PAGE_META_SCHEMA.into(),
         RefOr::T(Schema::Object(
@@ -300,68 +297,124 @@ fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
                 .build(),
         )),
     ));
-    let codes: Vec<String> = api.spec.errors.keys().cloned().collect();
-    out.push((
-        ERROR_BODY_SCHEMA.into(),
-        RefOr::T(Schema::Object(
-            ObjectBuilder::new()
-                .schema_type(Type::Object)
-                .description(Some("What went wrong.".to_string()))
-                .property(
-                    "code",
-                    RefOr::T(Schema::Object(
-                        ObjectBuilder::new()
-                            .schema_type(Type::String)
-                            .description(Some("Stable, machine-readable error code.".to_string()))
-                            .enum_values(Some(codes))
-                            .build(),
-                    )),
-                )
-                .property("message", string("Human-readable explanation."))
-                .property(
-                    "details",
-                    RefOr::T(Schema::Object(
-                        ObjectBuilder::new()
-                            .schema_type(Type::Object)
-                            .description(Some(
-                                "Structured context: for validation errors `field` and `value`; for scope errors \
-                                 `required`; other errors add what they name."
-                                    .to_string(),
-                            ))
-                            .property("field", string("The input field that was refused (validation errors)."))
-                            .property(
-                                "value",
-                                RefOr::T(Schema::Object(
-                                    ObjectBuilder::new()
-                                        .schema_type(utoipa::openapi::schema::SchemaType::AnyValue)
-                                        .description(Some("The refused value (secrets are redacted).".to_string()))
-                                        .build(),
-                                )),
-                            )
-                            .property("required", string("The scope the operation needs (scope errors)."))
-                            .additional_properties(Some(AdditionalProperties::FreeForm(true)))
-                            .build(),
-                    )),
-                )
-                .property("request_id", string("The request's `X-Request-Id`, to quote when reporting a problem."))
-                .required("code")
-                .required("message")
-                .required("details")
-                .build(),
-        )),
-    ));
-    out.push((
-        ERROR_SCHEMA.into(),
-        RefOr::T(Schema::Object(
-            ObjectBuilder::new()
-                .schema_type(Type::Object)
-                .description(Some("Every error answers with this envelope.".to_string()))
-                .property("error", reference(ERROR_BODY_SCHEMA))
-                .required("error")
-                .build(),
-        )),
-    ));
+    out.extend(error_schemas(api));
     out
+}
+
+/// The schemas of the service's error bodies, in its wire format.
+fn error_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
+    let string = |d: &str| {
+        RefOr::T(Schema::Object(
+            ObjectBuilder::new().schema_type(Type::String).description(Some(d.to_string())).build(),
+        ))
+    };
+    let codes: Vec<String> = api.spec.errors.keys().cloned().collect();
+    let code = RefOr::T(Schema::Object(
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some("Stable, machine-readable error code.".to_string()))
+            .enum_values(Some(codes))
+            .build(),
+    ));
+    let any = |d: &str| {
+        RefOr::T(Schema::Object(
+            ObjectBuilder::new()
+                .schema_type(utoipa::openapi::schema::SchemaType::AnyValue)
+                .description(Some(d.to_string()))
+                .build(),
+        ))
+    };
+    const FIELD: &str = "The input field that was refused (validation errors).";
+    const VALUE: &str = "The refused value (secrets are redacted).";
+    const REQUIRED: &str = "The scope the operation needs (scope errors).";
+    const REQUEST_ID: &str = "The request's `X-Request-Id`, to quote when reporting a problem.";
+    if api.spec.wire.errors == ErrorFormat::Problem {
+        let kind = match &api.spec.wire.problem_types {
+            Some(base) => format!("`{base}` followed by the error code."),
+            None => "`about:blank`: the code tells problems apart.".to_string(),
+        };
+        let title = match &api.spec.wire.problem_types {
+            Some(_) => "The code's catalog message.",
+            None => "The HTTP status's reason phrase.",
+        };
+        let status = RefOr::T(Schema::Object(
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int32)))
+                .description(Some("The HTTP status of this answer.".to_string()))
+                .build(),
+        ));
+        let problem = ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .description(Some(
+                "RFC 9457 problem details. Besides the members below, each detail of the error is a member of its \
+                 own: for validation errors `field` and `value`; for scope errors `required`; for rate limits \
+                 `retry_after`."
+                    .to_string(),
+            ))
+            .property("type", string(&format!("The problem type: {kind}")))
+            .property("title", string(title))
+            .property("status", status)
+            .property("detail", string("Human-readable explanation of this occurrence."))
+            .property("code", code)
+            .property("request_id", string(REQUEST_ID))
+            .property("field", string(FIELD))
+            .property("value", any(VALUE))
+            .property("required", string(REQUIRED))
+            .required("type")
+            .required("title")
+            .required("status")
+            .required("detail")
+            .required("code")
+            .additional_properties(Some(AdditionalProperties::FreeForm(true)))
+            .build();
+        return vec![(PROBLEM_SCHEMA.into(), RefOr::T(Schema::Object(problem)))];
+    }
+    let body = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .description(Some("What went wrong.".to_string()))
+        .property("code", code)
+        .property("message", string("Human-readable explanation."))
+        .property(
+            "details",
+            RefOr::T(Schema::Object(
+                ObjectBuilder::new()
+                    .schema_type(Type::Object)
+                    .description(Some(
+                        "Structured context: for validation errors `field` and `value`; for scope errors \
+                         `required`; other errors add what they name."
+                            .to_string(),
+                    ))
+                    .property("field", string(FIELD))
+                    .property("value", any(VALUE))
+                    .property("required", string(REQUIRED))
+                    .additional_properties(Some(AdditionalProperties::FreeForm(true)))
+                    .build(),
+            )),
+        )
+        .property("request_id", string(REQUEST_ID))
+        .required("code")
+        .required("message")
+        .required("details")
+        .build();
+    let envelope = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .description(Some("Every error answers with this envelope.".to_string()))
+        .property("error", reference(ERROR_BODY_SCHEMA))
+        .required("error")
+        .build();
+    vec![
+        (ERROR_BODY_SCHEMA.into(), RefOr::T(Schema::Object(body))),
+        (ERROR_SCHEMA.into(), RefOr::T(Schema::Object(envelope))),
+    ]
+}
+
+/// The media type and schema of the service's error bodies.
+fn error_content(api: &Api) -> (&'static str, &'static str) {
+    match api.spec.wire.errors {
+        ErrorFormat::Envelope => ("application/json", ERROR_SCHEMA),
+        ErrorFormat::Problem => ("application/problem+json", PROBLEM_SCHEMA),
+    }
 }
 
 fn header(description: &str, t: Type) -> utoipa::openapi::header::Header {
@@ -465,11 +518,12 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
     for status in statuses {
         let codes: Vec<&String> = op.errors.iter().filter(|c| api.status_of(c) == status).collect();
         let text = codes.iter().map(|c| error_description(api, c)).collect::<Vec<_>>().join(" ");
+        let (media_type, schema) = error_content(api);
         let mut r = common_headers(
             api,
             ResponseBuilder::new()
                 .description(text)
-                .content("application/json", ContentBuilder::new().schema(Some(reference(ERROR_SCHEMA))).build()),
+                .content(media_type, ContentBuilder::new().schema(Some(reference(schema))).build()),
         );
         if status == 401 || status == 403 {
             r = r.header(

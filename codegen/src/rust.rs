@@ -375,6 +375,13 @@ fn operations_file(api: &Api) -> TokenStream {
     ];
     let [ua, it, is, ma, va, pl, um, nf, mna, rl, int, rt, un] = roles;
     let (dpp, mpp) = (s.pagination.default_per_page, s.pagination.max_per_page);
+    let wire = match s.wire.errors {
+        crate::spec::ErrorFormat::Envelope => quote!(support::Wire::ENVELOPE),
+        crate::spec::ErrorFormat::Problem => {
+            let types = opt(s.wire.problem_types.as_ref());
+            quote!(support::Wire { errors: support::ErrorFormat::Problem { types: #types } })
+        }
+    };
     let plans = s.rate_limits.iter().flat_map(|rl| rl.plans.iter()).map(|(n, p)| {
         let (t, m, d) = (&p.title, p.per_minute, p.per_day);
         quote!(support::PlanInfo { name: #n, title: #t, per_minute: #m, per_day: #d })
@@ -451,6 +458,7 @@ fn operations_file(api: &Api) -> TokenStream {
                 method_not_allowed: #mna, rate_limited: #rl, internal: #int, request_timeout: #rt,
                 unavailable: #un,
             },
+            wire: #wire,
             default_per_page: #dpp, max_per_page: #mpp,
             plans: &[#(#plans),*], default_plan: #default_plan,
             openapi_json: include_str!(#openapi),

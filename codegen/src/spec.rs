@@ -35,6 +35,10 @@ pub struct Spec {
     /// defaults to the prelude code of the same name; set one to use a code of your own.
     #[serde(default)]
     pub error_roles: ErrorRoles,
+    /// How bodies are written on the wire; every answer of the service follows it, the
+    /// platform's own refusals (401, 403, 404, 405, 413, 415, 422, 429, 503) included.
+    #[serde(default, skip_serializing_if = "Wire::is_default")]
+    pub wire: Wire,
     /// Closed sets of string values, optionally with a state machine.
     #[serde(default)]
     pub enums: IndexMap<String, EnumDef>,
@@ -46,6 +50,38 @@ pub struct Spec {
     #[serde(default, deserialize_with = "operations_in_either_form")]
     #[schemars(with = "OperationsForm")]
     pub operations: Vec<OperationDef>,
+}
+
+/// How a service writes its bodies.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Wire {
+    /// How errors are written: `envelope` (the default) or `problem`.
+    pub errors: ErrorFormat,
+    /// With `errors = "problem"`: the base URI of the problem types, an absolute `http(s)` URI
+    /// ending in `/`. Each problem's `type` is this followed by its code, and its `title` the
+    /// code's catalog message. Without it, `type` is `about:blank` and `title` the status's
+    /// reason phrase (RFC 9457 section 4.2.1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem_types: Option<String>,
+}
+
+impl Wire {
+    fn is_default(&self) -> bool {
+        *self == Wire::default()
+    }
+}
+
+/// How a service writes its errors.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorFormat {
+    /// `{"error": {"code", "message", "details", "request_id"}}` as `application/json`.
+    #[default]
+    Envelope,
+    /// RFC 9457 problem details as `application/problem+json`: `type`, `title`, `status`,
+    /// `detail`, and the extension members `code`, `request_id` and each detail of the error.
+    Problem,
 }
 
 /// Service identity.

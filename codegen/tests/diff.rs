@@ -178,6 +178,24 @@ fn each_rule_with_its_message() {
             vec!["breaking: todos: [pagination]: max_per_page lowered from 100 to 50 [pagination-stricter]"],
         ),
         (
+            "error-format-changed",
+            TODOS.into(),
+            format!("{TODOS}\n[wire]\nerrors = \"problem\"\n"),
+            vec![
+                "breaking: todos: [wire] errors: errors are written as RFC 9457 problem details instead of the \
+                 `{\"error\": …}` envelope [error-format-changed]",
+            ],
+        ),
+        (
+            "problem-types-changed",
+            format!("{TODOS}\n[wire]\nerrors = \"problem\"\n"),
+            format!("{TODOS}\n[wire]\nerrors = \"problem\"\nproblem_types = \"https://todos.example/p/\"\n"),
+            vec![
+                "breaking: todos: [wire] problem_types: problem types changed from about:blank to \
+                 `https://todos.example/p/…` [problem-types-changed]",
+            ],
+        ),
+        (
             "security-scheme-changed",
             TODOS.into(),
             edit(TODOS, "[security]\n", "[security]\ntoken_url = \"/auth/token\"\n"),

@@ -66,6 +66,9 @@ pub struct Service {
     pub unauthenticated: String,
     /// The error code of a token whose scope is too low.
     pub insufficient_scope: String,
+    /// Whether errors are RFC 9457 problem details (`[wire] errors = "problem"`) rather than the
+    /// `{"error": …}` envelope.
+    pub problem_details: bool,
     /// Rate-limit plans: name, per minute, per day.
     pub plans: Vec<(String, u32, u32)>,
     /// The plan of tokens that name none.
@@ -123,6 +126,7 @@ impl Contract {
                         .collect(),
                     unauthenticated: s.roles.unauthenticated.into(),
                     insufficient_scope: s.roles.insufficient_scope.into(),
+                    problem_details: matches!(s.wire.errors, support::ErrorFormat::Problem { .. }),
                     plans: s.plans.iter().map(|p| (p.name.to_string(), p.per_minute, p.per_day)).collect(),
                     default_plan: s.default_plan.map(Into::into),
                     openapi: parse_json(s.openapi_json, "the OpenAPI document")?,
@@ -165,6 +169,7 @@ impl Contract {
                     scopes: s.security.scopes.iter().map(|sc| (sc.name.clone(), sc.implies.clone())).collect(),
                     unauthenticated: s.error_roles.unauthenticated.clone(),
                     insufficient_scope: s.error_roles.insufficient_scope.clone(),
+                    problem_details: s.wire.errors == codegen::spec::ErrorFormat::Problem,
                     plans: s
                         .rate_limits
                         .iter()
@@ -498,25 +503,48 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// The service's error envelope: `code`, a message, details exactly `{"required": scope}` when
-    /// a scope is given, and the answer's `X-Request-Id` as its `request_id`.
-    fn envelope(a: &Answer, code: &str, required: Option<&str>) -> Result<(), String> {
-        let error = &a.body["error"];
+    /// The service's error body in its wire format: the envelope's `error.code`, a message,
+    /// details exactly `{"required": scope}` when a scope is given, and the answer's
+    /// `X-Request-Id` as its `request_id`; or RFC 9457 problem details as
+    /// `application/problem+json` with `type`, `title`, `status` equal to the answer's, `detail`,
+    /// and the same `code`, `required` and `request_id` as members.
+    fn error_body(service: &Service, a: &Answer, code: &str, required: Option<&str>) -> Result<(), String> {
+        let problem = service.problem_details;
+        // Where each part is: (the object holding `code`, its message member, the path of `required`).
+        let (error, message, scope_at) = if problem {
+            let ct = a.header("content-type").unwrap_or_default();
+            if ct != "application/problem+json" {
+                return Err(format!("content-type is {ct:?}, expected application/problem+json"));
+            }
+            for member in ["type", "title"] {
+                if a.body[member].as_str().is_none_or(str::is_empty) {
+                    return Err(format!("{member} is {}, expected a string: {}", a.body[member], short(&a.body)));
+                }
+            }
+            if a.body["status"].as_u64() != Some(u64::from(a.status)) {
+                return Err(format!("status is {}, the answer's is {}", a.body["status"], a.status));
+            }
+            (&a.body, "detail", "required")
+        } else {
+            (&a.body["error"], "message", "details")
+        };
+        let at = |member: &str| if problem { member.to_string() } else { format!("error.{member}") };
         if error["code"].as_str() != Some(code) {
-            return Err(format!("error.code is {}, expected {code:?}: {}", error["code"], short(&a.body)));
+            return Err(format!("{} is {}, expected {code:?}: {}", at("code"), error["code"], short(&a.body)));
         }
-        if error["message"].as_str().is_none_or(str::is_empty) {
-            return Err(format!("error.message is {}, expected a sentence", error["message"]));
+        if error[message].as_str().is_none_or(str::is_empty) {
+            return Err(format!("{} is {}, expected a sentence", at(message), error[message]));
         }
-        if let Some(scope) = required
-            && error["details"] != json!({ "required": scope })
-        {
-            return Err(format!("error.details is {}, expected {}", error["details"], json!({ "required": scope })));
+        if let Some(scope) = required {
+            let expected = if problem { json!(scope) } else { json!({ "required": scope }) };
+            if error[scope_at] != expected {
+                return Err(format!("{} is {}, expected {expected}", at(scope_at), error[scope_at]));
+            }
         }
         if let Some(id) = a.header("x-request-id")
             && error["request_id"] != json!(id)
         {
-            return Err(format!("error.request_id is {}, the answer's X-Request-Id {id:?}", error["request_id"]));
+            return Err(format!("{} is {}, the answer's X-Request-Id {id:?}", at("request_id"), error["request_id"]));
         }
         Ok(())
     }
@@ -535,7 +563,7 @@ impl Run<'_> {
             let outcome = self.target.send_as(build(self), service, None).await.and_then(|a| {
                 a.status(401)?;
                 a.exact_header("www-authenticate", &challenge)?;
-                Self::envelope(&a, &service.unauthenticated, Some(&op.scope))?;
+                Self::error_body(service, &a, &service.unauthenticated, Some(&op.scope))?;
                 Self::rate_headers(service, op.rate_limited, &a)
             });
             self.record(service, "401 without a token", subject.clone(), outcome);
@@ -543,7 +571,7 @@ impl Run<'_> {
             let lower = service.one_tier_below(&op.scope);
             let outcome = self.target.send_as(build(self), service, Some(&lower)).await.and_then(|a| {
                 Self::insufficient(&op.scope, &prm, &a)?;
-                Self::envelope(&a, &service.insufficient_scope, Some(&op.scope))?;
+                Self::error_body(service, &a, &service.insufficient_scope, Some(&op.scope))?;
                 Self::rate_headers(service, op.rate_limited, &a)
             });
             self.record(service, "403 one tier below", format!("{subject} with {}", tier(&lower)), outcome);
@@ -709,7 +737,7 @@ impl Run<'_> {
         let outcome = self.target.send_as(post(self, &ping), service, None).await.and_then(|a| {
             a.status(401)?;
             a.exact_header("www-authenticate", &challenge)?;
-            Self::envelope(&a, &service.unauthenticated, Some(lowest))?;
+            Self::error_body(service, &a, &service.unauthenticated, Some(lowest))?;
             Self::rate_headers(service, true, &a)
         });
         self.record(service, "MCP 401 without a token", mcp.path.clone(), outcome);
@@ -957,6 +985,7 @@ mod tests {
             scopes: scopes.iter().map(|(n, i)| (n.to_string(), i.iter().map(|s| s.to_string()).collect())).collect(),
             unauthenticated: "unauthenticated".into(),
             insufficient_scope: "insufficient_scope".into(),
+            problem_details: false,
             plans: vec![],
             default_plan: None,
             openapi: json!({}),

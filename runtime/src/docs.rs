@@ -198,6 +198,7 @@ mod tests {
             request_timeout: "",
             unavailable: "",
         },
+        wire: support::Wire::ENVELOPE,
         default_per_page: 20,
         max_per_page: 100,
         plans: &[],

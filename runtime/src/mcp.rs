@@ -114,13 +114,7 @@ impl ServerHandler for ToolServer {
             None => Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None)),
             Some(Ok(value)) => Ok(CallToolResult::structured(value).into()),
             Some(Err(failure)) => {
-                let body = json!({ "error": {
-                    "code": failure.code,
-                    "status": failure.status,
-                    "message": failure.problem.message,
-                    "details": Value::Object(failure.problem.details),
-                    "request_id": caller.request_id,
-                }});
+                let body = failure.into_body(self.api.info(), Some(&caller.request_id));
                 Ok(CallToolResult::structured_error(body).into())
             }
         }

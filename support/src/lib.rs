@@ -122,6 +122,8 @@ pub struct ServiceInfo {
     pub errors: &'static [ErrorInfo],
     /// Which code the runtime uses for each failure it detects.
     pub roles: ErrorRoles,
+    /// How success bodies and errors are written on the wire.
+    pub wire: Wire,
     /// `per_page` when none is given.
     pub default_per_page: u32,
     /// Largest accepted `per_page`.
@@ -191,6 +193,37 @@ pub struct ErrorInfo {
     /// Default message.
     pub message: &'static str,
 }
+
+/// How a service writes its bodies: every answer of the service, the platform's own refusals
+/// included, follows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wire {
+    /// How error bodies are written.
+    pub errors: ErrorFormat,
+}
+
+impl Wire {
+    /// `{"data": …}` bodies and `{"error": {…}}` errors.
+    pub const ENVELOPE: Wire = Wire { errors: ErrorFormat::Envelope };
+}
+
+/// How a service writes its errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorFormat {
+    /// `{"error": {"code", "message", "details", "request_id"}}` as `application/json`.
+    Envelope,
+    /// RFC 9457 problem details as `application/problem+json`: `type`, `title`, `status`,
+    /// `detail`, and as extension members `code`, `request_id` and each detail.
+    Problem {
+        /// Base URI of the problem types: `type` is this followed by the code. Without one,
+        /// `type` is `about:blank` and `title` the status's reason phrase, as RFC 9457 asks.
+        types: Option<&'static str>,
+    },
+}
+
+/// Members of a problem details body that are the RFC's or the platform's: a detail may not
+/// use these names, because flattened among the members it would overwrite one.
+pub const PROBLEM_MEMBERS: [&str; 7] = ["type", "title", "status", "detail", "instance", "code", "request_id"];
 
 /// Catalog codes for failures the runtime detects itself.
 #[derive(Debug)]
@@ -429,8 +462,10 @@ impl Problem {
         Problem { message: message.into(), details: Map::new() }
     }
 
-    /// Adds one detail.
+    /// Adds one detail. `key` may not be one of [`PROBLEM_MEMBERS`]: a service answering in
+    /// problem details flattens details among those members.
     pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        debug_assert!(!PROBLEM_MEMBERS.contains(&key), "detail {key:?} would overwrite a problem details member");
         self.details.insert(key.to_string(), value.into());
         self
     }
@@ -595,18 +630,19 @@ pub fn request_id(parts: &Parts) -> Option<&str> {
 
 /// The standard error envelope, with the status of `code` in `service`'s catalog.
 pub fn error_response(service: &ServiceInfo, code: &str, problem: Problem, request_id: Option<&str>) -> Response {
-    let status = service.error(code).map(|e| e.status).unwrap_or(500);
-    let body = json!({
-        "error": {
-            "code": code,
-            "message": problem.message,
-            "details": Value::Object(problem.details),
-            "request_id": request_id,
-        }
-    });
-    let retry_after = body["error"]["details"]["retry_after"].as_u64();
-    let mut resp =
-        (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), axum::Json(body)).into_response();
+    let status = status_of(service, code, 500);
+    let retry_after = problem.details.get("retry_after").and_then(Value::as_u64);
+    let body = error_body(service, code, status, problem, request_id);
+    let content_type = match service.wire.errors {
+        ErrorFormat::Envelope => "application/json",
+        ErrorFormat::Problem { .. } => PROBLEM_JSON,
+    };
+    let mut resp = (
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        [(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
+        body.to_string(),
+    )
+        .into_response();
     if let Some(id) = request_id.and_then(|id| HeaderValue::from_str(id).ok()) {
         resp.headers_mut().insert("x-request-id", id);
     }
@@ -615,6 +651,46 @@ pub fn error_response(service: &ServiceInfo, code: &str, problem: Problem, reque
         resp.headers_mut().insert("retry-after", HeaderValue::from(seconds.max(1)));
     }
     resp
+}
+
+/// The media type of RFC 9457 problem details.
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// The body of an error of `service` in its wire format: what a REST answer carries and what an
+/// MCP tool result carries as its structured content.
+pub fn error_body(service: &ServiceInfo, code: &str, status: u16, problem: Problem, request_id: Option<&str>) -> Value {
+    match service.wire.errors {
+        ErrorFormat::Envelope => json!({
+            "error": {
+                "code": code,
+                "message": problem.message,
+                "details": Value::Object(problem.details),
+                "request_id": request_id,
+            }
+        }),
+        ErrorFormat::Problem { types } => {
+            let (kind, title) = match types {
+                Some(base) => (format!("{base}{code}"), service.error(code).map_or("", |e| e.message).to_string()),
+                None => {
+                    let phrase = StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason());
+                    ("about:blank".to_string(), phrase.unwrap_or("Error").to_string())
+                }
+            };
+            let mut body = Map::new();
+            body.insert("type".into(), Value::String(kind));
+            body.insert("title".into(), Value::String(title));
+            body.insert("status".into(), Value::from(status));
+            body.insert("detail".into(), Value::String(problem.message));
+            body.insert("code".into(), Value::String(code.to_string()));
+            body.insert("request_id".into(), request_id.map_or(Value::Null, |id| Value::String(id.to_string())));
+            // A detail named like a member never overwrites it (`Problem::with` refuses such a
+            // detail in debug builds, so tests find it).
+            for (key, value) in problem.details {
+                body.entry(key).or_insert(value);
+            }
+            Value::Object(body)
+        }
+    }
 }
 
 /// A request the decoder refused, with the role of the error to answer.
@@ -1172,6 +1248,17 @@ impl ToolFailure {
         let status = op.service.error(code).map(|e| e.status).unwrap_or(500);
         ToolFailure { code, status, problem: err.into_problem() }
     }
+
+    /// The tool result's structured content: the service's error body, which in the envelope
+    /// format also names the HTTP status the REST route would have answered.
+    pub fn into_body(self, service: &ServiceInfo, request_id: Option<&str>) -> Value {
+        let (code, status) = (self.code, self.status);
+        let mut body = error_body(service, code, status, self.problem, request_id);
+        if let Some(Value::Object(error)) = body.get_mut("error") {
+            error.shift_insert(1, "status".into(), Value::from(status));
+        }
+        body
+    }
 }
 
 /// Answers 405 with the error envelope for a path served under other methods.
@@ -1399,6 +1486,7 @@ mod tests {
         scopes: &[],
         errors: &[ErrorInfo { code: "invalid", status: 422, message: "Invalid." }],
         roles: ROLES,
+        wire: Wire::ENVELOPE,
         default_per_page: 20,
         max_per_page: 100,
         plans: &[],
@@ -1564,6 +1652,93 @@ mod tests {
         assert!(TIERED.satisfies(["a"], "r") && TIERED.satisfies(["w"], "w") && TIERED.satisfies(["r"], "r"));
         assert!(!TIERED.satisfies(["r"], "w") && !TIERED.satisfies(["w"], "a") && !TIERED.satisfies([], "r"));
         assert!(!TIERED.satisfies(["unknown"], "r"));
+    }
+
+    const PROBLEM_FIELDS: ServiceInfo = ServiceInfo {
+        errors: &[
+            ErrorInfo { code: "invalid", status: 422, message: "Invalid." },
+            ErrorInfo { code: "rate_limited", status: 429, message: "Too many requests." },
+        ],
+        wire: Wire { errors: ErrorFormat::Problem { types: None } },
+        ..SERVICE_FIELDS
+    };
+
+    static PROBLEMS: ServiceInfo = PROBLEM_FIELDS;
+
+    static TYPED_PROBLEMS: ServiceInfo = ServiceInfo {
+        wire: Wire { errors: ErrorFormat::Problem { types: Some("https://api.example.com/problems/") } },
+        ..PROBLEM_FIELDS
+    };
+
+    async fn answer(service: &ServiceInfo, code: &str, problem: Problem) -> (StatusCode, axum::http::HeaderMap, Value) {
+        let resp = error_response(service, code, problem, Some("req-1"));
+        let (status, headers) = (resp.status(), resp.headers().clone());
+        let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX).await.unwrap();
+        (status, headers, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    #[tokio::test]
+    async fn the_envelope_format_answers_as_it_always_has() {
+        let problem = Problem::new("Bad title.").with("field", "title");
+        let (status, headers, body) = answer(&SERVICE, "invalid", problem).await;
+        assert_eq!(status, 422);
+        assert_eq!(headers["content-type"], "application/json");
+        assert_eq!(
+            body,
+            json!({"error": {"code": "invalid", "message": "Bad title.", "details": {"field": "title"}, "request_id": "req-1"}})
+        );
+    }
+
+    #[tokio::test]
+    async fn problem_details_carry_the_rfc_members_the_code_and_each_detail() {
+        let problem = Problem::new("Bad title.").with("field", "title").with("value", 3);
+        let (status, headers, body) = answer(&PROBLEMS, "invalid", problem.clone()).await;
+        assert_eq!(status, 422);
+        assert_eq!(headers["content-type"], PROBLEM_JSON);
+        assert_eq!(headers["x-request-id"], "req-1");
+        // Without a base URI of problem types, `about:blank` and the status phrase (RFC 9457 4.2.1).
+        assert_eq!(
+            body,
+            json!({"type": "about:blank", "title": "Unprocessable Entity", "status": 422, "detail": "Bad title.",
+                   "code": "invalid", "request_id": "req-1", "field": "title", "value": 3})
+        );
+        let (_, _, typed) = answer(&TYPED_PROBLEMS, "invalid", problem).await;
+        assert_eq!(typed["type"], "https://api.example.com/problems/invalid");
+        assert_eq!(typed["title"], "Invalid.", "the catalog message titles a typed problem");
+    }
+
+    #[tokio::test]
+    async fn a_problem_that_says_when_to_retry_says_it_in_the_header_too() {
+        let (status, headers, body) =
+            answer(&PROBLEMS, "rate_limited", Problem::new("Slow down.").with("retry_after", 7)).await;
+        assert_eq!((status.as_u16(), &headers["retry-after"]), (429, &HeaderValue::from(7)));
+        assert_eq!(body["retry_after"], 7);
+    }
+
+    #[tokio::test]
+    async fn a_detail_never_overwrites_a_member_of_the_problem() {
+        let mut problem = Problem::new("Bad.");
+        problem.details.insert("status".into(), json!("forged"));
+        let (_, _, body) = answer(&PROBLEMS, "invalid", problem).await;
+        assert_eq!(body["status"], 422);
+    }
+
+    #[test]
+    #[should_panic(expected = "would overwrite a problem details member")]
+    fn a_detail_named_like_a_member_is_refused_where_it_is_built() {
+        let _ = Problem::new("Bad.").with("type", "x");
+    }
+
+    #[test]
+    fn a_tool_failure_carries_the_service_error_body() {
+        let failure = ToolFailure { code: "invalid", status: 422, problem: Problem::new("Bad.") };
+        let body = failure.clone().into_body(&SERVICE, Some("r"));
+        assert_eq!(
+            body,
+            json!({"error": {"code": "invalid", "status": 422, "message": "Bad.", "details": {}, "request_id": "r"}})
+        );
+        let problem = failure.into_body(&PROBLEMS, Some("r"));
+        assert_eq!((problem["status"].as_u64(), problem["code"].as_str()), (Some(422), Some("invalid")));
     }
 }
 

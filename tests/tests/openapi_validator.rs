@@ -1,4 +1,4 @@
-//! Both emitted OpenAPI documents (3.1 and 3.0.3) pass a third-party validator:
+//! Both emitted OpenAPI documents (3.1 and 3.0.3) of every service pass a third-party validator:
 //! `openapi-spec-validator` from PyPI. `.ci/run` installs it and sets `SPECWRIGHT_CI=1`, which
 //! turns a missing validator into a failure; elsewhere the test says it skipped.
 
@@ -6,12 +6,23 @@ mod common;
 
 use std::process::Command;
 
+/// Both documents of every service of the workspace: the vault and the prospector (envelopes) and
+/// the notes showcase (problem details).
+fn documents() -> Vec<std::path::PathBuf> {
+    let root = xtask::workspace_root();
+    let (shared, notes) = (root.join("generated/openapi"), root.join("services/notes/api/openapi"));
+    let mut out: Vec<_> =
+        ["vault.json", "vault.3.0.json", "prospector.json", "prospector.3.0.json"].map(|n| shared.join(n)).to_vec();
+    out.extend(["notes.json", "notes.3.0.json"].map(|n| notes.join(n)));
+    out
+}
+
 #[test]
 fn emitted_documents_pass_openapi_spec_validator() {
     let Some(bin) = common::tool("SPECWRIGHT_OPENAPI_VALIDATOR") else { return };
-    let dir = xtask::workspace_root().join("generated/openapi");
-    for name in ["vault.json", "vault.3.0.json", "prospector.json", "prospector.3.0.json"] {
-        let out = Command::new(&bin).arg(dir.join(name)).output().expect("run validator");
+    for path in documents() {
+        let name = path.display();
+        let out = Command::new(&bin).arg(&path).output().expect("run validator");
         assert!(
             out.status.success(),
             "{name} fails openapi-spec-validator:\n{}{}",
@@ -22,18 +33,17 @@ fn emitted_documents_pass_openapi_spec_validator() {
 }
 
 /// `@redocly/cli lint` with the committed `redocly.yaml` (the strict recommended rules, none
-/// turned off) passes on all four documents.
+/// turned off) passes on every document.
 #[test]
 fn emitted_documents_pass_redocly_lint() {
     let Some(bin) = common::tool("SPECWRIGHT_REDOCLY") else { return };
     let root = xtask::workspace_root();
-    let dir = root.join("generated/openapi");
     let out = Command::new(&bin)
         .current_dir(&root)
         .env("REDOCLY_TELEMETRY", "off")
         .env("REDOCLY_SUPPRESS_UPDATE_NOTICE", "true")
         .args(["lint", "--config", "redocly.yaml", "--format", "stylish"])
-        .args(["vault.json", "vault.3.0.json", "prospector.json", "prospector.3.0.json"].map(|n| dir.join(n)))
+        .args(documents())
         .output()
         .expect("run redocly");
     assert!(

@@ -1,4 +1,5 @@
-//! Schemathesis (PyPI) against the live server, both services, with valid tokens: every check on
+//! Schemathesis (PyPI) against the live server, every service of the workspace (the vault, the
+//! prospector and the notes showcase), with valid tokens: every check on
 //! (server errors, response schemas and statuses, accepted and rejected inputs, headers, stateful
 //! links), bounded and seeded so CI stays short and a finding reproduces. `.ci/run` installs it;
 //! elsewhere the test says it skipped. Exceptions live in `tests/schemathesis/*.toml`, each with
@@ -84,4 +85,24 @@ async fn the_prospector_behaves_as_its_document_says() {
     // The Team plan allows 300 requests a minute per token; stay under it rather than test 429s.
     let extra = ["--max-examples", "10", "--rate-limit", "290/m"].map(String::from).to_vec();
     fuzz(bin, server.url("/openapi/prospector.json"), token, Some("prospector.toml"), extra).await;
+}
+
+/// The notes showcase, served alone as its own binary serves it; its errors are RFC 9457 problem
+/// details, which schemathesis checks against the document's `application/problem+json` responses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_notes_showcase_behaves_as_its_document_says() {
+    let Some(bin) = common::tool("SPECWRIGHT_SCHEMATHESIS") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let config = runtime::Config::new(listener.local_addr().unwrap(), None, dir.path().to_path_buf());
+    let platform = runtime::Platform::open(config.clone()).await.unwrap();
+    let app = notes::server(&platform).await.unwrap();
+    tokio::spawn(async move { platform.run(listener, app).await });
+    let keys = runtime::keys::SigningKeys::load_or_create(&config.data_dir).unwrap();
+    let audience = runtime::Catalog::new([&notes::SERVICE]).resources(&config);
+    let claims = runtime::keys::claims(&config.issuer(), "ann", "acme", "notes:write", audience, 3600, None);
+    let token = keys.mint(&claims).unwrap();
+    // The basic plan allows 120 requests a minute per token; stay under it rather than test 429s.
+    let extra = ["--max-examples", "20", "--rate-limit", "110/m"].map(String::from).to_vec();
+    fuzz(bin, config.url("/openapi/notes.json"), token, Some("notes.toml"), extra).await;
 }

@@ -57,6 +57,7 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
         request_timeout: "request_timeout",
         unavailable: "service_unavailable",
     },
+    wire: support::Wire::ENVELOPE,
     default_per_page: 20u32,
     max_per_page: 100u32,
     plans: &[

@@ -80,6 +80,7 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
         request_timeout: "request/timeout",
         unavailable: "server/unavailable",
     },
+    wire: support::Wire::ENVELOPE,
     default_per_page: 20u32,
     max_per_page: 100u32,
     plans: &[support::PlanInfo { name: "standard", title: "Standard", per_minute: 600u32, per_day: 100000u32 }],

@@ -229,7 +229,7 @@ impl NotesService for Notes {
                 && !note.state.can_move_to(to)
             {
                 let allowed: Vec<&str> = note.state.next_states().iter().map(|s| s.as_str()).collect();
-                return Err(errors::UpdateNoteError::Validation(
+                return Err(errors::UpdateNoteError::Conflict(
                     Problem::new(format!("a {} note cannot become {to}", note.state))
                         .with("field", "state")
                         .with("value", to.as_str())

@@ -121,9 +121,7 @@ async fn a_server_killed_under_write_load_keeps_every_acknowledged_write_on_sqli
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_killed_under_write_load_keeps_every_acknowledged_write_on_postgres() {
-    match std::env::var("DATABASE_URL_TEST") {
-        Ok(url) if !url.is_empty() => crash_under_write_load(Some(&url)).await,
-        _ if std::env::var_os("SPECWRIGHT_CI").is_some() => panic!("CI runs every suite: set DATABASE_URL_TEST"),
-        _ => eprintln!("SKIPPED: the crash test on PostgreSQL: DATABASE_URL_TEST is not set"),
+    if let Some(url) = common::postgres("the crash test") {
+        crash_under_write_load(Some(&url)).await;
     }
 }

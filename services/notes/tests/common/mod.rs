@@ -41,6 +41,12 @@ impl Server {
         Server::launch(dir, port, database_url, metrics_port).await
     }
 
+    /// Starts the binary with its data directory in `dir` (for example a small file system).
+    pub async fn start_in(dir: tempfile::TempDir, database_url: Option<&str>) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        Server::launch(Arc::new(dir), port, database_url, None).await
+    }
+
     /// Kills the server at once (SIGKILL: no shutdown, no final checkpoint) and starts it again
     /// on the same port, data directory and database.
     pub async fn kill_and_restart(mut self) -> Server {
@@ -116,4 +122,30 @@ impl Server {
         assert_eq!(resp.headers()["content-type"], "text/plain; version=0.0.4; charset=utf-8");
         resp.text().await.unwrap()
     }
+}
+
+/// The PostgreSQL database of the backend tests (`DATABASE_URL_TEST`). Without it, says that the
+/// suite `what` is skipped, unless under CI, which runs every suite.
+pub fn postgres(what: &str) -> Option<String> {
+    match std::env::var("DATABASE_URL_TEST") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var_os("SPECWRIGHT_CI").is_some() => panic!("CI runs every suite: set DATABASE_URL_TEST"),
+        _ => {
+            eprintln!("SKIPPED: {what} on PostgreSQL: DATABASE_URL_TEST is not set");
+            None
+        }
+    }
+}
+
+/// One JSON-RPC message to the MCP endpoint with `token`.
+pub async fn mcp(s: &Server, token: &str, body: serde_json::Value) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(s.url("/api/mcp"))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
 }

@@ -45,6 +45,8 @@ support::operation_errors! {
     UpdateNoteError {
         /// `not_found` (HTTP 404): No such note for this caller.
         NotFound = "not_found",
+        /// `conflict` (HTTP 409): The note's state does not allow this move (its transitions); `allowed` lists where it can go.
+        Conflict = "conflict",
         /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
         Validation = "validation",
         /// `internal` (HTTP 500): An unexpected fault.

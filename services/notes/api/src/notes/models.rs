@@ -2,7 +2,7 @@
 //! Request and response payloads and enums, with the field specs the decoder validates against.
 use serde::{Deserialize, Serialize};
 use support::{FieldSpec, Kind};
-/// Where a note is in its life.
+/// Where a note is in its life. Moves not listed in the transitions are answered with `409 conflict`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NoteState {

@@ -21,6 +21,7 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
     ],
     errors: &[
         ErrorInfo { code: "not_found", status: 404u16, message: "Not found." },
+        ErrorInfo { code: "conflict", status: 409u16, message: "The change conflicts with the note's current state." },
         ErrorInfo { code: "unauthenticated", status: 401u16, message: "Authentication required." },
         ErrorInfo { code: "invalid_token", status: 401u16, message: "The token is invalid." },
         ErrorInfo { code: "insufficient_scope", status: 403u16, message: "The token's scope is too low." },
@@ -48,6 +49,9 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
         internal: "internal",
         request_timeout: "request_timeout",
         unavailable: "unavailable",
+    },
+    wire: support::Wire {
+        errors: support::ErrorFormat::Problem { types: Some("https://notes.example.com/problems/") },
     },
     default_per_page: 20u32,
     max_per_page: 100u32,

@@ -1,0 +1,99 @@
+//! `[wire]`: how a service writes its bodies. Errors as RFC 9457 problem details change every
+//! error response of both documents and the generated service table; a spec that asks for
+//! something the format cannot mean is refused with its fix.
+
+use serde_json::Value;
+
+const TODOS: &str = include_str!("fixtures/prelude/todos.toml");
+
+fn generated(spec: &str) -> Vec<codegen::File> {
+    codegen::generate(&[("todos.toml", spec)]).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn document(files: &[codegen::File], path: &str) -> Value {
+    let doc = files.iter().find(|f| f.path == path).unwrap_or_else(|| panic!("no {path}"));
+    serde_json::from_str(&doc.text).unwrap()
+}
+
+fn problems(types: Option<&str>) -> String {
+    let types = types.map(|t| format!("problem_types = \"{t}\"\n")).unwrap_or_default();
+    format!("{TODOS}\n[wire]\nerrors = \"problem\"\n{types}")
+}
+
+#[test]
+fn problem_details_are_every_error_response_of_both_documents() {
+    let files = generated(&problems(Some("https://todos.example/problems/")));
+    for path in ["openapi/todos.json", "openapi/todos.3.0.json"] {
+        let doc = document(&files, path);
+        let schemas = doc["components"]["schemas"].as_object().unwrap();
+        assert!(schemas.contains_key("Problem") && !schemas.contains_key("ErrorResponse"), "{path}");
+        let problem = &schemas["Problem"];
+        for member in ["type", "title", "status", "detail", "code"] {
+            assert!(problem["required"].as_array().unwrap().contains(&Value::from(member)), "{path}: {member}");
+        }
+        assert!(
+            problem["properties"]["type"]["description"].as_str().unwrap().contains("https://todos.example/problems/")
+        );
+        let mut errors = 0;
+        for (route, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                for (status, response) in op["responses"].as_object().unwrap() {
+                    if !status.starts_with('4') && !status.starts_with('5') {
+                        continue;
+                    }
+                    errors += 1;
+                    let content = response["content"].as_object().unwrap();
+                    let types: Vec<&String> = content.keys().collect();
+                    assert_eq!(types, ["application/problem+json"], "{path} {method} {route} {status}");
+                    assert_eq!(content["application/problem+json"]["schema"]["$ref"], "#/components/schemas/Problem");
+                }
+            }
+        }
+        assert!(errors > 20, "{path}: every operation's errors were seen ({errors})");
+    }
+    let table = files.iter().find(|f| f.path.ends_with("operations.rs")).expect("operations.rs");
+    let squeezed: String = table.text.split_whitespace().collect();
+    assert!(
+        squeezed.contains(
+            "wire:support::Wire{errors:support::ErrorFormat::Problem{types:Some(\"https://todos.example/problems/\"),},},"
+        ),
+        "{}",
+        table.text
+    );
+}
+
+#[test]
+fn the_envelope_stays_the_default() {
+    let files = generated(TODOS);
+    let doc = document(&files, "openapi/todos.json");
+    assert!(doc["components"]["schemas"].get("Problem").is_none());
+    assert_eq!(
+        doc["paths"]["/todos/{id}"]["get"]["responses"]["404"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/ErrorResponse"
+    );
+    let table = files.iter().find(|f| f.path.ends_with("operations.rs")).expect("operations.rs");
+    assert!(table.text.contains("wire: support::Wire::ENVELOPE"));
+    // Without a base URI the type is `about:blank`, and the document says what titles it.
+    let doc = document(&generated(&problems(None)), "openapi/todos.json");
+    let problem = &doc["components"]["schemas"]["Problem"]["properties"];
+    assert!(problem["type"]["description"].as_str().unwrap().contains("about:blank"));
+    assert_eq!(problem["title"]["description"], "The HTTP status's reason phrase.");
+}
+
+#[test]
+fn problem_types_that_cannot_be_a_base_uri_are_refused() {
+    let refused = |spec: &str| codegen::load("todos.toml", spec).expect_err("refused").to_string();
+    assert_eq!(
+        refused(&problems(Some("problems/"))),
+        "todos.toml: [wire] problem_types: `problems/` is not an absolute http(s) URI ending in `/`; fix: write \
+         it like `https://api.example.com/problems/`; each problem's type is it followed by the code"
+    );
+    assert!(refused(&problems(Some("https://todos.example/problems"))).contains("ending in `/`"));
+    assert_eq!(
+        refused(&format!("{TODOS}\n[wire]\nproblem_types = \"https://todos.example/p/\"\n")),
+        "todos.toml: [wire] problem_types: names the base URI of problem types, but errors are not written as \
+         problem details; fix: set `errors = \"problem\"`, or remove problem_types"
+    );
+    let unknown = refused(&format!("{TODOS}\n[wire]\nerrors = \"xml\"\n"));
+    assert!(unknown.contains("unknown variant `xml`, expected `envelope` or `problem`"), "{unknown}");
+}
