@@ -142,9 +142,21 @@ pub fn compare(old: &[Api], new: &[Api]) -> Report {
     report
 }
 
-/// The wire format shapes every answer: a change of it changes every error body clients parse,
-/// and a change of the problem types changes the `type` they may match on.
+/// The wire format shapes every answer: a change of it changes every body clients parse, and a
+/// change of the problem types changes the `type` they may match on.
 fn wire(c: &mut Collect, o: &crate::spec::Wire, n: &crate::spec::Wire) {
+    if o.success != n.success {
+        let name = |f| match f {
+            crate::spec::SuccessFormat::Envelope => "in the `{\"data\": …}` envelope",
+            crate::spec::SuccessFormat::Bare => "bare",
+        };
+        c.push(
+            Kind::Breaking,
+            "success-format-changed",
+            "[wire] success",
+            format!("success bodies are written {} instead of {}", name(n.success), name(o.success)),
+        );
+    }
     if o.errors != n.errors {
         c.push(
             Kind::Breaking,

@@ -30,7 +30,7 @@ pub fn descriptors(api: &Api, doc: &Value) -> Value {
             "description": format!("{}\n\nSCOPE: {scope}", tool.description.trim()),
             "inputSchema": openapi::input_schema(api, doc, op),
         });
-        if let Some(out) = openapi::output_schema(doc, op) {
+        if let Some(out) = openapi::output_schema(api, doc, op) {
             d["outputSchema"] = out;
         }
         d["annotations"] = annotations;

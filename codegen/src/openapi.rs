@@ -20,7 +20,7 @@ use utoipa::openapi::tag::TagBuilder;
 use utoipa::openapi::{ContentBuilder, OpenApiBuilder, RefOr, Required};
 
 use crate::ir::{Api, Field, Model, Operation, Ty};
-use crate::spec::{ErrorFormat, Location, Method};
+use crate::spec::{ErrorFormat, Location, Method, SuccessFormat};
 
 /// Name of the error envelope schema.
 pub const ERROR_SCHEMA: &str = "ErrorResponse";
@@ -29,9 +29,16 @@ const PAGE_META_SCHEMA: &str = "PageMeta";
 /// Name of the RFC 9457 problem details schema (`[wire] errors = "problem"`).
 pub const PROBLEM_SCHEMA: &str = "Problem";
 
-/// Schema name of an operation's success body.
-pub fn output_schema_name(op: &Operation) -> Option<String> {
-    op.def.output.as_ref().map(|m| if op.def.paginated { format!("{m}Page") } else { format!("{m}Envelope") })
+/// Schema name of an operation's success body: its envelope (`{Model}Envelope`, `{Model}Page`),
+/// or with bare bodies the model itself or the array of a page (`{Model}List`).
+pub fn output_schema_name(api: &Api, op: &Operation) -> Option<String> {
+    let bare = api.spec.wire.success == SuccessFormat::Bare;
+    op.def.output.as_ref().map(|m| match (bare, op.def.paginated) {
+        (false, true) => format!("{m}Page"),
+        (false, false) => format!("{m}Envelope"),
+        (true, true) => format!("{m}List"),
+        (true, false) => m.clone(),
+    })
 }
 
 /// Schema name of an operation's request body, when it has one.
@@ -255,8 +262,18 @@ fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
     }
     let mut envelopes: Vec<(String, RefOr<Schema>)> = Vec::new();
     for op in &api.operations {
-        let (Some(name), Some(model)) = (output_schema_name(op), op.def.output.as_ref()) else { continue };
-        if envelopes.iter().any(|(n, _)| n == &name) {
+        let (Some(name), Some(model)) = (output_schema_name(api, op), op.def.output.as_ref()) else { continue };
+        if &name == model || envelopes.iter().any(|(n, _)| n == &name) {
+            continue;
+        }
+        if api.spec.wire.success == SuccessFormat::Bare {
+            let list = ArrayBuilder::new()
+                .description(Some(format!(
+                    "A page of `{model}` items; `X-Total-Count` and `Link` say where it is in the list."
+                )))
+                .items(reference(model))
+                .build();
+            envelopes.push((name, RefOr::T(Schema::Array(list))));
             continue;
         }
         let mut b = ObjectBuilder::new().schema_type(Type::Object);
@@ -282,6 +299,10 @@ fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
                 .build(),
         ))
     };
+    if api.spec.wire.success == SuccessFormat::Bare {
+        out.extend(error_schemas(api));
+        return out;
+    }
     out.push((
         PAGE_META_SCHEMA.into(),
         RefOr::T(Schema::Object(
@@ -498,13 +519,25 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
         ));
     }
     let mut responses = ResponsesBuilder::new();
-    let success = match output_schema_name(op) {
+    let success = match output_schema_name(api, op) {
         Some(name) => {
             let mut r = ResponseBuilder::new()
                 .description(op.def.summary.clone())
                 .content("application/json", ContentBuilder::new().schema(Some(reference(&name))).build());
             if op.def.no_store {
                 r = r.header("Cache-Control", header("Always `no-store`: the body carries a secret.", Type::String));
+            }
+            if op.def.paginated && api.spec.wire.success == SuccessFormat::Bare {
+                r = r
+                    .header("X-Total-Count", header("Items matching the request, over all pages.", Type::Integer))
+                    .header(
+                        "Link",
+                        header(
+                            "RFC 8288 links to the `first`, `prev`, `next` and `last` pages: the request's own \
+                             query with `page` and `per_page` set, as references relative to the request's URL.",
+                            Type::String,
+                        ),
+                    );
             }
             common_headers(api, r)
         }
@@ -547,10 +580,17 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
         ext = ext.add("x-mcp-tool", json!(tool.name));
     }
     if op.def.paginated {
-        ext = ext.add(
-            "x-pagination",
-            json!({"page": "page", "per_page": "per_page", "items": "data", "total": "meta.total"}),
-        );
+        let shape = match api.spec.wire.success {
+            SuccessFormat::Envelope => {
+                json!({"page": "page", "per_page": "per_page", "items": "data", "total": "meta.total"})
+            }
+            // The items are the body itself (`$`, its JSONPath); the rest travels in headers.
+            SuccessFormat::Bare => json!({
+                "page": "page", "per_page": "per_page", "items": "$", "total": "header:X-Total-Count",
+                "next": "header:Link"
+            }),
+        };
+        ext = ext.add("x-pagination", shape);
     }
     b = b.extensions(Some(ext.build()));
     b.build()
@@ -718,8 +758,26 @@ pub fn input_schema(api: &Api, doc: &Value, op: &Operation) -> Value {
     standalone_schema(doc, v)
 }
 
-/// The JSON Schema of an operation's success body (its envelope), as an MCP `outputSchema`.
-pub fn output_schema(doc: &Value, op: &Operation) -> Option<Value> {
-    let name = output_schema_name(op)?;
+/// The JSON Schema of the structured content an operation's tool answers, as an MCP
+/// `outputSchema`: its REST success body, except that a bare page (an array, which MCP's
+/// structured content cannot be) is `{"items", "total", "page", "per_page"}`.
+pub fn output_schema(api: &Api, doc: &Value, op: &Operation) -> Option<Value> {
+    let name = output_schema_name(api, op)?;
+    if op.def.paginated && api.spec.wire.success == SuccessFormat::Bare {
+        let model = op.def.output.as_ref()?;
+        let int = |d: &str| json!({"type": "integer", "format": "int64", "description": d});
+        let page = json!({
+            "type": "object",
+            "description": format!("A page of `{model}` items."),
+            "properties": {
+                "items": {"type": "array", "items": {"$ref": format!("#/components/schemas/{model}")}},
+                "total": int("Number of items matching the request, over all pages."),
+                "page": int("This page's number, starting at 1."),
+                "per_page": int("Items per page."),
+            },
+            "required": ["items", "total", "page", "per_page"],
+        });
+        return Some(standalone_schema(doc, page));
+    }
     Some(standalone_schema(doc, doc["components"]["schemas"][&name].clone()))
 }

@@ -375,12 +375,21 @@ fn operations_file(api: &Api) -> TokenStream {
     ];
     let [ua, it, is, ma, va, pl, um, nf, mna, rl, int, rt, un] = roles;
     let (dpp, mpp) = (s.pagination.default_per_page, s.pagination.max_per_page);
-    let wire = match s.wire.errors {
-        crate::spec::ErrorFormat::Envelope => quote!(support::Wire::ENVELOPE),
-        crate::spec::ErrorFormat::Problem => {
-            let types = opt(s.wire.problem_types.as_ref());
-            quote!(support::Wire { errors: support::ErrorFormat::Problem { types: #types } })
-        }
+    let wire = if s.wire.is_default() {
+        quote!(support::Wire::ENVELOPE)
+    } else {
+        let success = match s.wire.success {
+            crate::spec::SuccessFormat::Envelope => quote!(support::SuccessFormat::Envelope),
+            crate::spec::SuccessFormat::Bare => quote!(support::SuccessFormat::Bare),
+        };
+        let errors = match s.wire.errors {
+            crate::spec::ErrorFormat::Envelope => quote!(support::ErrorFormat::Envelope),
+            crate::spec::ErrorFormat::Problem => {
+                let types = opt(s.wire.problem_types.as_ref());
+                quote!(support::ErrorFormat::Problem { types: #types })
+            }
+        };
+        quote!(support::Wire { success: #success, errors: #errors })
     };
     let plans = s.rate_limits.iter().flat_map(|rl| rl.plans.iter()).map(|(n, p)| {
         let (t, m, d) = (&p.title, p.per_minute, p.per_day);
@@ -608,9 +617,9 @@ fn router_file(api: &Api) -> TokenStream {
             (false, false) => quote!(),
         };
         let body = match (&op.def.output, op.def.paginated) {
-            (None, _) => quote!(.map(|()| None)),
-            (Some(_), true) => quote!(.map(|out| Some(support::page_value(&out, paging)))),
-            (Some(_), false) => quote!(.map(|out| Some(support::data_value(&out)))),
+            (None, _) => quote!(.map(|()| support::Success::Empty)),
+            (Some(_), true) => quote!(.map(|out| support::Success::page(&out, paging))),
+            (Some(_), false) => quote!(.map(|out| support::Success::one(&out))),
         };
         let doc = format!(" `{} {base}{}`: {}", op.method().as_str(), op.def.path, op.def.summary);
         quote! {

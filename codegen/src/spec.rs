@@ -56,6 +56,10 @@ pub struct Spec {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Wire {
+    /// How success bodies are written: `envelope` (the default: `{"data": …}`, a page with
+    /// `meta`) or `bare` (the output as it is; a page is the array of its items, with
+    /// `X-Total-Count` and an RFC 8288 `Link` header).
+    pub success: SuccessFormat,
     /// How errors are written: `envelope` (the default) or `problem`.
     pub errors: ErrorFormat,
     /// With `errors = "problem"`: the base URI of the problem types, an absolute `http(s)` URI
@@ -67,9 +71,21 @@ pub struct Wire {
 }
 
 impl Wire {
-    fn is_default(&self) -> bool {
+    pub(crate) fn is_default(&self) -> bool {
         *self == Wire::default()
     }
+}
+
+/// How a service writes its success bodies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SuccessFormat {
+    /// `{"data": output}`; a page is `{"data": [items], "meta": {"total", "page", "per_page"}}`.
+    #[default]
+    Envelope,
+    /// The output as it is; a page is the array of its items, with `X-Total-Count` and a `Link`
+    /// header (RFC 8288: `first`, `prev`, `next`, `last`).
+    Bare,
 }
 
 /// How a service writes its errors.

@@ -178,6 +178,15 @@ fn each_rule_with_its_message() {
             vec!["breaking: todos: [pagination]: max_per_page lowered from 100 to 50 [pagination-stricter]"],
         ),
         (
+            "success-format-changed",
+            TODOS.into(),
+            format!("{TODOS}\n[wire]\nsuccess = \"bare\"\n"),
+            vec![
+                "breaking: todos: [wire] success: success bodies are written bare instead of in the \
+                 `{\"data\": …}` envelope [success-format-changed]",
+            ],
+        ),
+        (
             "error-format-changed",
             TODOS.into(),
             format!("{TODOS}\n[wire]\nerrors = \"problem\"\n"),

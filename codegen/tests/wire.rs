@@ -55,7 +55,7 @@ fn problem_details_are_every_error_response_of_both_documents() {
     let squeezed: String = table.text.split_whitespace().collect();
     assert!(
         squeezed.contains(
-            "wire:support::Wire{errors:support::ErrorFormat::Problem{types:Some(\"https://todos.example/problems/\"),},},"
+            "wire:support::Wire{success:support::SuccessFormat::Envelope,errors:support::ErrorFormat::Problem{types:Some(\"https://todos.example/problems/\"),},},"
         ),
         "{}",
         table.text
@@ -96,4 +96,45 @@ fn problem_types_that_cannot_be_a_base_uri_are_refused() {
     );
     let unknown = refused(&format!("{TODOS}\n[wire]\nerrors = \"xml\"\n"));
     assert!(unknown.contains("unknown variant `xml`, expected `envelope` or `problem`"), "{unknown}");
+}
+
+#[test]
+fn bare_bodies_are_the_output_itself_and_a_page_is_an_array_with_headers() {
+    let spec = format!("{TODOS}\n[wire]\nsuccess = \"bare\"\n");
+    let files = generated(&spec);
+    for path in ["openapi/todos.json", "openapi/todos.3.0.json"] {
+        let doc = document(&files, path);
+        let schemas = doc["components"]["schemas"].as_object().unwrap();
+        assert!(!schemas.keys().any(|k| k.ends_with("Envelope") || k.ends_with("Page") || k == "PageMeta"), "{path}");
+        let one = &doc["paths"]["/todos/{id}"]["get"]["responses"]["200"];
+        assert_eq!(one["content"]["application/json"]["schema"]["$ref"], "#/components/schemas/Todo", "{path}");
+        let list = &doc["paths"]["/todos"]["get"]["responses"]["200"];
+        assert_eq!(list["content"]["application/json"]["schema"]["$ref"], "#/components/schemas/TodoList");
+        assert_eq!(schemas["TodoList"]["type"], "array");
+        assert_eq!(schemas["TodoList"]["items"]["$ref"], "#/components/schemas/Todo");
+        assert_eq!(list["headers"]["X-Total-Count"]["schema"]["type"], "integer", "{path}");
+        assert_eq!(list["headers"]["Link"]["schema"]["type"], "string", "{path}");
+        assert_eq!(doc["paths"]["/todos"]["get"]["x-pagination"]["total"], "header:X-Total-Count");
+    }
+    let squeezed: String =
+        files.iter().find(|f| f.path.ends_with("operations.rs")).unwrap().text.split_whitespace().collect();
+    assert!(squeezed.contains("success:support::SuccessFormat::Bare,errors:support::ErrorFormat::Envelope"));
+}
+
+#[test]
+fn a_bare_page_travels_over_mcp_as_an_object_its_output_schema_states() {
+    let spec = format!(
+        "{}\n[wire]\nsuccess = \"bare\"\n",
+        TODOS.replace("base_path = \"/api/v1\"", "base_path = \"/api/v1\"\nmcp_path = \"/api/mcp\"").replace(
+            "list_todos = {",
+            "list_todos = { mcp = { name = \"todos.list\", title = \"List\", description = \"List to-dos.\" }, "
+        )
+    );
+    let files = generated(&spec);
+    let tools = document(&files, "mcp/todos.tools.json");
+    let out = &tools[0]["outputSchema"];
+    assert_eq!(out["type"], "object");
+    assert_eq!(out["required"], serde_json::json!(["items", "total", "page", "per_page"]));
+    assert_eq!(out["properties"]["items"]["items"]["$ref"], "#/$defs/Todo");
+    assert!(out["$defs"]["Todo"].is_object());
 }

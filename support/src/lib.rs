@@ -198,13 +198,26 @@ pub struct ErrorInfo {
 /// included, follows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Wire {
+    /// How success bodies are written.
+    pub success: SuccessFormat,
     /// How error bodies are written.
     pub errors: ErrorFormat,
 }
 
 impl Wire {
     /// `{"data": …}` bodies and `{"error": {…}}` errors.
-    pub const ENVELOPE: Wire = Wire { errors: ErrorFormat::Envelope };
+    pub const ENVELOPE: Wire = Wire { success: SuccessFormat::Envelope, errors: ErrorFormat::Envelope };
+}
+
+/// How a service writes its success bodies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SuccessFormat {
+    /// `{"data": output}`; a page is `{"data": [items], "meta": {"total", "page", "per_page"}}`.
+    Envelope,
+    /// The output as it is; a page is the array of its items, with `X-Total-Count` and a `Link`
+    /// header (RFC 8288: `first`, `prev`, `next`, `last`). Over MCP, whose structured content
+    /// is an object, a page is `{"items", "total", "page", "per_page"}`.
+    Bare,
 }
 
 /// How a service writes its errors.
@@ -1199,23 +1212,104 @@ fn finish(parts: &Parts, op: &'static Operation, mut resp: Response) -> Response
     resp
 }
 
-/// `{"data": value}`.
-pub fn data_value<T: Serialize>(value: &T) -> Value {
-    json!({ "data": value })
+/// What an operation answers on success, before the service's wire format writes it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Success {
+    /// No content.
+    Empty,
+    /// The operation's output.
+    One(Value),
+    /// One page of a list.
+    Page {
+        /// This page's items (a JSON array).
+        items: Value,
+        /// Items matching the request over all pages.
+        total: u64,
+        /// The page asked for.
+        paging: Paging,
+    },
 }
 
-/// `{"data": [...], "meta": {total, page, per_page}}`.
-pub fn page_value<T: Serialize>(page: &Paged<T>, paging: Paging) -> Value {
-    json!({ "data": page.items, "meta": { "total": page.total, "page": paging.page, "per_page": paging.per_page } })
+impl Success {
+    /// The output of an operation.
+    pub fn one<T: Serialize>(value: &T) -> Self {
+        Success::One(serde_json::to_value(value).unwrap_or(Value::Null))
+    }
+
+    /// A page of a list operation.
+    pub fn page<T: Serialize>(page: &Paged<T>, paging: Paging) -> Self {
+        Success::Page { items: serde_json::to_value(&page.items).unwrap_or(Value::Null), total: page.total, paging }
+    }
+
+    /// The body an MCP tool result carries as its structured content (always an object, as MCP
+    /// requires): the REST body in the envelope format; the output, or for a page
+    /// `{"items", "total", "page", "per_page"}`, when bare; `{}` for no content.
+    pub fn into_tool_body(self, service: &ServiceInfo) -> Value {
+        match (self, service.wire.success) {
+            (Success::Empty, _) => Value::Object(Map::new()),
+            (Success::One(v), SuccessFormat::Envelope) => json!({ "data": v }),
+            (Success::Page { items, total, paging }, SuccessFormat::Envelope) => {
+                json!({ "data": items, "meta": { "total": total, "page": paging.page, "per_page": paging.per_page } })
+            }
+            (Success::One(v), SuccessFormat::Bare) => v,
+            (Success::Page { items, total, paging }, SuccessFormat::Bare) => {
+                json!({ "items": items, "total": total, "page": paging.page, "per_page": paging.per_page })
+            }
+        }
+    }
 }
 
-/// The success response of an operation.
-pub fn respond(parts: &Parts, op: &'static Operation, body: Option<Value>) -> Response {
-    let resp = match body {
-        Some(v) => axum::Json(v).into_response(),
-        None => Response::new(Body::empty()),
+/// The success response of an operation, in its service's wire format.
+pub fn respond(parts: &Parts, op: &'static Operation, success: Success) -> Response {
+    let json = |v: &Value| axum::Json(v).into_response();
+    let resp = match (success, op.service.wire.success) {
+        (Success::Empty, _) => Response::new(Body::empty()),
+        (Success::One(v), SuccessFormat::Envelope) => json(&json!({ "data": v })),
+        (Success::Page { items, total, paging }, SuccessFormat::Envelope) => json(&json!({
+            "data": items, "meta": { "total": total, "page": paging.page, "per_page": paging.per_page }
+        })),
+        (Success::One(v), SuccessFormat::Bare) => json(&v),
+        (Success::Page { items, total, paging }, SuccessFormat::Bare) => {
+            let mut resp = json(&items);
+            resp.headers_mut().insert("x-total-count", HeaderValue::from(total));
+            if let Ok(link) = HeaderValue::from_str(&page_links(parts.uri.query(), total, paging)) {
+                resp.headers_mut().insert(header::LINK, link);
+            }
+            resp
+        }
     };
     finish(parts, op, resp)
+}
+
+/// The `Link` header of a page (RFC 8288): `first`, `prev` (after the first page), `next` (before
+/// the last) and `last`, each the request's own query with `page` and `per_page` set. The targets
+/// are query-only references, which resolve against the request's own URL (RFC 3986 section
+/// 5.2), so they stay right behind a proxy that serves the API under another path.
+pub fn page_links(query: Option<&str>, total: u64, paging: Paging) -> String {
+    let kept: Vec<(String, String)> = query
+        .and_then(|q| serde_urlencoded::from_str::<Vec<(String, String)>>(q).ok())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(k, _)| k != "page" && k != "per_page")
+        .collect();
+    let per_page = u64::from(paging.per_page.max(1));
+    let last = total.div_ceil(per_page).max(1);
+    let page = u64::from(paging.page);
+    let target = |page: u64| {
+        let mut pairs = kept.clone();
+        pairs.push(("page".into(), page.to_string()));
+        pairs.push(("per_page".into(), per_page.to_string()));
+        format!("?{}", serde_urlencoded::to_string(&pairs).unwrap_or_default())
+    };
+    let mut links = vec![(1, "first")];
+    if page > 1 {
+        links.push((page.min(last + 1) - 1, "prev"));
+    }
+    if page < last {
+        links.push((page + 1, "next"));
+    }
+    links.push((last, "last"));
+    links.iter().map(|(p, rel)| format!("<{}>; rel=\"{rel}\"", target(*p))).collect::<Vec<_>>().join(", ")
 }
 
 /// The error response of an operation.
@@ -1290,7 +1384,7 @@ pub trait Endpoint<S, C>: 'static {
     type Error: OperationError;
     /// The operation's table entry.
     const OP: &'static Operation;
-    /// Calls the service's method: the JSON success body, or `None` for an empty one.
+    /// Calls the service's method: what it answers on success, or its error.
     fn call(
         service: &S,
         caller: &C,
@@ -1299,9 +1393,9 @@ pub trait Endpoint<S, C>: 'static {
     ) -> impl Future<Output = Reply<Self::Error>> + Send;
 }
 
-/// What [`Endpoint::call`] answers: the JSON success body (`None` for an empty one) or the
+/// What [`Endpoint::call`] answers: the success, which the service's wire format writes, or the
 /// operation's error `E`.
-pub type Reply<E> = Result<Option<Value>, E>;
+pub type Reply<E> = Result<Success, E>;
 
 /// The router state of a generated service: its implementation and the gate admitting callers.
 pub struct App<S, G> {
@@ -1342,7 +1436,7 @@ where
 {
     let (input, paging) = admit_arguments::<G, E::Input>(gate, caller, E::OP, arguments).await?;
     match E::call(service, caller, input, paging).await {
-        Ok(body) => Ok(body.unwrap_or_else(|| Value::Object(Map::new()))),
+        Ok(success) => Ok(success.into_tool_body(E::OP.service)),
         Err(e) => Err(ToolFailure::from_error(E::OP, e)),
     }
 }
@@ -1659,14 +1753,37 @@ mod tests {
             ErrorInfo { code: "invalid", status: 422, message: "Invalid." },
             ErrorInfo { code: "rate_limited", status: 429, message: "Too many requests." },
         ],
-        wire: Wire { errors: ErrorFormat::Problem { types: None } },
+        wire: Wire { success: SuccessFormat::Envelope, errors: ErrorFormat::Problem { types: None } },
         ..SERVICE_FIELDS
     };
 
     static PROBLEMS: ServiceInfo = PROBLEM_FIELDS;
 
+    #[test]
+    fn page_links_keep_the_query_and_name_the_pages_around_this_one() {
+        let at = |page, per_page| Paging { page, per_page };
+        assert_eq!(
+            page_links(Some("tag=a%20b&page=2&per_page=10&tag=c"), 35, at(2, 10)),
+            "<?tag=a+b&tag=c&page=1&per_page=10>; rel=\"first\", <?tag=a+b&tag=c&page=1&per_page=10>; rel=\"prev\", \
+             <?tag=a+b&tag=c&page=3&per_page=10>; rel=\"next\", <?tag=a+b&tag=c&page=4&per_page=10>; rel=\"last\""
+        );
+        // No items: one (empty) page, which is the first and the last.
+        assert_eq!(
+            page_links(None, 0, at(1, 20)),
+            "<?page=1&per_page=20>; rel=\"first\", <?page=1&per_page=20>; rel=\"last\""
+        );
+        // Past the end: the previous page is the last one, and there is no next.
+        assert_eq!(
+            page_links(None, 5, at(9, 2)),
+            "<?page=1&per_page=2>; rel=\"first\", <?page=3&per_page=2>; rel=\"prev\", <?page=3&per_page=2>; rel=\"last\""
+        );
+    }
+
     static TYPED_PROBLEMS: ServiceInfo = ServiceInfo {
-        wire: Wire { errors: ErrorFormat::Problem { types: Some("https://api.example.com/problems/") } },
+        wire: Wire {
+            success: SuccessFormat::Envelope,
+            errors: ErrorFormat::Problem { types: Some("https://api.example.com/problems/") },
+        },
         ..PROBLEM_FIELDS
     };
 

@@ -53,7 +53,7 @@ impl<S: ProspectorService> Endpoint<S, S::Caller> for ListLeads {
     type Error = errors::ListLeadsError;
     const OP: &'static Operation = &operations::LIST_LEADS;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_leads(c, input, paging).await.map(|out| Some(support::page_value(&out, paging)))
+        s.list_leads(c, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `GET /v1/prospector/leads/{id}`: Get a lead with its score breakdown
@@ -63,7 +63,7 @@ impl<S: ProspectorService> Endpoint<S, S::Caller> for GetLead {
     type Error = errors::GetLeadError;
     const OP: &'static Operation = &operations::GET_LEAD;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.get_lead(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.get_lead(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /v1/prospector/leads/scan`: Run an on-demand scan
@@ -73,7 +73,7 @@ impl<S: ProspectorService> Endpoint<S, S::Caller> for ScanLeads {
     type Error = errors::ScanLeadsError;
     const OP: &'static Operation = &operations::SCAN_LEADS;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.scan_leads(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.scan_leads(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `PATCH /v1/prospector/leads/{id}`: Update a lead's status or tags
@@ -83,7 +83,7 @@ impl<S: ProspectorService> Endpoint<S, S::Caller> for UpdateLead {
     type Error = errors::UpdateLeadError;
     const OP: &'static Operation = &operations::UPDATE_LEAD;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.update_lead(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.update_lead(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /v1/prospector/proposals`: List proposals
@@ -93,7 +93,7 @@ impl<S: ProspectorService> Endpoint<S, S::Caller> for ListProposals {
     type Error = errors::ListProposalsError;
     const OP: &'static Operation = &operations::LIST_PROPOSALS;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_proposals(c, input, paging).await.map(|out| Some(support::page_value(&out, paging)))
+        s.list_proposals(c, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `GET /v1/prospector/proposals/{id}`: Get a proposal
@@ -103,7 +103,7 @@ impl<S: ProspectorService> Endpoint<S, S::Caller> for GetProposal {
     type Error = errors::GetProposalError;
     const OP: &'static Operation = &operations::GET_PROPOSAL;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.get_proposal(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.get_proposal(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /v1/prospector/proposals`: Generate a proposal for a lead
@@ -113,7 +113,7 @@ impl<S: ProspectorService> Endpoint<S, S::Caller> for CreateProposal {
     type Error = errors::CreateProposalError;
     const OP: &'static Operation = &operations::CREATE_PROPOSAL;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.create_proposal(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.create_proposal(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `PATCH /v1/prospector/proposals/{id}`: Update a proposal's text or status
@@ -123,7 +123,7 @@ impl<S: ProspectorService> Endpoint<S, S::Caller> for UpdateProposal {
     type Error = errors::UpdateProposalError;
     const OP: &'static Operation = &operations::UPDATE_PROPOSAL;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.update_proposal(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.update_proposal(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /v1/prospector/proposals/{id}/submit`: Submit a proposal to the platform
@@ -133,7 +133,7 @@ impl<S: ProspectorService> Endpoint<S, S::Caller> for SubmitProposal {
     type Error = errors::SubmitProposalError;
     const OP: &'static Operation = &operations::SUBMIT_PROPOSAL;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.submit_proposal(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.submit_proposal(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /v1/prospector/proposals/{id}/outcome`: Record the client's decision on a proposal
@@ -143,7 +143,7 @@ impl<S: ProspectorService> Endpoint<S, S::Caller> for RecordProposalOutcome {
     type Error = errors::RecordProposalOutcomeError;
     const OP: &'static Operation = &operations::RECORD_PROPOSAL_OUTCOME;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.record_proposal_outcome(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.record_proposal_outcome(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /v1/prospector/contracts`: List contracts
@@ -153,7 +153,7 @@ impl<S: ProspectorService> Endpoint<S, S::Caller> for ListContracts {
     type Error = errors::ListContractsError;
     const OP: &'static Operation = &operations::LIST_CONTRACTS;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_contracts(c, input, paging).await.map(|out| Some(support::page_value(&out, paging)))
+        s.list_contracts(c, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `GET /v1/prospector/contracts/{id}`: Get a contract with its milestones
@@ -163,7 +163,7 @@ impl<S: ProspectorService> Endpoint<S, S::Caller> for GetContract {
     type Error = errors::GetContractError;
     const OP: &'static Operation = &operations::GET_CONTRACT;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.get_contract(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.get_contract(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `PATCH /v1/prospector/contracts/{id}/milestones/{mid}`: Update a milestone's status
@@ -173,7 +173,7 @@ impl<S: ProspectorService> Endpoint<S, S::Caller> for UpdateMilestone {
     type Error = errors::UpdateMilestoneError;
     const OP: &'static Operation = &operations::UPDATE_MILESTONE;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.update_milestone(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.update_milestone(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /v1/prospector/scoring/config`: Get the scoring configuration
@@ -183,7 +183,7 @@ impl<S: ProspectorService> Endpoint<S, S::Caller> for GetScoringConfig {
     type Error = errors::GetScoringConfigError;
     const OP: &'static Operation = &operations::GET_SCORING_CONFIG;
     async fn call(s: &S, c: &S::Caller, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.get_scoring_config(c).await.map(|out| Some(support::data_value(&out)))
+        s.get_scoring_config(c).await.map(|out| support::Success::one(&out))
     }
 }
 /// `PUT /v1/prospector/scoring/config`: Replace the scoring configuration
@@ -193,7 +193,7 @@ impl<S: ProspectorService> Endpoint<S, S::Caller> for UpdateScoringConfig {
     type Error = errors::UpdateScoringConfigError;
     const OP: &'static Operation = &operations::UPDATE_SCORING_CONFIG;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.update_scoring_config(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.update_scoring_config(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /v1/prospector/scoring/backtest`: Backtest a proposed scoring configuration
@@ -203,7 +203,7 @@ impl<S: ProspectorService> Endpoint<S, S::Caller> for RunBacktest {
     type Error = errors::RunBacktestError;
     const OP: &'static Operation = &operations::RUN_BACKTEST;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.run_backtest(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.run_backtest(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /v1/prospector/tokens`: List API tokens
@@ -213,7 +213,7 @@ impl<S: ProspectorService> Endpoint<S, S::Caller> for ListApiTokens {
     type Error = errors::ListApiTokensError;
     const OP: &'static Operation = &operations::LIST_API_TOKENS;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_api_tokens(c, input, paging).await.map(|out| Some(support::page_value(&out, paging)))
+        s.list_api_tokens(c, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `POST /v1/prospector/tokens`: Create an API token
@@ -223,7 +223,7 @@ impl<S: ProspectorService> Endpoint<S, S::Caller> for CreateApiToken {
     type Error = errors::CreateApiTokenError;
     const OP: &'static Operation = &operations::CREATE_API_TOKEN;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.create_api_token(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.create_api_token(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /v1/prospector/tokens/{id}`: Revoke an API token
@@ -233,6 +233,6 @@ impl<S: ProspectorService> Endpoint<S, S::Caller> for RevokeApiToken {
     type Error = errors::RevokeApiTokenError;
     const OP: &'static Operation = &operations::REVOKE_API_TOKEN;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.revoke_api_token(c, input).await.map(|()| None)
+        s.revoke_api_token(c, input).await.map(|()| support::Success::Empty)
     }
 }

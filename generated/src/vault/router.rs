@@ -91,7 +91,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for ListCredentials {
     type Error = errors::ListCredentialsError;
     const OP: &'static Operation = &operations::LIST_CREDENTIALS;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_credentials(c, input, paging).await.map(|out| Some(support::page_value(&out, paging)))
+        s.list_credentials(c, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `POST /api/v1/credentials`: Store a credential
@@ -101,7 +101,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for StoreCredential {
     type Error = errors::StoreCredentialError;
     const OP: &'static Operation = &operations::STORE_CREDENTIAL;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.store_credential(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.store_credential(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /api/v1/credentials/{key}`: Read a credential's metadata
@@ -111,7 +111,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for GetCredential {
     type Error = errors::GetCredentialError;
     const OP: &'static Operation = &operations::GET_CREDENTIAL;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.get_credential(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.get_credential(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `PATCH /api/v1/credentials/{key}`: Change a credential's metadata or folder
@@ -121,7 +121,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for UpdateCredential {
     type Error = errors::UpdateCredentialError;
     const OP: &'static Operation = &operations::UPDATE_CREDENTIAL;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.update_credential(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.update_credential(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /api/v1/credentials/{key}/reveal`: Reveal a credential's secret
@@ -131,7 +131,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for RevealCredential {
     type Error = errors::RevealCredentialError;
     const OP: &'static Operation = &operations::REVEAL_CREDENTIAL;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.reveal_credential(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.reveal_credential(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /api/v1/credentials/{key}/archive`: Archive a credential
@@ -141,7 +141,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for ArchiveCredential {
     type Error = errors::ArchiveCredentialError;
     const OP: &'static Operation = &operations::ARCHIVE_CREDENTIAL;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.archive_credential(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.archive_credential(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /api/v1/credentials/{key}/restore`: Restore an archived credential
@@ -151,7 +151,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for RestoreCredential {
     type Error = errors::RestoreCredentialError;
     const OP: &'static Operation = &operations::RESTORE_CREDENTIAL;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.restore_credential(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.restore_credential(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /api/v1/credentials/{key}/rotate`: Rotate a credential's secret
@@ -161,7 +161,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for RotateCredential {
     type Error = errors::RotateCredentialError;
     const OP: &'static Operation = &operations::ROTATE_CREDENTIAL;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.rotate_credential(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.rotate_credential(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /api/v1/folders`: List folders
@@ -171,7 +171,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for ListFolders {
     type Error = errors::ListFoldersError;
     const OP: &'static Operation = &operations::LIST_FOLDERS;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_folders(c, input, paging).await.map(|out| Some(support::page_value(&out, paging)))
+        s.list_folders(c, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `POST /api/v1/folders`: Create a folder
@@ -181,7 +181,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for CreateFolder {
     type Error = errors::CreateFolderError;
     const OP: &'static Operation = &operations::CREATE_FOLDER;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.create_folder(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.create_folder(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `PATCH /api/v1/folders/{id}`: Rename or move a folder
@@ -191,7 +191,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for UpdateFolder {
     type Error = errors::UpdateFolderError;
     const OP: &'static Operation = &operations::UPDATE_FOLDER;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.update_folder(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.update_folder(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /api/v1/folders/{id}`: Delete an empty folder
@@ -201,7 +201,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for DeleteFolder {
     type Error = errors::DeleteFolderError;
     const OP: &'static Operation = &operations::DELETE_FOLDER;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.delete_folder(c, input).await.map(|()| None)
+        s.delete_folder(c, input).await.map(|()| support::Success::Empty)
     }
 }
 /// `GET /api/v1/tags`: List tags
@@ -211,7 +211,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for ListTags {
     type Error = errors::ListTagsError;
     const OP: &'static Operation = &operations::LIST_TAGS;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_tags(c, input, paging).await.map(|out| Some(support::page_value(&out, paging)))
+        s.list_tags(c, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `PATCH /api/v1/tags/{name}`: Rename a tag
@@ -221,7 +221,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for RenameTag {
     type Error = errors::RenameTagError;
     const OP: &'static Operation = &operations::RENAME_TAG;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.rename_tag(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.rename_tag(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /api/v1/tags/merge`: Merge tags into one
@@ -231,7 +231,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for MergeTags {
     type Error = errors::MergeTagsError;
     const OP: &'static Operation = &operations::MERGE_TAGS;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.merge_tags(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.merge_tags(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /api/v1/tags/prune`: Remove tags no active credential carries
@@ -241,7 +241,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for PruneTags {
     type Error = errors::PruneTagsError;
     const OP: &'static Operation = &operations::PRUNE_TAGS;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.prune_tags(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.prune_tags(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /api/v1/leases`: List my leases
@@ -251,7 +251,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for ListLeases {
     type Error = errors::ListLeasesError;
     const OP: &'static Operation = &operations::LIST_LEASES;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_leases(c, input, paging).await.map(|out| Some(support::page_value(&out, paging)))
+        s.list_leases(c, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `POST /api/v1/leases`: Lease a credential
@@ -261,7 +261,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for IssueLease {
     type Error = errors::IssueLeaseError;
     const OP: &'static Operation = &operations::ISSUE_LEASE;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.issue_lease(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.issue_lease(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /api/v1/leases/read`: Redeem a lease for its secret
@@ -271,7 +271,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for RedeemLease {
     type Error = errors::RedeemLeaseError;
     const OP: &'static Operation = &operations::REDEEM_LEASE;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.redeem_lease(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.redeem_lease(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /api/v1/leases/{id}`: Revoke a lease
@@ -281,7 +281,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for RevokeLease {
     type Error = errors::RevokeLeaseError;
     const OP: &'static Operation = &operations::REVOKE_LEASE;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.revoke_lease(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.revoke_lease(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /api/v1/grants`: List every grant of the tenant
@@ -291,7 +291,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for ListGrants {
     type Error = errors::ListGrantsError;
     const OP: &'static Operation = &operations::LIST_GRANTS;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_grants(c, input, paging).await.map(|out| Some(support::page_value(&out, paging)))
+        s.list_grants(c, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `DELETE /api/v1/grants/{grant_id}`: Remove a grant
@@ -301,7 +301,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for DeleteGrant {
     type Error = errors::DeleteGrantError;
     const OP: &'static Operation = &operations::DELETE_GRANT;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.delete_grant(c, input).await.map(|()| None)
+        s.delete_grant(c, input).await.map(|()| support::Success::Empty)
     }
 }
 /// `GET /api/v1/credentials/{key}/grants`: List a credential's grants
@@ -311,7 +311,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for ListCredentialGrants {
     type Error = errors::ListCredentialGrantsError;
     const OP: &'static Operation = &operations::LIST_CREDENTIAL_GRANTS;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_credential_grants(c, input, paging).await.map(|out| Some(support::page_value(&out, paging)))
+        s.list_credential_grants(c, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `POST /api/v1/credentials/{key}/grants`: Grant a user permissions on a credential
@@ -321,7 +321,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for CreateCredentialGrant {
     type Error = errors::CreateCredentialGrantError;
     const OP: &'static Operation = &operations::CREATE_CREDENTIAL_GRANT;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.create_credential_grant(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.create_credential_grant(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /api/v1/credentials/{key}/grants/{grant_id}`: Remove a grant from a credential
@@ -331,7 +331,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for DeleteCredentialGrant {
     type Error = errors::DeleteCredentialGrantError;
     const OP: &'static Operation = &operations::DELETE_CREDENTIAL_GRANT;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.delete_credential_grant(c, input).await.map(|()| None)
+        s.delete_credential_grant(c, input).await.map(|()| support::Success::Empty)
     }
 }
 /// `GET /api/v1/folders/{id}/grants`: List a folder's grants
@@ -341,7 +341,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for ListFolderGrants {
     type Error = errors::ListFolderGrantsError;
     const OP: &'static Operation = &operations::LIST_FOLDER_GRANTS;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_folder_grants(c, input, paging).await.map(|out| Some(support::page_value(&out, paging)))
+        s.list_folder_grants(c, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `POST /api/v1/folders/{id}/grants`: Grant a user permissions on a folder
@@ -351,7 +351,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for CreateFolderGrant {
     type Error = errors::CreateFolderGrantError;
     const OP: &'static Operation = &operations::CREATE_FOLDER_GRANT;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.create_folder_grant(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.create_folder_grant(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /api/v1/folders/{id}/grants/{grant_id}`: Remove a grant from a folder
@@ -361,7 +361,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for DeleteFolderGrant {
     type Error = errors::DeleteFolderGrantError;
     const OP: &'static Operation = &operations::DELETE_FOLDER_GRANT;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.delete_folder_grant(c, input).await.map(|()| None)
+        s.delete_folder_grant(c, input).await.map(|()| support::Success::Empty)
     }
 }
 /// `GET /api/v1/tenants/{tenant_id}/role-assignments`: List the tenant's role assignments
@@ -371,7 +371,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for ListRoleAssignments {
     type Error = errors::ListRoleAssignmentsError;
     const OP: &'static Operation = &operations::LIST_ROLE_ASSIGNMENTS;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_role_assignments(c, input, paging).await.map(|out| Some(support::page_value(&out, paging)))
+        s.list_role_assignments(c, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `PUT /api/v1/tenants/{tenant_id}/role-assignments/{user_id}`: Assign a user a role in the tenant
@@ -381,7 +381,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for AssignRole {
     type Error = errors::AssignRoleError;
     const OP: &'static Operation = &operations::ASSIGN_ROLE;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.assign_role(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.assign_role(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /api/v1/tenants/{tenant_id}/role-assignments/{user_id}`: Remove a user's role in the tenant
@@ -391,7 +391,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for RemoveRoleAssignment {
     type Error = errors::RemoveRoleAssignmentError;
     const OP: &'static Operation = &operations::REMOVE_ROLE_ASSIGNMENT;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.remove_role_assignment(c, input).await.map(|()| None)
+        s.remove_role_assignment(c, input).await.map(|()| support::Success::Empty)
     }
 }
 /// `GET /api/v1/audit`: List audit rows
@@ -401,7 +401,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for ListAudit {
     type Error = errors::ListAuditError;
     const OP: &'static Operation = &operations::LIST_AUDIT;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_audit(c, input, paging).await.map(|out| Some(support::page_value(&out, paging)))
+        s.list_audit(c, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `GET /api/v1/tokens`: List my personal access tokens
@@ -411,7 +411,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for ListTokens {
     type Error = errors::ListTokensError;
     const OP: &'static Operation = &operations::LIST_TOKENS;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_tokens(c, input, paging).await.map(|out| Some(support::page_value(&out, paging)))
+        s.list_tokens(c, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `POST /api/v1/tokens`: Create a personal access token
@@ -421,7 +421,7 @@ impl<S: VaultService> Endpoint<S, S::Caller> for CreateToken {
     type Error = errors::CreateTokenError;
     const OP: &'static Operation = &operations::CREATE_TOKEN;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.create_token(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.create_token(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /api/v1/tokens/{token_id}`: Revoke a personal access token
@@ -431,6 +431,6 @@ impl<S: VaultService> Endpoint<S, S::Caller> for RevokeToken {
     type Error = errors::RevokeTokenError;
     const OP: &'static Operation = &operations::REVOKE_TOKEN;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.revoke_token(c, input).await.map(|()| None)
+        s.revoke_token(c, input).await.map(|()| support::Success::Empty)
     }
 }

@@ -42,7 +42,7 @@ async fn crash_under_write_load(database_url: Option<&str>) {
                         other => panic!("create answered {other}"),
                     }
                     let Ok(body) = resp.json::<Value>().await else { break };
-                    ids.push(body["data"]["id"].as_str().expect("a created note has an id").to_string());
+                    ids.push(body["id"].as_str().expect("a created note has an id").to_string());
                     acked.fetch_add(1, Ordering::SeqCst);
                 }
                 ids

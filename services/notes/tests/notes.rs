@@ -107,7 +107,7 @@ async fn an_mcp_call_and_rest_reach_the_same_implementation() {
     let create = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "notes.create", "arguments": {"title": "From MCP", "tags": ["mcp"]}}});
     let created: Value = mcp(&s, &write, create).await.json().await.unwrap();
-    let note = &created["result"]["structuredContent"]["data"];
+    let note = &created["result"]["structuredContent"];
     assert_eq!(note["title"], "From MCP");
     assert_eq!(note["state"], "draft");
 
@@ -122,7 +122,7 @@ async fn an_mcp_call_and_rest_reach_the_same_implementation() {
         .json()
         .await
         .unwrap();
-    assert_eq!(got["data"]["tags"], json!(["mcp"]));
+    assert_eq!(got["tags"], json!(["mcp"]));
 }
 
 #[tokio::test]
@@ -180,8 +180,8 @@ async fn crud(database_url: Option<&str>) {
         .unwrap();
     assert_eq!(resp.status(), 201);
     let note: Value = resp.json().await.unwrap();
-    let id = note["data"]["id"].as_str().unwrap().to_string();
-    assert_eq!(note["data"]["tags"], json!(["food", "home"]));
+    let id = note["id"].as_str().unwrap().to_string();
+    assert_eq!(note["tags"], json!(["food", "home"]));
     client
         .post(s.url("/api/v1/notes"))
         .bearer_auth(&write)
@@ -190,22 +190,29 @@ async fn crud(database_url: Option<&str>) {
         .await
         .unwrap();
 
-    let list =
-        |q: &str, token: &str| client.get(s.url(&format!("/api/v1/notes{q}"))).bearer_auth(token.to_string()).send();
-    let all: Value = list("", &write).await.unwrap().json().await.unwrap();
-    assert_eq!(all["meta"]["total"], 2);
-    let food: Value = list("?tag=food", &write).await.unwrap().json().await.unwrap();
-    assert_eq!(food["meta"]["total"], 1);
-    assert_eq!(food["data"][0]["title"], "Groceries");
-    let foreign: Value = list("", &other).await.unwrap().json().await.unwrap();
-    assert_eq!(foreign["meta"]["total"], 0, "another tenant sees none of them");
+    // A list is the array of its notes; the total is in `X-Total-Count`.
+    let list = |q: &str, token: &str| {
+        let req = client.get(s.url(&format!("/api/v1/notes{q}"))).bearer_auth(token.to_string());
+        async move {
+            let resp = req.send().await.unwrap();
+            let total: u64 = resp.headers()["x-total-count"].to_str().unwrap().parse().unwrap();
+            (total, resp.json::<Value>().await.unwrap())
+        }
+    };
+    let (total, all) = list("", &write).await;
+    assert_eq!((total, all.as_array().map(Vec::len)), (2, Some(2)));
+    let (total, food) = list("?tag=food", &write).await;
+    assert_eq!(total, 1);
+    assert_eq!(food[0]["title"], "Groceries");
+    let (total, foreign) = list("", &other).await;
+    assert_eq!((total, foreign), (0, json!([])), "another tenant sees none of them");
     let resp = client.get(s.url(&format!("/api/v1/notes/{id}"))).bearer_auth(&other).send().await.unwrap();
     assert_eq!(resp.status(), 404, "another tenant's note does not exist for it");
 
     let patch =
         |body: Value| client.patch(s.url(&format!("/api/v1/notes/{id}"))).bearer_auth(&write).json(&body).send();
     let published: Value = patch(json!({"state": "published"})).await.unwrap().json().await.unwrap();
-    assert_eq!(published["data"]["state"], "published");
+    assert_eq!(published["state"], "published");
     let back = patch(json!({"state": "draft"})).await.unwrap();
     assert_eq!(back.status(), 409, "published notes cannot go back to draft");
     let back: Value = back.json().await.unwrap();
@@ -232,6 +239,54 @@ async fn crud(database_url: Option<&str>) {
             ("delete_note", "failed", 404),
         ]
     );
+}
+
+/// Bare bodies (`[wire] success = "bare"`): a page is the array of its items, its place in the
+/// list in `X-Total-Count` and RFC 8288 `Link` (the request's own filters kept, each target
+/// relative to the request's URL); over MCP, whose structured content is an object, the same
+/// page is `{"items", "total", "page", "per_page"}`.
+#[tokio::test]
+async fn a_page_is_an_array_with_its_place_in_the_headers() {
+    let s = Server::start(None).await;
+    let client = reqwest::Client::new();
+    let write = s.token("pages", "notes:write");
+    for i in 0..5 {
+        let resp = client
+            .post(s.url("/api/v1/notes"))
+            .bearer_auth(&write)
+            .json(&json!({"title": format!("Note {i}"), "tags": ["work"]}))
+            .send()
+            .await
+            .unwrap();
+        let note: Value = resp.json().await.unwrap();
+        assert_eq!(note["title"], format!("Note {i}"), "the created note itself: {note}");
+    }
+    let first = s.url("/api/v1/notes?tag=work&per_page=2&page=2");
+    let resp = client.get(&first).bearer_auth(&write).send().await.unwrap();
+    assert_eq!(resp.headers()["x-total-count"], "5");
+    let link = resp.headers()["link"].to_str().unwrap().to_string();
+    assert_eq!(
+        link,
+        "<?tag=work&page=1&per_page=2>; rel=\"first\", <?tag=work&page=1&per_page=2>; rel=\"prev\", \
+         <?tag=work&page=3&per_page=2>; rel=\"next\", <?tag=work&page=3&per_page=2>; rel=\"last\""
+    );
+    let page: Value = resp.json().await.unwrap();
+    assert_eq!(page.as_array().map(Vec::len), Some(2), "{page}");
+    // A client follows `next` as RFC 3986 resolves it against the URL it asked.
+    let next = link.split(", ").find(|l| l.ends_with("rel=\"next\"")).unwrap();
+    let target = next.trim_start_matches('<').split('>').next().unwrap();
+    let url = reqwest::Url::parse(&first).unwrap().join(target).unwrap();
+    let resp = client.get(url).bearer_auth(&write).send().await.unwrap();
+    assert!(!resp.headers()["link"].to_str().unwrap().contains("rel=\"next\""), "the last page has no next");
+    let last: Value = resp.json().await.unwrap();
+    assert_eq!(last.as_array().map(Vec::len), Some(1), "{last}");
+
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "notes.list", "arguments": {"tag": ["work"], "per_page": 2}}});
+    let answer: Value = mcp(&s, &write, call).await.json().await.unwrap();
+    let content = &answer["result"]["structuredContent"];
+    assert_eq!((&content["total"], &content["page"], &content["per_page"]), (&json!(5), &json!(1), &json!(2)));
+    assert_eq!(content["items"].as_array().map(Vec::len), Some(2), "{answer}");
 }
 
 #[tokio::test]

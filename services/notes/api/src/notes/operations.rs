@@ -51,6 +51,7 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
         unavailable: "unavailable",
     },
     wire: support::Wire {
+        success: support::SuccessFormat::Bare,
         errors: support::ErrorFormat::Problem { types: Some("https://notes.example.com/problems/") },
     },
     default_per_page: 20u32,

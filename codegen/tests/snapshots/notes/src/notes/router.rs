@@ -29,7 +29,7 @@ impl<S: NotesService> Endpoint<S, S::Caller> for ListNotes {
     type Error = errors::ListNotesError;
     const OP: &'static Operation = &operations::LIST_NOTES;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_notes(c, input, paging).await.map(|out| Some(support::page_value(&out, paging)))
+        s.list_notes(c, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `POST /api/v1/notes`: Create a note
@@ -39,7 +39,7 @@ impl<S: NotesService> Endpoint<S, S::Caller> for CreateNote {
     type Error = errors::CreateNoteError;
     const OP: &'static Operation = &operations::CREATE_NOTE;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.create_note(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.create_note(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `PATCH /api/v1/notes/{id}`: Change a note
@@ -49,7 +49,7 @@ impl<S: NotesService> Endpoint<S, S::Caller> for UpdateNote {
     type Error = errors::UpdateNoteError;
     const OP: &'static Operation = &operations::UPDATE_NOTE;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.update_note(c, input).await.map(|out| Some(support::data_value(&out)))
+        s.update_note(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /api/v1/notes/{id}`: Delete a note
@@ -59,6 +59,6 @@ impl<S: NotesService> Endpoint<S, S::Caller> for DeleteNote {
     type Error = errors::DeleteNoteError;
     const OP: &'static Operation = &operations::DELETE_NOTE;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.delete_note(c, input).await.map(|()| None)
+        s.delete_note(c, input).await.map(|()| support::Success::Empty)
     }
 }
