@@ -162,7 +162,7 @@ fn wire(c: &mut Collect, o: &crate::spec::Wire, n: &crate::spec::Wire) {
             Kind::Breaking,
             "error-format-changed",
             "[wire] errors",
-            format!("errors are written as {} instead of {}", format_name(n.errors), format_name(o.errors)),
+            format!("errors are written as {} instead of {}", format_name(&n.errors), format_name(&o.errors)),
         );
     } else if o.problem_types != n.problem_types {
         let show = |t: &Option<String>| t.as_deref().map_or("about:blank".to_string(), |b| format!("`{b}…`"));
@@ -175,10 +175,14 @@ fn wire(c: &mut Collect, o: &crate::spec::Wire, n: &crate::spec::Wire) {
     }
 }
 
-fn format_name(f: crate::spec::ErrorFormat) -> &'static str {
+fn format_name(f: &crate::spec::ErrorFormat) -> String {
     match f {
-        crate::spec::ErrorFormat::Envelope => "the `{\"error\": …}` envelope",
-        crate::spec::ErrorFormat::Problem => "RFC 9457 problem details",
+        crate::spec::ErrorFormat::Envelope => "the `{\"error\": …}` envelope".into(),
+        crate::spec::ErrorFormat::Problem => "RFC 9457 problem details".into(),
+        crate::spec::ErrorFormat::Model(m) => {
+            let roles: Vec<String> = m.roles().iter().map(|(role, path)| format!("{role} at `{path}`")).collect();
+            format!("the error model `{}` ({})", m.model, roles.join(", "))
+        }
     }
 }
 

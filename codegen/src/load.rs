@@ -118,6 +118,9 @@ pub fn load(file: &str, text: &str) -> Result<Api, SpecErrors> {
     check_errors(&mut c, &spec);
     check_enums(&mut c, &spec);
     let mut models = resolve_models(&mut c, &spec);
+    if let crate::spec::ErrorFormat::Model(m) = &spec.wire.errors {
+        check_error_model(&mut c, m, &models);
+    }
     let operations = check_operations(&mut c, &spec, &mut models);
     if c.errors.is_empty() {
         Ok(Api { file: file.to_string(), spec, models, operations })
@@ -210,6 +213,83 @@ fn check_wire(c: &mut Collector, wire: &crate::spec::Wire) {
             format!("`{base}` is not an absolute http(s) URI ending in `/`"),
             "write it like `https://api.example.com/problems/`; each problem's type is it followed by the code",
         );
+    }
+}
+
+/// An error model must hold each role it names at a field of the right type (through nested
+/// models for a dotted path), and every other field on the way must be optional: the platform
+/// writes only what it knows of an error.
+fn check_error_model(c: &mut Collector, m: &crate::spec::ErrorModel, models: &IndexMap<String, Model>) {
+    let place = "[wire] errors";
+    let Some(root) = models.get(&m.model) else {
+        c.push(place, format!("model `{}` is not declared", m.model), "declare it under [models], or name another");
+        return;
+    };
+    // Fields the roles fill, by model name.
+    let mut filled: Vec<(String, String)> = Vec::new();
+    for (role, path) in m.roles() {
+        let mut model = root;
+        let segments: Vec<&str> = path.split('.').collect();
+        for (i, segment) in segments.iter().enumerate() {
+            let Some(field) = model.fields.iter().find(|f| f.name == *segment) else {
+                c.push(
+                    place,
+                    format!("{role} = `{path}`: model `{}` has no field `{segment}`", model.name),
+                    format!("name a field of `{}`, or nested fields joined by `.`", model.name),
+                );
+                break;
+            };
+            filled.push((model.name.clone(), field.name.clone()));
+            let last = i + 1 == segments.len();
+            if !last {
+                match &field.ty {
+                    Ty::Model(inner) if models.contains_key(inner) => model = &models[inner],
+                    _ => {
+                        c.push(
+                            place,
+                            format!("{role} = `{path}`: `{}.{segment}` is not a model", model.name),
+                            "only a model field can hold nested fields",
+                        );
+                        break;
+                    }
+                }
+                continue;
+            }
+            let fits = match role {
+                "code" | "message" | "request_id" => field.ty == Ty::String,
+                "status" => field.ty == Ty::Integer,
+                _ => field.ty == Ty::Json || field.ty == Ty::Map(Box::new(Ty::Json)),
+            };
+            if !fits {
+                let want = match role {
+                    "code" | "message" | "request_id" => "string",
+                    "status" => "integer",
+                    _ => "json or map<json>",
+                };
+                c.push(
+                    place,
+                    format!("{role} = `{path}`: field `{}.{segment}` is not of type {want}", model.name),
+                    format!("give the field type {want}, or name another"),
+                );
+            }
+        }
+    }
+    // Every other field of the models on the paths must be optional.
+    let mut seen: Vec<&str> = Vec::new();
+    for (model_name, _) in &filled {
+        if seen.contains(&model_name.as_str()) {
+            continue;
+        }
+        seen.push(model_name);
+        for f in &models[model_name].fields {
+            if f.required() && !filled.iter().any(|(m, n)| m == model_name && n == &f.name) {
+                c.push(
+                    place,
+                    format!("field `{model_name}.{}` is required, but no role of the error model fills it", f.name),
+                    "make it optional, or name it as one of code, message, status, details, request_id",
+                );
+            }
+        }
     }
 }
 

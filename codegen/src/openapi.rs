@@ -349,6 +349,10 @@ fn error_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
     const VALUE: &str = "The refused value (secrets are redacted).";
     const REQUIRED: &str = "The scope the operation needs (scope errors).";
     const REQUEST_ID: &str = "The request's `X-Request-Id`, to quote when reporting a problem.";
+    if let ErrorFormat::Model(_) = api.spec.wire.errors {
+        // The service's own model is among its models.
+        return Vec::new();
+    }
     if api.spec.wire.errors == ErrorFormat::Problem {
         let kind = match &api.spec.wire.problem_types {
             Some(base) => format!("`{base}` followed by the error code."),
@@ -431,10 +435,11 @@ fn error_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
 }
 
 /// The media type and schema of the service's error bodies.
-fn error_content(api: &Api) -> (&'static str, &'static str) {
-    match api.spec.wire.errors {
+fn error_content(api: &Api) -> (&'static str, &str) {
+    match &api.spec.wire.errors {
         ErrorFormat::Envelope => ("application/json", ERROR_SCHEMA),
         ErrorFormat::Problem => ("application/problem+json", PROBLEM_SCHEMA),
+        ErrorFormat::Model(m) => ("application/json", &m.model),
     }
 }
 

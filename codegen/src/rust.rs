@@ -382,11 +382,19 @@ fn operations_file(api: &Api) -> TokenStream {
             crate::spec::SuccessFormat::Envelope => quote!(support::SuccessFormat::Envelope),
             crate::spec::SuccessFormat::Bare => quote!(support::SuccessFormat::Bare),
         };
-        let errors = match s.wire.errors {
+        let errors = match &s.wire.errors {
             crate::spec::ErrorFormat::Envelope => quote!(support::ErrorFormat::Envelope),
             crate::spec::ErrorFormat::Problem => {
                 let types = opt(s.wire.problem_types.as_ref());
                 quote!(support::ErrorFormat::Problem { types: #types })
+            }
+            crate::spec::ErrorFormat::Model(m) => {
+                let (code, message) = (&m.code, &m.message);
+                let (status, details, request_id) =
+                    (opt(m.status.as_ref()), opt(m.details.as_ref()), opt(m.request_id.as_ref()));
+                quote!(support::ErrorFormat::Model(&support::ErrorModel {
+                    code: #code, message: #message, status: #status, details: #details, request_id: #request_id,
+                }))
             }
         };
         quote!(support::Wire { success: #success, errors: #errors })

@@ -60,7 +60,8 @@ pub struct Wire {
     /// `meta`) or `bare` (the output as it is; a page is the array of its items, with
     /// `X-Total-Count` and an RFC 8288 `Link` header).
     pub success: SuccessFormat,
-    /// How errors are written: `envelope` (the default) or `problem`.
+    /// How errors are written: `envelope` (the default), `problem`, or an error model of the
+    /// service's own (`{ model = "ApiError", code = "code", message = "message" }`).
     pub errors: ErrorFormat,
     /// With `errors = "problem"`: the base URI of the problem types, an absolute `http(s)` URI
     /// ending in `/`. Each problem's `type` is this followed by its code, and its `title` the
@@ -88,9 +89,10 @@ pub enum SuccessFormat {
     Bare,
 }
 
-/// How a service writes its errors.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
+/// How a service writes its errors: `"envelope"`, `"problem"`, or a table naming an error model.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(into = "ErrorsForm")]
+#[schemars(with = "ErrorsForm")]
 pub enum ErrorFormat {
     /// `{"error": {"code", "message", "details", "request_id"}}` as `application/json`.
     #[default]
@@ -98,6 +100,100 @@ pub enum ErrorFormat {
     /// RFC 9457 problem details as `application/problem+json`: `type`, `title`, `status`,
     /// `detail`, and the extension members `code`, `request_id` and each detail of the error.
     Problem,
+    /// A model of the spec, as `application/json`.
+    Model(ErrorModel),
+}
+
+/// How `errors` is written in the TOML.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+enum ErrorsForm {
+    /// `"envelope"` (the default) or `"problem"`.
+    Named(ErrorFormatName),
+    /// The service's own error model.
+    Model(ErrorModel),
+}
+
+/// The error formats the platform defines.
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum ErrorFormatName {
+    /// `{"error": {"code", "message", "details", "request_id"}}`.
+    Envelope,
+    /// RFC 9457 problem details.
+    Problem,
+}
+
+/// A name reads as the format it names; a table as an error model, with the model's own
+/// messages for what is wrong in it (an unknown or missing key).
+impl<'de> Deserialize<'de> for ErrorFormat {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = ErrorFormat;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(r#""envelope", "problem", or an error model like { model = "ApiError", code = "code", message = "message" }"#)
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ErrorFormat, E> {
+                match v {
+                    "envelope" => Ok(ErrorFormat::Envelope),
+                    "problem" => Ok(ErrorFormat::Problem),
+                    other => Err(E::unknown_variant(other, &["envelope", "problem"])),
+                }
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<ErrorFormat, A::Error> {
+                ErrorModel::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(ErrorFormat::Model)
+            }
+        }
+        d.deserialize_any(Visit)
+    }
+}
+
+impl From<ErrorFormat> for ErrorsForm {
+    fn from(format: ErrorFormat) -> Self {
+        match format {
+            ErrorFormat::Envelope => ErrorsForm::Named(ErrorFormatName::Envelope),
+            ErrorFormat::Problem => ErrorsForm::Named(ErrorFormatName::Problem),
+            ErrorFormat::Model(m) => ErrorsForm::Model(m),
+        }
+    }
+}
+
+/// An error model of the service's own: which of its fields carry what the platform knows of an
+/// error. Each is a field name, or names joined by `.` through nested models (`error.code`).
+/// Every other field of the models on those paths must be optional: nothing fills it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorModel {
+    /// The model (of `[models]`) every error is written as.
+    pub model: String,
+    /// The string field that carries the catalog code.
+    pub code: String,
+    /// The string field that carries the message.
+    pub message: String,
+    /// The integer field that carries the HTTP status, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// The `json` (or `map<json>`) field that carries the details (`field`, `value`, `required`,
+    /// `retry_after`, …), if any; without it they are not written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<String>,
+    /// The string field that carries the request's `X-Request-Id`, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+}
+
+impl ErrorModel {
+    /// Each role with its path and the type its field must have, in a fixed order.
+    pub fn roles(&self) -> Vec<(&'static str, &str)> {
+        let mut out = vec![("code", self.code.as_str()), ("message", self.message.as_str())];
+        for (role, path) in [("status", &self.status), ("details", &self.details), ("request_id", &self.request_id)] {
+            if let Some(p) = path {
+                out.push((role, p.as_str()));
+            }
+        }
+        out
+    }
 }
 
 /// Service identity.

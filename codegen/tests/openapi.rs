@@ -135,8 +135,8 @@ fn every_operation_documents_every_status_it_may_answer() {
         for status in expected.iter().filter(|s| **s >= 400) {
             assert_eq!(
                 op["responses"][status.to_string()]["content"]["application/json"]["schema"]["$ref"],
-                "#/components/schemas/ErrorResponse",
-                "expected {id}'s {status} response to carry the error envelope"
+                "#/components/schemas/ApiError",
+                "expected {id}'s {status} response to carry the service's error model"
             );
         }
         assert_eq!(

@@ -138,3 +138,74 @@ fn a_bare_page_travels_over_mcp_as_an_object_its_output_schema_states() {
     assert_eq!(out["properties"]["items"]["items"]["$ref"], "#/$defs/Todo");
     assert!(out["$defs"]["Todo"].is_object());
 }
+
+/// An error model of the service's own, appended to the example: `{"error": {…}, "trace_id"}`.
+const OWN: &str = include_str!("fixtures/wire/error_model.toml");
+
+#[test]
+fn an_error_model_of_the_service_own_is_every_error_response() {
+    let files = generated(&format!("{TODOS}{OWN}"));
+    for path in ["openapi/todos.json", "openapi/todos.3.0.json"] {
+        let doc = document(&files, path);
+        let schemas = doc["components"]["schemas"].as_object().unwrap();
+        assert!(!schemas.contains_key("ErrorResponse") && !schemas.contains_key("Problem"), "{path}");
+        assert_eq!(schemas["ApiError"]["properties"]["error"]["$ref"], "#/components/schemas/ApiErrorBody");
+        let missing = &doc["paths"]["/todos/{id}"]["get"]["responses"]["404"]["content"];
+        assert_eq!(missing["application/json"]["schema"]["$ref"], "#/components/schemas/ApiError", "{path}");
+    }
+    let squeezed: String =
+        files.iter().find(|f| f.path.ends_with("operations.rs")).unwrap().text.split_whitespace().collect();
+    assert!(
+        squeezed.contains(
+            "errors:support::ErrorFormat::Model(&support::ErrorModel{code:\"error.code\",message:\"error.message\",\
+             status:None,details:Some(\"error.details\"),request_id:Some(\"trace_id\"),}"
+        ),
+        "{squeezed}"
+    );
+}
+
+#[test]
+fn an_error_model_that_cannot_carry_its_roles_is_refused_with_the_fix() {
+    let refused = |own: &str| codegen::load("todos.toml", &format!("{TODOS}{own}")).expect_err("refused").to_string();
+    assert_eq!(
+        refused(&OWN.replace("model = \"ApiError\"", "model = \"Oops\"")),
+        "todos.toml: [wire] errors: model `Oops` is not declared; fix: declare it under [models], or name another"
+    );
+    assert_eq!(
+        refused(&OWN.replace("code = \"error.code\"", "code = \"error.kind\"")),
+        "todos.toml: [wire] errors: code = `error.kind`: model `ApiErrorBody` has no field `kind`; fix: name a \
+         field of `ApiErrorBody`, or nested fields joined by `.`\ntodos.toml: [wire] errors: field \
+         `ApiErrorBody.code` is required, but no role of the error model fills it; fix: make it optional, or name \
+         it as one of code, message, status, details, request_id"
+    );
+    assert_eq!(
+        refused(&OWN.replace("message = \"error.message\"", "message = \"trace_id.text\"")),
+        "todos.toml: [wire] errors: message = `trace_id.text`: `ApiError.trace_id` is not a model; fix: only a \
+         model field can hold nested fields\ntodos.toml: [wire] errors: field `ApiErrorBody.message` is required, but \
+         no role of the error model fills it; fix: make it optional, or name it as one of code, message, status, \
+         details, request_id"
+    );
+    assert_eq!(
+        refused(&OWN.replace("fields.details = { type = \"json\"", "fields.details = { type = \"string\"")),
+        "todos.toml: [wire] errors: details = `error.details`: field `ApiErrorBody.details` is not of type json or \
+         map<json>; fix: give the field type json or map<json>, or name another"
+    );
+    let typo = refused(&OWN.replace("request_id = ", "request = "));
+    assert!(typo.contains("unknown field `request`, expected one of"), "{typo}");
+}
+
+#[test]
+fn changing_the_error_model_is_breaking() {
+    let load = |text: &str| vec![codegen::load("todos.toml", text).unwrap_or_else(|e| panic!("{e}"))];
+    let old = format!("{TODOS}{OWN}");
+    let new = old.replace(", request_id = \"trace_id\"", "");
+    let report = codegen::diff::compare(&load(&old), &load(&new));
+    let lines: Vec<String> = report.changes.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        lines,
+        ["breaking: todos: [wire] errors: errors are written as the error model `ApiError` (code at `error.code`, \
+          message at `error.message`, details at `error.details`) instead of the error model `ApiError` (code at \
+          `error.code`, message at `error.message`, details at `error.details`, request_id at `trace_id`) \
+          [error-format-changed]"]
+    );
+}

@@ -66,9 +66,8 @@ pub struct Service {
     pub unauthenticated: String,
     /// The error code of a token whose scope is too low.
     pub insufficient_scope: String,
-    /// Whether errors are RFC 9457 problem details (`[wire] errors = "problem"`) rather than the
-    /// `{"error": …}` envelope.
-    pub problem_details: bool,
+    /// How its errors are written (`[wire] errors`).
+    pub errors: ErrorShape,
     /// Rate-limit plans: name, per minute, per day.
     pub plans: Vec<(String, u32, u32)>,
     /// The plan of tokens that name none.
@@ -81,6 +80,27 @@ pub struct Service {
     pub tools: Vec<Value>,
     /// Every operation.
     pub operations: Vec<Op>,
+}
+
+/// How a service writes its errors, as the kit checks them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorShape {
+    /// `{"error": {"code", "message", "details", "request_id"}}`.
+    Envelope,
+    /// RFC 9457 problem details.
+    Problem,
+    /// A model of the service's own: where it carries the code, message, details and request id
+    /// (dotted paths).
+    Model {
+        /// Path of the code.
+        code: String,
+        /// Path of the message.
+        message: String,
+        /// Path of the details object, if the model carries them.
+        details: Option<String>,
+        /// Path of the request id, if the model carries it.
+        request_id: Option<String>,
+    },
 }
 
 /// One operation's promises.
@@ -126,7 +146,16 @@ impl Contract {
                         .collect(),
                     unauthenticated: s.roles.unauthenticated.into(),
                     insufficient_scope: s.roles.insufficient_scope.into(),
-                    problem_details: matches!(s.wire.errors, support::ErrorFormat::Problem { .. }),
+                    errors: match s.wire.errors {
+                        support::ErrorFormat::Envelope => ErrorShape::Envelope,
+                        support::ErrorFormat::Problem { .. } => ErrorShape::Problem,
+                        support::ErrorFormat::Model(m) => ErrorShape::Model {
+                            code: m.code.into(),
+                            message: m.message.into(),
+                            details: m.details.map(Into::into),
+                            request_id: m.request_id.map(Into::into),
+                        },
+                    },
                     plans: s.plans.iter().map(|p| (p.name.to_string(), p.per_minute, p.per_day)).collect(),
                     default_plan: s.default_plan.map(Into::into),
                     openapi: parse_json(s.openapi_json, "the OpenAPI document")?,
@@ -169,7 +198,16 @@ impl Contract {
                     scopes: s.security.scopes.iter().map(|sc| (sc.name.clone(), sc.implies.clone())).collect(),
                     unauthenticated: s.error_roles.unauthenticated.clone(),
                     insufficient_scope: s.error_roles.insufficient_scope.clone(),
-                    problem_details: s.wire.errors == codegen::spec::ErrorFormat::Problem,
+                    errors: match &s.wire.errors {
+                        codegen::spec::ErrorFormat::Envelope => ErrorShape::Envelope,
+                        codegen::spec::ErrorFormat::Problem => ErrorShape::Problem,
+                        codegen::spec::ErrorFormat::Model(m) => ErrorShape::Model {
+                            code: m.code.clone(),
+                            message: m.message.clone(),
+                            details: m.details.clone(),
+                            request_id: m.request_id.clone(),
+                        },
+                    },
                     plans: s
                         .rate_limits
                         .iter()
@@ -503,48 +541,60 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// The service's error body in its wire format: the envelope's `error.code`, a message,
-    /// details exactly `{"required": scope}` when a scope is given, and the answer's
-    /// `X-Request-Id` as its `request_id`; or RFC 9457 problem details as
-    /// `application/problem+json` with `type`, `title`, `status` equal to the answer's, `detail`,
-    /// and the same `code`, `required` and `request_id` as members.
+    /// The service's error body in its wire format: the code, a message, details exactly
+    /// `{"required": scope}` when a scope is given, and the answer's `X-Request-Id` as the
+    /// request id; where each is depends on the format: the envelope's `error.code`,
+    /// `error.message`, `error.details` and `error.request_id`; problem details (as
+    /// `application/problem+json`, with `type`, `title` and `status` equal to the answer's) with
+    /// `code`, `detail`, a `required` member and `request_id`; or the paths of the service's own
+    /// error model (as far as it carries details and the request id).
     fn error_body(service: &Service, a: &Answer, code: &str, required: Option<&str>) -> Result<(), String> {
-        let problem = service.problem_details;
-        // Where each part is: (the object holding `code`, its message member, the path of `required`).
-        let (error, message, scope_at) = if problem {
-            let ct = a.header("content-type").unwrap_or_default();
-            if ct != "application/problem+json" {
-                return Err(format!("content-type is {ct:?}, expected application/problem+json"));
-            }
-            for member in ["type", "title"] {
-                if a.body[member].as_str().is_none_or(str::is_empty) {
-                    return Err(format!("{member} is {}, expected a string: {}", a.body[member], short(&a.body)));
-                }
-            }
-            if a.body["status"].as_u64() != Some(u64::from(a.status)) {
-                return Err(format!("status is {}, the answer's is {}", a.body["status"], a.status));
-            }
-            (&a.body, "detail", "required")
-        } else {
-            (&a.body["error"], "message", "details")
+        // Where each part is: code, message, required scope (with its expected value), request id.
+        let scope = |at: &str, whole: bool| {
+            required.map(|s| (at.to_string(), if whole { json!({ "required": s }) } else { json!(s) }))
         };
-        let at = |member: &str| if problem { member.to_string() } else { format!("error.{member}") };
-        if error["code"].as_str() != Some(code) {
-            return Err(format!("{} is {}, expected {code:?}: {}", at("code"), error["code"], short(&a.body)));
-        }
-        if error[message].as_str().is_none_or(str::is_empty) {
-            return Err(format!("{} is {}, expected a sentence", at(message), error[message]));
-        }
-        if let Some(scope) = required {
-            let expected = if problem { json!(scope) } else { json!({ "required": scope }) };
-            if error[scope_at] != expected {
-                return Err(format!("{} is {}, expected {expected}", at(scope_at), error[scope_at]));
+        let (code_at, message_at, scope_at, id_at) = match &service.errors {
+            ErrorShape::Envelope => (
+                "error.code".to_string(),
+                "error.message".to_string(),
+                scope("error.details", true),
+                Some("error.request_id".to_string()),
+            ),
+            ErrorShape::Problem => {
+                let ct = a.header("content-type").unwrap_or_default();
+                if ct != "application/problem+json" {
+                    return Err(format!("content-type is {ct:?}, expected application/problem+json"));
+                }
+                for member in ["type", "title"] {
+                    if a.body[member].as_str().is_none_or(str::is_empty) {
+                        return Err(format!("{member} is {}, expected a string: {}", a.body[member], short(&a.body)));
+                    }
+                }
+                if a.body["status"].as_u64() != Some(u64::from(a.status)) {
+                    return Err(format!("status is {}, the answer's is {}", a.body["status"], a.status));
+                }
+                ("code".to_string(), "detail".to_string(), scope("required", false), Some("request_id".to_string()))
             }
+            ErrorShape::Model { code, message, details, request_id } => {
+                (code.clone(), message.clone(), details.as_deref().and_then(|d| scope(d, true)), request_id.clone())
+            }
+        };
+        let at = |path: &str| path.split('.').fold(&a.body, |v, segment| &v[segment]);
+        if at(&code_at).as_str() != Some(code) {
+            return Err(format!("{code_at} is {}, expected {code:?}: {}", at(&code_at), short(&a.body)));
         }
-        if let Some(id) = a.header("x-request-id")
-            && error["request_id"] != json!(id)
+        if at(&message_at).as_str().is_none_or(str::is_empty) {
+            return Err(format!("{message_at} is {}, expected a sentence", at(&message_at)));
+        }
+        if let Some((path, expected)) = scope_at
+            && *at(&path) != expected
         {
-            return Err(format!("{} is {}, the answer's X-Request-Id {id:?}", at("request_id"), error["request_id"]));
+            return Err(format!("{path} is {}, expected {expected}", at(&path)));
+        }
+        if let (Some(path), Some(id)) = (id_at, a.header("x-request-id"))
+            && *at(&path) != json!(id)
+        {
+            return Err(format!("{path} is {}, the answer's X-Request-Id {id:?}", at(&path)));
         }
         Ok(())
     }
@@ -985,7 +1035,7 @@ mod tests {
             scopes: scopes.iter().map(|(n, i)| (n.to_string(), i.iter().map(|s| s.to_string()).collect())).collect(),
             unauthenticated: "unauthenticated".into(),
             insufficient_scope: "insufficient_scope".into(),
-            problem_details: false,
+            errors: ErrorShape::Envelope,
             plans: vec![],
             default_plan: None,
             openapi: json!({}),

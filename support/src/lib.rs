@@ -232,6 +232,57 @@ pub enum ErrorFormat {
         /// `type` is `about:blank` and `title` the status's reason phrase, as RFC 9457 asks.
         types: Option<&'static str>,
     },
+    /// A model of the service's own, as `application/json`.
+    Model(&'static ErrorModel),
+}
+
+/// Where an error model of the service's own carries what the platform knows of an error: each a
+/// field name, or names joined by `.` through nested objects (`error.code`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorModel {
+    /// The catalog code.
+    pub code: &'static str,
+    /// The message.
+    pub message: &'static str,
+    /// The HTTP status.
+    pub status: Option<&'static str>,
+    /// The details object (without it, details are not written).
+    pub details: Option<&'static str>,
+    /// The request's `X-Request-Id`.
+    pub request_id: Option<&'static str>,
+}
+
+impl ErrorModel {
+    /// The body of one error.
+    fn body(&self, code: &str, status: u16, problem: Problem, request_id: Option<&str>) -> Value {
+        let mut body = Value::Object(Map::new());
+        put(&mut body, self.code, Value::String(code.to_string()));
+        put(&mut body, self.message, Value::String(problem.message));
+        if let Some(path) = self.status {
+            put(&mut body, path, Value::from(status));
+        }
+        if let Some(path) = self.details {
+            put(&mut body, path, Value::Object(problem.details));
+        }
+        if let (Some(path), Some(id)) = (self.request_id, request_id) {
+            put(&mut body, path, Value::String(id.to_string()));
+        }
+        body
+    }
+}
+
+/// Sets the member at dotted `path` of `target`, making the objects on the way.
+fn put(target: &mut Value, path: &str, value: Value) {
+    let mut at = target;
+    let mut segments = path.split('.').peekable();
+    while let Some(segment) = segments.next() {
+        let Value::Object(map) = at else { return };
+        if segments.peek().is_none() {
+            map.insert(segment.to_string(), value);
+            return;
+        }
+        at = map.entry(segment.to_string()).or_insert_with(|| Value::Object(Map::new()));
+    }
 }
 
 /// Members of a problem details body that are the RFC's or the platform's: a detail may not
@@ -647,7 +698,7 @@ pub fn error_response(service: &ServiceInfo, code: &str, problem: Problem, reque
     let retry_after = problem.details.get("retry_after").and_then(Value::as_u64);
     let body = error_body(service, code, status, problem, request_id);
     let content_type = match service.wire.errors {
-        ErrorFormat::Envelope => "application/json",
+        ErrorFormat::Envelope | ErrorFormat::Model(_) => "application/json",
         ErrorFormat::Problem { .. } => PROBLEM_JSON,
     };
     let mut resp = (
@@ -673,6 +724,7 @@ pub const PROBLEM_JSON: &str = "application/problem+json";
 /// MCP tool result carries as its structured content.
 pub fn error_body(service: &ServiceInfo, code: &str, status: u16, problem: Problem, request_id: Option<&str>) -> Value {
     match service.wire.errors {
+        ErrorFormat::Model(model) => model.body(code, status, problem, request_id),
         ErrorFormat::Envelope => json!({
             "error": {
                 "code": code,
@@ -1348,7 +1400,9 @@ impl ToolFailure {
     pub fn into_body(self, service: &ServiceInfo, request_id: Option<&str>) -> Value {
         let (code, status) = (self.code, self.status);
         let mut body = error_body(service, code, status, self.problem, request_id);
-        if let Some(Value::Object(error)) = body.get_mut("error") {
+        if service.wire.errors == ErrorFormat::Envelope
+            && let Some(Value::Object(error)) = body.get_mut("error")
+        {
             error.shift_insert(1, "status".into(), Value::from(status));
         }
         body
@@ -1759,6 +1813,35 @@ mod tests {
 
     static PROBLEMS: ServiceInfo = PROBLEM_FIELDS;
 
+    static OWN_MODEL: ServiceInfo = ServiceInfo {
+        wire: Wire {
+            success: SuccessFormat::Bare,
+            errors: ErrorFormat::Model(&ErrorModel {
+                code: "error.code",
+                message: "error.message",
+                status: Some("error.status"),
+                details: Some("error.details"),
+                request_id: Some("trace_id"),
+            }),
+        },
+        ..PROBLEM_FIELDS
+    };
+
+    #[tokio::test]
+    async fn an_error_model_of_the_service_own_carries_each_role_at_its_path() {
+        let problem = Problem::new("Bad title.").with("field", "title");
+        let (status, headers, body) = answer(&OWN_MODEL, "invalid", problem).await;
+        assert_eq!((status.as_u16(), &headers["content-type"]), (422, &HeaderValue::from_static("application/json")));
+        assert_eq!(
+            body,
+            json!({"error": {"code": "invalid", "message": "Bad title.", "status": 422, "details": {"field": "title"}},
+                   "trace_id": "req-1"})
+        );
+        // Without a request id, the member is left out rather than null.
+        let body = error_body(&OWN_MODEL, "invalid", 422, Problem::new("x"), None);
+        assert!(body.get("trace_id").is_none(), "{body}");
+    }
+
     #[test]
     fn page_links_keep_the_query_and_name_the_pages_around_this_one() {
         let at = |page, per_page| Paging { page, per_page };
@@ -1854,8 +1937,14 @@ mod tests {
             body,
             json!({"error": {"code": "invalid", "status": 422, "message": "Bad.", "details": {}, "request_id": "r"}})
         );
-        let problem = failure.into_body(&PROBLEMS, Some("r"));
+        let problem = failure.clone().into_body(&PROBLEMS, Some("r"));
         assert_eq!((problem["status"].as_u64(), problem["code"].as_str()), (Some(422), Some("invalid")));
+        // A model of the service's own is written as it is declared, nothing added.
+        let own = failure.into_body(&OWN_MODEL, Some("r"));
+        assert_eq!(
+            own,
+            json!({"error": {"code": "invalid", "message": "Bad.", "status": 422, "details": {}}, "trace_id": "r"})
+        );
     }
 }
 

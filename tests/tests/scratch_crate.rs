@@ -4,7 +4,8 @@
 //! `codegen/tests/fixtures/prelude/todos.toml` — and serves it with the runtime's builder. The
 //! test builds it with cargo (offline, pinned by this workspace's Cargo.lock, into
 //! the workspace's own target folder, whose dependencies it shares), serves it, checks it with the
-//! conformance kit against its spec folder and calls it as a client would; then breaks the spec
+//! conformance kit against its spec folder and calls it as a client would (its errors in a model
+//! of its own, as an existing API's would be); then breaks the spec
 //! and expects the build to fail with the generator's message.
 
 mod outside;
@@ -26,7 +27,10 @@ fn lay_out(dir: &Path) {
     std::fs::create_dir_all(dir.join("src")).unwrap();
     std::fs::copy(fixture.join("src/main.rs"), dir.join("src/main.rs")).unwrap();
     std::fs::create_dir_all(dir.join("spec")).unwrap();
-    std::fs::copy(root.join("codegen/tests/fixtures/prelude/todos.toml"), dir.join("spec/todos.toml")).unwrap();
+    // Its errors in a model of its own, as an existing API's would be.
+    let spec = std::fs::read_to_string(root.join("codegen/tests/fixtures/prelude/todos.toml")).unwrap();
+    let errors = std::fs::read_to_string(root.join("codegen/tests/fixtures/wire/error_model.toml")).unwrap();
+    std::fs::write(dir.join("spec/todos.toml"), format!("{spec}\n{errors}")).unwrap();
 }
 
 fn binary() -> PathBuf {
@@ -95,11 +99,12 @@ async fn a_crate_outside_the_workspace_generates_its_api_in_build_rs_and_serves_
     let (status, _, body) = call(&client, "GET", &format!("{todos}?done=false"), Some(&read), None).await;
     assert_eq!((status, &body["meta"]["total"], &body["data"][0]["id"]), (200, &json!(1), &json!("t1")));
     let other = token(&data, "t2", "todos:read", &addr);
-    let (status, _, body) = call(&client, "GET", &format!("{todos}/t1"), Some(&other), None).await;
+    let (status, headers, body) = call(&client, "GET", &format!("{todos}/t1"), Some(&other), None).await;
     assert_eq!(
         (status, &body["error"]["code"], &body["error"]["details"]["id"]),
         (404, &json!("not_found"), &json!("t1"))
     );
+    assert_eq!(body["trace_id"], headers["x-request-id"].to_str().unwrap(), "the crate's own error model: {body}");
     let (status, _, body) = call(&client, "POST", &todos, Some(&write), Some(json!({"title": ""}))).await;
     assert_eq!(
         (status, &body["error"]["code"], &body["error"]["details"]["field"]),

@@ -1,7 +1,7 @@
 //! The committed snapshot, compiled as a crate, serves its spec with nothing but `support`: an
 //! in-memory implementation of the generated trait behind a gate that admits every caller.
 //! What a user's hand-written service sees of the generated code is exercised here, outside the
-//! runtime: decoding and validation, the success and error envelopes, 405 with `Allow`, and the
+//! runtime: decoding and validation, the success envelope and the spec's own error model, 405 with `Allow`, and the
 //! MCP dispatch calling the same endpoint as the REST route.
 
 use std::sync::{Arc, Mutex};
@@ -139,8 +139,14 @@ async fn the_snapshot_serves_its_operations_through_the_generated_router() {
         send(&app, "PATCH", "/api/v1/notes/n1", Some(json!({"state": "published", "due": null}))).await;
     assert_eq!((status, &body["data"]["state"]), (StatusCode::OK, &json!("published")));
 
+    // Errors are the spec's own model: `{"error": {"code", "message", "status", "details"}, "trace_id"}`.
     let (status, _, body) = send(&app, "DELETE", "/api/v1/notes/n9", None).await;
-    assert_eq!((status, &body["error"]["code"]), (StatusCode::NOT_FOUND, &json!("not_found")));
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        body,
+        json!({"error": {"code": "not_found", "message": "No such note.", "status": 404, "details": {}}}),
+        "no request id was given, so no trace_id; nothing fills help_url"
+    );
     let (status, _, body) = send(&app, "DELETE", "/api/v1/notes/n2", None).await;
     assert_eq!((status, body), (StatusCode::NO_CONTENT, Value::Null));
 }

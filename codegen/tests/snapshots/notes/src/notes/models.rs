@@ -46,6 +46,31 @@ impl std::fmt::Display for NoteState {
         f.write_str(self.as_str())
     }
 }
+/// Every error answers with this body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApiError {
+    /// What went wrong.
+    pub error: ApiErrorBody,
+    /// The request's `X-Request-Id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+    /// Where to read more (never set by the platform).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub help_url: Option<String>,
+}
+/// What went wrong.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApiErrorBody {
+    /// Stable, machine-readable error code.
+    pub code: String,
+    /// Human-readable explanation.
+    pub message: String,
+    /// The HTTP status.
+    pub status: i64,
+    /// Structured context: `field` and `value` for validation errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<serde_json::Value>,
+}
 /// A note.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Note {

@@ -47,7 +47,16 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
         request_timeout: "request_timeout",
         unavailable: "unavailable",
     },
-    wire: support::Wire::ENVELOPE,
+    wire: support::Wire {
+        success: support::SuccessFormat::Envelope,
+        errors: support::ErrorFormat::Model(&support::ErrorModel {
+            code: "error.code",
+            message: "error.message",
+            status: Some("error.status"),
+            details: Some("error.details"),
+            request_id: Some("trace_id"),
+        }),
+    },
     default_per_page: 20u32,
     max_per_page: 100u32,
     plans: &[],
