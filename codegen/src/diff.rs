@@ -206,6 +206,7 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
         );
     }
     plans(c, o, n);
+    unions(c, o, n);
     for old_op in &o.operations {
         let id = old_op.id();
         let place = format!("operation `{id}`");
@@ -313,6 +314,47 @@ fn plans(c: &mut Collect, o: &Api, n: &Api) {
             } else if b > a {
                 c.push(Kind::Compatible, "plan-looser", &place, format!("{what} raised from {a} to {b}"));
             }
+        }
+    }
+}
+
+/// A union kept under its name: a changed tag or a variant removed or holding another model
+/// breaks clients that send or read it; a variant added is compatible, as an enum value is
+/// (clients must accept variants they do not know).
+fn unions(c: &mut Collect, o: &Api, n: &Api) {
+    for (name, u) in &o.spec.unions {
+        let Some(v) = n.spec.unions.get(name) else { continue };
+        let place = format!("union `{name}`");
+        if u.tag != v.tag {
+            let show = |t: &Option<String>| t.as_deref().map_or("none".to_string(), |t| format!("`{t}`"));
+            c.push(
+                Kind::Breaking,
+                "union-tag-changed",
+                &place,
+                format!("tag {} became {}", show(&u.tag), show(&v.tag)),
+            );
+        }
+        for (variant, model) in &u.variants {
+            match v.variants.get(variant) {
+                None => {
+                    c.push(Kind::Breaking, "union-variant-removed", &place, format!("variant `{variant}` was removed"))
+                }
+                Some(m) if m != model => c.push(
+                    Kind::Breaking,
+                    "union-variant-removed",
+                    &place,
+                    format!("variant `{variant}` holds `{m}` instead of `{model}`"),
+                ),
+                Some(_) => {}
+            }
+        }
+        for variant in v.variants.keys().filter(|k| !u.variants.contains_key(*k)) {
+            c.push(
+                Kind::Compatible,
+                "union-variant-added",
+                &place,
+                format!("variant `{variant}` was added (clients must accept variants they do not know)"),
+            );
         }
     }
 }

@@ -23,6 +23,8 @@ pub enum Ty {
     Enum(String),
     /// A spec model, by name.
     Model(String),
+    /// A spec union, by name.
+    Union(String),
     /// A list.
     List(Box<Ty>),
     /// An object with string keys.
@@ -48,10 +50,11 @@ impl Ty {
             "json" => Ty::Json,
             name if spec.enums.contains_key(name) => Ty::Enum(name.to_string()),
             name if spec.models.contains_key(name) => Ty::Model(name.to_string()),
+            name if spec.unions.contains_key(name) => Ty::Union(name.to_string()),
             other => {
                 return Err((
                     format!("unknown type `{other}`"),
-                    "use string, integer, number, boolean, datetime, json, T[], map<T>, or a name declared under [enums] or [models]".into(),
+                    "use string, integer, number, boolean, datetime, json, T[], map<T>, or a name declared under [enums], [models] or [unions]".into(),
                 ));
             }
         })
@@ -59,7 +62,7 @@ impl Ty {
 
     /// Whether the type is a scalar that can travel in a path or query string.
     pub fn is_scalar(&self) -> bool {
-        !matches!(self, Ty::Json | Ty::Model(_) | Ty::List(_) | Ty::Map(_))
+        !matches!(self, Ty::Json | Ty::Model(_) | Ty::Union(_) | Ty::List(_) | Ty::Map(_))
     }
 }
 

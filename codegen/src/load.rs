@@ -118,6 +118,7 @@ pub fn load(file: &str, text: &str) -> Result<Api, SpecErrors> {
     check_errors(&mut c, &spec);
     check_enums(&mut c, &spec);
     let mut models = resolve_models(&mut c, &spec);
+    check_unions(&mut c, &spec, &models);
     if let crate::spec::ErrorFormat::Model(m) = &spec.wire.errors {
         check_error_model(&mut c, m, &models);
     }
@@ -416,10 +417,7 @@ fn check_enums(c: &mut Collector, spec: &Spec) {
         }
         let mut seen = BTreeSet::new();
         for v in &e.values {
-            // Wire values are identifiers: snake_case, or camelCase where a seed names one (`canStore`).
-            let ident = v.name.chars().next().is_some_and(|ch| ch.is_ascii_lowercase())
-                && v.name.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_');
-            if !ident {
+            if !is_wire_ident(&v.name) {
                 c.push(
                     &place,
                     format!("value `{}` is not a snake_case or camelCase identifier", v.name),
@@ -440,6 +438,95 @@ fn check_enums(c: &mut Collector, spec: &Spec) {
             for v in std::iter::once(from).chain(tos) {
                 if !known(v) {
                     c.push(&place, format!("transition names unknown state `{v}`"), "use the enum's values only");
+                }
+            }
+        }
+    }
+}
+
+/// A wire identifier: snake_case, or camelCase where an existing API names one (`canStore`).
+fn is_wire_ident(name: &str) -> bool {
+    name.chars().next().is_some_and(|ch| ch.is_ascii_lowercase())
+        && name.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+}
+
+/// A union's variants are models of body fields; a tagged union's tag is none of their fields,
+/// and an untagged union's variants each have a required field no other variant declares (what
+/// tells a value's variant apart, on the wire and in `oneOf`).
+fn check_unions(c: &mut Collector, spec: &Spec, models: &IndexMap<String, Model>) {
+    for (name, u) in &spec.unions {
+        let place = format!("union `{name}`");
+        if !is_pascal(name) {
+            c.push(&place, "name is not PascalCase", "rename it, e.g. `NoteContent`");
+        }
+        if spec.models.contains_key(name) || spec.enums.contains_key(name) {
+            c.push(&place, "a model or enum has the same name", "rename one of them");
+        }
+        if u.variants.len() < 2 {
+            c.push(&place, "has fewer than two variants", "list at least two, or use the model itself");
+        }
+        if let Some(tag) = &u.tag
+            && !is_wire_ident(tag)
+        {
+            c.push(
+                &place,
+                format!("tag `{tag}` is not a snake_case or camelCase identifier"),
+                "name a field, e.g. `kind`",
+            );
+        }
+        let mut held: Vec<&Model> = Vec::new();
+        for (variant, model) in &u.variants {
+            if !is_wire_ident(variant) {
+                c.push(
+                    &place,
+                    format!("variant `{variant}` is not a snake_case or camelCase identifier"),
+                    "use letters, digits and `_`, starting with a lowercase letter",
+                );
+            }
+            let Some(m) = models.get(model) else {
+                c.push(
+                    &place,
+                    format!("variant `{variant}` holds `{model}`, which is not a model"),
+                    "name a model declared under [models]",
+                );
+                continue;
+            };
+            if held.iter().any(|h| h.name == m.name) {
+                c.push(
+                    &place,
+                    format!("model `{model}` is held by two variants"),
+                    "give each variant a model of its own",
+                );
+            }
+            if m.fields.iter().any(|f| f.location() != Location::Body) {
+                c.push(
+                    &place,
+                    format!("variant `{variant}`: model `{model}` has fields outside the body"),
+                    "a union's models hold body fields only",
+                );
+            }
+            if let Some(tag) = &u.tag
+                && m.fields.iter().any(|f| &f.name == tag)
+            {
+                c.push(
+                    &place,
+                    format!("variant `{variant}`: model `{model}` has a field `{tag}`, the union's tag"),
+                    "rename the field or the tag: the tag is written beside the model's fields",
+                );
+            }
+            held.push(m);
+        }
+        if u.tag.is_none() && held.len() == u.variants.len() {
+            for (m, variant) in held.iter().zip(u.variants.keys()) {
+                let own = m.fields.iter().any(|f| {
+                    f.required() && !held.iter().any(|o| o.name != m.name && o.fields.iter().any(|g| g.name == f.name))
+                });
+                if !own {
+                    c.push(
+                        &place,
+                        format!("variant `{variant}` has no required field that the other variants lack, so a value cannot be told apart"),
+                        "give it such a field, or set `tag` to tag the union",
+                    );
                 }
             }
         }

@@ -65,10 +65,19 @@ enum Side {
     Both,
 }
 
-/// Models reachable from `roots` through fields.
+/// Models and unions reachable from `roots` through fields.
 fn reachable<'a>(api: &Api, roots: impl IntoIterator<Item = &'a str>) -> std::collections::BTreeSet<String> {
     fn visit(api: &Api, ty: &Ty, out: &mut std::collections::BTreeSet<String>) {
         match ty {
+            Ty::Union(name) => {
+                if out.insert(name.clone())
+                    && let Some(u) = api.spec.unions.get(name)
+                {
+                    for model in u.variants.values() {
+                        visit(api, &Ty::Model(model.clone()), out);
+                    }
+                }
+            }
             Ty::Model(name) => {
                 if out.insert(name.clone())
                     && let Some(m) = api.models.get(name)
@@ -128,7 +137,7 @@ fn type_schema(ty: &Ty, field: Option<&Field>, side: Side) -> RefOr<Schema> {
         None => b,
     };
     match ty {
-        Ty::Enum(name) | Ty::Model(name) => reference(name),
+        Ty::Enum(name) | Ty::Model(name) | Ty::Union(name) => reference(name),
         Ty::List(inner) => {
             let items = if inner.is_scalar() && !matches!(**inner, Ty::Enum(_)) {
                 scalar_schema(inner, def, false, side)
@@ -205,6 +214,86 @@ fn object_schema<'a>(description: &str, fields: impl Iterator<Item = &'a Field>,
     Schema::Object(b.build())
 }
 
+/// Models held only by tagged unions: each is written as its union's variant schema (its fields
+/// beside the tag), so a schema of its own would be one nothing refers to.
+fn only_in_tagged_unions(api: &Api) -> Vec<String> {
+    fn models_in(ty: &Ty, out: &mut Vec<String>) {
+        match ty {
+            Ty::Model(m) => out.push(m.clone()),
+            Ty::List(inner) | Ty::Map(inner) => models_in(inner, out),
+            _ => {}
+        }
+    }
+    let mut referenced: Vec<String> = Vec::new();
+    for m in api.models.values() {
+        m.fields.iter().for_each(|f| models_in(&f.ty, &mut referenced));
+    }
+    for op in &api.operations {
+        referenced.extend(op.def.input.iter().chain(op.def.output.iter()).cloned());
+    }
+    for u in api.spec.unions.values().filter(|u| u.tag.is_none()) {
+        referenced.extend(u.variants.values().cloned());
+    }
+    if let ErrorFormat::Model(m) = &api.spec.wire.errors {
+        referenced.push(m.model.clone());
+    }
+    api.spec
+        .unions
+        .values()
+        .filter(|u| u.tag.is_some())
+        .flat_map(|u| u.variants.values())
+        .filter(|m| !referenced.contains(m))
+        .cloned()
+        .collect()
+}
+
+/// The schemas of union `name`: a `oneOf` of its variants. A tagged union also has a schema per
+/// variant (`{Union}{Variant}`): the model's fields with the tag first, its value the variant's
+/// name, which the `discriminator` maps to; a request-side variant refuses other fields, as the
+/// decoder does.
+fn union_schemas(api: &Api, name: &str, side: Side) -> Vec<(String, RefOr<Schema>)> {
+    let u = &api.spec.unions[name];
+    // Every variant is an object; saying so lets 3.0's `nullable` stand beside a `type`.
+    let mut one = OneOfBuilder::new().schema_type(Type::Object).description(Some(u.description.clone()));
+    let mut out = Vec::new();
+    let Some(tag) = &u.tag else {
+        for model in u.variants.values() {
+            one = one.item(reference(model));
+        }
+        out.push((name.to_string(), RefOr::T(Schema::OneOf(one.build()))));
+        return out;
+    };
+    let mut mapping = Vec::new();
+    for (variant, model) in &u.variants {
+        let schema_name = format!("{name}{}", heck::ToUpperCamelCase::to_upper_camel_case(variant.as_str()));
+        let m = &api.models[model];
+        let tag_schema = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some([variant.clone()]))
+            .description(Some(format!("Always `{variant}`: this value holds a `{model}`.")));
+        let mut b = ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .description(Some(m.description.clone()))
+            .property(tag, RefOr::T(Schema::Object(tag_schema.build())))
+            .required(tag);
+        for f in &m.fields {
+            b = b.property(&f.name, field_schema(f, side, true));
+            if f.required() {
+                b = b.required(&f.name);
+            }
+        }
+        if side != Side::Response {
+            b = b.additional_properties(Some(AdditionalProperties::FreeForm(false)));
+        }
+        mapping.push((variant.clone(), format!("#/components/schemas/{schema_name}")));
+        one = one.item(reference(&schema_name));
+        out.push((schema_name, RefOr::T(Schema::Object(b.build()))));
+    }
+    let discriminator = utoipa::openapi::schema::Discriminator::with_mapping(tag.clone(), mapping);
+    out.insert(0, (name.to_string(), RefOr::T(Schema::OneOf(one.discriminator(Some(discriminator)).build()))));
+    out
+}
+
 fn input_models(api: &Api) -> Vec<&str> {
     api.operations.iter().filter_map(|o| o.def.input.as_deref()).collect()
 }
@@ -245,7 +334,20 @@ fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
             out.push((body, RefOr::T(schema)));
         }
     }
+    let only_tagged = only_in_tagged_unions(api);
+    // Objects inside a union that requests carry are closed, as the decoder treats them: an open
+    // variant would also match the values of the others, and `oneOf` needs exactly one.
+    let in_request_unions: std::collections::BTreeSet<String> = api
+        .spec
+        .unions
+        .iter()
+        .filter(|(u, _)| request_side.contains(*u))
+        .flat_map(|(_, union)| reachable(api, union.variants.values().map(String::as_str)))
+        .collect();
     for (name, m) in &api.models {
+        if only_tagged.contains(name) {
+            continue;
+        }
         let is_input = inputs.contains(&name.as_str());
         if is_input && m.fields.iter().any(|f| f.location() != Location::Body) {
             continue;
@@ -258,7 +360,16 @@ fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
             (true, true) => Side::Both,
             _ => Side::Response,
         };
-        out.push((name.clone(), RefOr::T(object_schema(&m.description, m.fields.iter(), is_input, side))));
+        let closed = is_input || in_request_unions.contains(name);
+        out.push((name.clone(), RefOr::T(object_schema(&m.description, m.fields.iter(), closed, side))));
+    }
+    for name in api.spec.unions.keys() {
+        let side = match (request_side.contains(name), response_side.contains(name)) {
+            (true, false) => Side::Request,
+            (true, true) => Side::Both,
+            _ => Side::Response,
+        };
+        out.extend(union_schemas(api, name, side));
     }
     let mut envelopes: Vec<(String, RefOr<Schema>)> = Vec::new();
     for op in &api.operations {
@@ -732,10 +843,14 @@ fn collect_refs(v: &Value, out: &mut Vec<String>) {
     }
 }
 
+/// References into `#/$defs/` instead of the document's components. OpenAPI's `discriminator`
+/// (whose mapping names components) is no JSON Schema keyword and goes: each tagged variant's
+/// tag `enum` already tells the variants apart.
 fn rewrite_refs(v: Value) -> Value {
     match v {
         Value::Object(m) => Value::Object(
             m.into_iter()
+                .filter(|(k, x)| !(k == "discriminator" && x.get("propertyName").is_some()))
                 .map(|(k, x)| match (k.as_str(), x) {
                     ("$ref", Value::String(r)) => (k, Value::String(r.replace("#/components/schemas/", "#/$defs/"))),
                     (_, x) => (k, rewrite_refs(x)),

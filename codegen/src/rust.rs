@@ -34,6 +34,11 @@ fn fields_static(model: &str) -> Ident {
     format_ident!("{}_FIELDS", model.to_shouty_snake_case())
 }
 
+/// `NOTE_CONTENT_VARIANTS`: a union's variants, for validation.
+fn variants_static(union: &str) -> Ident {
+    format_ident!("{}_VARIANTS", union.to_shouty_snake_case())
+}
+
 pub(crate) fn error_enum(op: &Operation) -> Ident {
     format_ident!("{}Error", op.id().to_upper_camel_case())
 }
@@ -55,7 +60,7 @@ fn rust_type(ty: &Ty) -> TokenStream {
         Ty::Boolean => quote!(bool),
         Ty::DateTime => quote!(chrono::DateTime<chrono::Utc>),
         Ty::Json => quote!(serde_json::Value),
-        Ty::Enum(n) | Ty::Model(n) => {
+        Ty::Enum(n) | Ty::Model(n) | Ty::Union(n) => {
             let i = type_ident(n);
             quote!(#i)
         }
@@ -85,6 +90,10 @@ fn kind(ty: &Ty, api: &Api) -> TokenStream {
         Ty::Model(n) => {
             let s = fields_static(n);
             quote!(Kind::Model(&#s))
+        }
+        Ty::Union(n) => {
+            let s = variants_static(n);
+            quote!(Kind::Union(&#s))
         }
         Ty::List(inner) => {
             let k = kind(inner, api);
@@ -146,32 +155,80 @@ fn field_spec(f: &Field, api: &Api) -> TokenStream {
     spec
 }
 
-/// Models the decoder validates: operation inputs and every model reachable from their fields.
-/// Output-only models get no field specs, since nothing reads them.
-fn validated_models(api: &Api) -> Vec<String> {
-    fn walk(ty: &Ty, api: &Api, out: &mut Vec<String>) {
+/// Models and unions the decoder validates: operation inputs and every model and union reachable
+/// from their fields. Output-only ones get no field specs, since nothing reads them.
+fn validated_models(api: &Api) -> (Vec<String>, Vec<String>) {
+    fn walk(ty: &Ty, api: &Api, out: &mut (Vec<String>, Vec<String>)) {
         match ty {
             Ty::Model(n) => visit(n, api, out),
+            Ty::Union(n) if !out.1.contains(n) => {
+                out.1.push(n.clone());
+                for model in api.spec.unions[n].variants.values() {
+                    visit(model, api, out);
+                }
+            }
             Ty::List(inner) | Ty::Map(inner) => walk(inner, api, out),
             _ => {}
         }
     }
-    fn visit(name: &str, api: &Api, out: &mut Vec<String>) {
-        if out.iter().any(|m| m == name) {
+    fn visit(name: &str, api: &Api, out: &mut (Vec<String>, Vec<String>)) {
+        if out.0.iter().any(|m| m == name) {
             return;
         }
-        out.push(name.to_string());
+        out.0.push(name.to_string());
         for f in &api.models[name].fields {
             walk(&f.ty, api, out);
         }
     }
-    let mut out = Vec::new();
+    let mut out = (Vec::new(), Vec::new());
     for op in &api.operations {
         if let Some(input) = &op.def.input {
             visit(input, api, &mut out);
         }
     }
     out
+}
+
+/// A union as a Rust enum, one variant per model: internally tagged (`#[serde(tag = …)]`) when
+/// the union has a tag, else untagged (the decoder has already told the variant apart by its own
+/// required fields, which no other variant declares, so serde's first match is that variant).
+fn union_type(name: &str, api: &Api, validated: bool) -> TokenStream {
+    let u = &api.spec.unions[name];
+    let ident = type_ident(name);
+    let doc = docs(&u.description);
+    let serde_attr = match &u.tag {
+        Some(tag) => quote!(#[serde(tag = #tag)]),
+        None => quote!(#[serde(untagged)]),
+    };
+    let variants = u.variants.iter().map(|(variant, model)| {
+        let v = format_ident!("{}", variant.to_upper_camel_case());
+        let m = type_ident(model);
+        let doc = format!(" `{variant}`: {}", api.models[model].description.trim().lines().next().unwrap_or_default());
+        let rename = if u.tag.is_some() { quote!(#[serde(rename = #variant)]) } else { quote!() };
+        quote!(#[doc = #doc] #rename #v(#m),)
+    });
+    let specs = if validated {
+        let st = variants_static(name);
+        let tag = opt(u.tag.as_ref());
+        let pairs = u.variants.iter().map(|(variant, model)| {
+            let fs = fields_static(model);
+            quote!((#variant, &#fs))
+        });
+        let static_doc = format!(" Variants of [`{name}`], for validation.");
+        quote! {
+            #[doc = #static_doc]
+            pub static #st: support::UnionSpec = support::UnionSpec { tag: #tag, variants: &[#(#pairs),*] };
+        }
+    } else {
+        quote!()
+    };
+    quote! {
+        #doc
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #serde_attr
+        pub enum #ident { #(#variants)* }
+        #specs
+    }
 }
 
 fn model_struct(model: &Model, api: &Api, is_input: bool, validated: bool) -> TokenStream {
@@ -308,11 +365,12 @@ fn enum_type(name: &str, api: &Api) -> TokenStream {
 fn models_file(api: &Api) -> TokenStream {
     let inputs: Vec<&str> = api.operations.iter().filter_map(|o| o.def.input.as_deref()).collect();
     let enums = api.spec.enums.keys().map(|n| enum_type(n, api));
-    let validated = validated_models(api);
+    let (validated, validated_unions) = validated_models(api);
     let models = api
         .models
         .values()
         .map(|m| model_struct(m, api, inputs.contains(&m.name.as_str()), validated.contains(&m.name)));
+    let unions = api.spec.unions.keys().map(|n| union_type(n, api, validated_unions.contains(n)));
     let spec_imports = if validated.is_empty() {
         quote!()
     } else {
@@ -326,6 +384,7 @@ fn models_file(api: &Api) -> TokenStream {
         #spec_imports
         #(#enums)*
         #(#models)*
+        #(#unions)*
     }
 }
 

@@ -45,6 +45,10 @@ pub struct Spec {
     /// Request and response payloads.
     #[serde(default)]
     pub models: IndexMap<String, ModelDef>,
+    /// Values of one of several models: tagged by a field naming the variant, or told apart by
+    /// the required fields each variant alone has.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub unions: IndexMap<String, UnionDef>,
     /// Every route (and the MCP tool that shares it), in order: either an array of tables
     /// (`[[operations]]`, each with its `id`) or a table keyed by id (`[operations.list_things]`).
     #[serde(default, deserialize_with = "operations_in_either_form")]
@@ -528,6 +532,21 @@ pub struct EnumValue {
     pub name: String,
     /// What it means.
     pub description: String,
+}
+
+/// A value that is one of several models (`oneOf`).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UnionDef {
+    /// What the value is.
+    pub description: String,
+    /// The field naming the variant (OpenAPI's `discriminator`): each value carries it beside its
+    /// model's fields, set to the variant's name. Without it the union is untagged: each variant
+    /// must have a required field no other variant declares, which tells it apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+    /// Variant name (the tag's value, snake_case) → the model it holds, in order.
+    pub variants: IndexMap<String, String>,
 }
 
 /// A payload model: an object with named fields.

@@ -48,7 +48,18 @@ fn filler(spec: &FieldSpec, kind: &Kind) -> Value {
         Kind::Model(fields) => Value::Object(fields.iter().map(|f| (f.name.to_string(), filler(f, &f.kind))).collect()),
         Kind::List(inner) => json!([filler(spec, inner)]),
         Kind::Map(inner) => json!({ "k": filler(spec, inner) }),
+        Kind::Union(union) => variant_filler(union, 0),
     }
+}
+
+/// A value of variant `i` of `union`: its model's fields and, when tagged, its tag.
+fn variant_filler(union: &support::UnionSpec, i: usize) -> Value {
+    let (name, fields) = union.variants[i];
+    let mut obj: Map<String, Value> = fields.iter().map(|f| (f.name.to_string(), filler(f, &f.kind))).collect();
+    if let Some(tag) = union.tag {
+        obj.insert(tag.to_string(), json!(name));
+    }
+    Value::Object(obj)
 }
 
 /// Every string place inside a value of `kind`: its path relative to the field (`""` for the
@@ -57,26 +68,34 @@ fn nul_variants(spec: &FieldSpec, kind: &Kind) -> Vec<(String, Value)> {
     match kind {
         Kind::String | Kind::DateTime | Kind::Enum(_) => vec![(String::new(), json!(NUL))],
         Kind::Json => vec![(String::new(), json!({ "k": [NUL] }))],
-        Kind::Model(fields) => {
-            let base = filler(spec, kind);
-            let mut out = Vec::new();
-            for f in fields.iter() {
-                for (sub, v) in nul_variants(f, &f.kind) {
-                    let mut obj = base.clone();
-                    obj[f.name] = v;
-                    out.push((format!(".{}{sub}", f.name), obj));
-                }
-            }
-            out
-        }
+        Kind::Model(fields) => fields_with_nul(&filler(spec, kind), fields),
         Kind::List(inner) => {
             nul_variants(spec, inner).into_iter().map(|(sub, v)| (format!("[0]{sub}"), json!([v]))).collect()
         }
         Kind::Map(inner) => {
             nul_variants(spec, inner).into_iter().map(|(sub, v)| (format!(".k{sub}"), json!({ "k": v }))).collect()
         }
+        Kind::Union(union) => union
+            .variants
+            .iter()
+            .enumerate()
+            .flat_map(|(i, (_, fields))| fields_with_nul(&variant_filler(union, i), fields))
+            .collect(),
         Kind::Integer | Kind::Number | Kind::Boolean => Vec::new(),
     }
+}
+
+/// `base` (an object of `fields`) with a NUL in each string place of each field in turn.
+fn fields_with_nul(base: &Value, fields: &[FieldSpec]) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for f in fields {
+        for (sub, v) in nul_variants(f, &f.kind) {
+            let mut obj = base.clone();
+            obj[f.name] = v;
+            out.push((format!(".{}{sub}", f.name), obj));
+        }
+    }
+    out
 }
 
 /// One request that puts a NUL into one string of `op`'s input.

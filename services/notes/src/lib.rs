@@ -61,11 +61,13 @@ fn time(ms: i64) -> DateTime<Utc> {
 
 /// The note `id` of the caller's tenant, with its tags; `None` when there is none.
 async fn load(tx: &mut Tx, tenant: &str, id: &str) -> Result<Option<models::Note>, sqlx::Error> {
-    let Some(row) = sqlx::query("SELECT id, title, state, created_at, due FROM notes WHERE tenant_id = $1 AND id = $2")
-        .bind(tenant)
-        .bind(id)
-        .fetch_optional(&mut **tx)
-        .await?
+    // `COLUMNS` is a constant: no input reaches the text.
+    let Some(row) =
+        sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM notes WHERE tenant_id = $1 AND id = $2")))
+            .bind(tenant)
+            .bind(id)
+            .fetch_optional(&mut **tx)
+            .await?
     else {
         return Ok(None);
     };
@@ -77,18 +79,32 @@ async fn load(tx: &mut Tx, tenant: &str, id: &str) -> Result<Option<models::Note
         .iter()
         .map(|r| r.get::<String, _>(0))
         .collect();
-    Ok(Some(note(&row, tags)))
+    note(&row, tags).map(Some)
 }
 
-fn note(row: &sqlx::any::AnyRow, tags: Vec<String>) -> models::Note {
-    models::Note {
+/// The columns [`note`] reads, in its order.
+const COLUMNS: &str = "id, title, state, created_at, due, content, reminder";
+
+fn note(row: &sqlx::any::AnyRow, tags: Vec<String>) -> Result<models::Note, sqlx::Error> {
+    Ok(models::Note {
         id: row.get(0),
         title: row.get(1),
         state: models::NoteState::parse(&row.get::<String, _>(2)).unwrap_or(models::NoteState::INITIAL),
         tags,
         created_at: time(row.get(3)),
         due: row.get::<Option<i64>, _>(4).map(time),
-    }
+        content: from_json(row.get(5))?,
+        reminder: from_json(row.get(6))?,
+    })
+}
+
+/// A union stored as its JSON document (`None`: the column is NULL).
+fn to_json<T: serde::Serialize>(value: Option<&T>) -> Result<Nullable<String>, sqlx::Error> {
+    value.map(serde_json::to_string).transpose().map(Nullable).map_err(|e| sqlx::Error::Encode(Box::new(e)))
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(text: Option<String>) -> Result<Option<T>, sqlx::Error> {
+    text.map(|t| serde_json::from_str(&t)).transpose().map_err(|e| sqlx::Error::Decode(Box::new(e)))
 }
 
 fn not_found(id: &str) -> Problem {
@@ -121,10 +137,7 @@ impl NotesService for Notes {
         let listed = async {
             let count = Sql { text: format!("SELECT COUNT(*) FROM notes{}", filter.text), args: filter.args.clone() };
             let total: i64 = count.query().fetch_one(&mut *tx).await?.get(0);
-            let mut page = Sql {
-                text: format!("SELECT id, title, state, created_at, due FROM notes{}", filter.text),
-                args: filter.args,
-            };
+            let mut page = Sql { text: format!("SELECT {COLUMNS} FROM notes{}", filter.text), args: filter.args };
             page.raw(" ORDER BY created_at DESC, id DESC");
             page.push(" LIMIT ?", Arg::Int(i64::from(paging.per_page)));
             page.push(" OFFSET ?", Arg::Int(i64::try_from(paging.offset()).unwrap_or(i64::MAX)));
@@ -140,7 +153,7 @@ impl NotesService for Notes {
                     .iter()
                     .map(|r| r.get::<String, _>(0))
                     .collect();
-                items.push(note(row, tags));
+                items.push(note(row, tags)?);
             }
             Ok::<_, sqlx::Error>(Paged { items, total: u64::try_from(total).unwrap_or(0) })
         }
@@ -163,7 +176,8 @@ impl NotesService for Notes {
         let now = now_ms();
         let created = async {
             sqlx::query(
-                "INSERT INTO notes (tenant_id, id, title, state, created_at, due) VALUES ($1, $2, $3, $4, $5, $6)",
+                "INSERT INTO notes (tenant_id, id, title, state, created_at, due, content, reminder) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
             )
             .bind(caller.tenant.as_str())
             .bind(id.as_str())
@@ -171,6 +185,8 @@ impl NotesService for Notes {
             .bind(models::NoteState::INITIAL.as_str())
             .bind(now)
             .bind(Nullable(None::<i64>))
+            .bind(to_json(input.content.as_ref())?)
+            .bind(to_json(input.reminder.as_ref())?)
             .execute(&mut *tx)
             .await?;
             for tag in &tags {
@@ -192,6 +208,8 @@ impl NotesService for Notes {
             tags,
             created_at: time(now),
             due: None,
+            content: input.content,
+            reminder: input.reminder,
         });
         self.finish(tx, caller, op, std::slice::from_ref(&id), created).await
     }
@@ -245,15 +263,28 @@ impl NotesService for Notes {
             if let Some(due) = input.due {
                 note.due = due;
             }
-            sqlx::query("UPDATE notes SET title = $1, state = $2, due = $3 WHERE tenant_id = $4 AND id = $5")
+            if let Some(content) = input.content {
+                note.content = Some(content);
+            }
+            if let Some(reminder) = input.reminder {
+                note.reminder = reminder;
+            }
+            let stored = async {
+                sqlx::query(
+                    "UPDATE notes SET title = $1, state = $2, due = $3, content = $4, reminder = $5 \
+                     WHERE tenant_id = $6 AND id = $7",
+                )
                 .bind(note.title.as_str())
                 .bind(note.state.as_str())
                 .bind(Nullable(note.due.map(|d| d.timestamp_millis())))
+                .bind(to_json(note.content.as_ref())?)
+                .bind(to_json(note.reminder.as_ref())?)
                 .bind(caller.tenant.as_str())
                 .bind(input.id.as_str())
                 .execute(&mut *tx)
                 .await
-                .map_err(|e| runtime::fault(op.id, "updating the note", e))?;
+            };
+            stored.await.map_err(|e| runtime::fault(op.id, "updating the note", e))?;
             Ok(note)
         }
         .await;

@@ -289,6 +289,101 @@ async fn a_page_is_an_array_with_its_place_in_the_headers() {
     assert_eq!(content["items"].as_array().map(Vec::len), Some(2), "{answer}");
 }
 
+/// A note's content is a tagged union (`kind` names the variant) and its reminder an untagged
+/// one (told apart by the field only its variant has): each is stored, read back and changed as
+/// the variant it is, and a value that is no variant is refused with a 422 naming the field.
+async fn unions(database_url: Option<&str>) {
+    let s = Server::start(database_url).await;
+    let client = reqwest::Client::new();
+    let write = s.token("unions", "notes:write");
+    let notes = s.url("/api/v1/notes");
+    let checklist = json!({"kind": "checklist", "items": [{"label": "milk", "done": false}]});
+    let body = json!({"title": "Shopping", "content": checklist, "reminder": {"every_days": 7}});
+    let resp = client.post(&notes).bearer_auth(&write).json(&body).send().await.unwrap();
+    assert_eq!(resp.status(), 201);
+    let created: Value = resp.json().await.unwrap();
+    assert_eq!((&created["content"], &created["reminder"]), (&checklist, &json!({"every_days": 7})));
+    let id = created["id"].as_str().unwrap().to_string();
+    let one = s.url(&format!("/api/v1/notes/{id}"));
+    let read: Value = client.get(&one).bearer_auth(&write).send().await.unwrap().json().await.unwrap();
+    assert_eq!((&read["content"], &read["reminder"]), (&checklist, &json!({"every_days": 7})), "as stored");
+
+    // Another variant of each; then the reminder cleared.
+    let text = json!({"kind": "text", "text": "Just milk."});
+    let at = json!({"at": "2030-01-02T03:04:05Z"});
+    let resp = client.patch(&one).bearer_auth(&write).json(&json!({"content": text, "reminder": at})).send().await;
+    let changed: Value = resp.unwrap().json().await.unwrap();
+    assert_eq!((&changed["content"], &changed["reminder"]), (&text, &at));
+    let resp = client.patch(&one).bearer_auth(&write).json(&json!({"reminder": null})).send().await;
+    let cleared: Value = resp.unwrap().json().await.unwrap();
+    assert!(cleared.get("reminder").is_none() && cleared["content"] == text, "{cleared}");
+
+    // Values that are no variant: each refused, naming the field; nothing is stored.
+    for (bad, field, detail) in [
+        (
+            json!({"content": {"kind": "poem", "text": "x"}}),
+            "content.kind",
+            "content.kind must be one of: text, checklist",
+        ),
+        (json!({"content": {"text": "x"}}), "content.kind", "content.kind is required: one of text, checklist"),
+        (json!({"content": {"kind": "text", "items": []}}), "content.items", "unknown field content.items"),
+        (
+            json!({"content": {"kind": "checklist", "items": [{"label": ""}]}}),
+            "content.items[0].label",
+            "content.items[0].label must be at least 1 characters long",
+        ),
+        (
+            json!({"reminder": {"every_days": 0}}),
+            "reminder.every_days",
+            "reminder.every_days must be between 1 and 365",
+        ),
+        (
+            json!({"reminder": {"at": "2030-01-02T03:04:05Z", "every_days": 2}}),
+            "reminder",
+            "reminder mixes the fields of once and repeating: it must be one of them",
+        ),
+        (
+            json!({"reminder": {"days": 2}}),
+            "reminder",
+            "reminder must be one of: once (with at), repeating (with every_days)",
+        ),
+    ] {
+        let resp = client.patch(&one).bearer_auth(&write).json(&bad).send().await.unwrap();
+        assert_eq!(resp.status(), 422, "{bad}");
+        let problem: Value = resp.json().await.unwrap();
+        assert_eq!(
+            (problem["field"].as_str(), problem["detail"].as_str()),
+            (Some(field), Some(detail)),
+            "{bad}: {problem}"
+        );
+    }
+    let read: Value = client.get(&one).bearer_auth(&write).send().await.unwrap().json().await.unwrap();
+    assert_eq!(read, cleared, "the refused changes left the note as it was");
+
+    // Over MCP the tool takes and answers the same unions.
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "notes.create",
+        "arguments": {"title": "From MCP", "content": {"kind": "text", "text": "hi"}, "reminder": {"at": "2030-01-01T00:00:00Z"}}}});
+    let answer: Value = mcp(&s, &write, call).await.json().await.unwrap();
+    let note = &answer["result"]["structuredContent"];
+    assert_eq!(
+        (&note["content"]["kind"], &note["reminder"]["at"]),
+        (&json!("text"), &json!("2030-01-01T00:00:00Z")),
+        "{answer}"
+    );
+}
+
+#[tokio::test]
+async fn tagged_and_untagged_unions_round_trip_and_refuse_other_shapes_on_sqlite() {
+    unions(None).await;
+}
+
+#[tokio::test]
+async fn tagged_and_untagged_unions_round_trip_and_refuse_other_shapes_on_postgres() {
+    if let Some(url) = common::postgres("notes unions") {
+        unions(Some(&url)).await;
+    }
+}
+
 #[tokio::test]
 async fn notes_are_kept_per_tenant_and_every_operation_is_audited_on_sqlite() {
     crud(None).await;

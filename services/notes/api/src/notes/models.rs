@@ -62,7 +62,61 @@ pub struct Note {
     /// Optional deadline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub due: Option<chrono::DateTime<chrono::Utc>>,
+    /// What the note holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<NoteContent>,
+    /// When to remind its owner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reminder: Option<Reminder>,
 }
+/// Plain text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextContent {
+    /// The text.
+    pub text: String,
+}
+/// Field specs of [`TextContent`], for validation.
+pub static TEXT_CONTENT_FIELDS: [FieldSpec; 1usize] =
+    [FieldSpec::body("text", Kind::String).required().max_length(10000)];
+/// A checklist.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Checklist {
+    /// The items, in order.
+    pub items: Vec<ChecklistItem>,
+}
+/// Field specs of [`Checklist`], for validation.
+pub static CHECKLIST_FIELDS: [FieldSpec; 1usize] =
+    [FieldSpec::body("items", Kind::List(&Kind::Model(&CHECKLIST_ITEM_FIELDS))).required().max_items(100)];
+/// One item of a checklist.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChecklistItem {
+    /// What to do.
+    pub label: String,
+    /// Whether it is done.
+    pub done: bool,
+}
+/// Field specs of [`ChecklistItem`], for validation.
+pub static CHECKLIST_ITEM_FIELDS: [FieldSpec; 2usize] = [
+    FieldSpec::body("label", Kind::String).required().min_length(1).max_length(200),
+    FieldSpec::body("done", Kind::Boolean).required(),
+];
+/// Once, at a time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RemindAt {
+    /// When.
+    pub at: chrono::DateTime<chrono::Utc>,
+}
+/// Field specs of [`RemindAt`], for validation.
+pub static REMIND_AT_FIELDS: [FieldSpec; 1usize] = [FieldSpec::body("at", Kind::DateTime).required()];
+/// Every few days.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RemindEvery {
+    /// Days between reminders.
+    pub every_days: i64,
+}
+/// Field specs of [`RemindEvery`], for validation.
+pub static REMIND_EVERY_FIELDS: [FieldSpec; 1usize] =
+    [FieldSpec::body("every_days", Kind::Integer).required().minimum(1.0).maximum(365.0)];
 /// Filters for listing notes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -90,11 +144,19 @@ pub struct CreateNoteInput {
     /// Labels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<String>>,
+    /// What the note holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<NoteContent>,
+    /// When to remind its owner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reminder: Option<Reminder>,
 }
 /// Field specs of [`CreateNoteInput`], for validation.
-pub static CREATE_NOTE_INPUT_FIELDS: [FieldSpec; 2usize] = [
+pub static CREATE_NOTE_INPUT_FIELDS: [FieldSpec; 4usize] = [
     FieldSpec::body("title", Kind::String).required().min_length(1).max_length(200),
     FieldSpec::body("tags", Kind::List(&Kind::String)).max_items(10).pattern("^[a-z]+$"),
+    FieldSpec::body("content", Kind::Union(&NOTE_CONTENT_VARIANTS)),
+    FieldSpec::body("reminder", Kind::Union(&REMINDER_VARIANTS)),
 ];
 /// Changes to a note.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -111,13 +173,21 @@ pub struct UpdateNoteInput {
     /// New deadline; null clears it.
     #[serde(default, deserialize_with = "support::double_option", skip_serializing_if = "Option::is_none")]
     pub due: Option<Option<chrono::DateTime<chrono::Utc>>>,
+    /// New content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<NoteContent>,
+    /// New reminder; null clears it.
+    #[serde(default, deserialize_with = "support::double_option", skip_serializing_if = "Option::is_none")]
+    pub reminder: Option<Option<Reminder>>,
 }
 /// Field specs of [`UpdateNoteInput`], for validation.
-pub static UPDATE_NOTE_INPUT_FIELDS: [FieldSpec; 4usize] = [
+pub static UPDATE_NOTE_INPUT_FIELDS: [FieldSpec; 6usize] = [
     FieldSpec::path("id", Kind::String).required(),
     FieldSpec::body("title", Kind::String).max_length(200),
     FieldSpec::body("state", Kind::Enum(&["draft", "published", "archived"])),
     FieldSpec::body("due", Kind::DateTime).nullable(),
+    FieldSpec::body("content", Kind::Union(&NOTE_CONTENT_VARIANTS)),
+    FieldSpec::body("reminder", Kind::Union(&REMINDER_VARIANTS)).nullable(),
 ];
 /// Names one note.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -137,3 +207,31 @@ pub struct GetNoteInput {
 }
 /// Field specs of [`GetNoteInput`], for validation.
 pub static GET_NOTE_INPUT_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];
+/// What a note holds: text, or a checklist.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind")]
+pub enum NoteContent {
+    /// `text`: Plain text.
+    #[serde(rename = "text")]
+    Text(TextContent),
+    /// `checklist`: A checklist.
+    #[serde(rename = "checklist")]
+    Checklist(Checklist),
+}
+/// Variants of [`NoteContent`], for validation.
+pub static NOTE_CONTENT_VARIANTS: support::UnionSpec = support::UnionSpec {
+    tag: Some("kind"),
+    variants: &[("text", &TEXT_CONTENT_FIELDS), ("checklist", &CHECKLIST_FIELDS)],
+};
+/// When to remind: once at a time, or every few days.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Reminder {
+    /// `once`: Once, at a time.
+    Once(RemindAt),
+    /// `repeating`: Every few days.
+    Repeating(RemindEvery),
+}
+/// Variants of [`Reminder`], for validation.
+pub static REMINDER_VARIANTS: support::UnionSpec =
+    support::UnionSpec { tag: None, variants: &[("once", &REMIND_AT_FIELDS), ("repeating", &REMIND_EVERY_FIELDS)] };
