@@ -400,6 +400,11 @@ fn bounds(old: &FieldDef, new: &FieldDef) -> (Vec<String>, Vec<String>) {
         (Some(a), None) => loosened.push(format!("pattern `{a}` dropped")),
         _ => {}
     }
+    match (old.format, new.format) {
+        (a, Some(b)) if a != Some(b) => narrowed.push(format!("format `{}`", b.as_str())),
+        (Some(a), None) => loosened.push(format!("format `{}` dropped", a.as_str())),
+        _ => {}
+    }
     (narrowed, loosened)
 }
 
@@ -437,6 +442,15 @@ fn inputs(c: &mut Collect, place: &str, old: &[Field], new: &[Field], o: &Api, n
             for v in b.iter().filter(|v| !a.contains(v)) {
                 c.push(Kind::Compatible, "input-enum-widened", &at, format!("enum value `{v}` is accepted"));
             }
+        }
+        match (&f.def.default, &g.def.default) {
+            (Some(a), b) if b.as_ref() != Some(a) => {
+                let now = b.as_ref().map_or("none".to_string(), ToString::to_string);
+                // A client leaving the field out gets another value than before.
+                c.push(Kind::Breaking, "input-default-changed", &at, format!("default {a} became {now}"));
+            }
+            (None, Some(b)) => c.push(Kind::Compatible, "input-default-added", &at, format!("default {b} was added")),
+            _ => {}
         }
         let (narrowed, loosened) = bounds(&f.def, &g.def);
         for what in narrowed {

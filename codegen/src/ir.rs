@@ -17,6 +17,8 @@ pub enum Ty {
     Boolean,
     /// RFC 3339 UTC timestamp.
     DateTime,
+    /// RFC 3339 full date.
+    Date,
     /// Any JSON value.
     Json,
     /// A spec enum, by name.
@@ -47,6 +49,7 @@ impl Ty {
             "number" => Ty::Number,
             "boolean" => Ty::Boolean,
             "datetime" => Ty::DateTime,
+            "date" => Ty::Date,
             "json" => Ty::Json,
             name if spec.enums.contains_key(name) => Ty::Enum(name.to_string()),
             name if spec.models.contains_key(name) => Ty::Model(name.to_string()),
@@ -54,7 +57,7 @@ impl Ty {
             other => {
                 return Err((
                     format!("unknown type `{other}`"),
-                    "use string, integer, number, boolean, datetime, json, T[], map<T>, or a name declared under [enums], [models] or [unions]".into(),
+                    "use string, integer, number, boolean, datetime, date, json, T[], map<T>, or a name declared under [enums], [models] or [unions]".into(),
                 ));
             }
         })

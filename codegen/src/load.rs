@@ -123,6 +123,7 @@ pub fn load(file: &str, text: &str) -> Result<Api, SpecErrors> {
         check_error_model(&mut c, m, &models);
     }
     let operations = check_operations(&mut c, &spec, &mut models);
+    check_default_places(&mut c, &spec, &models);
     if c.errors.is_empty() {
         Ok(Api { file: file.to_string(), spec, models, operations })
     } else {
@@ -547,7 +548,7 @@ fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String, Model> {
             }
             match Ty::parse(&f.ty, spec) {
                 Ok(ty) => {
-                    check_constraints(c, &place, f, &ty);
+                    check_constraints(c, &place, f, &ty, spec);
                     fields.push(Field { name: fname.clone(), def: f.clone(), ty, injected: false });
                 }
                 Err((problem, fix)) => c.push(&place, problem, fix),
@@ -558,7 +559,7 @@ fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String, Model> {
     out
 }
 
-fn check_constraints(c: &mut Collector, place: &str, f: &FieldDef, ty: &Ty) {
+fn check_constraints(c: &mut Collector, place: &str, f: &FieldDef, ty: &Ty, spec: &Spec) {
     let numeric = matches!(ty, Ty::Integer | Ty::Number);
     // String constraints on a list apply to each item.
     let stringy = matches!(ty, Ty::String) || matches!(ty, Ty::List(t) if **t == Ty::String);
@@ -586,6 +587,104 @@ fn check_constraints(c: &mut Collector, place: &str, f: &FieldDef, ty: &Ty) {
     {
         c.push(place, format!("pattern does not compile: {e}"), "write a valid regular expression");
     }
+    if f.format.is_some() && !stringy {
+        c.push(place, "format applies to strings and string lists only", "remove it or change the type");
+    }
+    if let Some(value) = &f.default {
+        if !f.optional || f.nullable {
+            c.push(
+                place,
+                "a default is for an optional field that is not nullable",
+                "make the field optional and not nullable, or remove the default",
+            );
+        }
+        if let Err(why) = fits(value, f, ty, spec) {
+            c.push(place, format!("default {value} {why}"), "give a default the field itself accepts");
+        }
+    }
+}
+
+/// Defaults are filled where the decoder reads a request: in the fields of an operation's input,
+/// not in models nested in other models or unions (their Rust fields could not be plain values).
+fn check_default_places(c: &mut Collector, spec: &Spec, models: &IndexMap<String, Model>) {
+    fn nested_in(ty: &Ty, out: &mut BTreeSet<String>) {
+        match ty {
+            Ty::Model(m) => {
+                out.insert(m.clone());
+            }
+            Ty::List(inner) | Ty::Map(inner) => nested_in(inner, out),
+            _ => {}
+        }
+    }
+    let inputs: BTreeSet<&str> = spec.operations.iter().filter_map(|o| o.input.as_deref()).collect();
+    let mut nested = BTreeSet::new();
+    for m in models.values() {
+        m.fields.iter().for_each(|f| nested_in(&f.ty, &mut nested));
+    }
+    nested.extend(spec.unions.values().flat_map(|u| u.variants.values().cloned()));
+    for m in models.values() {
+        let Some(f) = m.fields.iter().find(|f| f.def.default.is_some()) else { continue };
+        let place = format!("model `{}` field `{}`", m.name, f.name);
+        if !inputs.contains(m.name.as_str()) || nested.contains(&m.name) {
+            c.push(
+                place,
+                "has a default, but the model is not only an operation's input (defaults are filled where the \
+                 decoder reads a request)",
+                "move the default to an input field, or remove it",
+            );
+        }
+    }
+}
+
+/// Whether `value` is one the decoder would accept for a field `f` of type `ty`: `Err` says why
+/// not. Defaults are scalars, enum values or lists of them.
+fn fits(value: &serde_json::Value, f: &FieldDef, ty: &Ty, spec: &Spec) -> Result<(), String> {
+    use serde_json::Value;
+    match (ty, value) {
+        (Ty::List(inner), Value::Array(items)) => {
+            if f.min_items.is_some_and(|m| items.len() < m as usize)
+                || f.max_items.is_some_and(|m| items.len() > m as usize)
+            {
+                return Err("has a number of items outside min_items/max_items".into());
+            }
+            items.iter().try_for_each(|item| fits(item, f, inner, spec))
+        }
+        (Ty::String, Value::String(s)) => {
+            let n = s.chars().count() as u32;
+            if f.min_length.is_some_and(|m| n < m) || f.max_length.is_some_and(|m| n > m) {
+                return Err("is outside min_length/max_length".into());
+            }
+            if let Some(p) = &f.pattern
+                && regex::Regex::new(p).is_ok_and(|re| !re.is_match(s))
+            {
+                return Err(format!("does not match the pattern {p}"));
+            }
+            match f.format {
+                Some(format) if !format.accepts(s) => Err(format!("is not in the format {}", format.as_str())),
+                _ => Ok(()),
+            }
+        }
+        (Ty::Integer, Value::Number(n)) if n.is_i64() => in_range(n.as_f64().unwrap_or_default(), f),
+        (Ty::Number, Value::Number(n)) => in_range(n.as_f64().unwrap_or_default(), f),
+        (Ty::Boolean, Value::Bool(_)) => Ok(()),
+        (Ty::DateTime, Value::String(s)) if support::is_datetime(s) => Ok(()),
+        (Ty::Date, Value::String(s)) if support::is_date(s) => Ok(()),
+        (Ty::Enum(e), Value::String(v)) => match spec.enums[e].values.iter().any(|x| &x.name == v) {
+            true => Ok(()),
+            false => Err(format!("is not a value of enum {e}")),
+        },
+        (Ty::Model(_) | Ty::Union(_) | Ty::Map(_) | Ty::Json, _) => {
+            Err("is not allowed: defaults are scalars, enum values or lists of them".into())
+        }
+        _ => Err(format!("is not a value of type {}", f.ty)),
+    }
+}
+
+fn in_range(n: f64, f: &FieldDef) -> Result<(), String> {
+    if f.minimum.is_some_and(|m| n < m) || f.maximum.is_some_and(|m| n > m) {
+        return Err("is outside minimum/maximum".into());
+    }
+    Ok(())
 }
 
 fn pagination_field(name: &str, spec: &Spec) -> Field {
@@ -618,6 +717,8 @@ fn pagination_field(name: &str, spec: &Spec) -> Field {
             pattern: None,
             secret: false,
             example: None,
+            format: None,
+            default: None,
         },
     }
 }

@@ -102,13 +102,14 @@ fn reachable<'a>(api: &Api, roots: impl IntoIterator<Item = &'a str>) -> std::co
 /// to each item, as the decoder applies them).
 fn scalar_schema(scalar: &Ty, def: Option<&crate::spec::FieldDef>, describe: bool, side: Side) -> RefOr<Schema> {
     let (t, format) = match scalar {
-        Ty::String => (Type::String, None),
-        Ty::Integer => (Type::Integer, Some(KnownFormat::Int64)),
-        Ty::Number => (Type::Number, Some(KnownFormat::Double)),
+        Ty::Integer => (Type::Integer, Some(SchemaFormat::KnownFormat(KnownFormat::Int64))),
+        Ty::Number => (Type::Number, Some(SchemaFormat::KnownFormat(KnownFormat::Double))),
         Ty::Boolean => (Type::Boolean, None),
-        _ => (Type::String, Some(KnownFormat::DateTime)),
+        Ty::DateTime => (Type::String, Some(SchemaFormat::KnownFormat(KnownFormat::DateTime))),
+        Ty::Date => (Type::String, Some(SchemaFormat::KnownFormat(KnownFormat::Date))),
+        _ => (Type::String, def.and_then(|d| d.format).map(|f| SchemaFormat::Custom(f.as_str().to_string()))),
     };
-    let mut b = ObjectBuilder::new().schema_type(t).format(format.map(SchemaFormat::KnownFormat));
+    let mut b = ObjectBuilder::new().schema_type(t).format(format);
     if let Some(d) = def {
         if describe {
             b = b.description(Some(d.description.clone()));
@@ -171,9 +172,27 @@ fn number(v: f64) -> utoipa::Number {
 }
 
 /// The schema of a field: nullable when the spec says so, or when it is an optional field of a
-/// request body (`null` there means absent).
+/// request body (`null` there means absent); with its default, when it has one.
 fn field_schema(f: &Field, side: Side, in_body: bool) -> RefOr<Schema> {
     let base = type_schema(&f.ty, Some(f), side);
+    let base = match (&f.def.default, base) {
+        (None, base) => base,
+        (Some(v), RefOr::T(Schema::Object(mut o))) => {
+            o.default = Some(v.clone());
+            RefOr::T(Schema::Object(o))
+        }
+        (Some(v), RefOr::T(Schema::Array(mut a))) => {
+            a.default = Some(v.clone());
+            RefOr::T(Schema::Array(a))
+        }
+        // A reference (an enum) takes no sibling in 3.0: the default goes beside an `allOf`.
+        (Some(v), other) => {
+            let mut all = utoipa::openapi::schema::AllOfBuilder::new().item(other).build();
+            all.default = Some(v.clone());
+            all.description = Some(f.def.description.clone());
+            RefOr::T(Schema::AllOf(all))
+        }
+    };
     let optional_null = side != Side::Response && in_body && !f.required();
     if !f.def.nullable && !optional_null {
         return base;

@@ -59,6 +59,7 @@ fn rust_type(ty: &Ty) -> TokenStream {
         Ty::Number => quote!(f64),
         Ty::Boolean => quote!(bool),
         Ty::DateTime => quote!(chrono::DateTime<chrono::Utc>),
+        Ty::Date => quote!(chrono::NaiveDate),
         Ty::Json => quote!(serde_json::Value),
         Ty::Enum(n) | Ty::Model(n) | Ty::Union(n) => {
             let i = type_ident(n);
@@ -82,6 +83,7 @@ fn kind(ty: &Ty, api: &Api) -> TokenStream {
         Ty::Number => quote!(Kind::Number),
         Ty::Boolean => quote!(Kind::Boolean),
         Ty::DateTime => quote!(Kind::DateTime),
+        Ty::Date => quote!(Kind::Date),
         Ty::Json => quote!(Kind::Json),
         Ty::Enum(n) => {
             let values = api.spec.enums[n].values.iter().map(|v| &v.name);
@@ -151,6 +153,14 @@ fn field_spec(f: &Field, api: &Api) -> TokenStream {
     }
     if let Some(p) = &d.pattern {
         spec.extend(quote!(.pattern(#p)));
+    }
+    if let Some(f) = d.format {
+        let variant = format_ident!("{}", f.as_str().to_upper_camel_case());
+        spec.extend(quote!(.format(support::Format::#variant)));
+    }
+    if let Some(v) = &d.default {
+        let text = v.to_string();
+        spec.extend(quote!(.default(#text)));
     }
     spec
 }
@@ -245,6 +255,8 @@ fn model_struct(model: &Model, api: &Api, is_input: bool, validated: bool) -> To
             quote!()
         };
         let (ty, attr) = match (f.def.optional, f.def.nullable) {
+            // The decoder puts the default in: the handler always sees a value.
+            (true, false) if f.def.default.is_some() => (base, quote!()),
             (false, false) => (base, quote!()),
             (false, true) => (quote!(Option<#base>), quote!()),
             (true, false) => (quote!(Option<#base>), quote!(#[serde(default, skip_serializing_if = "Option::is_none")])),

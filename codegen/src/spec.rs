@@ -566,8 +566,8 @@ pub use support::Location;
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FieldDef {
-    /// Type expression: `string`, `integer`, `number`, `boolean`, `datetime`, `json`, an enum or
-    /// model name, `T[]` for a list, `map<T>` for an object with string keys.
+    /// Type expression: `string`, `integer`, `number`, `boolean`, `datetime`, `date`, `json`, an
+    /// enum, model or union name, `T[]` for a list, `map<T>` for an object with string keys.
     #[serde(rename = "type")]
     pub ty: String,
     /// What the field holds.
@@ -608,6 +608,15 @@ pub struct FieldDef {
     /// An example value (documentation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub example: Option<serde_json::Value>,
+    /// For a string: the format the decoder checks and the documents state (`uuid`, `email`,
+    /// `uri`, `ipv4`, `ipv6`, `hostname`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<support::Format>,
+    /// For an optional field of an operation's input: the value it holds when the request leaves
+    /// it out. The handler sees the value (the field's Rust type is not an `Option`); the
+    /// documents state it. A scalar, an enum value, or a list of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<serde_json::Value>,
 }
 
 /// HTTP method of an operation: the one definition, in `support`.

@@ -346,6 +346,8 @@ pub enum Kind {
     Boolean,
     /// RFC 3339 timestamp string.
     DateTime,
+    /// RFC 3339 full date (`2026-11-26`).
+    Date,
     /// Any JSON.
     Json,
     /// One of these strings.
@@ -451,6 +453,107 @@ pub enum Location {
     Header,
 }
 
+/// A string format the decoder checks (JSON Schema's `format`, which the documents state).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "spec", derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema))]
+#[cfg_attr(feature = "spec", serde(rename_all = "lowercase"))]
+pub enum Format {
+    /// An RFC 9562 UUID in its hyphenated form (`0190c3e8-…`), any case.
+    Uuid,
+    /// An email address as HTML's `type=email` accepts it (WHATWG: `local@domain`, no quoting).
+    Email,
+    /// An absolute URI (RFC 3986: a scheme, `:`, then URI characters only).
+    Uri,
+    /// An IPv4 address in dotted-quad form (RFC 2673 section 3.2).
+    Ipv4,
+    /// An IPv6 address (RFC 4291 section 2.2).
+    Ipv6,
+    /// A host name (RFC 1123: labels of letters, digits and `-`, at most 253 characters).
+    Hostname,
+}
+
+impl Format {
+    /// The name JSON Schema and the spec give it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Format::Uuid => "uuid",
+            Format::Email => "email",
+            Format::Uri => "uri",
+            Format::Ipv4 => "ipv4",
+            Format::Ipv6 => "ipv6",
+            Format::Hostname => "hostname",
+        }
+    }
+
+    /// Whether `s` is in this format.
+    pub fn accepts(self, s: &str) -> bool {
+        match self {
+            Format::Uuid => {
+                let b = s.as_bytes();
+                b.len() == 36
+                    && b.iter()
+                        .enumerate()
+                        .all(|(i, c)| if matches!(i, 8 | 13 | 18 | 23) { *c == b'-' } else { c.is_ascii_hexdigit() })
+            }
+            Format::Email => {
+                let Some((local, domain)) = s.split_once('@') else { return false };
+                let local_ok = !local.is_empty()
+                    && local.bytes().all(|c| c.is_ascii_alphanumeric() || b".!#$%&'*+/=?^_`{|}~-".contains(&c));
+                local_ok && domain.split('.').all(is_host_label)
+            }
+            Format::Uri => {
+                let Some((scheme, rest)) = s.split_once(':') else { return false };
+                let scheme_ok = scheme.bytes().next().is_some_and(|c| c.is_ascii_alphabetic())
+                    && scheme.bytes().all(|c| c.is_ascii_alphanumeric() || b"+-.".contains(&c));
+                scheme_ok && uri_chars(rest)
+            }
+            Format::Ipv4 => s.parse::<std::net::Ipv4Addr>().is_ok(),
+            Format::Ipv6 => s.parse::<std::net::Ipv6Addr>().is_ok(),
+            Format::Hostname => !s.is_empty() && s.len() <= 253 && s.split('.').all(is_host_label),
+        }
+    }
+}
+
+/// Whether `s` is an RFC 3339 timestamp (`2026-11-26T04:59:57Z`).
+pub fn is_datetime(s: &str) -> bool {
+    chrono::DateTime::parse_from_rfc3339(s).is_ok()
+}
+
+/// Whether `s` is an RFC 3339 full date (`2026-11-26`).
+pub fn is_date(s: &str) -> bool {
+    s.len() == 10 && chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").is_ok()
+}
+
+/// One label of a host name: 1 to 63 letters, digits and `-`, not starting or ending with `-`.
+fn is_host_label(label: &str) -> bool {
+    !label.is_empty()
+        && label.len() <= 63
+        && !label.starts_with('-')
+        && !label.ends_with('-')
+        && label.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-')
+}
+
+/// Only characters a URI may hold (RFC 3986: unreserved, reserved, and `%` with two hex digits).
+fn uri_chars(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'%' {
+            if !(b.get(i + 1).is_some_and(u8::is_ascii_hexdigit) && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit)) {
+                return false;
+            }
+            i += 3;
+            continue;
+        }
+        if !(c.is_ascii_alphanumeric() || b"-._~:/?#[]@!$&'()*+,;=".contains(&c)) {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// One field and its constraints, for validation without reflection.
 #[derive(Debug)]
 pub struct FieldSpec {
@@ -480,6 +583,11 @@ pub struct FieldSpec {
     pub pattern: Option<&'static str>,
     /// The value is a secret: never echoed in error details.
     pub secret: bool,
+    /// The string format the value must have.
+    pub format: Option<Format>,
+    /// What an absent optional field holds, as JSON text: the decoder puts it in before the
+    /// operation sees the input.
+    pub default: Option<&'static str>,
     /// The compiled pattern, built on first use.
     pub compiled: OnceLock<regex::Regex>,
 }
@@ -502,6 +610,8 @@ impl FieldSpec {
             max_items: None,
             pattern: None,
             secret: false,
+            format: None,
+            default: None,
             compiled: OnceLock::new(),
         }
     }
@@ -584,6 +694,30 @@ impl FieldSpec {
     pub const fn pattern(mut self, p: &'static str) -> Self {
         self.pattern = Some(p);
         self
+    }
+
+    /// A string format.
+    pub const fn format(mut self, f: Format) -> Self {
+        self.format = Some(f);
+        self
+    }
+
+    /// The value of an absent field, as JSON text.
+    pub const fn default(mut self, json: &'static str) -> Self {
+        self.default = Some(json);
+        self
+    }
+}
+
+/// Puts the default of each absent field that has one into a validated input.
+fn fill_defaults(fields: &[FieldSpec], obj: &mut Map<String, Value>) {
+    for f in fields {
+        if let Some(text) = f.default
+            && !obj.contains_key(f.name)
+            && let Ok(value) = serde_json::from_str::<Value>(text)
+        {
+            obj.insert(f.name.to_string(), value);
+        }
     }
 }
 
@@ -857,6 +991,7 @@ fn describe(kind: &Kind) -> Cow<'static, str> {
         Kind::Number => "a number".into(),
         Kind::Boolean => "a boolean".into(),
         Kind::DateTime => "an RFC 3339 timestamp".into(),
+        Kind::Date => "an RFC 3339 date (YYYY-MM-DD)".into(),
         Kind::Json => "any JSON value".into(),
         Kind::Enum(values) => format!("one of: {}", values.join(", ")).into(),
         Kind::Model(_) | Kind::Map(_) | Kind::Union(_) => "an object".into(),
@@ -918,11 +1053,22 @@ fn check_value(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str,
 fn check_plain(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str, v: &Value) -> Result<(), Rejection> {
     let wrong = || invalid(service, path, v.clone(), format!("{path} must be {}", describe(kind)));
     match kind {
-        Kind::String | Kind::DateTime => {
+        Kind::String | Kind::DateTime | Kind::Date => {
             let s = v.as_str().ok_or_else(wrong)?;
             nul_free(service, path, s)?;
-            if matches!(kind, Kind::DateTime) && chrono::DateTime::parse_from_rfc3339(s).is_err() {
+            if (matches!(kind, Kind::DateTime) && !is_datetime(s)) || (matches!(kind, Kind::Date) && !is_date(s)) {
                 return Err(wrong());
+            }
+            if let Some(format) = spec.format.filter(|f| !f.accepts(s)) {
+                let what = match format {
+                    Format::Uuid => "a UUID",
+                    Format::Email => "an email address",
+                    Format::Uri => "an absolute URI",
+                    Format::Ipv4 => "an IPv4 address",
+                    Format::Ipv6 => "an IPv6 address",
+                    Format::Hostname => "a host name",
+                };
+                return Err(invalid(service, path, v.clone(), format!("{path} must be {what}")));
             }
             let n = s.chars().count();
             if let Some(min) = spec.min_length.filter(|m| n < *m) {
@@ -1183,6 +1329,7 @@ pub fn decode_arguments<I: DeserializeOwned>(
         other => return Err(invalid(service, "", other, "arguments must be an object".into())),
     };
     check_object(service, op.input, "", &obj)?;
+    fill_defaults(op.input, &mut obj);
     let paging = take_paging(service, &mut obj);
     Ok((deserialize(service, obj)?, paging))
 }
@@ -1288,6 +1435,7 @@ pub async fn decode_request<I: DeserializeOwned>(
         }
     }
     check_object(service, op.input, "", &obj)?;
+    fill_defaults(op.input, &mut obj);
     let paging = take_paging(service, &mut obj);
     Ok((deserialize(service, obj)?, paging))
 }
@@ -1892,6 +2040,46 @@ mod tests {
     };
 
     static PROBLEMS: ServiceInfo = PROBLEM_FIELDS;
+
+    #[test]
+    fn each_format_accepts_its_values_and_nothing_else() {
+        let cases: [(Format, &[&str], &[&str]); 6] = [
+            (
+                Format::Uuid,
+                &["0190c3e8-5b7a-7cc0-9d1e-2f3a4b5c6d7e", "0190C3E8-5B7A-7CC0-9D1E-2F3A4B5C6D7E"],
+                &[
+                    "0190c3e85b7a7cc09d1e2f3a4b5c6d7e",
+                    "0190c3e8-5b7a-7cc0-9d1e-2f3a4b5c6d7",
+                    "g190c3e8-5b7a-7cc0-9d1e-2f3a4b5c6d7e",
+                ],
+            ),
+            (
+                Format::Email,
+                &["ann@example.com", "a.b+c@mail.example.org", "x@localhost"],
+                &["ann", "@example.com", "ann@", "ann@exa mple.com", "ann@-example.com", "\"a b\"@example.com"],
+            ),
+            (
+                Format::Uri,
+                &["https://example.com/a?b=c#d", "urn:isbn:0451450523", "mailto:ann@example.com", "https://x/%20"],
+                &["/relative/path", "example.com", "https://exa mple.com", "1http://x", "https://x/%2", "https://x/é"],
+            ),
+            (Format::Ipv4, &["192.0.2.1", "0.0.0.0"], &["192.0.2", "256.0.0.1", "192.0.2.1/24", "::1"]),
+            (Format::Ipv6, &["::1", "2001:db8::8a2e:370:7334"], &["192.0.2.1", "2001:db8:::1", "fe80::1%eth0"]),
+            (
+                Format::Hostname,
+                &["example.com", "a-b.example", "localhost"],
+                &["", "-a.example", "a_b.example", "example..com", &"a".repeat(64)],
+            ),
+        ];
+        for (format, good, bad) in cases {
+            for v in good {
+                assert!(format.accepts(v), "{} should accept {v:?}", format.as_str());
+            }
+            for v in bad {
+                assert!(!format.accepts(v), "{} should refuse {v:?}", format.as_str());
+            }
+        }
+    }
 
     static OWN_MODEL: ServiceInfo = ServiceInfo {
         wire: Wire {

@@ -21,6 +21,14 @@ const NUL: &str = "a\u{0}b";
 /// A value the decoder accepts for `spec` (with `kind` as its shape, for list items).
 fn filler(spec: &FieldSpec, kind: &Kind) -> Value {
     match kind {
+        Kind::String if spec.format.is_some() => json!(match spec.format {
+            Some(support::Format::Uuid) => "0190c3e8-5b7a-7cc0-9d1e-2f3a4b5c6d7e",
+            Some(support::Format::Email) => "ann@example.com",
+            Some(support::Format::Uri) => "https://example.com/",
+            Some(support::Format::Ipv4) => "192.0.2.1",
+            Some(support::Format::Ipv6) => "::1",
+            _ => "example.com",
+        }),
         Kind::String => {
             // The first candidate the field's pattern accepts; a pattern none matches fails here,
             // so a new pattern in a spec cannot quietly turn this sweep into a test of the pattern.
@@ -38,6 +46,7 @@ fn filler(spec: &FieldSpec, kind: &Kind) -> Value {
             json!(value)
         }
         Kind::DateTime => json!("2030-01-01T00:00:00Z"),
+        Kind::Date => json!("2030-01-01"),
         Kind::Integer | Kind::Number => {
             let n = spec.minimum.unwrap_or_else(|| spec.maximum.unwrap_or(1.0).min(1.0));
             if n.fract() == 0.0 { json!(n as i64) } else { json!(n) }
@@ -66,7 +75,7 @@ fn variant_filler(union: &support::UnionSpec, i: usize) -> Value {
 /// value itself, `[0]`, `.name`, `[0].title`…), and the value with a NUL put there.
 fn nul_variants(spec: &FieldSpec, kind: &Kind) -> Vec<(String, Value)> {
     match kind {
-        Kind::String | Kind::DateTime | Kind::Enum(_) => vec![(String::new(), json!(NUL))],
+        Kind::String | Kind::DateTime | Kind::Date | Kind::Enum(_) => vec![(String::new(), json!(NUL))],
         Kind::Json => vec![(String::new(), json!({ "k": [NUL] }))],
         Kind::Model(fields) => fields_with_nul(&filler(spec, kind), fields),
         Kind::List(inner) => {

@@ -128,6 +128,10 @@ impl NotesService for Notes {
         if let Some(state) = input.state {
             filter.push(" AND state = ?", Arg::text(state.as_str().to_string()));
         }
+        if let Some(day) = input.due_before {
+            let midnight = day.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc().timestamp_millis();
+            filter.push(" AND due IS NOT NULL AND due < ?", Arg::Int(midnight));
+        }
         for tag in input.tag.unwrap_or_default() {
             filter.push(
                 " AND EXISTS (SELECT 1 FROM note_tags t WHERE t.tenant_id = notes.tenant_id AND t.note_id = notes.id AND t.tag = ?)",
@@ -138,7 +142,12 @@ impl NotesService for Notes {
             let count = Sql { text: format!("SELECT COUNT(*) FROM notes{}", filter.text), args: filter.args.clone() };
             let total: i64 = count.query().fetch_one(&mut *tx).await?.get(0);
             let mut page = Sql { text: format!("SELECT {COLUMNS} FROM notes{}", filter.text), args: filter.args };
-            page.raw(" ORDER BY created_at DESC, id DESC");
+            // `sort` has a default: the decoder puts it in when the request leaves it out.
+            page.raw(match input.sort {
+                models::NoteSort::Newest => " ORDER BY created_at DESC, id DESC",
+                models::NoteSort::Oldest => " ORDER BY created_at ASC, id ASC",
+                models::NoteSort::Title => " ORDER BY title ASC, id ASC",
+            });
             page.push(" LIMIT ?", Arg::Int(i64::from(paging.per_page)));
             page.push(" OFFSET ?", Arg::Int(i64::try_from(paging.offset()).unwrap_or(i64::MAX)));
             let rows = page.query().fetch_all(&mut *tx).await?;

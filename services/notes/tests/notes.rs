@@ -323,9 +323,9 @@ async fn unions(database_url: Option<&str>) {
         (
             json!({"content": {"kind": "poem", "text": "x"}}),
             "content.kind",
-            "content.kind must be one of: text, checklist",
+            "content.kind must be one of: text, checklist, link",
         ),
-        (json!({"content": {"text": "x"}}), "content.kind", "content.kind is required: one of text, checklist"),
+        (json!({"content": {"text": "x"}}), "content.kind", "content.kind is required: one of text, checklist, link"),
         (json!({"content": {"kind": "text", "items": []}}), "content.items", "unknown field content.items"),
         (
             json!({"content": {"kind": "checklist", "items": [{"label": ""}]}}),
@@ -370,6 +370,94 @@ async fn unions(database_url: Option<&str>) {
         (&json!("text"), &json!("2030-01-01T00:00:00Z")),
         "{answer}"
     );
+}
+
+/// `sort` has a default (`newest`), which the handler sees when the request leaves it out and the
+/// document states; `due_before` is a date, a link's `url` a URI and a reminder's `email` an
+/// email address, each checked by the decoder with a 422 naming the field.
+async fn defaults_and_formats(database_url: Option<&str>) {
+    let s = Server::start(database_url).await;
+    let client = reqwest::Client::new();
+    // A tenant of its own: a shared PostgreSQL database keeps earlier runs' notes.
+    let write = s.token(&format!("formats-{}", uuid::Uuid::now_v7().simple()), "notes:write");
+    let notes = s.url("/api/v1/notes");
+    let mut ids = Vec::new();
+    for title in ["b", "c", "a"] {
+        let resp = client.post(&notes).bearer_auth(&write).json(&json!({"title": title})).send().await.unwrap();
+        ids.push(resp.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_string());
+    }
+    let titles = |q: &'static str| {
+        let req = client.get(format!("{notes}{q}")).bearer_auth(write.clone());
+        async move {
+            let page: Value = req.send().await.unwrap().json().await.unwrap();
+            page.as_array().unwrap().iter().map(|n| n["title"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(titles("").await, ["a", "c", "b"], "the default order: newest first");
+    assert_eq!(titles("?sort=newest").await, titles("").await);
+    assert_eq!(titles("?sort=oldest").await, ["b", "c", "a"]);
+    assert_eq!(titles("?sort=title").await, ["a", "b", "c"]);
+
+    // A date filter: only notes due before the day.
+    let due =
+        |id: &str, at: &str| client.patch(format!("{notes}/{id}")).bearer_auth(&write).json(&json!({"due": at})).send();
+    due(&ids[0], "2030-01-01T12:00:00Z").await.unwrap();
+    due(&ids[1], "2030-01-03T00:00:00Z").await.unwrap();
+    assert_eq!(titles("?due_before=2030-01-02&sort=title").await, ["b"]);
+
+    // Formats: a link's URI, a reminder's email.
+    let link = json!({"title": "read", "content": {"kind": "link", "url": "https://example.com/a", "label": "A"}});
+    let resp = client.post(&notes).bearer_auth(&write).json(&link).send().await.unwrap();
+    assert_eq!(resp.status(), 201);
+    let mail = json!({"title": "call", "reminder": {"at": "2030-01-01T00:00:00Z", "email": "ann@example.com"}});
+    assert_eq!(client.post(&notes).bearer_auth(&write).json(&mail).send().await.unwrap().status(), 201);
+    for (query, body, field, detail) in [
+        ("?due_before=2030-13-01", None, "due_before", "due_before must be an RFC 3339 date (YYYY-MM-DD)"),
+        ("?due_before=2030-01-02T00:00:00Z", None, "due_before", "due_before must be an RFC 3339 date (YYYY-MM-DD)"),
+        ("?sort=random", None, "sort", "sort must be one of: newest, oldest, title"),
+        (
+            "",
+            Some(json!({"title": "x", "content": {"kind": "link", "url": "example.com/a"}})),
+            "content.url",
+            "content.url must be an absolute URI",
+        ),
+        (
+            "",
+            Some(json!({"title": "x", "reminder": {"at": "2030-01-01T00:00:00Z", "email": "ann"}})),
+            "reminder.email",
+            "reminder.email must be an email address",
+        ),
+    ] {
+        let req = match &body {
+            Some(b) => client.post(&notes).json(b),
+            None => client.get(format!("{notes}{query}")),
+        };
+        let resp = req.bearer_auth(&write).send().await.unwrap();
+        assert_eq!(resp.status(), 422, "{query} {body:?}");
+        let problem: Value = resp.json().await.unwrap();
+        assert_eq!((problem["field"].as_str(), problem["detail"].as_str()), (Some(field), Some(detail)), "{problem}");
+    }
+
+    // The documents state the default and the formats.
+    let doc: Value = client.get(s.url("/openapi/notes.json")).send().await.unwrap().json().await.unwrap();
+    let params = doc["paths"]["/notes"]["get"]["parameters"].as_array().unwrap();
+    let param = |name: &str| params.iter().find(|p| p["name"] == name).unwrap()["schema"].clone();
+    assert_eq!(param("sort")["default"], "newest");
+    assert_eq!(param("due_before")["format"], "date");
+    let link = &doc["components"]["schemas"]["NoteContentLink"]["properties"]["url"];
+    assert_eq!(link["format"], "uri");
+}
+
+#[tokio::test]
+async fn defaults_reach_the_handler_and_formats_are_checked_on_sqlite() {
+    defaults_and_formats(None).await;
+}
+
+#[tokio::test]
+async fn defaults_reach_the_handler_and_formats_are_checked_on_postgres() {
+    if let Some(url) = common::postgres("notes defaults and formats") {
+        defaults_and_formats(Some(&url)).await;
+    }
 }
 
 #[tokio::test]

@@ -46,6 +46,36 @@ impl std::fmt::Display for NoteState {
         f.write_str(self.as_str())
     }
 }
+/// The order of a list of notes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoteSort {
+    /// Newest first.
+    Newest,
+    /// Oldest first.
+    Oldest,
+    /// By title, A to Z.
+    Title,
+}
+impl NoteSort {
+    /// Every value, in spec order.
+    pub const ALL: &'static [NoteSort] = &[NoteSort::Newest, NoteSort::Oldest, NoteSort::Title];
+    /// The wire value of each of [`Self::ALL`], in the same order.
+    pub const WIRE: &'static [&'static str] = &["newest", "oldest", "title"];
+    /// The wire value.
+    pub fn as_str(self) -> &'static str {
+        Self::WIRE[self as usize]
+    }
+    /// Parses a wire value.
+    pub fn parse(s: &str) -> Option<NoteSort> {
+        Self::WIRE.iter().position(|w| *w == s).map(|i| Self::ALL[i])
+    }
+}
+impl std::fmt::Display for NoteSort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 /// A note.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Note {
@@ -78,6 +108,20 @@ pub struct TextContent {
 /// Field specs of [`TextContent`], for validation.
 pub static TEXT_CONTENT_FIELDS: [FieldSpec; 1usize] =
     [FieldSpec::body("text", Kind::String).required().max_length(10000)];
+/// A link to read later.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinkContent {
+    /// Where it points (an absolute URI).
+    pub url: String,
+    /// What it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+/// Field specs of [`LinkContent`], for validation.
+pub static LINK_CONTENT_FIELDS: [FieldSpec; 2usize] = [
+    FieldSpec::body("url", Kind::String).required().max_length(2000).format(support::Format::Uri),
+    FieldSpec::body("label", Kind::String).max_length(200),
+];
 /// A checklist.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Checklist {
@@ -105,9 +149,15 @@ pub static CHECKLIST_ITEM_FIELDS: [FieldSpec; 2usize] = [
 pub struct RemindAt {
     /// When.
     pub at: chrono::DateTime<chrono::Utc>,
+    /// Where to send the reminder, when not to the owner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
 }
 /// Field specs of [`RemindAt`], for validation.
-pub static REMIND_AT_FIELDS: [FieldSpec; 1usize] = [FieldSpec::body("at", Kind::DateTime).required()];
+pub static REMIND_AT_FIELDS: [FieldSpec; 2usize] = [
+    FieldSpec::body("at", Kind::DateTime).required(),
+    FieldSpec::body("email", Kind::String).max_length(254).format(support::Format::Email),
+];
 /// Every few days.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RemindEvery {
@@ -127,11 +177,18 @@ pub struct ListNotesInput {
     /// Only notes with all these tags.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<Vec<String>>,
+    /// Only notes due before this day (UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_before: Option<chrono::NaiveDate>,
+    /// The order of the list.
+    pub sort: NoteSort,
 }
 /// Field specs of [`ListNotesInput`], for validation.
-pub static LIST_NOTES_INPUT_FIELDS: [FieldSpec; 4usize] = [
+pub static LIST_NOTES_INPUT_FIELDS: [FieldSpec; 6usize] = [
     FieldSpec::query("state", Kind::Enum(&["draft", "published", "archived"])),
     FieldSpec::query("tag", Kind::List(&Kind::String)),
+    FieldSpec::query("due_before", Kind::Date),
+    FieldSpec::query("sort", Kind::Enum(&["newest", "oldest", "title"])).default("\"newest\""),
     FieldSpec::query("page", Kind::Integer).minimum(1.0).maximum(1000000.0),
     FieldSpec::query("per_page", Kind::Integer).minimum(1.0).maximum(100.0),
 ];
@@ -217,11 +274,14 @@ pub enum NoteContent {
     /// `checklist`: A checklist.
     #[serde(rename = "checklist")]
     Checklist(Checklist),
+    /// `link`: A link to read later.
+    #[serde(rename = "link")]
+    Link(LinkContent),
 }
 /// Variants of [`NoteContent`], for validation.
 pub static NOTE_CONTENT_VARIANTS: support::UnionSpec = support::UnionSpec {
     tag: Some("kind"),
-    variants: &[("text", &TEXT_CONTENT_FIELDS), ("checklist", &CHECKLIST_FIELDS)],
+    variants: &[("text", &TEXT_CONTENT_FIELDS), ("checklist", &CHECKLIST_FIELDS), ("link", &LINK_CONTENT_FIELDS)],
 };
 /// When to remind: once at a time, or every few days.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
