@@ -212,12 +212,22 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
         let place = format!("operation `{id}`");
         let Some(new_op) = n.operations.iter().find(|x| x.id() == id) else {
             let moved = n.operations.iter().find(|x| x.method() == old_op.method() && x.def.path == old_op.def.path);
-            match moved {
-                Some(x) => c.push(Kind::Breaking, "operation-renamed", place, format!("renamed to `{}`", x.id())),
-                None => c.push(Kind::Breaking, "operation-removed", place, "was removed"),
+            match (moved, &old_op.def.deprecated) {
+                (Some(x), _) => c.push(Kind::Breaking, "operation-renamed", place, format!("renamed to `{}`", x.id())),
+                // Deprecation warns clients; removing is still a new major version's to do.
+                (None, Some(d)) => c.push(
+                    Kind::Breaking,
+                    "deprecated-operation-removed",
+                    place,
+                    format!("was removed (deprecated since {})", d.since),
+                ),
+                (None, None) => c.push(Kind::Breaking, "operation-removed", place, "was removed"),
             }
             continue;
         };
+        if let (None, Some(d)) = (&old_op.def.deprecated, &new_op.def.deprecated) {
+            c.push(Kind::Compatible, "operation-deprecated", &place, format!("was deprecated since {}", d.since));
+        }
         if (old_op.method(), &old_op.def.path) != (new_op.method(), &new_op.def.path) {
             c.push(
                 Kind::Breaking,
@@ -412,9 +422,13 @@ fn inputs(c: &mut Collect, place: &str, old: &[Field], new: &[Field], o: &Api, n
     for f in old.iter().filter(|f| !f.injected) {
         let at = format!("{place} input field `{}`", f.name);
         let Some(g) = new.iter().find(|g| g.name == f.name) else {
-            c.push(Kind::Breaking, "input-field-removed", at, "was removed (a client sending it is refused)");
+            let rule = if f.def.deprecated { "deprecated-input-field-removed" } else { "input-field-removed" };
+            c.push(Kind::Breaking, rule, at, "was removed (a client sending it is refused)");
             continue;
         };
+        if !f.def.deprecated && g.def.deprecated {
+            c.push(Kind::Compatible, "input-field-deprecated", &at, "was deprecated");
+        }
         if f.location() != g.location() {
             c.push(
                 Kind::Breaking,

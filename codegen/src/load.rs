@@ -719,6 +719,7 @@ fn pagination_field(name: &str, spec: &Spec) -> Field {
             example: None,
             format: None,
             default: None,
+            deprecated: false,
         },
     }
 }
@@ -740,6 +741,24 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
     let mut out = Vec::new();
     for (index, op) in spec.operations.iter().enumerate() {
         let place = format!("operation `{}`", op.id);
+        if let Some(d) = &op.deprecated {
+            for (what, day) in std::iter::once(("since", &d.since)).chain(d.sunset.iter().map(|s| ("sunset", s))) {
+                if !support::is_date(day) {
+                    c.push(&place, format!("deprecated {what} `{day}` is not a date"), "write it like `2026-11-26`");
+                }
+            }
+            if let Some(sunset) = &d.sunset
+                && support::is_date(sunset)
+                && support::is_date(&d.since)
+                && sunset <= &d.since
+            {
+                c.push(
+                    &place,
+                    format!("deprecated sunset `{sunset}` is not after since `{}`", d.since),
+                    "give a later sunset",
+                );
+            }
+        }
         if !is_snake(&op.id) {
             c.push(&place, "id is not snake_case", "use lowercase letters, digits and `_`, e.g. `list_credentials`");
         }

@@ -27,7 +27,10 @@ pub fn descriptors(api: &Api, doc: &Value) -> Value {
         let mut d = json!({
             "name": tool.name,
             "title": tool.title,
-            "description": format!("{}\n\nSCOPE: {scope}", tool.description.trim()),
+            "description": match &op.def.deprecated {
+                Some(d) => format!("{}\n\n{}\n\nSCOPE: {scope}", tool.description.trim(), openapi::deprecation_note(d)),
+                None => format!("{}\n\nSCOPE: {scope}", tool.description.trim()),
+            },
             "inputSchema": openapi::input_schema(api, doc, op),
         });
         if let Some(out) = openapi::output_schema(api, doc, op) {

@@ -193,6 +193,7 @@ fn field_schema(f: &Field, side: Side, in_body: bool) -> RefOr<Schema> {
             RefOr::T(Schema::AllOf(all))
         }
     };
+    let base = if f.def.deprecated { deprecated(base, &f.def.description) } else { base };
     let optional_null = side != Side::Response && in_body && !f.required();
     if !f.def.nullable && !optional_null {
         return base;
@@ -215,6 +216,30 @@ fn field_schema(f: &Field, side: Side, in_body: bool) -> RefOr<Schema> {
                 .description(Some(f.def.description.clone()))
                 .build(),
         )),
+    }
+}
+
+/// `schema` marked `deprecated` (beside an `allOf` for a reference, which 3.0 allows no sibling).
+fn deprecated(schema: RefOr<Schema>, description: &str) -> RefOr<Schema> {
+    match schema {
+        RefOr::T(Schema::Object(mut o)) => {
+            o.deprecated = Some(utoipa::openapi::Deprecated::True);
+            RefOr::T(Schema::Object(o))
+        }
+        RefOr::T(Schema::Array(mut a)) => {
+            a.deprecated = Some(utoipa::openapi::Deprecated::True);
+            RefOr::T(Schema::Array(a))
+        }
+        RefOr::T(Schema::AllOf(mut all)) => {
+            all.extensions = Some(ExtensionsBuilder::new().add("deprecated", true).build());
+            RefOr::T(Schema::AllOf(all))
+        }
+        other => {
+            let mut all = utoipa::openapi::schema::AllOfBuilder::new().item(other).build();
+            all.description = Some(description.to_string());
+            all.extensions = Some(ExtensionsBuilder::new().add("deprecated", true).build());
+            RefOr::T(Schema::AllOf(all))
+        }
     }
 }
 
@@ -580,6 +605,32 @@ fn header(description: &str, t: Type) -> utoipa::openapi::header::Header {
         .build()
 }
 
+/// What the description of a deprecated operation says.
+pub fn deprecation_note(d: &crate::spec::Deprecated) -> String {
+    let mut note = format!("**Deprecated** since {}", d.since);
+    if let Some(sunset) = &d.sunset {
+        note.push_str(&format!("; it may be removed from {sunset}"));
+    }
+    note.push('.');
+    if !d.instead.is_empty() {
+        note.push_str(&format!(" {}", d.instead.trim()));
+    }
+    note
+}
+
+/// The headers every answer of a deprecated operation carries.
+fn deprecation_doc_headers(op: &Operation, mut b: ResponseBuilder) -> ResponseBuilder {
+    let Some(d) = &op.def.deprecated else { return b };
+    b = b.header(
+        "Deprecation",
+        header(&format!("RFC 9745: deprecated since {} (`@` and that day's Unix time).", d.since), Type::String),
+    );
+    if let Some(sunset) = &d.sunset {
+        b = b.header("Sunset", header(&format!("RFC 8594: may be removed from {sunset}."), Type::String));
+    }
+    b
+}
+
 fn common_headers(api: &Api, mut b: ResponseBuilder) -> ResponseBuilder {
     b = b.header(
         "X-Request-Id",
@@ -620,6 +671,9 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
     if let Some(tool) = &op.def.mcp {
         description.push_str(&format!(" Also available as MCP tool `{}`.", tool.name));
     }
+    if let Some(d) = &op.def.deprecated {
+        description.push_str(&format!("\n\n{}", deprecation_note(d)));
+    }
     let mut b = OperationBuilder::new()
         .operation_id(Some(op.def.id.clone()))
         .summary(Some(op.def.summary.clone()))
@@ -641,6 +695,9 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
                 .schema(Some(field_schema(f, Side::Request, false)));
             if matches!(f.ty, Ty::List(_)) {
                 p = p.explode(Some(true));
+            }
+            if f.def.deprecated {
+                p = p.deprecated(Some(utoipa::openapi::Deprecated::True));
             }
             b = b.parameter(p.build());
         }
@@ -678,7 +735,7 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
         }
         None => common_headers(api, ResponseBuilder::new().description("Done; no content.")),
     };
-    responses = responses.response(op.status.to_string(), success.build());
+    responses = responses.response(op.status.to_string(), deprecation_doc_headers(op, success).build());
     // Group codes by status: one response per status, listing every code it may carry.
     let mut statuses: Vec<u16> = op.errors.iter().map(|c| api.status_of(c)).collect();
     statuses.sort_unstable();
@@ -705,9 +762,12 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
         if status == 429 {
             r = r.header("Retry-After", header("Seconds to wait before retrying (at least 1).", Type::Integer));
         }
-        responses = responses.response(status.to_string(), r.build());
+        responses = responses.response(status.to_string(), deprecation_doc_headers(op, r).build());
     }
     b = b.responses(responses.build());
+    if op.def.deprecated.is_some() {
+        b = b.deprecated(Some(utoipa::openapi::Deprecated::True));
+    }
     let mut ext = ExtensionsBuilder::new()
         .add("x-required-scope", json!(scope))
         .add("x-rate-limited", json!(op.def.rate_limited));

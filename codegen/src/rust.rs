@@ -108,6 +108,22 @@ fn kind(ty: &Ty, api: &Api) -> TokenStream {
     }
 }
 
+/// The `Deprecation` (RFC 9745: `@` and the Unix time of the day it began) and `Sunset` (RFC 8594:
+/// the HTTP-date of the day from which the operation may go) header values of an operation. The
+/// loader has checked both dates.
+pub(crate) fn deprecation_headers(d: &crate::spec::Deprecated) -> (String, Option<String>) {
+    let midnight = |day: &str| {
+        chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d")
+            .unwrap_or_default()
+            .and_hms_opt(0, 0, 0)
+            .unwrap_or_default()
+            .and_utc()
+    };
+    let since = format!("@{}", midnight(&d.since).timestamp());
+    let sunset = d.sunset.as_deref().map(|day| midnight(day).format("%a, %d %b %Y %H:%M:%S GMT").to_string());
+    (since, sunset)
+}
+
 fn opt<T: quote::ToTokens>(v: Option<T>) -> TokenStream {
     match v {
         Some(v) => quote!(Some(#v)),
@@ -517,6 +533,13 @@ fn operations_file(api: &Api) -> TokenStream {
             let fs = fields_static(m);
             rest.extend(quote!(input: &models::#fs,));
         }
+        if let Some(d) = &op.def.deprecated {
+            let (deprecation, sunset) = deprecation_headers(d);
+            let sunset = opt(sunset.as_ref());
+            rest.extend(
+                quote!(deprecation: Some(&support::Deprecation { deprecation: #deprecation, sunset: #sunset }),),
+            );
+        }
         let doc = format!(" `{} {}`: {}", op.method().as_str(), full, op.def.summary);
         quote! {
             #[doc = #doc]
@@ -564,7 +587,7 @@ fn operations_file(api: &Api) -> TokenStream {
         const BASE: Operation = Operation {
             id: "", method: Method::Get, path: "", full_path: "", scope: "", satisfied_by: &[],
             success_status: 200, has_body: false, no_store: false, rate_limited: false, read_only: false,
-            paginated: false, tool: None, input: &[], service: &SERVICE,
+            paginated: false, tool: None, input: &[], deprecation: None, service: &SERVICE,
         };
 
         #(#ops)*

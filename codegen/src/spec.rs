@@ -612,11 +612,28 @@ pub struct FieldDef {
     /// `uri`, `ipv4`, `ipv6`, `hostname`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<support::Format>,
+    /// The field is deprecated: the documents mark it, and the description says what to use.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deprecated: bool,
     /// For an optional field of an operation's input: the value it holds when the request leaves
     /// it out. The handler sees the value (the field's Rust type is not an `Option`); the
     /// documents state it. A scalar, an enum value, or a list of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<serde_json::Value>,
+}
+
+/// When and why an operation was deprecated.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Deprecated {
+    /// The day it was deprecated (`2026-11-26`); the `Deprecation` header's date.
+    pub since: String,
+    /// The day after which it may be removed (`2027-05-31`); the `Sunset` header's date.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sunset: Option<String>,
+    /// What to use instead (Markdown), added to the operation's description.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub instead: String,
 }
 
 /// HTTP method of an operation: the one definition, in `support`.
@@ -723,6 +740,10 @@ pub struct OperationDef {
     /// otherwise; set it on a `POST` that only reads (a reveal, a search with a body).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
+    /// The operation is deprecated: the documents say so, and every answer carries a
+    /// `Deprecation` header (RFC 9745) and, with a sunset, a `Sunset` header (RFC 8594).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deprecated: Option<Deprecated>,
     /// The MCP tool that calls this operation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<McpToolDef>,

@@ -84,6 +84,8 @@ pub struct Operation {
     /// Input fields (path, query and body), for decoding and validation.
     pub input: &'static [FieldSpec],
     /// The service the operation belongs to.
+    /// Set when the operation is deprecated: the headers every answer of it carries.
+    pub deprecation: Option<&'static Deprecation>,
     pub service: &'static ServiceInfo,
 }
 
@@ -192,6 +194,26 @@ pub struct ErrorInfo {
     pub status: u16,
     /// Default message.
     pub message: &'static str,
+}
+
+/// The headers of a deprecated operation's answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deprecation {
+    /// `Deprecation` (RFC 9745): `@` and the Unix time it was deprecated.
+    pub deprecation: &'static str,
+    /// `Sunset` (RFC 8594): the HTTP-date from which it may be removed.
+    pub sunset: Option<&'static str>,
+}
+
+impl Deprecation {
+    /// Puts the headers on an answer.
+    pub fn mark(&self, resp: &mut Response) {
+        let headers = resp.headers_mut();
+        headers.insert("deprecation", HeaderValue::from_static(self.deprecation));
+        if let Some(sunset) = self.sunset {
+            headers.insert("sunset", HeaderValue::from_static(sunset));
+        }
+    }
 }
 
 /// How a service writes its bodies: every answer of the service, the platform's own refusals
@@ -1483,6 +1505,9 @@ fn status_of(service: &ServiceInfo, code: &str, fallback: u16) -> u16 {
 
 fn finish(parts: &Parts, op: &'static Operation, mut resp: Response) -> Response {
     *resp.status_mut() = StatusCode::from_u16(op.success_status).unwrap_or(StatusCode::OK);
+    if let Some(d) = op.deprecation {
+        d.mark(&mut resp);
+    }
     if op.no_store {
         resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
@@ -1595,7 +1620,11 @@ pub fn page_links(query: Option<&str>, total: u64, paging: Paging) -> String {
 /// The error response of an operation.
 pub fn respond_error<E: OperationError>(parts: &Parts, op: &'static Operation, err: E) -> Response {
     let code = err.code();
-    error_response(op.service, code, err.into_problem(), request_id(parts))
+    let mut resp = error_response(op.service, code, err.into_problem(), request_id(parts));
+    if let Some(d) = op.deprecation {
+        d.mark(&mut resp);
+    }
+    resp
 }
 
 /// A failure of an MCP tool call: the catalog code, its HTTP status and the problem.
@@ -1701,7 +1730,13 @@ where
     let op = E::OP;
     let (parts, caller, input, paging) = match admit::<G, E::Input>(&*app.gate, op, req).await {
         Ok(v) => v,
-        Err(rejected) => return rejected,
+        Err(mut rejected) => {
+            // Refusals of a deprecated operation say so too: a client learns it from any answer.
+            if let Some(d) = op.deprecation {
+                d.mark(&mut rejected);
+            }
+            return rejected;
+        }
     };
     match E::call(&app.service, &caller, input, paging).await {
         Ok(body) => respond(&parts, op, body),
@@ -1904,6 +1939,7 @@ mod tests {
         rate_limited: false,
         read_only: false,
         paginated: false,
+        deprecation: None,
         tool: None,
         input: &INPUT,
         service: &SERVICE,

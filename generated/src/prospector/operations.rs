@@ -91,6 +91,7 @@ const BASE: Operation = Operation {
     paginated: false,
     tool: None,
     input: &[],
+    deprecation: None,
     service: &SERVICE,
 };
 /// `GET /v1/prospector/leads`: List scored leads

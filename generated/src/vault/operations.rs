@@ -110,6 +110,7 @@ const BASE: Operation = Operation {
     paginated: false,
     tool: None,
     input: &[],
+    deprecation: None,
     service: &SERVICE,
 };
 /// `GET /api/v1/credentials`: List credentials

@@ -107,6 +107,68 @@ fn from_json<T: serde::de::DeserializeOwned>(text: Option<String>) -> Result<Opt
     text.map(|t| serde_json::from_str(&t)).transpose().map_err(|e| sqlx::Error::Decode(Box::new(e)))
 }
 
+/// Why a change of a note did not happen.
+enum Refused {
+    NotFound(Problem),
+    /// The note's state does not allow the move.
+    Conflict(Problem),
+    Fault(sqlx::Error),
+}
+
+/// Applies the changes `input` asks for to the caller's note, in `tx`: what `update_note` and
+/// `archive_note` both do.
+async fn change(tx: &mut Tx, caller: &Caller, input: models::UpdateNoteInput) -> Result<models::Note, Refused> {
+    let mut note = match load(tx, &caller.tenant, &input.id).await {
+        Ok(Some(note)) => note,
+        Ok(None) => return Err(Refused::NotFound(not_found(&input.id))),
+        Err(e) => return Err(Refused::Fault(e)),
+    };
+    if let Some(to) = input.state
+        && to != note.state
+        && !note.state.can_move_to(to)
+    {
+        let allowed: Vec<&str> = note.state.next_states().iter().map(|s| s.as_str()).collect();
+        return Err(Refused::Conflict(
+            Problem::new(format!("a {} note cannot become {to}", note.state))
+                .with("field", "state")
+                .with("value", to.as_str())
+                .with("allowed", allowed),
+        ));
+    }
+    if let Some(title) = input.title {
+        note.title = title;
+    }
+    if let Some(state) = input.state {
+        note.state = state;
+    }
+    if let Some(due) = input.due {
+        note.due = due;
+    }
+    if let Some(content) = input.content {
+        note.content = Some(content);
+    }
+    if let Some(reminder) = input.reminder {
+        note.reminder = reminder;
+    }
+    let stored = async {
+        sqlx::query(
+            "UPDATE notes SET title = $1, state = $2, due = $3, content = $4, reminder = $5 \
+             WHERE tenant_id = $6 AND id = $7",
+        )
+        .bind(note.title.as_str())
+        .bind(note.state.as_str())
+        .bind(Nullable(note.due.map(|d| d.timestamp_millis())))
+        .bind(to_json(note.content.as_ref())?)
+        .bind(to_json(note.reminder.as_ref())?)
+        .bind(caller.tenant.as_str())
+        .bind(input.id.as_str())
+        .execute(&mut **tx)
+        .await
+    };
+    stored.await.map_err(Refused::Fault)?;
+    Ok(note)
+}
+
 fn not_found(id: &str) -> Problem {
     Problem::new(format!("there is no note {id}")).with("id", id)
 }
@@ -142,8 +204,13 @@ impl NotesService for Notes {
             let count = Sql { text: format!("SELECT COUNT(*) FROM notes{}", filter.text), args: filter.args.clone() };
             let total: i64 = count.query().fetch_one(&mut *tx).await?.get(0);
             let mut page = Sql { text: format!("SELECT {COLUMNS} FROM notes{}", filter.text), args: filter.args };
-            // `sort` has a default: the decoder puts it in when the request leaves it out.
-            page.raw(match input.sort {
+            // `sort` has a default: the decoder puts it in when the request leaves it out. The
+            // deprecated `newest_first=false` still means oldest first.
+            let sort = match (input.sort, input.newest_first) {
+                (models::NoteSort::Newest, Some(false)) => models::NoteSort::Oldest,
+                (sort, _) => sort,
+            };
+            page.raw(match sort {
                 models::NoteSort::Newest => " ORDER BY created_at DESC, id DESC",
                 models::NoteSort::Oldest => " ORDER BY created_at ASC, id ASC",
                 models::NoteSort::Title => " ORDER BY title ASC, id ASC",
@@ -245,59 +312,37 @@ impl NotesService for Notes {
     ) -> Result<models::Note, errors::UpdateNoteError> {
         let op = &notes_api::notes::operations::UPDATE_NOTE;
         let mut tx = self.begin(op).await?;
-        let updated = async {
-            let mut note = match load(&mut tx, &caller.tenant, &input.id).await {
-                Ok(Some(note)) => note,
-                Ok(None) => return Err(errors::UpdateNoteError::NotFound(not_found(&input.id))),
-                Err(e) => return Err(runtime::fault(op.id, "reading the note", e)),
-            };
-            if let Some(to) = input.state
-                && to != note.state
-                && !note.state.can_move_to(to)
-            {
-                let allowed: Vec<&str> = note.state.next_states().iter().map(|s| s.as_str()).collect();
-                return Err(errors::UpdateNoteError::Conflict(
-                    Problem::new(format!("a {} note cannot become {to}", note.state))
-                        .with("field", "state")
-                        .with("value", to.as_str())
-                        .with("allowed", allowed),
-                ));
-            }
-            if let Some(title) = input.title {
-                note.title = title;
-            }
-            if let Some(state) = input.state {
-                note.state = state;
-            }
-            if let Some(due) = input.due {
-                note.due = due;
-            }
-            if let Some(content) = input.content {
-                note.content = Some(content);
-            }
-            if let Some(reminder) = input.reminder {
-                note.reminder = reminder;
-            }
-            let stored = async {
-                sqlx::query(
-                    "UPDATE notes SET title = $1, state = $2, due = $3, content = $4, reminder = $5 \
-                     WHERE tenant_id = $6 AND id = $7",
-                )
-                .bind(note.title.as_str())
-                .bind(note.state.as_str())
-                .bind(Nullable(note.due.map(|d| d.timestamp_millis())))
-                .bind(to_json(note.content.as_ref())?)
-                .bind(to_json(note.reminder.as_ref())?)
-                .bind(caller.tenant.as_str())
-                .bind(input.id.as_str())
-                .execute(&mut *tx)
-                .await
-            };
-            stored.await.map_err(|e| runtime::fault(op.id, "updating the note", e))?;
-            Ok(note)
-        }
-        .await;
-        self.finish(tx, caller, op, std::slice::from_ref(&input.id), updated).await
+        let id = input.id.clone();
+        let updated = change(&mut tx, caller, input).await.map_err(|failure| match failure {
+            Refused::NotFound(p) => errors::UpdateNoteError::NotFound(p),
+            Refused::Conflict(p) => errors::UpdateNoteError::Conflict(p),
+            Refused::Fault(e) => runtime::fault(op.id, "updating the note", e),
+        });
+        self.finish(tx, caller, op, std::slice::from_ref(&id), updated).await
+    }
+
+    /// The route archiving had before `update_note` could: the same change, deprecated.
+    async fn archive_note(
+        &self,
+        caller: &Caller,
+        input: models::ArchiveNoteInput,
+    ) -> Result<models::Note, errors::ArchiveNoteError> {
+        let op = &notes_api::notes::operations::ARCHIVE_NOTE;
+        let mut tx = self.begin(op).await?;
+        let archive = models::UpdateNoteInput {
+            id: input.id.clone(),
+            title: None,
+            state: Some(models::NoteState::Archived),
+            due: None,
+            content: None,
+            reminder: None,
+        };
+        let archived = change(&mut tx, caller, archive).await.map_err(|failure| match failure {
+            Refused::NotFound(p) => errors::ArchiveNoteError::NotFound(p),
+            Refused::Conflict(p) => errors::ArchiveNoteError::Conflict(p),
+            Refused::Fault(e) => runtime::fault(op.id, "archiving the note", e),
+        });
+        self.finish(tx, caller, op, std::slice::from_ref(&input.id), archived).await
     }
 
     async fn delete_note(&self, caller: &Caller, input: models::NoteRef) -> Result<(), errors::DeleteNoteError> {

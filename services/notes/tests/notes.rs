@@ -448,6 +448,81 @@ async fn defaults_and_formats(database_url: Option<&str>) {
     assert_eq!(link["format"], "uri");
 }
 
+/// The deprecated `archive_note` still works, and every answer of it (success, error, refusal)
+/// carries `Deprecation` (RFC 9745) and `Sunset` (RFC 8594); the documents mark it and the
+/// deprecated `newest_first` parameter, which still works.
+async fn deprecation(database_url: Option<&str>) {
+    let s = Server::start(database_url).await;
+    let client = reqwest::Client::new();
+    let write = s.token(&format!("deprecated-{}", uuid::Uuid::now_v7().simple()), "notes:write");
+    let notes = s.url("/api/v1/notes");
+    let resp = client.post(&notes).bearer_auth(&write).json(&json!({"title": "old"})).send().await.unwrap();
+    let id = resp.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_string();
+    client.post(&notes).bearer_auth(&write).json(&json!({"title": "new"})).send().await.unwrap();
+    let marked = |resp: &reqwest::Response| {
+        let h = resp.headers();
+        // 2026-11-26T00:00:00Z, and the sunset day as an HTTP-date.
+        assert_eq!(h.get("deprecation").and_then(|v| v.to_str().ok()), Some("@1795651200"), "{}", resp.url());
+        assert_eq!(h.get("sunset").and_then(|v| v.to_str().ok()), Some("Tue, 01 Jun 2027 00:00:00 GMT"));
+    };
+    let archive = |id: &str| client.post(format!("{notes}/{id}/archive")).bearer_auth(&write).send();
+    let resp = archive(&id).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    marked(&resp);
+    assert_eq!(resp.json::<Value>().await.unwrap()["state"], "archived");
+    let resp = archive(&id).await.unwrap();
+    assert_eq!(resp.status(), 200, "archiving an archived note changes nothing");
+    let resp = archive("note_missing").await.unwrap();
+    assert_eq!(resp.status(), 404);
+    marked(&resp);
+    let resp = client.post(format!("{notes}/{id}/archive")).send().await.unwrap();
+    assert_eq!(resp.status(), 401);
+    marked(&resp);
+    // Other operations are not deprecated.
+    let resp = client.get(&notes).bearer_auth(&write).send().await.unwrap();
+    assert!(resp.headers().get("deprecation").is_none());
+    let titles: Vec<String> = client
+        .get(format!("{notes}?newest_first=false"))
+        .bearer_auth(&write)
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["title"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(titles, ["old", "new"], "the deprecated parameter still works");
+
+    let doc: Value = client.get(s.url("/openapi/notes.json")).send().await.unwrap().json().await.unwrap();
+    let op = &doc["paths"]["/notes/{id}/archive"]["post"];
+    assert_eq!(op["deprecated"], true);
+    assert!(
+        op["description"]
+            .as_str()
+            .unwrap()
+            .contains("**Deprecated** since 2026-11-26; it may be removed from 2027-06-01.")
+    );
+    assert_eq!(op["responses"]["200"]["headers"]["Sunset"]["schema"]["type"], "string");
+    let params = doc["paths"]["/notes"]["get"]["parameters"].as_array().unwrap();
+    assert_eq!(params.iter().find(|p| p["name"] == "newest_first").unwrap()["deprecated"], true);
+}
+
+#[tokio::test]
+async fn a_deprecated_operation_says_so_in_every_answer_on_sqlite() {
+    deprecation(None).await;
+}
+
+#[tokio::test]
+async fn a_deprecated_operation_says_so_in_every_answer_on_postgres() {
+    if let Some(url) = common::postgres("notes deprecation") {
+        deprecation(Some(&url)).await;
+    }
+}
+
 #[tokio::test]
 async fn defaults_reach_the_handler_and_formats_are_checked_on_sqlite() {
     defaults_and_formats(None).await;

@@ -182,13 +182,17 @@ pub struct ListNotesInput {
     pub due_before: Option<chrono::NaiveDate>,
     /// The order of the list.
     pub sort: NoteSort,
+    /// Use `sort` instead: `false` is `sort=oldest`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub newest_first: Option<bool>,
 }
 /// Field specs of [`ListNotesInput`], for validation.
-pub static LIST_NOTES_INPUT_FIELDS: [FieldSpec; 6usize] = [
+pub static LIST_NOTES_INPUT_FIELDS: [FieldSpec; 7usize] = [
     FieldSpec::query("state", Kind::Enum(&["draft", "published", "archived"])),
     FieldSpec::query("tag", Kind::List(&Kind::String)),
     FieldSpec::query("due_before", Kind::Date),
     FieldSpec::query("sort", Kind::Enum(&["newest", "oldest", "title"])).default("\"newest\""),
+    FieldSpec::query("newest_first", Kind::Boolean),
     FieldSpec::query("page", Kind::Integer).minimum(1.0).maximum(1000000.0),
     FieldSpec::query("per_page", Kind::Integer).minimum(1.0).maximum(100.0),
 ];
@@ -255,6 +259,15 @@ pub struct NoteRef {
 }
 /// Field specs of [`NoteRef`], for validation.
 pub static NOTE_REF_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];
+/// Names the note to archive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArchiveNoteInput {
+    /// The note.
+    pub id: String,
+}
+/// Field specs of [`ArchiveNoteInput`], for validation.
+pub static ARCHIVE_NOTE_INPUT_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];
 /// Names the note to read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

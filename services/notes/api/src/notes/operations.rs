@@ -83,6 +83,7 @@ const BASE: Operation = Operation {
     paginated: false,
     tool: None,
     input: &[],
+    deprecation: None,
     service: &SERVICE,
 };
 /// `GET /api/v1/notes`: List notes
@@ -155,5 +156,22 @@ pub static DELETE_NOTE: Operation = Operation {
     input: &models::NOTE_REF_FIELDS,
     ..BASE
 };
+/// `POST /api/v1/notes/{id}/archive`: Archive a note
+pub static ARCHIVE_NOTE: Operation = Operation {
+    id: "archive_note",
+    method: Method::Post,
+    path: "/notes/{id}/archive",
+    full_path: "/api/v1/notes/{id}/archive",
+    scope: "notes:write",
+    satisfied_by: &["notes:write"],
+    rate_limited: true,
+    input: &models::ARCHIVE_NOTE_INPUT_FIELDS,
+    deprecation: Some(&support::Deprecation {
+        deprecation: "@1795651200",
+        sunset: Some("Tue, 01 Jun 2027 00:00:00 GMT"),
+    }),
+    ..BASE
+};
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 5usize] = [&LIST_NOTES, &CREATE_NOTE, &GET_NOTE, &UPDATE_NOTE, &DELETE_NOTE];
+pub static OPERATIONS: [&Operation; 6usize] =
+    [&LIST_NOTES, &CREATE_NOTE, &GET_NOTE, &UPDATE_NOTE, &DELETE_NOTE, &ARCHIVE_NOTE];

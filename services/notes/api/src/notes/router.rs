@@ -23,6 +23,7 @@ where
                 .patch(rest::<UpdateNote, S, G>)
                 .delete(rest::<DeleteNote, S, G>),
         )
+        .route(operations::ARCHIVE_NOTE.full_path, methods(&SERVICE, "POST").post(rest::<ArchiveNote, S, G>))
         .with_state(Arc::new(App { service, gate }))
 }
 /// `GET /api/v1/notes`: List notes
@@ -73,5 +74,15 @@ impl<S: NotesService> Endpoint<S, S::Caller> for DeleteNote {
     const OP: &'static Operation = &operations::DELETE_NOTE;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.delete_note(c, input).await.map(|()| support::Success::Empty)
+    }
+}
+/// `POST /api/v1/notes/{id}/archive`: Archive a note
+pub struct ArchiveNote;
+impl<S: NotesService> Endpoint<S, S::Caller> for ArchiveNote {
+    type Input = models::ArchiveNoteInput;
+    type Error = errors::ArchiveNoteError;
+    const OP: &'static Operation = &operations::ARCHIVE_NOTE;
+    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.archive_note(c, input).await.map(|out| support::Success::one(&out))
     }
 }

@@ -49,4 +49,12 @@ pub trait NotesService: Send + Sync + 'static {
         caller: &Self::Caller,
         input: models::NoteRef,
     ) -> impl Future<Output = Result<(), errors::DeleteNoteError>> + Send;
+    /// Archive a note
+    ///
+    /// `POST /api/v1/notes/{id}/archive` · scope `notes:write`
+    fn archive_note(
+        &self,
+        caller: &Self::Caller,
+        input: models::ArchiveNoteInput,
+    ) -> impl Future<Output = Result<models::Note, errors::ArchiveNoteError>> + Send;
 }

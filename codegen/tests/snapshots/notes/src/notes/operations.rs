@@ -86,6 +86,7 @@ const BASE: Operation = Operation {
     paginated: false,
     tool: None,
     input: &[],
+    deprecation: None,
     service: &SERVICE,
 };
 /// `GET /api/v1/notes`: List notes
