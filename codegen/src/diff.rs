@@ -273,6 +273,15 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
         let empty = Vec::new();
         inputs(c, &place, oi.map_or(&empty, |m| &m.fields), ni.map_or(&empty, |m| &m.fields), o, n);
         match (&old_op.def.output, &new_op.def.output) {
+            (Some(_), Some(_)) if old_op.list_output != new_op.list_output => {
+                let shape = |list: bool| if list { "a list" } else { "one object" };
+                c.push(
+                    Kind::Breaking,
+                    "output-shape-changed",
+                    &place,
+                    format!("answers {} instead of {}", shape(new_op.list_output), shape(old_op.list_output)),
+                );
+            }
             (Some(om), Some(nm)) => outputs(c, &format!("{place} output"), om, nm, o, n, &mut Vec::new()),
             (Some(_), None) => c.push(Kind::Breaking, "output-removed", &place, "no longer answers a body"),
             _ => {}

@@ -123,6 +123,9 @@ pub struct Operation {
     pub status: u16,
     /// The input has body fields.
     pub has_body: bool,
+    /// The output is a JSON array of `def.output` models (`output = "Model[]"`); `def.output`
+    /// names the model.
+    pub list_output: bool,
 }
 
 impl Operation {

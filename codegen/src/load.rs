@@ -825,7 +825,14 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
                 c.push(&place, format!("unknown tag `{tag}`"), "declare it under [[service.tags]]");
             }
         }
-        if let Some(out_name) = &op.output {
+        if let Some(out_name) = op.output.as_deref().map(|o| o.strip_suffix("[]").unwrap_or(o)) {
+            if op.paginated && op.output.as_deref().is_some_and(|o| o.ends_with("[]")) {
+                c.push(
+                    &place,
+                    "a paginated output is a page of a model, not of a list",
+                    "write the model's name alone",
+                );
+            }
             match models.get(out_name) {
                 None => {
                     c.push(&place, format!("output model `{out_name}` is not declared"), "declare it under [models]")
@@ -999,7 +1006,13 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
         errors.retain(|e| spec.errors.contains_key(e));
         errors.sort_by_key(|e| spec.errors.get_index_of(e));
         let status = op.status.unwrap_or(if op.output.is_some() { 200 } else { 204 });
-        out.push(Operation { def: op.clone(), errors, status, has_body });
+        // `Model[]`: the IR names the model and says it is a list.
+        let mut def = op.clone();
+        let list_output = def.output.as_deref().is_some_and(|o| o.ends_with("[]"));
+        if list_output {
+            def.output = def.output.map(|o| o.trim_end_matches("[]").to_string());
+        }
+        out.push(Operation { def, errors, status, has_body, list_output });
     }
     out
 }

@@ -29,15 +29,18 @@ const PAGE_META_SCHEMA: &str = "PageMeta";
 /// Name of the RFC 9457 problem details schema (`[wire] errors = "problem"`).
 pub const PROBLEM_SCHEMA: &str = "Problem";
 
-/// Schema name of an operation's success body: its envelope (`{Model}Envelope`, `{Model}Page`),
-/// or with bare bodies the model itself or the array of a page (`{Model}List`).
+/// Schema name of an operation's success body: its envelope (`{Model}Envelope`, `{Model}Page`,
+/// `{Model}ListEnvelope` for a list), or with bare bodies the model itself or an array of it
+/// (`{Model}List`: a list, or a page's items).
 pub fn output_schema_name(api: &Api, op: &Operation) -> Option<String> {
     let bare = api.spec.wire.success == SuccessFormat::Bare;
-    op.def.output.as_ref().map(|m| match (bare, op.def.paginated) {
-        (false, true) => format!("{m}Page"),
-        (false, false) => format!("{m}Envelope"),
-        (true, true) => format!("{m}List"),
-        (true, false) => m.clone(),
+    let array = op.def.paginated || op.list_output;
+    op.def.output.as_ref().map(|m| match (bare, op.def.paginated, array) {
+        (false, true, _) => format!("{m}Page"),
+        (false, false, true) => format!("{m}ListEnvelope"),
+        (false, false, false) => format!("{m}Envelope"),
+        (true, _, true) => format!("{m}List"),
+        (true, _, false) => m.clone(),
     })
 }
 
@@ -422,17 +425,19 @@ fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
             continue;
         }
         if api.spec.wire.success == SuccessFormat::Bare {
-            let list = ArrayBuilder::new()
-                .description(Some(format!(
-                    "A page of `{model}` items; `X-Total-Count` and `Link` say where it is in the list."
-                )))
-                .items(reference(model))
-                .build();
+            // A page's headers say where it is in the list; the array is the same for a list.
+            let list =
+                ArrayBuilder::new().description(Some(format!("`{model}` items."))).items(reference(model)).build();
             envelopes.push((name, RefOr::T(Schema::Array(list))));
             continue;
         }
         let mut b = ObjectBuilder::new().schema_type(Type::Object);
-        if op.def.paginated {
+        if op.list_output {
+            b = b
+                .description(Some(format!("A list of `{model}`.")))
+                .property("data", RefOr::T(Schema::Array(ArrayBuilder::new().items(reference(model)).build())))
+                .required("data");
+        } else if op.def.paginated {
             b = b
                 .description(Some(format!("A page of `{model}` items.")))
                 .property("data", RefOr::T(Schema::Array(ArrayBuilder::new().items(reference(model)).build())))
@@ -962,6 +967,17 @@ pub fn input_schema(api: &Api, doc: &Value, op: &Operation) -> Value {
 /// structured content cannot be) is `{"items", "total", "page", "per_page"}`.
 pub fn output_schema(api: &Api, doc: &Value, op: &Operation) -> Option<Value> {
     let name = output_schema_name(api, op)?;
+    if op.list_output && api.spec.wire.success == SuccessFormat::Bare {
+        // MCP's structured content is an object: a list travels as `{"items": [...]}`.
+        let model = op.def.output.as_ref()?;
+        let list = json!({
+            "type": "object",
+            "description": format!("A list of `{model}`."),
+            "properties": {"items": {"type": "array", "items": {"$ref": format!("#/components/schemas/{model}")}}},
+            "required": ["items"],
+        });
+        return Some(standalone_schema(doc, list));
+    }
     if op.def.paginated && api.spec.wire.success == SuccessFormat::Bare {
         let model = op.def.output.as_ref()?;
         let int = |d: &str| json!({"type": "integer", "format": "int64", "description": d});

@@ -642,7 +642,11 @@ pub(crate) fn output_type(op: &Operation) -> TokenStream {
         None => quote!(()),
         Some(m) => {
             let t = type_ident(m);
-            if op.def.paginated { quote!(Paged<models::#t>) } else { quote!(models::#t) }
+            match (op.def.paginated, op.list_output) {
+                (true, _) => quote!(Paged<models::#t>),
+                (false, true) => quote!(Vec<models::#t>),
+                (false, false) => quote!(models::#t),
+            }
         }
     }
 }

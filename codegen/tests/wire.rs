@@ -209,3 +209,35 @@ fn changing_the_error_model_is_breaking() {
           [error-format-changed]"]
     );
 }
+
+/// `output = "Model[]"`: a top-level array, in each wire format; the generated method returns a
+/// `Vec`, and changing one object to a list is breaking.
+#[test]
+fn a_list_output_is_an_array_enveloped_or_bare() {
+    let list =
+        TODOS.replace("output = \"Todo\", errors = [\"not_found\"", "output = \"Todo[]\", errors = [\"not_found\"");
+    assert_ne!(list, TODOS, "the example's get_todo answers one Todo");
+    let envelope = document(&generated(&list), "openapi/todos.json");
+    let body = &envelope["paths"]["/todos/{id}"]["get"]["responses"]["200"]["content"]["application/json"]["schema"];
+    assert_eq!(body["$ref"], "#/components/schemas/TodoListEnvelope");
+    let schema = &envelope["components"]["schemas"]["TodoListEnvelope"];
+    assert_eq!(schema["properties"]["data"]["items"]["$ref"], "#/components/schemas/Todo");
+    let files = generated(&format!("{list}\n[wire]\nsuccess = \"bare\"\n"));
+    let bare = document(&files, "openapi/todos.json");
+    assert_eq!(bare["components"]["schemas"]["TodoList"]["type"], "array");
+    let service = files.iter().find(|f| f.path.ends_with("service.rs")).unwrap();
+    let squeezed: String = service.text.split_whitespace().collect();
+    assert!(squeezed.contains("Result<Vec<models::Todo>,errors::GetTodoError>"), "{}", service.text);
+
+    let paged = TODOS.replace("output = \"Todo\", paginated = true", "output = \"Todo[]\", paginated = true");
+    let err = codegen::load("todos.toml", &paged).expect_err("refused").to_string();
+    assert!(err.contains("a paginated output is a page of a model, not of a list"), "{err}");
+
+    let load = |text: &str| vec![codegen::load("todos.toml", text).unwrap_or_else(|e| panic!("{e}"))];
+    let lines: Vec<String> =
+        codegen::diff::compare(&load(TODOS), &load(&list)).changes.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        lines,
+        ["breaking: todos: operation `get_todo`: answers a list instead of one object [output-shape-changed]"]
+    );
+}

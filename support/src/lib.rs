@@ -1546,20 +1546,28 @@ impl Success {
         Success::Page { items: serde_json::to_value(&page.items).unwrap_or(Value::Null), total: page.total, paging }
     }
 
+    /// The envelope format's body: `{"data": …}`, a page with its `meta`; `None` for no content.
+    fn enveloped(self) -> Option<Value> {
+        match self {
+            Success::Empty => None,
+            Success::One(v) => Some(json!({ "data": v })),
+            Success::Page { items, total, paging } => Some(json!({
+                "data": items, "meta": { "total": total, "page": paging.page, "per_page": paging.per_page }
+            })),
+        }
+    }
+
     /// The body an MCP tool result carries as its structured content (always an object, as MCP
-    /// requires): the REST body in the envelope format; the output, or for a page
-    /// `{"items", "total", "page", "per_page"}`, when bare; `{}` for no content.
+    /// requires): the REST body in the envelope format; the output when bare, a list as
+    /// `{"items"}` and a page as `{"items", "total", "page", "per_page"}`; `{}` for no content.
     pub fn into_tool_body(self, service: &ServiceInfo) -> Value {
         match (self, service.wire.success) {
-            (Success::Empty, _) => Value::Object(Map::new()),
-            (Success::One(v), SuccessFormat::Envelope) => json!({ "data": v }),
-            (Success::Page { items, total, paging }, SuccessFormat::Envelope) => {
-                json!({ "data": items, "meta": { "total": total, "page": paging.page, "per_page": paging.per_page } })
-            }
+            (Success::One(v @ Value::Array(_)), SuccessFormat::Bare) => json!({ "items": v }),
             (Success::One(v), SuccessFormat::Bare) => v,
             (Success::Page { items, total, paging }, SuccessFormat::Bare) => {
                 json!({ "items": items, "total": total, "page": paging.page, "per_page": paging.per_page })
             }
+            (success, _) => success.enveloped().unwrap_or_else(|| Value::Object(Map::new())),
         }
     }
 }
@@ -1568,11 +1576,6 @@ impl Success {
 pub fn respond(parts: &Parts, op: &'static Operation, success: Success) -> Response {
     let json = |v: &Value| axum::Json(v).into_response();
     let resp = match (success, op.service.wire.success) {
-        (Success::Empty, _) => Response::new(Body::empty()),
-        (Success::One(v), SuccessFormat::Envelope) => json(&json!({ "data": v })),
-        (Success::Page { items, total, paging }, SuccessFormat::Envelope) => json(&json!({
-            "data": items, "meta": { "total": total, "page": paging.page, "per_page": paging.per_page }
-        })),
         (Success::One(v), SuccessFormat::Bare) => json(&v),
         (Success::Page { items, total, paging }, SuccessFormat::Bare) => {
             let mut resp = json(&items);
@@ -1582,6 +1585,7 @@ pub fn respond(parts: &Parts, op: &'static Operation, success: Success) -> Respo
             }
             resp
         }
+        (success, _) => success.enveloped().map_or_else(|| Response::new(Body::empty()), |v| json(&v)),
     };
     finish(parts, op, resp)
 }

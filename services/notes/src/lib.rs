@@ -71,15 +71,18 @@ async fn load(tx: &mut Tx, tenant: &str, id: &str) -> Result<Option<models::Note
     else {
         return Ok(None);
     };
-    let tags = sqlx::query("SELECT tag FROM note_tags WHERE tenant_id = $1 AND note_id = $2 ORDER BY tag")
+    let tags = tags_of(tx, tenant, id).await?;
+    note(&row, tags).map(Some)
+}
+
+/// The tags of note `id`, in order.
+async fn tags_of(tx: &mut Tx, tenant: &str, id: &str) -> Result<Vec<String>, sqlx::Error> {
+    let rows = sqlx::query("SELECT tag FROM note_tags WHERE tenant_id = $1 AND note_id = $2 ORDER BY tag")
         .bind(tenant)
         .bind(id)
         .fetch_all(&mut **tx)
-        .await?
-        .iter()
-        .map(|r| r.get::<String, _>(0))
-        .collect();
-    note(&row, tags).map(Some)
+        .await?;
+    Ok(rows.iter().map(|r| r.get::<String, _>(0)).collect())
 }
 
 /// The columns [`note`] reads, in its order.
@@ -221,20 +224,46 @@ impl NotesService for Notes {
             let mut items = Vec::with_capacity(rows.len());
             for row in &rows {
                 let id: String = row.get(0);
-                let tags = sqlx::query("SELECT tag FROM note_tags WHERE tenant_id = $1 AND note_id = $2 ORDER BY tag")
-                    .bind(caller.tenant.as_str())
-                    .bind(id.as_str())
-                    .fetch_all(&mut *tx)
-                    .await?
-                    .iter()
-                    .map(|r| r.get::<String, _>(0))
-                    .collect();
-                items.push(note(row, tags)?);
+                items.push(note(row, tags_of(&mut tx, &caller.tenant, &id).await?)?);
             }
             Ok::<_, sqlx::Error>(Paged { items, total: u64::try_from(total).unwrap_or(0) })
         }
         .await
         .map_err(|e| runtime::fault(op.id, "listing notes", e));
+        self.finish(tx, caller, op, &[], listed).await
+    }
+
+    async fn list_due_notes(
+        &self,
+        caller: &Caller,
+        input: models::DueNotesInput,
+    ) -> Result<Vec<models::Note>, errors::ListDueNotesError> {
+        let op = &notes_api::notes::operations::LIST_DUE_NOTES;
+        let mut tx = self.begin(op).await?;
+        let now = now_ms();
+        // `days` has a default and bounds: the decoder put it in and checked it.
+        let until = now.saturating_add(input.days.saturating_mul(86_400_000));
+        let listed = async {
+            let query = format!(
+                "SELECT {COLUMNS} FROM notes WHERE tenant_id = $1 AND due IS NOT NULL AND due >= $2 AND due <= $3 \
+                 ORDER BY due ASC, id ASC LIMIT 50"
+            );
+            // `COLUMNS` is a constant: no input reaches the text.
+            let rows = sqlx::query(sqlx::AssertSqlSafe(query))
+                .bind(caller.tenant.as_str())
+                .bind(now)
+                .bind(until)
+                .fetch_all(&mut *tx)
+                .await?;
+            let mut notes = Vec::with_capacity(rows.len());
+            for row in &rows {
+                let id: String = row.get(0);
+                notes.push(note(row, tags_of(&mut tx, &caller.tenant, &id).await?)?);
+            }
+            Ok::<_, sqlx::Error>(notes)
+        }
+        .await
+        .map_err(|e| runtime::fault(op.id, "listing notes due soon", e));
         self.finish(tx, caller, op, &[], listed).await
     }
 

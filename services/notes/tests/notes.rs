@@ -511,6 +511,60 @@ async fn deprecation(database_url: Option<&str>) {
     assert_eq!(params.iter().find(|p| p["name"] == "newest_first").unwrap()["deprecated"], true);
 }
 
+/// `list_due_notes` answers a plain JSON array (not a page): the notes due within `days` (by
+/// default 7), soonest first; over MCP the same list is `{"items": [...]}`, as its output
+/// schema says.
+async fn due_list(database_url: Option<&str>) {
+    let s = Server::start(database_url).await;
+    let client = reqwest::Client::new();
+    let write = s.token(&format!("due-{}", uuid::Uuid::now_v7().simple()), "notes:write");
+    let notes = s.url("/api/v1/notes");
+    let now = chrono::Utc::now();
+    for (title, days) in [("later", 30), ("soon", 3), ("past", -2), ("sooner", 1)] {
+        let resp = client.post(&notes).bearer_auth(&write).json(&json!({"title": title})).send().await.unwrap();
+        let id = resp.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_string();
+        let due = (now + chrono::Duration::days(days)).to_rfc3339();
+        client.patch(format!("{notes}/{id}")).bearer_auth(&write).json(&json!({"due": due})).send().await.unwrap();
+    }
+    client.post(&notes).bearer_auth(&write).json(&json!({"title": "undated"})).send().await.unwrap();
+    let titles = |body: &Value| -> Vec<String> {
+        body.as_array().expect("a JSON array").iter().map(|n| n["title"].as_str().unwrap().to_string()).collect()
+    };
+    let due = |q: &'static str| client.get(format!("{notes}/due{q}")).bearer_auth(&write).send();
+    let resp = due("").await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert!(resp.headers().get("x-total-count").is_none(), "a list, not a page");
+    assert_eq!(titles(&resp.json().await.unwrap()), ["sooner", "soon"], "within the default 7 days, soonest first");
+    assert_eq!(titles(&due("?days=60").await.unwrap().json().await.unwrap()), ["sooner", "soon", "later"]);
+    assert_eq!(due("?days=0").await.unwrap().status(), 422);
+
+    let call =
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "notes.due", "arguments": {}}});
+    let answer: Value = mcp(&s, &write, call).await.json().await.unwrap();
+    assert_eq!(titles(&answer["result"]["structuredContent"]["items"]), ["sooner", "soon"], "{answer}");
+    let listed = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"});
+    let tools: Value = mcp(&s, &write, listed).await.json().await.unwrap();
+    let tool = tools["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "notes.due").unwrap().clone();
+    assert_eq!(tool["outputSchema"]["required"], json!(["items"]));
+
+    let doc: Value = client.get(s.url("/openapi/notes.json")).send().await.unwrap().json().await.unwrap();
+    let schema = &doc["paths"]["/notes/due"]["get"]["responses"]["200"]["content"]["application/json"]["schema"];
+    assert_eq!(schema["$ref"], "#/components/schemas/NoteList");
+    assert_eq!(doc["components"]["schemas"]["NoteList"]["type"], "array");
+}
+
+#[tokio::test]
+async fn a_list_operation_answers_a_plain_array_on_sqlite() {
+    due_list(None).await;
+}
+
+#[tokio::test]
+async fn a_list_operation_answers_a_plain_array_on_postgres() {
+    if let Some(url) = common::postgres("notes due list") {
+        due_list(Some(&url)).await;
+    }
+}
+
 #[tokio::test]
 async fn a_deprecated_operation_says_so_in_every_answer_on_sqlite() {
     deprecation(None).await;

@@ -259,6 +259,16 @@ pub struct NoteRef {
 }
 /// Field specs of [`NoteRef`], for validation.
 pub static NOTE_REF_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];
+/// How far ahead to look.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DueNotesInput {
+    /// Days from now.
+    pub days: i64,
+}
+/// Field specs of [`DueNotesInput`], for validation.
+pub static DUE_NOTES_INPUT_FIELDS: [FieldSpec; 1usize] =
+    [FieldSpec::query("days", Kind::Integer).minimum(1.0).maximum(365.0).default("7")];
 /// Names the note to archive.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

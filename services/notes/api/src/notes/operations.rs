@@ -101,6 +101,20 @@ pub static LIST_NOTES: Operation = Operation {
     input: &models::LIST_NOTES_INPUT_FIELDS,
     ..BASE
 };
+/// `GET /api/v1/notes/due`: Notes due soon
+pub static LIST_DUE_NOTES: Operation = Operation {
+    id: "list_due_notes",
+    method: Method::Get,
+    path: "/notes/due",
+    full_path: "/api/v1/notes/due",
+    scope: "notes:read",
+    satisfied_by: &["notes:read", "notes:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("notes.due"),
+    input: &models::DUE_NOTES_INPUT_FIELDS,
+    ..BASE
+};
 /// `POST /api/v1/notes`: Create a note
 pub static CREATE_NOTE: Operation = Operation {
     id: "create_note",
@@ -173,5 +187,5 @@ pub static ARCHIVE_NOTE: Operation = Operation {
     ..BASE
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 6usize] =
-    [&LIST_NOTES, &CREATE_NOTE, &GET_NOTE, &UPDATE_NOTE, &DELETE_NOTE, &ARCHIVE_NOTE];
+pub static OPERATIONS: [&Operation; 7usize] =
+    [&LIST_NOTES, &LIST_DUE_NOTES, &CREATE_NOTE, &GET_NOTE, &UPDATE_NOTE, &DELETE_NOTE, &ARCHIVE_NOTE];

@@ -16,6 +16,7 @@ where
             operations::LIST_NOTES.full_path,
             methods(&SERVICE, "GET, POST").get(rest::<ListNotes, S, G>).post(rest::<CreateNote, S, G>),
         )
+        .route(operations::LIST_DUE_NOTES.full_path, methods(&SERVICE, "GET").get(rest::<ListDueNotes, S, G>))
         .route(
             operations::GET_NOTE.full_path,
             methods(&SERVICE, "GET, PATCH, DELETE")
@@ -34,6 +35,16 @@ impl<S: NotesService> Endpoint<S, S::Caller> for ListNotes {
     const OP: &'static Operation = &operations::LIST_NOTES;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
         s.list_notes(c, input, paging).await.map(|out| support::Success::page(&out, paging))
+    }
+}
+/// `GET /api/v1/notes/due`: Notes due soon
+pub struct ListDueNotes;
+impl<S: NotesService> Endpoint<S, S::Caller> for ListDueNotes {
+    type Input = models::DueNotesInput;
+    type Error = errors::ListDueNotesError;
+    const OP: &'static Operation = &operations::LIST_DUE_NOTES;
+    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.list_due_notes(c, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /api/v1/notes`: Create a note

@@ -17,6 +17,14 @@ pub trait NotesService: Send + Sync + 'static {
         input: models::ListNotesInput,
         paging: Paging,
     ) -> impl Future<Output = Result<Paged<models::Note>, errors::ListNotesError>> + Send;
+    /// Notes due soon
+    ///
+    /// `GET /api/v1/notes/due` · scope `notes:read` · MCP tool `notes.due`
+    fn list_due_notes(
+        &self,
+        caller: &Self::Caller,
+        input: models::DueNotesInput,
+    ) -> impl Future<Output = Result<Vec<models::Note>, errors::ListDueNotesError>> + Send;
     /// Create a note
     ///
     /// `POST /api/v1/notes` · scope `notes:write` · MCP tool `notes.create`

@@ -4,8 +4,9 @@
 use super::{NotesService, operations, router};
 use support::{Gate, Operation, ToolFailure, tool};
 /// Tool name → operation, in spec order.
-pub static TOOLS: [(&str, &Operation); 3usize] = [
+pub static TOOLS: [(&str, &Operation); 4usize] = [
     ("notes.list", &operations::LIST_NOTES),
+    ("notes.due", &operations::LIST_DUE_NOTES),
     ("notes.create", &operations::CREATE_NOTE),
     ("notes.get", &operations::GET_NOTE),
 ];
@@ -25,6 +26,7 @@ where
 {
     Some(match name {
         "notes.list" => tool::<router::ListNotes, S, G>(service, gate, caller, arguments).await,
+        "notes.due" => tool::<router::ListDueNotes, S, G>(service, gate, caller, arguments).await,
         "notes.create" => tool::<router::CreateNote, S, G>(service, gate, caller, arguments).await,
         "notes.get" => tool::<router::GetNote, S, G>(service, gate, caller, arguments).await,
         _ => return None,
