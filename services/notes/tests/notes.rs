@@ -522,7 +522,9 @@ async fn due_list(database_url: Option<&str>) {
     let now = chrono::Utc::now();
     for (title, days) in [("later", 30), ("soon", 3), ("past", -2), ("sooner", 1)] {
         let resp = client.post(&notes).bearer_auth(&write).json(&json!({"title": title})).send().await.unwrap();
-        let id = resp.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_string();
+        let (status, body) = (resp.status(), resp.json::<Value>().await.unwrap());
+        assert_eq!(status, 201, "{body}");
+        let id = body["id"].as_str().unwrap().to_string();
         let due = (now + chrono::Duration::days(days)).to_rfc3339();
         client.patch(format!("{notes}/{id}")).bearer_auth(&write).json(&json!({"due": due})).send().await.unwrap();
     }
@@ -553,65 +555,15 @@ async fn due_list(database_url: Option<&str>) {
     assert_eq!(doc["components"]["schemas"]["NoteList"]["type"], "array");
 }
 
-#[tokio::test]
-async fn a_list_operation_answers_a_plain_array_on_sqlite() {
-    due_list(None).await;
-}
+on_both_backends!(due_list: a_list_operation_answers_a_plain_array_on_sqlite, a_list_operation_answers_a_plain_array_on_postgres, "notes due list");
 
-#[tokio::test]
-async fn a_list_operation_answers_a_plain_array_on_postgres() {
-    if let Some(url) = common::postgres("notes due list") {
-        due_list(Some(&url)).await;
-    }
-}
+on_both_backends!(deprecation: a_deprecated_operation_says_so_in_every_answer_on_sqlite, a_deprecated_operation_says_so_in_every_answer_on_postgres, "notes deprecation");
 
-#[tokio::test]
-async fn a_deprecated_operation_says_so_in_every_answer_on_sqlite() {
-    deprecation(None).await;
-}
+on_both_backends!(defaults_and_formats: defaults_reach_the_handler_and_formats_are_checked_on_sqlite, defaults_reach_the_handler_and_formats_are_checked_on_postgres, "notes defaults and formats");
 
-#[tokio::test]
-async fn a_deprecated_operation_says_so_in_every_answer_on_postgres() {
-    if let Some(url) = common::postgres("notes deprecation") {
-        deprecation(Some(&url)).await;
-    }
-}
+on_both_backends!(unions: tagged_and_untagged_unions_round_trip_and_refuse_other_shapes_on_sqlite, tagged_and_untagged_unions_round_trip_and_refuse_other_shapes_on_postgres, "notes unions");
 
-#[tokio::test]
-async fn defaults_reach_the_handler_and_formats_are_checked_on_sqlite() {
-    defaults_and_formats(None).await;
-}
-
-#[tokio::test]
-async fn defaults_reach_the_handler_and_formats_are_checked_on_postgres() {
-    if let Some(url) = common::postgres("notes defaults and formats") {
-        defaults_and_formats(Some(&url)).await;
-    }
-}
-
-#[tokio::test]
-async fn tagged_and_untagged_unions_round_trip_and_refuse_other_shapes_on_sqlite() {
-    unions(None).await;
-}
-
-#[tokio::test]
-async fn tagged_and_untagged_unions_round_trip_and_refuse_other_shapes_on_postgres() {
-    if let Some(url) = common::postgres("notes unions") {
-        unions(Some(&url)).await;
-    }
-}
-
-#[tokio::test]
-async fn notes_are_kept_per_tenant_and_every_operation_is_audited_on_sqlite() {
-    crud(None).await;
-}
-
-#[tokio::test]
-async fn notes_are_kept_per_tenant_and_every_operation_is_audited_on_postgres() {
-    if let Some(url) = common::postgres("the notes service") {
-        crud(Some(&url)).await;
-    }
-}
+on_both_backends!(crud: notes_are_kept_per_tenant_and_every_operation_is_audited_on_sqlite, notes_are_kept_per_tenant_and_every_operation_is_audited_on_postgres, "the notes service");
 
 #[tokio::test]
 async fn two_services_claiming_the_same_paths_are_refused_when_the_server_is_built() {

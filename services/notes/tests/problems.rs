@@ -96,17 +96,7 @@ async fn every_refusal(database_url: Option<&str>) {
     assert_eq!(body["retry_after"], retry);
 }
 
-#[tokio::test]
-async fn every_refusal_is_a_problem_details_document_on_sqlite() {
-    every_refusal(None).await;
-}
-
-#[tokio::test]
-async fn every_refusal_is_a_problem_details_document_on_postgres() {
-    if let Some(url) = common::postgres("notes problem details") {
-        every_refusal(Some(&url)).await;
-    }
-}
+on_both_backends!(every_refusal: every_refusal_is_a_problem_details_document_on_sqlite, every_refusal_is_a_problem_details_document_on_postgres, "notes problem details");
 
 /// 503 while the disk is full (a tmpfs the test fills), as a problem with `Retry-After`; the
 /// first write after space returns succeeds without a restart.

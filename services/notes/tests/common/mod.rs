@@ -149,3 +149,23 @@ pub async fn mcp(s: &Server, token: &str, body: serde_json::Value) -> reqwest::R
         .await
         .unwrap()
 }
+
+/// Two tests of `body` (an `async fn(Option<&str>)` taking the PostgreSQL URL): `$sqlite` on the
+/// embedded database, and `$postgres` on `DATABASE_URL_TEST`, which says it skipped `$what`
+/// without one (and fails under CI).
+#[macro_export]
+macro_rules! on_both_backends {
+    ($body:ident: $sqlite:ident, $postgres:ident, $what:literal) => {
+        #[tokio::test]
+        async fn $sqlite() {
+            $body(None).await;
+        }
+
+        #[tokio::test]
+        async fn $postgres() {
+            if let Some(url) = common::postgres($what) {
+                $body(Some(&url)).await;
+            }
+        }
+    };
+}
