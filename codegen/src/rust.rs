@@ -111,7 +111,7 @@ fn kind(ty: &Ty, api: &Api) -> TokenStream {
 /// The `Deprecation` (RFC 9745: `@` and the Unix time of the day it began) and `Sunset` (RFC 8594:
 /// the HTTP-date of the day from which the operation may go) header values of an operation. The
 /// loader has checked both dates.
-pub(crate) fn deprecation_headers(d: &crate::spec::Deprecated) -> (String, Option<String>) {
+pub fn deprecation_headers(d: &crate::spec::Deprecated) -> (String, Option<String>) {
     let midnight = |day: &str| {
         chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d")
             .unwrap_or_default()

@@ -6,8 +6,9 @@
 //! key the way `specwright token` mints them, and returns a [`Report`] of every check:
 //!
 //! - every scoped operation: no token → 401 with the exact challenge and the service's
-//!   `unauthenticated` code; a token one tier below → 403 with the exact `insufficient_scope`
-//!   challenge, code and `details.required`;
+//!   `unauthenticated` code (in its wire format), and for a deprecated operation its exact
+//!   `Deprecation` and `Sunset` headers (none for the others); a token one tier below → 403 with
+//!   the exact `insufficient_scope` challenge, code and `details.required`;
 //! - every Protected Resource Metadata document of the REST API and the MCP endpoint (each path
 //!   the spec declares and the RFC 9728 one, also at the origin under a public URL with a path);
 //! - the served OpenAPI documents (3.1 and 3.0) equal to the generated ones but for the server's
@@ -120,6 +121,8 @@ pub struct Op {
     pub has_body: bool,
     /// Whether it counts against the caller's plan.
     pub rate_limited: bool,
+    /// When deprecated: the `Deprecation` and `Sunset` headers every answer of it carries.
+    pub deprecation: Option<(String, Option<String>)>,
 }
 
 fn parse_json(text: &str, what: &str) -> anyhow::Result<Value> {
@@ -171,6 +174,7 @@ impl Contract {
                             tool: op.tool.map(Into::into),
                             has_body: op.has_body,
                             rate_limited: op.rate_limited,
+                            deprecation: op.deprecation.map(|d| (d.deprecation.into(), d.sunset.map(Into::into))),
                         })
                         .collect(),
                 })
@@ -229,6 +233,7 @@ impl Contract {
                             tool: op.def.mcp.as_ref().map(|t| t.name.clone()),
                             has_body: op.has_body,
                             rate_limited: op.def.rate_limited,
+                            deprecation: op.def.deprecated.as_ref().map(codegen::rust::deprecation_headers),
                         })
                         .collect(),
                 }
@@ -520,6 +525,21 @@ impl Run<'_> {
         self.target.client.request(method, self.target.at(path))
     }
 
+    /// A deprecated operation's answers carry exactly its `Deprecation` and `Sunset` headers; the
+    /// others carry neither.
+    fn deprecation_headers(op: &Op, a: &Answer) -> Result<(), String> {
+        let (deprecation, sunset) = match &op.deprecation {
+            Some((d, s)) => (Some(d.as_str()), s.as_deref()),
+            None => (None, None),
+        };
+        for (name, want) in [("deprecation", deprecation), ("sunset", sunset)] {
+            if a.header(name) != want {
+                return Err(format!("{name} is {:?}, expected {want:?}", a.header(name)));
+            }
+        }
+        Ok(())
+    }
+
     /// The rate-limit headers of an answer from a metered operation of a service with plans.
     fn rate_headers(service: &Service, metered: bool, a: &Answer) -> Result<(), String> {
         let Some((per_minute, per_day)) = service.plan_limits().filter(|_| metered) else {
@@ -614,6 +634,7 @@ impl Run<'_> {
                 a.status(401)?;
                 a.exact_header("www-authenticate", &challenge)?;
                 Self::error_body(service, &a, &service.unauthenticated, Some(&op.scope))?;
+                Self::deprecation_headers(op, &a)?;
                 Self::rate_headers(service, op.rate_limited, &a)
             });
             self.record(service, "401 without a token", subject.clone(), outcome);
@@ -1043,6 +1064,39 @@ mod tests {
             tools: vec![],
             operations: vec![],
         }
+    }
+
+    #[test]
+    fn a_deprecated_operation_must_carry_its_exact_headers_and_the_others_none() {
+        let op = |deprecation: Option<(&str, Option<&str>)>| Op {
+            id: "x".into(),
+            method: "GET".into(),
+            path: "/x".into(),
+            scope: "r".into(),
+            tool: None,
+            has_body: false,
+            rate_limited: false,
+            deprecation: deprecation.map(|(d, s)| (d.into(), s.map(Into::into))),
+        };
+        let answer = |headers: &[(&'static str, &'static str)]| Answer {
+            status: 401,
+            headers: headers
+                .iter()
+                .map(|(k, v)| {
+                    (reqwest::header::HeaderName::from_static(k), reqwest::header::HeaderValue::from_static(v))
+                })
+                .collect(),
+            body: json!({}),
+        };
+        let deprecated = op(Some(("@1795651200", Some("Tue, 01 Jun 2027 00:00:00 GMT"))));
+        let marked = answer(&[("deprecation", "@1795651200"), ("sunset", "Tue, 01 Jun 2027 00:00:00 GMT")]);
+        assert_eq!(Run::deprecation_headers(&deprecated, &marked), Ok(()));
+        assert_eq!(
+            Run::deprecation_headers(&deprecated, &answer(&[])),
+            Err("deprecation is None, expected Some(\"@1795651200\")".into())
+        );
+        assert!(Run::deprecation_headers(&op(None), &marked).is_err(), "an operation that is not deprecated");
+        assert_eq!(Run::deprecation_headers(&op(None), &answer(&[])), Ok(()));
     }
 
     #[test]
