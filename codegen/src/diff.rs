@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::ir::{Api, Field, Ty};
-use crate::spec::FieldDef;
+use crate::spec::{FieldDef, Location};
 
 /// Whether clients written against the old spec keep working.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -269,6 +269,17 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
         if old_op.def.paginated && !new_op.def.paginated {
             c.push(Kind::Breaking, "pagination-removed", &place, "no longer answers a page");
         }
+        // A client (or a generated SDK) checking for the old status takes the new one for a
+        // failure. A body dropped or added changes the default status too; its rule says so.
+        if old_op.status != new_op.status && old_op.def.output.is_some() == new_op.def.output.is_some() {
+            c.push(
+                Kind::Breaking,
+                "status-changed",
+                &place,
+                format!("answers {} instead of {}", new_op.status, old_op.status),
+            );
+        }
+        conditional(c, &place, old_op.def.conditional(), new_op.def.conditional());
         let (oi, ni) = (o.input(old_op), n.input(new_op));
         let empty = Vec::new();
         inputs(c, &place, oi.map_or(&empty, |m| &m.fields), ni.map_or(&empty, |m| &m.fields), o, n);
@@ -506,6 +517,31 @@ fn nested_model(ty: &Ty) -> Option<(&str, &'static str)> {
     }
 }
 
+/// Conditional requests: tagging is compatible; dropping it breaks a client that revalidates
+/// or guards its writes; requiring `If-Match` breaks every client that does not send it.
+fn conditional(c: &mut Collect, place: &str, old: Option<support::Conditional>, new: Option<support::Conditional>) {
+    use support::Conditional::Write;
+    let required = |m: Option<support::Conditional>| matches!(m, Some(Write { required: true }));
+    match (old, new) {
+        (Some(_), None) => c.push(
+            Kind::Breaking,
+            "conditional-removed",
+            place,
+            "no longer takes part in conditional requests (no ETag, its preconditions ignored)",
+        ),
+        (None, Some(_)) if !required(new) => {
+            c.push(Kind::Compatible, "conditional-added", place, "takes part in conditional requests (ETag)")
+        }
+        _ if required(new) && !required(old) => c.push(
+            Kind::Breaking,
+            "precondition-required",
+            place,
+            "requires If-Match (a request without it is refused with 428)",
+        ),
+        _ => {}
+    }
+}
+
 fn outputs(c: &mut Collect, place: &str, old_model: &str, new_model: &str, o: &Api, n: &Api, seen: &mut Vec<String>) {
     if seen.iter().any(|s| s == old_model) {
         return;
@@ -518,6 +554,15 @@ fn outputs(c: &mut Collect, place: &str, old_model: &str, new_model: &str, o: &A
             c.push(Kind::Breaking, "output-field-removed", at, "was removed");
             continue;
         };
+        if f.location() != g.location() {
+            let place = |l: Location| if l == Location::Header { "a response header" } else { "the body" };
+            c.push(
+                Kind::Breaking,
+                "output-field-moved",
+                &at,
+                format!("moved from {} to {}", place(f.location()), place(g.location())),
+            );
+        }
         if f.required() && !g.required() {
             c.push(Kind::Breaking, "output-field-optional", &at, "may now be absent");
         }

@@ -9,7 +9,7 @@ use std::fmt;
 use indexmap::IndexMap;
 
 use crate::ir::{Api, Field, Model, Operation, Ty, path_params};
-use crate::spec::{FieldDef, Location, Method, PRELUDE, Spec};
+use crate::spec::{FieldDef, Location, Method, OperationDef, PRELUDE, Spec};
 
 /// One problem in a spec.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,7 +101,7 @@ pub fn load(file: &str, text: &str) -> Result<Api, SpecErrors> {
             fix: fix.into(),
         }])
     })?;
-    let mut spec = spec.with_prelude();
+    let mut spec = spec;
     let mut c = Collector { file, errors: Vec::new() };
     for (index, op) in spec.operations.iter_mut().enumerate() {
         if let Err((problem, fix)) = op.resolve_route() {
@@ -113,6 +113,8 @@ pub fn load(file: &str, text: &str) -> Result<Api, SpecErrors> {
             c.push(place, problem, fix);
         }
     }
+    // After the routes: which prelude codes a service needs depends on its methods.
+    let spec = spec.with_prelude();
     check_service(&mut c, &spec);
     check_scopes(&mut c, &spec);
     check_errors(&mut c, &spec);
@@ -124,6 +126,7 @@ pub fn load(file: &str, text: &str) -> Result<Api, SpecErrors> {
     }
     let operations = check_operations(&mut c, &spec, &mut models);
     check_default_places(&mut c, &spec, &models);
+    check_header_models(&mut c, &spec, &models);
     if c.errors.is_empty() {
         Ok(Api { file: file.to_string(), spec, models, operations })
     } else {
@@ -837,23 +840,34 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
                 None => {
                     c.push(&place, format!("output model `{out_name}` is not declared"), "declare it under [models]")
                 }
-                Some(m) if m.fields.iter().any(|f| f.location() != Location::Body) => c.push(
+                Some(m) if m.fields.iter().any(|f| matches!(f.location(), Location::Path | Location::Query)) => c.push(
                     &place,
                     format!("output model `{out_name}` has path or query fields"),
-                    "only input models may set `in`",
+                    "only input models may set `in = \"path\"` or `\"query\"`; an output's fields travel in the body or, with `in = \"header\"`, as response headers",
                 ),
-                Some(_) => {}
+                Some(m) => {
+                    let headers: Vec<&Field> = m.fields_in(Location::Header).collect();
+                    if !headers.is_empty() && (op.paginated || op.output.as_deref().is_some_and(|o| o.ends_with("[]"))) {
+                        c.push(
+                            &place,
+                            format!("output model `{out_name}` has header fields, which a list or a page cannot carry"),
+                            "answer the model alone, or move its header fields to the body",
+                        );
+                    }
+                    for f in headers {
+                        if !matches!(f.ty, Ty::String | Ty::Integer) {
+                            c.push(
+                                &place,
+                                format!("response header field `{out_name}.{}` is not a string or an integer", f.name),
+                                "make it a string or an integer",
+                            );
+                        }
+                    }
+                }
             }
         }
-        if let Some(status) = op.status
-            && (!(200..=299).contains(&status) || (status == 204) != op.output.is_none())
-        {
-            c.push(
-                &place,
-                format!("success status {status} does not fit the output"),
-                "use 204 only with no output, else 200 or 201",
-            );
-        }
+        check_status(c, &place, op, models);
+        check_conditional(c, &place, op, spec, models);
         if op.paginated && (op.output.is_none() || op.input.is_none() || op.method() != Method::Get) {
             c.push(
                 &place,
@@ -990,6 +1004,12 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
 
         let mut errors: Vec<String> = op.errors.clone();
         let mut auto = vec![&roles.unauthenticated, &roles.invalid_token, &roles.insufficient_scope];
+        if let Some(support::Conditional::Write { required }) = op.conditional() {
+            auto.push(&roles.precondition_failed);
+            if required {
+                auto.push(&roles.precondition_required);
+            }
+        }
         if has_body {
             auto.extend([&roles.malformed, &roles.payload_too_large, &roles.unsupported_media_type]);
         }
@@ -1015,6 +1035,133 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
         out.push(Operation { def, errors, status, has_body, list_output });
     }
     out
+}
+
+/// A model with header fields is an operation's input or output: nested in another model or in a
+/// union, its headers would have nowhere to travel.
+fn check_header_models(c: &mut Collector, spec: &Spec, models: &IndexMap<String, Model>) {
+    fn named(ty: &Ty) -> Option<&str> {
+        match ty {
+            Ty::Model(n) => Some(n),
+            Ty::List(t) | Ty::Map(t) => named(t),
+            _ => None,
+        }
+    }
+    let headed = |name: &str| models.get(name).is_some_and(|m| m.fields_in(Location::Header).next().is_some());
+    for m in models.values() {
+        for f in &m.fields {
+            if let Some(inner) = named(&f.ty).filter(|n| headed(n)) {
+                c.push(
+                    format!("model `{}`, field `{}`", m.name, f.name),
+                    format!("model `{inner}` has header fields, so it cannot be a field's type"),
+                    format!("give `{}` a model without `in = \"header\"` fields", f.name),
+                );
+            }
+        }
+    }
+    for (name, u) in &spec.unions {
+        for model in u.variants.values().filter(|v| headed(v)) {
+            c.push(
+                format!("union `{name}`"),
+                format!("variant model `{model}` has header fields, so it cannot be a union's variant"),
+                "use a model without `in = \"header\"` fields",
+            );
+        }
+    }
+}
+
+/// The success statuses an operation may declare, and what each needs of its output.
+const SUCCESS_STATUSES: [u16; 9] = [200, 201, 202, 204, 301, 302, 303, 307, 308];
+
+fn check_status(c: &mut Collector, place: &str, op: &OperationDef, models: &IndexMap<String, Model>) {
+    let Some(status) = op.status else { return };
+    let output = op.output.as_deref().and_then(|o| models.get(o.trim_end_matches("[]")));
+    let body = output.is_some_and(|m| m.fields_in(Location::Body).next().is_some());
+    let listed = SUCCESS_STATUSES.iter().map(u16::to_string).collect::<Vec<_>>().join(", ");
+    if !SUCCESS_STATUSES.contains(&status) {
+        c.push(
+            place,
+            format!("success status {status} is not one an operation may declare"),
+            format!("use one of {listed}"),
+        );
+    } else if status == 204 && body {
+        c.push(
+            place,
+            "success status 204 answers no body, but the output has body fields",
+            "use 200, or give an output whose fields are all `in = \"header\"`",
+        );
+    } else if (300..400).contains(&status) {
+        let location = output.and_then(|m| m.fields.iter().find(|f| f.name == "location"));
+        if !location.is_some_and(|f| f.location() == Location::Header && f.required()) || body {
+            c.push(
+                place,
+                format!("a {status} redirect needs an output whose only field is a required `location` header"),
+                "declare an output model with `fields.location = { type = \"string\", in = \"header\", ... }` and nothing else",
+            );
+        }
+    } else if op.output.is_none() && status != 204 {
+        c.push(place, format!("success status {status} needs an output"), "add `output`, or use 204");
+    }
+}
+
+fn check_conditional(c: &mut Collector, place: &str, op: &OperationDef, spec: &Spec, models: &IndexMap<String, Model>) {
+    let Some(mode) = op.conditional() else { return };
+    let roles = &spec.error_roles;
+    match mode {
+        support::Conditional::Read => {
+            if op.conditional == Some(crate::spec::ConditionalDef::Mode(crate::spec::ConditionalMode::Required)) {
+                c.push(
+                    place,
+                    "`conditional = \"required\"` is for writes; a read answers 304 to `If-None-Match`",
+                    "write `conditional = true`",
+                );
+            }
+            if op.output.is_none() {
+                c.push(place, "a conditional read needs an output to tag", "add `output`, or drop `conditional`");
+            }
+        }
+        support::Conditional::Write { required } => {
+            match op.input.as_deref().and_then(|i| models.get(i)) {
+                None => c.push(
+                    place,
+                    "a conditional write needs an input model: its implementation receives `If-Match` there as `if_match`",
+                    "add `input` (the model naming what it changes)",
+                ),
+                Some(m) if m.fields.iter().any(|f| f.name == "if_match") => c.push(
+                    place,
+                    format!("input model `{}` declares `if_match`, which a conditional write adds itself", m.name),
+                    "remove the field; the implementation reads `input.if_match`",
+                ),
+                Some(_) => {}
+            }
+            if required && op.mcp.is_some() {
+                c.push(
+                    place,
+                    "requires `If-Match`, which an MCP tool call cannot send (a tool result carries no `ETag` to send back)",
+                    "write `conditional = true`, or remove `mcp`",
+                );
+            }
+            let mut wanted = vec![("precondition_failed", &roles.precondition_failed, 412)];
+            if required {
+                wanted.push(("precondition_required", &roles.precondition_required, 428));
+            }
+            for (role, code, status) in wanted {
+                match spec.errors.get(code) {
+                    None => c.push(
+                        format!("[error_roles] {role}"),
+                        format!("`{code}` is not in the error catalog"),
+                        format!("declare [errors.\"{code}\"] with status {status}"),
+                    ),
+                    Some(e) if e.status != status => c.push(
+                        format!("[error_roles] {role}"),
+                        format!("`{code}` answers HTTP {} but this role needs {status}", e.status),
+                        format!("point the role at a code with status {status}"),
+                    ),
+                    Some(_) => {}
+                }
+            }
+        }
+    }
 }
 
 fn scope_names(spec: &Spec) -> String {

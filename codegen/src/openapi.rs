@@ -33,6 +33,13 @@ pub const PROBLEM_SCHEMA: &str = "Problem";
 /// `{Model}ListEnvelope` for a list), or with bare bodies the model itself or an array of it
 /// (`{Model}List`: a list, or a page's items).
 pub fn output_schema_name(api: &Api, op: &Operation) -> Option<String> {
+    let bodiless = |m: &String| {
+        let model = &api.models[m];
+        !model.fields.is_empty() && model.fields_in(Location::Body).next().is_none()
+    };
+    if op.def.output.as_ref().is_some_and(bodiless) {
+        return None;
+    }
     let bare = api.spec.wire.success == SuccessFormat::Bare;
     let array = op.def.paginated || op.list_output;
     op.def.output.as_ref().map(|m| match (bare, op.def.paginated, array) {
@@ -407,8 +414,13 @@ fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
             (true, true) => Side::Both,
             _ => Side::Response,
         };
+        // An output's header fields are the response's headers; one of headers alone has no body.
+        let body = || m.fields.iter().filter(|f| f.location() != Location::Header);
+        if !is_input && body().next().is_none() && !m.fields.is_empty() {
+            continue;
+        }
         let closed = is_input || in_request_unions.contains(name);
-        out.push((name.clone(), RefOr::T(object_schema(&m.description, m.fields.iter(), closed, side))));
+        out.push((name.clone(), RefOr::T(object_schema(&m.description, body(), closed, side))));
     }
     for name in api.spec.unions.keys() {
         let side = match (request_side.contains(name), response_side.contains(name)) {
@@ -707,6 +719,37 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
             b = b.parameter(p.build());
         }
     }
+    let conditional = op.def.conditional();
+    let tag_param = |name: &str, text: &str| {
+        ParameterBuilder::new()
+            .name(name)
+            .parameter_in(ParameterIn::Header)
+            .required(Required::False)
+            .description(Some(text.to_string()))
+            .schema(Some(RefOr::T(Schema::Object(ObjectBuilder::new().schema_type(Type::String).build()))))
+            .build()
+    };
+    match conditional {
+        Some(support::Conditional::Read) => {
+            b = b.parameter(tag_param(
+                "If-None-Match",
+                "The `ETag`s of versions the client holds (or `*`): when one is current, the answer is \
+                 `304 Not Modified` with no body.",
+            ))
+        }
+        Some(support::Conditional::Write { required }) => {
+            let mut p = tag_param(
+                "If-Match",
+                "The `ETag` of the version the change is based on (or `*`): when it is no longer current, the \
+                 change is refused with `412` and nothing changes.",
+            );
+            if required {
+                p.required = Required::True;
+            }
+            b = b.parameter(p)
+        }
+        None => {}
+    }
     if let Some(body) = body_schema_name(api, op) {
         b = b.request_body(Some(
             RequestBodyBuilder::new()
@@ -716,6 +759,23 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
         ));
     }
     let mut responses = ResponsesBuilder::new();
+    let declared = |mut r: ResponseBuilder| {
+        let headers = op.def.output.as_ref().map(|o| api.models[o].fields_in(Location::Header).collect::<Vec<_>>());
+        for f in headers.unwrap_or_default() {
+            let t = if f.ty == Ty::Integer { Type::Integer } else { Type::String };
+            r = r.header(crate::ir::header_name(&f.name), header(&f.def.description, t));
+        }
+        if conditional.is_some() && op.def.output.is_some() {
+            r = r.header(
+                "ETag",
+                header(
+                    "The entity tag of the version answered: send it in `If-Match` (or `If-None-Match`).",
+                    Type::String,
+                ),
+            );
+        }
+        r
+    };
     let success = match output_schema_name(api, op) {
         Some(name) => {
             let mut r = ResponseBuilder::new()
@@ -736,11 +796,20 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
                         ),
                     );
             }
-            common_headers(api, r)
+            common_headers(api, declared(r))
+        }
+        None if op.def.output.is_some() => {
+            common_headers(api, declared(ResponseBuilder::new().description(op.def.summary.clone())))
         }
         None => common_headers(api, ResponseBuilder::new().description("Done; no content.")),
     };
     responses = responses.response(op.status.to_string(), deprecation_doc_headers(op, success).build());
+    if conditional == Some(support::Conditional::Read) {
+        let r = ResponseBuilder::new()
+            .description("Not modified: the version `If-None-Match` names is current; no body.")
+            .header("ETag", header("The entity tag of the current version.", Type::String));
+        responses = responses.response("304", deprecation_doc_headers(op, common_headers(api, r)).build());
+    }
     // Group codes by status: one response per status, listing every code it may carry.
     let mut statuses: Vec<u16> = op.errors.iter().map(|c| api.status_of(c)).collect();
     statuses.sort_unstable();

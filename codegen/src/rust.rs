@@ -257,9 +257,10 @@ fn union_type(name: &str, api: &Api, validated: bool) -> TokenStream {
     }
 }
 
-fn model_struct(model: &Model, api: &Api, is_input: bool, validated: bool) -> TokenStream {
+fn model_struct(model: &Model, api: &Api, role: ModelRole, validated: bool) -> TokenStream {
     let name = type_ident(&model.name);
     let doc = docs(&model.description);
+    let is_input = role != ModelRole::Other;
     let fields = model.fields.iter().filter(|f| !f.injected).map(|f| {
         let ident = field_ident(&f.name);
         let doc = docs(&f.def.description);
@@ -281,8 +282,19 @@ fn model_struct(model: &Model, api: &Api, is_input: bool, validated: bool) -> To
                 quote!(#[serde(default, deserialize_with = "support::double_option", skip_serializing_if = "Option::is_none")]),
             ),
         };
+        // An output's header fields travel as response headers, not in the body.
+        let attr = if !is_input && f.location() == Location::Header { quote!(#[serde(skip)]) } else { attr };
         quote! { #doc #rename #attr pub #ident: #ty, }
     });
+    let if_match = (role == ModelRole::ConditionalInput).then(|| {
+        quote! {
+            /// The request's `If-Match` (empty without one): check it against the current
+            /// version, in the transaction that changes it, with `if_match.check(&current)`.
+            #[serde(default, skip_serializing)]
+            pub if_match: support::IfMatch,
+        }
+    });
+    let fields = fields.chain(if_match);
     let deny = if is_input { quote!(#[serde(deny_unknown_fields)]) } else { quote!() };
     let specs = if validated {
         let fs = fields_static(&model.name);
@@ -390,14 +402,29 @@ fn enum_type(name: &str, api: &Api) -> TokenStream {
     }
 }
 
+/// What a model is to the operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ModelRole {
+    /// An operation's input.
+    Input,
+    /// The input of a conditional write, which carries the request's `If-Match`.
+    ConditionalInput,
+    /// An output, or a part of one.
+    Other,
+}
+
 fn models_file(api: &Api) -> TokenStream {
-    let inputs: Vec<&str> = api.operations.iter().filter_map(|o| o.def.input.as_deref()).collect();
+    let role = |name: &str| {
+        let op = api.operations.iter().find(|o| o.def.input.as_deref() == Some(name));
+        match op.map(|o| o.def.conditional()) {
+            None => ModelRole::Other,
+            Some(Some(support::Conditional::Write { .. })) => ModelRole::ConditionalInput,
+            Some(_) => ModelRole::Input,
+        }
+    };
     let enums = api.spec.enums.keys().map(|n| enum_type(n, api));
     let (validated, validated_unions) = validated_models(api);
-    let models = api
-        .models
-        .values()
-        .map(|m| model_struct(m, api, inputs.contains(&m.name.as_str()), validated.contains(&m.name)));
+    let models = api.models.values().map(|m| model_struct(m, api, role(&m.name), validated.contains(&m.name)));
     let unions = api.spec.unions.keys().map(|n| union_type(n, api, validated_unions.contains(n)));
     let spec_imports = if validated.is_empty() {
         quote!()
@@ -461,6 +488,9 @@ fn operations_file(api: &Api) -> TokenStream {
         &r.unavailable,
     ];
     let [ua, it, is, ma, va, pl, um, nf, mna, rl, int, rt, un] = roles;
+    // The precondition roles exist where an operation needs them (the prelude declared them).
+    let role_if = |code: &String| opt(s.errors.contains_key(code).then_some(code));
+    let (pf, pr) = (role_if(&s.error_roles.precondition_failed), role_if(&s.error_roles.precondition_required));
     let (dpp, mpp) = (s.pagination.default_per_page, s.pagination.max_per_page);
     let wire = if s.wire.is_default() {
         quote!(support::Wire::ENVELOPE)
@@ -540,6 +570,13 @@ fn operations_file(api: &Api) -> TokenStream {
                 quote!(deprecation: Some(&support::Deprecation { deprecation: #deprecation, sunset: #sunset }),),
             );
         }
+        match op.def.conditional() {
+            Some(support::Conditional::Read) => rest.extend(quote!(conditional: Some(support::Conditional::Read),)),
+            Some(support::Conditional::Write { required }) => {
+                rest.extend(quote!(conditional: Some(support::Conditional::Write { required: #required }),))
+            }
+            None => {}
+        }
         let doc = format!(" `{} {}`: {}", op.method().as_str(), full, op.def.summary);
         quote! {
             #[doc = #doc]
@@ -567,7 +604,7 @@ fn operations_file(api: &Api) -> TokenStream {
                 unauthenticated: #ua, invalid_token: #it, insufficient_scope: #is, malformed: #ma,
                 validation: #va, payload_too_large: #pl, unsupported_media_type: #um, not_found: #nf,
                 method_not_allowed: #mna, rate_limited: #rl, internal: #int, request_timeout: #rt,
-                unavailable: #un,
+                unavailable: #un, precondition_failed: #pf, precondition_required: #pr,
             },
             wire: #wire,
             default_per_page: #dpp, max_per_page: #mpp,
@@ -587,7 +624,7 @@ fn operations_file(api: &Api) -> TokenStream {
         const BASE: Operation = Operation {
             id: "", method: Method::Get, path: "", full_path: "", scope: "", satisfied_by: &[],
             success_status: 200, has_body: false, no_store: false, rate_limited: false, read_only: false,
-            paginated: false, tool: None, input: &[], deprecation: None, service: &SERVICE,
+            paginated: false, tool: None, input: &[], deprecation: None, conditional: None, service: &SERVICE,
         };
 
         #(#ops)*
@@ -597,11 +634,16 @@ fn operations_file(api: &Api) -> TokenStream {
     }
 }
 
-/// Codes a handler may return: the declared ones plus the service-wide ones.
+/// Codes a handler may return: the declared ones, the service-wide ones, and for a conditional
+/// write its `412` (the implementation checks `If-Match`).
 fn handler_codes(api: &Api, op: &Operation) -> Vec<String> {
+    let roles = &api.spec.error_roles;
+    let writes = matches!(op.def.conditional(), Some(support::Conditional::Write { .. }));
     op.errors
         .iter()
-        .filter(|c| op.def.errors.contains(c) || api.spec.error_roles.service_wide.contains(c))
+        .filter(|c| {
+            op.def.errors.contains(c) || roles.service_wide.contains(c) || (writes && **c == roles.precondition_failed)
+        })
         .cloned()
         .collect()
 }
@@ -722,10 +764,30 @@ fn router_file(api: &Api) -> TokenStream {
             (false, true) => quote!(, paging),
             (false, false) => quote!(),
         };
+        let headers: Vec<&Field> =
+            op.def.output.as_ref().map(|o| api.models[o].fields_in(Location::Header).collect()).unwrap_or_default();
         let body = match (&op.def.output, op.def.paginated) {
             (None, _) => quote!(.map(|()| support::Success::Empty)),
             (Some(_), true) => quote!(.map(|out| support::Success::page(&out, paging))),
-            (Some(_), false) => quote!(.map(|out| support::Success::one(&out))),
+            (Some(_), false) if headers.is_empty() => quote!(.map(|out| support::Success::one(&out))),
+            (Some(o), false) => {
+                // The output's header fields become response headers; with no body field left,
+                // the answer has no body.
+                let start = if api.models[o].fields_in(Location::Body).next().is_some() {
+                    quote!(support::Success::one(&out))
+                } else {
+                    quote!(support::Success::Empty)
+                };
+                let set = headers.iter().map(|f| {
+                    let (ident, name) = (field_ident(&f.name), crate::ir::header_name(&f.name).to_ascii_lowercase());
+                    if f.required() {
+                        quote!(success = success.header(#name, &out.#ident);)
+                    } else {
+                        quote!(if let Some(v) = &out.#ident { success = success.header(#name, v); })
+                    }
+                });
+                quote!(.map(|out| { let mut success = #start; #(#set)* success }))
+            }
         };
         let doc = format!(" `{} {base}{}`: {}", op.method().as_str(), op.def.path, op.def.summary);
         quote! {

@@ -364,7 +364,7 @@ pub struct ErrorDef {
 /// leaves a role at its default and does not declare the code gets this definition of it; the
 /// last, `not_implemented`, is there for a spec that lists it in `service_wide` while its
 /// operations are being written (`cargo xtask new-service` starts that way).
-pub const PRELUDE: [(&str, u16, &str, &str); 14] = [
+pub const PRELUDE: [(&str, u16, &str, &str); 16] = [
     ("unauthenticated", 401, "Authentication required.", "No credentials were sent."),
     (
         "invalid_token",
@@ -392,6 +392,18 @@ pub const PRELUDE: [(&str, u16, &str, &str); 14] = [
         503,
         "Temporarily unavailable.",
         "The server's storage is unreachable; `Retry-After` says when to retry.",
+    ),
+    (
+        "precondition_failed",
+        412,
+        "The resource changed since the version If-Match names.",
+        "`If-Match` names another version than the current one: read it again (its `ETag`), then retry.",
+    ),
+    (
+        "precondition_required",
+        428,
+        "Send If-Match.",
+        "The operation changes a resource only with `If-Match` naming the version read (its `ETag`).",
     ),
     (
         "not_implemented",
@@ -441,6 +453,12 @@ pub struct ErrorRoles {
     /// Codes every operation may answer besides the ones it declares (default: `internal`,
     /// `request_timeout`, `unavailable`).
     pub service_wide: Vec<String>,
+    /// A conditional write's `If-Match` names another version (412). The prelude declares it
+    /// when an operation is a conditional write, and adds it to that operation's errors.
+    pub precondition_failed: String,
+    /// A write that requires `If-Match` came without one (428). The prelude declares it when an
+    /// operation requires `If-Match`, and adds it to that operation's errors.
+    pub precondition_required: String,
 }
 
 impl Default for ErrorRoles {
@@ -462,6 +480,8 @@ impl Default for ErrorRoles {
             unavailable: code("unavailable"),
             conflict: None,
             service_wide: ["internal", "request_timeout", "unavailable"].map(code).to_vec(),
+            precondition_failed: code("precondition_failed"),
+            precondition_required: code("precondition_required"),
         }
     }
 }
@@ -494,6 +514,17 @@ impl Spec {
     pub fn with_prelude(mut self) -> Spec {
         let mut wanted: Vec<String> = self.error_roles.assigned().iter().map(|(_, code)| code.to_string()).collect();
         wanted.extend(self.error_roles.service_wide.iter().cloned());
+        let writes = self.operations.iter().filter(|op| op.method() != Method::Get);
+        for op in writes {
+            match op.conditional {
+                Some(ConditionalDef::On(true)) => wanted.push(self.error_roles.precondition_failed.clone()),
+                Some(ConditionalDef::Mode(ConditionalMode::Required)) => wanted.extend([
+                    self.error_roles.precondition_failed.clone(),
+                    self.error_roles.precondition_required.clone(),
+                ]),
+                _ => {}
+            }
+        }
         for code in wanted {
             if self.errors.contains_key(&code) {
                 continue;
@@ -744,9 +775,35 @@ pub struct OperationDef {
     /// `Deprecation` header (RFC 9745) and, with a sunset, a `Sunset` header (RFC 8594).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deprecated: Option<Deprecated>,
+    /// Conditional requests (RFC 9110 section 13). On a `GET`, `true`: the answer carries an
+    /// `ETag` (a digest of the output) and `If-None-Match` with the current tag is answered
+    /// `304 Not Modified`. On a write, `true`: the implementation receives `If-Match` in its
+    /// input's `if_match` and checks it against the current representation in its transaction
+    /// (`412` on a mismatch), and the answer carries the new `ETag`; `"required"`: a write
+    /// without `If-Match` is refused with `428` first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditional: Option<ConditionalDef>,
     /// The MCP tool that calls this operation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<McpToolDef>,
+}
+
+/// An operation's part in conditional requests: `true`, or `"required"` on a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ConditionalDef {
+    /// `true`: conditional when the request asks (`false` is the same as leaving it out).
+    On(bool),
+    /// `"required"`: a write must send `If-Match`.
+    Mode(ConditionalMode),
+}
+
+/// The one word a conditional write may give instead of `true`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConditionalMode {
+    /// Refuse a write without `If-Match` (`428 Precondition Required`).
+    Required,
 }
 
 fn default_true() -> bool {
@@ -754,6 +811,19 @@ fn default_true() -> bool {
 }
 
 impl OperationDef {
+    /// The operation's part in conditional requests: a `GET` reads, any other method writes.
+    pub fn conditional(&self) -> Option<support::Conditional> {
+        let required = match self.conditional? {
+            ConditionalDef::On(false) => return None,
+            ConditionalDef::On(true) => false,
+            ConditionalDef::Mode(ConditionalMode::Required) => true,
+        };
+        Some(match self.method() {
+            Method::Get => support::Conditional::Read,
+            _ => support::Conditional::Write { required },
+        })
+    }
+
     /// HTTP method; the loader refuses an operation without one, so `GET` is never a guess.
     pub fn method(&self) -> Method {
         self.method.unwrap_or(Method::Get)

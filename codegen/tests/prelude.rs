@@ -17,10 +17,19 @@ fn response(doc: &serde_json::Value, path: &str, method: &str, status: &str) -> 
 fn a_spec_without_a_catalog_inherits_the_prelude() {
     let api = codegen::load("todos.toml", TODOS).unwrap_or_else(|e| panic!("{e}"));
     let codes: Vec<&str> = api.spec.errors.keys().map(String::as_str).collect();
-    for (code, status, ..) in codegen::spec::PRELUDE.iter().filter(|(c, ..)| *c != "not_implemented") {
+    // Three codes come only where something asks for them: `not_implemented` where a spec lists
+    // it in `service_wide`, the preconditions where an operation is a conditional write.
+    let on_demand = ["not_implemented", "precondition_failed", "precondition_required"];
+    for (code, status, ..) in codegen::spec::PRELUDE.iter().filter(|(c, ..)| !on_demand.contains(c)) {
         assert_eq!(api.spec.errors.get(*code).map(|e| e.status), Some(*status), "{code} in {codes:?}");
     }
-    assert!(!codes.contains(&"not_implemented"), "only a spec that lists it in service_wide gets it");
+    for code in on_demand {
+        assert!(!codes.contains(&code), "{code} is not in a catalog nothing asks it of");
+    }
+    let guarded = TODOS.replace("delete_todo = {", "delete_todo = { conditional = \"required\",");
+    let api = codegen::load("todos.toml", &guarded).unwrap_or_else(|e| panic!("{e}"));
+    let status = |code: &str| api.spec.errors.get(code).map(|e| e.status);
+    assert_eq!((status("precondition_failed"), status("precondition_required")), (Some(412), Some(428)));
     assert_eq!(api.spec.error_roles.not_found, "not_found");
     assert_eq!((api.spec.pagination.default_per_page, api.spec.pagination.max_per_page), (20, 100));
     let doc = openapi(TODOS);

@@ -197,6 +197,8 @@ mod tests {
             internal: "",
             request_timeout: "",
             unavailable: "",
+            precondition_failed: None,
+            precondition_required: None,
         },
         wire: support::Wire::ENVELOPE,
         default_per_page: 20,

@@ -703,6 +703,19 @@ impl Store {
         self.backend
     }
 
+    /// What a `SELECT` in a writing transaction appends to read rows it is about to change, so no
+    /// concurrent transaction changes them between the read and the write (a check of a version,
+    /// a state or a balance, then an update): ` FOR UPDATE` on PostgreSQL, whose default
+    /// `READ COMMITTED` would otherwise let two transactions read the same version and both
+    /// write; nothing on SQLite, whose writing transaction holds the database's write lock from
+    /// its start. Not for a read-only transaction, which cannot lock.
+    pub fn for_update(&self) -> &'static str {
+        match self.backend {
+            Backend::Postgres => " FOR UPDATE",
+            Backend::Sqlite => "",
+        }
+    }
+
     /// Starts a writing transaction. On SQLite it is a member of the group commit (see
     /// [`group`]): it waits its turn for the one writing connection, inside a transaction that
     /// took the write lock at once (`BEGIN IMMEDIATE`), and its commit is shared with the

@@ -10,11 +10,14 @@ use std::sync::OnceLock;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequestParts, RawPathParams, Request};
-use axum::http::{HeaderValue, StatusCode, header, request::Parts};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header, request::Parts};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
+
+pub mod conditional;
+pub use conditional::{Conditional, IfMatch, etag};
 
 // The one definition: the generator reads it from spec files (feature `spec`), generated tables hold it.
 /// HTTP method of an operation.
@@ -83,9 +86,12 @@ pub struct Operation {
     pub tool: Option<&'static str>,
     /// Input fields (path, query and body), for decoding and validation.
     pub input: &'static [FieldSpec],
-    /// The service the operation belongs to.
     /// Set when the operation is deprecated: the headers every answer of it carries.
     pub deprecation: Option<&'static Deprecation>,
+    /// Set when the operation takes part in conditional requests (`ETag`, `If-None-Match`,
+    /// `If-Match`).
+    pub conditional: Option<Conditional>,
+    /// The service the operation belongs to.
     pub service: &'static ServiceInfo,
 }
 
@@ -340,6 +346,10 @@ pub struct ErrorRoles {
     pub request_timeout: &'static str,
     /// Storage unreachable or full; retry later (503).
     pub unavailable: &'static str,
+    /// `If-Match` names another version (412); set when an operation is a conditional write.
+    pub precondition_failed: Option<&'static str>,
+    /// `If-Match` is missing where the operation requires it (428); set when one does.
+    pub precondition_required: Option<&'static str>,
 }
 
 /// One rate-limit plan.
@@ -1380,12 +1390,14 @@ pub async fn decode_request<I: DeserializeOwned>(
     let roles = &service.roles;
     let mut obj = Map::new();
     // Path parameters.
-    let params = RawPathParams::from_request_parts(parts, &())
-        .await
-        .map_err(|e| invalid(service, "path", Value::Null, format!("the path is not valid: {e}")))?;
-    for (name, raw) in params.iter() {
-        if let Some(f) = op.input.iter().find(|f| f.name == name && f.location == Location::Path) {
-            obj.insert(name.to_string(), coerce(service, f, &f.kind, raw)?);
+    if op.input.iter().any(|f| f.location == Location::Path) {
+        let params = RawPathParams::from_request_parts(parts, &())
+            .await
+            .map_err(|e| invalid(service, "path", Value::Null, format!("the path is not valid: {e}")))?;
+        for (name, raw) in params.iter() {
+            if let Some(f) = op.input.iter().find(|f| f.name == name && f.location == Location::Path) {
+                obj.insert(name.to_string(), coerce(service, f, &f.kind, raw)?);
+            }
         }
     }
     // Query string: repeated keys build lists; unknown keys are refused.
@@ -1458,6 +1470,24 @@ pub async fn decode_request<I: DeserializeOwned>(
     }
     check_object(service, op.input, "", &obj)?;
     fill_defaults(op.input, &mut obj);
+    if let Some(Conditional::Write { required }) = op.conditional {
+        // The input's `if_match` (no field spec: it is the platform's, and REST's alone).
+        match conditional::joined(&parts.headers, header::IF_MATCH) {
+            Some(raw) => {
+                obj.insert("if_match".into(), Value::String(raw));
+            }
+            None if required => {
+                return Err(Rejection {
+                    code: roles.precondition_required.unwrap_or(roles.validation),
+                    problem: Problem::new(
+                        "this change needs If-Match: send the ETag of the version you read, so a concurrent \
+                         change is not overwritten",
+                    ),
+                });
+            }
+            None => {}
+        }
+    }
     let paging = take_paging(service, &mut obj);
     Ok((deserialize(service, obj)?, paging))
 }
@@ -1533,6 +1563,13 @@ pub enum Success {
         /// The page asked for.
         paging: Paging,
     },
+    /// An answer with headers the operation's output declares (`Location`, `Retry-After`, …).
+    Headed {
+        /// The answer.
+        inner: Box<Success>,
+        /// The headers, in the order the output declares them.
+        headers: Vec<(HeaderName, HeaderValue)>,
+    },
 }
 
 impl Success {
@@ -1546,10 +1583,46 @@ impl Success {
         Success::Page { items: serde_json::to_value(&page.items).unwrap_or(Value::Null), total: page.total, paging }
     }
 
+    /// This answer with one more header; a value that cannot be a header value (a control
+    /// character, a line break) is left out rather than sent broken.
+    pub fn header(self, name: &'static str, value: impl std::fmt::Display) -> Self {
+        let value = HeaderValue::from_str(&value.to_string());
+        let (inner, mut headers) = match self {
+            Success::Headed { inner, headers } => (inner, headers),
+            other => (Box::new(other), Vec::new()),
+        };
+        if let Ok(value) = value {
+            headers.push((HeaderName::from_static(name), value));
+        }
+        Success::Headed { inner, headers }
+    }
+
+    /// The answer without its declared headers, and those headers.
+    fn split(self) -> (Success, Vec<(HeaderName, HeaderValue)>) {
+        match self {
+            Success::Headed { inner, headers } => (*inner, headers),
+            other => (other, Vec::new()),
+        }
+    }
+
+    /// The entity tag of this answer: the digest of its output (of a page: its items, total and
+    /// paging); `None` for no content.
+    fn etag(&self) -> Option<String> {
+        match self {
+            Success::Empty => None,
+            Success::One(v) => Some(conditional::etag_of(v)),
+            Success::Page { items, total, paging } => Some(conditional::etag_of(
+                &json!({ "items": items, "total": total, "page": paging.page, "per_page": paging.per_page }),
+            )),
+            Success::Headed { inner, .. } => inner.etag(),
+        }
+    }
+
     /// The envelope format's body: `{"data": …}`, a page with its `meta`; `None` for no content.
     fn enveloped(self) -> Option<Value> {
         match self {
             Success::Empty => None,
+            Success::Headed { inner, .. } => inner.enveloped(),
             Success::One(v) => Some(json!({ "data": v })),
             Success::Page { items, total, paging } => Some(json!({
                 "data": items, "meta": { "total": total, "page": paging.page, "per_page": paging.per_page }
@@ -1561,7 +1634,7 @@ impl Success {
     /// requires): the REST body in the envelope format; the output when bare, a list as
     /// `{"items"}` and a page as `{"items", "total", "page", "per_page"}`; `{}` for no content.
     pub fn into_tool_body(self, service: &ServiceInfo) -> Value {
-        match (self, service.wire.success) {
+        match (self.split().0, service.wire.success) {
             (Success::One(v @ Value::Array(_)), SuccessFormat::Bare) => json!({ "items": v }),
             (Success::One(v), SuccessFormat::Bare) => v,
             (Success::Page { items, total, paging }, SuccessFormat::Bare) => {
@@ -1575,6 +1648,16 @@ impl Success {
 /// The success response of an operation, in its service's wire format.
 pub fn respond(parts: &Parts, op: &'static Operation, success: Success) -> Response {
     let json = |v: &Value| axum::Json(v).into_response();
+    let (success, headers) = success.split();
+    let etag = op.conditional.and_then(|_| success.etag());
+    if let Some(tag) = &etag
+        && op.conditional == Some(Conditional::Read)
+        && conditional::not_modified(&parts.headers, tag)
+    {
+        let mut resp = finish(parts, op, Response::new(Body::empty()));
+        *resp.status_mut() = StatusCode::NOT_MODIFIED;
+        return with_headers(resp, etag, headers);
+    }
     let resp = match (success, op.service.wire.success) {
         (Success::One(v), SuccessFormat::Bare) => json(&v),
         (Success::Page { items, total, paging }, SuccessFormat::Bare) => {
@@ -1587,7 +1670,18 @@ pub fn respond(parts: &Parts, op: &'static Operation, success: Success) -> Respo
         }
         (success, _) => success.enveloped().map_or_else(|| Response::new(Body::empty()), |v| json(&v)),
     };
-    finish(parts, op, resp)
+    with_headers(finish(parts, op, resp), etag, headers)
+}
+
+/// Puts an answer's `ETag` and its declared headers on it.
+fn with_headers(mut resp: Response, etag: Option<String>, headers: Vec<(HeaderName, HeaderValue)>) -> Response {
+    if let Some(tag) = etag.and_then(|t| HeaderValue::from_str(&t).ok()) {
+        resp.headers_mut().insert(header::ETAG, tag);
+    }
+    for (name, value) in headers {
+        resp.headers_mut().append(name, value);
+    }
+    resp
 }
 
 /// The `Link` header of a page (RFC 8288): `first`, `prev` (after the first page), `next` (before
@@ -1884,6 +1978,8 @@ mod tests {
         internal: "internal",
         request_timeout: "timeout",
         unavailable: "unavailable",
+        precondition_failed: Some("stale"),
+        precondition_required: Some("unconditional"),
     };
 
     static SERVICE: ServiceInfo = SERVICE_FIELDS;
@@ -1944,10 +2040,80 @@ mod tests {
         read_only: false,
         paginated: false,
         deprecation: None,
+        conditional: None,
         tool: None,
         input: &INPUT,
         service: &SERVICE,
     };
+
+    /// `PUT /t/things`, requiring `If-Match`, and `GET` of the same, tagged.
+    static GUARDED: Operation = Operation {
+        id: "put",
+        method: Method::Put,
+        path: "/things",
+        full_path: "/t/things",
+        has_body: false,
+        read_only: false,
+        conditional: Some(Conditional::Write { required: true }),
+        input: &[],
+        ..OP
+    };
+    static TAGGED: Operation =
+        Operation { id: "get", method: Method::Get, read_only: true, conditional: Some(Conditional::Read), ..GUARDED };
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Guarded {
+        #[serde(default)]
+        if_match: IfMatch,
+    }
+
+    fn request(method: &str, headers: &[(&str, &str)]) -> Parts {
+        let mut b = Request::builder().method(method).uri("/t/things");
+        for (k, v) in headers {
+            b = b.header(*k, *v);
+        }
+        b.body(Body::empty()).unwrap().into_parts().0
+    }
+
+    #[test]
+    fn a_write_that_requires_if_match_is_refused_without_it_and_receives_it_with_it() {
+        let decode = |headers: &[(&str, &str)]| {
+            let mut parts = request("PUT", headers);
+            block_on(decode_request::<Guarded>(&GUARDED, &mut parts, Body::empty(), 1024))
+        };
+        let refused = decode(&[]).expect_err("no If-Match");
+        assert_eq!(refused.code, "unconditional", "the service's precondition_required code");
+        let (input, _) = decode(&[("if-match", "\"v1\""), ("if-match", "\"v2\"")]).expect("two lines, one list");
+        assert_eq!(input.if_match, IfMatch::parse("\"v1\", \"v2\"").unwrap());
+        assert!(input.if_match.check(&json!("anything")).is_err(), "neither names the current version");
+        let garbage = decode(&[("if-match", "v1")]).expect_err("not an entity tag");
+        assert_eq!((garbage.code, garbage.problem.details["field"].as_str()), ("invalid", Some("if_match")));
+    }
+
+    #[test]
+    fn a_tagged_read_answers_its_etag_and_304_when_the_client_holds_it() {
+        let body = json!({"id": "t1"});
+        let tag = etag(&body);
+        let fresh = respond(&request("GET", &[]), &TAGGED, Success::One(body.clone()));
+        assert_eq!((fresh.status().as_u16(), fresh.headers()["etag"].to_str().unwrap()), (200, tag.as_str()));
+        let held = respond(&request("GET", &[("if-none-match", &tag)]), &TAGGED, Success::One(body.clone()));
+        assert_eq!((held.status().as_u16(), held.headers()["etag"].to_str().unwrap()), (304, tag.as_str()));
+        let written = respond(&request("PUT", &[("if-none-match", &tag)]), &GUARDED, Success::One(body));
+        assert_eq!(written.status().as_u16(), 200, "a write answers its tag but never 304");
+        assert_eq!(written.headers()["etag"].to_str().unwrap(), tag);
+        let untagged = respond(&request("GET", &[]), &OP, Success::One(json!({})));
+        assert!(untagged.headers().get("etag").is_none(), "only conditional operations are tagged");
+    }
+
+    #[test]
+    fn declared_headers_reach_the_answer_and_broken_values_are_left_out() {
+        let answer =
+            Success::Empty.header("location", "https://example.com/x").header("retry-after", 5).header("x-bad", "a\nb");
+        let resp = respond(&request("POST", &[]), &OP, answer);
+        assert_eq!(resp.headers()["location"], "https://example.com/x");
+        assert_eq!(resp.headers()["retry-after"], "5");
+        assert!(resp.headers().get("x-bad").is_none());
+    }
 
     /// The field the decoder names when it refuses `arguments`, and the value it echoes.
     fn refused(arguments: Value) -> (String, Value) {

@@ -56,6 +56,8 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
         internal: "internal_error",
         request_timeout: "request_timeout",
         unavailable: "service_unavailable",
+        precondition_failed: None,
+        precondition_required: None,
     },
     wire: support::Wire::ENVELOPE,
     default_per_page: 20u32,
@@ -92,6 +94,7 @@ const BASE: Operation = Operation {
     tool: None,
     input: &[],
     deprecation: None,
+    conditional: None,
     service: &SERVICE,
 };
 /// `GET /v1/prospector/leads`: List scored leads

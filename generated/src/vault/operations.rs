@@ -79,6 +79,8 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
         internal: "server/internal",
         request_timeout: "request/timeout",
         unavailable: "server/unavailable",
+        precondition_failed: None,
+        precondition_required: None,
     },
     wire: support::Wire::ENVELOPE,
     default_per_page: 20u32,
@@ -111,6 +113,7 @@ const BASE: Operation = Operation {
     tool: None,
     input: &[],
     deprecation: None,
+    conditional: None,
     service: &SERVICE,
 };
 /// `GET /api/v1/credentials`: List credentials

@@ -59,15 +59,13 @@ fn time(ms: i64) -> DateTime<Utc> {
     Utc.timestamp_millis_opt(ms).single().unwrap_or_default()
 }
 
-/// The note `id` of the caller's tenant, with its tags; `None` when there is none.
-async fn load(tx: &mut Tx, tenant: &str, id: &str) -> Result<Option<models::Note>, sqlx::Error> {
-    // `COLUMNS` is a constant: no input reaches the text.
-    let Some(row) =
-        sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM notes WHERE tenant_id = $1 AND id = $2")))
-            .bind(tenant)
-            .bind(id)
-            .fetch_optional(&mut **tx)
-            .await?
+/// The note `id` of the caller's tenant, with its tags; `None` when there is none. `lock` is
+/// [`Store::for_update`] when the transaction goes on to change the note (its check of the
+/// state or of `If-Match` must hold until the write), else empty.
+async fn load(tx: &mut Tx, tenant: &str, id: &str, lock: &'static str) -> Result<Option<models::Note>, sqlx::Error> {
+    // `COLUMNS` and `lock` are constants: no input reaches the text.
+    let query = format!("SELECT {COLUMNS} FROM notes WHERE tenant_id = $1 AND id = $2{lock}");
+    let Some(row) = sqlx::query(sqlx::AssertSqlSafe(query)).bind(tenant).bind(id).fetch_optional(&mut **tx).await?
     else {
         return Ok(None);
     };
@@ -115,17 +113,26 @@ enum Refused {
     NotFound(Problem),
     /// The note's state does not allow the move.
     Conflict(Problem),
+    /// `If-Match` names another version of the note.
+    Precondition(Problem),
     Fault(sqlx::Error),
 }
 
 /// Applies the changes `input` asks for to the caller's note, in `tx`: what `update_note` and
 /// `archive_note` both do.
-async fn change(tx: &mut Tx, caller: &Caller, input: models::UpdateNoteInput) -> Result<models::Note, Refused> {
-    let mut note = match load(tx, &caller.tenant, &input.id).await {
+async fn change(
+    tx: &mut Tx,
+    lock: &'static str,
+    caller: &Caller,
+    input: models::UpdateNoteInput,
+) -> Result<models::Note, Refused> {
+    let mut note = match load(tx, &caller.tenant, &input.id, lock).await {
         Ok(Some(note)) => note,
         Ok(None) => return Err(Refused::NotFound(not_found(&input.id))),
         Err(e) => return Err(Refused::Fault(e)),
     };
+    // In the transaction that changes it: no other change can land between check and write.
+    input.if_match.check(&note).map_err(Refused::Precondition)?;
     if let Some(to) = input.state
         && to != note.state
         && !note.state.can_move_to(to)
@@ -326,9 +333,30 @@ impl NotesService for Notes {
     ) -> Result<models::Note, errors::GetNoteError> {
         let op = &notes_api::notes::operations::GET_NOTE;
         let mut tx = self.begin(op).await?;
-        let found = match load(&mut tx, &caller.tenant, &input.id).await {
+        let found = match load(&mut tx, &caller.tenant, &input.id, "").await {
             Ok(Some(note)) => Ok(note),
             Ok(None) => Err(errors::GetNoteError::NotFound(not_found(&input.id))),
+            Err(e) => Err(runtime::fault(op.id, "reading the note", e)),
+        };
+        self.finish(tx, caller, op, std::slice::from_ref(&input.id), found).await
+    }
+
+    async fn open_note(
+        &self,
+        caller: &Caller,
+        input: models::OpenNoteInput,
+    ) -> Result<models::Redirect, errors::OpenNoteError> {
+        let op = &notes_api::notes::operations::OPEN_NOTE;
+        let mut tx = self.begin(op).await?;
+        let found = match load(&mut tx, &caller.tenant, &input.id, "").await {
+            Ok(Some(models::Note { content: Some(models::NoteContent::Link(link)), .. })) => {
+                // A `uri` the decoder checked: visible ASCII, as a header needs.
+                Ok(models::Redirect { location: link.url })
+            }
+            Ok(Some(_)) => Err(errors::OpenNoteError::NoLink(
+                Problem::new(format!("note {} holds no link", input.id)).with("id", input.id.as_str()),
+            )),
+            Ok(None) => Err(errors::OpenNoteError::NotFound(not_found(&input.id))),
             Err(e) => Err(runtime::fault(op.id, "reading the note", e)),
         };
         self.finish(tx, caller, op, std::slice::from_ref(&input.id), found).await
@@ -342,9 +370,10 @@ impl NotesService for Notes {
         let op = &notes_api::notes::operations::UPDATE_NOTE;
         let mut tx = self.begin(op).await?;
         let id = input.id.clone();
-        let updated = change(&mut tx, caller, input).await.map_err(|failure| match failure {
+        let updated = change(&mut tx, self.store.for_update(), caller, input).await.map_err(|failure| match failure {
             Refused::NotFound(p) => errors::UpdateNoteError::NotFound(p),
             Refused::Conflict(p) => errors::UpdateNoteError::Conflict(p),
+            Refused::Precondition(p) => errors::UpdateNoteError::PreconditionFailed(p),
             Refused::Fault(e) => runtime::fault(op.id, "updating the note", e),
         });
         self.finish(tx, caller, op, std::slice::from_ref(&id), updated).await
@@ -365,18 +394,31 @@ impl NotesService for Notes {
             due: None,
             content: None,
             reminder: None,
+            if_match: support::IfMatch::default(),
         };
-        let archived = change(&mut tx, caller, archive).await.map_err(|failure| match failure {
-            Refused::NotFound(p) => errors::ArchiveNoteError::NotFound(p),
-            Refused::Conflict(p) => errors::ArchiveNoteError::Conflict(p),
-            Refused::Fault(e) => runtime::fault(op.id, "archiving the note", e),
-        });
+        let archived =
+            change(&mut tx, self.store.for_update(), caller, archive).await.map_err(|failure| match failure {
+                Refused::NotFound(p) => errors::ArchiveNoteError::NotFound(p),
+                Refused::Conflict(p) => errors::ArchiveNoteError::Conflict(p),
+                // An archive sends no `If-Match`, so no precondition can fail.
+                Refused::Precondition(p) => runtime::fault(op.id, "archiving the note", p.message),
+                Refused::Fault(e) => runtime::fault(op.id, "archiving the note", e),
+            });
         self.finish(tx, caller, op, std::slice::from_ref(&input.id), archived).await
     }
 
     async fn delete_note(&self, caller: &Caller, input: models::NoteRef) -> Result<(), errors::DeleteNoteError> {
         let op = &notes_api::notes::operations::DELETE_NOTE;
         let mut tx = self.begin(op).await?;
+        // The version `If-Match` names must be the one deleted, so the note is read first.
+        let current = match load(&mut tx, &caller.tenant, &input.id, self.store.for_update()).await {
+            Ok(Some(note)) => input.if_match.check(&note).map_err(errors::DeleteNoteError::PreconditionFailed),
+            Ok(None) => Err(errors::DeleteNoteError::NotFound(not_found(&input.id))),
+            Err(e) => Err(runtime::fault(op.id, "reading the note", e)),
+        };
+        if let Err(refused) = current {
+            return self.finish(tx, caller, op, std::slice::from_ref(&input.id), Err(refused)).await;
+        }
         let deleted = async {
             sqlx::query("DELETE FROM note_tags WHERE tenant_id = $1 AND note_id = $2")
                 .bind(caller.tenant.as_str())

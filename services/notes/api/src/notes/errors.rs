@@ -53,6 +53,22 @@ support::operation_errors! {
         Unavailable = "unavailable",
     }
 
+    /// Errors `open_note` may return: the codes it declares plus the service-wide ones.
+    OpenNoteError {
+        /// `not_found` (HTTP 404): No such note for this caller.
+        NotFound = "not_found",
+        /// `no_link` (HTTP 409): Only a note whose content is a link can be opened.
+        NoLink = "no_link",
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
     /// Errors `update_note` may return: the codes it declares plus the service-wide ones.
     UpdateNoteError {
         /// `not_found` (HTTP 404): No such note for this caller.
@@ -67,6 +83,8 @@ support::operation_errors! {
         RequestTimeout = "request_timeout",
         /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
         Unavailable = "unavailable",
+        /// `precondition_failed` (HTTP 412): `If-Match` names another version than the current one: read it again (its `ETag`), then retry.
+        PreconditionFailed = "precondition_failed",
     }
 
     /// Errors `delete_note` may return: the codes it declares plus the service-wide ones.
@@ -81,6 +99,8 @@ support::operation_errors! {
         RequestTimeout = "request_timeout",
         /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
         Unavailable = "unavailable",
+        /// `precondition_failed` (HTTP 412): `If-Match` names another version than the current one: read it again (its `ETag`), then retry.
+        PreconditionFailed = "precondition_failed",
     }
 
     /// Errors `archive_note` may return: the codes it declares plus the service-wide ones.

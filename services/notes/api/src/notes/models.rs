@@ -240,6 +240,10 @@ pub struct UpdateNoteInput {
     /// New reminder; null clears it.
     #[serde(default, deserialize_with = "support::double_option", skip_serializing_if = "Option::is_none")]
     pub reminder: Option<Option<Reminder>>,
+    /// The request's `If-Match` (empty without one): check it against the current
+    /// version, in the transaction that changes it, with `if_match.check(&current)`.
+    #[serde(default, skip_serializing)]
+    pub if_match: support::IfMatch,
 }
 /// Field specs of [`UpdateNoteInput`], for validation.
 pub static UPDATE_NOTE_INPUT_FIELDS: [FieldSpec; 6usize] = [
@@ -256,6 +260,10 @@ pub static UPDATE_NOTE_INPUT_FIELDS: [FieldSpec; 6usize] = [
 pub struct NoteRef {
     /// The note.
     pub id: String,
+    /// The request's `If-Match` (empty without one): check it against the current
+    /// version, in the transaction that changes it, with `if_match.check(&current)`.
+    #[serde(default, skip_serializing)]
+    pub if_match: support::IfMatch,
 }
 /// Field specs of [`NoteRef`], for validation.
 pub static NOTE_REF_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];
@@ -287,6 +295,22 @@ pub struct GetNoteInput {
 }
 /// Field specs of [`GetNoteInput`], for validation.
 pub static GET_NOTE_INPUT_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];
+/// Names the link note to open.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenNoteInput {
+    /// The note.
+    pub id: String,
+}
+/// Field specs of [`OpenNoteInput`], for validation.
+pub static OPEN_NOTE_INPUT_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];
+/// Where the link points.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Redirect {
+    /// The link's URL.
+    #[serde(skip)]
+    pub location: String,
+}
 /// What a note holds: text, or a checklist.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind")]

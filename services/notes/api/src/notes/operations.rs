@@ -22,6 +22,7 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
     errors: &[
         ErrorInfo { code: "not_found", status: 404u16, message: "Not found." },
         ErrorInfo { code: "conflict", status: 409u16, message: "The change conflicts with the note's current state." },
+        ErrorInfo { code: "no_link", status: 409u16, message: "The note holds no link." },
         ErrorInfo { code: "unauthenticated", status: 401u16, message: "Authentication required." },
         ErrorInfo { code: "invalid_token", status: 401u16, message: "The token is invalid." },
         ErrorInfo { code: "insufficient_scope", status: 403u16, message: "The token's scope is too low." },
@@ -34,6 +35,11 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
         ErrorInfo { code: "internal", status: 500u16, message: "Internal error." },
         ErrorInfo { code: "request_timeout", status: 408u16, message: "The request took too long." },
         ErrorInfo { code: "unavailable", status: 503u16, message: "Temporarily unavailable." },
+        ErrorInfo {
+            code: "precondition_failed",
+            status: 412u16,
+            message: "The resource changed since the version If-Match names.",
+        },
     ],
     roles: ErrorRoles {
         unauthenticated: "unauthenticated",
@@ -49,6 +55,8 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
         internal: "internal",
         request_timeout: "request_timeout",
         unavailable: "unavailable",
+        precondition_failed: Some("precondition_failed"),
+        precondition_required: None,
     },
     wire: support::Wire {
         success: support::SuccessFormat::Bare,
@@ -84,6 +92,7 @@ const BASE: Operation = Operation {
     tool: None,
     input: &[],
     deprecation: None,
+    conditional: None,
     service: &SERVICE,
 };
 /// `GET /api/v1/notes`: List notes
@@ -142,6 +151,21 @@ pub static GET_NOTE: Operation = Operation {
     read_only: true,
     tool: Some("notes.get"),
     input: &models::GET_NOTE_INPUT_FIELDS,
+    conditional: Some(support::Conditional::Read),
+    ..BASE
+};
+/// `GET /api/v1/notes/{id}/open`: Open a link note
+pub static OPEN_NOTE: Operation = Operation {
+    id: "open_note",
+    method: Method::Get,
+    path: "/notes/{id}/open",
+    full_path: "/api/v1/notes/{id}/open",
+    scope: "notes:read",
+    satisfied_by: &["notes:read", "notes:write"],
+    success_status: 302,
+    rate_limited: true,
+    read_only: true,
+    input: &models::OPEN_NOTE_INPUT_FIELDS,
     ..BASE
 };
 /// `PATCH /api/v1/notes/{id}`: Change a note
@@ -155,6 +179,7 @@ pub static UPDATE_NOTE: Operation = Operation {
     has_body: true,
     rate_limited: true,
     input: &models::UPDATE_NOTE_INPUT_FIELDS,
+    conditional: Some(support::Conditional::Write { required: false }),
     ..BASE
 };
 /// `DELETE /api/v1/notes/{id}`: Delete a note
@@ -168,6 +193,7 @@ pub static DELETE_NOTE: Operation = Operation {
     success_status: 204,
     rate_limited: true,
     input: &models::NOTE_REF_FIELDS,
+    conditional: Some(support::Conditional::Write { required: false }),
     ..BASE
 };
 /// `POST /api/v1/notes/{id}/archive`: Archive a note
@@ -187,5 +213,5 @@ pub static ARCHIVE_NOTE: Operation = Operation {
     ..BASE
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 7usize] =
-    [&LIST_NOTES, &LIST_DUE_NOTES, &CREATE_NOTE, &GET_NOTE, &UPDATE_NOTE, &DELETE_NOTE, &ARCHIVE_NOTE];
+pub static OPERATIONS: [&Operation; 8usize] =
+    [&LIST_NOTES, &LIST_DUE_NOTES, &CREATE_NOTE, &GET_NOTE, &OPEN_NOTE, &UPDATE_NOTE, &DELETE_NOTE, &ARCHIVE_NOTE];

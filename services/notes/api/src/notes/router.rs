@@ -24,6 +24,7 @@ where
                 .patch(rest::<UpdateNote, S, G>)
                 .delete(rest::<DeleteNote, S, G>),
         )
+        .route(operations::OPEN_NOTE.full_path, methods(&SERVICE, "GET").get(rest::<OpenNote, S, G>))
         .route(operations::ARCHIVE_NOTE.full_path, methods(&SERVICE, "POST").post(rest::<ArchiveNote, S, G>))
         .with_state(Arc::new(App { service, gate }))
 }
@@ -65,6 +66,20 @@ impl<S: NotesService> Endpoint<S, S::Caller> for GetNote {
     const OP: &'static Operation = &operations::GET_NOTE;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.get_note(c, input).await.map(|out| support::Success::one(&out))
+    }
+}
+/// `GET /api/v1/notes/{id}/open`: Open a link note
+pub struct OpenNote;
+impl<S: NotesService> Endpoint<S, S::Caller> for OpenNote {
+    type Input = models::OpenNoteInput;
+    type Error = errors::OpenNoteError;
+    const OP: &'static Operation = &operations::OPEN_NOTE;
+    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.open_note(c, input).await.map(|out| {
+            let mut success = support::Success::Empty;
+            success = success.header("location", &out.location);
+            success
+        })
     }
 }
 /// `PATCH /api/v1/notes/{id}`: Change a note

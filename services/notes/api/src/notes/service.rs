@@ -41,6 +41,14 @@ pub trait NotesService: Send + Sync + 'static {
         caller: &Self::Caller,
         input: models::GetNoteInput,
     ) -> impl Future<Output = Result<models::Note, errors::GetNoteError>> + Send;
+    /// Open a link note
+    ///
+    /// `GET /api/v1/notes/{id}/open` · scope `notes:read`
+    fn open_note(
+        &self,
+        caller: &Self::Caller,
+        input: models::OpenNoteInput,
+    ) -> impl Future<Output = Result<models::Redirect, errors::OpenNoteError>> + Send;
     /// Change a note
     ///
     /// `PATCH /api/v1/notes/{id}` · scope `notes:write`

@@ -46,6 +46,8 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
         internal: "internal",
         request_timeout: "request_timeout",
         unavailable: "unavailable",
+        precondition_failed: None,
+        precondition_required: None,
     },
     wire: support::Wire {
         success: support::SuccessFormat::Envelope,
@@ -87,6 +89,7 @@ const BASE: Operation = Operation {
     tool: None,
     input: &[],
     deprecation: None,
+    conditional: None,
     service: &SERVICE,
 };
 /// `GET /api/v1/notes`: List notes
