@@ -283,6 +283,23 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
         let (oi, ni) = (o.input(old_op), n.input(new_op));
         let empty = Vec::new();
         inputs(c, &place, oi.map_or(&empty, |m| &m.fields), ni.map_or(&empty, |m| &m.fields), o, n);
+        let what = |file: bool| if file { "a file" } else { "JSON" };
+        if old_op.file_output != new_op.file_output {
+            c.push(
+                Kind::Breaking,
+                "output-shape-changed",
+                &place,
+                format!("answers {} instead of {}", what(new_op.file_output), what(old_op.file_output)),
+            );
+        }
+        let (old_types, new_types) = (&old_op.def.media_types, &new_op.def.media_types);
+        for m in new_types.iter().filter(|m| old_op.file_output && !old_types.contains(m)) {
+            // A client that handles the types it was told of gets one it was not.
+            c.push(Kind::Breaking, "file-media-type-added", &place, format!("may now answer a file of `{m}`"));
+        }
+        for m in old_types.iter().filter(|m| new_op.file_output && !new_types.contains(m)) {
+            c.push(Kind::Compatible, "file-media-type-removed", &place, format!("no longer answers `{m}`"));
+        }
         match (&old_op.def.output, &new_op.def.output) {
             (Some(_), Some(_)) if old_op.list_output != new_op.list_output => {
                 let shape = |list: bool| if list { "a list" } else { "one object" };
@@ -294,7 +311,9 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
                 );
             }
             (Some(om), Some(nm)) => outputs(c, &format!("{place} output"), om, nm, o, n, &mut Vec::new()),
-            (Some(_), None) => c.push(Kind::Breaking, "output-removed", &place, "no longer answers a body"),
+            (Some(_), None) if !new_op.file_output => {
+                c.push(Kind::Breaking, "output-removed", &place, "no longer answers a body")
+            }
             _ => {}
         }
     }

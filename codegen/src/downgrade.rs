@@ -2,7 +2,7 @@
 //!
 //! utoipa emits 3.1 only, so this is a JSON pass over the finished document. It covers exactly
 //! the 3.1 constructs our emitter produces: nullable type arrays, `oneOf` with `null`,
-//! `examples` in schemas and `license.identifier`.
+//! `examples` in schemas, a file's `contentMediaType` and `license.identifier`.
 
 use serde_json::{Map, Value, json};
 
@@ -88,6 +88,10 @@ fn convert_schema(m: &mut Map<String, Value>) {
         m.remove("oneOf");
         m.insert("allOf".into(), Value::Array(other));
         m.insert("nullable".into(), json!(true));
+    }
+    // A file's `contentMediaType` (3.1) → `format: binary` (3.0's way of saying "raw bytes").
+    if m.remove("contentMediaType").is_some() {
+        m.insert("format".into(), json!("binary"));
     }
     // JSON Schema `examples: [..]` → OpenAPI 3.0 `example`, only inside schemas (where it is an array).
     if let Some(Value::Array(ex)) = m.get("examples")

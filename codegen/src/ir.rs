@@ -126,6 +126,8 @@ pub struct Operation {
     /// The output is a JSON array of `def.output` models (`output = "Model[]"`); `def.output`
     /// names the model.
     pub list_output: bool,
+    /// The output is a file (`output = "file"`, of `def.media_types`); `def.output` is `None`.
+    pub file_output: bool,
 }
 
 impl Operation {

@@ -828,7 +828,8 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
                 c.push(&place, format!("unknown tag `{tag}`"), "declare it under [[service.tags]]");
             }
         }
-        if let Some(out_name) = op.output.as_deref().map(|o| o.strip_suffix("[]").unwrap_or(o)) {
+        check_file_output(c, &place, op);
+        if let Some(out_name) = op.output.as_deref().filter(|o| *o != FILE).map(|o| o.strip_suffix("[]").unwrap_or(o)) {
             if op.paginated && op.output.as_deref().is_some_and(|o| o.ends_with("[]")) {
                 c.push(
                     &place,
@@ -1026,13 +1027,17 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
         errors.retain(|e| spec.errors.contains_key(e));
         errors.sort_by_key(|e| spec.errors.get_index_of(e));
         let status = op.status.unwrap_or(if op.output.is_some() { 200 } else { 204 });
-        // `Model[]`: the IR names the model and says it is a list.
+        // `Model[]`: the IR names the model and says it is a list; `file`: no model.
         let mut def = op.clone();
         let list_output = def.output.as_deref().is_some_and(|o| o.ends_with("[]"));
         if list_output {
             def.output = def.output.map(|o| o.trim_end_matches("[]").to_string());
         }
-        out.push(Operation { def, errors, status, has_body, list_output });
+        let file_output = def.output.as_deref() == Some(FILE);
+        if file_output {
+            def.output = None;
+        }
+        out.push(Operation { def, errors, status, has_body, list_output, file_output });
     }
     out
 }
@@ -1070,13 +1075,51 @@ fn check_header_models(c: &mut Collector, spec: &Spec, models: &IndexMap<String,
     }
 }
 
+/// The output that is a file, not a model.
+const FILE: &str = "file";
+
+/// What a file output needs: its media types, and no feature that needs a JSON body.
+fn check_file_output(c: &mut Collector, place: &str, op: &OperationDef) {
+    let file = op.output.as_deref() == Some(FILE);
+    if !file {
+        if !op.media_types.is_empty() {
+            c.push(place, "`media_types` is for `output = \"file\"`", "remove `media_types`, or answer a file");
+        }
+        return;
+    }
+    if op.media_types.is_empty() {
+        c.push(
+            place,
+            "a file output declares no media type",
+            "add `media_types = [\"text/csv\"]` (the types it may have)",
+        );
+    }
+    for m in &op.media_types {
+        let token =
+            |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b));
+        if !m.split_once('/').is_some_and(|(t, s)| token(t) && token(s)) {
+            c.push(place, format!("media type `{m}` is not `type/subtype`"), "write it like `text/csv`");
+        }
+    }
+    for (set, what) in [
+        (op.paginated, "a page"),
+        (op.mcp.is_some(), "an MCP tool (a tool result's structured content is JSON)"),
+        (op.conditional.is_some(), "a conditional request (its tag is a digest of JSON)"),
+    ] {
+        if set {
+            c.push(place, format!("a file output cannot be {what}"), "answer a model, or drop it");
+        }
+    }
+}
+
 /// The success statuses an operation may declare, and what each needs of its output.
 const SUCCESS_STATUSES: [u16; 9] = [200, 201, 202, 204, 301, 302, 303, 307, 308];
 
 fn check_status(c: &mut Collector, place: &str, op: &OperationDef, models: &IndexMap<String, Model>) {
     let Some(status) = op.status else { return };
     let output = op.output.as_deref().and_then(|o| models.get(o.trim_end_matches("[]")));
-    let body = output.is_some_and(|m| m.fields_in(Location::Body).next().is_some());
+    let body =
+        op.output.as_deref() == Some(FILE) || output.is_some_and(|m| m.fields_in(Location::Body).next().is_some());
     let listed = SUCCESS_STATUSES.iter().map(u16::to_string).collect::<Vec<_>>().join(", ");
     if !SUCCESS_STATUSES.contains(&status) {
         c.push(

@@ -678,6 +678,10 @@ fn error_description(api: &Api, code: &str) -> String {
     text
 }
 
+/// `*`, or a list of entity tags (RFC 9110 section 8.8.3: `"x"` or weak `W/"x"`, visible ASCII
+/// but `"` inside): what `If-Match` and `If-None-Match` carry.
+const ENTITY_TAGS: &str = r#"^\s*(\*|(W/)?"[\x21\x23-\x7e]*"(\s*,\s*(W/)?"[\x21\x23-\x7e]*")*)\s*$"#;
+
 fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
     let scope = op.def.scope.clone().unwrap_or_default();
     let mut description = op.def.description.clone();
@@ -726,7 +730,9 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
             .parameter_in(ParameterIn::Header)
             .required(Required::False)
             .description(Some(text.to_string()))
-            .schema(Some(RefOr::T(Schema::Object(ObjectBuilder::new().schema_type(Type::String).build()))))
+            .schema(Some(RefOr::T(Schema::Object(
+                ObjectBuilder::new().schema_type(Type::String).pattern(Some(ENTITY_TAGS)).build(),
+            ))))
             .build()
     };
     match conditional {
@@ -797,6 +803,19 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
                     );
             }
             common_headers(api, declared(r))
+        }
+        None if op.file_output => {
+            let mut r = ResponseBuilder::new().description(op.def.summary.clone());
+            for m in &op.def.media_types {
+                // 3.1: a string of that media type (the 3.0 rendering makes it `format: binary`).
+                let schema = ObjectBuilder::new().schema_type(Type::String).content_media_type(m.clone()).build();
+                r = r.content(m.clone(), ContentBuilder::new().schema(Some(RefOr::T(Schema::Object(schema)))).build());
+            }
+            r = r.header(
+                "Content-Disposition",
+                header("`attachment` with the name to save it under (RFC 6266), or `inline`.", Type::String),
+            );
+            common_headers(api, r)
         }
         None if op.def.output.is_some() => {
             common_headers(api, declared(ResponseBuilder::new().description(op.def.summary.clone())))

@@ -681,6 +681,7 @@ fn errors_file(api: &Api) -> String {
 
 pub(crate) fn output_type(op: &Operation) -> TokenStream {
     match &op.def.output {
+        None if op.file_output => quote!(support::File),
         None => quote!(()),
         Some(m) => {
             let t = type_ident(m);
@@ -767,6 +768,7 @@ fn router_file(api: &Api) -> TokenStream {
         let headers: Vec<&Field> =
             op.def.output.as_ref().map(|o| api.models[o].fields_in(Location::Header).collect()).unwrap_or_default();
         let body = match (&op.def.output, op.def.paginated) {
+            (None, _) if op.file_output => quote!(.map(support::Success::File)),
             (None, _) => quote!(.map(|()| support::Success::Empty)),
             (Some(_), true) => quote!(.map(|out| support::Success::page(&out, paging))),
             (Some(_), false) if headers.is_empty() => quote!(.map(|out| support::Success::one(&out))),
@@ -780,8 +782,9 @@ fn router_file(api: &Api) -> TokenStream {
                 };
                 let set = headers.iter().map(|f| {
                     let (ident, name) = (field_ident(&f.name), crate::ir::header_name(&f.name).to_ascii_lowercase());
+                    let borrow = if f.ty == Ty::Integer { quote!() } else { quote!(&) };
                     if f.required() {
-                        quote!(success = success.header(#name, &out.#ident);)
+                        quote!(success = success.header(#name, #borrow out.#ident);)
                     } else {
                         quote!(if let Some(v) = &out.#ident { success = success.header(#name, v); })
                     }

@@ -748,9 +748,14 @@ pub struct OperationDef {
     /// Input model: its fields say where each travels (`in`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<String>,
-    /// Output model; omitted for operations that answer 204 with no body.
+    /// Output model (`Model[]` for a list of them, `file` for a file streamed as it is); omitted
+    /// for operations that answer 204 with no body.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
+    /// For `output = "file"`: the media types the file may have (`text/csv`, `image/png`,
+    /// `application/octet-stream`, …); the implementation says which one each answer has.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub media_types: Vec<String>,
     /// The output is a page of `output` items (adds `page` and `per_page`).
     #[serde(default)]
     pub paginated: bool,

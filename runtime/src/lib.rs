@@ -5,6 +5,7 @@
 pub mod app;
 pub mod audit;
 pub mod auth;
+pub mod blobs;
 pub mod caller;
 pub mod catalog;
 pub mod client_address;

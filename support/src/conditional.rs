@@ -63,8 +63,8 @@ fn parse(raw: &str) -> Option<Tags> {
     for part in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let opaque = part.strip_prefix("W/").unwrap_or(part);
         let inner = opaque.strip_prefix('"').and_then(|t| t.strip_suffix('"'))?;
-        // etagc: %x21 / %x23-7E / obs-text; no quotes inside.
-        if inner.bytes().any(|b| b == b'"' || b < 0x21 || b == 0x7f) {
+        // etagc: %x21 / %x23-7E (obs-text, which no tag of ours holds, is refused too).
+        if inner.bytes().any(|b| b == b'"' || !(0x21..0x7f).contains(&b)) {
             return None;
         }
         tags.push(part.to_string());
@@ -87,9 +87,11 @@ impl<'de> serde::Deserialize<'de> for IfMatch {
 }
 
 /// Every `name` header line of a request joined with commas (a list header's lines are one list,
-/// RFC 9110 section 5.3); `None` when there is none or one is not visible ASCII.
+/// RFC 9110 section 5.3); `None` when there is none. Bytes outside visible ASCII are kept (as
+/// U+FFFD), so such a value is refused as malformed rather than taken for an absent header.
 pub fn joined(headers: &HeaderMap, name: header::HeaderName) -> Option<String> {
-    let lines: Vec<&str> = headers.get_all(name).iter().map(|v| v.to_str().ok()).collect::<Option<_>>()?;
+    let lines: Vec<String> =
+        headers.get_all(name).iter().map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()).collect();
     (!lines.is_empty()).then(|| lines.join(","))
 }
 

@@ -17,7 +17,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 pub mod conditional;
+pub mod file;
 pub use conditional::{Conditional, IfMatch, etag};
+pub use file::File;
 
 // The one definition: the generator reads it from spec files (feature `spec`), generated tables hold it.
 /// HTTP method of an operation.
@@ -1548,8 +1550,10 @@ fn finish(parts: &Parts, op: &'static Operation, mut resp: Response) -> Response
 }
 
 /// What an operation answers on success, before the service's wire format writes it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub enum Success {
+    /// A file, streamed as it is (the wire format writes JSON bodies only).
+    File(File),
     /// No content.
     Empty,
     /// The operation's output.
@@ -1609,7 +1613,7 @@ impl Success {
     /// paging); `None` for no content.
     fn etag(&self) -> Option<String> {
         match self {
-            Success::Empty => None,
+            Success::Empty | Success::File(_) => None,
             Success::One(v) => Some(conditional::etag_of(v)),
             Success::Page { items, total, paging } => Some(conditional::etag_of(
                 &json!({ "items": items, "total": total, "page": paging.page, "per_page": paging.per_page }),
@@ -1621,7 +1625,7 @@ impl Success {
     /// The envelope format's body: `{"data": …}`, a page with its `meta`; `None` for no content.
     fn enveloped(self) -> Option<Value> {
         match self {
-            Success::Empty => None,
+            Success::Empty | Success::File(_) => None,
             Success::Headed { inner, .. } => inner.enveloped(),
             Success::One(v) => Some(json!({ "data": v })),
             Success::Page { items, total, paging } => Some(json!({
@@ -1659,6 +1663,7 @@ pub fn respond(parts: &Parts, op: &'static Operation, success: Success) -> Respo
         return with_headers(resp, etag, headers);
     }
     let resp = match (success, op.service.wire.success) {
+        (Success::File(file), _) => file.into_response(),
         (Success::One(v), SuccessFormat::Bare) => json(&v),
         (Success::Page { items, total, paging }, SuccessFormat::Bare) => {
             let mut resp = json(&items);

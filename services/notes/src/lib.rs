@@ -19,7 +19,10 @@ pub use notes_api::notes::{SERVICE, api};
 #[derive(Debug, Clone)]
 pub struct Notes {
     store: Store,
+    blobs: runtime::blobs::Blobs,
 }
+
+mod exports;
 
 /// The application: the notes service registered with the platform's server builder.
 pub async fn server(platform: &Platform) -> anyhow::Result<axum::Router> {
@@ -32,7 +35,10 @@ impl Notes {
     pub async fn open(platform: &Platform) -> anyhow::Result<Self> {
         let store = platform.store.clone();
         store.migrate("notes", sqlx::migrate!("./migrations/sqlite"), sqlx::migrate!("./migrations/postgres")).await?;
-        Ok(Notes { store })
+        let notes = Notes { blobs: runtime::blobs::Blobs::new(store.clone()), store };
+        // Exports a stopped process left unfinished.
+        tokio::spawn(notes.clone().resume_exports());
+        Ok(notes)
     }
 
     async fn begin<E: InternalError>(&self, op: &Operation) -> Result<Tx, E> {
@@ -405,6 +411,30 @@ impl NotesService for Notes {
                 Refused::Fault(e) => runtime::fault(op.id, "archiving the note", e),
             });
         self.finish(tx, caller, op, std::slice::from_ref(&input.id), archived).await
+    }
+
+    async fn create_export(
+        &self,
+        caller: &Caller,
+        input: models::CreateExportInput,
+    ) -> Result<models::ExportStarted, errors::CreateExportError> {
+        self.start_export(caller, input).await
+    }
+
+    async fn get_export(
+        &self,
+        caller: &Caller,
+        input: models::ExportRef,
+    ) -> Result<models::NoteExport, errors::GetExportError> {
+        self.export_status(caller, input).await
+    }
+
+    async fn download_export(
+        &self,
+        caller: &Caller,
+        input: models::DownloadExportInput,
+    ) -> Result<support::File, errors::DownloadExportError> {
+        self.export_file(caller, input).await
     }
 
     async fn delete_note(&self, caller: &Caller, input: models::NoteRef) -> Result<(), errors::DeleteNoteError> {

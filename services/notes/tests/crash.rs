@@ -125,3 +125,62 @@ async fn a_server_killed_under_write_load_keeps_every_acknowledged_write_on_post
         crash_under_write_load(Some(&url)).await;
     }
 }
+
+/// The database of a notes server, as the test reaches it beside the server.
+async fn pool(s: &Server, database_url: Option<&str>) -> sqlx::AnyPool {
+    sqlx::any::install_default_drivers();
+    let url = database_url.map_or_else(
+        || format!("sqlite://{}", s.config.data_dir.join(runtime::store::DATABASE_FILE).display()),
+        str::to_string,
+    );
+    sqlx::AnyPool::connect(&url).await.unwrap()
+}
+
+/// An export whose process stopped before finishing it (its row pending, its lease run out) is
+/// finished by the next start of the server; one whose lease runs out while the server runs is
+/// taken over when its status is read.
+async fn exports_survive_a_stopped_process(database_url: Option<&str>) {
+    let s = Server::start(database_url).await;
+    let client = reqwest::Client::new();
+    let tenant = format!("resume-{}", uuid::Uuid::now_v7().simple());
+    let token = s.token(&tenant, "notes:write");
+    let notes = s.url("/api/v1/notes");
+    for title in ["one", "two"] {
+        client.post(&notes).bearer_auth(&token).json(&json!({"title": title})).send().await.unwrap();
+    }
+    let started: Value = client
+        .post(format!("{notes}/exports"))
+        .bearer_auth(&token)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let url = format!("{notes}/exports/{}", started["id"].as_str().unwrap());
+    assert_eq!(common::export_finished(&client, &url, &token).await["state"], "done");
+    // As its process would have left it, killed mid-way: pending, its lease run out, no file.
+    let orphan = |pool: sqlx::AnyPool, id: String| async move {
+        sqlx::query(
+            "UPDATE note_exports SET state = 'pending', claimed_until = 0, blob_id = NULL, notes = NULL WHERE id = $1",
+        )
+        .bind(id)
+        .execute(&pool)
+        .await
+        .unwrap();
+    };
+    orphan(pool(&s, database_url).await, started["id"].as_str().unwrap().to_string()).await;
+    let s = s.kill_and_restart().await;
+    let resumed = common::export_finished(&client, &url, &token).await;
+    assert_eq!((resumed["state"].as_str(), resumed["notes"].as_i64()), (Some("done"), Some(2)), "{resumed}");
+    let file = client.get(format!("{url}/file")).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(file.status(), 200);
+    assert_eq!(file.text().await.unwrap().lines().count(), 3);
+
+    // While the server runs: the first read of its status after the lease takes it over.
+    orphan(pool(&s, database_url).await, started["id"].as_str().unwrap().to_string()).await;
+    assert_eq!(common::export_finished(&client, &url, &token).await["state"], "done");
+}
+
+on_both_backends!(exports_survive_a_stopped_process: an_unfinished_export_is_finished_after_a_restart_on_sqlite, an_unfinished_export_is_finished_after_a_restart_on_postgres, "notes export resume");

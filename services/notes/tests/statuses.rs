@@ -1,6 +1,7 @@
-//! Declared statuses and response headers against the notes binary, on both backends:
+//! Declared statuses, response headers and files against the notes binary, on both backends:
 //! conditional requests (`ETag`, `If-None-Match` → 304, `If-Match` → 412, atomic with the
-//! change) and a redirect whose `Location` comes from the output.
+//! change), a redirect whose `Location` comes from the output, and an asynchronous export
+//! (`202` with its status in `Location`, then a CSV file streamed from storage).
 
 mod common;
 
@@ -159,6 +160,88 @@ async fn redirect(database_url: Option<&str>) {
     assert!(found["content"].is_null());
     assert!(doc["components"]["schemas"]["Redirect"].is_null(), "a model of headers alone is no schema");
 }
+
+/// `create_export` answers `202` with the export's status as a relative `Location` and a
+/// `Retry-After`; the status says when it is done, with its size, note count and a relative
+/// download link; the file is the caller's notes as CSV (quoted, formulas defused), with its
+/// name; another tenant sees none of it; over MCP the same export starts and reports.
+async fn export(database_url: Option<&str>) {
+    let s = Server::start(database_url).await;
+    let client = reqwest::Client::new();
+    let tenant = format!("export-{}", uuid::Uuid::now_v7().simple());
+    let write = s.token(&tenant, "notes:write");
+    let notes = s.url("/api/v1/notes");
+    for title in ["plain", "a, \"quoted\" one", "=HYPERLINK(\"x\")"] {
+        let resp = client.post(&notes).bearer_auth(&write).json(&json!({"title": title, "tags": ["x"]})).send().await;
+        assert_eq!(resp.unwrap().status(), 201);
+    }
+    let started = client.post(format!("{notes}/exports")).bearer_auth(&write).json(&json!({})).send().await.unwrap();
+    assert_eq!(started.status(), StatusCode::ACCEPTED);
+    let location = started.headers()["location"].to_str().unwrap().to_string();
+    assert_eq!(started.headers()["retry-after"], "1");
+    let body: Value = started.json().await.unwrap();
+    assert_eq!(body["state"], "pending");
+    assert_eq!(location, format!("exports/{}", body["id"].as_str().unwrap()), "relative to the request's URL");
+    assert!(body.get("location").is_none(), "a header field is not in the body: {body}");
+    let status_url = reqwest::Url::parse(&format!("{notes}/exports")).unwrap().join(&location).unwrap().to_string();
+
+    let done = common::export_finished(&client, &status_url, &write).await;
+    assert_eq!((done["state"].as_str(), done["notes"].as_i64()), (Some("done"), Some(3)), "{done}");
+    let download = reqwest::Url::parse(&status_url).unwrap().join(done["download"].as_str().unwrap()).unwrap();
+    assert_eq!(download.path(), format!("/api/v1/notes/exports/{}/file", body["id"].as_str().unwrap()));
+    let file = client.get(download.clone()).bearer_auth(&write).send().await.unwrap();
+    assert_eq!(file.status(), 200);
+    assert_eq!(file.headers()["content-type"], "text/csv");
+    let disposition = file.headers()["content-disposition"].to_str().unwrap().to_string();
+    assert!(disposition.starts_with(&format!("attachment; filename=\"notes-{}.csv\"", body["id"].as_str().unwrap())));
+    let text = file.text().await.unwrap();
+    assert_eq!(text.len() as i64, done["size"].as_i64().unwrap(), "the size the status gave");
+    let lines: Vec<&str> = text.split("\r\n").collect();
+    assert_eq!(lines[0], "id,title,state,tags,created_at,due");
+    assert!(lines[1].contains(",plain,draft,x,"), "{text}");
+    assert!(lines[2].contains(",\"a, \"\"quoted\"\" one\",draft,"), "{text}");
+    assert!(lines[3].contains(",\"'=HYPERLINK(\"\"x\"\")\",draft,"), "{text}");
+    assert_eq!(lines.len(), 5, "three notes and the final line break: {text}");
+
+    // The status is tagged: polling with its ETag is answered 304 until it changes.
+    let tagged = client.get(&status_url).bearer_auth(&write).send().await.unwrap();
+    let tag = tagged.headers()["etag"].to_str().unwrap().to_string();
+    let again = client.get(&status_url).bearer_auth(&write).header("if-none-match", &tag).send().await.unwrap();
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+
+    // Another tenant: no such export, no file.
+    let other = s.token("someone-else", "notes:read");
+    assert_eq!(client.get(&status_url).bearer_auth(&other).send().await.unwrap().status(), 404);
+    assert_eq!(client.get(download.clone()).bearer_auth(&other).send().await.unwrap().status(), 404);
+    assert_eq!(
+        client.get(format!("{notes}/exports/export_missing/file")).bearer_auth(&write).send().await.unwrap().status(),
+        404
+    );
+
+    // Over MCP: the tool answers the body (a tool result has no headers); the status tool reports.
+    let call = |id: u32, name: &str, arguments: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
+    let answer: Value =
+        common::mcp(&s, &write, call(1, "notes.export", json!({"state": "draft"}))).await.json().await.unwrap();
+    let id = answer["result"]["structuredContent"]["id"].as_str().unwrap_or_else(|| panic!("{answer}")).to_string();
+    for _ in 0..200 {
+        let answer: Value =
+            common::mcp(&s, &write, call(2, "notes.export_status", json!({"id": id}))).await.json().await.unwrap();
+        if answer["result"]["structuredContent"]["state"] == "done" {
+            assert_eq!(answer["result"]["structuredContent"]["notes"], 3);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+
+    let doc: Value = client.get(s.url("/openapi/notes.json")).send().await.unwrap().json().await.unwrap();
+    let accepted = &doc["paths"]["/notes/exports"]["post"]["responses"]["202"];
+    assert!(accepted["headers"]["Location"].is_object() && accepted["headers"]["Retry-After"].is_object());
+    let file = &doc["paths"]["/notes/exports/{id}/file"]["get"]["responses"]["200"];
+    assert_eq!(file["content"]["text/csv"]["schema"]["contentMediaType"], "text/csv");
+    assert!(file["headers"]["Content-Disposition"].is_object());
+}
+
+on_both_backends!(export: an_export_is_accepted_then_downloaded_as_a_file_on_sqlite, an_export_is_accepted_then_downloaded_as_a_file_on_postgres, "notes exports");
 
 on_both_backends!(conditional: conditional_requests_tag_versions_and_refuse_lost_updates_on_sqlite, conditional_requests_tag_versions_and_refuse_lost_updates_on_postgres, "notes conditional requests");
 

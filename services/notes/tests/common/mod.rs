@@ -169,3 +169,15 @@ macro_rules! on_both_backends {
         }
     };
 }
+
+/// Polls an export's status at `url` until it is no longer pending; its last status.
+pub async fn export_finished(client: &reqwest::Client, url: &str, token: &str) -> serde_json::Value {
+    for _ in 0..200 {
+        let status: serde_json::Value = client.get(url).bearer_auth(token).send().await.unwrap().json().await.unwrap();
+        if status["state"] != "pending" {
+            return status;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the export at {url} stayed pending");
+}

@@ -118,4 +118,46 @@ support::operation_errors! {
         /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
         Unavailable = "unavailable",
     }
+
+    /// Errors `create_export` may return: the codes it declares plus the service-wide ones.
+    CreateExportError {
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `get_export` may return: the codes it declares plus the service-wide ones.
+    GetExportError {
+        /// `not_found` (HTTP 404): No such note for this caller.
+        NotFound = "not_found",
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `download_export` may return: the codes it declares plus the service-wide ones.
+    DownloadExportError {
+        /// `not_found` (HTTP 404): No such note for this caller.
+        NotFound = "not_found",
+        /// `not_ready` (HTTP 409): The export is still being written, or failed; its status says which.
+        NotReady = "not_ready",
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
 }

@@ -76,6 +76,36 @@ impl std::fmt::Display for NoteSort {
         f.write_str(self.as_str())
     }
 }
+/// Where an export is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExportState {
+    /// Being written.
+    Pending,
+    /// Ready to download.
+    Done,
+    /// Could not be written; start another.
+    Failed,
+}
+impl ExportState {
+    /// Every value, in spec order.
+    pub const ALL: &'static [ExportState] = &[ExportState::Pending, ExportState::Done, ExportState::Failed];
+    /// The wire value of each of [`Self::ALL`], in the same order.
+    pub const WIRE: &'static [&'static str] = &["pending", "done", "failed"];
+    /// The wire value.
+    pub fn as_str(self) -> &'static str {
+        Self::WIRE[self as usize]
+    }
+    /// Parses a wire value.
+    pub fn parse(s: &str) -> Option<ExportState> {
+        Self::WIRE.iter().position(|w| *w == s).map(|i| Self::ALL[i])
+    }
+}
+impl std::fmt::Display for ExportState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 /// A note.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Note {
@@ -254,6 +284,71 @@ pub static UPDATE_NOTE_INPUT_FIELDS: [FieldSpec; 6usize] = [
     FieldSpec::body("content", Kind::Union(&NOTE_CONTENT_VARIANTS)),
     FieldSpec::body("reminder", Kind::Union(&REMINDER_VARIANTS)).nullable(),
 ];
+/// Which notes to export.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateExportInput {
+    /// Only notes in this state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<NoteState>,
+}
+/// Field specs of [`CreateExportInput`], for validation.
+pub static CREATE_EXPORT_INPUT_FIELDS: [FieldSpec; 1usize] =
+    [FieldSpec::body("state", Kind::Enum(&["draft", "published", "archived"]))];
+/// An export on its way: poll its status (`Location`) until it is done.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportStarted {
+    /// The export.
+    pub id: String,
+    /// Where it is.
+    pub state: ExportState,
+    /// Its status, as a reference relative to the request's URL.
+    #[serde(skip)]
+    pub location: String,
+    /// Seconds to wait before asking.
+    #[serde(skip)]
+    pub retry_after: i64,
+}
+/// An export of notes as CSV.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoteExport {
+    /// Identifier.
+    pub id: String,
+    /// Where it is.
+    pub state: ExportState,
+    /// When it was asked for.
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    /// When it was done (or failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// Notes in it, once done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<i64>,
+    /// Its size in bytes, once done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<i64>,
+    /// Where to download it once done, relative to this export's URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub download: Option<String>,
+}
+/// Names an export.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportRef {
+    /// The export.
+    pub id: String,
+}
+/// Field specs of [`ExportRef`], for validation.
+pub static EXPORT_REF_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];
+/// Names the export to download.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DownloadExportInput {
+    /// The export.
+    pub id: String,
+}
+/// Field specs of [`DownloadExportInput`], for validation.
+pub static DOWNLOAD_EXPORT_INPUT_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];
 /// Names one note.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

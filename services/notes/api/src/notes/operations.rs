@@ -23,6 +23,7 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
         ErrorInfo { code: "not_found", status: 404u16, message: "Not found." },
         ErrorInfo { code: "conflict", status: 409u16, message: "The change conflicts with the note's current state." },
         ErrorInfo { code: "no_link", status: 409u16, message: "The note holds no link." },
+        ErrorInfo { code: "not_ready", status: 409u16, message: "The export is not ready." },
         ErrorInfo { code: "unauthenticated", status: 401u16, message: "Authentication required." },
         ErrorInfo { code: "invalid_token", status: 401u16, message: "The token is invalid." },
         ErrorInfo { code: "insufficient_scope", status: 403u16, message: "The token's scope is too low." },
@@ -212,6 +213,60 @@ pub static ARCHIVE_NOTE: Operation = Operation {
     }),
     ..BASE
 };
+/// `POST /api/v1/notes/exports`: Export notes
+pub static CREATE_EXPORT: Operation = Operation {
+    id: "create_export",
+    method: Method::Post,
+    path: "/notes/exports",
+    full_path: "/api/v1/notes/exports",
+    scope: "notes:read",
+    satisfied_by: &["notes:read", "notes:write"],
+    success_status: 202,
+    has_body: true,
+    rate_limited: true,
+    tool: Some("notes.export"),
+    input: &models::CREATE_EXPORT_INPUT_FIELDS,
+    ..BASE
+};
+/// `GET /api/v1/notes/exports/{id}`: An export's status
+pub static GET_EXPORT: Operation = Operation {
+    id: "get_export",
+    method: Method::Get,
+    path: "/notes/exports/{id}",
+    full_path: "/api/v1/notes/exports/{id}",
+    scope: "notes:read",
+    satisfied_by: &["notes:read", "notes:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("notes.export_status"),
+    input: &models::EXPORT_REF_FIELDS,
+    conditional: Some(support::Conditional::Read),
+    ..BASE
+};
+/// `GET /api/v1/notes/exports/{id}/file`: Download an export
+pub static DOWNLOAD_EXPORT: Operation = Operation {
+    id: "download_export",
+    method: Method::Get,
+    path: "/notes/exports/{id}/file",
+    full_path: "/api/v1/notes/exports/{id}/file",
+    scope: "notes:read",
+    satisfied_by: &["notes:read", "notes:write"],
+    rate_limited: true,
+    read_only: true,
+    input: &models::DOWNLOAD_EXPORT_INPUT_FIELDS,
+    ..BASE
+};
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 8usize] =
-    [&LIST_NOTES, &LIST_DUE_NOTES, &CREATE_NOTE, &GET_NOTE, &OPEN_NOTE, &UPDATE_NOTE, &DELETE_NOTE, &ARCHIVE_NOTE];
+pub static OPERATIONS: [&Operation; 11usize] = [
+    &LIST_NOTES,
+    &LIST_DUE_NOTES,
+    &CREATE_NOTE,
+    &GET_NOTE,
+    &OPEN_NOTE,
+    &UPDATE_NOTE,
+    &DELETE_NOTE,
+    &ARCHIVE_NOTE,
+    &CREATE_EXPORT,
+    &GET_EXPORT,
+    &DOWNLOAD_EXPORT,
+];

@@ -26,6 +26,9 @@ where
         )
         .route(operations::OPEN_NOTE.full_path, methods(&SERVICE, "GET").get(rest::<OpenNote, S, G>))
         .route(operations::ARCHIVE_NOTE.full_path, methods(&SERVICE, "POST").post(rest::<ArchiveNote, S, G>))
+        .route(operations::CREATE_EXPORT.full_path, methods(&SERVICE, "POST").post(rest::<CreateExport, S, G>))
+        .route(operations::GET_EXPORT.full_path, methods(&SERVICE, "GET").get(rest::<GetExport, S, G>))
+        .route(operations::DOWNLOAD_EXPORT.full_path, methods(&SERVICE, "GET").get(rest::<DownloadExport, S, G>))
         .with_state(Arc::new(App { service, gate }))
 }
 /// `GET /api/v1/notes`: List notes
@@ -110,5 +113,40 @@ impl<S: NotesService> Endpoint<S, S::Caller> for ArchiveNote {
     const OP: &'static Operation = &operations::ARCHIVE_NOTE;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.archive_note(c, input).await.map(|out| support::Success::one(&out))
+    }
+}
+/// `POST /api/v1/notes/exports`: Export notes
+pub struct CreateExport;
+impl<S: NotesService> Endpoint<S, S::Caller> for CreateExport {
+    type Input = models::CreateExportInput;
+    type Error = errors::CreateExportError;
+    const OP: &'static Operation = &operations::CREATE_EXPORT;
+    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.create_export(c, input).await.map(|out| {
+            let mut success = support::Success::one(&out);
+            success = success.header("location", &out.location);
+            success = success.header("retry-after", out.retry_after);
+            success
+        })
+    }
+}
+/// `GET /api/v1/notes/exports/{id}`: An export's status
+pub struct GetExport;
+impl<S: NotesService> Endpoint<S, S::Caller> for GetExport {
+    type Input = models::ExportRef;
+    type Error = errors::GetExportError;
+    const OP: &'static Operation = &operations::GET_EXPORT;
+    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.get_export(c, input).await.map(|out| support::Success::one(&out))
+    }
+}
+/// `GET /api/v1/notes/exports/{id}/file`: Download an export
+pub struct DownloadExport;
+impl<S: NotesService> Endpoint<S, S::Caller> for DownloadExport {
+    type Input = models::DownloadExportInput;
+    type Error = errors::DownloadExportError;
+    const OP: &'static Operation = &operations::DOWNLOAD_EXPORT;
+    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.download_export(c, input).await.map(support::Success::File)
     }
 }

@@ -73,4 +73,28 @@ pub trait NotesService: Send + Sync + 'static {
         caller: &Self::Caller,
         input: models::ArchiveNoteInput,
     ) -> impl Future<Output = Result<models::Note, errors::ArchiveNoteError>> + Send;
+    /// Export notes
+    ///
+    /// `POST /api/v1/notes/exports` · scope `notes:read` · MCP tool `notes.export`
+    fn create_export(
+        &self,
+        caller: &Self::Caller,
+        input: models::CreateExportInput,
+    ) -> impl Future<Output = Result<models::ExportStarted, errors::CreateExportError>> + Send;
+    /// An export's status
+    ///
+    /// `GET /api/v1/notes/exports/{id}` · scope `notes:read` · MCP tool `notes.export_status`
+    fn get_export(
+        &self,
+        caller: &Self::Caller,
+        input: models::ExportRef,
+    ) -> impl Future<Output = Result<models::NoteExport, errors::GetExportError>> + Send;
+    /// Download an export
+    ///
+    /// `GET /api/v1/notes/exports/{id}/file` · scope `notes:read`
+    fn download_export(
+        &self,
+        caller: &Self::Caller,
+        input: models::DownloadExportInput,
+    ) -> impl Future<Output = Result<support::File, errors::DownloadExportError>> + Send;
 }

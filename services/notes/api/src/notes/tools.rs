@@ -4,11 +4,13 @@
 use super::{NotesService, operations, router};
 use support::{Gate, Operation, ToolFailure, tool};
 /// Tool name → operation, in spec order.
-pub static TOOLS: [(&str, &Operation); 4usize] = [
+pub static TOOLS: [(&str, &Operation); 6usize] = [
     ("notes.list", &operations::LIST_NOTES),
     ("notes.due", &operations::LIST_DUE_NOTES),
     ("notes.create", &operations::CREATE_NOTE),
     ("notes.get", &operations::GET_NOTE),
+    ("notes.export", &operations::CREATE_EXPORT),
+    ("notes.export_status", &operations::GET_EXPORT),
 ];
 /// Calls tool `name` for a caller `gate` admitted; `None` when no tool has that name.
 /// Success is the same JSON body the REST route answers (`{}` for an empty one); arguments
@@ -29,6 +31,8 @@ where
         "notes.due" => tool::<router::ListDueNotes, S, G>(service, gate, caller, arguments).await,
         "notes.create" => tool::<router::CreateNote, S, G>(service, gate, caller, arguments).await,
         "notes.get" => tool::<router::GetNote, S, G>(service, gate, caller, arguments).await,
+        "notes.export" => tool::<router::CreateExport, S, G>(service, gate, caller, arguments).await,
+        "notes.export_status" => tool::<router::GetExport, S, G>(service, gate, caller, arguments).await,
         _ => return None,
     })
 }
