@@ -280,6 +280,14 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
             );
         }
         conditional(c, &place, old_op.def.conditional(), new_op.def.conditional());
+        if old_op.def.body != new_op.def.body {
+            c.push(
+                Kind::Breaking,
+                "request-body-format-changed",
+                &place,
+                format!("takes a {:?} body instead of {:?}", new_op.def.body, old_op.def.body).to_lowercase(),
+            );
+        }
         let (oi, ni) = (o.input(old_op), n.input(new_op));
         let empty = Vec::new();
         inputs(c, &place, oi.map_or(&empty, |m| &m.fields), ni.map_or(&empty, |m| &m.fields), o, n);
@@ -504,6 +512,20 @@ fn inputs(c: &mut Collect, place: &str, old: &[Field], new: &[Field], o: &Api, n
             }
             (None, Some(b)) => c.push(Kind::Compatible, "input-default-added", &at, format!("default {b} was added")),
             _ => {}
+        }
+        // A file field: the media types it accepts, and its largest size.
+        for m in f.def.media_types.iter().filter(|m| !g.def.media_types.is_empty() && !g.def.media_types.contains(m)) {
+            c.push(Kind::Breaking, "input-field-narrowed", &at, format!("media type `{m}` is no longer accepted"));
+        }
+        for m in g.def.media_types.iter().filter(|m| !f.def.media_types.contains(m)) {
+            c.push(Kind::Compatible, "input-field-loosened", &at, format!("media type `{m}` is accepted"));
+        }
+        match (f.def.max_size, g.def.max_size) {
+            (a, b) if a == b => {}
+            (a, b) if b.unwrap_or(u64::MAX) < a.unwrap_or(u64::MAX) => {
+                c.push(Kind::Breaking, "input-field-narrowed", &at, format!("max_size lowered to {}", b.unwrap_or(0)))
+            }
+            _ => c.push(Kind::Compatible, "input-field-loosened", &at, "max_size raised"),
         }
         let (narrowed, loosened) = bounds(&f.def, &g.def);
         for what in narrowed {

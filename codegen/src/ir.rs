@@ -21,6 +21,8 @@ pub enum Ty {
     Date,
     /// Any JSON value.
     Json,
+    /// An uploaded file (a multipart part or a raw body): `support::Upload`.
+    File,
     /// A spec enum, by name.
     Enum(String),
     /// A spec model, by name.
@@ -51,13 +53,14 @@ impl Ty {
             "datetime" => Ty::DateTime,
             "date" => Ty::Date,
             "json" => Ty::Json,
+            "file" => Ty::File,
             name if spec.enums.contains_key(name) => Ty::Enum(name.to_string()),
             name if spec.models.contains_key(name) => Ty::Model(name.to_string()),
             name if spec.unions.contains_key(name) => Ty::Union(name.to_string()),
             other => {
                 return Err((
                     format!("unknown type `{other}`"),
-                    "use string, integer, number, boolean, datetime, date, json, T[], map<T>, or a name declared under [enums], [models] or [unions]".into(),
+                    "use string, integer, number, boolean, datetime, date, json, file, T[], map<T>, or a name declared under [enums], [models] or [unions]".into(),
                 ));
             }
         })
@@ -65,7 +68,7 @@ impl Ty {
 
     /// Whether the type is a scalar that can travel in a path or query string.
     pub fn is_scalar(&self) -> bool {
-        !matches!(self, Ty::Json | Ty::Model(_) | Ty::Union(_) | Ty::List(_) | Ty::Map(_))
+        !matches!(self, Ty::Json | Ty::File | Ty::Model(_) | Ty::Union(_) | Ty::List(_) | Ty::Map(_))
     }
 }
 

@@ -563,6 +563,26 @@ fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String, Model> {
 }
 
 fn check_constraints(c: &mut Collector, place: &str, f: &FieldDef, ty: &Ty, spec: &Spec) {
+    let file = *ty == Ty::File;
+    if !file && (!f.media_types.is_empty() || f.max_size.is_some()) {
+        c.push(place, "`media_types` and `max_size` are for `file` fields", "remove them, or make the field a `file`");
+    }
+    if matches!(ty, Ty::List(t) | Ty::Map(t) if **t == Ty::File) {
+        c.push(place, "a file cannot be in a list or a map", "give each file a field of its own");
+    }
+    if file && f.location != Location::Body {
+        c.push(place, "a file travels in the body", "remove `in`");
+    }
+    if file && f.max_size == Some(0) {
+        c.push(place, "`max_size` is 0", "give the largest size accepted, in bytes");
+    }
+    for m in &f.media_types {
+        let token =
+            |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b));
+        if !m.split_once('/').is_some_and(|(t, s)| token(t) && (s == "*" || token(s))) {
+            c.push(place, format!("media type `{m}` is not `type/subtype` or `type/*`"), "write it like `image/png`");
+        }
+    }
     let numeric = matches!(ty, Ty::Integer | Ty::Number);
     // String constraints on a list apply to each item.
     let stringy = matches!(ty, Ty::String) || matches!(ty, Ty::List(t) if **t == Ty::String);
@@ -722,6 +742,8 @@ fn pagination_field(name: &str, spec: &Spec) -> Field {
             example: None,
             format: None,
             default: None,
+            media_types: Vec::new(),
+            max_size: None,
             deprecated: false,
         },
     }
@@ -868,6 +890,7 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
             }
         }
         check_status(c, &place, op, models);
+        check_body_format(c, &place, op, models);
         check_conditional(c, &place, op, spec, models);
         if op.paginated && (op.output.is_none() || op.input.is_none() || op.method() != Method::Get) {
             c.push(
@@ -1064,6 +1087,16 @@ fn check_header_models(c: &mut Collector, spec: &Spec, models: &IndexMap<String,
             }
         }
     }
+    // A file is an operation's input alone: not an output's, not nested.
+    let filed = |name: &str| models.get(name).is_some_and(|m| m.fields.iter().any(|f| f.ty == Ty::File));
+    let inputs: Vec<&str> = spec.operations.iter().filter_map(|o| o.input.as_deref()).collect();
+    for m in models.values().filter(|m| filed(&m.name) && !inputs.contains(&m.name.as_str())) {
+        c.push(
+            format!("model `{}`", m.name),
+            "has a file field but is no operation's input",
+            "answer a file with `output = \"file\"`; take one in an input's body",
+        );
+    }
     for (name, u) in &spec.unions {
         for model in u.variants.values().filter(|v| headed(v)) {
             c.push(
@@ -1072,6 +1105,63 @@ fn check_header_models(c: &mut Collector, spec: &Spec, models: &IndexMap<String,
                 "use a model without `in = \"header\"` fields",
             );
         }
+    }
+}
+
+/// What a body format allows: a form carries scalars and lists of them; multipart also files; a
+/// raw body is one file; a file travels nowhere else.
+fn check_body_format(c: &mut Collector, place: &str, op: &OperationDef, models: &IndexMap<String, Model>) {
+    use crate::spec::BodyFormat;
+    let Some(input) = op.input.as_deref().and_then(|i| models.get(i)) else {
+        if op.body != BodyFormat::Json {
+            c.push(place, "a body format without an input model", "add `input`, or drop `body`");
+        }
+        return;
+    };
+    let body: Vec<&Field> = input.fields_in(Location::Body).collect();
+    let files = body.iter().filter(|f| f.ty == Ty::File).count();
+    let scalar = |f: &Field| f.ty.is_scalar() || matches!(&f.ty, Ty::List(t) if t.is_scalar());
+    let name = &input.name;
+    match op.body {
+        BodyFormat::Json if files > 0 => c.push(
+            place,
+            format!("input model `{name}` has a file field, which a JSON body cannot carry"),
+            "set `body = \"multipart\"` (or `\"raw\"` for a body that is the file)",
+        ),
+        BodyFormat::Form => {
+            for f in body.iter().filter(|f| !scalar(f)) {
+                c.push(
+                    place,
+                    format!("form field `{name}.{}` is not a scalar or a list of scalars", f.name),
+                    "use `body = \"multipart\"` for files, or JSON for nested values",
+                );
+            }
+        }
+        BodyFormat::Multipart => {
+            for f in body.iter().filter(|f| !scalar(f) && f.ty != Ty::File) {
+                c.push(
+                    place,
+                    format!("multipart field `{name}.{}` is not a file, a scalar or a list of scalars", f.name),
+                    "make it a scalar (a text part), or use a JSON body",
+                );
+            }
+        }
+        BodyFormat::Raw if body.len() != 1 || files != 1 => c.push(
+            place,
+            format!("a raw body is one file, but input model `{name}` has {} body field(s)", body.len()),
+            "give the input one `file` body field (the rest in the path, query or headers)",
+        ),
+        _ => {}
+    }
+    if op.body != BodyFormat::Json && matches!(op.method(), Method::Get | Method::Delete) {
+        c.push(place, format!("{} operations take no body", op.method().as_str()), "use POST, PUT or PATCH");
+    }
+    if files > 0 && op.mcp.is_some() {
+        c.push(
+            place,
+            "takes a file, which an MCP tool call cannot carry (its arguments are JSON)",
+            "remove `mcp`, or take the content another way",
+        );
     }
 }
 

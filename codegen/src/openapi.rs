@@ -54,7 +54,8 @@ pub fn output_schema_name(api: &Api, op: &Operation) -> Option<String> {
 /// Schema name of an operation's request body, when it has one.
 pub fn body_schema_name(api: &Api, op: &Operation) -> Option<String> {
     let model = api.input(op)?;
-    if !op.has_body {
+    // A raw body is the file itself: its content types say all there is.
+    if !op.has_body || op.def.body == crate::spec::BodyFormat::Raw {
         return None;
     }
     let all_body = model.fields.iter().all(|f| f.location() == Location::Body);
@@ -172,6 +173,26 @@ fn type_schema(ty: &Ty, field: Option<&Field>, side: Side) -> RefOr<Schema> {
         Ty::Json => RefOr::T(Schema::Object(
             described(ObjectBuilder::new().schema_type(utoipa::openapi::schema::SchemaType::AnyValue)).build(),
         )),
+        // Raw bytes: 3.1 says so with `contentMediaType` (3.0: `format: binary`); the accepted
+        // types and the size limit are stated in the description.
+        Ty::File => {
+            let (types, max) = def.map(|d| (d.media_types.clone(), d.max_size)).unwrap_or_default();
+            let media_type = match types.as_slice() {
+                [one] if !one.ends_with("/*") => one.clone(),
+                _ => "application/octet-stream".to_string(),
+            };
+            let mut text = def.map(|d| d.description.clone()).unwrap_or_default();
+            let accepted = if types.is_empty() { "any media type".to_string() } else { types.join(", ") };
+            let max = max.unwrap_or(crate::rust::DEFAULT_MAX_FILE);
+            text.push_str(&format!(" A file of {accepted}, at most {max} bytes."));
+            RefOr::T(Schema::Object(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .content_media_type(media_type)
+                    .description(Some(text.trim().to_string()))
+                    .build(),
+            ))
+        }
         scalar => scalar_schema(scalar, def, true, side),
     }
 }
@@ -678,9 +699,45 @@ fn error_description(api: &Api, code: &str) -> String {
     text
 }
 
-/// `*`, or a list of entity tags (RFC 9110 section 8.8.3: `"x"` or weak `W/"x"`, visible ASCII
-/// but `"` inside): what `If-Match` and `If-None-Match` carry.
-const ENTITY_TAGS: &str = r#"^\s*(\*|(W/)?"[\x21\x23-\x7e]*"(\s*,\s*(W/)?"[\x21\x23-\x7e]*")*)\s*$"#;
+/// The request body of `op` in its format: JSON, a form, multipart (each file part with the
+/// content types it accepts), or a raw file of each accepted type.
+fn request_body(api: &Api, op: &Operation) -> Option<utoipa::openapi::request_body::RequestBody> {
+    use crate::spec::BodyFormat;
+    let body = RequestBodyBuilder::new().required(Some(Required::True));
+    let files = || api.input(op).into_iter().flat_map(|m| m.fields_in(Location::Body)).filter(|f| f.ty == Ty::File);
+    if op.def.body == BodyFormat::Raw {
+        let f = files().next()?;
+        let mut types = f.def.media_types.clone();
+        if types.is_empty() {
+            types.push("application/octet-stream".into());
+        }
+        let body = types.iter().fold(body, |b, m| {
+            let mut schema = match type_schema(&Ty::File, Some(f), Side::Request) {
+                RefOr::T(Schema::Object(o)) => o,
+                _ => ObjectBuilder::new().build(),
+            };
+            schema.content_media_type = m.clone();
+            b.content(m.clone(), ContentBuilder::new().schema(Some(RefOr::T(Schema::Object(schema)))).build())
+        });
+        return Some(body.build());
+    }
+    let name = body_schema_name(api, op)?;
+    let mut content = ContentBuilder::new().schema(Some(reference(&name)));
+    let media_type = match op.def.body {
+        BodyFormat::Json | BodyFormat::Raw => "application/json",
+        BodyFormat::Form => "application/x-www-form-urlencoded",
+        BodyFormat::Multipart => {
+            for f in files().filter(|f| !f.def.media_types.is_empty()) {
+                let encoding = utoipa::openapi::encoding::EncodingBuilder::new()
+                    .content_type(Some(f.def.media_types.join(", ")))
+                    .build();
+                content = content.encoding(f.name.clone(), encoding);
+            }
+            "multipart/form-data"
+        }
+    };
+    Some(body.content(media_type, content.build()).build())
+}
 
 fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
     let scope = op.def.scope.clone().unwrap_or_default();
@@ -730,24 +787,23 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
             .parameter_in(ParameterIn::Header)
             .required(Required::False)
             .description(Some(text.to_string()))
-            .schema(Some(RefOr::T(Schema::Object(
-                ObjectBuilder::new().schema_type(Type::String).pattern(Some(ENTITY_TAGS)).build(),
-            ))))
+            .schema(Some(RefOr::T(Schema::Object(ObjectBuilder::new().schema_type(Type::String).build()))))
             .build()
     };
     match conditional {
         Some(support::Conditional::Read) => {
             b = b.parameter(tag_param(
                 "If-None-Match",
-                "The `ETag`s of versions the client holds (or `*`): when one is current, the answer is \
-                 `304 Not Modified` with no body.",
+                "The `ETag`s of versions the client holds, comma-separated (or `*`): when one is current \
+                 (weak comparison), the answer is `304 Not Modified` with no body. A value naming no version \
+                 matches none.",
             ))
         }
         Some(support::Conditional::Write { required }) => {
             let mut p = tag_param(
                 "If-Match",
-                "The `ETag` of the version the change is based on (or `*`): when it is no longer current, the \
-                 change is refused with `412` and nothing changes.",
+                "The `ETag` of the version the change is based on (or `*`): when it is no longer current, or the \
+                 value names no version, the change is refused with `412` and nothing changes.",
             );
             if required {
                 p.required = Required::True;
@@ -756,13 +812,8 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
         }
         None => {}
     }
-    if let Some(body) = body_schema_name(api, op) {
-        b = b.request_body(Some(
-            RequestBodyBuilder::new()
-                .required(Some(Required::True))
-                .content("application/json", ContentBuilder::new().schema(Some(reference(&body))).build())
-                .build(),
-        ));
+    if let Some(body) = request_body(api, op) {
+        b = b.request_body(Some(body));
     }
     let mut responses = ResponsesBuilder::new();
     let declared = |mut r: ResponseBuilder| {

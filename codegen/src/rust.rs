@@ -52,6 +52,9 @@ fn docs(text: &str) -> TokenStream {
     quote! { #(#[doc = #lines])* }
 }
 
+/// The largest file a `file` field accepts when its spec gives no `max_size`: 10 MiB.
+pub const DEFAULT_MAX_FILE: u64 = 10 * 1024 * 1024;
+
 fn rust_type(ty: &Ty) -> TokenStream {
     match ty {
         Ty::String => quote!(String),
@@ -61,6 +64,7 @@ fn rust_type(ty: &Ty) -> TokenStream {
         Ty::DateTime => quote!(chrono::DateTime<chrono::Utc>),
         Ty::Date => quote!(chrono::NaiveDate),
         Ty::Json => quote!(serde_json::Value),
+        Ty::File => quote!(support::Upload),
         Ty::Enum(n) | Ty::Model(n) | Ty::Union(n) => {
             let i = type_ident(n);
             quote!(#i)
@@ -85,6 +89,8 @@ fn kind(ty: &Ty, api: &Api) -> TokenStream {
         Ty::DateTime => quote!(Kind::DateTime),
         Ty::Date => quote!(Kind::Date),
         Ty::Json => quote!(Kind::Json),
+        // A file's limits are its field's: `field_spec` writes them.
+        Ty::File => quote!(Kind::File { media_types: &[], max_size: #DEFAULT_MAX_FILE }),
         Ty::Enum(n) => {
             let values = api.spec.enums[n].values.iter().map(|v| &v.name);
             quote!(Kind::Enum(&[#(#values),*]))
@@ -135,7 +141,14 @@ fn opt<T: quote::ToTokens>(v: Option<T>) -> TokenStream {
 /// location, then only the constraints the spec declares.
 fn field_spec(f: &Field, api: &Api) -> TokenStream {
     let name = &f.name;
-    let k = kind(&f.ty, api);
+    let k = match f.ty {
+        Ty::File => {
+            let types = &f.def.media_types;
+            let max = Literal::u64_unsuffixed(f.def.max_size.unwrap_or(DEFAULT_MAX_FILE));
+            quote!(Kind::File { media_types: &[#(#types),*], max_size: #max })
+        }
+        _ => kind(&f.ty, api),
+    };
     let mut spec = match f.location() {
         Location::Body => quote!(FieldSpec::body(#name, #k)),
         Location::Path => quote!(FieldSpec::path(#name, #k)),
@@ -570,6 +583,15 @@ fn operations_file(api: &Api) -> TokenStream {
                 quote!(deprecation: Some(&support::Deprecation { deprecation: #deprecation, sunset: #sunset }),),
             );
         }
+        let body = match op.def.body {
+            support::BodyFormat::Json => None,
+            support::BodyFormat::Form => Some(quote!(Form)),
+            support::BodyFormat::Multipart => Some(quote!(Multipart)),
+            support::BodyFormat::Raw => Some(quote!(Raw)),
+        };
+        if let Some(format) = body {
+            rest.extend(quote!(body: support::BodyFormat::#format,));
+        }
         match op.def.conditional() {
             Some(support::Conditional::Read) => rest.extend(quote!(conditional: Some(support::Conditional::Read),)),
             Some(support::Conditional::Write { required }) => {
@@ -624,7 +646,8 @@ fn operations_file(api: &Api) -> TokenStream {
         const BASE: Operation = Operation {
             id: "", method: Method::Get, path: "", full_path: "", scope: "", satisfied_by: &[],
             success_status: 200, has_body: false, no_store: false, rate_limited: false, read_only: false,
-            paginated: false, tool: None, input: &[], deprecation: None, conditional: None, service: &SERVICE,
+            paginated: false, tool: None, input: &[], deprecation: None, conditional: None,
+            body: support::BodyFormat::Json, service: &SERVICE,
         };
 
         #(#ops)*

@@ -651,6 +651,14 @@ pub struct FieldDef {
     /// documents state it. A scalar, an enum value, or a list of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<serde_json::Value>,
+    /// For a `file` field: the media types accepted (`image/png`, or a family: `image/*`); a part
+    /// or raw body of another type is refused with 415. Empty accepts any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub media_types: Vec<String>,
+    /// For a `file` field: its largest accepted size in bytes (default 10 MiB); a larger one is
+    /// refused with 413, and nothing of it is kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_size: Option<u64>,
 }
 
 /// When and why an operation was deprecated.
@@ -668,7 +676,7 @@ pub struct Deprecated {
 }
 
 /// HTTP method of an operation: the one definition, in `support`.
-pub use support::Method;
+pub use support::{BodyFormat, Method};
 
 /// The two ways to write `operations`, for the schema (the loader reads both in order).
 #[derive(JsonSchema)]
@@ -752,6 +760,11 @@ pub struct OperationDef {
     /// for operations that answer 204 with no body.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
+    /// How the request body travels: `json` (the default), `form`
+    /// (`application/x-www-form-urlencoded`), `multipart` (`multipart/form-data`, where `file`
+    /// fields are file parts), or `raw` (the body is the input's one `file` field).
+    #[serde(default, skip_serializing_if = "is_json_body")]
+    pub body: BodyFormat,
     /// For `output = "file"`: the media types the file may have (`text/csv`, `image/png`,
     /// `application/octet-stream`, …); the implementation says which one each answer has.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -809,6 +822,10 @@ pub enum ConditionalDef {
 pub enum ConditionalMode {
     /// Refuse a write without `If-Match` (`428 Precondition Required`).
     Required,
+}
+
+fn is_json_body(b: &BodyFormat) -> bool {
+    *b == BodyFormat::Json
 }
 
 fn default_true() -> bool {

@@ -75,3 +75,115 @@ fn the_diff_says_what_a_file_output_change_breaks() {
         ["compatible: todos: operation `get_todo`: no longer answers `text/plain` [file-media-type-removed]"]
     );
 }
+
+/// The to-dos with an attachment upload (multipart), a raw upload and a form create.
+fn upload_spec() -> String {
+    let models = r#"
+[models.Attach]
+description = "A file for a to-do."
+fields.id = { type = "string", in = "path", description = "The to-do." }
+fields.file = { type = "file", media_types = ["image/*", "application/pdf"], max_size = 1000, description = "The file." }
+fields.note = { type = "string", optional = true, description = "About it." }
+
+[models.Raw]
+description = "The body is the file."
+fields.id = { type = "string", in = "path", description = "The to-do." }
+fields.content = { type = "file", description = "The file." }
+"#;
+    let ops = "attach = { route = \"POST /todos/{id}/files\", scope = \"todos:write\", summary = \"Attach\", input = \"Attach\", output = \"Todo\", body = \"multipart\", errors = [\"validation\"] }\n\
+               put_raw = { route = \"PUT /todos/{id}/raw\", scope = \"todos:write\", summary = \"Raw\", input = \"Raw\", body = \"raw\", errors = [\"validation\"] }\n";
+    let spec = TODOS.replacen("[operations]", &format!("{models}\n[operations]"), 1).replacen(
+        "input = \"NewTodo\", output = \"Todo\", status = 201,",
+        "input = \"NewTodo\", output = \"Todo\", status = 201, body = \"form\",",
+        1,
+    );
+    format!("{spec}{ops}")
+}
+
+#[test]
+fn uploads_are_typed_in_the_code_and_described_in_each_body_format() {
+    let files = codegen::generate(&[("todos.toml", &upload_spec())]).unwrap_or_else(|e| panic!("{e}"));
+    let text =
+        |end: &str| files.iter().find(|f| f.path.ends_with(end)).unwrap().text.split_whitespace().collect::<String>();
+    let models = text("models.rs");
+    assert!(models.contains("pubfile:support::Upload,"), "{models}");
+    assert!(models.contains("Kind::File{media_types:&[\"image/*\",\"application/pdf\"],max_size:1000,}"), "{models}");
+    let table = text("operations.rs");
+    for format in ["Form", "Multipart", "Raw"] {
+        assert!(table.contains(&format!("body:support::BodyFormat::{format},")), "{format}: {table}");
+    }
+    for path in ["openapi/todos.json", "openapi/todos.3.0.json"] {
+        let doc: Value = serde_json::from_str(&files.iter().find(|f| f.path == path).unwrap().text).unwrap();
+        let multipart = &doc["paths"]["/todos/{id}/files"]["post"]["requestBody"]["content"]["multipart/form-data"];
+        assert_eq!(multipart["encoding"]["file"]["contentType"], "image/*, application/pdf", "{path}");
+        let form = &doc["paths"]["/todos"]["post"]["requestBody"]["content"];
+        assert!(form["application/x-www-form-urlencoded"].is_object() && form.get("application/json").is_none());
+        let raw = &doc["paths"]["/todos/{id}/raw"]["put"]["requestBody"]["content"]["application/octet-stream"];
+        assert!(raw["schema"].is_object(), "{path}: {raw}");
+    }
+    let doc: Value =
+        serde_json::from_str(&files.iter().find(|f| f.path == "openapi/todos.json").unwrap().text).unwrap();
+    let file = &doc["components"]["schemas"]["AttachBody"]["properties"]["file"];
+    assert_eq!(file["contentMediaType"], "application/octet-stream", "{file}");
+    assert!(file["description"].as_str().unwrap().ends_with("A file of image/*, application/pdf, at most 1000 bytes."));
+}
+
+#[test]
+fn the_loader_puts_files_where_a_body_can_carry_them() {
+    let refused = |spec: String| codegen::load("todos.toml", &spec).expect_err("refused").to_string();
+    let spec = upload_spec();
+    assert_eq!(
+        refused(spec.replace("body = \"multipart\"", "body = \"json\"")),
+        "todos.toml: operation `attach`: input model `Attach` has a file field, which a JSON body cannot carry; fix: \
+         set `body = \"multipart\"` (or `\"raw\"` for a body that is the file)"
+    );
+    assert_eq!(
+        refused(spec.replace(
+            "summary = \"Raw\", input = \"Raw\"",
+            "summary = \"Raw\", input = \"Raw\", mcp = { name = \"raw\", title = \"Raw\", description = \"Raw.\" }"
+        )),
+        "todos.toml: operation `put_raw`: takes a file, which an MCP tool call cannot carry (its arguments are JSON); \
+         fix: remove `mcp`, or take the content another way"
+    );
+    assert_eq!(
+        refused(spec.replace(
+            "fields.content = { type = \"file\", description = \"The file.\" }",
+            "fields.content = { type = \"file\", description = \"The file.\" }\nfields.extra = { type = \"string\", description = \"More.\" }"
+        )),
+        "todos.toml: operation `put_raw`: a raw body is one file, but input model `Raw` has 2 body field(s); fix: give \
+         the input one `file` body field (the rest in the path, query or headers)"
+    );
+    assert_eq!(
+        refused(spec.replace("media_types = [\"image/*\", \"application/pdf\"]", "media_types = [\"image\"]")),
+        "todos.toml: model `Attach` field `file`: media type `image` is not `type/subtype` or `type/*`; fix: write it \
+         like `image/png`"
+    );
+    assert_eq!(
+        refused(spec.replace("fields.note = { type = \"string\",", "fields.note = { type = \"string\", max_size = 5,")),
+        "todos.toml: model `Attach` field `note`: `media_types` and `max_size` are for `file` fields; fix: remove \
+         them, or make the field a `file`"
+    );
+}
+
+#[test]
+fn the_diff_says_what_an_upload_change_breaks() {
+    let load = |text: &str| vec![codegen::load("todos.toml", text).unwrap_or_else(|e| panic!("{e}"))];
+    let lines = |old: &str, new: &str| -> Vec<String> {
+        codegen::diff::compare(&load(old), &load(new)).changes.iter().map(ToString::to_string).collect()
+    };
+    let spec = upload_spec();
+    assert_eq!(
+        lines(
+            &spec,
+            &spec.replace("[\"image/*\", \"application/pdf\"], max_size = 1000", "[\"image/*\"], max_size = 999")
+        ),
+        [
+            "breaking: todos: operation `attach` input field `file`: media type `application/pdf` is no longer accepted [input-field-narrowed]",
+            "breaking: todos: operation `attach` input field `file`: max_size lowered to 999 [input-field-narrowed]",
+        ]
+    );
+    assert_eq!(
+        lines(&spec, &spec.replacen("status = 201, body = \"form\",", "status = 201,", 1)),
+        ["breaking: todos: operation `create_todo`: takes a json body instead of form [request-body-format-changed]"]
+    );
+}

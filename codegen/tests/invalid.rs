@@ -144,7 +144,7 @@ fn unknown_field_type() {
     assert_rejected_with(
         "unknown_field_type",
         &[
-            "unknown_field_type.toml: model `Note` field `created_at`: unknown type `timestamp`; fix: use string, integer, number, boolean, datetime, date, json, T[], map<T>, or a name declared under [enums], [models] or [unions]",
+            "unknown_field_type.toml: model `Note` field `created_at`: unknown type `timestamp`; fix: use string, integer, number, boolean, datetime, date, json, file, T[], map<T>, or a name declared under [enums], [models] or [unions]",
         ],
     );
 }

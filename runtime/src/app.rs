@@ -128,6 +128,7 @@ impl Platform {
         BearerGate::new(self.keys.clone(), self.config.issuer(), resource, self.config.body_limit, audit)
             .with_external(self.external.clone())
             .with_stored_tokens(self.store.clone(), stored)
+            .with_blobs(self.store.clone())
             .with_limiter(self.limiter.clone())
     }
 

@@ -46,6 +46,8 @@ pub struct BearerGate {
     sessions: Option<(Store, crate::config::Origin)>,
     /// The external identity provider whose tokens are accepted instead of the embedded ones.
     external: Option<Arc<crate::idp::ExternalIssuer>>,
+    /// Where uploaded files are kept (pending until the operation keeps them).
+    blobs: Option<crate::blobs::Blobs>,
 }
 
 /// A value one layer puts in a request's extensions for another, outer layer to read after the
@@ -133,7 +135,14 @@ impl BearerGate {
             stored_tokens: None,
             sessions: None,
             external: None,
+            blobs: None,
         }
+    }
+
+    /// The same gate, keeping uploaded files in `store`'s blobs.
+    pub fn with_blobs(mut self, store: Store) -> Self {
+        self.blobs = Some(crate::blobs::Blobs::new(store));
+        self
     }
 
     /// The same gate, verifying JWTs with an external issuer's keys instead of the embedded ones.
@@ -498,5 +507,27 @@ impl Gate for BearerGate {
 
     fn body_limit(&self) -> usize {
         self.body_limit
+    }
+
+    /// Writes the file into a pending blob of the caller's tenant, chunk by chunk.
+    async fn store_upload(
+        &self,
+        caller: &Caller,
+        content: support::UploadStream,
+        limit: u64,
+    ) -> Result<support::Stored, support::StoreError> {
+        use crate::blobs::WriteError;
+        let Some(blobs) = &self.blobs else {
+            return Err(support::StoreError::Unavailable("this gate keeps no uploaded files".into()));
+        };
+        match blobs.write(&caller.tenant, content, limit).await {
+            Ok(b) => Ok(support::Stored { id: b.id, size: b.size, sha256: b.sha256 }),
+            Err(WriteError::TooLarge { .. }) => Err(support::StoreError::TooLarge),
+            Err(WriteError::Source(why)) => Err(support::StoreError::Source(why)),
+            Err(WriteError::Storage(e)) => {
+                tracing::warn!("storing an upload: {e}");
+                Err(support::StoreError::Unavailable("storage failed".into()))
+            }
+        }
     }
 }

@@ -18,8 +18,10 @@ use serde_json::{Map, Value, json};
 
 pub mod conditional;
 pub mod file;
+pub mod upload;
 pub use conditional::{Conditional, IfMatch, etag};
 pub use file::File;
+pub use upload::{BodyFormat, StoreError, Stored, Upload, UploadStream};
 
 // The one definition: the generator reads it from spec files (feature `spec`), generated tables hold it.
 /// HTTP method of an operation.
@@ -90,6 +92,8 @@ pub struct Operation {
     pub input: &'static [FieldSpec],
     /// Set when the operation is deprecated: the headers every answer of it carries.
     pub deprecation: Option<&'static Deprecation>,
+    /// How the request body travels (JSON unless the spec says otherwise).
+    pub body: BodyFormat,
     /// Set when the operation takes part in conditional requests (`ETag`, `If-None-Match`,
     /// `If-Match`).
     pub conditional: Option<Conditional>,
@@ -394,6 +398,13 @@ pub enum Kind {
     Map(&'static Kind),
     /// An object of one of several models.
     Union(&'static UnionSpec),
+    /// An uploaded file (a multipart part, or a raw body), stored as it arrives; never JSON.
+    File {
+        /// Media types accepted (`image/png`, or `image/*`); empty accepts any.
+        media_types: &'static [&'static str],
+        /// Largest accepted size in bytes.
+        max_size: u64,
+    },
 }
 
 /// A union's variants, for validation: which model a value holds, by its tag or by the required
@@ -831,8 +842,22 @@ pub trait Gate: Send + Sync + 'static {
         status: u16,
     ) -> impl Future<Output = ()> + Send;
 
-    /// Largest request body accepted, in bytes.
+    /// Largest request body accepted, in bytes (of a JSON or form body, and of each text part of
+    /// a multipart body; a file has its own limit, from the spec).
     fn body_limit(&self) -> usize;
+
+    /// Stores the content of a file uploaded by `caller`, as it arrives, at most `limit` bytes:
+    /// the stored file is what the operation receives ([`Upload`]). A runtime that keeps no
+    /// files refuses every upload, which is this default.
+    fn store_upload(
+        &self,
+        caller: &Self::Caller,
+        content: UploadStream,
+        limit: u64,
+    ) -> impl Future<Output = Result<Stored, StoreError>> + Send {
+        let _ = (caller, content, limit);
+        async { Err(StoreError::Unavailable("this server keeps no uploaded files".into())) }
+    }
 }
 
 /// Declares the closed error enums of a service's operations: each variant carries a
@@ -1011,7 +1036,7 @@ pub struct Rejection {
     pub problem: Problem,
 }
 
-fn invalid(service: &ServiceInfo, field: &str, value: Value, message: String) -> Rejection {
+pub(crate) fn invalid(service: &ServiceInfo, field: &str, value: Value, message: String) -> Rejection {
     Rejection {
         code: service.roles.validation,
         problem: Problem::new(message).with("field", field).with("value", value),
@@ -1030,6 +1055,7 @@ fn describe(kind: &Kind) -> Cow<'static, str> {
         Kind::Enum(values) => format!("one of: {}", values.join(", ")).into(),
         Kind::Model(_) | Kind::Map(_) | Kind::Union(_) => "an object".into(),
         Kind::List(_) => "a list".into(),
+        Kind::File { .. } => "a file (a part of a multipart body)".into(),
     }
 }
 
@@ -1087,6 +1113,8 @@ fn check_value(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str,
 fn check_plain(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str, v: &Value) -> Result<(), Rejection> {
     let wrong = || invalid(service, path, v.clone(), format!("{path} must be {}", describe(kind)));
     match kind {
+        // A file never travels as JSON: the decoder puts it in after this check.
+        Kind::File { .. } => return Err(wrong()),
         Kind::String | Kind::DateTime | Kind::Date => {
             let s = v.as_str().ok_or_else(wrong)?;
             nul_free(service, path, s)?;
@@ -1200,7 +1228,7 @@ fn check_item(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str, 
 }
 
 /// Checks an object against its fields: unknown fields, missing required fields, each value.
-fn check_object(
+pub(crate) fn check_object(
     service: &ServiceInfo,
     fields: &[FieldSpec],
     prefix: &str,
@@ -1215,7 +1243,10 @@ fn check_object(
     for f in fields {
         let path = join(prefix, f.name);
         match obj.get(f.name) {
-            None if f.required => return Err(invalid(service, &path, Value::Null, format!("{path} is required"))),
+            // A required file is looked for once the uploads are in (`upload::required_files`).
+            None if f.required && !matches!(f.kind, Kind::File { .. }) => {
+                return Err(invalid(service, &path, Value::Null, format!("{path} is required")));
+            }
             None => {}
             Some(Value::Null) if f.nullable || !f.required => {}
             Some(v) => check_value(service, f, &f.kind, &path, v)?,
@@ -1311,7 +1342,7 @@ fn whole_numbers(v: &mut Value) {
 }
 
 /// Turns a path or query string into the JSON value its field expects.
-fn coerce(service: &ServiceInfo, f: &FieldSpec, kind: &Kind, raw: &str) -> Result<Value, Rejection> {
+pub(crate) fn coerce(service: &ServiceInfo, f: &FieldSpec, kind: &Kind, raw: &str) -> Result<Value, Rejection> {
     let bad =
         || invalid(service, f.name, Value::String(raw.to_string()), format!("{} must be {}", f.name, describe(kind)));
     Ok(match kind {
@@ -1368,7 +1399,7 @@ pub fn decode_arguments<I: DeserializeOwned>(
     Ok((deserialize(service, obj)?, paging))
 }
 
-fn is_json(parts: &Parts) -> bool {
+pub(crate) fn is_json(parts: &Parts) -> bool {
     parts
         .headers
         .get(header::CONTENT_TYPE)
@@ -1382,14 +1413,16 @@ fn is_json(parts: &Parts) -> bool {
 }
 
 /// Decodes a REST request (path, query and JSON body) into the operation input.
-pub async fn decode_request<I: DeserializeOwned>(
+pub async fn decode_request<G: Gate, I: DeserializeOwned>(
+    gate: &G,
+    caller: &G::Caller,
     op: &'static Operation,
     parts: &mut Parts,
     body: Body,
-    limit: usize,
 ) -> Result<(I, Paging), Rejection> {
     let service = op.service;
     let roles = &service.roles;
+    let limit = gate.body_limit();
     let mut obj = Map::new();
     // Path parameters.
     if op.input.iter().any(|f| f.location == Location::Path) {
@@ -1408,25 +1441,7 @@ pub async fn decode_request<I: DeserializeOwned>(
             invalid(service, "query", Value::String(q.to_string()), format!("the query string is not valid: {e}"))
         })?;
         for (k, raw) in pairs {
-            let Some(f) = op.input.iter().find(|f| f.name == k && f.location == Location::Query) else {
-                return Err(invalid(service, &k, Value::String(raw), format!("unknown query parameter {k}")));
-            };
-            match &f.kind {
-                Kind::List(inner) => {
-                    let v = coerce(service, f, inner, &raw)?;
-                    let entry = obj.entry(k).or_insert_with(|| Value::Array(Vec::new()));
-                    if let Value::Array(a) = entry {
-                        a.push(v);
-                    }
-                }
-                kind => {
-                    if obj.contains_key(&k) {
-                        return Err(invalid(service, &k, Value::String(raw), format!("{k} is given more than once")));
-                    }
-                    let v = coerce(service, f, kind, &raw)?;
-                    obj.insert(k, v);
-                }
-            }
+            add_pair(op, Location::Query, k, raw, &mut obj)?;
         }
     }
     // Headers: `idempotency_key` travels as `Idempotency-Key` (header names ignore case).
@@ -1439,11 +1454,86 @@ pub async fn decode_request<I: DeserializeOwned>(
             obj.insert(f.name.to_string(), Value::String(s.to_string()));
         }
     }
-    // Body.
-    let bytes: Bytes = axum::body::to_bytes(body, limit).await.map_err(|_| Rejection {
-        code: roles.payload_too_large,
-        problem: Problem::new(format!("the request body is larger than {limit} bytes")).with("limit", limit),
-    })?;
+    // Body, in the format the operation declares.
+    let uploads = match op.body {
+        BodyFormat::Json => {
+            json_body(op, parts, body, limit, &mut obj).await?;
+            Vec::new()
+        }
+        BodyFormat::Form => {
+            upload::form(op, parts, body, limit, &mut obj).await?;
+            Vec::new()
+        }
+        BodyFormat::Multipart => upload::multipart(gate, caller, op, parts, body, limit, &mut obj).await?,
+        BodyFormat::Raw => upload::raw(gate, caller, op, parts, body).await?,
+    };
+    check_object(service, op.input, "", &obj)?;
+    upload::insert(op, uploads, &mut obj)?;
+    fill_defaults(op.input, &mut obj);
+    if let Some(Conditional::Write { required }) = op.conditional {
+        // The input's `if_match` (no field spec: it is the platform's, and REST's alone).
+        match conditional::joined(&parts.headers, header::IF_MATCH) {
+            Some(raw) => {
+                obj.insert("if_match".into(), Value::String(raw));
+            }
+            None if required => {
+                return Err(Rejection {
+                    code: roles.precondition_required.unwrap_or(roles.validation),
+                    problem: Problem::new(
+                        "this change needs If-Match: send the ETag of the version you read, so a concurrent \
+                         change is not overwritten",
+                    ),
+                });
+            }
+            None => {}
+        }
+    }
+    let paging = take_paging(service, &mut obj);
+    Ok((deserialize(service, obj)?, paging))
+}
+
+/// One `key=value` pair of a query string or a form body into the fields at `location`: a
+/// repeated key builds a list, an unknown key or a second value of a single field is refused.
+pub(crate) fn add_pair(
+    op: &'static Operation,
+    location: Location,
+    k: String,
+    raw: String,
+    obj: &mut Map<String, Value>,
+) -> Result<(), Rejection> {
+    let service = op.service;
+    let Some(f) = op.input.iter().find(|f| f.name == k && f.location == location) else {
+        let place = if location == Location::Query { "query parameter" } else { "field" };
+        return Err(invalid(service, &k, Value::String(raw), format!("unknown {place} {k}")));
+    };
+    match &f.kind {
+        Kind::List(inner) => {
+            let v = coerce(service, f, inner, &raw)?;
+            if let Value::Array(a) = obj.entry(k).or_insert_with(|| Value::Array(Vec::new())) {
+                a.push(v);
+            }
+        }
+        kind => {
+            if obj.contains_key(&k) {
+                return Err(invalid(service, &k, Value::String(raw), format!("{k} is given more than once")));
+            }
+            let v = coerce(service, f, kind, &raw)?;
+            obj.insert(k, v);
+        }
+    }
+    Ok(())
+}
+
+/// A JSON body: an object whose members are the operation's body fields.
+async fn json_body(
+    op: &'static Operation,
+    parts: &Parts,
+    body: Body,
+    limit: usize,
+    obj: &mut Map<String, Value>,
+) -> Result<(), Rejection> {
+    let (service, roles) = (op.service, &op.service.roles);
+    let bytes: Bytes = axum::body::to_bytes(body, limit).await.map_err(|_| too_large(op, limit as u64, None))?;
     let has_bytes = !bytes.iter().all(u8::is_ascii_whitespace);
     if op.has_body || has_bytes {
         if op.has_body && !is_json(parts) {
@@ -1470,28 +1560,16 @@ pub async fn decode_request<I: DeserializeOwned>(
             obj.insert(k, v);
         }
     }
-    check_object(service, op.input, "", &obj)?;
-    fill_defaults(op.input, &mut obj);
-    if let Some(Conditional::Write { required }) = op.conditional {
-        // The input's `if_match` (no field spec: it is the platform's, and REST's alone).
-        match conditional::joined(&parts.headers, header::IF_MATCH) {
-            Some(raw) => {
-                obj.insert("if_match".into(), Value::String(raw));
-            }
-            None if required => {
-                return Err(Rejection {
-                    code: roles.precondition_required.unwrap_or(roles.validation),
-                    problem: Problem::new(
-                        "this change needs If-Match: send the ETag of the version you read, so a concurrent \
-                         change is not overwritten",
-                    ),
-                });
-            }
-            None => {}
-        }
-    }
-    let paging = take_paging(service, &mut obj);
-    Ok((deserialize(service, obj)?, paging))
+    Ok(())
+}
+
+/// The operation's `413`: the body (or the file `field`) is larger than `limit` bytes.
+pub(crate) fn too_large(op: &'static Operation, limit: u64, field: Option<&str>) -> Rejection {
+    let problem = match field {
+        Some(f) => Problem::new(format!("{f} is larger than {limit} bytes")).with("field", f),
+        None => Problem::new(format!("the request body is larger than {limit} bytes")),
+    };
+    Rejection { code: op.service.roles.payload_too_large, problem: problem.with("limit", limit) }
 }
 
 /// Splits a request, asks the gate to admit it and decodes its input. A refused input is
@@ -1503,7 +1581,7 @@ pub async fn admit<G: Gate, I: DeserializeOwned>(
 ) -> Result<(Parts, G::Caller, I, Paging), Response> {
     let (mut parts, body) = req.into_parts();
     let caller = gate.admit(&mut parts, op).await?;
-    match decode_request::<I>(op, &mut parts, body, gate.body_limit()).await {
+    match decode_request::<G, I>(gate, &caller, op, &mut parts, body).await {
         Ok((input, paging)) => Ok((parts, caller, input, paging)),
         Err(r) => {
             gate.refused(&caller, op, r.code, status_of(op.service, r.code, 422)).await;
@@ -2046,6 +2124,7 @@ mod tests {
         paginated: false,
         deprecation: None,
         conditional: None,
+        body: BodyFormat::Json,
         tool: None,
         input: &INPUT,
         service: &SERVICE,
@@ -2084,15 +2163,15 @@ mod tests {
     fn a_write_that_requires_if_match_is_refused_without_it_and_receives_it_with_it() {
         let decode = |headers: &[(&str, &str)]| {
             let mut parts = request("PUT", headers);
-            block_on(decode_request::<Guarded>(&GUARDED, &mut parts, Body::empty(), 1024))
+            block_on(decode_request::<Open, Guarded>(&Open, &"caller", &GUARDED, &mut parts, Body::empty()))
         };
         let refused = decode(&[]).expect_err("no If-Match");
         assert_eq!(refused.code, "unconditional", "the service's precondition_required code");
         let (input, _) = decode(&[("if-match", "\"v1\""), ("if-match", "\"v2\"")]).expect("two lines, one list");
-        assert_eq!(input.if_match, IfMatch::parse("\"v1\", \"v2\"").unwrap());
+        assert_eq!(input.if_match, IfMatch::parse("\"v1\", \"v2\""));
         assert!(input.if_match.check(&json!("anything")).is_err(), "neither names the current version");
-        let garbage = decode(&[("if-match", "v1")]).expect_err("not an entity tag");
-        assert_eq!((garbage.code, garbage.problem.details["field"].as_str()), ("invalid", Some("if_match")));
+        let (garbage, _) = decode(&[("if-match", "v1")]).expect("present: the condition is the implementation's");
+        assert!(garbage.if_match.check(&json!("anything")).is_err(), "not an entity tag: it matches no version");
     }
 
     #[test]

@@ -58,6 +58,8 @@ fn filler(spec: &FieldSpec, kind: &Kind) -> Value {
         Kind::List(inner) => json!([filler(spec, inner)]),
         Kind::Map(inner) => json!({ "k": filler(spec, inner) }),
         Kind::Union(union) => variant_filler(union, 0),
+        // No JSON value is a file: the operations swept here take none.
+        Kind::File { .. } => panic!("a file field has no JSON filler: sweep its operation with a multipart body"),
     }
 }
 
@@ -90,7 +92,8 @@ fn nul_variants(spec: &FieldSpec, kind: &Kind) -> Vec<(String, Value)> {
             .enumerate()
             .flat_map(|(i, (_, fields))| fields_with_nul(&variant_filler(union, i), fields))
             .collect(),
-        Kind::Integer | Kind::Number | Kind::Boolean => Vec::new(),
+        // A file's content is bytes, never a JSON string.
+        Kind::Integer | Kind::Number | Kind::Boolean | Kind::File { .. } => Vec::new(),
     }
 }
 

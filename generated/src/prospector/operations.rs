@@ -95,6 +95,7 @@ const BASE: Operation = Operation {
     input: &[],
     deprecation: None,
     conditional: None,
+    body: support::BodyFormat::Json,
     service: &SERVICE,
 };
 /// `GET /v1/prospector/leads`: List scored leads

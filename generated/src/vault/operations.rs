@@ -114,6 +114,7 @@ const BASE: Operation = Operation {
     input: &[],
     deprecation: None,
     conditional: None,
+    body: support::BodyFormat::Json,
     service: &SERVICE,
 };
 /// `GET /api/v1/credentials`: List credentials

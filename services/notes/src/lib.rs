@@ -22,6 +22,7 @@ pub struct Notes {
     blobs: runtime::blobs::Blobs,
 }
 
+mod attachments;
 mod exports;
 
 /// The application: the notes service registered with the platform's server builder.
@@ -43,6 +44,63 @@ impl Notes {
 
     async fn begin<E: InternalError>(&self, op: &Operation) -> Result<Tx, E> {
         self.store.begin_for(op).await.map_err(|e| runtime::fault(op.id, "starting a transaction", e))
+    }
+
+    /// Stores a new note for `caller`, as operation `op` (which its audit row names): what
+    /// `create_note` (JSON) and `capture_note` (a form) both do.
+    async fn create<E>(
+        &self,
+        caller: &Caller,
+        op: &'static Operation,
+        input: models::CreateNoteInput,
+    ) -> Result<models::Note, E>
+    where
+        E: support::OperationError + InternalError,
+    {
+        let mut tx = self.begin(op).await?;
+        let id = format!("note_{}", uuid::Uuid::now_v7().simple());
+        let mut tags = input.tags.unwrap_or_default();
+        tags.sort();
+        tags.dedup();
+        let now = now_ms();
+        let created = async {
+            sqlx::query(
+                "INSERT INTO notes (tenant_id, id, title, state, created_at, due, content, reminder) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            )
+            .bind(caller.tenant.as_str())
+            .bind(id.as_str())
+            .bind(input.title.as_str())
+            .bind(models::NoteState::INITIAL.as_str())
+            .bind(now)
+            .bind(Nullable(None::<i64>))
+            .bind(to_json(input.content.as_ref())?)
+            .bind(to_json(input.reminder.as_ref())?)
+            .execute(&mut *tx)
+            .await?;
+            for tag in &tags {
+                sqlx::query("INSERT INTO note_tags (tenant_id, note_id, tag) VALUES ($1, $2, $3)")
+                    .bind(caller.tenant.as_str())
+                    .bind(id.as_str())
+                    .bind(tag.as_str())
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            Ok::<_, sqlx::Error>(())
+        }
+        .await
+        .map_err(|e| runtime::fault(op.id, "storing the note", e))
+        .map(|()| models::Note {
+            id: id.clone(),
+            title: input.title,
+            state: models::NoteState::INITIAL,
+            tags,
+            created_at: time(now),
+            due: None,
+            content: input.content,
+            reminder: input.reminder,
+        });
+        self.finish(tx, caller, op, std::slice::from_ref(&id), created).await
     }
 
     /// Commits `result` with its audit row, or rolls back and audits the failure.
@@ -285,51 +343,56 @@ impl NotesService for Notes {
         caller: &Caller,
         input: models::CreateNoteInput,
     ) -> Result<models::Note, errors::CreateNoteError> {
-        let op = &notes_api::notes::operations::CREATE_NOTE;
-        let mut tx = self.begin(op).await?;
-        let id = format!("note_{}", uuid::Uuid::now_v7().simple());
-        let mut tags = input.tags.unwrap_or_default();
-        tags.sort();
-        tags.dedup();
-        let now = now_ms();
-        let created = async {
-            sqlx::query(
-                "INSERT INTO notes (tenant_id, id, title, state, created_at, due, content, reminder) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-            )
-            .bind(caller.tenant.as_str())
-            .bind(id.as_str())
-            .bind(input.title.as_str())
-            .bind(models::NoteState::INITIAL.as_str())
-            .bind(now)
-            .bind(Nullable(None::<i64>))
-            .bind(to_json(input.content.as_ref())?)
-            .bind(to_json(input.reminder.as_ref())?)
-            .execute(&mut *tx)
-            .await?;
-            for tag in &tags {
-                sqlx::query("INSERT INTO note_tags (tenant_id, note_id, tag) VALUES ($1, $2, $3)")
-                    .bind(caller.tenant.as_str())
-                    .bind(id.as_str())
-                    .bind(tag.as_str())
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            Ok::<_, sqlx::Error>(())
-        }
-        .await
-        .map_err(|e| runtime::fault(op.id, "storing the note", e))
-        .map(|()| models::Note {
-            id: id.clone(),
-            title: input.title,
-            state: models::NoteState::INITIAL,
-            tags,
-            created_at: time(now),
-            due: None,
-            content: input.content,
-            reminder: input.reminder,
-        });
-        self.finish(tx, caller, op, std::slice::from_ref(&id), created).await
+        self.create(caller, &notes_api::notes::operations::CREATE_NOTE, input).await
+    }
+
+    async fn capture_note(
+        &self,
+        caller: &Caller,
+        input: models::CaptureNoteInput,
+    ) -> Result<models::Note, errors::CaptureNoteError> {
+        let note = models::CreateNoteInput { title: input.title, tags: input.tags, content: None, reminder: None };
+        self.create(caller, &notes_api::notes::operations::CAPTURE_NOTE, note).await
+    }
+
+    async fn upload_attachment(
+        &self,
+        caller: &Caller,
+        input: models::UploadAttachmentInput,
+    ) -> Result<models::Attachment, errors::UploadAttachmentError> {
+        self.attach(caller, input).await
+    }
+
+    async fn put_attachment(
+        &self,
+        caller: &Caller,
+        input: models::PutAttachmentInput,
+    ) -> Result<models::Attachment, errors::PutAttachmentError> {
+        self.attach_named(caller, input).await
+    }
+
+    async fn list_attachments(
+        &self,
+        caller: &Caller,
+        input: models::AttachmentsInput,
+    ) -> Result<Vec<models::Attachment>, errors::ListAttachmentsError> {
+        self.attachments(caller, input).await
+    }
+
+    async fn get_attachment(
+        &self,
+        caller: &Caller,
+        input: models::AttachmentRef,
+    ) -> Result<support::File, errors::GetAttachmentError> {
+        self.attachment_file(caller, input).await
+    }
+
+    async fn delete_attachment(
+        &self,
+        caller: &Caller,
+        input: models::DeleteAttachmentInput,
+    ) -> Result<(), errors::DeleteAttachmentError> {
+        self.detach(caller, input).await
     }
 
     async fn get_note(
@@ -450,6 +513,7 @@ impl NotesService for Notes {
             return self.finish(tx, caller, op, std::slice::from_ref(&input.id), Err(refused)).await;
         }
         let deleted = async {
+            attachments::delete_all(&mut tx, &caller.tenant, &input.id).await?;
             sqlx::query("DELETE FROM note_tags WHERE tenant_id = $1 AND note_id = $2")
                 .bind(caller.tenant.as_str())
                 .bind(input.id.as_str())

@@ -126,16 +126,6 @@ async fn a_server_killed_under_write_load_keeps_every_acknowledged_write_on_post
     }
 }
 
-/// The database of a notes server, as the test reaches it beside the server.
-async fn pool(s: &Server, database_url: Option<&str>) -> sqlx::AnyPool {
-    sqlx::any::install_default_drivers();
-    let url = database_url.map_or_else(
-        || format!("sqlite://{}", s.config.data_dir.join(runtime::store::DATABASE_FILE).display()),
-        str::to_string,
-    );
-    sqlx::AnyPool::connect(&url).await.unwrap()
-}
-
 /// An export whose process stopped before finishing it (its row pending, its lease run out) is
 /// finished by the next start of the server; one whose lease runs out while the server runs is
 /// taken over when its status is read.
@@ -170,7 +160,7 @@ async fn exports_survive_a_stopped_process(database_url: Option<&str>) {
         .await
         .unwrap();
     };
-    orphan(pool(&s, database_url).await, started["id"].as_str().unwrap().to_string()).await;
+    orphan(common::pool(&s, database_url).await, started["id"].as_str().unwrap().to_string()).await;
     let s = s.kill_and_restart().await;
     let resumed = common::export_finished(&client, &url, &token).await;
     assert_eq!((resumed["state"].as_str(), resumed["notes"].as_i64()), (Some("done"), Some(2)), "{resumed}");
@@ -179,7 +169,7 @@ async fn exports_survive_a_stopped_process(database_url: Option<&str>) {
     assert_eq!(file.text().await.unwrap().lines().count(), 3);
 
     // While the server runs: the first read of its status after the lease takes it over.
-    orphan(pool(&s, database_url).await, started["id"].as_str().unwrap().to_string()).await;
+    orphan(common::pool(&s, database_url).await, started["id"].as_str().unwrap().to_string()).await;
     assert_eq!(common::export_finished(&client, &url, &token).await["state"], "done");
 }
 

@@ -181,3 +181,13 @@ pub async fn export_finished(client: &reqwest::Client, url: &str, token: &str) -
     }
     panic!("the export at {url} stayed pending");
 }
+
+/// The database of a notes server, as a test reaches it beside the server.
+pub async fn pool(s: &Server, database_url: Option<&str>) -> sqlx::AnyPool {
+    sqlx::any::install_default_drivers();
+    let url = database_url.map_or_else(
+        || format!("sqlite://{}", s.config.data_dir.join(runtime::store::DATABASE_FILE).display()),
+        str::to_string,
+    );
+    sqlx::AnyPool::connect(&url).await.unwrap()
+}

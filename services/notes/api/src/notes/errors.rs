@@ -160,4 +160,88 @@ support::operation_errors! {
         /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
         Unavailable = "unavailable",
     }
+
+    /// Errors `capture_note` may return: the codes it declares plus the service-wide ones.
+    CaptureNoteError {
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `upload_attachment` may return: the codes it declares plus the service-wide ones.
+    UploadAttachmentError {
+        /// `not_found` (HTTP 404): No such note for this caller.
+        NotFound = "not_found",
+        /// `name_taken` (HTTP 409): An upload would replace an attachment of the same name: `PUT` it by name to replace it.
+        NameTaken = "name_taken",
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `put_attachment` may return: the codes it declares plus the service-wide ones.
+    PutAttachmentError {
+        /// `not_found` (HTTP 404): No such note for this caller.
+        NotFound = "not_found",
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `list_attachments` may return: the codes it declares plus the service-wide ones.
+    ListAttachmentsError {
+        /// `not_found` (HTTP 404): No such note for this caller.
+        NotFound = "not_found",
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `get_attachment` may return: the codes it declares plus the service-wide ones.
+    GetAttachmentError {
+        /// `not_found` (HTTP 404): No such note for this caller.
+        NotFound = "not_found",
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `delete_attachment` may return: the codes it declares plus the service-wide ones.
+    DeleteAttachmentError {
+        /// `not_found` (HTTP 404): No such note for this caller.
+        NotFound = "not_found",
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
 }

@@ -349,6 +349,114 @@ pub struct DownloadExportInput {
 }
 /// Field specs of [`DownloadExportInput`], for validation.
 pub static DOWNLOAD_EXPORT_INPUT_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];
+/// A file attached to a note.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Attachment {
+    /// Its name, unique in the note.
+    pub name: String,
+    /// Its media type.
+    pub media_type: String,
+    /// Its size in bytes.
+    pub size: i64,
+    /// Its SHA-256 digest, lowercase hex.
+    pub sha256: String,
+    /// What it shows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caption: Option<String>,
+    /// When it was attached.
+    pub created_at: chrono::DateTime<chrono::Utc>,
+}
+/// A file to attach, named by its file name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UploadAttachmentInput {
+    /// The note.
+    pub id: String,
+    /// The file, with its file name.
+    pub file: support::Upload,
+    /// What it shows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caption: Option<String>,
+}
+/// Field specs of [`UploadAttachmentInput`], for validation.
+pub static UPLOAD_ATTACHMENT_INPUT_FIELDS: [FieldSpec; 3usize] = [
+    FieldSpec::path("id", Kind::String).required(),
+    FieldSpec::body(
+        "file",
+        Kind::File { media_types: &["image/png", "image/jpeg", "application/pdf", "text/plain"], max_size: 104857600 },
+    )
+    .required(),
+    FieldSpec::body("caption", Kind::String).max_length(200),
+];
+/// A file to attach under a name, replacing one of that name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PutAttachmentInput {
+    /// The note.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// The file.
+    pub content: support::Upload,
+}
+/// Field specs of [`PutAttachmentInput`], for validation.
+pub static PUT_ATTACHMENT_INPUT_FIELDS: [FieldSpec; 3usize] = [
+    FieldSpec::path("id", Kind::String).required(),
+    FieldSpec::path("name", Kind::String).required().min_length(1).max_length(255),
+    FieldSpec::body(
+        "content",
+        Kind::File { media_types: &["image/png", "image/jpeg", "application/pdf", "text/plain"], max_size: 104857600 },
+    )
+    .required(),
+];
+/// Names the note.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttachmentsInput {
+    /// The note.
+    pub id: String,
+}
+/// Field specs of [`AttachmentsInput`], for validation.
+pub static ATTACHMENTS_INPUT_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];
+/// Names an attachment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttachmentRef {
+    /// The note.
+    pub id: String,
+    /// The attachment's name.
+    pub name: String,
+}
+/// Field specs of [`AttachmentRef`], for validation.
+pub static ATTACHMENT_REF_FIELDS: [FieldSpec; 2usize] =
+    [FieldSpec::path("id", Kind::String).required(), FieldSpec::path("name", Kind::String).required()];
+/// Names the attachment to delete.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteAttachmentInput {
+    /// The note.
+    pub id: String,
+    /// The attachment's name.
+    pub name: String,
+}
+/// Field specs of [`DeleteAttachmentInput`], for validation.
+pub static DELETE_ATTACHMENT_INPUT_FIELDS: [FieldSpec; 2usize] =
+    [FieldSpec::path("id", Kind::String).required(), FieldSpec::path("name", Kind::String).required()];
+/// A note captured from a form.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureNoteInput {
+    /// Title.
+    pub title: String,
+    /// Labels (`tags=a&tags=b`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+}
+/// Field specs of [`CaptureNoteInput`], for validation.
+pub static CAPTURE_NOTE_INPUT_FIELDS: [FieldSpec; 2usize] = [
+    FieldSpec::body("title", Kind::String).required().min_length(1).max_length(200),
+    FieldSpec::body("tags", Kind::List(&Kind::String)).max_items(10).pattern("^[a-z]+$"),
+];
 /// Names one note.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

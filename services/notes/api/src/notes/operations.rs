@@ -24,6 +24,7 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
         ErrorInfo { code: "conflict", status: 409u16, message: "The change conflicts with the note's current state." },
         ErrorInfo { code: "no_link", status: 409u16, message: "The note holds no link." },
         ErrorInfo { code: "not_ready", status: 409u16, message: "The export is not ready." },
+        ErrorInfo { code: "name_taken", status: 409u16, message: "The note has an attachment of that name." },
         ErrorInfo { code: "unauthenticated", status: 401u16, message: "Authentication required." },
         ErrorInfo { code: "invalid_token", status: 401u16, message: "The token is invalid." },
         ErrorInfo { code: "insufficient_scope", status: 403u16, message: "The token's scope is too low." },
@@ -94,6 +95,7 @@ const BASE: Operation = Operation {
     input: &[],
     deprecation: None,
     conditional: None,
+    body: support::BodyFormat::Json,
     service: &SERVICE,
 };
 /// `GET /api/v1/notes`: List notes
@@ -256,8 +258,92 @@ pub static DOWNLOAD_EXPORT: Operation = Operation {
     input: &models::DOWNLOAD_EXPORT_INPUT_FIELDS,
     ..BASE
 };
+/// `POST /api/v1/notes/capture`: Capture a note from a form
+pub static CAPTURE_NOTE: Operation = Operation {
+    id: "capture_note",
+    method: Method::Post,
+    path: "/notes/capture",
+    full_path: "/api/v1/notes/capture",
+    scope: "notes:write",
+    satisfied_by: &["notes:write"],
+    success_status: 201,
+    has_body: true,
+    rate_limited: true,
+    input: &models::CAPTURE_NOTE_INPUT_FIELDS,
+    body: support::BodyFormat::Form,
+    ..BASE
+};
+/// `POST /api/v1/notes/{id}/attachments`: Attach a file
+pub static UPLOAD_ATTACHMENT: Operation = Operation {
+    id: "upload_attachment",
+    method: Method::Post,
+    path: "/notes/{id}/attachments",
+    full_path: "/api/v1/notes/{id}/attachments",
+    scope: "notes:write",
+    satisfied_by: &["notes:write"],
+    success_status: 201,
+    has_body: true,
+    rate_limited: true,
+    input: &models::UPLOAD_ATTACHMENT_INPUT_FIELDS,
+    body: support::BodyFormat::Multipart,
+    ..BASE
+};
+/// `PUT /api/v1/notes/{id}/attachments/{name}`: Attach a file by name
+pub static PUT_ATTACHMENT: Operation = Operation {
+    id: "put_attachment",
+    method: Method::Put,
+    path: "/notes/{id}/attachments/{name}",
+    full_path: "/api/v1/notes/{id}/attachments/{name}",
+    scope: "notes:write",
+    satisfied_by: &["notes:write"],
+    has_body: true,
+    rate_limited: true,
+    input: &models::PUT_ATTACHMENT_INPUT_FIELDS,
+    body: support::BodyFormat::Raw,
+    ..BASE
+};
+/// `GET /api/v1/notes/{id}/attachments`: A note's attachments
+pub static LIST_ATTACHMENTS: Operation = Operation {
+    id: "list_attachments",
+    method: Method::Get,
+    path: "/notes/{id}/attachments",
+    full_path: "/api/v1/notes/{id}/attachments",
+    scope: "notes:read",
+    satisfied_by: &["notes:read", "notes:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("notes.attachments"),
+    input: &models::ATTACHMENTS_INPUT_FIELDS,
+    ..BASE
+};
+/// `GET /api/v1/notes/{id}/attachments/{name}`: Download an attachment
+pub static GET_ATTACHMENT: Operation = Operation {
+    id: "get_attachment",
+    method: Method::Get,
+    path: "/notes/{id}/attachments/{name}",
+    full_path: "/api/v1/notes/{id}/attachments/{name}",
+    scope: "notes:read",
+    satisfied_by: &["notes:read", "notes:write"],
+    rate_limited: true,
+    read_only: true,
+    input: &models::ATTACHMENT_REF_FIELDS,
+    ..BASE
+};
+/// `DELETE /api/v1/notes/{id}/attachments/{name}`: Delete an attachment
+pub static DELETE_ATTACHMENT: Operation = Operation {
+    id: "delete_attachment",
+    method: Method::Delete,
+    path: "/notes/{id}/attachments/{name}",
+    full_path: "/api/v1/notes/{id}/attachments/{name}",
+    scope: "notes:write",
+    satisfied_by: &["notes:write"],
+    success_status: 204,
+    rate_limited: true,
+    input: &models::DELETE_ATTACHMENT_INPUT_FIELDS,
+    ..BASE
+};
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 11usize] = [
+pub static OPERATIONS: [&Operation; 17usize] = [
     &LIST_NOTES,
     &LIST_DUE_NOTES,
     &CREATE_NOTE,
@@ -269,4 +355,10 @@ pub static OPERATIONS: [&Operation; 11usize] = [
     &CREATE_EXPORT,
     &GET_EXPORT,
     &DOWNLOAD_EXPORT,
+    &CAPTURE_NOTE,
+    &UPLOAD_ATTACHMENT,
+    &PUT_ATTACHMENT,
+    &LIST_ATTACHMENTS,
+    &GET_ATTACHMENT,
+    &DELETE_ATTACHMENT,
 ];

@@ -29,6 +29,18 @@ where
         .route(operations::CREATE_EXPORT.full_path, methods(&SERVICE, "POST").post(rest::<CreateExport, S, G>))
         .route(operations::GET_EXPORT.full_path, methods(&SERVICE, "GET").get(rest::<GetExport, S, G>))
         .route(operations::DOWNLOAD_EXPORT.full_path, methods(&SERVICE, "GET").get(rest::<DownloadExport, S, G>))
+        .route(operations::CAPTURE_NOTE.full_path, methods(&SERVICE, "POST").post(rest::<CaptureNote, S, G>))
+        .route(
+            operations::UPLOAD_ATTACHMENT.full_path,
+            methods(&SERVICE, "POST, GET").post(rest::<UploadAttachment, S, G>).get(rest::<ListAttachments, S, G>),
+        )
+        .route(
+            operations::PUT_ATTACHMENT.full_path,
+            methods(&SERVICE, "PUT, GET, DELETE")
+                .put(rest::<PutAttachment, S, G>)
+                .get(rest::<GetAttachment, S, G>)
+                .delete(rest::<DeleteAttachment, S, G>),
+        )
         .with_state(Arc::new(App { service, gate }))
 }
 /// `GET /api/v1/notes`: List notes
@@ -148,5 +160,65 @@ impl<S: NotesService> Endpoint<S, S::Caller> for DownloadExport {
     const OP: &'static Operation = &operations::DOWNLOAD_EXPORT;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.download_export(c, input).await.map(support::Success::File)
+    }
+}
+/// `POST /api/v1/notes/capture`: Capture a note from a form
+pub struct CaptureNote;
+impl<S: NotesService> Endpoint<S, S::Caller> for CaptureNote {
+    type Input = models::CaptureNoteInput;
+    type Error = errors::CaptureNoteError;
+    const OP: &'static Operation = &operations::CAPTURE_NOTE;
+    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.capture_note(c, input).await.map(|out| support::Success::one(&out))
+    }
+}
+/// `POST /api/v1/notes/{id}/attachments`: Attach a file
+pub struct UploadAttachment;
+impl<S: NotesService> Endpoint<S, S::Caller> for UploadAttachment {
+    type Input = models::UploadAttachmentInput;
+    type Error = errors::UploadAttachmentError;
+    const OP: &'static Operation = &operations::UPLOAD_ATTACHMENT;
+    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.upload_attachment(c, input).await.map(|out| support::Success::one(&out))
+    }
+}
+/// `PUT /api/v1/notes/{id}/attachments/{name}`: Attach a file by name
+pub struct PutAttachment;
+impl<S: NotesService> Endpoint<S, S::Caller> for PutAttachment {
+    type Input = models::PutAttachmentInput;
+    type Error = errors::PutAttachmentError;
+    const OP: &'static Operation = &operations::PUT_ATTACHMENT;
+    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.put_attachment(c, input).await.map(|out| support::Success::one(&out))
+    }
+}
+/// `GET /api/v1/notes/{id}/attachments`: A note's attachments
+pub struct ListAttachments;
+impl<S: NotesService> Endpoint<S, S::Caller> for ListAttachments {
+    type Input = models::AttachmentsInput;
+    type Error = errors::ListAttachmentsError;
+    const OP: &'static Operation = &operations::LIST_ATTACHMENTS;
+    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.list_attachments(c, input).await.map(|out| support::Success::one(&out))
+    }
+}
+/// `GET /api/v1/notes/{id}/attachments/{name}`: Download an attachment
+pub struct GetAttachment;
+impl<S: NotesService> Endpoint<S, S::Caller> for GetAttachment {
+    type Input = models::AttachmentRef;
+    type Error = errors::GetAttachmentError;
+    const OP: &'static Operation = &operations::GET_ATTACHMENT;
+    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.get_attachment(c, input).await.map(support::Success::File)
+    }
+}
+/// `DELETE /api/v1/notes/{id}/attachments/{name}`: Delete an attachment
+pub struct DeleteAttachment;
+impl<S: NotesService> Endpoint<S, S::Caller> for DeleteAttachment {
+    type Input = models::DeleteAttachmentInput;
+    type Error = errors::DeleteAttachmentError;
+    const OP: &'static Operation = &operations::DELETE_ATTACHMENT;
+    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.delete_attachment(c, input).await.map(|()| support::Success::Empty)
     }
 }

@@ -97,4 +97,52 @@ pub trait NotesService: Send + Sync + 'static {
         caller: &Self::Caller,
         input: models::DownloadExportInput,
     ) -> impl Future<Output = Result<support::File, errors::DownloadExportError>> + Send;
+    /// Capture a note from a form
+    ///
+    /// `POST /api/v1/notes/capture` · scope `notes:write`
+    fn capture_note(
+        &self,
+        caller: &Self::Caller,
+        input: models::CaptureNoteInput,
+    ) -> impl Future<Output = Result<models::Note, errors::CaptureNoteError>> + Send;
+    /// Attach a file
+    ///
+    /// `POST /api/v1/notes/{id}/attachments` · scope `notes:write`
+    fn upload_attachment(
+        &self,
+        caller: &Self::Caller,
+        input: models::UploadAttachmentInput,
+    ) -> impl Future<Output = Result<models::Attachment, errors::UploadAttachmentError>> + Send;
+    /// Attach a file by name
+    ///
+    /// `PUT /api/v1/notes/{id}/attachments/{name}` · scope `notes:write`
+    fn put_attachment(
+        &self,
+        caller: &Self::Caller,
+        input: models::PutAttachmentInput,
+    ) -> impl Future<Output = Result<models::Attachment, errors::PutAttachmentError>> + Send;
+    /// A note's attachments
+    ///
+    /// `GET /api/v1/notes/{id}/attachments` · scope `notes:read` · MCP tool `notes.attachments`
+    fn list_attachments(
+        &self,
+        caller: &Self::Caller,
+        input: models::AttachmentsInput,
+    ) -> impl Future<Output = Result<Vec<models::Attachment>, errors::ListAttachmentsError>> + Send;
+    /// Download an attachment
+    ///
+    /// `GET /api/v1/notes/{id}/attachments/{name}` · scope `notes:read`
+    fn get_attachment(
+        &self,
+        caller: &Self::Caller,
+        input: models::AttachmentRef,
+    ) -> impl Future<Output = Result<support::File, errors::GetAttachmentError>> + Send;
+    /// Delete an attachment
+    ///
+    /// `DELETE /api/v1/notes/{id}/attachments/{name}` · scope `notes:write`
+    fn delete_attachment(
+        &self,
+        caller: &Self::Caller,
+        input: models::DeleteAttachmentInput,
+    ) -> impl Future<Output = Result<(), errors::DeleteAttachmentError>> + Send;
 }

@@ -4,13 +4,14 @@
 use super::{NotesService, operations, router};
 use support::{Gate, Operation, ToolFailure, tool};
 /// Tool name → operation, in spec order.
-pub static TOOLS: [(&str, &Operation); 6usize] = [
+pub static TOOLS: [(&str, &Operation); 7usize] = [
     ("notes.list", &operations::LIST_NOTES),
     ("notes.due", &operations::LIST_DUE_NOTES),
     ("notes.create", &operations::CREATE_NOTE),
     ("notes.get", &operations::GET_NOTE),
     ("notes.export", &operations::CREATE_EXPORT),
     ("notes.export_status", &operations::GET_EXPORT),
+    ("notes.attachments", &operations::LIST_ATTACHMENTS),
 ];
 /// Calls tool `name` for a caller `gate` admitted; `None` when no tool has that name.
 /// Success is the same JSON body the REST route answers (`{}` for an empty one); arguments
@@ -33,6 +34,7 @@ where
         "notes.get" => tool::<router::GetNote, S, G>(service, gate, caller, arguments).await,
         "notes.export" => tool::<router::CreateExport, S, G>(service, gate, caller, arguments).await,
         "notes.export_status" => tool::<router::GetExport, S, G>(service, gate, caller, arguments).await,
+        "notes.attachments" => tool::<router::ListAttachments, S, G>(service, gate, caller, arguments).await,
         _ => return None,
     })
 }

@@ -90,6 +90,7 @@ const BASE: Operation = Operation {
     input: &[],
     deprecation: None,
     conditional: None,
+    body: support::BodyFormat::Json,
     service: &SERVICE,
 };
 /// `GET /api/v1/notes`: List notes

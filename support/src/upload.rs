@@ -1,0 +1,301 @@
+//! Request bodies that are not JSON: `application/x-www-form-urlencoded` forms,
+//! `multipart/form-data` with file parts, and raw bodies that are one file. A file is handed to
+//! the gate's storage ([`Gate::store_upload`]) chunk by chunk as it arrives, so memory holds a
+//! chunk, not the file; the operation receives what was stored ([`Upload`]), to keep (in the
+//! transaction that records it) or to leave, for the runtime to sweep.
+
+use std::pin::Pin;
+
+use axum::body::{Body, Bytes};
+use axum::http::{header, request::Parts};
+use futures_util::{Stream, StreamExt};
+use serde_json::{Map, Value};
+
+use crate::{FieldSpec, Gate, Kind, Location, Operation, Problem, Rejection, add_pair, invalid, too_large};
+
+/// How an operation's request body travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "spec", derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema))]
+#[cfg_attr(feature = "spec", serde(rename_all = "snake_case"))]
+pub enum BodyFormat {
+    /// A JSON object of the body fields (`application/json`).
+    #[default]
+    Json,
+    /// `application/x-www-form-urlencoded`: the body fields as `key=value` pairs, as an HTML
+    /// form posts them (scalars, and lists as repeated keys).
+    Form,
+    /// `multipart/form-data`: each body field a part; a `file` field's part is its content.
+    Multipart,
+    /// The body is the content of the input's one `file` field, of one of its media types.
+    Raw,
+}
+
+/// A file's content as it arrives.
+pub type UploadStream = Pin<Box<dyn Stream<Item = Result<Bytes, String>> + Send>>;
+
+/// What storage kept of an upload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    /// Where it is kept (a blob id of the runtime).
+    pub id: String,
+    /// Its length in bytes.
+    pub size: u64,
+    /// Its SHA-256 digest, lowercase hex.
+    pub sha256: String,
+}
+
+/// Why an upload was not stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreError {
+    /// Longer than the limit.
+    TooLarge,
+    /// The content could not be read (the client went away).
+    Source(String),
+    /// Storage is unavailable; retry later.
+    Unavailable(String),
+}
+
+/// A file the request carried, as the operation receives it: stored already, pending until the
+/// operation keeps it (`runtime::blobs::Blobs::keep` in the transaction that records it).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Upload {
+    /// The stored content (a blob id).
+    pub id: String,
+    /// Its length in bytes.
+    pub size: u64,
+    /// Its SHA-256 digest, lowercase hex.
+    pub sha256: String,
+    /// Its media type, as the client declared it and the spec accepts (parameters dropped).
+    pub media_type: String,
+    /// The file name the client gave, without any directory part; `None` for a raw body.
+    pub filename: Option<String>,
+}
+
+/// The media type of a `Content-Type` value, lowercase, without parameters.
+fn essence(content_type: &str) -> String {
+    content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase()
+}
+
+/// Whether `media_type` is one of `accepted` (`type/subtype`, or `type/*`); an empty list
+/// accepts any.
+fn accepts(accepted: &[&str], media_type: &str) -> bool {
+    accepted.is_empty()
+        || accepted.iter().any(|a| {
+            let a = a.to_ascii_lowercase();
+            match a.strip_suffix("/*") {
+                Some(family) => media_type.split('/').next() == Some(family),
+                None => a == media_type,
+            }
+        })
+}
+
+fn unsupported(op: &'static Operation, field: &str, got: &str, accepted: &[&str]) -> Rejection {
+    Rejection {
+        code: op.service.roles.unsupported_media_type,
+        problem: Problem::new(format!("{field} must be one of: {}; it is {got}", accepted.join(", ")))
+            .with("field", field)
+            .with("value", got)
+            .with("accepted", accepted.to_vec()),
+    }
+}
+
+fn file_spec(f: &FieldSpec) -> Option<(&'static [&'static str], u64)> {
+    match f.kind {
+        Kind::File { media_types, max_size } => Some((media_types, max_size)),
+        _ => None,
+    }
+}
+
+/// Stores one file through the gate, mapping its failures to the operation's refusals.
+async fn store<G: Gate>(
+    gate: &G,
+    caller: &G::Caller,
+    op: &'static Operation,
+    field: &str,
+    content: UploadStream,
+    limit: u64,
+) -> Result<Stored, Rejection> {
+    let roles = &op.service.roles;
+    gate.store_upload(caller, content, limit).await.map_err(|e| match e {
+        StoreError::TooLarge => too_large(op, limit, Some(field)),
+        StoreError::Source(why) => Rejection {
+            code: roles.malformed,
+            problem: Problem::new(format!("{field} could not be read: {why}")).with("field", field),
+        },
+        StoreError::Unavailable(why) => Rejection {
+            code: roles.unavailable,
+            problem: Problem::new(format!("the file could not be stored for now ({why}); nothing was changed"))
+                .with("retry_after", 2),
+        },
+    })
+}
+
+/// An `application/x-www-form-urlencoded` body into the body fields.
+pub(crate) async fn form(
+    op: &'static Operation,
+    parts: &Parts,
+    body: Body,
+    limit: usize,
+    obj: &mut Map<String, Value>,
+) -> Result<(), Rejection> {
+    let (service, roles) = (op.service, &op.service.roles);
+    let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(essence);
+    if content_type.as_deref() != Some("application/x-www-form-urlencoded") {
+        return Err(Rejection {
+            code: roles.unsupported_media_type,
+            problem: Problem::new(
+                "the request body must be a form: send Content-Type: application/x-www-form-urlencoded",
+            ),
+        });
+    }
+    let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| too_large(op, limit as u64, None))?;
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(&bytes).map_err(|e| Rejection {
+        code: roles.malformed,
+        problem: Problem::new(format!("the request body is not a valid form: {e}")),
+    })?;
+    let _ = service;
+    for (k, raw) in pairs {
+        add_pair(op, Location::Body, k, raw, obj)?;
+    }
+    Ok(())
+}
+
+/// A `multipart/form-data` body: text parts into the body fields, file parts stored as they
+/// arrive. Answers the stored files by field name, for [`insert`].
+pub(crate) async fn multipart<G: Gate>(
+    gate: &G,
+    caller: &G::Caller,
+    op: &'static Operation,
+    parts: &Parts,
+    body: Body,
+    limit: usize,
+    obj: &mut Map<String, Value>,
+) -> Result<Vec<(&'static str, Upload)>, Rejection> {
+    let (service, roles) = (op.service, &op.service.roles);
+    let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let boundary = (essence(content_type) == "multipart/form-data")
+        .then(|| multer::parse_boundary(content_type).ok())
+        .flatten()
+        .ok_or_else(|| Rejection {
+            code: roles.unsupported_media_type,
+            problem: Problem::new("the request body must be multipart/form-data, with its boundary"),
+        })?;
+    // The whole body: every file at its largest, and the text parts within the body limit.
+    let files: u64 = op.input.iter().filter_map(file_spec).map(|(_, max)| max).sum();
+    let whole = files.saturating_add(limit as u64);
+    let constraints = multer::Constraints::new().size_limit(multer::SizeLimit::new().whole_stream(whole));
+    let mut form = multer::Multipart::with_constraints(body.into_data_stream(), boundary, constraints);
+    let refused = |e: multer::Error| match e {
+        multer::Error::StreamSizeExceeded { .. } | multer::Error::FieldSizeExceeded { .. } => {
+            too_large(op, whole, None)
+        }
+        other => Rejection {
+            code: roles.malformed,
+            problem: Problem::new(format!("the multipart body is not valid: {other}")),
+        },
+    };
+    let mut uploads: Vec<(&'static str, Upload)> = Vec::new();
+    while let Some(part) = form.next_field().await.map_err(refused)? {
+        let name = part.name().unwrap_or_default().to_string();
+        let Some(f) = op.input.iter().find(|f| f.name == name && f.location == Location::Body) else {
+            return Err(invalid(service, &name, Value::Null, format!("unknown field {name}")));
+        };
+        let Some((accepted, max_size)) = file_spec(f) else {
+            // A text part: read whole (within the body limit), then as a form value.
+            let mut text = Vec::new();
+            let mut part = part;
+            while let Some(chunk) = part.chunk().await.map_err(refused)? {
+                text.extend_from_slice(&chunk);
+                if text.len() > limit {
+                    return Err(too_large(op, limit as u64, Some(f.name)));
+                }
+            }
+            let text = String::from_utf8(text)
+                .map_err(|_| invalid(service, f.name, Value::Null, format!("{} must be UTF-8 text", f.name)))?;
+            add_pair(op, Location::Body, name, text, obj)?;
+            continue;
+        };
+        if uploads.iter().any(|(n, _)| *n == f.name) {
+            return Err(invalid(service, f.name, Value::Null, format!("{} is given more than once", f.name)));
+        }
+        let media_type = part.content_type().map(|m| essence(m.as_ref())).unwrap_or("application/octet-stream".into());
+        if !accepts(accepted, &media_type) {
+            return Err(unsupported(op, f.name, &media_type, accepted));
+        }
+        // The name without the directory part some browsers send (`C:\fakepath\photo.png`).
+        let filename = part
+            .file_name()
+            .map(|n| n.rsplit(['/', '\\']).next().unwrap_or_default().chars().take(255).collect::<String>())
+            .filter(|n| !n.is_empty());
+        let content: UploadStream = Box::pin(part.map(|chunk| chunk.map_err(|e| e.to_string())));
+        let stored = store(gate, caller, op, f.name, content, max_size).await?;
+        uploads
+            .push((f.name, Upload { id: stored.id, size: stored.size, sha256: stored.sha256, media_type, filename }));
+    }
+    Ok(uploads)
+}
+
+/// A raw body: the content of the input's one file field.
+pub(crate) async fn raw<G: Gate>(
+    gate: &G,
+    caller: &G::Caller,
+    op: &'static Operation,
+    parts: &Parts,
+    body: Body,
+) -> Result<Vec<(&'static str, Upload)>, Rejection> {
+    let Some((f, (accepted, max_size))) =
+        op.input.iter().filter(|f| f.location == Location::Body).find_map(|f| file_spec(f).map(|s| (f, s)))
+    else {
+        return Ok(Vec::new());
+    };
+    let media_type = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(essence)
+        .unwrap_or_else(|| "application/octet-stream".into());
+    if !accepts(accepted, &media_type) {
+        return Err(unsupported(op, f.name, &media_type, accepted));
+    }
+    // A declared length over the limit is refused before a byte is stored.
+    let declared = parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max_size) {
+        return Err(too_large(op, max_size, Some(f.name)));
+    }
+    let content: UploadStream = Box::pin(body.into_data_stream().map(|chunk| chunk.map_err(|e| e.to_string())));
+    let stored = store(gate, caller, op, f.name, content, max_size).await?;
+    Ok(vec![(f.name, Upload { id: stored.id, size: stored.size, sha256: stored.sha256, media_type, filename: None })])
+}
+
+/// Puts the stored files into the input, after the other fields were checked, and refuses a
+/// request without a required one.
+pub(crate) fn insert(
+    op: &'static Operation,
+    uploads: Vec<(&'static str, Upload)>,
+    obj: &mut Map<String, Value>,
+) -> Result<(), Rejection> {
+    for (name, upload) in uploads {
+        obj.insert(name.to_string(), serde_json::to_value(upload).unwrap_or(Value::Null));
+    }
+    for f in op.input.iter().filter(|f| f.required && file_spec(f).is_some()) {
+        if !obj.contains_key(f.name) {
+            return Err(invalid(op.service, f.name, Value::Null, format!("{} is required", f.name)));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn media_types_match_exactly_or_by_family() {
+        assert!(accepts(&["image/*", "application/pdf"], "image/png"));
+        assert!(accepts(&["image/*", "application/pdf"], "application/pdf"));
+        assert!(!accepts(&["image/*", "application/pdf"], "text/html"));
+        assert!(!accepts(&["image/png"], "image/pngx"));
+        assert!(accepts(&[], "anything/at-all"));
+        assert_eq!(essence("Text/CSV; charset=utf-8"), "text/csv");
+    }
+}
