@@ -127,6 +127,7 @@ pub fn load(file: &str, text: &str) -> Result<Api, SpecErrors> {
     let operations = check_operations(&mut c, &spec, &mut models);
     check_default_places(&mut c, &spec, &models);
     check_header_models(&mut c, &spec, &models);
+    check_ambiguous_paths(&mut c, &spec);
     if c.errors.is_empty() {
         Ok(Api { file: file.to_string(), spec, models, operations })
     } else {
@@ -1063,6 +1064,39 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
         out.push(Operation { def, errors, status, has_body, list_output, file_output });
     }
     out
+}
+
+/// Two paths a request could match both ways: each has a parameter where the other has a fixed
+/// segment (`/notes/exports/{id}` and `/notes/{id}/open` both match `/notes/exports/open`).
+/// Routers break the tie by their own rules and OpenAPI leaves it undefined, so a client's
+/// generated code could call the other operation. A fixed segment against a parameter on one side
+/// only (`/notes/due` and `/notes/{id}`) is fine: the fixed path wins, as OpenAPI says.
+fn check_ambiguous_paths(c: &mut Collector, spec: &Spec) {
+    let mut paths: Vec<(&str, &str)> = Vec::new();
+    for op in &spec.operations {
+        if !paths.iter().any(|(p, _)| *p == op.path) && !op.path.is_empty() {
+            paths.push((&op.path, &op.id));
+        }
+    }
+    let param = |s: &str| s.starts_with('{');
+    for (i, (a, a_op)) in paths.iter().enumerate() {
+        for (b, b_op) in &paths[i + 1..] {
+            let (sa, sb): (Vec<&str>, Vec<&str>) = (a.split('/').collect(), b.split('/').collect());
+            if sa.len() != sb.len() {
+                continue;
+            }
+            let fits = sa.iter().zip(&sb).all(|(x, y)| x == y || param(x) || param(y));
+            let a_wider = sa.iter().zip(&sb).any(|(x, y)| param(x) && !param(y));
+            let b_wider = sa.iter().zip(&sb).any(|(x, y)| !param(x) && param(y));
+            if fits && a_wider && b_wider {
+                c.push(
+                    format!("operation `{b_op}`"),
+                    format!("path `{b}` and path `{a}` of operation `{a_op}` can match the same request"),
+                    "give one of them a fixed segment where the other has none, or move one under another prefix",
+                );
+            }
+        }
+    }
 }
 
 /// A model with header fields is an operation's input or output: nested in another model or in a

@@ -209,3 +209,30 @@ fn the_diff_classifies_statuses_preconditions_and_moved_headers() {
           body [output-field-moved]"]
     );
 }
+
+#[test]
+fn paths_that_match_one_request_both_ways_are_refused() {
+    let models = r#"
+[models.KindRef]
+description = "A kind."
+fields.kind = { type = "string", in = "path", description = "The kind." }
+
+[models.PartRef]
+description = "A part."
+fields.id = { type = "string", in = "path", description = "The to-do." }
+"#;
+    let ops = "by_kind = { route = \"GET /todos/kinds/{kind}\", scope = \"todos:read\", summary = \"By kind\", input = \"KindRef\", output = \"Todo\", errors = [\"validation\"] }\n\
+               part = { route = \"GET /todos/{id}/part\", scope = \"todos:read\", summary = \"Part\", input = \"PartRef\", output = \"Todo\", errors = [\"validation\"] }\n";
+    let spec = format!("{}{ops}", TODOS.replacen("[operations]", &format!("{models}\n[operations]"), 1));
+    assert_eq!(
+        codegen::load("todos.toml", &spec).expect_err("refused").to_string(),
+        "todos.toml: operation `part`: path `/todos/{id}/part` and path `/todos/kinds/{kind}` of operation `by_kind` \
+         can match the same request; fix: give one of them a fixed segment where the other has none, or move one \
+         under another prefix"
+    );
+    // A fixed segment against a parameter on one side only is fine: the fixed path wins.
+    let fine = spec.replace("GET /todos/{id}/part", "GET /todos/{id}/kinds");
+    assert!(codegen::load("todos.toml", &fine).is_err(), "still both ways: kinds/{{kind}} and {{id}}/kinds");
+    let fine = spec.replace("GET /todos/{id}/part", "GET /todos/part/{id}");
+    codegen::load("todos.toml", &fine).unwrap_or_else(|e| panic!("{e}"));
+}

@@ -60,7 +60,7 @@ impl Notes {
         .map(|_| models::ExportStarted {
             id: id.clone(),
             state: models::ExportState::Pending,
-            // Relative to the request's URL (`…/notes/exports`), so it holds behind a proxy prefix.
+            // Relative to the request's URL (`…/exports`), so it holds behind a proxy prefix.
             location: format!("exports/{id}"),
             retry_after: RETRY_AFTER,
         });

@@ -139,7 +139,7 @@ async fn exports_survive_a_stopped_process(database_url: Option<&str>) {
         client.post(&notes).bearer_auth(&token).json(&json!({"title": title})).send().await.unwrap();
     }
     let started: Value = client
-        .post(format!("{notes}/exports"))
+        .post(s.url("/api/v1/exports"))
         .bearer_auth(&token)
         .json(&json!({}))
         .send()
@@ -148,7 +148,7 @@ async fn exports_survive_a_stopped_process(database_url: Option<&str>) {
         .json()
         .await
         .unwrap();
-    let url = format!("{notes}/exports/{}", started["id"].as_str().unwrap());
+    let url = format!("{}/{}", s.url("/api/v1/exports"), started["id"].as_str().unwrap());
     assert_eq!(common::export_finished(&client, &url, &token).await["state"], "done");
     // As its process would have left it, killed mid-way: pending, its lease run out, no file.
     let orphan = |pool: sqlx::AnyPool, id: String| async move {

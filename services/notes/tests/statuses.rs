@@ -175,7 +175,7 @@ async fn export(database_url: Option<&str>) {
         let resp = client.post(&notes).bearer_auth(&write).json(&json!({"title": title, "tags": ["x"]})).send().await;
         assert_eq!(resp.unwrap().status(), 201);
     }
-    let started = client.post(format!("{notes}/exports")).bearer_auth(&write).json(&json!({})).send().await.unwrap();
+    let started = client.post(s.url("/api/v1/exports")).bearer_auth(&write).json(&json!({})).send().await.unwrap();
     assert_eq!(started.status(), StatusCode::ACCEPTED);
     let location = started.headers()["location"].to_str().unwrap().to_string();
     assert_eq!(started.headers()["retry-after"], "1");
@@ -183,12 +183,12 @@ async fn export(database_url: Option<&str>) {
     assert_eq!(body["state"], "pending");
     assert_eq!(location, format!("exports/{}", body["id"].as_str().unwrap()), "relative to the request's URL");
     assert!(body.get("location").is_none(), "a header field is not in the body: {body}");
-    let status_url = reqwest::Url::parse(&format!("{notes}/exports")).unwrap().join(&location).unwrap().to_string();
+    let status_url = reqwest::Url::parse(&s.url("/api/v1/exports")).unwrap().join(&location).unwrap().to_string();
 
     let done = common::export_finished(&client, &status_url, &write).await;
     assert_eq!((done["state"].as_str(), done["notes"].as_i64()), (Some("done"), Some(3)), "{done}");
     let download = reqwest::Url::parse(&status_url).unwrap().join(done["download"].as_str().unwrap()).unwrap();
-    assert_eq!(download.path(), format!("/api/v1/notes/exports/{}/file", body["id"].as_str().unwrap()));
+    assert_eq!(download.path(), format!("/api/v1/exports/{}/file", body["id"].as_str().unwrap()));
     let file = client.get(download.clone()).bearer_auth(&write).send().await.unwrap();
     assert_eq!(file.status(), 200);
     assert_eq!(file.headers()["content-type"], "text/csv");
@@ -214,7 +214,7 @@ async fn export(database_url: Option<&str>) {
     assert_eq!(client.get(&status_url).bearer_auth(&other).send().await.unwrap().status(), 404);
     assert_eq!(client.get(download.clone()).bearer_auth(&other).send().await.unwrap().status(), 404);
     assert_eq!(
-        client.get(format!("{notes}/exports/export_missing/file")).bearer_auth(&write).send().await.unwrap().status(),
+        client.get(s.url("/api/v1/exports/export_missing/file")).bearer_auth(&write).send().await.unwrap().status(),
         404
     );
 
@@ -234,9 +234,9 @@ async fn export(database_url: Option<&str>) {
     }
 
     let doc: Value = client.get(s.url("/openapi/notes.json")).send().await.unwrap().json().await.unwrap();
-    let accepted = &doc["paths"]["/notes/exports"]["post"]["responses"]["202"];
+    let accepted = &doc["paths"]["/exports"]["post"]["responses"]["202"];
     assert!(accepted["headers"]["Location"].is_object() && accepted["headers"]["Retry-After"].is_object());
-    let file = &doc["paths"]["/notes/exports/{id}/file"]["get"]["responses"]["200"];
+    let file = &doc["paths"]["/exports/{id}/file"]["get"]["responses"]["200"];
     assert_eq!(file["content"]["text/csv"]["schema"]["contentMediaType"], "text/csv");
     assert!(file["headers"]["Content-Disposition"].is_object());
 }

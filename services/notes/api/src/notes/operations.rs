@@ -215,12 +215,12 @@ pub static ARCHIVE_NOTE: Operation = Operation {
     }),
     ..BASE
 };
-/// `POST /api/v1/notes/exports`: Export notes
+/// `POST /api/v1/exports`: Export notes
 pub static CREATE_EXPORT: Operation = Operation {
     id: "create_export",
     method: Method::Post,
-    path: "/notes/exports",
-    full_path: "/api/v1/notes/exports",
+    path: "/exports",
+    full_path: "/api/v1/exports",
     scope: "notes:read",
     satisfied_by: &["notes:read", "notes:write"],
     success_status: 202,
@@ -230,12 +230,12 @@ pub static CREATE_EXPORT: Operation = Operation {
     input: &models::CREATE_EXPORT_INPUT_FIELDS,
     ..BASE
 };
-/// `GET /api/v1/notes/exports/{id}`: An export's status
+/// `GET /api/v1/exports/{id}`: An export's status
 pub static GET_EXPORT: Operation = Operation {
     id: "get_export",
     method: Method::Get,
-    path: "/notes/exports/{id}",
-    full_path: "/api/v1/notes/exports/{id}",
+    path: "/exports/{id}",
+    full_path: "/api/v1/exports/{id}",
     scope: "notes:read",
     satisfied_by: &["notes:read", "notes:write"],
     rate_limited: true,
@@ -245,12 +245,12 @@ pub static GET_EXPORT: Operation = Operation {
     conditional: Some(support::Conditional::Read),
     ..BASE
 };
-/// `GET /api/v1/notes/exports/{id}/file`: Download an export
+/// `GET /api/v1/exports/{id}/file`: Download an export
 pub static DOWNLOAD_EXPORT: Operation = Operation {
     id: "download_export",
     method: Method::Get,
-    path: "/notes/exports/{id}/file",
-    full_path: "/api/v1/notes/exports/{id}/file",
+    path: "/exports/{id}/file",
+    full_path: "/api/v1/exports/{id}/file",
     scope: "notes:read",
     satisfied_by: &["notes:read", "notes:write"],
     rate_limited: true,

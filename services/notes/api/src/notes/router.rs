@@ -127,7 +127,7 @@ impl<S: NotesService> Endpoint<S, S::Caller> for ArchiveNote {
         s.archive_note(c, input).await.map(|out| support::Success::one(&out))
     }
 }
-/// `POST /api/v1/notes/exports`: Export notes
+/// `POST /api/v1/exports`: Export notes
 pub struct CreateExport;
 impl<S: NotesService> Endpoint<S, S::Caller> for CreateExport {
     type Input = models::CreateExportInput;
@@ -142,7 +142,7 @@ impl<S: NotesService> Endpoint<S, S::Caller> for CreateExport {
         })
     }
 }
-/// `GET /api/v1/notes/exports/{id}`: An export's status
+/// `GET /api/v1/exports/{id}`: An export's status
 pub struct GetExport;
 impl<S: NotesService> Endpoint<S, S::Caller> for GetExport {
     type Input = models::ExportRef;
@@ -152,7 +152,7 @@ impl<S: NotesService> Endpoint<S, S::Caller> for GetExport {
         s.get_export(c, input).await.map(|out| support::Success::one(&out))
     }
 }
-/// `GET /api/v1/notes/exports/{id}/file`: Download an export
+/// `GET /api/v1/exports/{id}/file`: Download an export
 pub struct DownloadExport;
 impl<S: NotesService> Endpoint<S, S::Caller> for DownloadExport {
     type Input = models::DownloadExportInput;

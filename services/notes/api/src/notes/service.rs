@@ -75,7 +75,7 @@ pub trait NotesService: Send + Sync + 'static {
     ) -> impl Future<Output = Result<models::Note, errors::ArchiveNoteError>> + Send;
     /// Export notes
     ///
-    /// `POST /api/v1/notes/exports` · scope `notes:read` · MCP tool `notes.export`
+    /// `POST /api/v1/exports` · scope `notes:read` · MCP tool `notes.export`
     fn create_export(
         &self,
         caller: &Self::Caller,
@@ -83,7 +83,7 @@ pub trait NotesService: Send + Sync + 'static {
     ) -> impl Future<Output = Result<models::ExportStarted, errors::CreateExportError>> + Send;
     /// An export's status
     ///
-    /// `GET /api/v1/notes/exports/{id}` · scope `notes:read` · MCP tool `notes.export_status`
+    /// `GET /api/v1/exports/{id}` · scope `notes:read` · MCP tool `notes.export_status`
     fn get_export(
         &self,
         caller: &Self::Caller,
@@ -91,7 +91,7 @@ pub trait NotesService: Send + Sync + 'static {
     ) -> impl Future<Output = Result<models::NoteExport, errors::GetExportError>> + Send;
     /// Download an export
     ///
-    /// `GET /api/v1/notes/exports/{id}/file` · scope `notes:read`
+    /// `GET /api/v1/exports/{id}/file` · scope `notes:read`
     fn download_export(
         &self,
         caller: &Self::Caller,
