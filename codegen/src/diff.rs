@@ -291,6 +291,19 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
         let (oi, ni) = (o.input(old_op), n.input(new_op));
         let empty = Vec::new();
         inputs(c, &place, oi.map_or(&empty, |m| &m.fields), ni.map_or(&empty, |m| &m.fields), o, n);
+        if old_op.def.stream != new_op.def.stream {
+            let name = |s: Option<support::StreamFormat>| match s {
+                Some(support::StreamFormat::Sse) => "Server-Sent Events",
+                Some(support::StreamFormat::Ndjson) => "NDJSON",
+                None => "one body",
+            };
+            c.push(
+                Kind::Breaking,
+                "output-shape-changed",
+                &place,
+                format!("answers {} instead of {}", name(new_op.def.stream), name(old_op.def.stream)),
+            );
+        }
         let what = |file: bool| if file { "a file" } else { "JSON" };
         if old_op.file_output != new_op.file_output {
             c.push(

@@ -892,6 +892,7 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
         }
         check_status(c, &place, op, models);
         check_body_format(c, &place, op, models);
+        check_stream(c, &place, op);
         check_conditional(c, &place, op, spec, models);
         if op.paginated && (op.output.is_none() || op.input.is_none() || op.method() != Method::Get) {
             c.push(
@@ -1196,6 +1197,30 @@ fn check_body_format(c: &mut Collector, place: &str, op: &OperationDef, models: 
             "takes a file, which an MCP tool call cannot carry (its arguments are JSON)",
             "remove `mcp`, or take the content another way",
         );
+    }
+}
+
+/// What a stream needs: events of a model, read with `GET`, and nothing that needs one body.
+fn check_stream(c: &mut Collector, place: &str, op: &OperationDef) {
+    if op.stream.is_none() {
+        return;
+    }
+    let output = op.output.as_deref();
+    if output.is_none() || output == Some(FILE) || output.is_some_and(|o| o.ends_with("[]")) {
+        c.push(place, "a stream's events need an output model", "set `output` to the model of one event");
+    }
+    if op.method() != Method::Get {
+        c.push(place, "a stream is read with GET", "use GET");
+    }
+    for (set, what) in [
+        (op.paginated, "paginated"),
+        (op.mcp.is_some(), "an MCP tool (a tool call answers once)"),
+        (op.conditional.is_some(), "conditional (a stream has no version)"),
+        (op.status.is_some_and(|s| s != 200), "answered with another status than 200"),
+    ] {
+        if set {
+            c.push(place, format!("a stream cannot be {what}"), "drop it, or answer a single output");
+        }
     }
 }
 

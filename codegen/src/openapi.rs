@@ -37,7 +37,8 @@ pub fn output_schema_name(api: &Api, op: &Operation) -> Option<String> {
         let model = &api.models[m];
         !model.fields.is_empty() && model.fields_in(Location::Body).next().is_none()
     };
-    if op.def.output.as_ref().is_some_and(bodiless) {
+    // A stream's body is its events (see `operation`), not one JSON document.
+    if op.def.output.as_ref().is_some_and(bodiless) || op.def.stream.is_some() {
         return None;
     }
     let bare = api.spec.wire.success == SuccessFormat::Bare;
@@ -854,6 +855,32 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
                     );
             }
             common_headers(api, declared(r))
+        }
+        None if op.def.stream.is_some() => {
+            let model = op.def.output.clone().unwrap_or_default();
+            let (media_type, text) = match op.def.stream {
+                Some(support::StreamFormat::Ndjson) => (
+                    "application/x-ndjson",
+                    format!(
+                        "Newline-delimited JSON: one `{model}` per line, as it happens; an empty line after 15 s without one."
+                    ),
+                ),
+                _ => (
+                    "text/event-stream",
+                    format!(
+                        "Server-Sent Events: each event's `data` is one `{model}` as JSON and its `id` the event's \
+                         (send it back as `Last-Event-ID` to resume); a `: keep-alive` comment after 15 s without one."
+                    ),
+                ),
+            };
+            let schema = ObjectBuilder::new().schema_type(Type::String).description(Some(text)).build();
+            // The schema of each item, as OpenAPI 3.2's `itemSchema` says it, for tools that read it.
+            let item =
+                ExtensionsBuilder::new().add("x-item-schema", json!({"$ref": format!("#/components/schemas/{model}")}));
+            let content =
+                ContentBuilder::new().schema(Some(RefOr::T(Schema::Object(schema)))).extensions(Some(item.build()));
+            let r = ResponseBuilder::new().description(op.def.summary.clone()).content(media_type, content.build());
+            common_headers(api, r)
         }
         None if op.file_output => {
             let mut r = ResponseBuilder::new().description(op.def.summary.clone());

@@ -703,6 +703,10 @@ fn errors_file(api: &Api) -> String {
 }
 
 pub(crate) fn output_type(op: &Operation) -> TokenStream {
+    if let (Some(_), Some(m)) = (op.def.stream, &op.def.output) {
+        let t = type_ident(m);
+        return quote!(support::Events<models::#t>);
+    }
     match &op.def.output {
         None if op.file_output => quote!(support::File),
         None => quote!(()),
@@ -790,7 +794,15 @@ fn router_file(api: &Api) -> TokenStream {
         };
         let headers: Vec<&Field> =
             op.def.output.as_ref().map(|o| api.models[o].fields_in(Location::Header).collect()).unwrap_or_default();
+        let format = match op.def.stream {
+            Some(support::StreamFormat::Sse) => Some(quote!(Sse)),
+            Some(support::StreamFormat::Ndjson) => Some(quote!(Ndjson)),
+            None => None,
+        };
         let body = match (&op.def.output, op.def.paginated) {
+            (Some(_), _) if format.is_some() => quote!(
+                .map(|events| support::Success::Streamed(events.into_response(support::StreamFormat::#format)))
+            ),
             (None, _) if op.file_output => quote!(.map(support::Success::File)),
             (None, _) => quote!(.map(|()| support::Success::Empty)),
             (Some(_), true) => quote!(.map(|out| support::Success::page(&out, paging))),

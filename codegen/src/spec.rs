@@ -676,7 +676,7 @@ pub struct Deprecated {
 }
 
 /// HTTP method of an operation: the one definition, in `support`.
-pub use support::{BodyFormat, Method};
+pub use support::{BodyFormat, Method, StreamFormat};
 
 /// The two ways to write `operations`, for the schema (the loader reads both in order).
 #[derive(JsonSchema)]
@@ -765,6 +765,12 @@ pub struct OperationDef {
     /// fields are file parts), or `raw` (the body is the input's one `file` field).
     #[serde(default, skip_serializing_if = "is_json_body")]
     pub body: BodyFormat,
+    /// The operation answers a stream of `output` values as they happen: `sse` (Server-Sent
+    /// Events, each event's `data` one value, its `id` the event's) or `ndjson` (one value per
+    /// line). The method returns `support::Events`; heartbeats keep an idle stream open, and no
+    /// request timeout cuts it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamFormat>,
     /// For `output = "file"`: the media types the file may have (`text/csv`, `image/png`,
     /// `application/octet-stream`, …); the implementation says which one each answer has.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

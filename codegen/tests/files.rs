@@ -187,3 +187,42 @@ fn the_diff_says_what_an_upload_change_breaks() {
         ["breaking: todos: operation `create_todo`: takes a json body instead of form [request-body-format-changed]"]
     );
 }
+
+#[test]
+fn a_stream_returns_events_and_documents_its_format_and_item() {
+    let spec = TODOS.replacen(GET, "input = \"TodoRef\", output = \"Todo\", stream = \"ndjson\",", 1);
+    let files = codegen::generate(&[("todos.toml", &spec)]).unwrap_or_else(|e| panic!("{e}"));
+    let text =
+        |end: &str| files.iter().find(|f| f.path.ends_with(end)).unwrap().text.split_whitespace().collect::<String>();
+    assert!(text("service.rs").contains("Result<support::Events<models::Todo>,errors::GetTodoError>"));
+    let router = text("router.rs");
+    assert!(
+        router.contains("support::Success::Streamed(events.into_response(support::StreamFormat::Ndjson"),
+        "{router}"
+    );
+    for path in ["openapi/todos.json", "openapi/todos.3.0.json"] {
+        let doc: Value = serde_json::from_str(&files.iter().find(|f| f.path == path).unwrap().text).unwrap();
+        let ok = &doc["paths"]["/todos/{id}"]["get"]["responses"]["200"]["content"];
+        assert_eq!(ok["application/x-ndjson"]["x-item-schema"]["$ref"], "#/components/schemas/Todo", "{path}");
+        assert!(ok.get("application/json").is_none(), "{path}: no single body to wrap");
+    }
+    let refused = |spec: String| codegen::load("todos.toml", &spec).expect_err("refused").to_string();
+    assert_eq!(
+        refused(TODOS.replacen(
+            "output = \"Todo\", paginated = true,",
+            "output = \"Todo\", paginated = true, stream = \"sse\",",
+            1
+        )),
+        "todos.toml: operation `list_todos`: a stream cannot be paginated; fix: drop it, or answer a single output"
+    );
+    assert_eq!(
+        refused(TODOS.replacen(
+            "input = \"NewTodo\", output = \"Todo\",",
+            "input = \"NewTodo\", output = \"Todo\", stream = \"sse\",",
+            1
+        )),
+        "todos.toml: operation `create_todo`: a stream is read with GET; fix: use GET\n\
+         todos.toml: operation `create_todo`: a stream cannot be answered with another status than 200; fix: drop it, \
+         or answer a single output"
+    );
+}

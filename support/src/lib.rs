@@ -17,9 +17,11 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 pub mod conditional;
+pub mod events;
 pub mod file;
 pub mod upload;
 pub use conditional::{Conditional, IfMatch, etag};
+pub use events::{Event, EventSender, Events, StreamFormat};
 pub use file::File;
 pub use upload::{BodyFormat, StoreError, Stored, Upload, UploadStream};
 
@@ -1632,6 +1634,8 @@ fn finish(parts: &Parts, op: &'static Operation, mut resp: Response) -> Response
 pub enum Success {
     /// A file, streamed as it is (the wire format writes JSON bodies only).
     File(File),
+    /// A stream of events, already a response (`Events::into_response`).
+    Streamed(Response),
     /// No content.
     Empty,
     /// The operation's output.
@@ -1691,7 +1695,7 @@ impl Success {
     /// paging); `None` for no content.
     fn etag(&self) -> Option<String> {
         match self {
-            Success::Empty | Success::File(_) => None,
+            Success::Empty | Success::File(_) | Success::Streamed(_) => None,
             Success::One(v) => Some(conditional::etag_of(v)),
             Success::Page { items, total, paging } => Some(conditional::etag_of(
                 &json!({ "items": items, "total": total, "page": paging.page, "per_page": paging.per_page }),
@@ -1703,7 +1707,7 @@ impl Success {
     /// The envelope format's body: `{"data": …}`, a page with its `meta`; `None` for no content.
     fn enveloped(self) -> Option<Value> {
         match self {
-            Success::Empty | Success::File(_) => None,
+            Success::Empty | Success::File(_) | Success::Streamed(_) => None,
             Success::Headed { inner, .. } => inner.enveloped(),
             Success::One(v) => Some(json!({ "data": v })),
             Success::Page { items, total, paging } => Some(json!({
@@ -1742,6 +1746,7 @@ pub fn respond(parts: &Parts, op: &'static Operation, success: Success) -> Respo
     }
     let resp = match (success, op.service.wire.success) {
         (Success::File(file), _) => file.into_response(),
+        (Success::Streamed(resp), _) => resp,
         (Success::One(v), SuccessFormat::Bare) => json(&v),
         (Success::Page { items, total, paging }, SuccessFormat::Bare) => {
             let mut resp = json(&items);

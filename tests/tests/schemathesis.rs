@@ -19,6 +19,7 @@ async fn fuzz(bin: String, document: String, token: String, config: Option<&str>
     }
     let out = tokio::task::spawn_blocking(move || {
         Command::new(&bin)
+            .env("SCHEMATHESIS_HOOKS", xtask::workspace_root().join("tests/schemathesis/hooks.py"))
             .args(&global)
             .arg("run")
             .arg(&document)

@@ -20,9 +20,12 @@ pub use notes_api::notes::{SERVICE, api};
 pub struct Notes {
     store: Store,
     blobs: runtime::blobs::Blobs,
+    /// Woken when a change of a note commits: the change streams of this process look at once.
+    changes: std::sync::Arc<tokio::sync::Notify>,
 }
 
 mod attachments;
+mod changes;
 mod exports;
 
 /// The application: the notes service registered with the platform's server builder.
@@ -36,7 +39,7 @@ impl Notes {
     pub async fn open(platform: &Platform) -> anyhow::Result<Self> {
         let store = platform.store.clone();
         store.migrate("notes", sqlx::migrate!("./migrations/sqlite"), sqlx::migrate!("./migrations/postgres")).await?;
-        let notes = Notes { blobs: runtime::blobs::Blobs::new(store.clone()), store };
+        let notes = Notes { blobs: runtime::blobs::Blobs::new(store.clone()), store, changes: Default::default() };
         // Exports a stopped process left unfinished.
         tokio::spawn(notes.clone().resume_exports());
         Ok(notes)
@@ -86,6 +89,7 @@ impl Notes {
                     .execute(&mut *tx)
                     .await?;
             }
+            changes::record(&mut tx, &caller.tenant, &id, models::ChangeKind::Created).await?;
             Ok::<_, sqlx::Error>(())
         }
         .await
@@ -100,7 +104,9 @@ impl Notes {
             content: input.content,
             reminder: input.reminder,
         });
-        self.finish(tx, caller, op, std::slice::from_ref(&id), created).await
+        let created = self.finish(tx, caller, op, std::slice::from_ref(&id), created).await?;
+        self.changed();
+        Ok(created)
     }
 
     /// Commits `result` with its audit row, or rolls back and audits the failure.
@@ -240,6 +246,7 @@ async fn change(
         .await
     };
     stored.await.map_err(Refused::Fault)?;
+    changes::record(tx, &caller.tenant, &input.id, models::ChangeKind::Updated).await.map_err(Refused::Fault)?;
     Ok(note)
 }
 
@@ -445,7 +452,9 @@ impl NotesService for Notes {
             Refused::Precondition(p) => errors::UpdateNoteError::PreconditionFailed(p),
             Refused::Fault(e) => runtime::fault(op.id, "updating the note", e),
         });
-        self.finish(tx, caller, op, std::slice::from_ref(&id), updated).await
+        let updated = self.finish(tx, caller, op, std::slice::from_ref(&id), updated).await?;
+        self.changed();
+        Ok(updated)
     }
 
     /// The route archiving had before `update_note` could: the same change, deprecated.
@@ -473,7 +482,17 @@ impl NotesService for Notes {
                 Refused::Precondition(p) => runtime::fault(op.id, "archiving the note", p.message),
                 Refused::Fault(e) => runtime::fault(op.id, "archiving the note", e),
             });
-        self.finish(tx, caller, op, std::slice::from_ref(&input.id), archived).await
+        let archived = self.finish(tx, caller, op, std::slice::from_ref(&input.id), archived).await?;
+        self.changed();
+        Ok(archived)
+    }
+
+    async fn watch_notes(
+        &self,
+        caller: &Caller,
+        input: models::WatchNotesInput,
+    ) -> Result<support::Events<models::NoteChange>, errors::WatchNotesError> {
+        self.watch(caller, input).await
     }
 
     async fn create_export(
@@ -519,18 +538,24 @@ impl NotesService for Notes {
                 .bind(input.id.as_str())
                 .execute(&mut *tx)
                 .await?;
-            sqlx::query("DELETE FROM notes WHERE tenant_id = $1 AND id = $2")
+            let done = sqlx::query("DELETE FROM notes WHERE tenant_id = $1 AND id = $2")
                 .bind(caller.tenant.as_str())
                 .bind(input.id.as_str())
                 .execute(&mut *tx)
-                .await
+                .await?;
+            if done.rows_affected() == 1 {
+                changes::record(&mut tx, &caller.tenant, &input.id, models::ChangeKind::Deleted).await?;
+            }
+            Ok::<_, sqlx::Error>(done.rows_affected() == 1)
         }
         .await;
         let result = match deleted {
-            Ok(done) if done.rows_affected() == 1 => Ok(()),
-            Ok(_) => Err(errors::DeleteNoteError::NotFound(not_found(&input.id))),
+            Ok(true) => Ok(()),
+            Ok(false) => Err(errors::DeleteNoteError::NotFound(not_found(&input.id))),
             Err(e) => Err(runtime::fault(op.id, "deleting the note", e)),
         };
-        self.finish(tx, caller, op, std::slice::from_ref(&input.id), result).await
+        self.finish(tx, caller, op, std::slice::from_ref(&input.id), result).await?;
+        self.changed();
+        Ok(())
     }
 }

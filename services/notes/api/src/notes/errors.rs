@@ -103,6 +103,18 @@ support::operation_errors! {
         PreconditionFailed = "precondition_failed",
     }
 
+    /// Errors `watch_notes` may return: the codes it declares plus the service-wide ones.
+    WatchNotesError {
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
     /// Errors `archive_note` may return: the codes it declares plus the service-wide ones.
     ArchiveNoteError {
         /// `not_found` (HTTP 404): No such note for this caller.

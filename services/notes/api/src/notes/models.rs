@@ -46,6 +46,36 @@ impl std::fmt::Display for NoteState {
         f.write_str(self.as_str())
     }
 }
+/// What happened to a note.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    /// It was created.
+    Created,
+    /// It changed (title, state, deadline, content or reminder).
+    Updated,
+    /// It was deleted.
+    Deleted,
+}
+impl ChangeKind {
+    /// Every value, in spec order.
+    pub const ALL: &'static [ChangeKind] = &[ChangeKind::Created, ChangeKind::Updated, ChangeKind::Deleted];
+    /// The wire value of each of [`Self::ALL`], in the same order.
+    pub const WIRE: &'static [&'static str] = &["created", "updated", "deleted"];
+    /// The wire value.
+    pub fn as_str(self) -> &'static str {
+        Self::WIRE[self as usize]
+    }
+    /// Parses a wire value.
+    pub fn parse(s: &str) -> Option<ChangeKind> {
+        Self::WIRE.iter().position(|w| *w == s).map(|i| Self::ALL[i])
+    }
+}
+impl std::fmt::Display for ChangeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 /// The order of a list of notes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -456,6 +486,34 @@ pub struct CaptureNoteInput {
 pub static CAPTURE_NOTE_INPUT_FIELDS: [FieldSpec; 2usize] = [
     FieldSpec::body("title", Kind::String).required().min_length(1).max_length(200),
     FieldSpec::body("tags", Kind::List(&Kind::String)).max_items(10).pattern("^[a-z]+$"),
+];
+/// A change of one of the caller's notes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoteChange {
+    /// Its place in the tenant's changes; also the event's `id`.
+    pub seq: i64,
+    /// What happened.
+    pub kind: ChangeKind,
+    /// The note.
+    pub note_id: String,
+    /// When.
+    pub at: chrono::DateTime<chrono::Utc>,
+}
+/// Where the stream starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WatchNotesInput {
+    /// Start after this change's `seq` (0: every change kept). Without it, and without `Last-Event-ID`, the stream starts with the next change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<i64>,
+    /// The `id` of the last event received: a reconnecting `EventSource` sends it, and the stream resumes after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_event_id: Option<String>,
+}
+/// Field specs of [`WatchNotesInput`], for validation.
+pub static WATCH_NOTES_INPUT_FIELDS: [FieldSpec; 2usize] = [
+    FieldSpec::query("since", Kind::Integer).minimum(0.0),
+    FieldSpec::header("last_event_id", Kind::String).max_length(20),
 ];
 /// Names one note.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

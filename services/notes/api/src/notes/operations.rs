@@ -199,6 +199,19 @@ pub static DELETE_NOTE: Operation = Operation {
     conditional: Some(support::Conditional::Write { required: false }),
     ..BASE
 };
+/// `GET /api/v1/notes/changes`: Watch notes change
+pub static WATCH_NOTES: Operation = Operation {
+    id: "watch_notes",
+    method: Method::Get,
+    path: "/notes/changes",
+    full_path: "/api/v1/notes/changes",
+    scope: "notes:read",
+    satisfied_by: &["notes:read", "notes:write"],
+    rate_limited: true,
+    read_only: true,
+    input: &models::WATCH_NOTES_INPUT_FIELDS,
+    ..BASE
+};
 /// `POST /api/v1/notes/{id}/archive`: Archive a note
 pub static ARCHIVE_NOTE: Operation = Operation {
     id: "archive_note",
@@ -343,7 +356,7 @@ pub static DELETE_ATTACHMENT: Operation = Operation {
     ..BASE
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 17usize] = [
+pub static OPERATIONS: [&Operation; 18usize] = [
     &LIST_NOTES,
     &LIST_DUE_NOTES,
     &CREATE_NOTE,
@@ -351,6 +364,7 @@ pub static OPERATIONS: [&Operation; 17usize] = [
     &OPEN_NOTE,
     &UPDATE_NOTE,
     &DELETE_NOTE,
+    &WATCH_NOTES,
     &ARCHIVE_NOTE,
     &CREATE_EXPORT,
     &GET_EXPORT,

@@ -25,6 +25,7 @@ where
                 .delete(rest::<DeleteNote, S, G>),
         )
         .route(operations::OPEN_NOTE.full_path, methods(&SERVICE, "GET").get(rest::<OpenNote, S, G>))
+        .route(operations::WATCH_NOTES.full_path, methods(&SERVICE, "GET").get(rest::<WatchNotes, S, G>))
         .route(operations::ARCHIVE_NOTE.full_path, methods(&SERVICE, "POST").post(rest::<ArchiveNote, S, G>))
         .route(operations::CREATE_EXPORT.full_path, methods(&SERVICE, "POST").post(rest::<CreateExport, S, G>))
         .route(operations::GET_EXPORT.full_path, methods(&SERVICE, "GET").get(rest::<GetExport, S, G>))
@@ -115,6 +116,18 @@ impl<S: NotesService> Endpoint<S, S::Caller> for DeleteNote {
     const OP: &'static Operation = &operations::DELETE_NOTE;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.delete_note(c, input).await.map(|()| support::Success::Empty)
+    }
+}
+/// `GET /api/v1/notes/changes`: Watch notes change
+pub struct WatchNotes;
+impl<S: NotesService> Endpoint<S, S::Caller> for WatchNotes {
+    type Input = models::WatchNotesInput;
+    type Error = errors::WatchNotesError;
+    const OP: &'static Operation = &operations::WATCH_NOTES;
+    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.watch_notes(c, input)
+            .await
+            .map(|events| support::Success::Streamed(events.into_response(support::StreamFormat::Sse)))
     }
 }
 /// `POST /api/v1/notes/{id}/archive`: Archive a note

@@ -65,6 +65,14 @@ pub trait NotesService: Send + Sync + 'static {
         caller: &Self::Caller,
         input: models::NoteRef,
     ) -> impl Future<Output = Result<(), errors::DeleteNoteError>> + Send;
+    /// Watch notes change
+    ///
+    /// `GET /api/v1/notes/changes` · scope `notes:read`
+    fn watch_notes(
+        &self,
+        caller: &Self::Caller,
+        input: models::WatchNotesInput,
+    ) -> impl Future<Output = Result<support::Events<models::NoteChange>, errors::WatchNotesError>> + Send;
     /// Archive a note
     ///
     /// `POST /api/v1/notes/{id}/archive` · scope `notes:write`
