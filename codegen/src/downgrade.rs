@@ -89,9 +89,17 @@ fn convert_schema(m: &mut Map<String, Value>) {
         m.insert("allOf".into(), Value::Array(other));
         m.insert("nullable".into(), json!(true));
     }
-    // A file's `contentMediaType` (3.1) → `format: binary` (3.0's way of saying "raw bytes").
-    if m.remove("contentMediaType").is_some() {
-        m.insert("format".into(), json!("binary"));
+    // A file's `contentMediaType` (3.1) → `format: binary` (3.0's way of saying "raw bytes"); JSON
+    // text (an event's data) stays a plain string, its `contentSchema` an extension (3.0 has none).
+    if let Some(schema) = m.remove("contentSchema") {
+        m.insert("x-contentSchema".into(), schema);
+    }
+    match m.remove("contentMediaType") {
+        Some(Value::String(t)) if t == "application/json" => {}
+        Some(_) => {
+            m.insert("format".into(), json!("binary"));
+        }
+        None => {}
     }
     // JSON Schema `examples: [..]` → OpenAPI 3.0 `example`, only inside schemas (where it is an array).
     if let Some(Value::Array(ex)) = m.get("examples")

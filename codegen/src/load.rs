@@ -354,35 +354,10 @@ fn check_errors(c: &mut Collector, spec: &Spec) {
     let r = &spec.error_roles;
     let status_of = |role: &str| PRELUDE.iter().find(|(r, ..)| *r == role).map(|p| p.1).unwrap_or_default();
     for (role, code) in r.assigned() {
-        let status = status_of(role);
-        match spec.errors.get(code) {
-            None => c.push(
-                format!("[error_roles] {role}"),
-                format!("undeclared error code `{code}`"),
-                format!("declare [errors.\"{code}\"] with status {status}"),
-            ),
-            Some(e) if e.status != status => c.push(
-                format!("[error_roles] {role}"),
-                format!("`{code}` answers HTTP {} but this role needs {status}", e.status),
-                format!("point the role at a code with status {status}"),
-            ),
-            Some(_) => {}
-        }
+        check_role(c, spec, role, code, status_of(role));
     }
     if let Some(code) = &r.conflict {
-        match spec.errors.get(code) {
-            None => c.push(
-                "[error_roles] conflict",
-                format!("undeclared error code `{code}`"),
-                format!("declare [errors.\"{code}\"] with status 409"),
-            ),
-            Some(e) if e.status != 409 => c.push(
-                "[error_roles] conflict",
-                format!("`{code}` answers HTTP {} but this role needs 409", e.status),
-                "point the role at a code with status 409",
-            ),
-            Some(_) => {}
-        }
+        check_role(c, spec, "conflict", code, 409);
     }
     for (what, code) in [
         ("internal error", &r.internal),
@@ -1296,6 +1271,23 @@ fn check_status(c: &mut Collector, place: &str, op: &OperationDef, models: &Inde
     }
 }
 
+/// Error role `role` points at `code`, which the catalog declares with `status`.
+fn check_role(c: &mut Collector, spec: &Spec, role: &str, code: &str, status: u16) {
+    match spec.errors.get(code) {
+        None => c.push(
+            format!("[error_roles] {role}"),
+            format!("undeclared error code `{code}`"),
+            format!("declare [errors.\"{code}\"] with status {status}"),
+        ),
+        Some(e) if e.status != status => c.push(
+            format!("[error_roles] {role}"),
+            format!("`{code}` answers HTTP {} but this role needs {status}", e.status),
+            format!("point the role at a code with status {status}"),
+        ),
+        Some(_) => {}
+    }
+}
+
 fn check_conditional(c: &mut Collector, place: &str, op: &OperationDef, spec: &Spec, models: &IndexMap<String, Model>) {
     let Some(mode) = op.conditional() else { return };
     let roles = &spec.error_roles;
@@ -1338,19 +1330,7 @@ fn check_conditional(c: &mut Collector, place: &str, op: &OperationDef, spec: &S
                 wanted.push(("precondition_required", &roles.precondition_required, 428));
             }
             for (role, code, status) in wanted {
-                match spec.errors.get(code) {
-                    None => c.push(
-                        format!("[error_roles] {role}"),
-                        format!("`{code}` is not in the error catalog"),
-                        format!("declare [errors.\"{code}\"] with status {status}"),
-                    ),
-                    Some(e) if e.status != status => c.push(
-                        format!("[error_roles] {role}"),
-                        format!("`{code}` answers HTTP {} but this role needs {status}", e.status),
-                        format!("point the role at a code with status {status}"),
-                    ),
-                    Some(_) => {}
-                }
+                check_role(c, spec, role, code, status);
             }
         }
     }

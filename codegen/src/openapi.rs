@@ -873,10 +873,34 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
                     ),
                 ),
             };
-            let schema = ObjectBuilder::new().schema_type(Type::String).description(Some(text)).build();
+            let item_ref = json!({"$ref": format!("#/components/schemas/{model}")});
+            let schema = match op.def.stream {
+                // Each event as OpenAPI 3.2 describes Server-Sent Events (and schemathesis reads
+                // them): its `id`, and its `data`, JSON text of the model (`contentSchema`, which
+                // utoipa writes as the extension `x-contentSchema`, renamed in `document`).
+                Some(support::StreamFormat::Sse) => {
+                    let text_of =
+                        |d: &str| ObjectBuilder::new().schema_type(Type::String).description(Some(d.to_string()));
+                    let data = text_of(&format!("One `{model}` as JSON."))
+                        .content_media_type("application/json")
+                        .extensions(Some(ExtensionsBuilder::new().add("contentSchema", item_ref.clone()).build()))
+                        .build();
+                    ObjectBuilder::new()
+                        .schema_type(Type::Object)
+                        .description(Some(text))
+                        .property(
+                            "id",
+                            text_of("The event's id: send it back as `Last-Event-ID` to resume after it.").build(),
+                        )
+                        .property("event", text_of("Always `message`.").build())
+                        .property("data", data)
+                        .required("data")
+                        .build()
+                }
+                _ => ObjectBuilder::new().schema_type(Type::String).description(Some(text)).build(),
+            };
             // The schema of each item, as OpenAPI 3.2's `itemSchema` says it, for tools that read it.
-            let item =
-                ExtensionsBuilder::new().add("x-item-schema", json!({"$ref": format!("#/components/schemas/{model}")}));
+            let item = ExtensionsBuilder::new().add("x-item-schema", item_ref);
             let content =
                 ContentBuilder::new().schema(Some(RefOr::T(Schema::Object(schema)))).extensions(Some(item.build()));
             let r = ResponseBuilder::new().description(op.def.summary.clone()).content(media_type, content.build());
@@ -1028,8 +1052,24 @@ pub fn document(api: &Api) -> Value {
         .tags(Some(tags))
         .build();
     let mut v = serde_json::to_value(&doc).unwrap_or_default();
+    rename_key(&mut v, "x-contentSchema", "contentSchema");
     order_extensions(&mut v);
     v
+}
+
+/// Renames every member `from` to `to`: utoipa writes what it has no field for as an `x-`
+/// extension, and `contentSchema` (JSON Schema 2020-12, so OpenAPI 3.1) is one.
+pub(crate) fn rename_key(v: &mut Value, from: &str, to: &str) {
+    match v {
+        Value::Object(m) => {
+            if let Some(x) = m.remove(from) {
+                m.insert(to.to_string(), x);
+            }
+            m.values_mut().for_each(|x| rename_key(x, from, to));
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| rename_key(x, from, to)),
+        _ => {}
+    }
 }
 
 /// utoipa keeps `x-` extensions in a hash map; put them last, sorted, so output is byte-stable.

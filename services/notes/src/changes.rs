@@ -67,7 +67,9 @@ impl Notes {
         input: models::WatchNotesInput,
     ) -> Result<Events<models::NoteChange>, errors::WatchNotesError> {
         let op = &operations::WATCH_NOTES;
-        let resume = match (input.since, input.last_event_id.as_deref()) {
+        // An empty `Last-Event-ID` names no event (the SSE rule): as if it were not sent.
+        let last = input.last_event_id.as_deref().map(str::trim).filter(|id| !id.is_empty());
+        let resume = match (input.since, last) {
             (Some(since), _) => Ok(Some(since)),
             (None, Some(id)) => id.trim().parse::<i64>().map(Some).map_err(|_| {
                 errors::WatchNotesError::Validation(

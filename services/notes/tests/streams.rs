@@ -89,6 +89,9 @@ async fn changes(database_url: Option<&str>) {
     let mine = theirs.events(1, Duration::from_secs(5)).await;
     assert_eq!((kinds(&mine), mine[0].0.as_str()), (vec!["created".to_string()], "1"));
 
+    // An empty Last-Event-ID names no event (as the SSE standard says): a stream from now.
+    let empty = client.get(&changes).bearer_auth(&write).header("last-event-id", "").send().await.unwrap();
+    assert_eq!(empty.status(), 200);
     // A Last-Event-ID that is no id of this stream is refused, naming it.
     let bad = client.get(&changes).bearer_auth(&write).header("last-event-id", "abc").send().await.unwrap();
     assert_eq!(bad.status(), 422);

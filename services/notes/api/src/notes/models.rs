@@ -506,14 +506,14 @@ pub struct WatchNotesInput {
     /// Start after this change's `seq` (0: every change kept). Without it, and without `Last-Event-ID`, the stream starts with the next change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since: Option<i64>,
-    /// The `id` of the last event received: a reconnecting `EventSource` sends it, and the stream resumes after it.
+    /// The `id` of the last event received: a reconnecting `EventSource` sends it, and the stream resumes after it (empty: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_event_id: Option<String>,
 }
 /// Field specs of [`WatchNotesInput`], for validation.
 pub static WATCH_NOTES_INPUT_FIELDS: [FieldSpec; 2usize] = [
     FieldSpec::query("since", Kind::Integer).minimum(0.0),
-    FieldSpec::header("last_event_id", Kind::String).max_length(20),
+    FieldSpec::header("last_event_id", Kind::String).pattern("^[0-9]{0,18}$"),
 ];
 /// Names one note.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
