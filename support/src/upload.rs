@@ -138,7 +138,7 @@ pub(crate) async fn form(
     limit: usize,
     obj: &mut Map<String, Value>,
 ) -> Result<(), Rejection> {
-    let (service, roles) = (op.service, &op.service.roles);
+    let roles = &op.service.roles;
     let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(essence);
     if content_type.as_deref() != Some("application/x-www-form-urlencoded") {
         return Err(Rejection {
@@ -153,7 +153,6 @@ pub(crate) async fn form(
         code: roles.malformed,
         problem: Problem::new(format!("the request body is not a valid form: {e}")),
     })?;
-    let _ = service;
     for (k, raw) in pairs {
         add_pair(op, Location::Body, k, raw, obj)?;
     }
