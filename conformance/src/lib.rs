@@ -487,13 +487,30 @@ fn short(v: &Value) -> String {
     if text.len() > 300 { format!("{}…", &text[..text.floor_char_boundary(300)]) } else { text }
 }
 
+/// How long a stream's answer (Server-Sent Events, NDJSON) is read: a stream of events may never
+/// end, and its status and headers are what the checks look at.
+const STREAM_READ: std::time::Duration = std::time::Duration::from_secs(2);
+
 async fn send(rb: reqwest::RequestBuilder) -> Result<Answer, String> {
-    let resp = rb.send().await.map_err(|e| format!("request failed: {e}"))?;
+    let mut resp = rb.send().await.map_err(|e| format!("request failed: {e}"))?;
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
-    let sse =
-        headers.get("content-type").and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("text/event-stream"));
-    let text = resp.text().await.map_err(|e| format!("reading the answer: {e}"))?;
+    let content_type = headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let sse = content_type.starts_with("text/event-stream");
+    let text = if sse || content_type.starts_with("application/x-ndjson") {
+        // What arrives within the limit (an MCP answer's stream ends after its message).
+        let deadline = tokio::time::Instant::now() + STREAM_READ;
+        let mut bytes = Vec::new();
+        while let Ok(chunk) = tokio::time::timeout_at(deadline, resp.chunk()).await {
+            match chunk.map_err(|e| format!("reading the answer: {e}"))? {
+                Some(c) => bytes.extend_from_slice(&c),
+                None => break,
+            }
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    } else {
+        resp.text().await.map_err(|e| format!("reading the answer: {e}"))?
+    };
     // An MCP answer may come as server-sent events: the message is the last `data:` event.
     let text = if sse {
         text.lines()
