@@ -104,11 +104,6 @@ impl IfMatch {
         IfMatch(Some(parse(raw).unwrap_or(Tags::List(Vec::new()))))
     }
 
-    /// The request sent no `If-Match`.
-    pub fn is_absent(&self) -> bool {
-        self.0.is_none()
-    }
-
     /// Whether a write may go ahead on the resource whose current representation is `current`:
     /// there is no `If-Match`, it is `*`, or it names `current`'s tag (strong comparison, as RFC
     /// 9110 section 13.1.1 asks: a weak tag never matches). Otherwise the problem to answer

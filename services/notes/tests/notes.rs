@@ -137,12 +137,7 @@ async fn the_docs_list_the_service_alone() {
 
 async fn audit_rows(s: &Server, database_url: Option<&str>) -> Vec<(String, String, i64)> {
     use sqlx::Row;
-    sqlx::any::install_default_drivers();
-    let url = database_url.map_or_else(
-        || format!("sqlite://{}", s.config.data_dir.join(runtime::store::DATABASE_FILE).display()),
-        str::to_string,
-    );
-    let pool = sqlx::AnyPool::connect(&url).await.unwrap();
+    let pool = common::pool(s, database_url).await;
     sqlx::query("SELECT operation, outcome, status FROM audit_events WHERE tenant_id = $1 ORDER BY occurred_at, id")
         .bind("acme-notes")
         .fetch_all(&pool)
