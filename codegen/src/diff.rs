@@ -321,6 +321,27 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
         for m in old_types.iter().filter(|m| new_op.file_output && !new_types.contains(m)) {
             c.push(Kind::Compatible, "file-media-type-removed", &place, format!("no longer answers `{m}`"));
         }
+        // A value output (not a model) changes shape when its type changes at all: its
+        // constraints live in the type, and no field rule sees inside it.
+        if (old_op.value_output.is_some() || new_op.value_output.is_some())
+            && old_op.value_output != new_op.value_output
+            && old_op.file_output == new_op.file_output
+        {
+            let shape = |op: &crate::ir::Operation| match (&op.value_output, &op.def.output) {
+                (Some(t), _) => format!("`{}`", t.expr()),
+                (None, Some(m)) if op.list_output => format!("`{m}[]`"),
+                (None, Some(m)) => format!("`{m}`"),
+                (None, None) if op.file_output => "a file".into(),
+                (None, None) => "no body".into(),
+            };
+            let code = if new_op.value_output.is_none() && new_op.def.output.is_none() && !new_op.file_output {
+                "output-removed"
+            } else {
+                "output-shape-changed"
+            };
+            c.push(Kind::Breaking, code, &place, format!("answers {} instead of {}", shape(new_op), shape(old_op)));
+            continue;
+        }
         match (&old_op.def.output, &new_op.def.output) {
             (Some(_), Some(_)) if old_op.list_output != new_op.list_output => {
                 let shape = |list: bool| if list { "a list" } else { "one object" };

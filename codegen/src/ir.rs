@@ -66,6 +66,32 @@ impl Ty {
         })
     }
 
+    /// The type as the spec writes it: `string`, `Note[]`, `map<integer>`.
+    pub fn expr(&self) -> String {
+        match self {
+            Ty::String => "string".into(),
+            Ty::Integer => "integer".into(),
+            Ty::Number => "number".into(),
+            Ty::Boolean => "boolean".into(),
+            Ty::DateTime => "datetime".into(),
+            Ty::Date => "date".into(),
+            Ty::Json => "json".into(),
+            Ty::File => "file".into(),
+            Ty::Enum(n) | Ty::Model(n) | Ty::Union(n) => n.clone(),
+            Ty::List(t) => format!("{}[]", t.expr()),
+            Ty::Map(t) => format!("map<{}>", t.expr()),
+        }
+    }
+
+    /// The spec names (enums, models, unions) the type refers to.
+    pub fn names(&self) -> Vec<String> {
+        match self {
+            Ty::Enum(n) | Ty::Model(n) | Ty::Union(n) => vec![n.clone()],
+            Ty::List(t) | Ty::Map(t) => t.names(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Whether the type is a scalar that can travel in a path or query string.
     pub fn is_scalar(&self) -> bool {
         !matches!(self, Ty::Json | Ty::File | Ty::Model(_) | Ty::Union(_) | Ty::List(_) | Ty::Map(_))
@@ -131,6 +157,9 @@ pub struct Operation {
     pub list_output: bool,
     /// The output is a file (`output = "file"`, of `def.media_types`); `def.output` is `None`.
     pub file_output: bool,
+    /// The output is a JSON value that is not a model (`output = "string"`, `"integer[]"`,
+    /// `"map<integer>"`, an enum or a union); `def.output` is `None`.
+    pub value_output: Option<Ty>,
 }
 
 impl Operation {

@@ -836,14 +836,31 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
                 );
             }
             match models.get(out_name) {
-                None => {
-                    c.push(&place, format!("output model `{out_name}` is not declared"), "declare it under [models]")
+                None if value_output(op, spec, models).is_some() => {
+                    for (set, what) in [(op.paginated, "paginated"), (op.stream.is_some(), "a stream")] {
+                        if set {
+                            c.push(
+                                &place,
+                                format!("output `{}` is not a model, so it cannot be {what}", op.output.as_deref().unwrap_or_default()),
+                                "answer a model",
+                            );
+                        }
+                    }
                 }
-                Some(m) if m.fields.iter().any(|f| matches!(f.location(), Location::Path | Location::Query)) => c.push(
+                None => c.push(
                     &place,
-                    format!("output model `{out_name}` has path or query fields"),
-                    "only input models may set `in = \"path\"` or `\"query\"`; an output's fields travel in the body or, with `in = \"header\"`, as response headers",
+                    format!("output `{}` is neither a declared model nor a type", op.output.as_deref().unwrap_or_default()),
+                    "declare the model under [models], or write a type: string, integer, number, boolean, date, datetime, json, T[], map<T>, an enum or a union",
                 ),
+                Some(m)
+                    if m.fields.iter().any(|f| matches!(f.location(), Location::Path | Location::Query | Location::Payload)) =>
+                {
+                    c.push(
+                    &place,
+                    format!("output model `{out_name}` has path, query or payload fields"),
+                    "only input models may set `in = \"path\"`, `\"query\"` or `\"payload\"`; an output's fields travel in the body or, with `in = \"header\"`, as response headers",
+                    );
+                }
                 Some(m) => {
                     let headers: Vec<&Field> = m.fields_in(Location::Header).collect();
                     if !headers.is_empty() && (op.paginated || op.output.as_deref().is_some_and(|o| o.ends_with("[]"))) {
@@ -865,7 +882,7 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
                 }
             }
         }
-        check_status(c, &place, op, models);
+        check_status(c, &place, op, spec, models);
         check_body_format(c, &place, op, models);
         check_stream(c, &place, op);
         check_conditional(c, &place, op, spec, models);
@@ -969,9 +986,30 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
                                 format!("header field `{name}.{}` is not a string", f.name),
                                 "make it a string",
                             ),
-                            Location::Body => has_body = true,
+                            Location::Body | Location::Payload => has_body = true,
                             _ => {}
                         }
+                    }
+                    let payloads: Vec<&Field> = model.fields_in(Location::Payload).collect();
+                    if payloads.len() > 1 {
+                        let names = payloads.iter().map(|f| format!("`{}`", f.name)).collect::<Vec<_>>().join(", ");
+                        c.push(
+                            &place,
+                            format!("input model `{name}` has more than one payload field ({names})"),
+                            "keep one field with `in = \"payload\"`: it is the whole body",
+                        );
+                    }
+                    if let Some(p) = payloads.first()
+                        && let Some(other) = model.fields_in(Location::Body).next()
+                    {
+                        c.push(
+                            &place,
+                            format!(
+                                "input model `{name}` has payload field `{}` and body field `{}`, but the payload is the whole body",
+                                p.name, other.name
+                            ),
+                            "move the other field to the path, query or headers, or make the payload a model holding both",
+                        );
                     }
                     if has_body && matches!(op.method(), Method::Get | Method::Delete) {
                         c.push(
@@ -1034,10 +1072,11 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
             def.output = def.output.map(|o| o.trim_end_matches("[]").to_string());
         }
         let file_output = def.output.as_deref() == Some(FILE);
-        if file_output {
+        let value_output = value_output(op, spec, models);
+        if file_output || value_output.is_some() {
             def.output = None;
         }
-        out.push(Operation { def, errors, status, has_body, list_output, file_output });
+        out.push(Operation { def, errors, status, has_body, list_output, file_output, value_output });
     }
     out
 }
@@ -1097,9 +1136,31 @@ fn check_header_models(c: &mut Collector, spec: &Spec, models: &IndexMap<String,
             }
         }
     }
+    // A payload is the body of the operation whose input holds it: no other model may hold one.
+    let inputs: Vec<&str> = spec.operations.iter().filter_map(|o| o.input.as_deref()).collect();
+    for m in models.values().filter(|m| m.fields_in(Location::Payload).next().is_some()) {
+        if !inputs.contains(&m.name.as_str()) {
+            c.push(
+                format!("model `{}`", m.name),
+                "has a payload field but is no operation's input",
+                "only an operation's input may set `in = \"payload\"`",
+            );
+        }
+    }
+    for m in models.values() {
+        for f in &m.fields {
+            let payloaded = |n: &str| models.get(n).is_some_and(|m| m.fields_in(Location::Payload).next().is_some());
+            if let Some(inner) = named(&f.ty).filter(|n| payloaded(n)) {
+                c.push(
+                    format!("model `{}`, field `{}`", m.name, f.name),
+                    format!("model `{inner}` has a payload field, so it cannot be a field's type"),
+                    format!("give `{}` a model without `in = \"payload\"` fields", f.name),
+                );
+            }
+        }
+    }
     // A file is an operation's input alone: not an output's, not nested.
     let filed = |name: &str| models.get(name).is_some_and(|m| m.fields.iter().any(|f| f.ty == Ty::File));
-    let inputs: Vec<&str> = spec.operations.iter().filter_map(|o| o.input.as_deref()).collect();
     for m in models.values().filter(|m| filed(&m.name) && !inputs.contains(&m.name.as_str())) {
         c.push(
             format!("model `{}`", m.name),
@@ -1163,6 +1224,15 @@ fn check_body_format(c: &mut Collector, place: &str, op: &OperationDef, models: 
         ),
         _ => {}
     }
+    if let Some(p) = input.fields_in(Location::Payload).next()
+        && op.body != BodyFormat::Json
+    {
+        c.push(
+            place,
+            format!("payload field `{name}.{}` is a JSON body, but the operation's body is not JSON", p.name),
+            "drop `body` (a payload is JSON), or make the field a body field",
+        );
+    }
     if op.body != BodyFormat::Json && matches!(op.method(), Method::Get | Method::Delete) {
         c.push(place, format!("{} operations take no body", op.method().as_str()), "use POST, PUT or PATCH");
     }
@@ -1202,6 +1272,18 @@ fn check_stream(c: &mut Collector, place: &str, op: &OperationDef) {
 /// The output that is a file, not a model.
 const FILE: &str = "file";
 
+/// The type of an output that is a JSON value but not a model or a list of models (a scalar, a
+/// list of scalars, a map, an enum, a union); `None` for a model, `Model[]`, a file or no output.
+fn value_output(op: &OperationDef, spec: &Spec, models: &IndexMap<String, Model>) -> Option<Ty> {
+    let output = op.output.as_deref().filter(|o| *o != FILE)?;
+    if models.contains_key(output.strip_suffix("[]").unwrap_or(output)) {
+        return None;
+    }
+    Ty::parse(output, spec)
+        .ok()
+        .filter(|t| !matches!(t, Ty::File) && !matches!(t, Ty::List(i) | Ty::Map(i) if **i == Ty::File))
+}
+
 /// What a file output needs: its media types, and no feature that needs a JSON body.
 fn check_file_output(c: &mut Collector, place: &str, op: &OperationDef) {
     let file = op.output.as_deref() == Some(FILE);
@@ -1239,11 +1321,12 @@ fn check_file_output(c: &mut Collector, place: &str, op: &OperationDef) {
 /// The success statuses an operation may declare, and what each needs of its output.
 const SUCCESS_STATUSES: [u16; 9] = [200, 201, 202, 204, 301, 302, 303, 307, 308];
 
-fn check_status(c: &mut Collector, place: &str, op: &OperationDef, models: &IndexMap<String, Model>) {
+fn check_status(c: &mut Collector, place: &str, op: &OperationDef, spec: &Spec, models: &IndexMap<String, Model>) {
     let Some(status) = op.status else { return };
     let output = op.output.as_deref().and_then(|o| models.get(o.trim_end_matches("[]")));
-    let body =
-        op.output.as_deref() == Some(FILE) || output.is_some_and(|m| m.fields_in(Location::Body).next().is_some());
+    let body = op.output.as_deref() == Some(FILE)
+        || value_output(op, spec, models).is_some()
+        || output.is_some_and(|m| m.fields_in(Location::Body).next().is_some());
     let listed = SUCCESS_STATUSES.iter().map(u16::to_string).collect::<Vec<_>>().join(", ");
     if !SUCCESS_STATUSES.contains(&status) {
         c.push(

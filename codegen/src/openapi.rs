@@ -52,11 +52,31 @@ pub fn output_schema_name(api: &Api, op: &Operation) -> Option<String> {
     })
 }
 
+/// The success body's schema of an operation whose output is a value, not a model: the value's
+/// schema, in the envelope (`{"data": …}`) unless the service answers bare bodies.
+fn value_output_schema(api: &Api, op: &Operation) -> Option<RefOr<Schema>> {
+    let value = type_schema(op.value_output.as_ref()?, None, Side::Response);
+    if api.spec.wire.success == SuccessFormat::Bare {
+        return Some(value);
+    }
+    let envelope = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .description(Some(op.def.summary.clone()))
+        .property("data", value)
+        .required("data")
+        .build();
+    Some(RefOr::T(Schema::Object(envelope)))
+}
+
 /// Schema name of an operation's request body, when it has one.
 pub fn body_schema_name(api: &Api, op: &Operation) -> Option<String> {
     let model = api.input(op)?;
-    // A raw body is the file itself: its content types say all there is.
-    if !op.has_body || op.def.body == crate::spec::BodyFormat::Raw {
+    // A raw body is the file itself: its content types say all there is; a payload's schema is
+    // its field's.
+    if !op.has_body
+        || op.def.body == crate::spec::BodyFormat::Raw
+        || model.fields_in(Location::Payload).next().is_some()
+    {
         return None;
     }
     let all_body = model.fields.iter().all(|f| f.location() == Location::Body);
@@ -400,7 +420,12 @@ fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
     }
     let inputs = input_models(api);
     let request_side = reachable(api, inputs.iter().copied());
-    let response_side = reachable(api, api.operations.iter().filter_map(|o| o.def.output.as_deref()));
+    let value_names: Vec<String> =
+        api.operations.iter().filter_map(|o| o.value_output.as_ref()).flat_map(Ty::names).collect();
+    let response_side = reachable(
+        api,
+        api.operations.iter().filter_map(|o| o.def.output.as_deref()).chain(value_names.iter().map(String::as_str)),
+    );
     for op in &api.operations {
         // Mixed inputs document only their body part; path and query fields are parameters.
         if let (Some(body), Some(model)) = (body_schema_name(api, op), api.input(op))
@@ -722,6 +747,13 @@ fn request_body(api: &Api, op: &Operation) -> Option<utoipa::openapi::request_bo
         });
         return Some(body.build());
     }
+    if let Some(f) = api.input(op).and_then(|m| m.fields_in(Location::Payload).next()) {
+        let schema = field_schema(f, Side::Request, false);
+        let body = RequestBodyBuilder::new()
+            .description(Some(f.def.description.clone()))
+            .required(Some(if f.required() { Required::True } else { Required::False }));
+        return Some(body.content("application/json", ContentBuilder::new().schema(Some(schema)).build()).build());
+    }
     let name = body_schema_name(api, op)?;
     let mut content = ContentBuilder::new().schema(Some(reference(&name)));
     let media_type = match op.def.body {
@@ -760,7 +792,7 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
         .tags(Some(op.def.tags.clone()))
         .security(SecurityRequirement::new("oauth2", [scope.clone()]));
     if let Some(model) = api.input(op) {
-        for f in model.fields.iter().filter(|f| f.location() != Location::Body) {
+        for f in model.fields.iter().filter(|f| !matches!(f.location(), Location::Body | Location::Payload)) {
             let (loc, name) = match f.location() {
                 Location::Path => (ParameterIn::Path, f.name.clone()),
                 Location::Header => (ParameterIn::Header, crate::ir::header_name(&f.name)),
@@ -921,6 +953,14 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
         }
         None if op.def.output.is_some() => {
             common_headers(api, declared(ResponseBuilder::new().description(op.def.summary.clone())))
+        }
+        None if op.value_output.is_some() => {
+            let schema =
+                value_output_schema(api, op).unwrap_or_else(|| RefOr::T(Schema::Object(ObjectBuilder::new().build())));
+            let r = ResponseBuilder::new()
+                .description(op.def.summary.clone())
+                .content("application/json", ContentBuilder::new().schema(Some(schema)).build());
+            common_headers(api, declared(r))
         }
         None => common_headers(api, ResponseBuilder::new().description("Done; no content.")),
     };
@@ -1172,6 +1212,23 @@ pub fn input_schema(api: &Api, doc: &Value, op: &Operation) -> Value {
 /// `outputSchema`: its REST success body, except that a bare page (an array, which MCP's
 /// structured content cannot be) is `{"items", "total", "page", "per_page"}`.
 pub fn output_schema(api: &Api, doc: &Value, op: &Operation) -> Option<Value> {
+    if let Some(ty) = &op.value_output {
+        // Structured content is an object: a bare value that is none travels in `items` (a
+        // list) or `value` (anything else), as `Success::into_tool_body` puts it.
+        let schema = serde_json::to_value(value_output_schema(api, op)?).ok()?;
+        let bare = api.spec.wire.success == SuccessFormat::Bare;
+        let root = match ty {
+            Ty::List(_) if bare => json!({"type": "object", "properties": {"items": schema}, "required": ["items"]}),
+            // Any JSON: no schema promises an object.
+            Ty::Json if bare => return None,
+            Ty::Map(_) => schema,
+            // A union's variants are models: objects, stated at the root as MCP asks.
+            Ty::Union(_) if bare => json!({"type": "object", "allOf": [schema]}),
+            _ if bare => json!({"type": "object", "properties": {"value": schema}, "required": ["value"]}),
+            _ => schema,
+        };
+        return Some(standalone_schema(doc, root));
+    }
     let name = output_schema_name(api, op)?;
     if op.list_output && api.spec.wire.success == SuccessFormat::Bare {
         // MCP's structured content is an object: a list travels as `{"items": [...]}`.

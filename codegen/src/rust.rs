@@ -56,6 +56,12 @@ fn docs(text: &str) -> TokenStream {
 pub const DEFAULT_MAX_FILE: u64 = 10 * 1024 * 1024;
 
 fn rust_type(ty: &Ty) -> TokenStream {
+    type_in(ty, &quote!())
+}
+
+/// The Rust type of `ty`, with the spec's named types under `prefix` (`models::` outside the
+/// models file).
+fn type_in(ty: &Ty, prefix: &TokenStream) -> TokenStream {
     match ty {
         Ty::String => quote!(String),
         Ty::Integer => quote!(i64),
@@ -67,14 +73,14 @@ fn rust_type(ty: &Ty) -> TokenStream {
         Ty::File => quote!(support::Upload),
         Ty::Enum(n) | Ty::Model(n) | Ty::Union(n) => {
             let i = type_ident(n);
-            quote!(#i)
+            quote!(#prefix #i)
         }
         Ty::List(inner) => {
-            let t = rust_type(inner);
+            let t = type_in(inner, prefix);
             quote!(Vec<#t>)
         }
         Ty::Map(inner) => {
-            let t = rust_type(inner);
+            let t = type_in(inner, prefix);
             quote!(std::collections::BTreeMap<String, #t>)
         }
     }
@@ -154,6 +160,7 @@ fn field_spec(f: &Field, api: &Api) -> TokenStream {
         Location::Path => quote!(FieldSpec::path(#name, #k)),
         Location::Query => quote!(FieldSpec::query(#name, #k)),
         Location::Header => quote!(FieldSpec::header(#name, #k)),
+        Location::Payload => quote!(FieldSpec::payload(#name, #k)),
     };
     let d = &f.def;
     for (set, call) in
@@ -707,6 +714,9 @@ pub(crate) fn output_type(op: &Operation) -> TokenStream {
         let t = type_ident(m);
         return quote!(support::Events<models::#t>);
     }
+    if let Some(ty) = &op.value_output {
+        return type_in(ty, &quote!(models::));
+    }
     match &op.def.output {
         None if op.file_output => quote!(support::File),
         None => quote!(()),
@@ -804,6 +814,7 @@ fn router_file(api: &Api) -> TokenStream {
                 .map(|events| support::Success::Streamed(events.into_response(support::StreamFormat::#format)))
             ),
             (None, _) if op.file_output => quote!(.map(support::Success::File)),
+            (None, _) if op.value_output.is_some() => quote!(.map(|out| support::Success::one(&out))),
             (None, _) => quote!(.map(|()| support::Success::Empty)),
             (Some(_), true) => quote!(.map(|out| support::Success::page(&out, paging))),
             (Some(_), false) if headers.is_empty() => quote!(.map(|out| support::Success::one(&out))),

@@ -756,8 +756,9 @@ pub struct OperationDef {
     /// Input model: its fields say where each travels (`in`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<String>,
-    /// Output model (`Model[]` for a list of them, `file` for a file streamed as it is); omitted
-    /// for operations that answer 204 with no body.
+    /// Output model (`Model[]` for a list of them, `file` for a file streamed as it is), or any
+    /// other type the answer is (`integer`, `string[]`, `map<integer>`, an enum, a union);
+    /// omitted for operations that answer 204 with no body.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
     /// How the request body travels: `json` (the default), `form`

@@ -498,6 +498,9 @@ pub enum Location {
     Query,
     /// A request header; the field `idempotency_key` is the header `Idempotency-Key`.
     Header,
+    /// The whole JSON request body (an array, a scalar, a map or a model): what Smithy calls the
+    /// payload. An input has at most one, and then no `body` field.
+    Payload,
 }
 
 /// A string format the decoder checks (JSON Schema's `format`, which the documents state).
@@ -681,6 +684,11 @@ impl FieldSpec {
     /// A request header.
     pub const fn header(name: &'static str, kind: Kind) -> Self {
         Self::new(name, Location::Header, kind)
+    }
+
+    /// The whole request body.
+    pub const fn payload(name: &'static str, kind: Kind) -> Self {
+        Self::new(name, Location::Payload, kind)
     }
 
     /// Must be present.
@@ -1552,6 +1560,16 @@ async fn json_body(
         } else {
             Value::Object(Map::new())
         };
+        // A payload field is the body itself, whatever its shape; its checks name the field.
+        if let Some(payload) = op.input.iter().find(|f| f.location == Location::Payload) {
+            if has_bytes {
+                obj.insert(payload.name.to_string(), body);
+            } else if payload.required {
+                let text = format!("the request body ({}) is required", payload.name);
+                return Err(invalid(service, payload.name, Value::Null, text));
+            }
+            return Ok(());
+        }
         let Value::Object(body) = body else {
             return Err(invalid(service, "", body, "the request body must be a JSON object".into()));
         };
@@ -1718,11 +1736,13 @@ impl Success {
 
     /// The body an MCP tool result carries as its structured content (always an object, as MCP
     /// requires): the REST body in the envelope format; the output when bare, a list as
-    /// `{"items"}` and a page as `{"items", "total", "page", "per_page"}`; `{}` for no content.
+    /// `{"items"}`, a scalar as `{"value"}` and a page as `{"items", "total", "page",
+    /// "per_page"}`; `{}` for no content.
     pub fn into_tool_body(self, service: &ServiceInfo) -> Value {
         match (self.split().0, service.wire.success) {
             (Success::One(v @ Value::Array(_)), SuccessFormat::Bare) => json!({ "items": v }),
-            (Success::One(v), SuccessFormat::Bare) => v,
+            (Success::One(v @ Value::Object(_)), SuccessFormat::Bare) => v,
+            (Success::One(v), SuccessFormat::Bare) => json!({ "value": v }),
             (Success::Page { items, total, paging }, SuccessFormat::Bare) => {
                 json!({ "items": items, "total": total, "page": paging.page, "per_page": paging.per_page })
             }

@@ -92,6 +92,7 @@ impl Client {
                 Location::Body => body.as_ref().is_some_and(|b| b.get(f.name).is_some()),
                 Location::Query => query_names.contains(f.name),
                 Location::Header => key.is_some() && f.name == "idempotency_key",
+                Location::Payload => body.is_some(),
                 Location::Path => false,
             })
             .map(|f| f.name)

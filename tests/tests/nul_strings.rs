@@ -124,7 +124,7 @@ fn cases(op: &Operation) -> Vec<Case> {
     for f in op.input.iter().filter(|f| f.location != Location::Header) {
         for (sub, v) in nul_variants(f, &f.kind) {
             // Query and path values are strings on the wire: only scalars and lists of scalars.
-            if f.location != Location::Body && sub.contains('.') {
+            if !matches!(f.location, Location::Body | Location::Payload) && sub.contains('.') {
                 continue;
             }
             let mut input = base.clone();
@@ -147,6 +147,7 @@ async fn send(server: &common::TestServer, token: &str, op: &Operation, case: &C
     let mut path = op.full_path.to_string();
     let mut query: Vec<(String, String)> = Vec::new();
     let mut body = Map::new();
+    let mut payload = None;
     for f in op.input {
         let Some(v) = case.input.get(f.name) else { continue };
         match f.location {
@@ -161,6 +162,7 @@ async fn send(server: &common::TestServer, token: &str, op: &Operation, case: &C
             Location::Body => {
                 body.insert(f.name.to_string(), v.clone());
             }
+            Location::Payload => payload = Some(v.clone()),
             Location::Header => {}
         }
     }
@@ -170,7 +172,7 @@ async fn send(server: &common::TestServer, token: &str, op: &Operation, case: &C
     let method = reqwest::Method::from_bytes(op.method.as_str().as_bytes()).unwrap();
     let mut rb = server.client().request(method, server.url(&path)).bearer_auth(token);
     if op.has_body {
-        rb = rb.json(&Value::Object(body));
+        rb = rb.json(&payload.unwrap_or(Value::Object(body)));
     }
     let resp = rb.send().await.unwrap();
     let status = resp.status().as_u16();

@@ -27,6 +27,7 @@ pub struct Notes {
 mod attachments;
 mod changes;
 mod exports;
+mod labels;
 
 /// The application: the notes service registered with the platform's server builder.
 pub async fn server(platform: &Platform) -> anyhow::Result<axum::Router> {
@@ -517,6 +518,37 @@ impl NotesService for Notes {
         input: models::DownloadExportInput,
     ) -> Result<support::File, errors::DownloadExportError> {
         self.export_file(caller, input).await
+    }
+
+    async fn set_note_tags(
+        &self,
+        caller: &Caller,
+        input: models::SetTagsInput,
+    ) -> Result<Vec<String>, errors::SetNoteTagsError> {
+        self.set_tags(caller, input).await
+    }
+
+    async fn rename_note(
+        &self,
+        caller: &Caller,
+        input: models::RenameNoteInput,
+    ) -> Result<models::Note, errors::RenameNoteError> {
+        self.rename(caller, input).await
+    }
+
+    async fn count_notes(
+        &self,
+        caller: &Caller,
+        input: models::CountNotesInput,
+    ) -> Result<i64, errors::CountNotesError> {
+        self.count(caller, input).await
+    }
+
+    async fn count_tags(
+        &self,
+        caller: &Caller,
+    ) -> Result<std::collections::BTreeMap<String, i64>, errors::CountTagsError> {
+        self.count_labels(caller).await
     }
 
     async fn delete_note(&self, caller: &Caller, input: models::NoteRef) -> Result<(), errors::DeleteNoteError> {

@@ -256,4 +256,54 @@ support::operation_errors! {
         /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
         Unavailable = "unavailable",
     }
+
+    /// Errors `set_note_tags` may return: the codes it declares plus the service-wide ones.
+    SetNoteTagsError {
+        /// `not_found` (HTTP 404): No such note for this caller.
+        NotFound = "not_found",
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `rename_note` may return: the codes it declares plus the service-wide ones.
+    RenameNoteError {
+        /// `not_found` (HTTP 404): No such note for this caller.
+        NotFound = "not_found",
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `count_notes` may return: the codes it declares plus the service-wide ones.
+    CountNotesError {
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `count_tags` may return: the codes it declares plus the service-wide ones.
+    CountTagsError {
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
 }

@@ -565,6 +565,45 @@ pub struct OpenNoteInput {
 }
 /// Field specs of [`OpenNoteInput`], for validation.
 pub static OPEN_NOTE_INPUT_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];
+/// The note and its new labels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetTagsInput {
+    /// The note.
+    pub id: String,
+    /// Every label the note has from now on: a JSON array, `[]` for none.
+    pub tags: Vec<String>,
+}
+/// Field specs of [`SetTagsInput`], for validation.
+pub static SET_TAGS_INPUT_FIELDS: [FieldSpec; 2usize] = [
+    FieldSpec::path("id", Kind::String).required(),
+    FieldSpec::payload("tags", Kind::List(&Kind::String)).required().max_items(10).pattern("^[a-z]+$"),
+];
+/// The note and its new title.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RenameNoteInput {
+    /// The note.
+    pub id: String,
+    /// The new title: a JSON string.
+    pub title: String,
+}
+/// Field specs of [`RenameNoteInput`], for validation.
+pub static RENAME_NOTE_INPUT_FIELDS: [FieldSpec; 2usize] = [
+    FieldSpec::path("id", Kind::String).required(),
+    FieldSpec::payload("title", Kind::String).required().min_length(1).max_length(200),
+];
+/// Which notes to count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CountNotesInput {
+    /// Only notes in this state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<NoteState>,
+}
+/// Field specs of [`CountNotesInput`], for validation.
+pub static COUNT_NOTES_INPUT_FIELDS: [FieldSpec; 1usize] =
+    [FieldSpec::query("state", Kind::Enum(&["draft", "published", "archived"]))];
 /// Where the link points.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Redirect {

@@ -355,8 +355,61 @@ pub static DELETE_ATTACHMENT: Operation = Operation {
     input: &models::DELETE_ATTACHMENT_INPUT_FIELDS,
     ..BASE
 };
+/// `PUT /api/v1/notes/{id}/tags`: Replace a note's labels
+pub static SET_NOTE_TAGS: Operation = Operation {
+    id: "set_note_tags",
+    method: Method::Put,
+    path: "/notes/{id}/tags",
+    full_path: "/api/v1/notes/{id}/tags",
+    scope: "notes:write",
+    satisfied_by: &["notes:write"],
+    has_body: true,
+    rate_limited: true,
+    tool: Some("notes.set_tags"),
+    input: &models::SET_TAGS_INPUT_FIELDS,
+    ..BASE
+};
+/// `PUT /api/v1/notes/{id}/title`: Rename a note
+pub static RENAME_NOTE: Operation = Operation {
+    id: "rename_note",
+    method: Method::Put,
+    path: "/notes/{id}/title",
+    full_path: "/api/v1/notes/{id}/title",
+    scope: "notes:write",
+    satisfied_by: &["notes:write"],
+    has_body: true,
+    rate_limited: true,
+    input: &models::RENAME_NOTE_INPUT_FIELDS,
+    ..BASE
+};
+/// `GET /api/v1/notes/count`: Count notes
+pub static COUNT_NOTES: Operation = Operation {
+    id: "count_notes",
+    method: Method::Get,
+    path: "/notes/count",
+    full_path: "/api/v1/notes/count",
+    scope: "notes:read",
+    satisfied_by: &["notes:read", "notes:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("notes.count"),
+    input: &models::COUNT_NOTES_INPUT_FIELDS,
+    ..BASE
+};
+/// `GET /api/v1/tags`: Count labels
+pub static COUNT_TAGS: Operation = Operation {
+    id: "count_tags",
+    method: Method::Get,
+    path: "/tags",
+    full_path: "/api/v1/tags",
+    scope: "notes:read",
+    satisfied_by: &["notes:read", "notes:write"],
+    rate_limited: true,
+    read_only: true,
+    ..BASE
+};
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 18usize] = [
+pub static OPERATIONS: [&Operation; 22usize] = [
     &LIST_NOTES,
     &LIST_DUE_NOTES,
     &CREATE_NOTE,
@@ -375,4 +428,8 @@ pub static OPERATIONS: [&Operation; 18usize] = [
     &LIST_ATTACHMENTS,
     &GET_ATTACHMENT,
     &DELETE_ATTACHMENT,
+    &SET_NOTE_TAGS,
+    &RENAME_NOTE,
+    &COUNT_NOTES,
+    &COUNT_TAGS,
 ];

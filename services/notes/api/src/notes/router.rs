@@ -42,6 +42,10 @@ where
                 .get(rest::<GetAttachment, S, G>)
                 .delete(rest::<DeleteAttachment, S, G>),
         )
+        .route(operations::SET_NOTE_TAGS.full_path, methods(&SERVICE, "PUT").put(rest::<SetNoteTags, S, G>))
+        .route(operations::RENAME_NOTE.full_path, methods(&SERVICE, "PUT").put(rest::<RenameNote, S, G>))
+        .route(operations::COUNT_NOTES.full_path, methods(&SERVICE, "GET").get(rest::<CountNotes, S, G>))
+        .route(operations::COUNT_TAGS.full_path, methods(&SERVICE, "GET").get(rest::<CountTags, S, G>))
         .with_state(Arc::new(App { service, gate }))
 }
 /// `GET /api/v1/notes`: List notes
@@ -233,5 +237,45 @@ impl<S: NotesService> Endpoint<S, S::Caller> for DeleteAttachment {
     const OP: &'static Operation = &operations::DELETE_ATTACHMENT;
     async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.delete_attachment(c, input).await.map(|()| support::Success::Empty)
+    }
+}
+/// `PUT /api/v1/notes/{id}/tags`: Replace a note's labels
+pub struct SetNoteTags;
+impl<S: NotesService> Endpoint<S, S::Caller> for SetNoteTags {
+    type Input = models::SetTagsInput;
+    type Error = errors::SetNoteTagsError;
+    const OP: &'static Operation = &operations::SET_NOTE_TAGS;
+    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.set_note_tags(c, input).await.map(|out| support::Success::one(&out))
+    }
+}
+/// `PUT /api/v1/notes/{id}/title`: Rename a note
+pub struct RenameNote;
+impl<S: NotesService> Endpoint<S, S::Caller> for RenameNote {
+    type Input = models::RenameNoteInput;
+    type Error = errors::RenameNoteError;
+    const OP: &'static Operation = &operations::RENAME_NOTE;
+    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.rename_note(c, input).await.map(|out| support::Success::one(&out))
+    }
+}
+/// `GET /api/v1/notes/count`: Count notes
+pub struct CountNotes;
+impl<S: NotesService> Endpoint<S, S::Caller> for CountNotes {
+    type Input = models::CountNotesInput;
+    type Error = errors::CountNotesError;
+    const OP: &'static Operation = &operations::COUNT_NOTES;
+    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.count_notes(c, input).await.map(|out| support::Success::one(&out))
+    }
+}
+/// `GET /api/v1/tags`: Count labels
+pub struct CountTags;
+impl<S: NotesService> Endpoint<S, S::Caller> for CountTags {
+    type Input = NoInput;
+    type Error = errors::CountTagsError;
+    const OP: &'static Operation = &operations::COUNT_TAGS;
+    async fn call(s: &S, c: &S::Caller, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.count_tags(c).await.map(|out| support::Success::one(&out))
     }
 }

@@ -153,4 +153,35 @@ pub trait NotesService: Send + Sync + 'static {
         caller: &Self::Caller,
         input: models::DeleteAttachmentInput,
     ) -> impl Future<Output = Result<(), errors::DeleteAttachmentError>> + Send;
+    /// Replace a note's labels
+    ///
+    /// `PUT /api/v1/notes/{id}/tags` · scope `notes:write` · MCP tool `notes.set_tags`
+    fn set_note_tags(
+        &self,
+        caller: &Self::Caller,
+        input: models::SetTagsInput,
+    ) -> impl Future<Output = Result<Vec<String>, errors::SetNoteTagsError>> + Send;
+    /// Rename a note
+    ///
+    /// `PUT /api/v1/notes/{id}/title` · scope `notes:write`
+    fn rename_note(
+        &self,
+        caller: &Self::Caller,
+        input: models::RenameNoteInput,
+    ) -> impl Future<Output = Result<models::Note, errors::RenameNoteError>> + Send;
+    /// Count notes
+    ///
+    /// `GET /api/v1/notes/count` · scope `notes:read` · MCP tool `notes.count`
+    fn count_notes(
+        &self,
+        caller: &Self::Caller,
+        input: models::CountNotesInput,
+    ) -> impl Future<Output = Result<i64, errors::CountNotesError>> + Send;
+    /// Count labels
+    ///
+    /// `GET /api/v1/tags` · scope `notes:read`
+    fn count_tags(
+        &self,
+        caller: &Self::Caller,
+    ) -> impl Future<Output = Result<std::collections::BTreeMap<String, i64>, errors::CountTagsError>> + Send;
 }

@@ -4,7 +4,7 @@
 use super::{NotesService, operations, router};
 use support::{Gate, Operation, ToolFailure, tool};
 /// Tool name → operation, in spec order.
-pub static TOOLS: [(&str, &Operation); 7usize] = [
+pub static TOOLS: [(&str, &Operation); 9usize] = [
     ("notes.list", &operations::LIST_NOTES),
     ("notes.due", &operations::LIST_DUE_NOTES),
     ("notes.create", &operations::CREATE_NOTE),
@@ -12,6 +12,8 @@ pub static TOOLS: [(&str, &Operation); 7usize] = [
     ("notes.export", &operations::CREATE_EXPORT),
     ("notes.export_status", &operations::GET_EXPORT),
     ("notes.attachments", &operations::LIST_ATTACHMENTS),
+    ("notes.set_tags", &operations::SET_NOTE_TAGS),
+    ("notes.count", &operations::COUNT_NOTES),
 ];
 /// Calls tool `name` for a caller `gate` admitted; `None` when no tool has that name.
 /// Success is the same JSON body the REST route answers (`{}` for an empty one); arguments
@@ -35,6 +37,8 @@ where
         "notes.export" => tool::<router::CreateExport, S, G>(service, gate, caller, arguments).await,
         "notes.export_status" => tool::<router::GetExport, S, G>(service, gate, caller, arguments).await,
         "notes.attachments" => tool::<router::ListAttachments, S, G>(service, gate, caller, arguments).await,
+        "notes.set_tags" => tool::<router::SetNoteTags, S, G>(service, gate, caller, arguments).await,
+        "notes.count" => tool::<router::CountNotes, S, G>(service, gate, caller, arguments).await,
         _ => return None,
     })
 }

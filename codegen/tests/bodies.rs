@@ -1,0 +1,145 @@
+//! Bodies that are not objects: a payload field (`in = "payload"`, the whole request body) and an
+//! output that is a value rather than a model (`output = "integer"`, `"string[]"`,
+//! `"map<integer>"`): the generated code, both documents, MCP schemas, the loader's checks and the
+//! contract diff's rules.
+
+use serde_json::{Value, json};
+
+const TODOS: &str = include_str!("fixtures/prelude/todos.toml");
+
+/// The to-dos with a label operation taking an array and answering one, and a count.
+fn spec(payload: &str, output: &str) -> String {
+    let models = format!(
+        r#"
+[models.Label]
+description = "A to-do and its labels."
+fields.id = {{ type = "string", in = "path", description = "The to-do." }}
+fields.labels = {{ {payload}, description = "Its labels." }}
+"#
+    );
+    let ops = format!(
+        "label = {{ route = \"PUT /todos/{{id}}/labels\", scope = \"todos:write\", summary = \"Label\", input = \"Label\", output = \"{output}\", errors = [\"validation\"], mcp = {{ name = \"todos.label\", title = \"Label\", description = \"Label a to-do.\" }} }}\n"
+    );
+    let spec = TODOS.replacen("[operations]", &format!("{models}\n[operations]"), 1);
+    format!("{spec}{ops}")
+}
+
+const LABELS: &str = "type = \"string[]\", in = \"payload\", max_items = 3";
+
+#[test]
+fn a_payload_is_the_body_and_a_value_output_the_answer_in_code_documents_and_tools() {
+    let files = codegen::generate(&[("todos.toml", &spec(LABELS, "string[]"))]).unwrap_or_else(|e| panic!("{e}"));
+    let text =
+        |end: &str| files.iter().find(|f| f.path.ends_with(end)).unwrap().text.split_whitespace().collect::<String>();
+    assert!(text("service.rs").contains("Result<Vec<String>,errors::LabelError>"), "{}", text("service.rs"));
+    assert!(text("models.rs").contains("FieldSpec::payload(\"labels\""), "{}", text("models.rs"));
+    for path in ["openapi/todos.json", "openapi/todos.3.0.json"] {
+        let doc: Value = serde_json::from_str(&files.iter().find(|f| f.path == path).unwrap().text).unwrap();
+        let op = &doc["paths"]["/todos/{id}/labels"]["put"];
+        let body = &op["requestBody"]["content"]["application/json"]["schema"];
+        assert_eq!((body["type"].as_str(), body["maxItems"].as_u64()), (Some("array"), Some(3)), "{path}: {body}");
+        assert_eq!(op["requestBody"]["required"], true);
+        // The prelude's envelope: `{"data": [...]}`.
+        let ok = &op["responses"]["200"]["content"]["application/json"]["schema"];
+        assert_eq!(ok["properties"]["data"], json!({"type": "array", "items": {"type": "string"}}), "{path}: {ok}");
+        let params = op["parameters"].as_array().unwrap();
+        assert!(params.iter().all(|p| p["name"] != "labels"), "the payload is no parameter: {params:?}");
+    }
+    let tools: Value =
+        serde_json::from_str(&files.iter().find(|f| f.path.ends_with("tools.json")).unwrap().text).unwrap();
+    let tool = tools.as_array().unwrap().iter().find(|t| t["name"] == "todos.label").unwrap();
+    assert_eq!(tool["inputSchema"]["properties"]["labels"]["type"], "array");
+    assert_eq!(tool["outputSchema"]["properties"]["data"]["type"], "array");
+
+    // Bare bodies: the array itself, and `{"items"}` for a tool; a number `{"value"}`.
+    let bare = |output: &str| {
+        let text = spec(LABELS, output).replacen("[operations]", "[wire]\nsuccess = \"bare\"\n\n[operations]", 1);
+        codegen::generate(&[("todos.toml", &text)]).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let files = bare("string[]");
+    let doc: Value =
+        serde_json::from_str(&files.iter().find(|f| f.path == "openapi/todos.json").unwrap().text).unwrap();
+    let ok = &doc["paths"]["/todos/{id}/labels"]["put"]["responses"]["200"]["content"]["application/json"]["schema"];
+    assert_eq!(ok, &json!({"type": "array", "items": {"type": "string"}}));
+    let tools: Value =
+        serde_json::from_str(&files.iter().find(|f| f.path.ends_with("tools.json")).unwrap().text).unwrap();
+    assert_eq!(tools[0]["outputSchema"]["required"], json!(["items"]));
+    let files = bare("integer");
+    let tools: Value =
+        serde_json::from_str(&files.iter().find(|f| f.path.ends_with("tools.json")).unwrap().text).unwrap();
+    assert_eq!(tools[0]["outputSchema"]["properties"]["value"]["type"], "integer");
+    let files = bare("map<integer>");
+    let tools: Value =
+        serde_json::from_str(&files.iter().find(|f| f.path.ends_with("tools.json")).unwrap().text).unwrap();
+    assert_eq!(tools[0]["outputSchema"]["additionalProperties"]["type"], "integer");
+}
+
+#[test]
+fn the_loader_keeps_a_payload_alone_in_the_body_and_a_value_output_out_of_pages_and_streams() {
+    let refused = |spec: String| codegen::load("todos.toml", &spec).expect_err("refused").to_string();
+    let with_field = spec(LABELS, "Todo").replacen(
+        "fields.labels =",
+        "fields.note = { type = \"string\", optional = true, description = \"A note.\" }\nfields.labels =",
+        1,
+    );
+    assert_eq!(
+        refused(with_field),
+        "todos.toml: operation `label`: input model `Label` has payload field `labels` and body field `note`, but \
+         the payload is the whole body; fix: move the other field to the path, query or headers, or make the \
+         payload a model holding both"
+    );
+    let two = spec(LABELS, "Todo").replacen(
+        "fields.labels =",
+        "fields.more = { type = \"string\", in = \"payload\", description = \"More.\" }\nfields.labels =",
+        1,
+    );
+    assert_eq!(
+        refused(two),
+        "todos.toml: operation `label`: input model `Label` has more than one payload field (`more`, `labels`); \
+         fix: keep one field with `in = \"payload\"`: it is the whole body"
+    );
+    assert_eq!(
+        refused(spec(LABELS, "Todo").replacen(
+            "errors = [\"validation\"], mcp",
+            "body = \"form\", errors = [\"validation\"], mcp",
+            1
+        )),
+        "todos.toml: operation `label`: payload field `Label.labels` is a JSON body, but the operation's body is not \
+         JSON; fix: drop `body` (a payload is JSON), or make the field a body field"
+    );
+    assert_eq!(
+        refused(spec(LABELS, "Nothing")),
+        "todos.toml: operation `label`: output `Nothing` is neither a declared model nor a type; fix: declare the \
+         model under [models], or write a type: string, integer, number, boolean, date, datetime, json, T[], \
+         map<T>, an enum or a union"
+    );
+    assert_eq!(
+        refused(spec(LABELS, "integer").replacen("output = \"integer\",", "output = \"integer\", status = 204,", 1)),
+        "todos.toml: operation `label`: success status 204 answers no body, but the output has body fields; fix: \
+         use 200, or give an output whose fields are all `in = \"header\"`"
+    );
+    let listed = TODOS.replacen("output = \"Todo\", paginated = true", "output = \"string\", paginated = true", 1);
+    assert!(
+        refused(listed).contains("output `string` is not a model, so it cannot be paginated"),
+        "a page is of models"
+    );
+}
+
+#[test]
+fn the_diff_says_a_changed_value_output_or_a_moved_payload_breaks_clients() {
+    let load = |text: &str| vec![codegen::load("todos.toml", text).unwrap_or_else(|e| panic!("{e}"))];
+    let lines = |old: &str, new: &str| -> Vec<String> {
+        codegen::diff::compare(&load(old), &load(new)).changes.iter().map(ToString::to_string).collect()
+    };
+    assert_eq!(
+        lines(&spec(LABELS, "string[]"), &spec(LABELS, "integer")),
+        ["breaking: todos: operation `label`: answers `integer` instead of `string[]` [output-shape-changed]"]
+    );
+    assert_eq!(
+        lines(&spec(LABELS, "Todo"), &spec(LABELS, "string[]")),
+        ["breaking: todos: operation `label`: answers `string[]` instead of `Todo` [output-shape-changed]"]
+    );
+    let in_body = "type = \"string[]\", max_items = 3";
+    let moved = lines(&spec(in_body, "Todo"), &spec(LABELS, "Todo"));
+    assert!(moved.iter().any(|l| l.starts_with("breaking:") && l.contains("labels")), "{moved:?}");
+}
