@@ -280,6 +280,13 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
             );
         }
         conditional(c, &place, old_op.def.conditional(), new_op.def.conditional());
+        match (old_op.def.ranges, new_op.def.ranges) {
+            // A client resuming downloads gets whole files again (correct, but what it relied on
+            // is gone, and a generated SDK's 206 type with it).
+            (true, false) => c.push(Kind::Breaking, "ranges-removed", &place, "no longer answers parts of its file"),
+            (false, true) => c.push(Kind::Compatible, "ranges-added", &place, "answers parts of its file (`Range`)"),
+            _ => {}
+        }
         if old_op.def.body != new_op.def.body {
             c.push(
                 Kind::Breaking,

@@ -826,7 +826,7 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
                 c.push(&place, format!("unknown tag `{tag}`"), "declare it under [[service.tags]]");
             }
         }
-        check_file_output(c, &place, op);
+        check_file_output(c, spec, &place, op);
         if let Some(out_name) = op.output.as_deref().filter(|o| *o != FILE).map(|o| o.strip_suffix("[]").unwrap_or(o)) {
             if op.paginated && op.output.as_deref().is_some_and(|o| o.ends_with("[]")) {
                 c.push(
@@ -1051,6 +1051,9 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
         }
         if has_body {
             auto.extend([&roles.malformed, &roles.payload_too_large, &roles.unsupported_media_type]);
+        }
+        if op.ranges {
+            auto.push(&roles.range_not_satisfiable);
         }
         if op.rate_limited && spec.rate_limits.is_some() {
             auto.push(&roles.rate_limited);
@@ -1285,13 +1288,19 @@ fn value_output(op: &OperationDef, spec: &Spec, models: &IndexMap<String, Model>
 }
 
 /// What a file output needs: its media types, and no feature that needs a JSON body.
-fn check_file_output(c: &mut Collector, place: &str, op: &OperationDef) {
+fn check_file_output(c: &mut Collector, spec: &Spec, place: &str, op: &OperationDef) {
     let file = op.output.as_deref() == Some(FILE);
     if !file {
         if !op.media_types.is_empty() {
             c.push(place, "`media_types` is for `output = \"file\"`", "remove `media_types`, or answer a file");
         }
+        if op.ranges {
+            c.push(place, "`ranges` is for `output = \"file\"`", "remove `ranges`, or answer a file");
+        }
         return;
+    }
+    if op.ranges {
+        check_role(c, spec, "range_not_satisfiable", &spec.error_roles.range_not_satisfiable, 416);
     }
     if op.media_types.is_empty() {
         c.push(
@@ -1308,6 +1317,7 @@ fn check_file_output(c: &mut Collector, place: &str, op: &OperationDef) {
         }
     }
     for (set, what) in [
+        (op.ranges && op.method() != Method::Get, "answered in ranges unless read with GET"),
         (op.paginated, "a page"),
         (op.mcp.is_some(), "an MCP tool (a tool result's structured content is JSON)"),
         (op.conditional.is_some(), "a conditional request (its tag is a digest of JSON)"),

@@ -845,6 +845,17 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
         }
         None => {}
     }
+    if op.def.ranges {
+        b = b
+            .parameter(tag_param(
+                "Range",
+                "One range of bytes of the file (`bytes=0-1023`, `bytes=1024-`, `bytes=-512`): the answer is                  `206 Partial Content` with those bytes. Several ranges, or a range that is not of bytes,                  answer the whole file; a range starting past its end answers `416`.",
+            ))
+            .parameter(tag_param(
+                "If-Range",
+                "The `ETag` of the file the client holds parts of: when the file has changed since, the whole                  new file is answered instead of a part.",
+            ));
+    }
     if let Some(body) = request_body(api, op) {
         b = b.request_body(Some(body));
     }
@@ -949,6 +960,20 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
                 "Content-Disposition",
                 header("`attachment` with the name to save it under (RFC 6266), or `inline`.", Type::String),
             );
+            if op.def.ranges {
+                r = r
+                    .header(
+                        "Accept-Ranges",
+                        header("Always `bytes`: parts may be asked for with `Range`.", Type::String),
+                    )
+                    .header(
+                        "ETag",
+                        header(
+                            "The file's entity tag, when it has one: send it in `If-Range` with a `Range`.",
+                            Type::String,
+                        ),
+                    );
+            }
             common_headers(api, r)
         }
         None if op.def.output.is_some() => {
@@ -965,6 +990,20 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
         None => common_headers(api, ResponseBuilder::new().description("Done; no content.")),
     };
     responses = responses.response(op.status.to_string(), deprecation_doc_headers(op, success).build());
+    if op.def.ranges {
+        let mut r = ResponseBuilder::new().description("Partial content: the bytes the `Range` asked for.");
+        for m in &op.def.media_types {
+            let schema = ObjectBuilder::new().schema_type(Type::String).content_media_type(m.clone()).build();
+            r = r.content(m.clone(), ContentBuilder::new().schema(Some(RefOr::T(Schema::Object(schema)))).build());
+        }
+        let r = r
+            .header(
+                "Content-Range",
+                header("The bytes answered and the file's length: `bytes 0-1023/4096`.", Type::String),
+            )
+            .header("Accept-Ranges", header("Always `bytes`.", Type::String));
+        responses = responses.response("206", deprecation_doc_headers(op, common_headers(api, r)).build());
+    }
     if conditional == Some(support::Conditional::Read) {
         let r = ResponseBuilder::new()
             .description("Not modified: the version `If-None-Match` names is current; no body.")
@@ -996,6 +1035,9 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
         }
         if status == 429 {
             r = r.header("Retry-After", header("Seconds to wait before retrying (at least 1).", Type::Integer));
+        }
+        if status == 416 && op.def.ranges {
+            r = r.header("Content-Range", header("The file's length: `bytes */4096`.", Type::String));
         }
         responses = responses.response(status.to_string(), deprecation_doc_headers(op, r).build());
     }

@@ -511,6 +511,7 @@ fn operations_file(api: &Api) -> TokenStream {
     // The precondition roles exist where an operation needs them (the prelude declared them).
     let role_if = |code: &String| opt(s.errors.contains_key(code).then_some(code));
     let (pf, pr) = (role_if(&s.error_roles.precondition_failed), role_if(&s.error_roles.precondition_required));
+    let rns = role_if(&s.error_roles.range_not_satisfiable);
     let (dpp, mpp) = (s.pagination.default_per_page, s.pagination.max_per_page);
     let wire = if s.wire.is_default() {
         quote!(support::Wire::ENVELOPE)
@@ -570,6 +571,7 @@ fn operations_file(api: &Api) -> TokenStream {
             (op.def.rate_limited, quote!(rate_limited)),
             (read_only, quote!(read_only)),
             (op.def.paginated, quote!(paginated)),
+            (op.def.ranges, quote!(ranges)),
         ] {
             if set {
                 rest.extend(quote!(#field: true,));
@@ -634,6 +636,7 @@ fn operations_file(api: &Api) -> TokenStream {
                 validation: #va, payload_too_large: #pl, unsupported_media_type: #um, not_found: #nf,
                 method_not_allowed: #mna, rate_limited: #rl, internal: #int, request_timeout: #rt,
                 unavailable: #un, precondition_failed: #pf, precondition_required: #pr,
+                range_not_satisfiable: #rns,
             },
             wire: #wire,
             default_per_page: #dpp, max_per_page: #mpp,
@@ -653,7 +656,7 @@ fn operations_file(api: &Api) -> TokenStream {
         const BASE: Operation = Operation {
             id: "", method: Method::Get, path: "", full_path: "", scope: "", satisfied_by: &[],
             success_status: 200, has_body: false, no_store: false, rate_limited: false, read_only: false,
-            paginated: false, tool: None, input: &[], deprecation: None, conditional: None,
+            paginated: false, tool: None, input: &[], deprecation: None, conditional: None, ranges: false,
             body: support::BodyFormat::Json, service: &SERVICE,
         };
 

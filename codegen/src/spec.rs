@@ -364,7 +364,7 @@ pub struct ErrorDef {
 /// leaves a role at its default and does not declare the code gets this definition of it; the
 /// last, `not_implemented`, is there for a spec that lists it in `service_wide` while its
 /// operations are being written (`cargo xtask new-service` starts that way).
-pub const PRELUDE: [(&str, u16, &str, &str); 16] = [
+pub const PRELUDE: [(&str, u16, &str, &str); 17] = [
     ("unauthenticated", 401, "Authentication required.", "No credentials were sent."),
     (
         "invalid_token",
@@ -404,6 +404,12 @@ pub const PRELUDE: [(&str, u16, &str, &str); 16] = [
         428,
         "Send If-Match.",
         "The operation changes a resource only with `If-Match` naming the version read (its `ETag`).",
+    ),
+    (
+        "range_not_satisfiable",
+        416,
+        "No byte of the file is in the range asked for.",
+        "The `Range` starts past the file's end; `Content-Range` gives its length.",
     ),
     (
         "not_implemented",
@@ -459,6 +465,9 @@ pub struct ErrorRoles {
     /// A write that requires `If-Match` came without one (428). The prelude declares it when an
     /// operation requires `If-Match`, and adds it to that operation's errors.
     pub precondition_required: String,
+    /// A `Range` asks for no byte of the file (416). The prelude declares it when an operation
+    /// answers ranges, and adds it to that operation's errors.
+    pub range_not_satisfiable: String,
 }
 
 impl Default for ErrorRoles {
@@ -482,6 +491,7 @@ impl Default for ErrorRoles {
             service_wide: ["internal", "request_timeout", "unavailable"].map(code).to_vec(),
             precondition_failed: code("precondition_failed"),
             precondition_required: code("precondition_required"),
+            range_not_satisfiable: code("range_not_satisfiable"),
         }
     }
 }
@@ -524,6 +534,9 @@ impl Spec {
                 ]),
                 _ => {}
             }
+        }
+        if self.operations.iter().any(|op| op.ranges) {
+            wanted.push(self.error_roles.range_not_satisfiable.clone());
         }
         for code in wanted {
             if self.errors.contains_key(&code) {
@@ -791,6 +804,12 @@ pub struct OperationDef {
     /// The operation counts against the caller's rate limit.
     #[serde(default = "default_true")]
     pub rate_limited: bool,
+    /// For `output = "file"`: a client may ask for a part of the file with `Range`
+    /// (`bytes=0-1023`, `bytes=1024-`, `bytes=-512`) and gets `206 Partial Content`, to resume a
+    /// download or seek in a video; `If-Range` with the file's `ETag` makes sure the parts are of
+    /// one version. The implementation gives the file a reader of parts (`File::ranges`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ranges: bool,
     /// The operation changes nothing, so it runs in a read-only transaction that never waits for
     /// writers (and its audit row is group-committed). Defaults to true for `GET`, false
     /// otherwise; set it on a `POST` that only reads (a reveal, a search with a body).

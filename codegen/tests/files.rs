@@ -226,3 +226,51 @@ fn a_stream_returns_events_and_documents_its_format_and_item() {
          or answer a single output"
     );
 }
+
+#[test]
+fn ranges_are_declared_documented_checked_and_diffed() {
+    let ranged = file_spec("\"video/mp4\"").replacen("output = \"file\",", "output = \"file\", ranges = true,", 1);
+    let files = codegen::generate(&[("todos.toml", &ranged)]).unwrap_or_else(|e| panic!("{e}"));
+    let table =
+        files.iter().find(|f| f.path.ends_with("operations.rs")).unwrap().text.split_whitespace().collect::<String>();
+    assert!(table.contains("ranges:true,"), "{table}");
+    assert!(
+        table.contains("range_not_satisfiable:Some(\"range_not_satisfiable\")"),
+        "the prelude adds the role: {table}"
+    );
+    for path in ["openapi/todos.json", "openapi/todos.3.0.json"] {
+        let doc: Value = serde_json::from_str(&files.iter().find(|f| f.path == path).unwrap().text).unwrap();
+        let op = &doc["paths"]["/todos/{id}"]["get"];
+        let params: Vec<&str> =
+            op["parameters"].as_array().unwrap().iter().filter_map(|p| p["name"].as_str()).collect();
+        assert!(params.contains(&"Range") && params.contains(&"If-Range"), "{path}: {params:?}");
+        assert!(op["responses"]["206"]["headers"]["Content-Range"].is_object(), "{path}");
+        assert!(op["responses"]["206"]["content"]["video/mp4"].is_object(), "{path}");
+        assert!(op["responses"]["416"]["headers"]["Content-Range"].is_object(), "{path}");
+        assert!(op["responses"]["200"]["headers"]["Accept-Ranges"].is_object(), "{path}");
+    }
+    // Documents of services without ranges do not gain the code.
+    let plain = codegen::generate(&[("todos.toml", &file_spec("\"video/mp4\""))]).unwrap();
+    let doc = &plain.iter().find(|f| f.path == "openapi/todos.json").unwrap().text;
+    assert!(!doc.contains("range_not_satisfiable"));
+
+    let refused = |spec: String| codegen::load("todos.toml", &spec).expect_err("refused").to_string();
+    assert_eq!(
+        refused(TODOS.replacen(GET, &format!("{GET} ranges = true,"), 1)),
+        "todos.toml: operation `get_todo`: `ranges` is for `output = \"file\"`; fix: remove `ranges`, or answer a file"
+    );
+
+    let load = |text: &str| vec![codegen::load("todos.toml", text).unwrap_or_else(|e| panic!("{e}"))];
+    let lines = |old: &str, new: &str| -> Vec<String> {
+        codegen::diff::compare(&load(old), &load(new)).changes.iter().map(ToString::to_string).collect()
+    };
+    let plain = file_spec("\"video/mp4\"");
+    assert_eq!(
+        lines(&plain, &ranged),
+        ["compatible: todos: operation `get_todo`: answers parts of its file (`Range`) [ranges-added]"]
+    );
+    assert_eq!(
+        lines(&ranged, &plain),
+        ["breaking: todos: operation `get_todo`: no longer answers parts of its file [ranges-removed]"]
+    );
+}

@@ -179,34 +179,35 @@ impl Blobs {
         tenant: &str,
         id: &str,
     ) -> Result<Option<(u64, impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static)>, sqlx::Error> {
-        let row = sqlx::query("SELECT size FROM blobs WHERE id = $1 AND tenant_id = $2")
+        let Some(blob) = self.find(tenant, id).await? else { return Ok(None) };
+        Ok(Some((blob.size, chunks(self.store.clone(), blob.id, 0, blob.size))))
+    }
+
+    /// Blob `id` of `tenant` as the file an operation answers: of `media_type`, tagged with its
+    /// digest, streamed chunk by chunk, and able to answer a part (`Range`) by reading only the
+    /// chunks the part spans. `None` when the tenant has no such blob.
+    pub async fn file(&self, tenant: &str, id: &str, media_type: &str) -> Result<Option<support::File>, sqlx::Error> {
+        let Some(blob) = self.find(tenant, id).await? else { return Ok(None) };
+        let whole = chunks(self.store.clone(), blob.id.clone(), 0, blob.size);
+        let (store, blob_id) = (self.store.clone(), blob.id);
+        let file = support::File::stream(media_type, Some(blob.size), whole)
+            .tagged(&blob.sha256[..blob.sha256.len().min(32)])
+            .ranges(move |start, end| chunks(store, blob_id, start, end + 1 - start));
+        Ok(Some(file))
+    }
+
+    /// Blob `id` of `tenant`, when there is one.
+    async fn find(&self, tenant: &str, id: &str) -> Result<Option<Blob>, sqlx::Error> {
+        let row = sqlx::query("SELECT size, sha256 FROM blobs WHERE id = $1 AND tenant_id = $2")
             .bind(id)
             .bind(tenant)
             .fetch_optional(self.store.readers())
             .await?;
-        let Some(row) = row else { return Ok(None) };
-        let size = u64::try_from(row.get::<i64, _>(0)).unwrap_or(0);
-        let (store, id) = (self.store.clone(), id.to_string());
-        let chunks = futures_util::stream::unfold(Some(0i64), move |seq| {
-            let (store, id) = (store.clone(), id.clone());
-            async move {
-                let seq = seq?;
-                let row = sqlx::query("SELECT data FROM blob_chunks WHERE blob_id = $1 AND seq = $2")
-                    .bind(id.as_str())
-                    .bind(seq)
-                    .fetch_optional(store.readers())
-                    .await;
-                match row {
-                    Ok(Some(row)) => Some((Ok(Bytes::from(row.get::<Vec<u8>, _>(0))), Some(seq + 1))),
-                    Ok(None) => None,
-                    Err(e) => {
-                        tracing::warn!(blob = id, seq, "reading a blob chunk failed: {e}");
-                        Some((Err(std::io::Error::other(e)), None))
-                    }
-                }
-            }
-        });
-        Ok(Some((size, chunks)))
+        Ok(row.map(|row| Blob {
+            id: id.to_string(),
+            size: u64::try_from(row.get::<i64, _>(0)).unwrap_or(0),
+            sha256: row.get(1),
+        }))
     }
 
     /// Deletes pending blobs older than [`PENDING_FOR`]; how many.
@@ -247,4 +248,43 @@ impl Blobs {
         sqlx::query("DELETE FROM blobs WHERE id = $1").bind(id).execute(&mut *tx).await?;
         tx.commit().await
     }
+}
+
+/// `len` bytes of blob `id` from byte `start`, reading one chunk when the consumer asks for the
+/// next: only the chunks the bytes span, the first and last cut to them.
+fn chunks(
+    store: Store,
+    id: String,
+    start: u64,
+    len: u64,
+) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
+    let chunk = CHUNK as u64;
+    let first = i64::try_from(start / chunk).unwrap_or(i64::MAX);
+    futures_util::stream::unfold((first, start % chunk, len), move |(seq, skip, remaining)| {
+        let (store, id) = (store.clone(), id.clone());
+        async move {
+            if remaining == 0 {
+                return None;
+            }
+            let row = sqlx::query("SELECT data FROM blob_chunks WHERE blob_id = $1 AND seq = $2")
+                .bind(id.as_str())
+                .bind(seq)
+                .fetch_optional(store.readers())
+                .await;
+            match row {
+                Ok(Some(row)) => {
+                    let data = Bytes::from(row.get::<Vec<u8>, _>(0));
+                    let from = usize::try_from(skip).unwrap_or(usize::MAX).min(data.len());
+                    let to = usize::try_from(skip.saturating_add(remaining)).unwrap_or(usize::MAX).min(data.len());
+                    let taken = (to - from) as u64;
+                    Some((Ok(data.slice(from..to)), (seq + 1, 0, remaining - taken.min(remaining))))
+                }
+                Ok(None) => None,
+                Err(e) => {
+                    tracing::warn!(blob = id, seq, "reading a blob chunk failed: {e}");
+                    Some((Err(std::io::Error::other(e)), (seq, 0, 0)))
+                }
+            }
+        }
+    })
 }

@@ -199,6 +199,7 @@ mod tests {
             unavailable: "",
             precondition_failed: None,
             precondition_required: None,
+            range_not_satisfiable: None,
         },
         wire: support::Wire::ENVELOPE,
         default_per_page: 20,

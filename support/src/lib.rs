@@ -99,6 +99,8 @@ pub struct Operation {
     /// Set when the operation takes part in conditional requests (`ETag`, `If-None-Match`,
     /// `If-Match`).
     pub conditional: Option<Conditional>,
+    /// The file it answers may be asked for in parts (`Range`, `206 Partial Content`).
+    pub ranges: bool,
     /// The service the operation belongs to.
     pub service: &'static ServiceInfo,
 }
@@ -358,6 +360,8 @@ pub struct ErrorRoles {
     pub precondition_failed: Option<&'static str>,
     /// `If-Match` is missing where the operation requires it (428); set when one does.
     pub precondition_required: Option<&'static str>,
+    /// A `Range` no byte of the file falls in (416); set when an operation answers ranges.
+    pub range_not_satisfiable: Option<&'static str>,
 }
 
 /// One rate-limit plan.
@@ -1765,6 +1769,16 @@ pub fn respond(parts: &Parts, op: &'static Operation, success: Success) -> Respo
         return with_headers(resp, etag, headers);
     }
     let resp = match (success, op.service.wire.success) {
+        (Success::File(file), _) if op.ranges => match file.into_ranged_response(&parts.headers) {
+            // A part keeps its 206 (`finish` sets the declared status of a whole answer).
+            Ok(resp) if resp.status() == StatusCode::PARTIAL_CONTENT => {
+                let mut resp = finish(parts, op, resp);
+                *resp.status_mut() = StatusCode::PARTIAL_CONTENT;
+                return with_headers(resp, etag, headers);
+            }
+            Ok(resp) => resp,
+            Err(length) => return range_not_satisfiable(parts, op, length),
+        },
         (Success::File(file), _) => file.into_response(),
         (Success::Streamed(resp), _) => resp,
         (Success::One(v), SuccessFormat::Bare) => json(&v),
@@ -1779,6 +1793,22 @@ pub fn respond(parts: &Parts, op: &'static Operation, success: Success) -> Respo
         (success, _) => success.enveloped().map_or_else(|| Response::new(Body::empty()), |v| json(&v)),
     };
     with_headers(finish(parts, op, resp), etag, headers)
+}
+
+/// The `416` of a `Range` no byte of a file of `length` bytes falls in, with the
+/// `Content-Range: bytes */length` that tells the client the file's length.
+fn range_not_satisfiable(parts: &Parts, op: &'static Operation, length: u64) -> Response {
+    let code = op.service.roles.range_not_satisfiable.unwrap_or(op.service.roles.validation);
+    let problem =
+        Problem::new(format!("no byte of the {length}-byte file is in the range asked for")).with("length", length);
+    let mut resp = error_response(op.service, code, problem, request_id(parts));
+    if let Ok(v) = HeaderValue::from_str(&format!("bytes */{length}")) {
+        resp.headers_mut().insert(header::CONTENT_RANGE, v);
+    }
+    if let Some(d) = op.deprecation {
+        d.mark(&mut resp);
+    }
+    resp
 }
 
 /// Puts an answer's `ETag` and its declared headers on it.
@@ -2088,6 +2118,7 @@ mod tests {
         unavailable: "unavailable",
         precondition_failed: Some("stale"),
         precondition_required: Some("unconditional"),
+        range_not_satisfiable: None,
     };
 
     static SERVICE: ServiceInfo = SERVICE_FIELDS;
@@ -2149,6 +2180,7 @@ mod tests {
         paginated: false,
         deprecation: None,
         conditional: None,
+        ranges: false,
         body: BodyFormat::Json,
         tool: None,
         input: &INPUT,

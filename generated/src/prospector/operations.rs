@@ -58,6 +58,7 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
         unavailable: "service_unavailable",
         precondition_failed: None,
         precondition_required: None,
+        range_not_satisfiable: None,
     },
     wire: support::Wire::ENVELOPE,
     default_per_page: 20u32,
@@ -95,6 +96,7 @@ const BASE: Operation = Operation {
     input: &[],
     deprecation: None,
     conditional: None,
+    ranges: false,
     body: support::BodyFormat::Json,
     service: &SERVICE,
 };

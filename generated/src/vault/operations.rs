@@ -81,6 +81,7 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
         unavailable: "server/unavailable",
         precondition_failed: None,
         precondition_required: None,
+        range_not_satisfiable: None,
     },
     wire: support::Wire::ENVELOPE,
     default_per_page: 20u32,
@@ -114,6 +115,7 @@ const BASE: Operation = Operation {
     input: &[],
     deprecation: None,
     conditional: None,
+    ranges: false,
     body: support::BodyFormat::Json,
     service: &SERVICE,
 };

@@ -219,8 +219,9 @@ impl Notes {
         };
         let targets = [input.id.clone(), input.name.clone()];
         let (blob, media_type) = self.finish(tx, caller, op, &targets, found).await?;
-        match self.blobs.read(&caller.tenant, &blob).await {
-            Ok(Some((size, chunks))) => Ok(support::File::stream(media_type, Some(size), chunks).named(input.name)),
+        // Tagged with its digest and answerable in parts (`Range`), as the spec says.
+        match self.blobs.file(&caller.tenant, &blob, &media_type).await {
+            Ok(Some(file)) => Ok(file.named(input.name)),
             Ok(None) => Err(E::NotFound(missing(&input.id, &input.name))),
             Err(e) => Err(runtime::fault(op.id, "reading the attachment's file", e)),
         }

@@ -139,10 +139,8 @@ impl Notes {
             Err(e) => Err(runtime::fault(op.id, "reading the export", e)),
         };
         let blob = self.finish(tx, caller, op, std::slice::from_ref(&input.id), found).await?;
-        match self.blobs.read(&caller.tenant, &blob).await {
-            Ok(Some((size, chunks))) => {
-                Ok(support::File::stream("text/csv", Some(size), chunks).named(format!("notes-{}.csv", input.id)))
-            }
+        match self.blobs.file(&caller.tenant, &blob, "text/csv").await {
+            Ok(Some(file)) => Ok(file.named(format!("notes-{}.csv", input.id))),
             Ok(None) => Err(errors::DownloadExportError::NotFound(problem_missing(&input.id))),
             Err(e) => Err(runtime::fault(op.id, "reading the export's file", e)),
         }

@@ -76,7 +76,42 @@ async fn uploads(database_url: Option<&str>) {
     assert_eq!(file.headers()["content-type"], "text/plain");
     assert_eq!(file.headers()["content-length"], text.len().to_string().as_str());
     assert!(file.headers()["content-disposition"].to_str().unwrap().starts_with("attachment; filename=\"hello.txt\""));
+    assert_eq!(file.headers()["accept-ranges"], "bytes");
+    let tag = file.headers()["etag"].to_str().unwrap().to_string();
     assert_eq!(file.bytes().await.unwrap().as_ref(), text.as_slice(), "byte for byte");
+
+    // Parts of it (the file spans two stored chunks): a range across the seam, an open end, a
+    // suffix; `If-Range` naming another version answers the whole file; past the end is 416.
+    let len = text.len();
+    let part = |range: String, if_range: Option<&str>| {
+        let mut req = client.get(format!("{attachments}/hello.txt")).bearer_auth(&write).header("range", range);
+        if let Some(t) = if_range {
+            req = req.header("if-range", t);
+        }
+        req.send()
+    };
+    for (range, from, to) in [
+        ("bytes=262000-262300".to_string(), 262_000, 262_300),
+        (format!("bytes={}-", len - 10), len - 10, len - 1),
+        ("bytes=-5".to_string(), len - 5, len - 1),
+        (format!("bytes=0-{}", len * 2), 0, len - 1),
+    ] {
+        let resp = part(range.clone(), Some(&tag)).await.unwrap();
+        assert_eq!(resp.status(), 206, "{range}");
+        assert_eq!(resp.headers()["content-range"], format!("bytes {from}-{to}/{len}").as_str(), "{range}");
+        assert_eq!(resp.headers()["content-length"], (to - from + 1).to_string().as_str());
+        assert_eq!(resp.bytes().await.unwrap().as_ref(), &text[from..=to], "{range}");
+    }
+    let changed = part("bytes=0-9".into(), Some("\"another-version\"")).await.unwrap();
+    assert_eq!(changed.status(), 200, "If-Range naming another version: the whole file");
+    assert_eq!(changed.bytes().await.unwrap().len(), len);
+    let past = part(format!("bytes={len}-"), None).await.unwrap();
+    assert_eq!(past.status(), 416);
+    assert_eq!(past.headers()["content-range"], format!("bytes */{len}").as_str());
+    assert_eq!(past.headers()["content-type"], "application/problem+json");
+    assert_eq!(past.json::<Value>().await.unwrap()["code"], "range_not_satisfiable");
+    let several = part("bytes=0-1,5-6".into(), None).await.unwrap();
+    assert_eq!((several.status(), several.bytes().await.unwrap().len()), (reqwest::StatusCode::OK, len));
 
     // Refusals: the name is taken; a type not accepted; no file part; an unknown part.
     let taken = upload(body).await.unwrap();

@@ -42,6 +42,11 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
             status: 412u16,
             message: "The resource changed since the version If-Match names.",
         },
+        ErrorInfo {
+            code: "range_not_satisfiable",
+            status: 416u16,
+            message: "No byte of the file is in the range asked for.",
+        },
     ],
     roles: ErrorRoles {
         unauthenticated: "unauthenticated",
@@ -59,6 +64,7 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
         unavailable: "unavailable",
         precondition_failed: Some("precondition_failed"),
         precondition_required: None,
+        range_not_satisfiable: Some("range_not_satisfiable"),
     },
     wire: support::Wire {
         success: support::SuccessFormat::Bare,
@@ -95,6 +101,7 @@ const BASE: Operation = Operation {
     input: &[],
     deprecation: None,
     conditional: None,
+    ranges: false,
     body: support::BodyFormat::Json,
     service: &SERVICE,
 };
@@ -268,6 +275,7 @@ pub static DOWNLOAD_EXPORT: Operation = Operation {
     satisfied_by: &["notes:read", "notes:write"],
     rate_limited: true,
     read_only: true,
+    ranges: true,
     input: &models::DOWNLOAD_EXPORT_INPUT_FIELDS,
     ..BASE
 };
@@ -339,6 +347,7 @@ pub static GET_ATTACHMENT: Operation = Operation {
     satisfied_by: &["notes:read", "notes:write"],
     rate_limited: true,
     read_only: true,
+    ranges: true,
     input: &models::ATTACHMENT_REF_FIELDS,
     ..BASE
 };

@@ -48,6 +48,7 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
         unavailable: "unavailable",
         precondition_failed: None,
         precondition_required: None,
+        range_not_satisfiable: None,
     },
     wire: support::Wire {
         success: support::SuccessFormat::Envelope,
@@ -90,6 +91,7 @@ const BASE: Operation = Operation {
     input: &[],
     deprecation: None,
     conditional: None,
+    ranges: false,
     body: support::BodyFormat::Json,
     service: &SERVICE,
 };
