@@ -207,6 +207,7 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
     }
     plans(c, o, n);
     unions(c, o, n);
+    additional_keys(c, o, n);
     for old_op in &o.operations {
         let id = old_op.id();
         let place = format!("operation `{id}`");
@@ -419,6 +420,39 @@ fn plans(c: &mut Collect, o: &Api, n: &Api) {
 /// A union kept under its name: a changed tag or a variant removed or holding another model
 /// breaks clients that send or read it; a variant added is compatible, as an enum value is
 /// (clients must accept variants they do not know).
+/// Keys beside a model's fields: allowing them widens what a request may send and a response
+/// may hold (compatible); dropping them, or changing what they hold, refuses what was sent or
+/// breaks what was read.
+fn additional_keys(c: &mut Collect, o: &Api, n: &Api) {
+    for (name, old) in &o.models {
+        let Some(new) = n.models.get(name) else { continue };
+        let place = format!("model `{name}`");
+        match (&old.additional, &new.additional) {
+            (None, Some(f)) => c.push(
+                Kind::Compatible,
+                "additional-keys-added",
+                &place,
+                format!("takes other keys of `{}`", f.ty.expr()),
+            ),
+            (Some(_), None) => c.push(Kind::Breaking, "additional-keys-removed", &place, "no longer takes other keys"),
+            (Some(a), Some(b)) if a.ty != b.ty => c.push(
+                Kind::Breaking,
+                "additional-keys-changed",
+                &place,
+                format!("other keys hold `{}` instead of `{}`", b.ty.expr(), a.ty.expr()),
+            ),
+            (Some(a), Some(b)) => {
+                let (narrowed, _) = bounds(&a.def, &b.def);
+                if !narrowed.is_empty() {
+                    let what = format!("other keys' values narrowed: {}", narrowed.join(", "));
+                    c.push(Kind::Breaking, "additional-keys-narrowed", &place, what);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 fn unions(c: &mut Collect, o: &Api, n: &Api) {
     for (name, u) in &o.spec.unions {
         let Some(v) = n.spec.unions.get(name) else { continue };

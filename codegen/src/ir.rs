@@ -132,6 +132,9 @@ pub struct Model {
     pub description: String,
     /// Fields in wire order.
     pub fields: Vec<Field>,
+    /// The type of every other key's value, when the model has keys beside its fields (its
+    /// Rust struct's `additional` map; `name` is `additional`).
+    pub additional: Option<Field>,
 }
 
 impl Model {

@@ -485,6 +485,13 @@ fn check_unions(c: &mut Collector, spec: &Spec, models: &IndexMap<String, Model>
                     "a union's models hold body fields only",
                 );
             }
+            if m.additional.is_some() {
+                c.push(
+                    &place,
+                    format!("variant `{variant}`: model `{model}` has additional keys, which would hide which variant a value is"),
+                    "a union's models name all their fields",
+                );
+            }
             if let Some(tag) = &u.tag
                 && m.fields.iter().any(|f| &f.name == tag)
             {
@@ -513,6 +520,9 @@ fn check_unions(c: &mut Collector, spec: &Spec, models: &IndexMap<String, Model>
     }
 }
 
+/// The Rust name of the map a model's additional keys are held in.
+const ADDITIONAL: &str = "additional";
+
 fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String, Model> {
     let mut out = IndexMap::new();
     for (name, m) in &spec.models {
@@ -533,7 +543,48 @@ fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String, Model> {
                 Err((problem, fix)) => c.push(&place, problem, fix),
             }
         }
-        out.insert(name.clone(), Model { name: name.clone(), description: m.description.clone(), fields });
+        let additional = m.additional.as_ref().and_then(|f| {
+            let place = format!("model `{name}` additional keys");
+            if m.fields.contains_key(ADDITIONAL) {
+                c.push(
+                    &place,
+                    format!("field `{ADDITIONAL}` is also the name of the map that holds the other keys"),
+                    "rename the field",
+                );
+            }
+            let set: Vec<&str> = [
+                (f.optional, "optional"),
+                (f.nullable, "nullable"),
+                (f.default.is_some(), "default"),
+                (f.location != Location::Body, "in"),
+                (f.deprecated, "deprecated"),
+            ]
+            .iter()
+            .filter_map(|(on, what)| on.then_some(*what))
+            .collect();
+            if !set.is_empty() {
+                c.push(
+                    &place,
+                    format!("sets {}, which only a named field may have", set.join(", ")),
+                    "give the additional keys a type, a description and value constraints only",
+                );
+            }
+            match Ty::parse(&f.ty, spec) {
+                Ok(Ty::File) => {
+                    c.push(&place, "a file cannot be a key's value", "give each file a field of its own");
+                    None
+                }
+                Ok(ty) => {
+                    check_constraints(c, &place, f, &ty, spec);
+                    Some(Field { name: ADDITIONAL.into(), def: f.clone(), ty, injected: false })
+                }
+                Err((problem, fix)) => {
+                    c.push(&place, problem, fix);
+                    None
+                }
+            }
+        });
+        out.insert(name.clone(), Model { name: name.clone(), description: m.description.clone(), fields, additional });
     }
     out
 }
@@ -988,6 +1039,21 @@ fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String
                             ),
                             Location::Body | Location::Payload => has_body = true,
                             _ => {}
+                        }
+                    }
+                    // Keys beside the fields travel in the JSON body object.
+                    if model.additional.is_some() {
+                        has_body = true;
+                        if op.body != crate::spec::BodyFormat::Json
+                            || model.fields_in(Location::Payload).next().is_some()
+                        {
+                            c.push(
+                                &place,
+                                format!(
+                                    "input model `{name}` has additional keys, which only a JSON body object carries"
+                                ),
+                                "drop `additional`, or take a JSON body without a payload field",
+                            );
                         }
                     }
                     let payloads: Vec<&Field> = model.fields_in(Location::Payload).collect();

@@ -114,7 +114,7 @@ fn reachable<'a>(api: &Api, roots: impl IntoIterator<Item = &'a str>) -> std::co
                 if out.insert(name.clone())
                     && let Some(m) = api.models.get(name)
                 {
-                    for f in &m.fields {
+                    for f in m.fields.iter().chain(&m.additional) {
                         visit(api, &f.ty, out);
                     }
                 }
@@ -296,7 +296,13 @@ fn deprecated(schema: RefOr<Schema>, description: &str) -> RefOr<Schema> {
 }
 
 /// An object schema over `fields`. Inputs reject unknown fields; outputs may grow new ones.
-fn object_schema<'a>(description: &str, fields: impl Iterator<Item = &'a Field>, closed: bool, side: Side) -> Schema {
+fn object_schema<'a>(
+    description: &str,
+    fields: impl Iterator<Item = &'a Field>,
+    additional: Option<&Field>,
+    closed: bool,
+    side: Side,
+) -> Schema {
     let mut b = ObjectBuilder::new().schema_type(Type::Object).description(Some(description.to_string()));
     for f in fields {
         b = b.property(&f.name, field_schema(f, side, f.location() == Location::Body));
@@ -304,8 +310,11 @@ fn object_schema<'a>(description: &str, fields: impl Iterator<Item = &'a Field>,
             b = b.required(&f.name);
         }
     }
-    if closed {
-        b = b.additional_properties(Some(AdditionalProperties::FreeForm(false)));
+    match additional {
+        // Keys beside the fields, each holding a value of this schema (open or closed alike).
+        Some(f) => b = b.additional_properties(Some(AdditionalProperties::RefOr(field_schema(f, side, false)))),
+        None if closed => b = b.additional_properties(Some(AdditionalProperties::FreeForm(false))),
+        None => {}
     }
     Schema::Object(b.build())
 }
@@ -431,7 +440,13 @@ fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
         if let (Some(body), Some(model)) = (body_schema_name(api, op), api.input(op))
             && body != model.name
         {
-            let schema = object_schema(&model.description, model.fields_in(Location::Body), true, Side::Request);
+            let schema = object_schema(
+                &model.description,
+                model.fields_in(Location::Body),
+                model.additional.as_ref(),
+                true,
+                Side::Request,
+            );
             out.push((body, RefOr::T(schema)));
         }
     }
@@ -467,7 +482,7 @@ fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
             continue;
         }
         let closed = is_input || in_request_unions.contains(name);
-        out.push((name.clone(), RefOr::T(object_schema(&m.description, body(), closed, side))));
+        out.push((name.clone(), RefOr::T(object_schema(&m.description, body(), m.additional.as_ref(), closed, side))));
     }
     for name in api.spec.unions.keys() {
         let side = match (request_side.contains(name), response_side.contains(name)) {
@@ -1239,8 +1254,8 @@ fn rewrite_refs(v: Value) -> Value {
 pub fn input_schema(api: &Api, doc: &Value, op: &Operation) -> Value {
     let model: Option<&Model> = api.input(op);
     let root = match model {
-        Some(m) => object_schema(&m.description, m.fields.iter(), true, Side::Request),
-        None => object_schema("No arguments.", std::iter::empty(), true, Side::Request),
+        Some(m) => object_schema(&m.description, m.fields.iter(), m.additional.as_ref(), true, Side::Request),
+        None => object_schema("No arguments.", std::iter::empty(), None, true, Side::Request),
     };
     let mut v = serde_json::to_value(&root).unwrap_or_default();
     if let Value::Object(map) = &mut v {

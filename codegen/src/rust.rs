@@ -222,7 +222,7 @@ fn validated_models(api: &Api) -> (Vec<String>, Vec<String>) {
             return;
         }
         out.0.push(name.to_string());
-        for f in &api.models[name].fields {
+        for f in api.models[name].fields.iter().chain(&api.models[name].additional) {
             walk(&f.ty, api, out);
         }
     }
@@ -314,12 +314,27 @@ fn model_struct(model: &Model, api: &Api, role: ModelRole, validated: bool) -> T
             pub if_match: support::IfMatch,
         }
     });
-    let fields = fields.chain(if_match);
-    let deny = if is_input { quote!(#[serde(deny_unknown_fields)]) } else { quote!() };
+    let additional = model.additional.as_ref().map(|f| {
+        let (doc, t) = (docs(&f.def.description), rust_type(&f.ty));
+        quote! {
+            #doc
+            #[serde(flatten)]
+            pub additional: std::collections::BTreeMap<String, #t>,
+        }
+    });
+    let fields = fields.chain(if_match).chain(additional);
+    // The decoder has refused unknown keys already; serde cannot both flatten and deny.
+    let deny = if is_input && model.additional.is_none() { quote!(#[serde(deny_unknown_fields)]) } else { quote!() };
     let specs = if validated {
         let fs = fields_static(&model.name);
-        let specs = model.fields.iter().map(|f| field_spec(f, api));
-        let n = model.fields.len();
+        // Every other key is checked against the spec named `support::OTHER_KEYS`.
+        // No key is required: its spec checks values of keys that are there.
+        let others = model.additional.as_ref().map(|f| {
+            let def = crate::spec::FieldDef { optional: true, ..f.def.clone() };
+            Field { name: support::OTHER_KEYS.into(), def, ..f.clone() }
+        });
+        let specs = model.fields.iter().chain(others.as_ref()).map(|f| field_spec(f, api));
+        let n = model.fields.len() + usize::from(others.is_some());
         let static_doc = format!(" Field specs of [`{}`], for validation.", model.name);
         quote! {
             #[doc = #static_doc]

@@ -601,6 +601,11 @@ pub struct ModelDef {
     pub description: String,
     /// Fields in wire order.
     pub fields: IndexMap<String, FieldDef>,
+    /// Keys beside the fields: any other key of the object holds a value of this type (JSON
+    /// Schema's `additionalProperties` beside `properties`), checked as a field of it would be.
+    /// The Rust struct holds them in `additional`, a map flattened into the object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub additional: Option<FieldDef>,
 }
 
 /// Where an operation input field travels over REST: the one definition, in `support`.

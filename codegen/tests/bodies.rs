@@ -143,3 +143,67 @@ fn the_diff_says_a_changed_value_output_or_a_moved_payload_breaks_clients() {
     let moved = lines(&spec(in_body, "Todo"), &spec(LABELS, "Todo"));
     assert!(moved.iter().any(|l| l.starts_with("breaking:") && l.contains("labels")), "{moved:?}");
 }
+
+/// The to-dos with a create input taking keys beside its fields (labels with a weight each).
+fn weighted(additional: &str) -> String {
+    let models = format!(
+        r#"
+[models.Weights]
+description = "A title and any other key with a weight."
+fields.title = {{ type = "string", description = "Title." }}
+{additional}
+"#
+    );
+    let ops = "weigh = { route = \"POST /weights\", scope = \"todos:write\", summary = \"Weigh\", input = \"Weights\", output = \"Todo\", errors = [\"validation\"] }\n";
+    format!("{}{ops}", TODOS.replacen("[operations]", &format!("{models}\n[operations]"), 1))
+}
+
+const WEIGHTS: &str = "additional = { type = \"integer\", minimum = 1, description = \"A weight.\" }";
+
+#[test]
+fn keys_beside_the_fields_are_a_flattened_map_checked_documented_and_diffed() {
+    let files = codegen::generate(&[("todos.toml", &weighted(WEIGHTS))]).unwrap_or_else(|e| panic!("{e}"));
+    let models =
+        files.iter().find(|f| f.path.ends_with("models.rs")).unwrap().text.split_whitespace().collect::<String>();
+    assert!(models.contains("#[serde(flatten)]pubadditional:std::collections::BTreeMap<String,i64>,"), "{models}");
+    assert!(
+        models.contains("FieldSpec::body(\"*\",Kind::Integer).minimum(1.0),]"),
+        "the other keys' spec, none required: {models}"
+    );
+    assert!(!models.contains("#[serde(deny_unknown_fields)]pubstructWeights"), "serde cannot flatten and deny");
+    for path in ["openapi/todos.json", "openapi/todos.3.0.json"] {
+        let doc: Value = serde_json::from_str(&files.iter().find(|f| f.path == path).unwrap().text).unwrap();
+        let schema = &doc["components"]["schemas"]["Weights"];
+        assert_eq!(schema["additionalProperties"]["type"], "integer", "{path}: {schema}");
+        assert_eq!(schema["additionalProperties"]["minimum"], 1, "{path}");
+    }
+
+    let refused = |spec: String| codegen::load("todos.toml", &spec).expect_err("refused").to_string();
+    assert_eq!(
+        refused(weighted("additional = { type = \"integer\", optional = true, description = \"A weight.\" }")),
+        "todos.toml: model `Weights` additional keys: sets optional, which only a named field may have; fix: give \
+         the additional keys a type, a description and value constraints only"
+    );
+    assert_eq!(
+        refused(weighted(WEIGHTS).replacen("input = \"Weights\",", "input = \"Weights\", body = \"form\",", 1)),
+        "todos.toml: operation `weigh`: input model `Weights` has additional keys, which only a JSON body object \
+         carries; fix: drop `additional`, or take a JSON body without a payload field"
+    );
+
+    let load = |text: &str| vec![codegen::load("todos.toml", text).unwrap_or_else(|e| panic!("{e}"))];
+    let lines = |old: &str, new: &str| -> Vec<String> {
+        codegen::diff::compare(&load(old), &load(new)).changes.iter().map(ToString::to_string).collect()
+    };
+    assert_eq!(
+        lines(&weighted(""), &weighted(WEIGHTS)),
+        ["compatible: todos: model `Weights`: takes other keys of `integer` [additional-keys-added]"]
+    );
+    assert_eq!(
+        lines(&weighted(WEIGHTS), &weighted("")),
+        ["breaking: todos: model `Weights`: no longer takes other keys [additional-keys-removed]"]
+    );
+    assert_eq!(
+        lines(&weighted(WEIGHTS), &weighted(&WEIGHTS.replace("minimum = 1", "minimum = 5"))),
+        ["breaking: todos: model `Weights`: other keys' values narrowed: minimum 1 → 5 [additional-keys-narrowed]"]
+    );
+}

@@ -608,6 +608,10 @@ fn uri_chars(s: &str) -> bool {
     true
 }
 
+/// The name of the field spec that stands for every key a model does not name, in a model with
+/// a map beside its fields (JSON Schema's `additionalProperties` beside `properties`).
+pub const OTHER_KEYS: &str = "*";
+
 /// One field and its constraints, for validation without reflection.
 #[derive(Debug)]
 pub struct FieldSpec {
@@ -1248,10 +1252,16 @@ pub(crate) fn check_object(
     prefix: &str,
     obj: &Map<String, Value>,
 ) -> Result<(), Rejection> {
-    for (k, v) in obj {
-        if !fields.iter().any(|f| f.name == k) {
-            let path = join(prefix, k);
-            return Err(invalid(service, &path, v.clone(), format!("unknown field {path}")));
+    let others = fields.iter().find(|f| f.name == OTHER_KEYS);
+    for (k, v) in obj.iter().filter(|(k, _)| !fields.iter().any(|f| f.name == *k)) {
+        let path = join(prefix, k);
+        match others {
+            // A model with a map beside its fields: every other key holds a value of that map.
+            Some(spec) => {
+                nul_free(service, &path, k)?;
+                check_item(service, spec, &spec.kind, &path, v)?;
+            }
+            None => return Err(invalid(service, &path, v.clone(), format!("unknown field {path}"))),
         }
     }
     for f in fields {
@@ -1578,7 +1588,8 @@ async fn json_body(
             return Err(invalid(service, "", body, "the request body must be a JSON object".into()));
         };
         for (k, v) in body {
-            if !op.input.iter().any(|f| f.name == k && f.location == Location::Body) {
+            let named = |name: &str| op.input.iter().any(|f| f.name == name && f.location == Location::Body);
+            if !named(&k) && !named(OTHER_KEYS) {
                 return Err(invalid(service, &k, v, format!("unknown field {k}")));
             }
             obj.insert(k, v);
@@ -2214,6 +2225,24 @@ mod tests {
             b = b.header(*k, *v);
         }
         b.body(Body::empty()).unwrap().into_parts().0
+    }
+
+    /// `{"total": …}` and any other key holding a positive integer.
+    static COUNTS: [FieldSpec; 2] =
+        [FieldSpec::body("total", Kind::Integer).required(), FieldSpec::body(OTHER_KEYS, Kind::Integer).minimum(1.0)];
+
+    #[test]
+    fn keys_beside_the_fields_are_checked_as_the_map_says() {
+        let check = |v: Value| check_object(&SERVICE, &COUNTS, "", v.as_object().unwrap());
+        assert!(check(json!({"total": 3, "draft": 2, "archived": 1})).is_ok());
+        assert!(check(json!({"total": 0})).is_ok(), "no other key");
+        let refused = check(json!({"total": 3, "draft": "two"})).expect_err("a string");
+        assert_eq!(refused.problem.details["field"], "draft");
+        let refused = check(json!({"total": 3, "draft": 0})).expect_err("below the minimum");
+        assert_eq!(refused.problem.details["field"], "draft");
+        assert!(check(json!({"total": 3, "draft": null})).is_err(), "a value, not null");
+        assert!(check(json!({"draft": 1})).is_err(), "the named fields are still required");
+        assert!(check(json!({"total": 3, "a\u{0}b": 1})).is_err(), "no NUL in a key");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Labels and counts: bodies that are not objects. `set_note_tags` takes the whole set of a
 //! note's labels as a JSON array and answers it as one; `rename_note` takes a JSON string;
-//! `count_notes` answers a number and `count_tags` a map of label to count.
+//! `count_notes` answers a number, `count_tags` a map of label to count, and `note_stats` named
+//! fields with a map beside them.
 
 use std::collections::BTreeMap;
 
@@ -107,6 +108,23 @@ impl Notes {
             }
         };
         let counted = counted.map(|row| row.get::<i64, _>(0)).map_err(|e| runtime::fault(op.id, "counting notes", e));
+        self.finish(tx, caller, op, &[], counted).await
+    }
+
+    /// The caller's notes in all and per state: named fields and a map beside them.
+    pub(crate) async fn stats(&self, caller: &Caller) -> Result<models::NoteStats, errors::NoteStatsError> {
+        let op = &operations::NOTE_STATS;
+        let mut tx = self.begin(op).await?;
+        let counted = sqlx::query("SELECT state, COUNT(*) FROM notes WHERE tenant_id = $1 GROUP BY state")
+            .bind(caller.tenant.as_str())
+            .fetch_all(&mut *tx)
+            .await
+            .map(|rows| {
+                let additional: BTreeMap<String, i64> =
+                    rows.iter().map(|r| (r.get::<String, _>(0), r.get::<i64, _>(1))).collect();
+                models::NoteStats { total: additional.values().sum(), additional }
+            })
+            .map_err(|e| runtime::fault(op.id, "counting notes", e));
         self.finish(tx, caller, op, &[], counted).await
     }
 

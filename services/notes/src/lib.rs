@@ -551,6 +551,10 @@ impl NotesService for Notes {
         self.count_labels(caller).await
     }
 
+    async fn note_stats(&self, caller: &Caller) -> Result<models::NoteStats, errors::NoteStatsError> {
+        self.stats(caller).await
+    }
+
     async fn delete_note(&self, caller: &Caller, input: models::NoteRef) -> Result<(), errors::DeleteNoteError> {
         let op = &notes_api::notes::operations::DELETE_NOTE;
         let mut tx = self.begin(op).await?;

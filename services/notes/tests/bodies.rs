@@ -1,7 +1,8 @@
 //! Bodies that are not JSON objects, against the notes binary on both backends: an array as the
 //! whole request body (`PUT /notes/{id}/tags`) answered with an array of strings, a string as the
-//! whole body (`PUT /notes/{id}/title`), a number (`GET /notes/count`) and a map
-//! (`GET /tags`) as the answer; each checked as the decoder checks any field, and over MCP.
+//! whole body (`PUT /notes/{id}/title`), a number (`GET /notes/count`), a map (`GET /tags`) and
+//! named fields with a map beside them (`GET /notes/stats`) as the answer; each checked as the
+//! decoder checks any field, and over MCP.
 
 mod common;
 
@@ -98,6 +99,30 @@ async fn bodies(database_url: Option<&str>) {
         client.get(s.url("/api/v1/tags")).bearer_auth(&other).send().await.unwrap().json().await.unwrap();
     assert_eq!(empty, json!({}), "another tenant's labels are its own");
 
+    // Named fields and a map beside them.
+    let archived = client
+        .patch(format!("{notes}/{}", ids[1]))
+        .bearer_auth(&write)
+        .json(&json!({"state": "archived"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(archived.status(), 200);
+    let stats: Value =
+        client.get(s.url("/api/v1/notes/stats")).bearer_auth(&write).send().await.unwrap().json().await.unwrap();
+    assert_eq!(stats, json!({"total": 3, "draft": 2, "archived": 1}));
+    let answer: Value = common::mcp(
+        &s,
+        &write,
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "notes.stats", "arguments": {}}}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(answer["result"]["structuredContent"], stats, "{answer}");
+    assert_eq!(count("?state=draft").await.unwrap().json::<Value>().await.unwrap(), json!(2));
+
     // Over MCP: the payload is an argument named after its field; a list answers `items`, a
     // number `value` (structured content is an object).
     let call = |id: u32, name: &str, arguments: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
@@ -109,7 +134,7 @@ async fn bodies(database_url: Option<&str>) {
     assert_eq!(answer["result"]["structuredContent"], json!({"items": ["work"]}), "{answer}");
     let answer: Value =
         common::mcp(&s, &write, call(2, "notes.count", json!({"state": "draft"}))).await.json().await.unwrap();
-    assert_eq!(answer["result"]["structuredContent"], json!({"value": 3}), "{answer}");
+    assert_eq!(answer["result"]["structuredContent"], json!({"value": 2}), "{answer}");
     let answer: Value = common::mcp(&s, &write, call(3, "notes.set_tags", json!({"id": ids[2], "tags": "work"})))
         .await
         .json()

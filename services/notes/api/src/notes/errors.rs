@@ -306,4 +306,14 @@ support::operation_errors! {
         /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
         Unavailable = "unavailable",
     }
+
+    /// Errors `note_stats` may return: the codes it declares plus the service-wide ones.
+    NoteStatsError {
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
 }

@@ -604,6 +604,15 @@ pub struct CountNotesInput {
 /// Field specs of [`CountNotesInput`], for validation.
 pub static COUNT_NOTES_INPUT_FIELDS: [FieldSpec; 1usize] =
     [FieldSpec::query("state", Kind::Enum(&["draft", "published", "archived"]))];
+/// How many notes the caller has: `total`, and one key per state in use.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoteStats {
+    /// All the caller's notes.
+    pub total: i64,
+    /// Notes in the state the key names (`draft`, `published`, `archived`); a state without notes is left out.
+    #[serde(flatten)]
+    pub additional: std::collections::BTreeMap<String, i64>,
+}
 /// Where the link points.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Redirect {

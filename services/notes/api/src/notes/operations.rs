@@ -417,8 +417,21 @@ pub static COUNT_TAGS: Operation = Operation {
     read_only: true,
     ..BASE
 };
+/// `GET /api/v1/notes/stats`: Count notes by state
+pub static NOTE_STATS: Operation = Operation {
+    id: "note_stats",
+    method: Method::Get,
+    path: "/notes/stats",
+    full_path: "/api/v1/notes/stats",
+    scope: "notes:read",
+    satisfied_by: &["notes:read", "notes:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("notes.stats"),
+    ..BASE
+};
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 22usize] = [
+pub static OPERATIONS: [&Operation; 23usize] = [
     &LIST_NOTES,
     &LIST_DUE_NOTES,
     &CREATE_NOTE,
@@ -441,4 +454,5 @@ pub static OPERATIONS: [&Operation; 22usize] = [
     &RENAME_NOTE,
     &COUNT_NOTES,
     &COUNT_TAGS,
+    &NOTE_STATS,
 ];

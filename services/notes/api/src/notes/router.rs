@@ -46,6 +46,7 @@ where
         .route(operations::RENAME_NOTE.full_path, methods(&SERVICE, "PUT").put(rest::<RenameNote, S, G>))
         .route(operations::COUNT_NOTES.full_path, methods(&SERVICE, "GET").get(rest::<CountNotes, S, G>))
         .route(operations::COUNT_TAGS.full_path, methods(&SERVICE, "GET").get(rest::<CountTags, S, G>))
+        .route(operations::NOTE_STATS.full_path, methods(&SERVICE, "GET").get(rest::<NoteStats, S, G>))
         .with_state(Arc::new(App { service, gate }))
 }
 /// `GET /api/v1/notes`: List notes
@@ -277,5 +278,15 @@ impl<S: NotesService> Endpoint<S, S::Caller> for CountTags {
     const OP: &'static Operation = &operations::COUNT_TAGS;
     async fn call(s: &S, c: &S::Caller, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.count_tags(c).await.map(|out| support::Success::one(&out))
+    }
+}
+/// `GET /api/v1/notes/stats`: Count notes by state
+pub struct NoteStats;
+impl<S: NotesService> Endpoint<S, S::Caller> for NoteStats {
+    type Input = NoInput;
+    type Error = errors::NoteStatsError;
+    const OP: &'static Operation = &operations::NOTE_STATS;
+    async fn call(s: &S, c: &S::Caller, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.note_stats(c).await.map(|out| support::Success::one(&out))
     }
 }

@@ -184,4 +184,11 @@ pub trait NotesService: Send + Sync + 'static {
         &self,
         caller: &Self::Caller,
     ) -> impl Future<Output = Result<std::collections::BTreeMap<String, i64>, errors::CountTagsError>> + Send;
+    /// Count notes by state
+    ///
+    /// `GET /api/v1/notes/stats` · scope `notes:read` · MCP tool `notes.stats`
+    fn note_stats(
+        &self,
+        caller: &Self::Caller,
+    ) -> impl Future<Output = Result<models::NoteStats, errors::NoteStatsError>> + Send;
 }

@@ -4,7 +4,7 @@
 use super::{NotesService, operations, router};
 use support::{Gate, Operation, ToolFailure, tool};
 /// Tool name → operation, in spec order.
-pub static TOOLS: [(&str, &Operation); 9usize] = [
+pub static TOOLS: [(&str, &Operation); 10usize] = [
     ("notes.list", &operations::LIST_NOTES),
     ("notes.due", &operations::LIST_DUE_NOTES),
     ("notes.create", &operations::CREATE_NOTE),
@@ -14,6 +14,7 @@ pub static TOOLS: [(&str, &Operation); 9usize] = [
     ("notes.attachments", &operations::LIST_ATTACHMENTS),
     ("notes.set_tags", &operations::SET_NOTE_TAGS),
     ("notes.count", &operations::COUNT_NOTES),
+    ("notes.stats", &operations::NOTE_STATS),
 ];
 /// Calls tool `name` for a caller `gate` admitted; `None` when no tool has that name.
 /// Success is the same JSON body the REST route answers (`{}` for an empty one); arguments
@@ -39,6 +40,7 @@ where
         "notes.attachments" => tool::<router::ListAttachments, S, G>(service, gate, caller, arguments).await,
         "notes.set_tags" => tool::<router::SetNoteTags, S, G>(service, gate, caller, arguments).await,
         "notes.count" => tool::<router::CountNotes, S, G>(service, gate, caller, arguments).await,
+        "notes.stats" => tool::<router::NoteStats, S, G>(service, gate, caller, arguments).await,
         _ => return None,
     })
 }
