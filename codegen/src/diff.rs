@@ -208,6 +208,7 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
     plans(c, o, n);
     unions(c, o, n);
     additional_keys(c, o, n);
+    webhooks(c, o, n);
     for old_op in &o.operations {
         let id = old_op.id();
         let place = format!("operation `{id}`");
@@ -420,6 +421,21 @@ fn plans(c: &mut Collect, o: &Api, n: &Api) {
 /// A union kept under its name: a changed tag or a variant removed or holding another model
 /// breaks clients that send or read it; a variant added is compatible, as an enum value is
 /// (clients must accept variants they do not know).
+/// Events: a subscriber's receiver reads a payload as a client reads a response, so the output
+/// rules judge it; an event type that goes away leaves subscribers waiting for nothing.
+fn webhooks(c: &mut Collect, o: &Api, n: &Api) {
+    for (name, old) in &o.spec.webhooks {
+        let place = format!("webhook `{name}`");
+        match n.spec.webhooks.get(name) {
+            None => c.push(Kind::Breaking, "webhook-removed", &place, "is no longer sent"),
+            Some(new) => outputs(c, &format!("{place} payload"), &old.payload, &new.payload, o, n, &mut Vec::new()),
+        }
+    }
+    for name in n.spec.webhooks.keys().filter(|k| !o.spec.webhooks.contains_key(*k)) {
+        c.push(Kind::Compatible, "webhook-added", format!("webhook `{name}`"), "is sent from now on");
+    }
+}
+
 /// Keys beside a model's fields: allowing them widens what a request may send and a response
 /// may hold (compatible); dropping them, or changing what they hold, refuses what was sent or
 /// breaks what was read.

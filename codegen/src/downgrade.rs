@@ -12,14 +12,17 @@ pub fn to_openapi_30(doc: &Value) -> Value {
     if let Value::Object(root) = &mut doc {
         root.insert("openapi".into(), json!("3.0.3"));
         root.remove("jsonSchemaDialect");
-        root.remove("webhooks");
+        // 3.0 has no `webhooks`; the extension Redocly and others read keeps them.
+        if let Some(hooks) = root.remove("webhooks") {
+            root.insert("x-webhooks".into(), hooks);
+        }
         if let Some(Value::Object(license)) = root.get_mut("info").and_then(|i| i.get_mut("license")) {
             // 3.0 has no SPDX `identifier`; its license object names a URL instead.
             if let Some(Value::String(id)) = license.remove("identifier") {
                 license.entry("url").or_insert_with(|| json!(format!("https://spdx.org/licenses/{id}.html")));
             }
         }
-        for key in ["paths", "components"] {
+        for key in ["paths", "components", "x-webhooks"] {
             if let Some(v) = root.get_mut(key) {
                 walk(v);
             }

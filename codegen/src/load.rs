@@ -128,10 +128,43 @@ pub fn load(file: &str, text: &str) -> Result<Api, SpecErrors> {
     check_default_places(&mut c, &spec, &models);
     check_header_models(&mut c, &spec, &models);
     check_ambiguous_paths(&mut c, &spec);
+    check_webhooks(&mut c, &spec, &models);
     if c.errors.is_empty() {
         Ok(Api { file: file.to_string(), spec, models, operations })
     } else {
         Err(SpecErrors(c.errors))
+    }
+}
+
+/// An event type is dotted snake_case words (`note.changed`), and its payload a model of body
+/// fields: a receiver reads it as the JSON a response would be.
+fn check_webhooks(c: &mut Collector, spec: &Spec, models: &IndexMap<String, Model>) {
+    for (name, w) in &spec.webhooks {
+        let place = format!("webhook `{name}`");
+        if !name.split('.').all(|w| is_snake(w) && !w.is_empty()) {
+            c.push(&place, "the event type is not dotted snake_case words", "name it like `note.changed`");
+        }
+        match models.get(&w.payload) {
+            None => {
+                c.push(&place, format!("payload model `{}` is not declared", w.payload), "declare it under [models]")
+            }
+            Some(m) if m.fields.iter().any(|f| f.location() != Location::Body) => c.push(
+                &place,
+                format!("payload model `{}` has fields outside the body", w.payload),
+                "a webhook's payload is a JSON body: use a model of body fields",
+            ),
+            Some(m) if m.fields.iter().any(|f| f.ty == Ty::File) => c.push(
+                &place,
+                format!("payload model `{}` has a file field", w.payload),
+                "send a link to the file instead",
+            ),
+            Some(_) => {}
+        }
+        for tag in &w.tags {
+            if !spec.service.tags.iter().any(|t| &t.name == tag) {
+                c.push(&place, format!("unknown tag `{tag}`"), "declare it under [[service.tags]]");
+            }
+        }
     }
 }
 

@@ -433,7 +433,11 @@ fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
         api.operations.iter().filter_map(|o| o.value_output.as_ref()).flat_map(Ty::names).collect();
     let response_side = reachable(
         api,
-        api.operations.iter().filter_map(|o| o.def.output.as_deref()).chain(value_names.iter().map(String::as_str)),
+        api.operations
+            .iter()
+            .filter_map(|o| o.def.output.as_deref())
+            .chain(value_names.iter().map(String::as_str))
+            .chain(api.spec.webhooks.values().map(|w| w.payload.as_str())),
     );
     for op in &api.operations {
         // Mixed inputs document only their body part; path and query fields are parameters.
@@ -1149,9 +1153,66 @@ pub fn document(api: &Api) -> Value {
         .tags(Some(tags))
         .build();
     let mut v = serde_json::to_value(&doc).unwrap_or_default();
+    if !s.webhooks.is_empty() {
+        v["webhooks"] = webhooks(api);
+    }
     rename_key(&mut v, "x-contentSchema", "contentSchema");
     order_extensions(&mut v);
     v
+}
+
+/// The `webhooks` of the document: for each event type, the `POST` the service sends to a
+/// subscriber's URL, with its Standard Webhooks headers and its body (`type`, `timestamp` and the
+/// payload as `data`), and what the receiver answers.
+fn webhooks(api: &Api) -> Value {
+    let header = |name: &str, text: &str| json!({"name": name, "in": "header", "required": true, "description": text, "schema": {"type": "string"}});
+    let mut out = serde_json::Map::new();
+    for (name, w) in &api.spec.webhooks {
+        let mut description = w.description.trim().to_string();
+        if !description.is_empty() {
+            description.push_str(
+                "
+
+",
+            );
+        }
+        description.push_str(
+            "Sent as a `POST` to each URL subscribed to this event, signed as the Standard Webhooks              specification says; an answer other than 2xx, or none within 15 seconds, is retried with              backoff (the same `webhook-id` each time, so a receiver can drop duplicates).",
+        );
+        let event = json!({
+            "type": "object",
+            "description": w.summary,
+            "required": ["type", "timestamp", "data"],
+            "properties": {
+                "type": {"type": "string", "enum": [name], "description": "The event type."},
+                "timestamp": {"type": "string", "format": "date-time", "description": "When the event happened."},
+                "data": {"$ref": format!("#/components/schemas/{}", w.payload)},
+            },
+        });
+        let post = json!({
+            "operationId": format!("webhook_{}", name.replace('.', "_")),
+            "summary": w.summary,
+            "description": description,
+            "tags": w.tags,
+            "parameters": [
+                header("webhook-id", "The message's id (`msg_…`): the same on every retry of it."),
+                header("webhook-timestamp", "When this attempt was sent, in Unix seconds: refuse one far from now."),
+                header(
+                    "webhook-signature",
+                    "`v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the                      subscription's secret (`whsec_…`, base64 of the key); several, space-separated, while a                      secret is rotated.",
+                ),
+            ],
+            // The receiver authenticates a delivery by its signature, which no security scheme
+            // of OpenAPI describes: none is asked of the sender (the headers say how to check).
+            "security": [],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": event}}},
+            "responses": {
+                "2XX": {"description": "Received. Anything else is retried."},
+            },
+        });
+        out.insert(name.clone(), json!({"post": post}));
+    }
+    Value::Object(out)
 }
 
 /// Renames every member `from` to `to`: utoipa writes what it has no field for as an `x-`

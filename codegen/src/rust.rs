@@ -970,6 +970,13 @@ fn mod_file(api: &Api) -> TokenStream {
     } else {
         quote!()
     };
+    let webhooks = if api.spec.webhooks.is_empty() {
+        quote!()
+    } else {
+        quote!(
+            pub mod webhooks;
+        )
+    };
     let with_tools = if has_tools { quote!(.with_tools(&tools::TOOLS, tools::Dispatch(service))) } else { quote!() };
     let api_doc = format!(
         " `{}` and its implementation `service` as one value the runtime serves: its description, its \
@@ -986,6 +993,7 @@ fn mod_file(api: &Api) -> TokenStream {
         pub mod router;
         pub mod service;
         #tools
+        #webhooks
 
         pub use operations::{OPERATIONS, SERVICE};
         pub use router::router;
@@ -1025,7 +1033,38 @@ pub fn service_files(api: &Api) -> Vec<(String, String)> {
     if api.operations.iter().any(|o| o.def.mcp.is_some()) {
         files.push(("tools.rs".to_string(), render(tools_file(api))));
     }
+    if !api.spec.webhooks.is_empty() {
+        files.push(("webhooks.rs".to_string(), render(webhooks_file(api))));
+    }
     files
+}
+
+/// `webhooks.rs`: one constructor per event type, typed by its payload's model, and the list of
+/// event types a subscription may name.
+fn webhooks_file(api: &Api) -> TokenStream {
+    let names = api.spec.webhooks.keys();
+    let makers = api.spec.webhooks.iter().map(|(name, w)| {
+        let f = format_ident!("{}", name.replace('.', "_"));
+        let t = type_ident(&w.payload);
+        let doc = docs(&format!("`{name}`: {}", w.summary));
+        quote! {
+            #doc
+            pub fn #f(data: &models::#t) -> Event {
+                Event::new(#name, data)
+            }
+        }
+    });
+    quote! {
+        //! The events this service sends to its subscribers' URLs: build one here, typed by its
+        //! payload, and hand it to the runtime in the transaction that makes the change.
+        use support::webhooks::Event;
+        use super::models;
+
+        /// Every event type, in spec order: what a subscription may name.
+        pub const EVENT_TYPES: &[&str] = &[#(#names),*];
+
+        #(#makers)*
+    }
 }
 
 /// `generated/src/lib.rs` for the given services.

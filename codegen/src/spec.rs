@@ -54,6 +54,27 @@ pub struct Spec {
     #[serde(default, deserialize_with = "operations_in_either_form")]
     #[schemars(with = "OperationsForm")]
     pub operations: Vec<OperationDef>,
+    /// Events the service sends to the URLs its subscribers register (OpenAPI 3.1 `webhooks`),
+    /// keyed by event type (`note.changed`). Each delivery is signed as the Standard Webhooks
+    /// specification says and retried with backoff until the receiver answers 2xx.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub webhooks: IndexMap<String, WebhookDef>,
+}
+
+/// An event a service sends to its subscribers.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookDef {
+    /// One-line summary.
+    pub summary: String,
+    /// Longer description (Markdown): when the event is sent.
+    #[serde(default)]
+    pub description: String,
+    /// The model of the event's `data`.
+    pub payload: String,
+    /// OpenAPI tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
 }
 
 /// How a service writes its bodies.

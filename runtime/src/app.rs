@@ -41,6 +41,9 @@ pub struct Platform {
     pub limiter: Arc<RateLimiter>,
     /// The external identity provider, when one replaces the embedded authorization server.
     pub external: Option<Arc<crate::idp::ExternalIssuer>>,
+    /// The webhook outbox: a service with `[webhooks]` queues its events here and starts the
+    /// deliverer.
+    pub webhooks: crate::webhooks::Webhooks,
 }
 
 impl Platform {
@@ -75,7 +78,8 @@ impl Platform {
         if config.embedded_issuer() {
             crate::oauth::register_docs_client(&store, &config).await?;
         }
-        Ok(Platform { config, keys, store, limiter, external })
+        let webhooks = crate::webhooks::Webhooks::new(store.clone(), config.webhooks.clone());
+        Ok(Platform { config, keys, store, limiter, external, webhooks })
     }
 
     /// The gate of one protected resource: tokens of the configured issuer, and the stored tokens

@@ -53,6 +53,8 @@ pub struct Config {
     pub http: crate::server::HttpLimits,
     /// Where Prometheus metrics are served (`GET /metrics`); `None` (the default) measures nothing.
     pub metrics_addr: Option<SocketAddr>,
+    /// How webhook deliveries are made: which URLs, the retry schedule, the timeout.
+    pub webhooks: crate::webhooks::WebhookSettings,
 }
 
 impl Config {
@@ -75,14 +77,18 @@ impl Config {
             pool: crate::store::PoolSettings::default(),
             http: crate::server::HttpLimits::default(),
             metrics_addr: None,
+            webhooks: crate::webhooks::WebhookSettings::default(),
         }
     }
 
     /// Settings of a service's own binary from the environment: `{PREFIX}_ADDR` (else
     /// `default_addr`), `{PREFIX}_PUBLIC_URL`, `{PREFIX}_DATA_DIR` (else `default_data_dir`),
     /// `DATABASE_URL` (PostgreSQL; SQLite in the data directory when unset), `REDIS_URL` (shared
-    /// rate limits) and `{PREFIX}_METRICS_ADDR` (Prometheus metrics, off when unset). An empty
-    /// variable counts as unset; a malformed one is an error naming it.
+    /// rate limits), `{PREFIX}_METRICS_ADDR` (Prometheus metrics, off when unset), and for
+    /// webhooks `{PREFIX}_WEBHOOKS_RETRY_SECONDS` (the waits before each retry, comma-separated),
+    /// `{PREFIX}_WEBHOOKS_TIMEOUT_SECONDS` and `{PREFIX}_WEBHOOKS_ALLOW_PRIVATE=1` (deliveries to
+    /// `http` and private addresses: development and tests only). An empty variable counts as
+    /// unset; a malformed one is an error naming it.
     pub fn from_env(prefix: &str, default_addr: &str, default_data_dir: &str) -> anyhow::Result<Config> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let named = |suffix: &str| format!("{prefix}_{suffix}");
@@ -96,6 +102,24 @@ impl Config {
         config.redis_url = var("REDIS_URL");
         let metrics_addr = var(&named("METRICS_ADDR")).map(|a| a.parse()).transpose();
         config.metrics_addr = metrics_addr.map_err(|e| anyhow::anyhow!("{}: {e}", named("METRICS_ADDR")))?;
+        if let Some(list) = var(&named("WEBHOOKS_RETRY_SECONDS")) {
+            let waits: Result<Vec<std::time::Duration>, _> =
+                list.split(',').map(|n| n.trim().parse::<u64>().map(std::time::Duration::from_secs)).collect();
+            config.webhooks.schedule =
+                waits.map_err(|e| anyhow::anyhow!("{}: {e}", named("WEBHOOKS_RETRY_SECONDS")))?;
+        }
+        if let Some(n) = var(&named("WEBHOOKS_TIMEOUT_SECONDS")) {
+            let n: u64 = n.parse().map_err(|e| anyhow::anyhow!("{}: {e}", named("WEBHOOKS_TIMEOUT_SECONDS")))?;
+            anyhow::ensure!(n > 0, "{}: must be at least 1", named("WEBHOOKS_TIMEOUT_SECONDS"));
+            config.webhooks.timeout = std::time::Duration::from_secs(n);
+        }
+        if let Some(v) = var(&named("WEBHOOKS_ALLOW_PRIVATE")) {
+            config.webhooks.allow_private = match v.as_str() {
+                "1" | "true" => true,
+                "0" | "false" => false,
+                other => anyhow::bail!("{}: `{other}` is not 1 or 0", named("WEBHOOKS_ALLOW_PRIVATE")),
+            };
+        }
         Ok(config)
     }
 

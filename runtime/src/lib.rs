@@ -28,6 +28,7 @@ pub mod sql;
 pub mod store;
 pub mod tenants;
 pub mod tokens;
+pub mod webhooks;
 
 pub use app::{Platform, Server, ServerBuilder};
 pub use catalog::Catalog;

@@ -20,6 +20,7 @@ pub mod conditional;
 pub mod events;
 pub mod file;
 pub mod upload;
+pub mod webhooks;
 pub use conditional::{Conditional, IfMatch, etag};
 pub use events::{Event, EventSender, Events, StreamFormat};
 pub use file::File;

@@ -37,14 +37,18 @@ pub(crate) async fn record(tx: &mut Tx, tenant: &str, id: &str, kind: models::Ch
     .fetch_one(&mut **tx)
     .await?
     .get(0);
+    let at = now_ms();
     sqlx::query("INSERT INTO note_changes (tenant_id, seq, note_id, kind, at) VALUES ($1, $2, $3, $4, $5)")
         .bind(tenant)
         .bind(seq)
         .bind(id)
         .bind(kind.as_str())
-        .bind(now_ms())
+        .bind(at)
         .execute(&mut **tx)
         .await?;
+    // The same change to the tenant's webhook subscribers, sent once this transaction commits.
+    let change = models::NoteChange { seq, kind, note_id: id.to_string(), at: time(at) };
+    crate::hooks::announce(tx, tenant, &change).await?;
     if seq > KEPT {
         sqlx::query("DELETE FROM note_changes WHERE tenant_id = $1 AND seq <= $2")
             .bind(tenant)
@@ -56,9 +60,10 @@ pub(crate) async fn record(tx: &mut Tx, tenant: &str, id: &str, kind: models::Ch
 }
 
 impl Notes {
-    /// Wakes this process's streams: a change committed.
+    /// Wakes this process's streams and webhook deliverer: a change committed.
     pub(crate) fn changed(&self) {
         self.changes.notify_waiters();
+        self.webhooks.wake();
     }
 
     pub(crate) async fn watch(

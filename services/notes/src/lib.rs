@@ -22,11 +22,14 @@ pub struct Notes {
     blobs: runtime::blobs::Blobs,
     /// Woken when a change of a note commits: the change streams of this process look at once.
     changes: std::sync::Arc<tokio::sync::Notify>,
+    /// The platform's webhook outbox, which delivers `note.changed` to subscribers.
+    webhooks: runtime::webhooks::Webhooks,
 }
 
 mod attachments;
 mod changes;
 mod exports;
+mod hooks;
 mod labels;
 
 /// The application: the notes service registered with the platform's server builder.
@@ -40,7 +43,14 @@ impl Notes {
     pub async fn open(platform: &Platform) -> anyhow::Result<Self> {
         let store = platform.store.clone();
         store.migrate("notes", sqlx::migrate!("./migrations/sqlite"), sqlx::migrate!("./migrations/postgres")).await?;
-        let notes = Notes { blobs: runtime::blobs::Blobs::new(store.clone()), store, changes: Default::default() };
+        let notes = Notes {
+            blobs: runtime::blobs::Blobs::new(store.clone()),
+            store,
+            changes: Default::default(),
+            webhooks: platform.webhooks.clone(),
+        };
+        // Deliveries queued before a stop go out now, and new ones as their changes commit.
+        notes.webhooks.start();
         // Exports a stopped process left unfinished.
         tokio::spawn(notes.clone().resume_exports());
         Ok(notes)
@@ -553,6 +563,29 @@ impl NotesService for Notes {
 
     async fn note_stats(&self, caller: &Caller) -> Result<models::NoteStats, errors::NoteStatsError> {
         self.stats(caller).await
+    }
+
+    async fn subscribe(
+        &self,
+        caller: &Caller,
+        input: models::SubscribeInput,
+    ) -> Result<models::NewSubscription, errors::SubscribeError> {
+        self.subscribe_url(caller, input).await
+    }
+
+    async fn list_subscriptions(
+        &self,
+        caller: &Caller,
+    ) -> Result<Vec<models::Subscription>, errors::ListSubscriptionsError> {
+        self.subscriptions(caller).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        caller: &Caller,
+        input: models::SubscriptionRef,
+    ) -> Result<(), errors::UnsubscribeError> {
+        self.unsubscribe_url(caller, input).await
     }
 
     async fn delete_note(&self, caller: &Caller, input: models::NoteRef) -> Result<(), errors::DeleteNoteError> {

@@ -72,6 +72,10 @@ impl Server {
         };
         cmd.env("NOTES_ADDR", &addr)
             .env("NOTES_DATA_DIR", dir.path())
+            // Webhook receivers of the tests listen on loopback, and retries come quickly.
+            .env("NOTES_WEBHOOKS_ALLOW_PRIVATE", "1")
+            .env("NOTES_WEBHOOKS_RETRY_SECONDS", "1,1,1,1,1,1,1,1,1,1,1,1")
+            .env("NOTES_WEBHOOKS_TIMEOUT_SECONDS", "2")
             .env_remove("NOTES_PUBLIC_URL")
             .env_remove("REDIS_URL")
             .stdout(Stdio::null())

@@ -316,4 +316,40 @@ support::operation_errors! {
         /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
         Unavailable = "unavailable",
     }
+
+    /// Errors `subscribe` may return: the codes it declares plus the service-wide ones.
+    SubscribeError {
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `list_subscriptions` may return: the codes it declares plus the service-wide ones.
+    ListSubscriptionsError {
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `unsubscribe` may return: the codes it declares plus the service-wide ones.
+    UnsubscribeError {
+        /// `not_found` (HTTP 404): No such note for this caller.
+        NotFound = "not_found",
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
 }

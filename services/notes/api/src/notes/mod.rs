@@ -6,6 +6,7 @@ pub mod operations;
 pub mod router;
 pub mod service;
 pub mod tools;
+pub mod webhooks;
 pub use operations::{OPERATIONS, SERVICE};
 pub use router::router;
 pub use service::NotesService;

@@ -613,6 +613,56 @@ pub struct NoteStats {
     #[serde(flatten)]
     pub additional: std::collections::BTreeMap<String, i64>,
 }
+/// A URL the caller's note events are posted to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Subscription {
+    /// Identifier.
+    pub id: String,
+    /// Where events are posted.
+    pub url: String,
+    /// The event types it receives.
+    pub events: Vec<String>,
+    /// When it was made.
+    pub created_at: chrono::DateTime<chrono::Utc>,
+}
+/// A subscription just made, with the secret its deliveries are signed with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewSubscription {
+    /// Identifier.
+    pub id: String,
+    /// Where events are posted.
+    pub url: String,
+    /// The event types it receives.
+    pub events: Vec<String>,
+    /// When it was made.
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    /// The signing secret (`whsec_…`), shown this once: check each delivery's `webhook-signature` with it (Standard Webhooks).
+    pub secret: String,
+}
+/// Where to post which events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubscribeInput {
+    /// An `https` URL that answers 2xx to a delivery.
+    pub url: String,
+    /// The event types to receive; every type when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<Vec<String>>,
+}
+/// Field specs of [`SubscribeInput`], for validation.
+pub static SUBSCRIBE_INPUT_FIELDS: [FieldSpec; 2usize] = [
+    FieldSpec::body("url", Kind::String).required().max_length(2048).format(support::Format::Uri),
+    FieldSpec::body("events", Kind::List(&Kind::String)).max_items(10).pattern("^[a-z][a-z0-9_.]*$"),
+];
+/// Names a subscription.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubscriptionRef {
+    /// The subscription.
+    pub id: String,
+}
+/// Field specs of [`SubscriptionRef`], for validation.
+pub static SUBSCRIPTION_REF_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];
 /// Where the link points.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Redirect {

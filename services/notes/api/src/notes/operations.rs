@@ -430,8 +430,48 @@ pub static NOTE_STATS: Operation = Operation {
     tool: Some("notes.stats"),
     ..BASE
 };
+/// `POST /api/v1/webhooks`: Subscribe a URL to note events
+pub static SUBSCRIBE: Operation = Operation {
+    id: "subscribe",
+    method: Method::Post,
+    path: "/webhooks",
+    full_path: "/api/v1/webhooks",
+    scope: "notes:write",
+    satisfied_by: &["notes:write"],
+    success_status: 201,
+    has_body: true,
+    no_store: true,
+    rate_limited: true,
+    input: &models::SUBSCRIBE_INPUT_FIELDS,
+    ..BASE
+};
+/// `GET /api/v1/webhooks`: List webhook subscriptions
+pub static LIST_SUBSCRIPTIONS: Operation = Operation {
+    id: "list_subscriptions",
+    method: Method::Get,
+    path: "/webhooks",
+    full_path: "/api/v1/webhooks",
+    scope: "notes:read",
+    satisfied_by: &["notes:read", "notes:write"],
+    rate_limited: true,
+    read_only: true,
+    ..BASE
+};
+/// `DELETE /api/v1/webhooks/{id}`: Delete a webhook subscription
+pub static UNSUBSCRIBE: Operation = Operation {
+    id: "unsubscribe",
+    method: Method::Delete,
+    path: "/webhooks/{id}",
+    full_path: "/api/v1/webhooks/{id}",
+    scope: "notes:write",
+    satisfied_by: &["notes:write"],
+    success_status: 204,
+    rate_limited: true,
+    input: &models::SUBSCRIPTION_REF_FIELDS,
+    ..BASE
+};
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 23usize] = [
+pub static OPERATIONS: [&Operation; 26usize] = [
     &LIST_NOTES,
     &LIST_DUE_NOTES,
     &CREATE_NOTE,
@@ -455,4 +495,7 @@ pub static OPERATIONS: [&Operation; 23usize] = [
     &COUNT_NOTES,
     &COUNT_TAGS,
     &NOTE_STATS,
+    &SUBSCRIBE,
+    &LIST_SUBSCRIPTIONS,
+    &UNSUBSCRIBE,
 ];

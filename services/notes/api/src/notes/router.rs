@@ -47,6 +47,11 @@ where
         .route(operations::COUNT_NOTES.full_path, methods(&SERVICE, "GET").get(rest::<CountNotes, S, G>))
         .route(operations::COUNT_TAGS.full_path, methods(&SERVICE, "GET").get(rest::<CountTags, S, G>))
         .route(operations::NOTE_STATS.full_path, methods(&SERVICE, "GET").get(rest::<NoteStats, S, G>))
+        .route(
+            operations::SUBSCRIBE.full_path,
+            methods(&SERVICE, "POST, GET").post(rest::<Subscribe, S, G>).get(rest::<ListSubscriptions, S, G>),
+        )
+        .route(operations::UNSUBSCRIBE.full_path, methods(&SERVICE, "DELETE").delete(rest::<Unsubscribe, S, G>))
         .with_state(Arc::new(App { service, gate }))
 }
 /// `GET /api/v1/notes`: List notes
@@ -288,5 +293,35 @@ impl<S: NotesService> Endpoint<S, S::Caller> for NoteStats {
     const OP: &'static Operation = &operations::NOTE_STATS;
     async fn call(s: &S, c: &S::Caller, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.note_stats(c).await.map(|out| support::Success::one(&out))
+    }
+}
+/// `POST /api/v1/webhooks`: Subscribe a URL to note events
+pub struct Subscribe;
+impl<S: NotesService> Endpoint<S, S::Caller> for Subscribe {
+    type Input = models::SubscribeInput;
+    type Error = errors::SubscribeError;
+    const OP: &'static Operation = &operations::SUBSCRIBE;
+    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.subscribe(c, input).await.map(|out| support::Success::one(&out))
+    }
+}
+/// `GET /api/v1/webhooks`: List webhook subscriptions
+pub struct ListSubscriptions;
+impl<S: NotesService> Endpoint<S, S::Caller> for ListSubscriptions {
+    type Input = NoInput;
+    type Error = errors::ListSubscriptionsError;
+    const OP: &'static Operation = &operations::LIST_SUBSCRIPTIONS;
+    async fn call(s: &S, c: &S::Caller, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.list_subscriptions(c).await.map(|out| support::Success::one(&out))
+    }
+}
+/// `DELETE /api/v1/webhooks/{id}`: Delete a webhook subscription
+pub struct Unsubscribe;
+impl<S: NotesService> Endpoint<S, S::Caller> for Unsubscribe {
+    type Input = models::SubscriptionRef;
+    type Error = errors::UnsubscribeError;
+    const OP: &'static Operation = &operations::UNSUBSCRIBE;
+    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.unsubscribe(c, input).await.map(|()| support::Success::Empty)
     }
 }

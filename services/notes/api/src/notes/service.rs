@@ -191,4 +191,27 @@ pub trait NotesService: Send + Sync + 'static {
         &self,
         caller: &Self::Caller,
     ) -> impl Future<Output = Result<models::NoteStats, errors::NoteStatsError>> + Send;
+    /// Subscribe a URL to note events
+    ///
+    /// `POST /api/v1/webhooks` · scope `notes:write`
+    fn subscribe(
+        &self,
+        caller: &Self::Caller,
+        input: models::SubscribeInput,
+    ) -> impl Future<Output = Result<models::NewSubscription, errors::SubscribeError>> + Send;
+    /// List webhook subscriptions
+    ///
+    /// `GET /api/v1/webhooks` · scope `notes:read`
+    fn list_subscriptions(
+        &self,
+        caller: &Self::Caller,
+    ) -> impl Future<Output = Result<Vec<models::Subscription>, errors::ListSubscriptionsError>> + Send;
+    /// Delete a webhook subscription
+    ///
+    /// `DELETE /api/v1/webhooks/{id}` · scope `notes:write`
+    fn unsubscribe(
+        &self,
+        caller: &Self::Caller,
+        input: models::SubscriptionRef,
+    ) -> impl Future<Output = Result<(), errors::UnsubscribeError>> + Send;
 }
