@@ -97,6 +97,8 @@ fn convert_schema(m: &mut Map<String, Value>) {
     if let Some(schema) = m.remove("contentSchema") {
         m.insert("x-contentSchema".into(), schema);
     }
+    // Base64 text: 3.0 says so with `format: byte` alone, which the schema already has.
+    m.remove("contentEncoding");
     match m.remove("contentMediaType") {
         Some(Value::String(t)) if t == "application/json" => {}
         Some(_) => {

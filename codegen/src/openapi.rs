@@ -158,6 +158,10 @@ fn scalar_schema(scalar: &Ty, def: Option<&crate::spec::FieldDef>, describe: boo
         if d.secret && side == Side::Request && describe {
             b = b.write_only(true);
         }
+        // JSON Schema's own word for base64 text beside OpenAPI's `format: byte`.
+        if d.format == Some(support::Format::Byte) {
+            b = b.content_encoding("base64");
+        }
     }
     RefOr::T(Schema::Object(b.build()))
 }

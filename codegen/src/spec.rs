@@ -679,7 +679,7 @@ pub struct FieldDef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub example: Option<serde_json::Value>,
     /// For a string: the format the decoder checks and the documents state (`uuid`, `email`,
-    /// `uri`, `ipv4`, `ipv6`, `hostname`).
+    /// `uri`, `ipv4`, `ipv6`, `hostname`, `byte`: base64).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<support::Format>,
     /// The field is deprecated: the documents mark it, and the description says what to use.

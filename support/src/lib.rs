@@ -525,6 +525,9 @@ pub enum Format {
     Ipv6,
     /// A host name (RFC 1123: labels of letters, digits and `-`, at most 253 characters).
     Hostname,
+    /// Bytes in base64 (RFC 4648 section 4: the standard alphabet, padded), as OpenAPI's
+    /// `format: byte` carries binary data inside JSON.
+    Byte,
 }
 
 impl Format {
@@ -537,6 +540,7 @@ impl Format {
             Format::Ipv4 => "ipv4",
             Format::Ipv6 => "ipv6",
             Format::Hostname => "hostname",
+            Format::Byte => "byte",
         }
     }
 
@@ -565,6 +569,10 @@ impl Format {
             Format::Ipv4 => s.parse::<std::net::Ipv4Addr>().is_ok(),
             Format::Ipv6 => s.parse::<std::net::Ipv6Addr>().is_ok(),
             Format::Hostname => !s.is_empty() && s.len() <= 253 && s.split('.').all(is_host_label),
+            Format::Byte => {
+                use base64::Engine;
+                base64::engine::general_purpose::STANDARD.decode(s).is_ok()
+            }
         }
     }
 }
@@ -1148,6 +1156,7 @@ fn check_plain(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str,
                     Format::Ipv4 => "an IPv4 address",
                     Format::Ipv6 => "an IPv6 address",
                     Format::Hostname => "a host name",
+                    Format::Byte => "base64 (RFC 4648, padded)",
                 };
                 return Err(invalid(service, path, v.clone(), format!("{path} must be {what}")));
             }
@@ -2420,7 +2429,7 @@ mod tests {
 
     #[test]
     fn each_format_accepts_its_values_and_nothing_else() {
-        let cases: [(Format, &[&str], &[&str]); 6] = [
+        let cases: [(Format, &[&str], &[&str]); 7] = [
             (
                 Format::Uuid,
                 &["0190c3e8-5b7a-7cc0-9d1e-2f3a4b5c6d7e", "0190C3E8-5B7A-7CC0-9D1E-2F3A4B5C6D7E"],
@@ -2447,6 +2456,7 @@ mod tests {
                 &["example.com", "a-b.example", "localhost"],
                 &["", "-a.example", "a_b.example", "example..com", &"a".repeat(64)],
             ),
+            (Format::Byte, &["", "aGk=", "iVBORw0KGgo="], &["aGk", "aGk==", "a-b_", "aGk= ", "****"]),
         ];
         for (format, good, bad) in cases {
             for v in good {

@@ -67,6 +67,25 @@ async fn bodies(database_url: Option<&str>) {
         client.put(format!("{notes}/{}/tags", ids[0])).bearer_auth(&other).json(&json!([])).send().await.unwrap();
     assert_eq!(foreign.status(), 404);
 
+    // Bytes inside JSON: a sketch's PNG in base64, checked as base64.
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+    let sketch = json!({"title": "drawn", "content": {"kind": "sketch", "png": png, "caption": "a dot"}});
+    let drawn = client.post(&notes).bearer_auth(&write).json(&sketch).send().await.unwrap();
+    assert_eq!(drawn.status(), 201);
+    let drawn: Value = drawn.json().await.unwrap();
+    assert_eq!(drawn["content"]["png"], png, "the same bytes back");
+    let drawn_id = drawn["id"].as_str().unwrap().to_string();
+    for bad in ["not base64!", "iVBORw0KGgo", "iVBO-w0KGgo="] {
+        let body = json!({"title": "drawn", "content": {"kind": "sketch", "png": bad}});
+        let refused = client.post(&notes).bearer_auth(&write).json(&body).send().await.unwrap();
+        assert_eq!(refused.status(), 422, "{bad}");
+        let problem: Value = refused.json().await.unwrap();
+        assert_eq!(problem["field"], "content.png", "{problem}");
+        assert!(problem["detail"].as_str().unwrap_or_default().contains("base64"), "{problem}");
+    }
+    let deleted = client.delete(format!("{notes}/{drawn_id}")).bearer_auth(&write).send().await.unwrap();
+    assert_eq!(deleted.status(), 204);
+
     // A string is the body.
     let renamed = client
         .put(format!("{notes}/{}/title", ids[2]))

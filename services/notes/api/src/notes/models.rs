@@ -182,6 +182,20 @@ pub static LINK_CONTENT_FIELDS: [FieldSpec; 2usize] = [
     FieldSpec::body("url", Kind::String).required().max_length(2000).format(support::Format::Uri),
     FieldSpec::body("label", Kind::String).max_length(200),
 ];
+/// A small drawing, carried inside the JSON as base64.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sketch {
+    /// The PNG image in base64 (RFC 4648), at most 64 KiB of text.
+    pub png: String,
+    /// What it shows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caption: Option<String>,
+}
+/// Field specs of [`Sketch`], for validation.
+pub static SKETCH_FIELDS: [FieldSpec; 2usize] = [
+    FieldSpec::body("png", Kind::String).required().max_length(65536).format(support::Format::Byte),
+    FieldSpec::body("caption", Kind::String).max_length(200),
+];
 /// A checklist.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Checklist {
@@ -670,7 +684,7 @@ pub struct Redirect {
     #[serde(skip)]
     pub location: String,
 }
-/// What a note holds: text, or a checklist.
+/// What a note holds: text, a checklist, a link or a sketch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind")]
 pub enum NoteContent {
@@ -683,11 +697,19 @@ pub enum NoteContent {
     /// `link`: A link to read later.
     #[serde(rename = "link")]
     Link(LinkContent),
+    /// `sketch`: A small drawing, carried inside the JSON as base64.
+    #[serde(rename = "sketch")]
+    Sketch(Sketch),
 }
 /// Variants of [`NoteContent`], for validation.
 pub static NOTE_CONTENT_VARIANTS: support::UnionSpec = support::UnionSpec {
     tag: Some("kind"),
-    variants: &[("text", &TEXT_CONTENT_FIELDS), ("checklist", &CHECKLIST_FIELDS), ("link", &LINK_CONTENT_FIELDS)],
+    variants: &[
+        ("text", &TEXT_CONTENT_FIELDS),
+        ("checklist", &CHECKLIST_FIELDS),
+        ("link", &LINK_CONTENT_FIELDS),
+        ("sketch", &SKETCH_FIELDS),
+    ],
 };
 /// When to remind: once at a time, or every few days.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
