@@ -231,6 +231,17 @@ impl Api {
     }
 }
 
+/// The Rust name of a field whose wire name is `name`: snake case (`photoUrls` → `photo_urls`;
+/// a snake_case name is itself).
+pub fn rust_field_name(name: &str) -> String {
+    use heck::ToSnakeCase;
+    if name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
+        name.to_string()
+    } else {
+        name.to_snake_case()
+    }
+}
+
 /// The HTTP header a `in = "header"` field travels in: `idempotency_key` → `Idempotency-Key`.
 pub fn header_name(field: &str) -> String {
     field

@@ -563,10 +563,20 @@ fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String, Model> {
             c.push(format!("model `{name}`"), "name is not PascalCase", "rename it, e.g. `CredentialMetadata`");
         }
         let mut fields = Vec::new();
+        let mut rust_names: HashMap<String, &str> = HashMap::new();
         for (fname, f) in &m.fields {
             let place = format!("model `{name}` field `{fname}`");
-            if !is_snake(fname) {
-                c.push(&place, "name is not snake_case", "use lowercase letters, digits and `_`");
+            // The wire name may be snake_case or camelCase; the Rust field is its snake case.
+            if !is_wire_ident(fname) {
+                c.push(
+                    &place,
+                    "name is not a snake_case or camelCase identifier",
+                    "use letters, digits and `_`, starting with a lowercase letter",
+                );
+            } else if f.location == Location::Header && !is_snake(fname) {
+                c.push(&place, "a header field's name is not snake_case", "write `request_id` for `Request-Id`");
+            } else if let Some(other) = rust_names.insert(crate::ir::rust_field_name(fname), fname) {
+                c.push(&place, format!("its Rust name is that of field `{other}`"), "rename one of them");
             }
             match Ty::parse(&f.ty, spec) {
                 Ok(ty) => {

@@ -17,8 +17,15 @@ const KEYWORDS: &[&str] = &[
     "static", "struct", "super", "trait", "true", "try", "type", "unsafe", "use", "where", "while", "yield",
 ];
 
+/// The Rust name of a field: its wire name in snake case (`photoUrls` → `photo_urls`), raw where
+/// it is a keyword.
 fn field_ident(name: &str) -> Ident {
-    if KEYWORDS.contains(&name) { Ident::new_raw(name, Span::call_site()) } else { Ident::new(name, Span::call_site()) }
+    let rust = crate::ir::rust_field_name(name);
+    if KEYWORDS.contains(&rust.as_str()) {
+        Ident::new_raw(&rust, Span::call_site())
+    } else {
+        Ident::new(&rust, Span::call_site())
+    }
 }
 
 fn type_ident(name: &str) -> Ident {
@@ -285,7 +292,8 @@ fn model_struct(model: &Model, api: &Api, role: ModelRole, validated: bool) -> T
         let ident = field_ident(&f.name);
         let doc = docs(&f.def.description);
         let base = rust_type(&f.ty);
-        let rename = if KEYWORDS.contains(&f.name.as_str()) {
+        // A keyword or a camelCase wire name keeps its wire name through serde.
+        let rename = if KEYWORDS.contains(&f.name.as_str()) || crate::ir::rust_field_name(&f.name) != f.name {
             let n = &f.name;
             quote!(#[serde(rename = #n)])
         } else {

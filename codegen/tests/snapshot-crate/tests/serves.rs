@@ -45,6 +45,7 @@ impl NotesService for Notes {
             tags: input.tags.unwrap_or_default(),
             created_at: chrono::DateTime::UNIX_EPOCH,
             due: None,
+            color_hint: input.color_hint,
         };
         notes.push(note.clone());
         Ok(note)
@@ -130,9 +131,18 @@ async fn the_snapshot_serves_its_operations_through_the_generated_router() {
     );
     send(&app, "POST", "/api/v1/notes", Some(json!({"title": "second"}))).await;
 
+    // A camelCase wire name travels as it is; the Rust field is its snake case, which the wire
+    // does not know.
+    let (status, _, body) =
+        send(&app, "POST", "/api/v1/notes", Some(json!({"title": "third", "colorHint": "teal"}))).await;
+    assert_eq!((status, &body["data"]["colorHint"]), (StatusCode::CREATED, &json!("teal")));
+    let (status, _, body) =
+        send(&app, "POST", "/api/v1/notes", Some(json!({"title": "fourth", "color_hint": "teal"}))).await;
+    assert_eq!((status, &body["error"]["details"]["field"]), (StatusCode::UNPROCESSABLE_ENTITY, &json!("color_hint")));
+
     let (status, _, body) = send(&app, "GET", "/api/v1/notes?per_page=1&page=2", None).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(body["meta"], json!({"total": 2, "page": 2, "per_page": 1}));
+    assert_eq!(body["meta"], json!({"total": 3, "page": 2, "per_page": 1}));
     assert_eq!(body["data"][0]["title"], "second");
 
     let (status, _, body) =

@@ -87,6 +87,10 @@ pub struct Note {
     /// Optional deadline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub due: Option<chrono::DateTime<chrono::Utc>>,
+    /// A camelCase wire name: `color_hint` in Rust.
+    #[serde(rename = "colorHint")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color_hint: Option<String>,
 }
 /// Filters for listing notes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -115,11 +119,16 @@ pub struct CreateNoteInput {
     /// Labels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<String>>,
+    /// A color to show it in.
+    #[serde(rename = "colorHint")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color_hint: Option<String>,
 }
 /// Field specs of [`CreateNoteInput`], for validation.
-pub static CREATE_NOTE_INPUT_FIELDS: [FieldSpec; 2usize] = [
+pub static CREATE_NOTE_INPUT_FIELDS: [FieldSpec; 3usize] = [
     FieldSpec::body("title", Kind::String).required().min_length(1).max_length(200),
     FieldSpec::body("tags", Kind::List(&Kind::String)).max_items(10).pattern("^[a-z]+$"),
+    FieldSpec::body("colorHint", Kind::String).max_length(20),
 ];
 /// Changes to a note.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
