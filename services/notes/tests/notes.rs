@@ -318,9 +318,13 @@ async fn unions(database_url: Option<&str>) {
         (
             json!({"content": {"kind": "poem", "text": "x"}}),
             "content.kind",
-            "content.kind must be one of: text, checklist, link",
+            "content.kind must be one of: text, checklist, link, sketch",
         ),
-        (json!({"content": {"text": "x"}}), "content.kind", "content.kind is required: one of text, checklist, link"),
+        (
+            json!({"content": {"text": "x"}}),
+            "content.kind",
+            "content.kind is required: one of text, checklist, link, sketch",
+        ),
         (json!({"content": {"kind": "text", "items": []}}), "content.items", "unknown field content.items"),
         (
             json!({"content": {"kind": "checklist", "items": [{"label": ""}]}}),
