@@ -8,6 +8,8 @@
 pub mod build;
 pub mod diff;
 pub mod downgrade;
+pub mod import;
+mod import_toml;
 pub mod ir;
 pub mod load;
 pub mod mcp;

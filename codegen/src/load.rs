@@ -458,7 +458,7 @@ fn check_enums(c: &mut Collector, spec: &Spec) {
 }
 
 /// A wire identifier: snake_case, or camelCase where an existing API names one (`canStore`).
-fn is_wire_ident(name: &str) -> bool {
+pub(crate) fn is_wire_ident(name: &str) -> bool {
     name.chars().next().is_some_and(|ch| ch.is_ascii_lowercase())
         && name.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
 }

@@ -6,6 +6,7 @@
 //! specwright-codegen generate --spec spec --out api --check    # exit 1, listing the differences, when stale
 //! specwright-codegen schema > spec/spec.schema.json            # the spec format's JSON Schema
 //! specwright-codegen new-service shelf --dir shelf             # a new project: spec, build.rs, 501 stubs
+//! specwright-codegen import openapi.yaml --out spec             # a spec from an OpenAPI document, and a report
 //! ```
 
 use std::path::PathBuf;
@@ -51,6 +52,36 @@ enum Commands {
         old: PathBuf,
         /// The spec folder to release.
         new: PathBuf,
+    },
+    /// Write the spec of an existing API from its OpenAPI document (3.0 or 3.1, JSON or YAML),
+    /// and report, operation by operation, what was imported exactly, what with a stated
+    /// normalisation, and what not (the construct and its JSON pointer). Exits 1, writing
+    /// nothing, when something was not imported, unless `--allow-partial`.
+    Import {
+        /// The OpenAPI document.
+        file: PathBuf,
+        /// The spec folder to write `{name}.toml` into.
+        #[arg(long)]
+        out: PathBuf,
+        /// The service's snake_case name (from the document's title otherwise).
+        #[arg(long)]
+        name: Option<String>,
+        /// Scopes for operations whose security names no OAuth scope, as `read:write`: `GET`
+        /// needs the first, any other method the second (which implies the first).
+        #[arg(long, value_name = "READ:WRITE")]
+        scope_by_method: Option<String>,
+        /// Give every operation that can travel over MCP a tool.
+        #[arg(long)]
+        mcp: bool,
+        /// Give the operations with one of these tags a tool (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        mcp_tags: Vec<String>,
+        /// Give these operations a tool (comma-separated operation ids).
+        #[arg(long, value_delimiter = ',')]
+        mcp_ops: Vec<String>,
+        /// Write what could be imported even when some operations could not (exit 0).
+        #[arg(long)]
+        allow_partial: bool,
     },
     /// Start a project of its own for a new service: its spec, a crate generating its API in
     /// build.rs, an implementation answering 501 until each method is written, its binary and its
@@ -106,6 +137,38 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             println!("{report}");
             Ok(if report.refused().is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
+        Commands::Import { file, out, name, scope_by_method, mcp, mcp_tags, mcp_ops, allow_partial } => {
+            use codegen::import::{self, McpSelection, Options};
+            let text = std::fs::read_to_string(&file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+            let doc = import::parse(&text)?;
+            let scope_by_method = match scope_by_method {
+                Some(rule) => Some(split_rule(&rule).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "--scope-by-method: write it as READ:WRITE, e.g. `read:write` or `pets:read:pets:write`"
+                    )
+                })?),
+                None => None,
+            };
+            let mcp = match (mcp, mcp_tags.is_empty(), mcp_ops.is_empty()) {
+                (true, _, _) => McpSelection::All,
+                (false, false, _) => McpSelection::Tags(mcp_tags),
+                (false, true, false) => McpSelection::Operations(mcp_ops),
+                (false, true, true) => McpSelection::None,
+            };
+            let imported = import::import(&doc, &Options { name, scope_by_method, mcp })?;
+            print!("{}", imported.report);
+            if imported.report.partial() && !allow_partial {
+                eprintln!(
+                    "not written: some operations could not be imported (see above); --allow-partial writes the rest"
+                );
+                return Ok(ExitCode::FAILURE);
+            }
+            std::fs::create_dir_all(&out)?;
+            let path = out.join(format!("{}.toml", imported.name));
+            std::fs::write(&path, &imported.toml)?;
+            println!("wrote {}", path.display());
+            Ok(ExitCode::SUCCESS)
+        }
         Commands::NewService { name, dir } => {
             let files = codegen::scaffold::standalone(&name).map_err(anyhow::Error::msg)?;
             if std::fs::read_dir(&dir).is_ok_and(|mut entries| entries.next().is_some()) {
@@ -125,4 +188,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `READ:WRITE` split at its middle `:`, since scopes may hold `:` themselves
+/// (`pets:read:pets:write` is `pets:read` and `pets:write`).
+fn split_rule(rule: &str) -> Option<(String, String)> {
+    let colons: Vec<usize> = rule.match_indices(':').map(|(i, _)| i).collect();
+    if colons.len().is_multiple_of(2) {
+        return None;
+    }
+    let at = colons[colons.len() / 2];
+    let (read, write) = (&rule[..at], &rule[at + 1..]);
+    (!read.is_empty() && !write.is_empty()).then(|| (read.to_string(), write.to_string()))
 }

@@ -142,3 +142,41 @@ fn diff_fails_on_a_breaking_change_of_the_same_major_version_and_passes_with_a_n
 fn text_of(out: &Output) -> String {
     format!("{}{}", text(&out.stdout), text(&out.stderr))
 }
+
+#[test]
+fn import_writes_nothing_when_something_is_left_out_unless_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = fixtures().join("import/petstore.yaml");
+    let out = dir.path().join("spec");
+    let args = |extra: &[&str]| {
+        let mut a: Vec<std::ffi::OsString> =
+            vec!["import".into(), doc.clone().into(), "--out".into(), out.clone().into()];
+        a.extend(extra.iter().map(Into::into));
+        a
+    };
+    let run = |extra: &[&str]| {
+        let a = args(extra);
+        codegen(&a.iter().map(|s| s.as_os_str()).collect::<Vec<_>>())
+    };
+    let refused = run(&[]);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stderr));
+    assert!(text(&refused.stdout).contains("GET /pets/{petId}/owner (pet_owner): NOT imported:"));
+    assert!(!out.exists(), "nothing written");
+    let written = run(&["--allow-partial", "--name", "pets", "--mcp-ops", "listPets"]);
+    assert_eq!(written.status.code(), Some(0), "{}", text(&written.stderr));
+    let spec = std::fs::read_to_string(out.join("pets.toml")).unwrap();
+    assert!(spec.contains("name = \"pets\"") && spec.contains("mcp = { name = \"list_pets\""), "{spec}");
+    assert!(spec.matches("mcp = {").count() == 1, "only the operation named");
+    let bad = run(&["--scope-by-method", "read:pets:write"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(text(&bad.stderr).contains("--scope-by-method: write it as READ:WRITE"));
+    // What was written generates.
+    let generated = codegen(&[
+        "generate".as_ref(),
+        "--spec".as_ref(),
+        out.as_os_str(),
+        "--out".as_ref(),
+        dir.path().join("api").as_os_str(),
+    ]);
+    assert_eq!(generated.status.code(), Some(0), "{}", text(&generated.stderr));
+}

@@ -1,0 +1,1293 @@
+//! `import`: an OpenAPI 3.0 or 3.1 document in, a spec a person would have written out, with a
+//! report of what was imported exactly, what with a stated normalisation, and what not (the
+//! construct and its JSON pointer). Nothing is dropped without a line in the report.
+//!
+//! The document's own names are kept: models after its schemas, operations after their
+//! `operationId`, fields after their properties (camelCase stays camelCase on the wire). Bodies
+//! are bare, as the document's are. What the spec language cannot say yet is reported, and the
+//! operation that needs it is left out, so what is imported serves exactly what it documents.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use heck::{ToSnakeCase, ToUpperCamelCase};
+use indexmap::IndexMap;
+use serde_json::Value;
+
+use crate::spec::{
+    BodyFormat, EnumDef, EnumValue, ErrorDef, FieldDef, Location, Method, ModelDef, OperationDef, Pagination, ScopeDef,
+    Security, Service, Spec, SuccessFormat, TagDef, Wire,
+};
+
+/// How to import.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The service's snake_case name; from the document's title when `None`.
+    pub name: Option<String>,
+    /// Scopes for operations whose security names no OAuth scope: `(read, write)`; `GET` takes the
+    /// first, every other method the second (which implies the first).
+    pub scope_by_method: Option<(String, String)>,
+    /// Which operations get an MCP tool.
+    pub mcp: McpSelection,
+}
+
+/// Which operations become MCP tools.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum McpSelection {
+    /// None.
+    #[default]
+    None,
+    /// Every operation that can travel over MCP.
+    All,
+    /// Those with one of these tags.
+    Tags(Vec<String>),
+    /// Those with one of these operation ids (as the document writes them, or as imported).
+    Operations(Vec<String>),
+}
+
+/// What happened to one operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Imported as the document says.
+    Exact,
+    /// Imported, with these stated normalisations.
+    Normalised(Vec<String>),
+    /// Not imported: the constructs the spec language cannot say yet, each with its JSON pointer.
+    NotImported(Vec<(String, String)>),
+}
+
+/// One line of the report: an operation (`METHOD /path`) and its outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// `GET /pets/{petId}`.
+    pub operation: String,
+    /// Its id in the spec (imported or not).
+    pub id: String,
+    /// What happened.
+    pub outcome: Outcome,
+}
+
+/// The import's report: one entry per operation of the document, and notes on the service as a
+/// whole (its base path, its scopes, its error format).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Per operation, in document order.
+    pub entries: Vec<Entry>,
+    /// Service-wide normalisations.
+    pub service: Vec<String>,
+}
+
+impl Report {
+    /// Whether some operation was not imported.
+    pub fn partial(&self) -> bool {
+        self.entries.iter().any(|e| matches!(e.outcome, Outcome::NotImported(_)))
+    }
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for note in &self.service {
+            writeln!(f, "service: normalised: {note}")?;
+        }
+        for e in &self.entries {
+            match &e.outcome {
+                Outcome::Exact => writeln!(f, "{} ({}): imported", e.operation, e.id)?,
+                Outcome::Normalised(notes) => {
+                    writeln!(f, "{} ({}): imported, normalised:", e.operation, e.id)?;
+                    for n in notes {
+                        writeln!(f, "  - {n}")?;
+                    }
+                }
+                Outcome::NotImported(why) => {
+                    writeln!(f, "{} ({}): NOT imported:", e.operation, e.id)?;
+                    for (construct, pointer) in why {
+                        writeln!(f, "  - {construct} at {pointer}")?;
+                    }
+                }
+            }
+        }
+        let count = |want: fn(&Outcome) -> bool| self.entries.iter().filter(|e| want(&e.outcome)).count();
+        writeln!(
+            f,
+            "{} operations: {} exact, {} normalised, {} not imported",
+            self.entries.len(),
+            count(|o| *o == Outcome::Exact),
+            count(|o| matches!(o, Outcome::Normalised(_))),
+            count(|o| matches!(o, Outcome::NotImported(_))),
+        )
+    }
+}
+
+/// The imported spec (as TOML text, and as the loader reads it back) and the report.
+#[derive(Debug)]
+pub struct Imported {
+    /// The spec file's text.
+    pub toml: String,
+    /// The service's name (the spec file is `{name}.toml`).
+    pub name: String,
+    /// What happened to each operation.
+    pub report: Report,
+}
+
+/// Why nothing could be imported.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The text is neither JSON nor YAML, or not an OpenAPI 3 document.
+    #[error("{0}")]
+    NotOpenApi(String),
+    /// The imported spec does not load: a construct the importer let through by mistake.
+    #[error("the imported spec does not load (please report it): {0}")]
+    Invalid(String),
+    /// No operation has a scope and `scope_by_method` was not given.
+    #[error("{0}")]
+    NoScope(String),
+}
+
+/// Reads a document's text: JSON, or YAML.
+pub fn parse(text: &str) -> Result<Value, ImportError> {
+    let doc: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(_) => {
+            yaml_serde::from_str(text).map_err(|e| ImportError::NotOpenApi(format!("neither JSON nor YAML: {e}")))?
+        }
+    };
+    match doc.get("openapi").and_then(Value::as_str) {
+        Some(v) if v.starts_with("3.0") || v.starts_with("3.1") => Ok(doc),
+        Some(v) => Err(ImportError::NotOpenApi(format!("OpenAPI {v}: only 3.0 and 3.1 are imported"))),
+        None => Err(ImportError::NotOpenApi("no `openapi` version: not an OpenAPI 3 document".into())),
+    }
+}
+
+/// Imports `doc` as `options` say.
+pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
+    let mut cx =
+        Cx { doc, models: IndexMap::new(), enums: IndexMap::new(), names: BTreeMap::new(), taken: BTreeSet::new() };
+    let title = doc.pointer("/info/title").and_then(Value::as_str).unwrap_or("API").to_string();
+    let name = options.name.clone().unwrap_or_else(|| service_name(&title));
+    let mut report = Report::default();
+    let base_path = base_path(doc, &mut report.service);
+
+    let mut scopes: Vec<ScopeDef> = Vec::new();
+    let mut operations = Vec::new();
+    let mut errors: IndexMap<String, ErrorDef> = IndexMap::new();
+    let mut ids = BTreeSet::new();
+    let paths = doc.get("paths").and_then(Value::as_object).cloned().unwrap_or_default();
+    for (path, item) in &paths {
+        for method in Method::ALL {
+            let key = method.as_str().to_ascii_lowercase();
+            let Some(op) = item.get(&key) else { continue };
+            let pointer = format!("/paths/{}/{key}", escape(path));
+            let id = operation_id(op, method, path, &mut ids);
+            let label = format!("{} {path}", method.as_str());
+            // What a left-out operation made (its models, enums, codes, scopes) goes with it.
+            let saved = (cx.models.clone(), cx.enums.clone(), cx.names.clone(), cx.taken.clone());
+            let (saved_errors, saved_scopes) = (errors.clone(), scopes.clone());
+            let mut ox = OpCx { cx: &mut cx, notes: Vec::new(), drops: Vec::new() };
+            let built = ox.operation(&id, method, path, item, op, &pointer, options, &mut scopes, &mut errors);
+            let outcome = match (built, ox.drops.is_empty()) {
+                (Some(def), true) => {
+                    let notes = std::mem::take(&mut ox.notes);
+                    operations.push(def);
+                    if notes.is_empty() { Outcome::Exact } else { Outcome::Normalised(notes) }
+                }
+                _ => {
+                    let drops = std::mem::take(&mut ox.drops);
+                    (cx.models, cx.enums, cx.names, cx.taken) = saved;
+                    (errors, scopes) = (saved_errors, saved_scopes);
+                    Outcome::NotImported(drops)
+                }
+            };
+            report.entries.push(Entry { operation: label, id, outcome });
+        }
+    }
+    for other in ["head", "options", "trace"] {
+        for (path, item) in &paths {
+            if item.get(other).is_some() {
+                report.entries.push(Entry {
+                    operation: format!("{} {path}", other.to_ascii_uppercase()),
+                    id: String::new(),
+                    outcome: Outcome::NotImported(vec![(
+                        format!("the method {}", other.to_ascii_uppercase()),
+                        format!("/paths/{}/{other}", escape(path)),
+                    )]),
+                });
+            }
+        }
+    }
+    if scopes.is_empty() {
+        // A spec needs a scope catalog even when nothing was imported.
+        scopes.push(ScopeDef { name: format!("{name}:read"), description: "Read.".into(), implies: Vec::new() });
+    }
+    let tags = doc
+        .get("tags")
+        .and_then(Value::as_array)
+        .map(|tags| {
+            tags.iter()
+                .filter_map(|t| {
+                    let name = t.get("name")?.as_str()?.to_string();
+                    let description = t.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+                    Some(TagDef { name, description })
+                })
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    // Tags operations use that the document does not declare.
+    let mut tags = tags;
+    for op in &operations {
+        for t in &op.tags {
+            if !tags.iter().any(|d| &d.name == t) {
+                tags.push(TagDef { name: t.clone(), description: String::new() });
+            }
+        }
+    }
+    let spec = Spec {
+        service: Service {
+            name: name.clone(),
+            title,
+            version: doc.pointer("/info/version").and_then(Value::as_str).unwrap_or("1.0.0").to_string(),
+            description: doc.pointer("/info/description").and_then(Value::as_str).unwrap_or_default().to_string(),
+            base_path,
+            mcp_path: operations.iter().any(|o| o.mcp.is_some()).then(|| "/mcp".to_string()),
+            metadata_paths: Vec::new(),
+            mcp_metadata_paths: Vec::new(),
+            mcp_instructions: None,
+            audit: false,
+            tags,
+        },
+        security: Security {
+            authorization_url: "/oauth/authorize".into(),
+            token_url: "/oauth/token".into(),
+            scopes,
+            stored_tokens: Vec::new(),
+        },
+        pagination: Pagination::default(),
+        rate_limits: None,
+        errors,
+        error_roles: Default::default(),
+        wire: Wire { success: SuccessFormat::Bare, ..Wire::default() },
+        enums: cx.enums,
+        models: cx.models,
+        unions: IndexMap::new(),
+        operations,
+        webhooks: IndexMap::new(),
+    };
+    if spec.operations.is_empty() && !report.entries.is_empty() && spec.security.scopes.len() == 1 {
+        report.service.push("no operation could be imported".into());
+    }
+    report.service.push(
+        "errors are written in Specwright's error envelope, and input that breaks the schema is answered 422 \
+         (`validation`) whatever status the document gives it"
+            .into(),
+    );
+    let toml = crate::import_toml::write(&spec);
+    crate::load(&format!("{name}.toml"), &toml).map_err(|e| ImportError::Invalid(e.to_string()))?;
+    Ok(Imported { toml, name, report })
+}
+
+/// The snake_case name of a title: `Swagger Petstore` → `swagger_petstore`.
+fn service_name(title: &str) -> String {
+    let s: String =
+        title.chars().filter(|c| c.is_ascii_alphanumeric() || c.is_whitespace() || *c == '_' || *c == '-').collect();
+    let s = s.to_snake_case();
+    match s.chars().next() {
+        Some(c) if c.is_ascii_lowercase() => s,
+        _ => format!("api_{s}").trim_end_matches('_').to_string(),
+    }
+}
+
+/// The path of the first server URL, as the base path; `/api` when it has none.
+fn base_path(doc: &Value, notes: &mut Vec<String>) -> String {
+    let url = doc.pointer("/servers/0/url").and_then(Value::as_str).unwrap_or_default();
+    let path = match url.find("://") {
+        Some(i) => url[i + 3..].find('/').map(|j| &url[i + 3 + j..]).unwrap_or(""),
+        None => url,
+    };
+    let path = path.trim_end_matches('/');
+    let ok = path.starts_with('/') && !path.contains('{') && path.bytes().all(|b| b.is_ascii_graphic());
+    if ok {
+        path.to_string()
+    } else {
+        notes.push(format!(
+            "served under `/api` (the document's server `{url}` gives no base path, and the platform's own routes \
+             live at the root)"
+        ));
+        "/api".into()
+    }
+}
+
+/// A JSON pointer token: `~` and `/` escaped (RFC 6901).
+fn escape(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+/// The operation's snake_case id: its `operationId`, else the method and the path's words;
+/// unique in the service.
+fn operation_id(op: &Value, method: Method, path: &str, taken: &mut BTreeSet<String>) -> String {
+    let base = match op.get("operationId").and_then(Value::as_str) {
+        Some(id) => id.to_snake_case(),
+        None => {
+            let words: Vec<String> = path
+                .split('/')
+                .filter(|s| !s.is_empty())
+                .map(|s| s.trim_matches(|c| c == '{' || c == '}').to_string())
+                .collect();
+            format!("{}_{}", method.as_str().to_ascii_lowercase(), words.join("_")).to_snake_case()
+        }
+    };
+    let base = if base.starts_with(|c: char| c.is_ascii_lowercase()) { base } else { format!("op_{base}") };
+    let mut id = base.clone();
+    let mut n = 2;
+    while !taken.insert(id.clone()) {
+        id = format!("{base}_{n}");
+        n += 1;
+    }
+    id
+}
+
+/// The document and what has been imported of its schemas so far.
+struct Cx<'a> {
+    doc: &'a Value,
+    models: IndexMap<String, ModelDef>,
+    enums: IndexMap<String, EnumDef>,
+    /// Component schema name → the spec name given to it.
+    names: BTreeMap<String, String>,
+    /// Every model and enum name given.
+    taken: BTreeSet<String>,
+}
+
+impl Cx<'_> {
+    /// A fresh PascalCase name for `hint`.
+    fn fresh(&mut self, hint: &str) -> String {
+        let mut base = hint.to_upper_camel_case();
+        if !base.starts_with(|c: char| c.is_ascii_uppercase()) {
+            base = format!("T{base}");
+        }
+        let mut name = base.clone();
+        let mut n = 2;
+        while self.taken.contains(&name) {
+            name = format!("{base}{n}");
+            n += 1;
+        }
+        self.taken.insert(name.clone());
+        name
+    }
+
+    /// Follows a local `$ref` (`#/components/...`).
+    fn resolve<'v>(&'v self, v: &'v Value) -> Result<&'v Value, String> {
+        let mut v = v;
+        for _ in 0..16 {
+            match v.get("$ref").and_then(Value::as_str) {
+                Some(r) => {
+                    let pointer = r.strip_prefix('#').ok_or_else(|| format!("a $ref to another file ({r})"))?;
+                    v = self.doc.pointer(pointer).ok_or_else(|| format!("a $ref to nothing ({r})"))?;
+                }
+                None => return Ok(v),
+            }
+        }
+        Err("a cycle of $refs".into())
+    }
+}
+
+/// One operation being imported: what it normalised and what it could not say.
+struct OpCx<'c, 'a> {
+    cx: &'c mut Cx<'a>,
+    notes: Vec<String>,
+    drops: Vec<(String, String)>,
+}
+
+/// A field's type and its constraints, from a schema.
+struct Typed {
+    ty: String,
+    def: FieldDef,
+}
+
+fn blank_field(ty: &str, description: String) -> FieldDef {
+    FieldDef {
+        ty: ty.to_string(),
+        description,
+        optional: false,
+        nullable: false,
+        location: Location::Body,
+        minimum: None,
+        maximum: None,
+        min_length: None,
+        max_length: None,
+        min_items: None,
+        max_items: None,
+        pattern: None,
+        secret: false,
+        example: None,
+        format: None,
+        deprecated: false,
+        default: None,
+        media_types: Vec::new(),
+        max_size: None,
+    }
+}
+
+impl OpCx<'_, '_> {
+    fn drop(&mut self, construct: impl Into<String>, pointer: &str) {
+        self.drops.push((construct.into(), pointer.to_string()));
+    }
+
+    #[allow(clippy::too_many_arguments, reason = "one operation's whole context")]
+    fn operation(
+        &mut self,
+        id: &str,
+        method: Method,
+        path: &str,
+        item: &Value,
+        op: &Value,
+        pointer: &str,
+        options: &Options,
+        scopes: &mut Vec<ScopeDef>,
+        errors: &mut IndexMap<String, ErrorDef>,
+    ) -> Option<OperationDef> {
+        let text = |k: &str| op.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        let summary = match text("summary") {
+            s if s.is_empty() => {
+                let s = text("description").lines().next().unwrap_or_default().to_string();
+                if s.is_empty() { id.replace('_', " ") } else { s }
+            }
+            s => s,
+        };
+        let mut def = OperationDef {
+            id: id.to_string(),
+            route: None,
+            method: Some(method),
+            path: path.to_string(),
+            scope: None,
+            summary,
+            description: text("description"),
+            tags: op
+                .get("tags")
+                .and_then(Value::as_array)
+                .map(|t| t.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+                .unwrap_or_default(),
+            input: None,
+            output: None,
+            body: BodyFormat::Json,
+            stream: None,
+            media_types: Vec::new(),
+            paginated: false,
+            status: None,
+            errors: Vec::new(),
+            no_store: false,
+            rate_limited: true,
+            read_only: None,
+            deprecated: None,
+            conditional: None,
+            mcp: None,
+            ranges: false,
+        };
+        if op.get("deprecated").and_then(Value::as_bool) == Some(true) {
+            // The spec language dates a deprecation (its `Deprecation` header); the document does not.
+            self.drop(
+                "a deprecated operation without a date (the spec language asks for one)",
+                &format!("{pointer}/deprecated"),
+            );
+        }
+        def.scope = self.scope(op, method, pointer, options, scopes);
+        let input = self.input(id, item, op, pointer, &mut def);
+        def.input = input;
+        self.responses(id, op, pointer, &mut def, errors);
+        if let Some(tool) = self.tool(id, op, &def, options) {
+            def.mcp = Some(tool);
+        }
+        Some(def)
+    }
+
+    /// The scope the operation needs: its OAuth requirement's first scope, else by method.
+    fn scope(
+        &mut self,
+        op: &Value,
+        method: Method,
+        pointer: &str,
+        options: &Options,
+        scopes: &mut Vec<ScopeDef>,
+    ) -> Option<String> {
+        let requirements = op.get("security").or_else(|| self.cx.doc.get("security")).and_then(Value::as_array);
+        let schemes = self.cx.doc.pointer("/components/securitySchemes").cloned().unwrap_or_default();
+        let mut found: Option<String> = None;
+        for req in requirements.into_iter().flatten() {
+            for (scheme, list) in req.as_object().into_iter().flatten() {
+                let kind = schemes.get(scheme).and_then(|s| s.get("type")).and_then(Value::as_str).unwrap_or_default();
+                let names: Vec<&str> = list.as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+                if matches!(kind, "oauth2" | "openIdConnect") && !names.is_empty() && found.is_none() {
+                    if names.len() > 1 {
+                        self.notes.push(format!(
+                            "needs scope `{}` only, where the document asks for all of {}",
+                            names[0],
+                            names.join(", ")
+                        ));
+                    }
+                    found = Some(names[0].to_string());
+                }
+            }
+        }
+        let scope = match (found, &options.scope_by_method) {
+            (Some(s), _) => s,
+            (None, Some((read, write))) => {
+                let (want, other) = if method == Method::Get { (read, None) } else { (write, Some(read)) };
+                if !scopes.iter().any(|s| &s.name == read) {
+                    scopes.push(ScopeDef { name: read.clone(), description: "Read.".into(), implies: Vec::new() });
+                }
+                if other.is_some() && !scopes.iter().any(|s| &s.name == write) {
+                    scopes.push(ScopeDef {
+                        name: write.clone(),
+                        description: "Change.".into(),
+                        implies: vec![read.clone()],
+                    });
+                }
+                self.notes.push(format!("needs scope `{want}` (by its method: the document names no OAuth scope)"));
+                return Some(want.clone());
+            }
+            (None, None) => {
+                self.drop(
+                    "no OAuth scope (pass --scope-by-method read:write to give one by method)",
+                    &format!("{pointer}/security"),
+                );
+                return None;
+            }
+        };
+        if !scopes.iter().any(|s| s.name == scope) {
+            let description = self
+                .cx
+                .doc
+                .pointer("/components/securitySchemes")
+                .and_then(Value::as_object)
+                .and_then(|m| {
+                    m.values().find_map(|s| {
+                        s.get("flows")?
+                            .as_object()?
+                            .values()
+                            .find_map(|f| f.get("scopes")?.get(&scope)?.as_str().map(str::to_string))
+                    })
+                })
+                .unwrap_or_else(|| format!("The `{scope}` scope."));
+            scopes.push(ScopeDef { name: scope.clone(), description, implies: Vec::new() });
+        }
+        Some(scope)
+    }
+
+    /// The input model: parameters and the request body.
+    fn input(&mut self, id: &str, item: &Value, op: &Value, pointer: &str, def: &mut OperationDef) -> Option<String> {
+        let mut fields: IndexMap<String, FieldDef> = IndexMap::new();
+        let params: Vec<(Value, String)> = item
+            .get("parameters")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, p)| {
+                (p.clone(), format!("{}/parameters/{i}", pointer.rsplit_once('/').map(|x| x.0).unwrap_or(pointer)))
+            })
+            .chain(
+                op.get("parameters")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .enumerate()
+                    .map(|(i, p)| (p.clone(), format!("{pointer}/parameters/{i}"))),
+            )
+            .collect();
+        for (raw, at) in params {
+            let p = match self.cx.resolve(&raw) {
+                Ok(p) => p.clone(),
+                Err(e) => {
+                    self.drop(e, &at);
+                    continue;
+                }
+            };
+            let name = p.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+            let location = match p.get("in").and_then(Value::as_str) {
+                Some("path") => Location::Path,
+                Some("query") => Location::Query,
+                Some("header") => Location::Header,
+                other => {
+                    self.drop(format!("a parameter in {}", other.unwrap_or("nowhere")), &at);
+                    continue;
+                }
+            };
+            if p.get("content").is_some() {
+                self.drop("a parameter with `content` (not a schema)", &at);
+                continue;
+            }
+            let field_name =
+                if location == Location::Header { name.to_snake_case().replace('-', "_") } else { name.clone() };
+            if location == Location::Header {
+                self.notes.push(format!("header `{name}` is the field `{field_name}`"));
+            }
+            if !crate::load::is_wire_ident(&field_name) {
+                self.drop(format!("the parameter name `{name}`"), &at);
+                continue;
+            }
+            let Some(schema) = p.get("schema") else {
+                self.drop("a parameter without a schema", &at);
+                continue;
+            };
+            let hint = format!("{id}_{name}");
+            let Some(mut typed) = self.typed(schema, &hint, &format!("{at}/schema")) else { continue };
+            typed.def.location = location;
+            typed.def.optional =
+                !(p.get("required").and_then(Value::as_bool) == Some(true) || location == Location::Path);
+            if let Some(d) = p.get("description").and_then(Value::as_str) {
+                typed.def.description = d.to_string();
+            }
+            if p.get("deprecated").and_then(Value::as_bool) == Some(true) {
+                typed.def.deprecated = true;
+            }
+            if let Some(style) = p.get("style").and_then(Value::as_str) {
+                let default = if matches!(location, Location::Query) { "form" } else { "simple" };
+                if style != default {
+                    self.drop(format!("parameter style `{style}`"), &format!("{at}/style"));
+                }
+            }
+            if location == Location::Query
+                && typed.ty.ends_with("[]")
+                && p.get("explode").and_then(Value::as_bool) == Some(false)
+            {
+                self.drop("a list parameter with `explode: false` (comma-separated)", &format!("{at}/explode"));
+            }
+            fields.insert(field_name, typed.def);
+        }
+        if let Some(raw) = op.get("requestBody") {
+            let at = format!("{pointer}/requestBody");
+            match self.cx.resolve(raw) {
+                Ok(body) => {
+                    let body = body.clone();
+                    self.body(id, &body, &at, def, &mut fields);
+                }
+                Err(e) => self.drop(e, &at),
+            }
+        }
+        if fields.is_empty() {
+            return None;
+        }
+        let name = self.cx.fresh(&format!("{id}_input"));
+        let description = format!("The input of `{id}`.");
+        self.cx.models.insert(name.clone(), ModelDef { description, fields, additional: None });
+        Some(name)
+    }
+
+    /// The request body's fields, in the body format its media type says.
+    fn body(
+        &mut self,
+        id: &str,
+        body: &Value,
+        at: &str,
+        def: &mut OperationDef,
+        fields: &mut IndexMap<String, FieldDef>,
+    ) {
+        let content = body.get("content").and_then(Value::as_object).cloned().unwrap_or_default();
+        let required = body.get("required").and_then(Value::as_bool) == Some(true);
+        let json = content.keys().find(|m| is_json(m)).cloned();
+        let chosen = json.clone().or_else(|| content.keys().next().cloned());
+        let Some(media) = chosen else {
+            self.drop("a request body without content", at);
+            return;
+        };
+        if content.len() > 1 {
+            let others: Vec<&String> = content.keys().filter(|k| **k != media).collect();
+            self.drop(
+                format!("a request body in several media types ({media} imported; not {others:?})"),
+                &format!("{at}/content"),
+            );
+            return;
+        }
+        let mat = format!("{at}/content/{}", escape(&media));
+        let schema = content[&media].get("schema").cloned().unwrap_or(Value::Null);
+        let sat = format!("{mat}/schema");
+        match media.as_str() {
+            m if is_json(m) => {
+                // An object becomes the input's body fields; anything else is the payload.
+                let resolved = self.cx.resolve(&schema).cloned().unwrap_or(Value::Null);
+                if is_object(&resolved) && resolved.get("additionalProperties").is_none_or(|a| a == &Value::Bool(false))
+                {
+                    if let Some(name) = schema.get("$ref").and_then(Value::as_str) {
+                        self.notes.push(format!(
+                            "the body schema `{}` is the input's body fields",
+                            name.rsplit('/').next().unwrap_or(name)
+                        ));
+                    }
+                    self.object_fields(&resolved, id, &sat, fields, Location::Body);
+                    if !required {
+                        self.notes.push("the request body is required (the document makes it optional)".into());
+                    }
+                } else {
+                    let Some(mut typed) = self.typed(&schema, &format!("{id}_body"), &sat) else { return };
+                    typed.def.location = Location::Payload;
+                    typed.def.optional = !required;
+                    if typed.def.description.is_empty() {
+                        typed.def.description =
+                            body.get("description").and_then(Value::as_str).unwrap_or("The request body.").to_string();
+                    }
+                    fields.insert("body".into(), typed.def);
+                }
+            }
+            "multipart/form-data" | "application/x-www-form-urlencoded" => {
+                let resolved = self.cx.resolve(&schema).cloned().unwrap_or(Value::Null);
+                if !is_object(&resolved) {
+                    self.drop("a form body that is not an object", &sat);
+                    return;
+                }
+                def.body = if media == "multipart/form-data" { BodyFormat::Multipart } else { BodyFormat::Form };
+                self.object_fields(&resolved, id, &sat, fields, Location::Body);
+            }
+            other => {
+                def.body = BodyFormat::Raw;
+                let mut f = blank_field(
+                    "file",
+                    body.get("description").and_then(Value::as_str).unwrap_or("The request body.").to_string(),
+                );
+                if other != "application/octet-stream" && other != "*/*" {
+                    f.media_types = vec![other.to_string()];
+                }
+                f.max_size = Some(crate::rust::DEFAULT_MAX_FILE);
+                self.notes.push(format!("the `{other}` body is at most {} bytes", crate::rust::DEFAULT_MAX_FILE));
+                fields.insert("body".into(), f);
+            }
+        }
+    }
+
+    /// The properties of an object schema as fields at `location`.
+    fn object_fields(
+        &mut self,
+        schema: &Value,
+        hint: &str,
+        at: &str,
+        fields: &mut IndexMap<String, FieldDef>,
+        location: Location,
+    ) {
+        let required: Vec<&str> =
+            schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+        for (prop, s) in schema.get("properties").and_then(Value::as_object).into_iter().flatten() {
+            let pat = format!("{at}/properties/{}", escape(prop));
+            if !crate::load::is_wire_ident(prop) {
+                self.drop(format!("the property name `{prop}`"), &pat);
+                continue;
+            }
+            let Some(mut typed) = self.typed(s, &format!("{hint}_{prop}"), &pat) else { continue };
+            typed.def.location = location;
+            typed.def.optional = !required.contains(&prop.as_str());
+            if fields.contains_key(prop) {
+                self.drop(format!("the field `{prop}` twice"), &pat);
+                continue;
+            }
+            fields.insert(prop.clone(), typed.def);
+        }
+        if schema.get("additionalProperties").is_some_and(|a| a != &Value::Bool(false)) {
+            self.drop("additional properties in a request body's fields", &format!("{at}/additionalProperties"));
+        }
+    }
+
+    /// The type of `schema` (with its constraints), naming what it creates after `hint`.
+    fn typed(&mut self, schema: &Value, hint: &str, at: &str) -> Option<Typed> {
+        let (schema, nullable) = self.unnull(schema);
+        // A reference to a component schema: its model or enum (created on first use).
+        if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+            let description = String::new();
+            let Some(name) = r.strip_prefix("#/components/schemas/") else {
+                self.drop(format!("a $ref outside components/schemas ({r})"), at);
+                return None;
+            };
+            let name = name.replace("~1", "/").replace("~0", "~");
+            let target = self.cx.doc.pointer(&format!("/components/schemas/{}", escape(&name))).cloned();
+            let Some(target) = target else {
+                self.drop(format!("a $ref to nothing ({r})"), at);
+                return None;
+            };
+            let named = if is_object(&target) || is_string_enum(&target) {
+                self.component(&name, &target)?
+            } else {
+                // An alias of a scalar, a list or a map: its type inline.
+                let mut t = self.typed(&target, &name, &format!("/components/schemas/{}", escape(&name)))?;
+                t.def.nullable |= nullable;
+                return Some(t);
+            };
+            let mut def = blank_field(&named, description);
+            def.nullable = nullable;
+            return Some(Typed { ty: named, def });
+        }
+        for unsupported in ["oneOf", "anyOf", "not", "if", "const", "prefixItems", "patternProperties"] {
+            if schema.get(unsupported).is_some() {
+                self.drop(format!("`{unsupported}` in a schema (not imported yet)"), &format!("{at}/{unsupported}"));
+                return None;
+            }
+        }
+        let description = schema.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+        if schema.get("allOf").is_some() {
+            let merged = self.merge_all_of(&schema, at)?;
+            self.notes.push(format!("`allOf` at {at} is one model with every member's fields"));
+            let name = self.cx.fresh(hint);
+            let model = self.model_of(&merged, &name, at)?;
+            self.cx.models.insert(name.clone(), model);
+            let mut def = blank_field(&name, description);
+            def.nullable = nullable;
+            return Some(Typed { ty: name, def });
+        }
+        let ty = schema.get("type").and_then(Value::as_str).unwrap_or(if schema.get("properties").is_some() {
+            "object"
+        } else {
+            ""
+        });
+        let mut def = blank_field("", description);
+        def.nullable = nullable;
+        let number = |k: &str| schema.get(k).and_then(Value::as_f64);
+        let count = |k: &str| schema.get(k).and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok());
+        let ty = match ty {
+            "string" => {
+                def.min_length = count("minLength");
+                def.max_length = count("maxLength");
+                def.pattern = schema.get("pattern").and_then(Value::as_str).map(str::to_string);
+                if let Some(values) = schema.get("enum") {
+                    let name = self.enum_of(values, hint, &def.description, at)?;
+                    def.min_length = None;
+                    def.max_length = None;
+                    name
+                } else {
+                    match schema.get("format").and_then(Value::as_str) {
+                        Some("date-time") => "datetime".into(),
+                        Some("date") => "date".into(),
+                        Some("binary") => "file".into(),
+                        Some(f) => {
+                            let known = [
+                                ("uuid", support::Format::Uuid),
+                                ("email", support::Format::Email),
+                                ("uri", support::Format::Uri),
+                                ("ipv4", support::Format::Ipv4),
+                                ("ipv6", support::Format::Ipv6),
+                                ("hostname", support::Format::Hostname),
+                                ("byte", support::Format::Byte),
+                            ];
+                            match known.iter().find(|(n, _)| *n == f) {
+                                Some((_, format)) => def.format = Some(*format),
+                                None => {
+                                    self.notes.push(format!("format `{f}` at {at} is documented as a plain string"))
+                                }
+                            }
+                            "string".into()
+                        }
+                        None => "string".into(),
+                    }
+                }
+            }
+            "integer" | "number" | "boolean" => {
+                def.minimum = number("minimum");
+                def.maximum = number("maximum");
+                for (k, word) in [("exclusiveMinimum", "exclusive minimum"), ("exclusiveMaximum", "exclusive maximum")]
+                {
+                    if schema.get(k).is_some() {
+                        self.drop(format!("an {word}"), &format!("{at}/{k}"));
+                        return None;
+                    }
+                }
+                if schema.get("multipleOf").is_some() {
+                    self.drop("`multipleOf`", &format!("{at}/multipleOf"));
+                    return None;
+                }
+                if schema.get("enum").is_some() {
+                    self.drop("an enum of numbers", &format!("{at}/enum"));
+                    return None;
+                }
+                ty.to_string()
+            }
+            "array" => {
+                def.min_items = count("minItems");
+                def.max_items = count("maxItems");
+                if schema.get("uniqueItems").and_then(Value::as_bool) == Some(true) {
+                    self.notes.push(format!("`uniqueItems` at {at} is not checked"));
+                }
+                let items = schema.get("items").cloned().unwrap_or(Value::Null);
+                let inner = self.typed(&items, &format!("{hint}_item"), &format!("{at}/items"))?;
+                if inner.def.nullable {
+                    self.drop("a list of nullable items", &format!("{at}/items"));
+                    return None;
+                }
+                // The items' string constraints are the field's (a list's items share them).
+                def.pattern = def.pattern.or(inner.def.pattern);
+                def.min_length = inner.def.min_length;
+                def.max_length = inner.def.max_length;
+                def.format = inner.def.format;
+                def.minimum = inner.def.minimum;
+                def.maximum = inner.def.maximum;
+                format!("{}[]", inner.ty)
+            }
+            "object" => {
+                let props = schema.get("properties").and_then(Value::as_object).is_some_and(|p| !p.is_empty());
+                match (props, schema.get("additionalProperties")) {
+                    (false, Some(Value::Object(inner))) if !inner.is_empty() => {
+                        let inner = self.typed(
+                            &Value::Object(inner.clone()),
+                            &format!("{hint}_value"),
+                            &format!("{at}/additionalProperties"),
+                        )?;
+                        format!("map<{}>", inner.ty)
+                    }
+                    (false, _) => "json".into(),
+                    (true, _) => {
+                        let name = self.cx.fresh(hint);
+                        let model = self.model_of(&schema, &name, at)?;
+                        self.cx.models.insert(name.clone(), model);
+                        name
+                    }
+                }
+            }
+            "" => "json".into(),
+            other => {
+                self.drop(format!("the type `{other}`"), &format!("{at}/type"));
+                return None;
+            }
+        };
+        def.ty = ty.clone();
+        def.example = schema.get("example").cloned().or_else(|| schema.pointer("/examples/0").cloned());
+        if schema.get("deprecated").and_then(Value::as_bool) == Some(true) {
+            def.deprecated = true;
+        }
+        if let Some(d) = schema.get("default") {
+            def.default = Some(d.clone());
+        }
+        for k in ["readOnly", "writeOnly"] {
+            if schema.get(k).and_then(Value::as_bool) == Some(true) {
+                self.notes.push(format!("`{k}` at {at} is not stated (the field travels both ways)"));
+            }
+        }
+        Some(Typed { ty, def })
+    }
+
+    /// `schema` without its nullability: 3.0's `nullable`, or 3.1's `null` in `type`.
+    fn unnull(&self, schema: &Value) -> (Value, bool) {
+        let mut s = schema.clone();
+        let mut nullable = false;
+        if let Value::Object(m) = &mut s {
+            if m.remove("nullable") == Some(Value::Bool(true)) {
+                nullable = true;
+            }
+            if let Some(Value::Array(types)) = m.get("type").cloned() {
+                let rest: Vec<Value> = types.iter().filter(|t| t.as_str() != Some("null")).cloned().collect();
+                nullable |= rest.len() < types.len();
+                if rest.len() == 1 {
+                    m.insert("type".into(), rest[0].clone());
+                }
+            }
+        }
+        (s, nullable)
+    }
+
+    /// The model or enum of component schema `name`, made on first use.
+    fn component(&mut self, name: &str, schema: &Value) -> Option<String> {
+        if let Some(done) = self.cx.names.get(name) {
+            return Some(done.clone());
+        }
+        let ours = self.cx.fresh(name);
+        if ours != name {
+            self.notes.push(format!("schema `{name}` is the model `{ours}`"));
+        }
+        self.cx.names.insert(name.to_string(), ours.clone());
+        let at = format!("/components/schemas/{}", escape(name));
+        if is_string_enum(schema) {
+            let description = schema.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+            let values = schema.get("enum").cloned().unwrap_or_default();
+            self.cx.taken.remove(&ours);
+            let made = self.enum_named(&ours, &values, &description, &at);
+            if made.is_none() {
+                self.cx.names.remove(name);
+            }
+            return made;
+        }
+        // Placed first, so a model that refers to itself finds its name.
+        self.cx
+            .models
+            .insert(ours.clone(), ModelDef { description: String::new(), fields: IndexMap::new(), additional: None });
+        match self.model_of(schema, &ours, &at) {
+            Some(model) => {
+                self.cx.models.insert(ours.clone(), model);
+                Some(ours)
+            }
+            None => {
+                self.cx.models.shift_remove(&ours);
+                self.cx.names.remove(name);
+                None
+            }
+        }
+    }
+
+    /// A model from an object schema.
+    fn model_of(&mut self, schema: &Value, name: &str, at: &str) -> Option<ModelDef> {
+        let schema = if schema.get("allOf").is_some() { self.merge_all_of(schema, at)? } else { schema.clone() };
+        let description = schema.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+        let mut fields = IndexMap::new();
+        let before = self.drops.len();
+        let required: Vec<&str> =
+            schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+        for (prop, s) in schema.get("properties").and_then(Value::as_object).into_iter().flatten() {
+            let pat = format!("{at}/properties/{}", escape(prop));
+            if !crate::load::is_wire_ident(prop) {
+                self.drop(format!("the property name `{prop}`"), &pat);
+                continue;
+            }
+            let Some(mut typed) = self.typed(s, &format!("{name}_{prop}"), &pat) else { continue };
+            typed.def.optional = !required.contains(&prop.as_str());
+            fields.insert(prop.clone(), typed.def);
+        }
+        let additional = match schema.get("additionalProperties") {
+            Some(Value::Object(inner)) if !inner.is_empty() => {
+                let t = self.typed(
+                    &Value::Object(inner.clone()),
+                    &format!("{name}_value"),
+                    &format!("{at}/additionalProperties"),
+                )?;
+                let mut def = t.def;
+                def.description = if def.description.is_empty() { "Any other key.".into() } else { def.description };
+                Some(def)
+            }
+            _ => None,
+        };
+        if self.drops.len() > before {
+            return None;
+        }
+        Some(ModelDef { description, fields, additional })
+    }
+
+    /// One object of every `allOf` member's properties and required names.
+    fn merge_all_of(&mut self, schema: &Value, at: &str) -> Option<Value> {
+        let mut properties = serde_json::Map::new();
+        let mut required: Vec<Value> = Vec::new();
+        let mut description = schema.get("description").cloned();
+        let members = schema.get("allOf").and_then(Value::as_array).cloned().unwrap_or_default();
+        let own = {
+            let mut own = schema.clone();
+            if let Value::Object(m) = &mut own {
+                m.remove("allOf");
+            }
+            own
+        };
+        for (i, member) in members.iter().chain(std::iter::once(&own)).enumerate() {
+            let m = match self.cx.resolve(member) {
+                Ok(m) => m.clone(),
+                Err(e) => {
+                    self.drop(e, &format!("{at}/allOf/{i}"));
+                    return None;
+                }
+            };
+            let m = if m.get("allOf").is_some() { self.merge_all_of(&m, &format!("{at}/allOf/{i}"))? } else { m };
+            for (k, v) in m.get("properties").and_then(Value::as_object).into_iter().flatten() {
+                properties.insert(k.clone(), v.clone());
+            }
+            required.extend(m.get("required").and_then(Value::as_array).cloned().unwrap_or_default());
+            if description.is_none() {
+                description = m.get("description").cloned();
+            }
+        }
+        let mut out = serde_json::json!({"type": "object", "properties": properties, "required": required});
+        if let Some(d) = description {
+            out["description"] = d;
+        }
+        Some(out)
+    }
+
+    /// An enum for an inline string enum, named after `hint`.
+    fn enum_of(&mut self, values: &Value, hint: &str, description: &str, at: &str) -> Option<String> {
+        let name = self.cx.fresh(hint);
+        self.cx.taken.remove(&name);
+        self.enum_named(&name, values, description, at)
+    }
+
+    fn enum_named(&mut self, name: &str, values: &Value, description: &str, at: &str) -> Option<String> {
+        let list: Vec<&str> = values.as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        if let Some(bad) = list.iter().find(|v| !crate::load::is_wire_ident(v)) {
+            self.drop(format!("the enum value `{bad}` (an enum's values are identifiers)"), &format!("{at}/enum"));
+            return None;
+        }
+        // The same values under the same name: one enum.
+        if let Some(existing) = self.cx.enums.get(name)
+            && existing.values.iter().map(|v| v.name.as_str()).eq(list.iter().copied())
+        {
+            return Some(name.to_string());
+        }
+        self.cx.taken.insert(name.to_string());
+        let values = list.iter().map(|v| EnumValue { name: v.to_string(), description: String::new() }).collect();
+        self.cx.enums.insert(
+            name.to_string(),
+            EnumDef { description: description.to_string(), values, initial: None, transitions: None },
+        );
+        Some(name.to_string())
+    }
+
+    /// The success answer and the error codes.
+    fn responses(
+        &mut self,
+        id: &str,
+        op: &Value,
+        pointer: &str,
+        def: &mut OperationDef,
+        errors: &mut IndexMap<String, ErrorDef>,
+    ) {
+        let responses = op.get("responses").and_then(Value::as_object).cloned().unwrap_or_default();
+        let mut success: Vec<(u16, Value, String)> = Vec::new();
+        for (status, raw) in &responses {
+            let at = format!("{pointer}/responses/{}", escape(status));
+            let resp = match self.cx.resolve(raw) {
+                Ok(r) => r.clone(),
+                Err(e) => {
+                    self.drop(e, &at);
+                    continue;
+                }
+            };
+            match status.parse::<u16>() {
+                Ok(s) if (200..300).contains(&s) || (300..400).contains(&s) => success.push((s, resp, at)),
+                // Refusals the platform answers itself: documented for every operation.
+                Ok(401 | 403 | 405 | 408 | 413 | 415 | 422 | 429 | 500 | 503) => {}
+                Ok(s) if (400..600).contains(&s) => {
+                    let code = error_code(s);
+                    let description = resp.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+                    errors.entry(code.clone()).or_insert_with(|| ErrorDef {
+                        status: s,
+                        message: reason(s).to_string(),
+                        description: if description.is_empty() { reason(s).to_string() } else { description },
+                    });
+                    if !def.errors.contains(&code) {
+                        def.errors.push(code);
+                    }
+                }
+                _ if status == "default" => self
+                    .notes
+                    .push("the `default` response is not stated (errors answer the platform's envelope)".into()),
+                _ => {
+                    self.drop(format!("the response status `{status}`"), &at);
+                }
+            }
+        }
+        // Every input can fail validation: the platform answers it.
+        if def.input.is_some() && !def.errors.iter().any(|e| e == "validation") {
+            def.errors.push("validation".into());
+        }
+        success.sort_by_key(|(s, ..)| *s);
+        let Some((status, resp, at)) = success.first().cloned() else {
+            self.drop("no success response", &format!("{pointer}/responses"));
+            return;
+        };
+        if success.len() > 1 {
+            let others: Vec<String> = success[1..].iter().map(|(s, ..)| s.to_string()).collect();
+            self.drop(
+                format!("several success statuses ({status} and {})", others.join(", ")),
+                &format!("{pointer}/responses"),
+            );
+            return;
+        }
+        if resp.get("headers").and_then(Value::as_object).is_some_and(|h| !h.is_empty()) {
+            self.drop("response headers (not imported yet)", &format!("{at}/headers"));
+        }
+        let content = resp.get("content").and_then(Value::as_object).cloned().unwrap_or_default();
+        if content.is_empty() {
+            if status != 204 {
+                self.drop(format!("a {status} answer without content (only 204 answers nothing)"), &at);
+            }
+            return;
+        }
+        def.status = (status != 200).then_some(status);
+        let json = content.keys().find(|m| is_json(m)).cloned();
+        match json {
+            Some(media) => {
+                if content.len() > 1 {
+                    self.drop("a success answer in several media types (not imported yet)", &format!("{at}/content"));
+                    return;
+                }
+                let schema = content[&media].get("schema").cloned().unwrap_or(Value::Null);
+                let sat = format!("{at}/content/{}/schema", escape(&media));
+                let Some(typed) = self.typed(&schema, &format!("{id}_output"), &sat) else { return };
+                if typed.def.nullable {
+                    self.drop("a nullable success body", &sat);
+                    return;
+                }
+                def.output = Some(typed.ty);
+            }
+            None => {
+                if content.keys().any(|m| m == "text/event-stream" || m == "application/x-ndjson") {
+                    self.drop("a stream answer (not imported yet)", &format!("{at}/content"));
+                    return;
+                }
+                def.output = Some("file".into());
+                def.media_types = content.keys().cloned().collect();
+            }
+        }
+    }
+
+    /// The MCP tool, when the options select this operation and it can travel over MCP.
+    fn tool(&mut self, id: &str, op: &Value, def: &OperationDef, options: &Options) -> Option<crate::spec::McpToolDef> {
+        let original = op.get("operationId").and_then(Value::as_str).unwrap_or_default();
+        let chosen = match &options.mcp {
+            McpSelection::None => false,
+            McpSelection::All => true,
+            McpSelection::Tags(tags) => def.tags.iter().any(|t| tags.contains(t)),
+            McpSelection::Operations(ids) => ids.iter().any(|i| i == id || i == original),
+        };
+        if !chosen {
+            return None;
+        }
+        if def.output.as_deref() == Some("file") || def.body != BodyFormat::Json {
+            self.notes.push("no MCP tool: a file cannot travel in a tool call".into());
+            return None;
+        }
+        let title = def.summary.clone();
+        let description = if def.description.is_empty() { def.summary.clone() } else { def.description.clone() };
+        Some(crate::spec::McpToolDef { name: id.to_string(), title, description, destructive: None, idempotent: None })
+    }
+}
+
+/// The catalog code of an error status: the prelude's where it has one, else `http_{status}`.
+fn error_code(status: u16) -> String {
+    match status {
+        400 => "bad_request".into(),
+        401 => "unauthenticated".into(),
+        403 => "forbidden".into(),
+        404 => "not_found".into(),
+        405 => "method_not_allowed".into(),
+        408 => "request_timeout".into(),
+        409 => "conflict".into(),
+        410 => "gone".into(),
+        412 => "precondition_failed".into(),
+        413 => "payload_too_large".into(),
+        415 => "unsupported_media_type".into(),
+        422 => "validation".into(),
+        429 => "rate_limited".into(),
+        500 => "internal".into(),
+        501 => "not_implemented".into(),
+        503 => "unavailable".into(),
+        s => format!("http_{s}"),
+    }
+}
+
+/// The reason phrase of a status (RFC 9110), as an error's default message.
+fn reason(status: u16) -> &'static str {
+    match status {
+        400 => "Bad request.",
+        402 => "Payment required.",
+        404 => "Not found.",
+        406 => "Not acceptable.",
+        409 => "Conflict.",
+        410 => "Gone.",
+        412 => "Precondition failed.",
+        416 => "Range not satisfiable.",
+        423 => "Locked.",
+        424 => "Failed dependency.",
+        428 => "Precondition required.",
+        501 => "Not implemented.",
+        502 => "Bad gateway.",
+        504 => "Gateway timeout.",
+        _ => "Error.",
+    }
+}
+
+fn is_json(media: &str) -> bool {
+    let m = media.split(';').next().unwrap_or_default().trim();
+    m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
+}
+
+fn is_object(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
+        || (schema.get("type").is_none() && (schema.get("properties").is_some() || schema.get("allOf").is_some()))
+}
+
+fn is_string_enum(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("string") && schema.get("enum").is_some()
+}

@@ -1,0 +1,221 @@
+//! Writes a [`Spec`] as the TOML a person writes: sections in the usual order, each field and
+//! each operation's small values on one line as an inline table, defaults left out.
+
+use std::fmt::Write;
+
+use serde_json::Value;
+
+use crate::spec::{BodyFormat, FieldDef, Location, ModelDef, OperationDef, Spec};
+
+/// A TOML string literal (basic string, escaped).
+fn s(text: &str) -> String {
+    toml::Value::String(text.to_string()).to_string()
+}
+
+/// A TOML value of a JSON value (examples, defaults); `None` for `null`, which TOML has not.
+fn value(v: &Value) -> Option<String> {
+    Some(match v {
+        Value::Null => return None,
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(t) => s(t),
+        Value::Array(items) => format!("[{}]", items.iter().filter_map(value).collect::<Vec<_>>().join(", ")),
+        Value::Object(m) => {
+            let members: Vec<String> =
+                m.iter().filter_map(|(k, v)| Some(format!("{} = {}", key(k), value(v)?))).collect();
+            format!("{{ {} }}", members.join(", "))
+        }
+    })
+}
+
+/// A bare key when it can be one, else quoted.
+fn key(k: &str) -> String {
+    if !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+        k.to_string()
+    } else {
+        s(k)
+    }
+}
+
+/// A number as TOML writes it (integers without `.0`).
+fn number(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 9.0e15 { format!("{}", n as i64) } else { n.to_string() }
+}
+
+/// One field as an inline table.
+fn field(f: &FieldDef) -> String {
+    let mut parts = vec![format!("type = {}", s(&f.ty))];
+    match f.location {
+        Location::Body => {}
+        Location::Path => parts.push("in = \"path\"".into()),
+        Location::Query => parts.push("in = \"query\"".into()),
+        Location::Header => parts.push("in = \"header\"".into()),
+        Location::Payload => parts.push("in = \"payload\"".into()),
+    }
+    if f.optional {
+        parts.push("optional = true".into());
+    }
+    if f.nullable {
+        parts.push("nullable = true".into());
+    }
+    for (name, v) in [("minimum", f.minimum), ("maximum", f.maximum)] {
+        if let Some(v) = v {
+            parts.push(format!("{name} = {}", number(v)));
+        }
+    }
+    for (name, v) in [
+        ("min_length", f.min_length),
+        ("max_length", f.max_length),
+        ("min_items", f.min_items),
+        ("max_items", f.max_items),
+    ] {
+        if let Some(v) = v {
+            parts.push(format!("{name} = {v}"));
+        }
+    }
+    if let Some(p) = &f.pattern {
+        parts.push(format!("pattern = {}", s(p)));
+    }
+    if let Some(fmt) = f.format {
+        parts.push(format!("format = {}", s(fmt.as_str())));
+    }
+    if let Some(d) = f.default.as_ref().and_then(value) {
+        parts.push(format!("default = {d}"));
+    }
+    if let Some(e) = f.example.as_ref().and_then(value) {
+        parts.push(format!("example = {e}"));
+    }
+    if f.deprecated {
+        parts.push("deprecated = true".into());
+    }
+    if !f.media_types.is_empty() {
+        parts.push(format!("media_types = [{}]", f.media_types.iter().map(|m| s(m)).collect::<Vec<_>>().join(", ")));
+    }
+    if let Some(m) = f.max_size {
+        parts.push(format!("max_size = {m}"));
+    }
+    parts.push(format!("description = {}", s(&f.description)));
+    format!("{{ {} }}", parts.join(", "))
+}
+
+fn model(out: &mut String, name: &str, m: &ModelDef) {
+    let _ = writeln!(out, "\n[models.{name}]");
+    let _ = writeln!(out, "description = {}", s(&m.description));
+    for (fname, f) in &m.fields {
+        let _ = writeln!(out, "fields.{} = {}", key(fname), field(f));
+    }
+    if let Some(a) = &m.additional {
+        let _ = writeln!(out, "additional = {}", field(a));
+    }
+}
+
+fn operation(out: &mut String, op: &OperationDef) {
+    let _ = writeln!(out, "\n[operations.{}]", op.id);
+    let _ = writeln!(out, "route = {}", s(&format!("{} {}", op.method().as_str(), op.path)));
+    if let Some(scope) = &op.scope {
+        let _ = writeln!(out, "scope = {}", s(scope));
+    }
+    let _ = writeln!(out, "summary = {}", s(&op.summary));
+    if !op.description.is_empty() {
+        let _ = writeln!(out, "description = {}", s(&op.description));
+    }
+    if !op.tags.is_empty() {
+        let _ = writeln!(out, "tags = [{}]", op.tags.iter().map(|t| s(t)).collect::<Vec<_>>().join(", "));
+    }
+    if let Some(i) = &op.input {
+        let _ = writeln!(out, "input = {}", s(i));
+    }
+    if let Some(o) = &op.output {
+        let _ = writeln!(out, "output = {}", s(o));
+    }
+    if !op.media_types.is_empty() {
+        let _ = writeln!(out, "media_types = [{}]", op.media_types.iter().map(|m| s(m)).collect::<Vec<_>>().join(", "));
+    }
+    match op.body {
+        BodyFormat::Json => {}
+        BodyFormat::Form => {
+            let _ = writeln!(out, "body = \"form\"");
+        }
+        BodyFormat::Multipart => {
+            let _ = writeln!(out, "body = \"multipart\"");
+        }
+        BodyFormat::Raw => {
+            let _ = writeln!(out, "body = \"raw\"");
+        }
+    }
+    if let Some(status) = op.status {
+        let _ = writeln!(out, "status = {status}");
+    }
+    if !op.errors.is_empty() {
+        let _ = writeln!(out, "errors = [{}]", op.errors.iter().map(|e| s(e)).collect::<Vec<_>>().join(", "));
+    }
+    if let Some(t) = &op.mcp {
+        let _ = writeln!(
+            out,
+            "mcp = {{ name = {}, title = {}, description = {} }}",
+            s(&t.name),
+            s(&t.title),
+            s(&t.description)
+        );
+    }
+}
+
+/// The spec's TOML text.
+pub fn write(spec: &Spec) -> String {
+    let mut out = String::new();
+    let sv = &spec.service;
+    let _ = writeln!(out, "# Imported from an OpenAPI document by `specwright-codegen import`.");
+    let _ = writeln!(out, "[service]");
+    let _ = writeln!(out, "name = {}", s(&sv.name));
+    let _ = writeln!(out, "title = {}", s(&sv.title));
+    let _ = writeln!(out, "version = {}", s(&sv.version));
+    let _ = writeln!(out, "description = {}", s(&sv.description));
+    let _ = writeln!(out, "base_path = {}", s(&sv.base_path));
+    if let Some(p) = &sv.mcp_path {
+        let _ = writeln!(out, "mcp_path = {}", s(p));
+    }
+    if !sv.tags.is_empty() {
+        let _ = writeln!(out, "tags = [");
+        for t in &sv.tags {
+            let _ = writeln!(out, "  {{ name = {}, description = {} }},", s(&t.name), s(&t.description));
+        }
+        let _ = writeln!(out, "]");
+    }
+    let _ = writeln!(out, "\n[security]\nscopes = [");
+    for sc in &spec.security.scopes {
+        let implies = if sc.implies.is_empty() {
+            String::new()
+        } else {
+            format!(", implies = [{}]", sc.implies.iter().map(|i| s(i)).collect::<Vec<_>>().join(", "))
+        };
+        let _ = writeln!(out, "  {{ name = {}, description = {}{implies} }},", s(&sc.name), s(&sc.description));
+    }
+    let _ = writeln!(out, "]");
+    let _ = writeln!(
+        out,
+        "\n# Bodies as the document writes them: the output itself, no envelope.\n[wire]\nsuccess = \"bare\""
+    );
+    for (code, e) in &spec.errors {
+        let _ = writeln!(out, "\n[errors.{}]", key(code));
+        let _ = writeln!(out, "status = {}", e.status);
+        let _ = writeln!(out, "message = {}", s(&e.message));
+        let _ = writeln!(out, "description = {}", s(&e.description));
+    }
+    for (name, e) in &spec.enums {
+        let _ = writeln!(out, "\n[enums.{name}]");
+        let _ = writeln!(out, "description = {}", s(&e.description));
+        let values: Vec<String> = e
+            .values
+            .iter()
+            .map(|v| format!("{{ name = {}, description = {} }}", s(&v.name), s(&v.description)))
+            .collect();
+        let _ = writeln!(out, "values = [{}]", values.join(", "));
+    }
+    for (name, m) in &spec.models {
+        model(&mut out, name, m);
+    }
+    for op in &spec.operations {
+        operation(&mut out, op);
+    }
+    out
+}

@@ -1,0 +1,111 @@
+//! `import`: an OpenAPI document (YAML or JSON, 3.0 or 3.1) becomes a spec that loads and
+//! generates, with a report naming every normalisation and every construct left out, by pointer.
+
+use codegen::import::{self, McpSelection, Options, Outcome};
+use serde_json::Value;
+
+const PETSTORE: &str = include_str!("fixtures/import/petstore.yaml");
+
+fn outcome<'a>(report: &'a import::Report, id: &str) -> &'a Outcome {
+    &report.entries.iter().find(|e| e.id == id).unwrap_or_else(|| panic!("no entry {id}: {report}")).outcome
+}
+
+#[test]
+fn a_petstore_imports_with_its_names_and_a_report_of_what_changed() {
+    let doc = import::parse(PETSTORE).expect("YAML reads");
+    let options = Options { mcp: McpSelection::Tags(vec!["pets".into()]), ..Options::default() };
+    let imported = import::import(&doc, &options).unwrap_or_else(|e| panic!("{e}"));
+    let report = &imported.report;
+    assert_eq!(imported.name, "swagger_petstore");
+    assert_eq!(*outcome(report, "show_pet_by_id"), Outcome::Exact, "{report}");
+    assert_eq!(
+        *outcome(report, "pet_photo"),
+        Outcome::Normalised(vec!["no MCP tool: a file cannot travel in a tool call".into()]),
+        "selected by its tag, but a file cannot be a tool's result"
+    );
+    assert_eq!(*outcome(report, "set_pet_tags"), Outcome::Exact, "{report}");
+    match outcome(report, "create_pets") {
+        Outcome::Normalised(notes) => {
+            assert!(notes.iter().any(|n| n.contains("needs scope `write:pets` only")), "{notes:?}");
+            assert!(
+                notes.iter().any(|n| n.contains("the body schema `NewPet` is the input's body fields")),
+                "{notes:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    match outcome(report, "pet_owner") {
+        Outcome::NotImported(why) => assert_eq!(
+            why,
+            &[(
+                "`oneOf` in a schema (not imported yet)".to_string(),
+                "/paths/~1pets~1{petId}~1owner/get/responses/200/content/application~1json/schema/oneOf".to_string()
+            )]
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert!(report.partial());
+    let text = report.to_string();
+    assert!(text.ends_with("8 operations: 4 exact, 3 normalised, 1 not imported\n"), "{text}");
+
+    // The spec a person would write: the document's names, camelCase kept on the wire.
+    let spec = &imported.toml;
+    if std::env::var_os("SHOW_IMPORT").is_some() {
+        eprintln!("{spec}");
+    }
+    for line in [
+        "[models.Pet]",
+        "fields.photoUrls = { type = \"string[]\", optional = true, format = \"uri\", description = \"\" }",
+        "fields.birthday = { type = \"date\", optional = true, nullable = true, description = \"\" }",
+        "[enums.PetStatus]",
+        "[operations.list_pets]",
+        "route = \"GET /pets\"",
+        "output = \"Pet[]\"",
+        "fields.body = { type = \"string[]\", in = \"payload\", max_items = 10, description = \"The request body.\" }",
+        "output = \"map<integer>\"",
+        "media_types = [\"image/png\"]",
+        "base_path = \"/v1\"",
+    ] {
+        assert!(spec.contains(line), "{line}\n{spec}");
+    }
+    assert!(!spec.contains("PetOwnerInput"), "what a left-out operation made goes with it");
+    let files = codegen::generate(&[("swagger_petstore.toml", spec)]).unwrap_or_else(|e| panic!("{e}\n{spec}"));
+    let doc: Value =
+        serde_json::from_str(&files.iter().find(|f| f.path.ends_with("swagger_petstore.json")).unwrap().text).unwrap();
+    for path in ["/pets", "/pets/{petId}", "/pets/{petId}/photo", "/pets/{petId}/tags", "/stats"] {
+        assert!(doc["paths"][path].is_object(), "{path}");
+    }
+    let tools: Value =
+        serde_json::from_str(&files.iter().find(|f| f.path.ends_with("tools.json")).unwrap().text).unwrap();
+    let names: Vec<&str> = tools.as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(
+        names,
+        ["list_pets", "create_pets", "show_pet_by_id", "delete_pet", "set_pet_tags"],
+        "tagged `pets`, no file"
+    );
+}
+
+#[test]
+fn an_operation_without_a_scope_needs_a_rule_and_json_reads_too() {
+    let doc = import::parse(PETSTORE).unwrap();
+    let mut json: Value = doc.clone();
+    json["paths"]["/stats"]["get"].as_object_mut().unwrap().remove("security");
+    let text = serde_json::to_string(&json).unwrap();
+    let doc = import::parse(&text).expect("JSON reads");
+    let imported = import::import(&doc, &Options::default()).unwrap();
+    match outcome(&imported.report, "stats") {
+        Outcome::NotImported(why) => assert_eq!(why[0].1, "/paths/~1stats/get/security"),
+        other => panic!("{other:?}"),
+    }
+    let by_method = Options { scope_by_method: Some(("read:pets".into(), "write:pets".into())), ..Options::default() };
+    let imported = import::import(&doc, &by_method).unwrap();
+    match outcome(&imported.report, "stats") {
+        Outcome::Normalised(notes) => assert!(notes[0].contains("by its method"), "{notes:?}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(import::parse("openapi: 2.0\n").is_err());
+    assert_eq!(
+        import::parse("swagger: '2.0'\n").unwrap_err().to_string(),
+        "no `openapi` version: not an OpenAPI 3 document"
+    );
+}
