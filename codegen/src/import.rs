@@ -159,8 +159,14 @@ pub fn parse(text: &str) -> Result<Value, ImportError> {
 
 /// Imports `doc` as `options` say.
 pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
-    let mut cx =
-        Cx { doc, models: IndexMap::new(), enums: IndexMap::new(), names: BTreeMap::new(), taken: BTreeSet::new() };
+    let mut cx = Cx {
+        doc,
+        models: IndexMap::new(),
+        enums: IndexMap::new(),
+        unions: IndexMap::new(),
+        names: BTreeMap::new(),
+        taken: BTreeSet::new(),
+    };
     let title = doc.pointer("/info/title").and_then(Value::as_str).unwrap_or("API").to_string();
     let name = options.name.clone().unwrap_or_else(|| service_name(&title));
     let mut report = Report::default();
@@ -179,7 +185,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
             let id = operation_id(op, method, path, &mut ids);
             let label = format!("{} {path}", method.as_str());
             // What a left-out operation made (its models, enums, codes, scopes) goes with it.
-            let saved = (cx.models.clone(), cx.enums.clone(), cx.names.clone(), cx.taken.clone());
+            let saved = (cx.models.clone(), cx.enums.clone(), cx.unions.clone(), cx.names.clone(), cx.taken.clone());
             let (saved_errors, saved_scopes) = (errors.clone(), scopes.clone());
             let mut ox = OpCx { cx: &mut cx, notes: Vec::new(), drops: Vec::new() };
             let built = ox.operation(&id, method, path, item, op, &pointer, options, &mut scopes, &mut errors);
@@ -191,7 +197,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
                 }
                 _ => {
                     let drops = std::mem::take(&mut ox.drops);
-                    (cx.models, cx.enums, cx.names, cx.taken) = saved;
+                    (cx.models, cx.enums, cx.unions, cx.names, cx.taken) = saved;
                     (errors, scopes) = (saved_errors, saved_scopes);
                     Outcome::NotImported(drops)
                 }
@@ -266,7 +272,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
         wire: Wire { success: SuccessFormat::Bare, ..Wire::default() },
         enums: cx.enums,
         models: cx.models,
-        unions: IndexMap::new(),
+        unions: cx.unions,
         operations,
         webhooks: IndexMap::new(),
     };
@@ -278,9 +284,33 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
          (`validation`) whatever status the document gives it"
             .into(),
     );
-    let toml = crate::import_toml::write(&spec);
-    crate::load(&format!("{name}.toml"), &toml).map_err(|e| ImportError::Invalid(e.to_string()))?;
-    Ok(Imported { toml, name, report })
+    // What the loader refuses of an operation leaves that operation out, with the loader's words;
+    // anything else is the importer's mistake.
+    let mut spec = spec;
+    loop {
+        let toml = crate::import_toml::write(&spec);
+        let errors = match crate::load(&format!("{name}.toml"), &toml) {
+            Ok(_) => return Ok(Imported { toml, name, report }),
+            Err(e) => e,
+        };
+        let mut refused: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for e in &errors.0 {
+            match e.place.strip_prefix("operation `").and_then(|p| p.strip_suffix('`')) {
+                Some(id) if spec.operations.iter().any(|o| o.id == id) => {
+                    refused.entry(id.to_string()).or_default().push(format!("{}; {}", e.problem, e.fix));
+                }
+                _ => return Err(ImportError::Invalid(errors.to_string())),
+            }
+        }
+        spec.operations.retain(|o| !refused.contains_key(&o.id));
+        for entry in report.entries.iter_mut() {
+            if let Some(problems) = refused.get(&entry.id) {
+                let (method, path) = entry.operation.split_once(' ').unwrap_or_default();
+                let pointer = format!("/paths/{}/{}", escape(path), method.to_ascii_lowercase());
+                entry.outcome = Outcome::NotImported(problems.iter().map(|p| (p.clone(), pointer.clone())).collect());
+            }
+        }
+    }
 }
 
 /// The snake_case name of a title: `Swagger Petstore` → `swagger_petstore`.
@@ -348,6 +378,7 @@ struct Cx<'a> {
     doc: &'a Value,
     models: IndexMap<String, ModelDef>,
     enums: IndexMap<String, EnumDef>,
+    unions: IndexMap<String, crate::spec::UnionDef>,
     /// Component schema name → the spec name given to it.
     names: BTreeMap<String, String>,
     /// Every model and enum name given.
@@ -796,7 +827,7 @@ impl OpCx<'_, '_> {
                 self.drop(format!("a $ref to nothing ({r})"), at);
                 return None;
             };
-            let named = if is_object(&target) || is_string_enum(&target) {
+            let named = if is_object(&target) || is_string_enum(&target) || is_union(&target) {
                 self.component(&name, &target)?
             } else {
                 // An alias of a scalar, a list or a map: its type inline.
@@ -808,7 +839,25 @@ impl OpCx<'_, '_> {
             def.nullable = nullable;
             return Some(Typed { ty: named, def });
         }
-        for unsupported in ["oneOf", "anyOf", "not", "if", "const", "prefixItems", "patternProperties"] {
+        if let Some((kw, members)) = one_of(&schema) {
+            // `null` among the members is nullability; one member left is that member.
+            let others: Vec<Value> =
+                members.iter().filter(|m| m.get("type").and_then(Value::as_str) != Some("null")).cloned().collect();
+            let nullable = nullable || others.len() < members.len();
+            if others.len() == 1 {
+                let mut t = self.typed(&others[0], hint, &format!("{at}/{kw}/0"))?;
+                t.def.nullable |= nullable;
+                return Some(t);
+            }
+            let name = self.cx.fresh(hint);
+            let union = self.union_of(&schema, &name, at)?;
+            self.cx.unions.insert(name.clone(), union);
+            let description = schema.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+            let mut def = blank_field(&name, description);
+            def.nullable = nullable;
+            return Some(Typed { ty: name, def });
+        }
+        for unsupported in ["not", "if", "const", "prefixItems", "patternProperties"] {
             if schema.get(unsupported).is_some() {
                 self.drop(format!("`{unsupported}` in a schema (not imported yet)"), &format!("{at}/{unsupported}"));
                 return None;
@@ -994,6 +1043,18 @@ impl OpCx<'_, '_> {
             }
             return made;
         }
+        if is_union(schema) {
+            match self.union_of(schema, &ours, &at) {
+                Some(u) => {
+                    self.cx.unions.insert(ours.clone(), u);
+                    return Some(ours);
+                }
+                None => {
+                    self.cx.names.remove(name);
+                    return None;
+                }
+            }
+        }
         // Placed first, so a model that refers to itself finds its name.
         self.cx
             .models
@@ -1046,6 +1107,100 @@ impl OpCx<'_, '_> {
             return None;
         }
         Some(ModelDef { description, fields, additional })
+    }
+
+    /// A union of object schemas: tagged by the discriminator's property (each variant a model of
+    /// the member's other fields, named after the union and its tag value), else untagged (each
+    /// variant the member's model, told apart by a required field only it has).
+    fn union_of(&mut self, schema: &Value, name: &str, at: &str) -> Option<crate::spec::UnionDef> {
+        let (kw, members) = one_of(schema)?;
+        let description = schema.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+        let tag = schema.pointer("/discriminator/propertyName").and_then(Value::as_str).map(str::to_string);
+        let mapping: Vec<(String, String)> = schema
+            .pointer("/discriminator/mapping")
+            .and_then(Value::as_object)
+            .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
+            .unwrap_or_default();
+        if kw == "anyOf" {
+            self.notes.push(format!("`anyOf` at {at} is read as `oneOf`: a value is one of the members"));
+        }
+        let mut variants: IndexMap<String, String> = IndexMap::new();
+        // Untagged: each variant's key, required fields and every field.
+        let mut shapes: Vec<(String, Vec<String>, Vec<String>)> = Vec::new();
+        for (i, member) in members.iter().enumerate() {
+            let mat = format!("{at}/{kw}/{i}");
+            let Some(r) = member.get("$ref").and_then(Value::as_str) else {
+                self.drop("a union member that is not a $ref to an object schema", &mat);
+                return None;
+            };
+            let component = r.strip_prefix("#/components/schemas/").unwrap_or(r).replace("~1", "/").replace("~0", "~");
+            let target = match self.cx.resolve(member) {
+                Ok(t) => t.clone(),
+                Err(e) => {
+                    self.drop(e, &mat);
+                    return None;
+                }
+            };
+            let target = if target.get("allOf").is_some() { self.merge_all_of(&target, &mat)? } else { target };
+            if !is_object(&target) {
+                self.drop("a union member that is not an object", &mat);
+                return None;
+            }
+            match &tag {
+                Some(tag) => {
+                    let value = mapping
+                        .iter()
+                        .find(|(_, to)| to == r)
+                        .map(|(k, _)| k.clone())
+                        .unwrap_or_else(|| component.clone());
+                    if !crate::load::is_wire_ident(&value) {
+                        self.drop(format!("the tag value `{value}` (a variant's name is an identifier)"), &mat);
+                        return None;
+                    }
+                    // The tag is written beside the variant's fields: the member without it.
+                    let mut stripped = target.clone();
+                    if let Some(Value::Object(props)) = stripped.get_mut("properties") {
+                        props.remove(tag);
+                    }
+                    if let Some(Value::Array(req)) = stripped.get_mut("required") {
+                        req.retain(|x| x.as_str() != Some(tag.as_str()));
+                    }
+                    let model_name = self.cx.fresh(&format!("{name}_{value}"));
+                    let model = self.model_of(&stripped, &model_name, &mat)?;
+                    self.cx.models.insert(model_name.clone(), model);
+                    variants.insert(value, model_name);
+                }
+                None => {
+                    let model = self.component(&component, &target)?;
+                    let key = component.to_snake_case();
+                    let names = |k: &str| -> Vec<String> {
+                        match target.get(k) {
+                            Some(Value::Object(m)) => m.keys().cloned().collect(),
+                            Some(Value::Array(a)) => a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
+                            _ => Vec::new(),
+                        }
+                    };
+                    shapes.push((key.clone(), names("required"), names("properties")));
+                    variants.insert(key, model);
+                }
+            }
+        }
+        if let Some(tag) = &tag {
+            self.notes.push(format!("the union at {at} is tagged by `{tag}`, written beside each variant's fields"));
+        }
+        for (key, required, _) in &shapes {
+            let own = required.iter().any(|f| !shapes.iter().any(|(k, _, fields)| k != key && fields.contains(f)));
+            if !own {
+                self.drop(
+                    format!(
+                        "an untagged union whose variant `{key}` has no required field of its own (no discriminator)"
+                    ),
+                    at,
+                );
+                return None;
+            }
+        }
+        Some(crate::spec::UnionDef { description, tag, variants })
     }
 
     /// One object of every `allOf` member's properties and required names.
@@ -1174,17 +1329,48 @@ impl OpCx<'_, '_> {
             );
             return;
         }
-        if resp.get("headers").and_then(Value::as_object).is_some_and(|h| !h.is_empty()) {
-            self.drop("response headers (not imported yet)", &format!("{at}/headers"));
-        }
+        let Some(headers) = self.response_headers(&resp, &at) else { return };
         let content = resp.get("content").and_then(Value::as_object).cloned().unwrap_or_default();
+        def.status = (status != 200).then_some(status);
         if content.is_empty() {
-            if status != 204 {
-                self.drop(format!("a {status} answer without content (only 204 answers nothing)"), &at);
+            if status == 204 || (headers.is_empty() && status == 200) {
+                def.status = None;
+                if status == 200 {
+                    self.drop("a 200 answer without content (a body-less answer is 204)", &at);
+                }
+                return;
             }
+            if headers.is_empty() {
+                self.drop(format!("a {status} answer without content or headers"), &at);
+                return;
+            }
+            let mut headers = headers;
+            if (300..400).contains(&status) {
+                // A redirect answers its `Location`, required, and nothing else.
+                let alone = headers.len() == 1;
+                match headers.get_mut("location") {
+                    Some(location) if alone => {
+                        if location.optional {
+                            self.notes.push("the redirect's `Location` is required".into());
+                        }
+                        location.optional = false;
+                    }
+                    _ => {
+                        self.drop(
+                            "a redirect without a `Location` header, or with other headers",
+                            &format!("{at}/headers"),
+                        );
+                        return;
+                    }
+                }
+            }
+            // An answer of headers alone: a model of them, and no body.
+            let name = self.cx.fresh(&format!("{id}_output"));
+            let description = resp.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+            self.cx.models.insert(name.clone(), ModelDef { description, fields: headers, additional: None });
+            def.output = Some(name);
             return;
         }
-        def.status = (status != 200).then_some(status);
         let json = content.keys().find(|m| is_json(m)).cloned();
         match json {
             Some(media) => {
@@ -1199,17 +1385,80 @@ impl OpCx<'_, '_> {
                     self.drop("a nullable success body", &sat);
                     return;
                 }
-                def.output = Some(typed.ty);
+                if headers.is_empty() {
+                    def.output = Some(typed.ty);
+                    return;
+                }
+                // Headers beside the body: one output model of the body's fields and the headers.
+                let Some(body) = self.cx.models.get(&typed.ty).cloned() else {
+                    self.drop("response headers beside a body that is not an object", &format!("{at}/headers"));
+                    return;
+                };
+                let name = self.cx.fresh(&format!("{id}_output"));
+                let mut fields = body.fields.clone();
+                for (k, f) in headers {
+                    if fields.contains_key(&k) {
+                        self.drop(format!("the header field `{k}`, also a body field"), &format!("{at}/headers"));
+                        return;
+                    }
+                    fields.insert(k, f);
+                }
+                self.notes
+                    .push(format!("the answer is `{name}`: the fields of `{}` and the response headers", typed.ty));
+                self.cx
+                    .models
+                    .insert(name.clone(), ModelDef { description: body.description, fields, additional: None });
+                def.output = Some(name);
             }
             None => {
                 if content.keys().any(|m| m == "text/event-stream" || m == "application/x-ndjson") {
                     self.drop("a stream answer (not imported yet)", &format!("{at}/content"));
                     return;
                 }
+                if !headers.is_empty() {
+                    self.drop("response headers beside a file", &format!("{at}/headers"));
+                    return;
+                }
                 def.output = Some("file".into());
                 def.media_types = content.keys().cloned().collect();
             }
         }
+    }
+
+    /// A response's headers as output fields (`in = "header"`, snake_case names): strings or
+    /// integers, as the spec language carries them.
+    fn response_headers(&mut self, resp: &Value, at: &str) -> Option<IndexMap<String, FieldDef>> {
+        let mut fields = IndexMap::new();
+        for (name, raw) in resp.get("headers").and_then(Value::as_object).into_iter().flatten() {
+            let hat = format!("{at}/headers/{}", escape(name));
+            let h = match self.cx.resolve(raw) {
+                Ok(h) => h.clone(),
+                Err(e) => {
+                    self.drop(e, &hat);
+                    return None;
+                }
+            };
+            let field = name.to_snake_case();
+            if !crate::load::is_wire_ident(&field) || field.is_empty() {
+                self.drop(format!("the response header `{name}`"), &hat);
+                return None;
+            }
+            let schema = h.get("schema").cloned().unwrap_or(serde_json::json!({"type": "string"}));
+            let typed = self.typed(&schema, &format!("{field}_header"), &format!("{hat}/schema"))?;
+            if typed.ty != "string" && typed.ty != "integer" {
+                self.drop(format!("the response header `{name}` of type `{}`", typed.ty), &hat);
+                return None;
+            }
+            let mut def = typed.def;
+            def.location = Location::Header;
+            def.optional = h.get("required").and_then(Value::as_bool) != Some(true);
+            def.description = h.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+            if !crate::ir::header_name(&field).eq_ignore_ascii_case(name) {
+                self.notes.push(format!("response header `{name}` is sent as `{}`", crate::ir::header_name(&field)));
+            }
+            fields.insert(field, def);
+        }
+        Some(fields)
     }
 
     /// The MCP tool, when the options select this operation and it can travel over MCP.
@@ -1286,6 +1535,15 @@ fn is_json(media: &str) -> bool {
 fn is_object(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("object")
         || (schema.get("type").is_none() && (schema.get("properties").is_some() || schema.get("allOf").is_some()))
+}
+
+fn is_union(schema: &Value) -> bool {
+    one_of(schema).is_some()
+}
+
+/// The members of a `oneOf` (or `anyOf`), and which keyword held them.
+fn one_of(schema: &Value) -> Option<(&'static str, Vec<Value>)> {
+    ["oneOf", "anyOf"].into_iter().find_map(|kw| Some((kw, schema.get(kw)?.as_array()?.clone())))
 }
 
 fn is_string_enum(schema: &Value) -> bool {

@@ -211,6 +211,15 @@ pub fn write(spec: &Spec) -> String {
             .collect();
         let _ = writeln!(out, "values = [{}]", values.join(", "));
     }
+    for (name, u) in &spec.unions {
+        let _ = writeln!(out, "\n[unions.{name}]");
+        let _ = writeln!(out, "description = {}", s(&u.description));
+        if let Some(tag) = &u.tag {
+            let _ = writeln!(out, "tag = {}", s(tag));
+        }
+        let variants: Vec<String> = u.variants.iter().map(|(k, m)| format!("{} = {}", key(k), s(m))).collect();
+        let _ = writeln!(out, "variants = {{ {} }}", variants.join(", "));
+    }
     for (name, m) in &spec.models {
         model(&mut out, name, m);
     }

@@ -31,6 +31,13 @@ fn a_petstore_imports_with_its_names_and_a_report_of_what_changed() {
                 notes.iter().any(|n| n.contains("the body schema `NewPet` is the input's body fields")),
                 "{notes:?}"
             );
+            assert!(
+                notes
+                    .iter()
+                    .any(|n| n
+                        .contains("the answer is `CreatePetsOutput`: the fields of `Pet` and the response headers")),
+                "{notes:?}"
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -38,15 +45,20 @@ fn a_petstore_imports_with_its_names_and_a_report_of_what_changed() {
         Outcome::NotImported(why) => assert_eq!(
             why,
             &[(
-                "`oneOf` in a schema (not imported yet)".to_string(),
-                "/paths/~1pets~1{petId}~1owner/get/responses/200/content/application~1json/schema/oneOf".to_string()
+                "an untagged union whose variant `new_pet` has no required field of its own (no discriminator)"
+                    .to_string(),
+                "/paths/~1pets~1{petId}~1owner/get/responses/200/content/application~1json/schema".to_string()
             )]
         ),
         other => panic!("{other:?}"),
     }
+    match outcome(report, "pet_keeper") {
+        Outcome::Normalised(notes) => assert!(notes[0].contains("tagged by `kind`"), "{notes:?}"),
+        other => panic!("{other:?}"),
+    }
     assert!(report.partial());
     let text = report.to_string();
-    assert!(text.ends_with("8 operations: 4 exact, 3 normalised, 1 not imported\n"), "{text}");
+    assert!(text.ends_with("10 operations: 5 exact, 4 normalised, 1 not imported\n"), "{text}");
 
     // The spec a person would write: the document's names, camelCase kept on the wire.
     let spec = &imported.toml;
@@ -65,6 +77,12 @@ fn a_petstore_imports_with_its_names_and_a_report_of_what_changed() {
         "output = \"map<integer>\"",
         "media_types = [\"image/png\"]",
         "base_path = \"/v1\"",
+        "[unions.Keeper]",
+        "fields.location = { type = \"string\", in = \"header\", description = \"Where the pet is.\" }",
+        "fields.retry_after = { type = \"integer\", in = \"header\", optional = true, description = \"\" }",
+        "status = 202",
+        "[models.KeeperShelter]",
+        "fields.capacity = { type = \"integer\", optional = true, minimum = 0, description = \"\" }",
     ] {
         assert!(spec.contains(line), "{line}\n{spec}");
     }
