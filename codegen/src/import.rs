@@ -164,6 +164,8 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
         models: IndexMap::new(),
         enums: IndexMap::new(),
         unions: IndexMap::new(),
+        pagination: None,
+        rate_limit_headers: false,
         names: BTreeMap::new(),
         taken: BTreeSet::new(),
     };
@@ -187,7 +189,14 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
             // What a left-out operation made (its models, enums, codes, scopes) goes with it.
             let saved = (cx.models.clone(), cx.enums.clone(), cx.unions.clone(), cx.names.clone(), cx.taken.clone());
             let (saved_errors, saved_scopes) = (errors.clone(), scopes.clone());
-            let mut ox = OpCx { cx: &mut cx, notes: Vec::new(), drops: Vec::new() };
+            let mut ox = OpCx {
+                cx: &mut cx,
+                notes: Vec::new(),
+                drops: Vec::new(),
+                rate_limited: false,
+                paged: false,
+                platform_params: Vec::new(),
+            };
             let built = ox.operation(&id, method, path, item, op, &pointer, options, &mut scopes, &mut errors);
             let outcome = match (built, ox.drops.is_empty()) {
                 (Some(def), true) => {
@@ -265,7 +274,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
             scopes,
             stored_tokens: Vec::new(),
         },
-        pagination: Pagination::default(),
+        pagination: cx.pagination.clone().unwrap_or_default(),
         rate_limits: None,
         errors,
         error_roles: Default::default(),
@@ -278,6 +287,12 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
     };
     if spec.operations.is_empty() && !report.entries.is_empty() && spec.security.scopes.len() == 1 {
         report.service.push("no operation could be imported".into());
+    }
+    if cx.rate_limit_headers {
+        report.service.push(
+            "the `X-RateLimit-*` headers are sent once `[rate_limits]` declares the plans (the document gives no limits)"
+                .into(),
+        );
     }
     report.service.push(
         "errors are written in Specwright's error envelope, and input that breaks the schema is answered 422 \
@@ -379,6 +394,10 @@ struct Cx<'a> {
     models: IndexMap<String, ModelDef>,
     enums: IndexMap<String, EnumDef>,
     unions: IndexMap<String, crate::spec::UnionDef>,
+    /// The page rules of the first paginated operation.
+    pagination: Option<Pagination>,
+    /// Some answer shows rate-limit headers.
+    rate_limit_headers: bool,
     /// Component schema name → the spec name given to it.
     names: BTreeMap<String, String>,
     /// Every model and enum name given.
@@ -423,7 +442,34 @@ struct OpCx<'c, 'a> {
     cx: &'c mut Cx<'a>,
     notes: Vec<String>,
     drops: Vec<(String, String)>,
+    /// The document shows rate-limit headers on its answers.
+    rate_limited: bool,
+    /// The document shows a page's headers (`X-Total-Count`, `Link`).
+    paged: bool,
+    /// Request headers the platform reads (`If-Match`, …), and where each was.
+    platform_params: Vec<(String, String)>,
 }
+
+/// Request headers the platform reads itself for conditional requests and ranges.
+const PLATFORM_REQUEST_HEADERS: &[&str] = &["if-match", "if-none-match", "range", "if-range"];
+
+/// Response headers the platform sends itself, from what a spec declares otherwise.
+const PLATFORM_HEADERS: &[&str] = &[
+    "x-ratelimit-limit",
+    "x-ratelimit-remaining",
+    "x-ratelimit-reset",
+    "x-request-id",
+    "deprecation",
+    "sunset",
+    "etag",
+    "cache-control",
+    "content-disposition",
+    "content-range",
+    "accept-ranges",
+    "x-content-type-options",
+    "x-total-count",
+    "link",
+];
 
 /// A field's type and its constraints, from a schema.
 struct Typed {
@@ -521,6 +567,23 @@ impl OpCx<'_, '_> {
         let input = self.input(id, item, op, pointer, &mut def);
         def.input = input;
         self.responses(id, op, pointer, &mut def, errors);
+        self.pages(&mut def);
+        for (header, at) in std::mem::take(&mut self.platform_params) {
+            let served = match header.as_str() {
+                "if-none-match" => def.conditional() == Some(support::Conditional::Read),
+                "if-match" => matches!(def.conditional(), Some(support::Conditional::Write { .. })),
+                _ => def.ranges,
+            };
+            if !served {
+                self.drop(
+                    format!("the request header `{header}` without the answers that go with it (304, 412, 206)"),
+                    &at,
+                );
+            }
+        }
+        if self.rate_limited {
+            self.cx.rate_limit_headers = true;
+        }
         if let Some(tool) = self.tool(id, op, &def, options) {
             def.mcp = Some(tool);
         }
@@ -643,6 +706,12 @@ impl OpCx<'_, '_> {
                 self.drop("a parameter with `content` (not a schema)", &at);
                 continue;
             }
+            // Request headers the platform reads for a feature the responses show (`conditional`,
+            // `ranges`): checked once the responses are read.
+            if location == Location::Header && PLATFORM_REQUEST_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+                self.platform_params.push((name.to_ascii_lowercase(), at.clone()));
+                continue;
+            }
             let field_name =
                 if location == Location::Header { name.to_snake_case().replace('-', "_") } else { name.clone() };
             if location == Location::Header {
@@ -717,6 +786,20 @@ impl OpCx<'_, '_> {
             self.drop("a request body without content", at);
             return;
         };
+        // Raw bodies of several media types: one file of any of them.
+        let raw = |m: &String| !is_json(m) && m != "multipart/form-data" && m != "application/x-www-form-urlencoded";
+        if content.len() > 1 && content.keys().all(raw) {
+            def.body = BodyFormat::Raw;
+            let mut f = blank_field(
+                "file",
+                body.get("description").and_then(Value::as_str).unwrap_or("The request body.").to_string(),
+            );
+            f.media_types = content.keys().cloned().collect();
+            f.max_size = Some(crate::rust::DEFAULT_MAX_FILE);
+            self.notes.push(format!("the body is at most {} bytes", crate::rust::DEFAULT_MAX_FILE));
+            fields.insert("body".into(), f);
+            return;
+        }
         if content.len() > 1 {
             let others: Vec<&String> = content.keys().filter(|k| **k != media).collect();
             self.drop(
@@ -864,6 +947,24 @@ impl OpCx<'_, '_> {
             }
         }
         let description = schema.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+        // One member beside annotations (OpenAPI 3.0's way to give a `$ref` a default or a
+        // description): that member, annotated.
+        if let Some([only]) = schema.get("allOf").and_then(Value::as_array).map(Vec::as_slice)
+            && schema.get("properties").is_none()
+        {
+            let mut t = self.typed(only, hint, &format!("{at}/allOf/0"))?;
+            t.def.nullable |= nullable;
+            if !description.is_empty() {
+                t.def.description = description;
+            }
+            if let Some(d) = schema.get("default") {
+                t.def.default = Some(d.clone());
+            }
+            if schema.get("deprecated").and_then(Value::as_bool) == Some(true) {
+                t.def.deprecated = true;
+            }
+            return Some(t);
+        }
         if schema.get("allOf").is_some() {
             let merged = self.merge_all_of(&schema, at)?;
             self.notes.push(format!("`allOf` at {at} is one model with every member's fields"));
@@ -1268,6 +1369,46 @@ impl OpCx<'_, '_> {
         Some(name.to_string())
     }
 
+    /// A list answered with a page's headers, taking `page` and `per_page`, is a paginated
+    /// operation: the pagination rules add those two, and the answer is the page's items.
+    fn pages(&mut self, def: &mut OperationDef) {
+        let Some(item) = def.output.as_deref().and_then(|o| o.strip_suffix("[]")).map(str::to_string) else { return };
+        if !self.paged || def.method() != Method::Get || !self.cx.models.contains_key(&item) {
+            return;
+        }
+        let Some(input) = def.input.clone() else { return };
+        let Some(model) = self.cx.models.get_mut(&input) else { return };
+        let query =
+            |m: &ModelDef, n: &str| m.fields.get(n).is_some_and(|f| f.location == Location::Query && f.ty == "integer");
+        if !query(model, "page") || !query(model, "per_page") {
+            return;
+        }
+        let per_page = model.fields.shift_remove("per_page");
+        model.fields.shift_remove("page");
+        let (default, max) =
+            per_page.map(|f| (f.default.and_then(|d| d.as_u64()), f.maximum.map(|m| m as u64))).unwrap_or_default();
+        let rules = Pagination {
+            default_per_page: default
+                .and_then(|d| u32::try_from(d).ok())
+                .unwrap_or(Pagination::default().default_per_page),
+            max_per_page: max.and_then(|m| u32::try_from(m).ok()).unwrap_or(Pagination::default().max_per_page),
+        };
+        match &self.cx.pagination {
+            Some(seen)
+                if (seen.default_per_page, seen.max_per_page) != (rules.default_per_page, rules.max_per_page) =>
+            {
+                self.notes.push(format!(
+                    "pages by the service's rules ({} per page, at most {}), not this operation's",
+                    seen.default_per_page, seen.max_per_page
+                ));
+            }
+            Some(_) => {}
+            None => self.cx.pagination = Some(rules),
+        }
+        def.paginated = true;
+        def.output = Some(item);
+    }
+
     /// The success answer and the error codes.
     fn responses(
         &mut self,
@@ -1279,6 +1420,8 @@ impl OpCx<'_, '_> {
     ) {
         let responses = op.get("responses").and_then(Value::as_object).cloned().unwrap_or_default();
         let mut success: Vec<(u16, Value, String)> = Vec::new();
+        // Answers the platform gives for a feature the spec declares.
+        let (mut precondition, mut required_precondition) = (false, false);
         for (status, raw) in &responses {
             let at = format!("{pointer}/responses/{}", escape(status));
             let resp = match self.cx.resolve(raw) {
@@ -1291,7 +1434,10 @@ impl OpCx<'_, '_> {
             match status.parse::<u16>() {
                 Ok(s) if (200..300).contains(&s) || (300..400).contains(&s) => success.push((s, resp, at)),
                 // Refusals the platform answers itself: documented for every operation.
-                Ok(401 | 403 | 405 | 408 | 413 | 415 | 422 | 429 | 500 | 503) => {}
+                Ok(401 | 403 | 405 | 408 | 413 | 415 | 416 | 422 | 429 | 500 | 503) => {}
+                // A conditional write's refusals (`conditional`), answered by the platform.
+                Ok(412) => precondition = true,
+                Ok(428) => required_precondition = true,
                 Ok(s) if (400..600).contains(&s) => {
                     let code = error_code(s);
                     let description = resp.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
@@ -1317,6 +1463,24 @@ impl OpCx<'_, '_> {
             def.errors.push("validation".into());
         }
         success.sort_by_key(|(s, ..)| *s);
+        // `304` to `If-None-Match` is a conditional read's; `206` a file's ranges.
+        let not_modified = success.iter().any(|(s, ..)| *s == 304);
+        let partial = success.iter().any(|(s, ..)| *s == 206);
+        success.retain(|(s, ..)| *s != 304 && *s != 206);
+        if not_modified && def.method() == Method::Get {
+            def.conditional = Some(crate::spec::ConditionalDef::On(true));
+        }
+        if (precondition || required_precondition) && def.method() != Method::Get {
+            def.conditional = Some(if required_precondition {
+                crate::spec::ConditionalDef::Mode(crate::spec::ConditionalMode::Required)
+            } else {
+                crate::spec::ConditionalDef::On(true)
+            });
+            // The platform hands `If-Match` to the implementation itself.
+            if let Some(input) = def.input.clone().and_then(|i| self.cx.models.get_mut(&i)) {
+                input.fields.shift_remove("if_match");
+            }
+        }
         let Some((status, resp, at)) = success.first().cloned() else {
             self.drop("no success response", &format!("{pointer}/responses"));
             return;
@@ -1421,6 +1585,7 @@ impl OpCx<'_, '_> {
                 }
                 def.output = Some("file".into());
                 def.media_types = content.keys().cloned().collect();
+                def.ranges = partial;
             }
         }
     }
@@ -1431,6 +1596,18 @@ impl OpCx<'_, '_> {
         let mut fields = IndexMap::new();
         for (name, raw) in resp.get("headers").and_then(Value::as_object).into_iter().flatten() {
             let hat = format!("{at}/headers/{}", escape(name));
+            // Headers the platform sends for what the spec declares elsewhere (rate limits, the
+            // request id, deprecation, tags, pages, files), not fields of the answer.
+            let lower = name.to_ascii_lowercase();
+            if PLATFORM_HEADERS.contains(&lower.as_str()) {
+                if lower.starts_with("x-ratelimit") {
+                    self.rate_limited = true;
+                }
+                if lower == "x-total-count" || lower == "link" {
+                    self.paged = true;
+                }
+                continue;
+            }
             let h = match self.cx.resolve(raw) {
                 Ok(h) => h.clone(),
                 Err(e) => {

@@ -101,6 +101,9 @@ fn field(f: &FieldDef) -> String {
 fn model(out: &mut String, name: &str, m: &ModelDef) {
     let _ = writeln!(out, "\n[models.{name}]");
     let _ = writeln!(out, "description = {}", s(&m.description));
+    if m.fields.is_empty() {
+        let _ = writeln!(out, "fields = {{}}");
+    }
     for (fname, f) in &m.fields {
         let _ = writeln!(out, "fields.{} = {}", key(fname), field(f));
     }
@@ -142,6 +145,21 @@ fn operation(out: &mut String, op: &OperationDef) {
         BodyFormat::Raw => {
             let _ = writeln!(out, "body = \"raw\"");
         }
+    }
+    if op.paginated {
+        let _ = writeln!(out, "paginated = true");
+    }
+    match op.conditional {
+        Some(crate::spec::ConditionalDef::On(true)) => {
+            let _ = writeln!(out, "conditional = true");
+        }
+        Some(crate::spec::ConditionalDef::Mode(_)) => {
+            let _ = writeln!(out, "conditional = \"required\"");
+        }
+        _ => {}
+    }
+    if op.ranges {
+        let _ = writeln!(out, "ranges = true");
     }
     if let Some(status) = op.status {
         let _ = writeln!(out, "status = {status}");
@@ -195,6 +213,14 @@ pub fn write(spec: &Spec) -> String {
         out,
         "\n# Bodies as the document writes them: the output itself, no envelope.\n[wire]\nsuccess = \"bare\""
     );
+    let p = &spec.pagination;
+    if (p.default_per_page, p.max_per_page) != (20, 100) {
+        let _ = writeln!(
+            out,
+            "\n[pagination]\ndefault_per_page = {}\nmax_per_page = {}",
+            p.default_per_page, p.max_per_page
+        );
+    }
     for (code, e) in &spec.errors {
         let _ = writeln!(out, "\n[errors.{}]", key(code));
         let _ = writeln!(out, "status = {}", e.status);
