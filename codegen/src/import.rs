@@ -557,11 +557,18 @@ impl OpCx<'_, '_> {
             ranges: false,
         };
         if op.get("deprecated").and_then(Value::as_bool) == Some(true) {
-            // The spec language dates a deprecation (its `Deprecation` header); the document does not.
-            self.drop(
-                "a deprecated operation without a date (the spec language asks for one)",
-                &format!("{pointer}/deprecated"),
-            );
+            // The spec language dates a deprecation (its `Deprecation` header): the date a
+            // document Specwright wrote gives in its description, else none to be had.
+            match deprecation_of(&def.description) {
+                Some((deprecated, rest)) => {
+                    def.deprecated = Some(deprecated);
+                    def.description = rest;
+                }
+                None => self.drop(
+                    "a deprecated operation without a date (the spec language asks for one)",
+                    &format!("{pointer}/deprecated"),
+                ),
+            }
         }
         def.scope = self.scope(op, method, pointer, options, scopes);
         let input = self.input(id, item, op, pointer, &mut def);
@@ -714,8 +721,8 @@ impl OpCx<'_, '_> {
             }
             let field_name =
                 if location == Location::Header { name.to_snake_case().replace('-', "_") } else { name.clone() };
-            if location == Location::Header {
-                self.notes.push(format!("header `{name}` is the field `{field_name}`"));
+            if location == Location::Header && !crate::ir::header_name(&field_name).eq_ignore_ascii_case(&name) {
+                self.notes.push(format!("header `{name}` is sent as `{}`", crate::ir::header_name(&field_name)));
             }
             if !crate::load::is_wire_ident(&field_name) {
                 self.drop(format!("the parameter name `{name}`"), &at);
@@ -1575,8 +1582,30 @@ impl OpCx<'_, '_> {
                 def.output = Some(name);
             }
             None => {
-                if content.keys().any(|m| m == "text/event-stream" || m == "application/x-ndjson") {
-                    self.drop("a stream answer (not imported yet)", &format!("{at}/content"));
+                if let Some(media) = content.keys().find(|m| *m == "text/event-stream" || *m == "application/x-ndjson")
+                {
+                    // A stream of one model per event: OpenAPI 3.2's `itemSchema` (or the
+                    // `x-item-schema` extension that carries it in 3.1) names it.
+                    let mat = format!("{at}/content/{}", escape(media));
+                    let item =
+                        content[media].get("itemSchema").or_else(|| content[media].get("x-item-schema")).cloned();
+                    let Some(item) = item.filter(|i| i.get("$ref").is_some()) else {
+                        self.drop("a stream whose events have no item schema (`itemSchema`)", &mat);
+                        return;
+                    };
+                    let Some(typed) = self.typed(&item, &format!("{id}_event"), &format!("{mat}/itemSchema")) else {
+                        return;
+                    };
+                    if !self.cx.models.contains_key(&typed.ty) || content.len() > 1 || !headers.is_empty() {
+                        self.drop("a stream of other than one model per event", &mat);
+                        return;
+                    }
+                    def.stream = Some(if media == "text/event-stream" {
+                        support::StreamFormat::Sse
+                    } else {
+                        support::StreamFormat::Ndjson
+                    });
+                    def.output = Some(typed.ty);
                     return;
                 }
                 if !headers.is_empty() {
@@ -1658,6 +1687,23 @@ impl OpCx<'_, '_> {
         let description = if def.description.is_empty() { def.summary.clone() } else { def.description.clone() };
         Some(crate::spec::McpToolDef { name: id.to_string(), title, description, destructive: None, idempotent: None })
     }
+}
+
+/// The deprecation a description states as Specwright writes it (`**Deprecated** since
+/// 2026-11-26; it may be removed from 2027-06-01. Use …`), and the description without it.
+fn deprecation_of(description: &str) -> Option<(crate::spec::Deprecated, String)> {
+    let start = description.find("**Deprecated** since ")?;
+    let after = &description[start + "**Deprecated** since ".len()..];
+    let since = after.get(..10).filter(|d| support::is_date(d))?.to_string();
+    let mut rest = &after[10..];
+    let mut sunset = None;
+    if let Some(r) = rest.strip_prefix("; it may be removed from ") {
+        sunset = Some(r.get(..10).filter(|d| support::is_date(d))?.to_string());
+        rest = &r[10..];
+    }
+    let instead = rest.strip_prefix('.').unwrap_or(rest).trim().to_string();
+    let before = description[..start].trim_end().to_string();
+    Some((crate::spec::Deprecated { since, sunset, instead }, before))
 }
 
 /// The catalog code of an error status: the prelude's where it has one, else `http_{status}`.

@@ -149,6 +149,15 @@ fn operation(out: &mut String, op: &OperationDef) {
     if op.paginated {
         let _ = writeln!(out, "paginated = true");
     }
+    match op.stream {
+        Some(support::StreamFormat::Sse) => {
+            let _ = writeln!(out, "stream = \"sse\"");
+        }
+        Some(support::StreamFormat::Ndjson) => {
+            let _ = writeln!(out, "stream = \"ndjson\"");
+        }
+        None => {}
+    }
     match op.conditional {
         Some(crate::spec::ConditionalDef::On(true)) => {
             let _ = writeln!(out, "conditional = true");
@@ -160,6 +169,11 @@ fn operation(out: &mut String, op: &OperationDef) {
     }
     if op.ranges {
         let _ = writeln!(out, "ranges = true");
+    }
+    if let Some(d) = &op.deprecated {
+        let sunset = d.sunset.as_deref().map(|x| format!(", sunset = {}", s(x))).unwrap_or_default();
+        let instead = if d.instead.is_empty() { String::new() } else { format!(", instead = {}", s(&d.instead)) };
+        let _ = writeln!(out, "deprecated = {{ since = {}{sunset}{instead} }}", s(&d.since));
     }
     if let Some(status) = op.status {
         let _ = writeln!(out, "status = {status}");
