@@ -541,8 +541,8 @@ mod tests {
     fn a_subscriber_url_is_https_to_a_public_host_without_credentials() {
         let refused = |url: &str| check_url(url, false).expect_err(url).to_string();
         assert_eq!(
-            check_url("https://hooks.example.com/notes?k=1", false).unwrap(),
-            "https://hooks.example.com/notes?k=1"
+            check_url("https://hooks.example.com/inbox?k=1", false).unwrap(),
+            "https://hooks.example.com/inbox?k=1"
         );
         assert_eq!(refused("http://hooks.example.com/"), "url must be https");
         assert_eq!(refused("ftp://hooks.example.com/"), "url must be https");
