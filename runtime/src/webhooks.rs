@@ -272,6 +272,14 @@ impl Webhooks {
     pub async fn deliver_due(&self) -> Result<usize, sqlx::Error> {
         self.purge_now_and_then().await;
         let now = now_ms();
+        // A read first: an idle outbox costs no write transaction a second.
+        let due = sqlx::query("SELECT 1 FROM webhook_deliveries WHERE state = 'pending' AND next_at <= $1 LIMIT 1")
+            .bind(now)
+            .fetch_optional(self.store.readers())
+            .await?;
+        if due.is_none() {
+            return Ok(0);
+        }
         // The lease: a claimed delivery is due again only after an attempt would have ended.
         let lease = now + i64::try_from(self.settings.timeout.as_millis()).unwrap_or(i64::MAX / 2) + 5_000;
         let skip_locked = match self.store.backend() {
