@@ -308,7 +308,21 @@ impl Webhooks {
             })
             .collect();
         let n = claimed.len();
-        futures_util::future::join_all(claimed.into_iter().map(|c| self.attempt(c))).await;
+        // Each attempt a task of its own: it writes its outcome in a transaction, and one task
+        // holds at most one (a second `begin` in the same task would wait on SQLite's writer
+        // for the first). A panicking attempt ends its task, not the deliverer.
+        let attempts: Vec<_> = claimed
+            .into_iter()
+            .map(|c| {
+                let me = self.clone();
+                tokio::spawn(async move { me.attempt(c).await })
+            })
+            .collect();
+        for a in attempts {
+            if let Err(e) = a.await {
+                tracing::warn!("a webhook attempt ended abnormally: {e}");
+            }
+        }
         Ok(n)
     }
 

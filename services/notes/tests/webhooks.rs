@@ -187,3 +187,39 @@ async fn webhooks(database_url: Option<&str>) {
 }
 
 on_both_backends!(webhooks: changes_are_posted_signed_retried_and_kept_across_a_crash_on_sqlite, changes_are_posted_signed_retried_and_kept_across_a_crash_on_postgres, "notes webhooks");
+
+/// Several subscribers of one tenant: each change is one delivery to each, made concurrently.
+async fn fan_out(database_url: Option<&str>) {
+    let s = Server::start(database_url).await;
+    let client = reqwest::Client::new();
+    let write = s.token(&format!("fan-{}", uuid::Uuid::now_v7().simple()), "notes:write");
+    let receiver = Receiver::default();
+    let url = receiver.start().await;
+    for i in 0..5 {
+        let made = client
+            .post(s.url("/api/v1/webhooks"))
+            .bearer_auth(&write)
+            .json(&json!({"url": format!("{url}?subscriber={i}")}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(made.status(), 201);
+    }
+    for title in ["one", "two", "three"] {
+        let created = client
+            .post(s.url("/api/v1/notes"))
+            .bearer_auth(&write)
+            .json(&json!({"title": title}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(created.status(), 201);
+    }
+    let got = receiver.wait_for(15).await;
+    let ids: std::collections::BTreeSet<String> = got.iter().map(|(h, _)| header(h, "webhook-id")).collect();
+    assert_eq!(ids.len(), 3, "one message per change, sent to each subscriber");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(receiver.requests().len(), 15, "each delivered once");
+}
+
+on_both_backends!(fan_out: each_subscriber_gets_each_change_once_on_sqlite, each_subscriber_gets_each_change_once_on_postgres, "notes webhook fan-out");

@@ -21,9 +21,19 @@ pub struct Server {
 }
 
 impl Drop for Server {
+    /// Stops the server, and fails the test if the server panicked anywhere (a handler, a
+    /// background task): a black-box test sees only answers, and a task that panicked in the
+    /// background answers nothing.
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let log = std::fs::read_to_string(self._dir.path().join("server.log")).unwrap_or_default();
+        if let Some(at) = log.find("panicked at")
+            && !std::thread::panicking()
+        {
+            let end = log[at..].find("\nstack backtrace").map_or(log.len(), |e| at + e);
+            panic!("the notes server panicked: {}", &log[at..end.min(at + 2000)]);
+        }
     }
 }
 
