@@ -659,14 +659,14 @@ pub struct NewSubscription {
 pub struct SubscribeInput {
     /// An `https` URL that answers 2xx to a delivery.
     pub url: String,
-    /// The event types to receive; every type when left out.
+    /// The event types to receive (`note.changed`); every type when left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<Vec<String>>,
 }
 /// Field specs of [`SubscribeInput`], for validation.
 pub static SUBSCRIBE_INPUT_FIELDS: [FieldSpec; 2usize] = [
     FieldSpec::body("url", Kind::String).required().max_length(2048).format(support::Format::Uri),
-    FieldSpec::body("events", Kind::List(&Kind::String)).max_items(10).pattern("^[a-z][a-z0-9_.]*$"),
+    FieldSpec::body("events", Kind::List(&Kind::String)).max_items(10).pattern("^note\\.changed$"),
 ];
 /// Names a subscription.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
