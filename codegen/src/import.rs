@@ -477,30 +477,6 @@ struct Typed {
     def: FieldDef,
 }
 
-fn blank_field(ty: &str, description: String) -> FieldDef {
-    FieldDef {
-        ty: ty.to_string(),
-        description,
-        optional: false,
-        nullable: false,
-        location: Location::Body,
-        minimum: None,
-        maximum: None,
-        min_length: None,
-        max_length: None,
-        min_items: None,
-        max_items: None,
-        pattern: None,
-        secret: false,
-        example: None,
-        format: None,
-        deprecated: false,
-        default: None,
-        media_types: Vec::new(),
-        max_size: None,
-    }
-}
-
 impl OpCx<'_, '_> {
     fn drop(&mut self, construct: impl Into<String>, pointer: &str) {
         self.drops.push((construct.into(), pointer.to_string()));
@@ -797,7 +773,7 @@ impl OpCx<'_, '_> {
         let raw = |m: &String| !is_json(m) && m != "multipart/form-data" && m != "application/x-www-form-urlencoded";
         if content.len() > 1 && content.keys().all(raw) {
             def.body = BodyFormat::Raw;
-            let mut f = blank_field(
+            let mut f = FieldDef::new(
                 "file",
                 body.get("description").and_then(Value::as_str).unwrap_or("The request body.").to_string(),
             );
@@ -851,12 +827,16 @@ impl OpCx<'_, '_> {
                     self.drop("a form body that is not an object", &sat);
                     return;
                 }
+                if resolved.get("additionalProperties").is_some_and(|a| a != &Value::Bool(false)) {
+                    self.drop("additional properties in a form", &format!("{sat}/additionalProperties"));
+                    return;
+                }
                 def.body = if media == "multipart/form-data" { BodyFormat::Multipart } else { BodyFormat::Form };
                 self.object_fields(&resolved, id, &sat, fields, Location::Body);
             }
             other => {
                 def.body = BodyFormat::Raw;
-                let mut f = blank_field(
+                let mut f = FieldDef::new(
                     "file",
                     body.get("description").and_then(Value::as_str).unwrap_or("The request body.").to_string(),
                 );
@@ -896,9 +876,6 @@ impl OpCx<'_, '_> {
             }
             fields.insert(prop.clone(), typed.def);
         }
-        if schema.get("additionalProperties").is_some_and(|a| a != &Value::Bool(false)) {
-            self.drop("additional properties in a request body's fields", &format!("{at}/additionalProperties"));
-        }
     }
 
     /// The type of `schema` (with its constraints), naming what it creates after `hint`.
@@ -925,7 +902,7 @@ impl OpCx<'_, '_> {
                 t.def.nullable |= nullable;
                 return Some(t);
             };
-            let mut def = blank_field(&named, description);
+            let mut def = FieldDef::new(&named, description);
             def.nullable = nullable;
             return Some(Typed { ty: named, def });
         }
@@ -943,7 +920,7 @@ impl OpCx<'_, '_> {
             let union = self.union_of(&schema, &name, at)?;
             self.cx.unions.insert(name.clone(), union);
             let description = schema.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
-            let mut def = blank_field(&name, description);
+            let mut def = FieldDef::new(&name, description);
             def.nullable = nullable;
             return Some(Typed { ty: name, def });
         }
@@ -978,7 +955,7 @@ impl OpCx<'_, '_> {
             let name = self.cx.fresh(hint);
             let model = self.model_of(&merged, &name, at)?;
             self.cx.models.insert(name.clone(), model);
-            let mut def = blank_field(&name, description);
+            let mut def = FieldDef::new(&name, description);
             def.nullable = nullable;
             return Some(Typed { ty: name, def });
         }
@@ -987,7 +964,7 @@ impl OpCx<'_, '_> {
         } else {
             ""
         });
-        let mut def = blank_field("", description);
+        let mut def = FieldDef::new("", description);
         def.nullable = nullable;
         let number = |k: &str| schema.get(k).and_then(Value::as_f64);
         let count = |k: &str| schema.get(k).and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok());
@@ -1186,18 +1163,7 @@ impl OpCx<'_, '_> {
         let description = schema.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
         let mut fields = IndexMap::new();
         let before = self.drops.len();
-        let required: Vec<&str> =
-            schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
-        for (prop, s) in schema.get("properties").and_then(Value::as_object).into_iter().flatten() {
-            let pat = format!("{at}/properties/{}", escape(prop));
-            if !crate::load::is_wire_ident(prop) {
-                self.drop(format!("the property name `{prop}`"), &pat);
-                continue;
-            }
-            let Some(mut typed) = self.typed(s, &format!("{name}_{prop}"), &pat) else { continue };
-            typed.def.optional = !required.contains(&prop.as_str());
-            fields.insert(prop.clone(), typed.def);
-        }
+        self.object_fields(&schema, name, at, &mut fields, Location::Body);
         let additional = match schema.get("additionalProperties") {
             Some(Value::Object(inner)) if !inner.is_empty() => {
                 let t = self.typed(

@@ -796,25 +796,11 @@ fn pagination_field(name: &str, spec: &Spec) -> Field {
         ty: Ty::Integer,
         injected: true,
         def: FieldDef {
-            ty: "integer".into(),
-            description,
             optional: true,
-            nullable: false,
             location: Location::Query,
             minimum: Some(1.0),
             maximum: max,
-            min_length: None,
-            max_length: None,
-            min_items: None,
-            max_items: None,
-            pattern: None,
-            secret: false,
-            example: None,
-            format: None,
-            default: None,
-            media_types: Vec::new(),
-            max_size: None,
-            deprecated: false,
+            ..FieldDef::new("integer", description)
         },
     }
 }

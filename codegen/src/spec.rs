@@ -700,6 +700,33 @@ pub struct FieldDef {
     pub max_size: Option<u64>,
 }
 
+impl FieldDef {
+    /// A required body field of type `ty` with no constraint: where generated fields start.
+    pub fn new(ty: &str, description: impl Into<String>) -> Self {
+        FieldDef {
+            ty: ty.to_string(),
+            description: description.into(),
+            optional: false,
+            nullable: false,
+            location: Location::Body,
+            minimum: None,
+            maximum: None,
+            min_length: None,
+            max_length: None,
+            min_items: None,
+            max_items: None,
+            pattern: None,
+            secret: false,
+            example: None,
+            format: None,
+            deprecated: false,
+            default: None,
+            media_types: Vec::new(),
+            max_size: None,
+        }
+    }
+}
+
 /// When and why an operation was deprecated.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
