@@ -137,9 +137,6 @@ pub enum ImportError {
     /// The imported spec does not load: a construct the importer let through by mistake.
     #[error("the imported spec does not load (please report it): {0}")]
     Invalid(String),
-    /// No operation has a scope and `scope_by_method` was not given.
-    #[error("{0}")]
-    NoScope(String),
 }
 
 /// Reads a document's text: JSON, or YAML.

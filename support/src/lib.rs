@@ -1262,10 +1262,10 @@ pub(crate) fn check_object(
     prefix: &str,
     obj: &Map<String, Value>,
 ) -> Result<(), Rejection> {
-    let others = fields.iter().find(|f| f.name == OTHER_KEYS);
     for (k, v) in obj.iter().filter(|(k, _)| !fields.iter().any(|f| f.name == *k)) {
         let path = join(prefix, k);
-        match others {
+        // Looked for only when a key is not a field: most objects have none.
+        match fields.iter().find(|f| f.name == OTHER_KEYS) {
             // A model with a map beside its fields: every other key holds a value of that map.
             Some(spec) => {
                 nul_free(service, &path, k)?;
