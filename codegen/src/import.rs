@@ -296,10 +296,12 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
          (`validation`) whatever status the document gives it"
             .into(),
     );
-    // What the loader refuses of an operation leaves that operation out, with the loader's words;
-    // anything else is the importer's mistake.
     let mut spec = spec;
+    settle_defaults(&mut spec, &mut report);
+    // What the loader refuses of an operation, or of a model, enum or union, leaves out the
+    // operations that use it, with the loader's words; anything else is the importer's mistake.
     loop {
+        keep_used(&mut spec);
         let toml = crate::import_toml::write(&spec);
         let errors = match crate::load(&format!("{name}.toml"), &toml) {
             Ok(_) => return Ok(Imported { toml, name, report }),
@@ -307,11 +309,24 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
         };
         let mut refused: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for e in &errors.0 {
-            match e.place.strip_prefix("operation `").and_then(|p| p.strip_suffix('`')) {
-                Some(id) if spec.operations.iter().any(|o| o.id == id) => {
-                    refused.entry(id.to_string()).or_default().push(format!("{}; {}", e.problem, e.fix));
-                }
-                _ => return Err(ImportError::Invalid(errors.to_string())),
+            let named = |kind: &str| e.place.strip_prefix(kind).and_then(|p| p.split('`').next()).map(str::to_string);
+            let users: Vec<String> = if let Some(id) = named("operation `") {
+                spec.operations.iter().filter(|o| o.id == id).map(|o| o.id.clone()).collect()
+            } else if let Some(ty) = named("model `").or_else(|| named("enum `")).or_else(|| named("union `")) {
+                spec.operations.iter().filter(|o| uses(&spec, o).contains(&ty)).map(|o| o.id.clone()).collect()
+            } else {
+                Vec::new()
+            };
+            if users.is_empty() {
+                return Err(ImportError::Invalid(errors.to_string()));
+            }
+            for id in users {
+                let problem = if e.place.starts_with("operation `") {
+                    format!("{}; {}", e.problem, e.fix)
+                } else {
+                    format!("{}: {}; {}", e.place, e.problem, e.fix)
+                };
+                refused.entry(id).or_default().push(problem);
             }
         }
         spec.operations.retain(|o| !refused.contains_key(&o.id));
@@ -692,15 +707,11 @@ impl OpCx<'_, '_> {
                 self.platform_params.push((name.to_ascii_lowercase(), at.clone()));
                 continue;
             }
-            let field_name =
-                if location == Location::Header { name.to_snake_case().replace('-', "_") } else { name.clone() };
-            if location == Location::Header && !crate::ir::header_name(&field_name).eq_ignore_ascii_case(&name) {
-                self.notes.push(format!("header `{name}` is sent as `{}`", crate::ir::header_name(&field_name)));
-            }
-            if !crate::load::is_wire_ident(&field_name) {
+            let field_name = if location == Location::Header { header_field(&name) } else { Some(name.clone()) };
+            let Some(field_name) = field_name.filter(|n| crate::ir::is_wire_name(n)) else {
                 self.drop(format!("the parameter name `{name}`"), &at);
                 continue;
-            }
+            };
             let Some(schema) = p.get("schema") else {
                 self.drop("a parameter without a schema", &at);
                 continue;
@@ -860,7 +871,7 @@ impl OpCx<'_, '_> {
             schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
         for (prop, s) in schema.get("properties").and_then(Value::as_object).into_iter().flatten() {
             let pat = format!("{at}/properties/{}", escape(prop));
-            if !crate::load::is_wire_ident(prop) {
+            if !crate::ir::is_wire_name(prop) {
                 self.drop(format!("the property name `{prop}`"), &pat);
                 continue;
             }
@@ -1224,8 +1235,8 @@ impl OpCx<'_, '_> {
                         .find(|(_, to)| to == r)
                         .map(|(k, _)| k.clone())
                         .unwrap_or_else(|| component.clone());
-                    if !crate::load::is_wire_ident(&value) {
-                        self.drop(format!("the tag value `{value}` (a variant's name is an identifier)"), &mat);
+                    if !crate::ir::is_wire_name(&value) {
+                        self.drop(format!("the tag value `{value}`"), &mat);
                         return None;
                     }
                     // The tag is written beside the variant's fields: the member without it.
@@ -1320,8 +1331,15 @@ impl OpCx<'_, '_> {
 
     fn enum_named(&mut self, name: &str, values: &Value, description: &str, at: &str) -> Option<String> {
         let list: Vec<&str> = values.as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-        if let Some(bad) = list.iter().find(|v| !crate::load::is_wire_ident(v)) {
-            self.drop(format!("the enum value `{bad}` (an enum's values are identifiers)"), &format!("{at}/enum"));
+        if let Some(bad) = list.iter().find(|v| !crate::ir::is_wire_name(v)) {
+            self.drop(format!("the enum value `{bad}`"), &format!("{at}/enum"));
+            return None;
+        }
+        let mut rust = std::collections::HashMap::new();
+        if let Some((bad, other)) =
+            list.iter().find_map(|v| rust.insert(crate::ir::rust_variant_name(v), *v).map(|o| (*v, o)))
+        {
+            self.drop(format!("the enum values `{other}` and `{bad}`, which Rust spells alike"), &format!("{at}/enum"));
             return None;
         }
         // The same values under the same name: one enum.
@@ -1452,9 +1470,14 @@ impl OpCx<'_, '_> {
             }
         }
         let Some((status, resp, at)) = success.first().cloned() else {
-            self.drop("no success response", &format!("{pointer}/responses"));
+            // Nothing says what success answers: the empty answer.
+            self.notes.push("the document states no success answer: it answers 204 without content".into());
             return;
         };
+        if !crate::load::SUCCESS_STATUSES.contains(&status) {
+            self.drop(format!("the success status {status}"), &at);
+            return;
+        }
         if success.len() > 1 {
             let others: Vec<String> = success[1..].iter().map(|(s, ..)| s.to_string()).collect();
             self.drop(
@@ -1467,15 +1490,9 @@ impl OpCx<'_, '_> {
         let content = resp.get("content").and_then(Value::as_object).cloned().unwrap_or_default();
         def.status = (status != 200).then_some(status);
         if content.is_empty() {
-            if status == 204 || (headers.is_empty() && status == 200) {
-                def.status = None;
-                if status == 200 {
-                    self.drop("a 200 answer without content (a body-less answer is 204)", &at);
-                }
-                return;
-            }
-            if headers.is_empty() {
-                self.drop(format!("a {status} answer without content or headers"), &at);
+            if headers.is_empty() && !(300..400).contains(&status) {
+                // An empty answer: `status` says which (204 is the default without an output).
+                def.status = (status != 204).then_some(status);
                 return;
             }
             let mut headers = headers;
@@ -1607,11 +1624,10 @@ impl OpCx<'_, '_> {
                     return None;
                 }
             };
-            let field = name.to_snake_case();
-            if !crate::load::is_wire_ident(&field) || field.is_empty() {
+            let Some(field) = header_field(name) else {
                 self.drop(format!("the response header `{name}`"), &hat);
                 return None;
-            }
+            };
             let schema = h.get("schema").cloned().unwrap_or(serde_json::json!({"type": "string"}));
             let typed = self.typed(&schema, &format!("{field}_header"), &format!("{hat}/schema"))?;
             if typed.ty != "string" && typed.ty != "integer" {
@@ -1622,9 +1638,6 @@ impl OpCx<'_, '_> {
             def.location = Location::Header;
             def.optional = h.get("required").and_then(Value::as_bool) != Some(true);
             def.description = h.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
-            if !crate::ir::header_name(&field).eq_ignore_ascii_case(name) {
-                self.notes.push(format!("response header `{name}` is sent as `{}`", crate::ir::header_name(&field)));
-            }
             fields.insert(field, def);
         }
         Some(fields)
@@ -1734,4 +1747,79 @@ fn one_of(schema: &Value) -> Option<(&'static str, Vec<Value>)> {
 
 fn is_string_enum(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("string") && schema.get("enum").is_some()
+}
+
+/// The field a header named `name` becomes: snake case where the platform's Train-Case spelling of
+/// it is the same header (`X-Request-Id` → `x_request_id`), else the header's own name
+/// (`X-RateLimit-Limit`); `None` for what is no HTTP header name.
+fn header_field(name: &str) -> Option<String> {
+    if !crate::ir::is_header_token(name) {
+        return None;
+    }
+    let snake = name.to_snake_case();
+    let same = !snake.is_empty() && crate::ir::header_name(&snake).eq_ignore_ascii_case(name);
+    Some(if same { snake } else { name.to_string() })
+}
+
+/// The models, enums and unions a type text names (`map<Note[]>` → `Note`).
+fn type_names(ty: &str) -> impl Iterator<Item = &str> {
+    ty.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| w.starts_with(|c: char| c.is_ascii_uppercase()))
+}
+
+/// Every model, enum and union `op` reaches through its input and output.
+fn uses(spec: &Spec, op: &OperationDef) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut stack: Vec<String> =
+        op.input.iter().chain(&op.output).flat_map(|t| type_names(t).map(str::to_string).collect::<Vec<_>>()).collect();
+    while let Some(name) = stack.pop() {
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        if let Some(m) = spec.models.get(&name) {
+            for f in m.fields.values().chain(&m.additional) {
+                stack.extend(type_names(&f.ty).map(str::to_string));
+            }
+        }
+        if let Some(u) = spec.unions.get(&name) {
+            stack.extend(u.variants.values().cloned());
+        }
+    }
+    seen
+}
+
+/// Leaves out the models, enums and unions no operation uses (what left-out operations made).
+fn keep_used(spec: &mut Spec) {
+    let used: BTreeSet<String> = spec.operations.iter().flat_map(|o| uses(spec, o)).collect();
+    spec.models.retain(|n, _| used.contains(n));
+    spec.enums.retain(|n, _| used.contains(n));
+    spec.unions.retain(|n, _| used.contains(n));
+}
+
+/// A default stays where the platform fills it, on an optional, non-null field of an operation's
+/// own input; elsewhere (an answer's model, a required field) it documents nothing the platform
+/// does, and the report says it was left out.
+fn settle_defaults(spec: &mut Spec, report: &mut Report) {
+    let inputs: BTreeSet<String> = spec.operations.iter().filter_map(|o| o.input.clone()).collect();
+    let mut nested: BTreeSet<String> = spec
+        .models
+        .values()
+        .flat_map(|m| m.fields.values().flat_map(|f| type_names(&f.ty).map(str::to_string).collect::<Vec<_>>()))
+        .collect();
+    nested.extend(spec.unions.values().flat_map(|u| u.variants.values().cloned()));
+    let mut left = Vec::new();
+    for (name, m) in spec.models.iter_mut() {
+        let input = inputs.contains(name) && !nested.contains(name);
+        for (field, f) in m.fields.iter_mut() {
+            if f.default.is_some() && !(input && f.optional && !f.nullable) {
+                f.default = None;
+                left.push(format!("`{name}.{field}`"));
+            }
+        }
+    }
+    if !left.is_empty() {
+        report.service.push(format!(
+            "defaults are kept where the platform fills them in (an operation input's optional fields); left out on {}",
+            left.join(", ")
+        ));
+    }
 }

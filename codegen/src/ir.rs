@@ -231,19 +231,66 @@ impl Api {
     }
 }
 
+/// Whether `name` may name something on the wire (a field, a parameter, an enum value, a
+/// union's variant): any text without control characters, at most 256 bytes. What Rust calls it
+/// is derived ([`rust_field_name`], [`rust_variant_name`]).
+pub fn is_wire_name(name: &str) -> bool {
+    !name.is_empty() && name.len() <= 256 && !name.chars().any(char::is_control)
+}
+
+/// Words that cannot name a Rust field even raw (`r#self` is no identifier).
+const UNRAWABLE: &[&str] = &["self", "super", "crate", "_"];
+
 /// The Rust name of a field whose wire name is `name`: snake case (`photoUrls` → `photo_urls`;
-/// a snake_case name is itself).
+/// a snake_case name is itself), with what is no letter or digit a word break (`$ref` → `ref`,
+/// `filter[name]` → `filter_name`), `_` before a leading digit (`3d` → `_3d`), and `field_` and
+/// the bytes in hex where nothing is left (`+` → `field_2b`). Rust keywords are written raw by
+/// the emitter.
 pub fn rust_field_name(name: &str) -> String {
     use heck::ToSnakeCase;
-    if name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
-        name.to_string()
-    } else {
-        name.to_snake_case()
+    if name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        && name.bytes().next().is_some_and(|b| b.is_ascii_lowercase() || b == b'_')
+        && !UNRAWABLE.contains(&name)
+    {
+        return name.to_string();
+    }
+    let words: String = name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { ' ' }).collect();
+    let snake = words.to_snake_case();
+    match snake.bytes().next() {
+        None => format!("field_{}", hex_of(name)),
+        Some(b) if b.is_ascii_digit() => format!("_{snake}"),
+        _ if UNRAWABLE.contains(&snake.as_str()) => format!("{snake}_"),
+        _ => snake,
     }
 }
 
-/// The HTTP header a `in = "header"` field travels in: `idempotency_key` → `Idempotency-Key`.
+/// The Rust variant of an enum value or a union's variant named `name` on the wire:
+/// UpperCamelCase (`in-progress` → `InProgress`, `1.0` → `V10`), `V` and the bytes in hex where
+/// no letter or digit is left (`+` → `V2b`).
+pub fn rust_variant_name(name: &str) -> String {
+    use heck::ToUpperCamelCase;
+    let words: String = name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { ' ' }).collect();
+    let camel = words.to_upper_camel_case();
+    match camel.bytes().next() {
+        None => format!("V{}", hex_of(name)),
+        Some(b) if b.is_ascii_digit() => format!("V{camel}"),
+        _ if camel == "Self" => "SelfValue".into(),
+        _ => camel,
+    }
+}
+
+fn hex_of(name: &str) -> String {
+    name.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The HTTP header a `in = "header"` field travels in: a snake_case name in Train-Case
+/// (`idempotency_key` → `Idempotency-Key`), any other name as it is written (`X-RateLimit-Limit`).
 pub fn header_name(field: &str) -> String {
+    let snake = field.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+        && field.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if !snake {
+        return field.to_string();
+    }
     field
         .split('_')
         .map(|w| {
@@ -252,6 +299,11 @@ pub fn header_name(field: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("-")
+}
+
+/// Whether `name` is an HTTP header name (RFC 9110 `token`).
+pub fn is_header_token(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 /// Names of `{param}` segments in a path.

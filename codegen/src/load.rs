@@ -429,16 +429,22 @@ fn check_enums(c: &mut Collector, spec: &Spec) {
             c.push(&place, "has no values", "list at least one value");
         }
         let mut seen = BTreeSet::new();
+        let mut rust: HashMap<String, &str> = HashMap::new();
         for v in &e.values {
-            if !is_wire_ident(&v.name) {
+            if !crate::ir::is_wire_name(&v.name) {
                 c.push(
                     &place,
-                    format!("value `{}` is not a snake_case or camelCase identifier", v.name),
-                    "use letters, digits and `_`, starting with a lowercase letter",
+                    format!("value `{}` is empty, too long or holds a control character", v.name),
+                    WIRE_NAME_FIX,
                 );
-            }
-            if !seen.insert(v.name.as_str()) {
+            } else if !seen.insert(v.name.as_str()) {
                 c.push(&place, format!("value `{}` is listed twice", v.name), "remove the duplicate");
+            } else if let Some(other) = rust.insert(crate::ir::rust_variant_name(&v.name), &v.name) {
+                c.push(
+                    &place,
+                    format!("value `{}` has the Rust name of value `{other}`", v.name),
+                    "rename one of them",
+                );
             }
         }
         let known = |v: &str| e.values.iter().any(|x| x.name == v);
@@ -457,11 +463,8 @@ fn check_enums(c: &mut Collector, spec: &Spec) {
     }
 }
 
-/// A wire identifier: snake_case, or camelCase where an existing API names one (`canStore`).
-pub(crate) fn is_wire_ident(name: &str) -> bool {
-    name.chars().next().is_some_and(|ch| ch.is_ascii_lowercase())
-        && name.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
-}
+/// What to do about a wire name the loader refuses.
+const WIRE_NAME_FIX: &str = "write the name as the wire spells it, without control characters, in at most 256 bytes";
 
 /// A union's variants are models of body fields; a tagged union's tag is none of their fields,
 /// and an untagged union's variants each have a required field no other variant declares (what
@@ -479,21 +482,24 @@ fn check_unions(c: &mut Collector, spec: &Spec, models: &IndexMap<String, Model>
             c.push(&place, "has fewer than two variants", "list at least two, or use the model itself");
         }
         if let Some(tag) = &u.tag
-            && !is_wire_ident(tag)
+            && !crate::ir::is_wire_name(tag)
         {
-            c.push(
-                &place,
-                format!("tag `{tag}` is not a snake_case or camelCase identifier"),
-                "name a field, e.g. `kind`",
-            );
+            c.push(&place, format!("tag `{tag}` is empty, too long or holds a control character"), WIRE_NAME_FIX);
         }
         let mut held: Vec<&Model> = Vec::new();
+        let mut rust: HashMap<String, &str> = HashMap::new();
         for (variant, model) in &u.variants {
-            if !is_wire_ident(variant) {
+            if !crate::ir::is_wire_name(variant) {
                 c.push(
                     &place,
-                    format!("variant `{variant}` is not a snake_case or camelCase identifier"),
-                    "use letters, digits and `_`, starting with a lowercase letter",
+                    format!("variant `{variant}` is empty, too long or holds a control character"),
+                    WIRE_NAME_FIX,
+                );
+            } else if let Some(other) = rust.insert(crate::ir::rust_variant_name(variant), variant) {
+                c.push(
+                    &place,
+                    format!("variant `{variant}` has the Rust name of variant `{other}`"),
+                    "rename one of them",
                 );
             }
             let Some(m) = models.get(model) else {
@@ -566,15 +572,15 @@ fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String, Model> {
         let mut rust_names: HashMap<String, &str> = HashMap::new();
         for (fname, f) in &m.fields {
             let place = format!("model `{name}` field `{fname}`");
-            // The wire name may be snake_case or camelCase; the Rust field is its snake case.
-            if !is_wire_ident(fname) {
+            // The wire name is the API's; the Rust field is its snake case.
+            if !crate::ir::is_wire_name(fname) {
+                c.push(&place, "name is empty, too long or holds a control character", WIRE_NAME_FIX);
+            } else if f.location == Location::Header && !crate::ir::is_header_token(&crate::ir::header_name(fname)) {
                 c.push(
                     &place,
-                    "name is not a snake_case or camelCase identifier",
-                    "use letters, digits and `_`, starting with a lowercase letter",
+                    "a header field's name is no HTTP header name",
+                    "write `request_id` for `Request-Id`, or the header's name (`X-RateLimit-Limit`)",
                 );
-            } else if f.location == Location::Header && !is_snake(fname) {
-                c.push(&place, "a header field's name is not snake_case", "write `request_id` for `Request-Id`");
             } else if let Some(other) = rust_names.insert(crate::ir::rust_field_name(fname), fname) {
                 c.push(&place, format!("its Rust name is that of field `{other}`"), "rename one of them");
             }
@@ -1424,7 +1430,7 @@ fn check_file_output(c: &mut Collector, spec: &Spec, place: &str, op: &Operation
 }
 
 /// The success statuses an operation may declare, and what each needs of its output.
-const SUCCESS_STATUSES: [u16; 9] = [200, 201, 202, 204, 301, 302, 303, 307, 308];
+pub(crate) const SUCCESS_STATUSES: [u16; 14] = [200, 201, 202, 203, 204, 205, 207, 208, 226, 301, 302, 303, 307, 308];
 
 fn check_status(c: &mut Collector, place: &str, op: &OperationDef, spec: &Spec, models: &IndexMap<String, Model>) {
     let Some(status) = op.status else { return };
@@ -1439,10 +1445,10 @@ fn check_status(c: &mut Collector, place: &str, op: &OperationDef, spec: &Spec, 
             format!("success status {status} is not one an operation may declare"),
             format!("use one of {listed}"),
         );
-    } else if status == 204 && body {
+    } else if matches!(status, 204 | 205) && body {
         c.push(
             place,
-            "success status 204 answers no body, but the output has body fields",
+            format!("success status {status} answers no body, but the output has body fields"),
             "use 200, or give an output whose fields are all `in = \"header\"`",
         );
     } else if (300..400).contains(&status) {
@@ -1454,8 +1460,6 @@ fn check_status(c: &mut Collector, place: &str, op: &OperationDef, spec: &Spec, 
                 "declare an output model with `fields.location = { type = \"string\", in = \"header\", ... }` and nothing else",
             );
         }
-    } else if op.output.is_none() && status != 204 {
-        c.push(place, format!("success status {status} needs an output"), "add `output`, or use 204");
     }
 }
 

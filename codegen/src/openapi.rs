@@ -374,7 +374,7 @@ fn union_schemas(api: &Api, name: &str, side: Side) -> Vec<(String, RefOr<Schema
     };
     let mut mapping = Vec::new();
     for (variant, model) in &u.variants {
-        let schema_name = format!("{name}{}", heck::ToUpperCamelCase::to_upper_camel_case(variant.as_str()));
+        let schema_name = format!("{name}{}", crate::ir::rust_variant_name(variant));
         let m = &api.models[model];
         let tag_schema = ObjectBuilder::new()
             .schema_type(Type::String)

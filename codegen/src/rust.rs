@@ -28,6 +28,11 @@ fn field_ident(name: &str) -> Ident {
     }
 }
 
+/// The Rust variant of an enum value or a union's variant.
+fn variant_ident(name: &str) -> Ident {
+    Ident::new(&crate::ir::rust_variant_name(name), Span::call_site())
+}
+
 fn type_ident(name: &str) -> Ident {
     Ident::new(name, Span::call_site())
 }
@@ -254,7 +259,7 @@ fn union_type(name: &str, api: &Api, validated: bool) -> TokenStream {
         None => quote!(#[serde(untagged)]),
     };
     let variants = u.variants.iter().map(|(variant, model)| {
-        let v = format_ident!("{}", variant.to_upper_camel_case());
+        let v = variant_ident(variant);
         let m = type_ident(model);
         let doc = format!(" `{variant}`: {}", api.models[model].description.trim().lines().next().unwrap_or_default());
         let rename = if u.tag.is_some() { quote!(#[serde(rename = #variant)]) } else { quote!() };
@@ -377,12 +382,12 @@ fn enum_type(name: &str, api: &Api) -> TokenStream {
     let e = &api.spec.enums[name];
     let ident = type_ident(name);
     let doc = docs(&e.description);
-    let variants: Vec<Ident> = e.values.iter().map(|v| format_ident!("{}", v.name.to_upper_camel_case())).collect();
+    let variants: Vec<Ident> = e.values.iter().map(|v| variant_ident(&v.name)).collect();
     let wire: Vec<&String> = e.values.iter().map(|v| &v.name).collect();
     let vdocs = e.values.iter().map(|v| docs(&v.description));
     let mut extra = TokenStream::new();
     if let Some(init) = &e.initial {
-        let v = format_ident!("{}", init.to_upper_camel_case());
+        let v = variant_ident(init);
         extra.extend(quote! {
             /// The state a new object starts in.
             pub const INITIAL: #ident = #ident::#v;
@@ -390,9 +395,8 @@ fn enum_type(name: &str, api: &Api) -> TokenStream {
     }
     if let Some(transitions) = &e.transitions {
         let arms = e.values.iter().map(|v| {
-            let from = format_ident!("{}", v.name.to_upper_camel_case());
-            let tos =
-                transitions.get(&v.name).into_iter().flatten().map(|t| format_ident!("{}", t.to_upper_camel_case()));
+            let from = variant_ident(&v.name);
+            let tos = transitions.get(&v.name).into_iter().flatten().map(|t| variant_ident(t));
             quote!(#ident::#from => &[#(#ident::#tos),*],)
         });
         extra.extend(quote! {
@@ -407,7 +411,7 @@ fn enum_type(name: &str, api: &Api) -> TokenStream {
         });
     }
     // One `rename_all` when every wire value is its variant in snake_case, else one per variant.
-    let snake = e.values.iter().all(|v| serde_snake_case(&v.name.to_upper_camel_case()) == v.name);
+    let snake = e.values.iter().all(|v| serde_snake_case(&crate::ir::rust_variant_name(&v.name)) == v.name);
     let (all_attr, renames) = if snake {
         (quote!(#[serde(rename_all = "snake_case")]), vec![quote!(); wire.len()])
     } else {

@@ -593,7 +593,8 @@ pub struct EnumDef {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EnumValue {
-    /// The wire value (snake_case).
+    /// The wire value, as the API writes it (`draft`, `in-progress`, `1.0`); its Rust variant is
+    /// derived (`Draft`, `InProgress`, `V10`).
     pub name: String,
     /// What it means.
     pub description: String,
@@ -610,7 +611,7 @@ pub struct UnionDef {
     /// must have a required field no other variant declares, which tells it apart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
-    /// Variant name (the tag's value, snake_case) → the model it holds, in order.
+    /// Variant name (the tag's value, as the wire writes it) → the model it holds, in order.
     pub variants: IndexMap<String, String>,
 }
 

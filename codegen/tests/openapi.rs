@@ -196,7 +196,7 @@ fn openapi_30_document_uses_no_31_only_constructs() {
 fn openapi_30_keeps_examples_as_a_single_example() {
     let v31 = generated_json("openapi/notes.json");
     let v30 = generated_json("openapi/notes.3.0.json");
-    let title = "/components/schemas/CreateNoteInput/properties/title";
+    let title = "/components/schemas/CreateNoteInputBody/properties/title";
     assert_eq!(v31.pointer(title).map(|t| &t["examples"]), Some(&json!(["Groceries"])), "3.1: `examples` array");
     assert_eq!(v30.pointer(title).map(|t| &t["example"]), Some(&json!("Groceries")), "3.0: single `example`");
 }

@@ -114,7 +114,7 @@ fn the_loader_refuses_statuses_and_preconditions_that_cannot_work() {
     assert_eq!(
         refused(spec.replace("status = 303", "status = 299")),
         "todos.toml: operation `find_todo`: success status 299 is not one an operation may declare; fix: use one of \
-         200, 201, 202, 204, 301, 302, 303, 307, 308"
+         200, 201, 202, 203, 204, 205, 207, 208, 226, 301, 302, 303, 307, 308"
     );
     assert_eq!(
         refused(spec.replace("output = \"Moved\", status = 303", "output = \"Todo\", status = 303")),
@@ -235,4 +235,19 @@ fields.id = { type = "string", in = "path", description = "The to-do." }
     assert!(codegen::load("todos.toml", &fine).is_err(), "still both ways: kinds/{{kind}} and {{id}}/kinds");
     let fine = spec.replace("GET /todos/{id}/part", "GET /todos/part/{id}");
     codegen::load("todos.toml", &fine).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn an_operation_without_an_output_may_answer_another_empty_success() {
+    let todos = include_str!("fixtures/prelude/todos.toml");
+    let spec = todos.replace("input = \"DeleteTodo\", errors", "input = \"DeleteTodo\", status = 202, errors");
+    let files = codegen::generate(&[("todos.toml", &spec)]).unwrap_or_else(|e| panic!("{e}"));
+    let doc: serde_json::Value =
+        serde_json::from_str(&files.iter().find(|f| f.path == "openapi/todos.json").unwrap().text).unwrap();
+    let responses = &doc["paths"]["/todos/{id}"]["delete"]["responses"];
+    assert!(responses["202"].is_object() && responses["202"]["content"].is_null(), "{responses}");
+    assert!(responses["204"].is_null(), "{responses}");
+    let ops =
+        files.iter().find(|f| f.path.ends_with("operations.rs")).unwrap().text.split_whitespace().collect::<String>();
+    assert!(ops.contains("success_status:202"), "the endpoint answers 202");
 }

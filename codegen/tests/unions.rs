@@ -140,7 +140,9 @@ fn a_union_whose_values_cannot_be_told_apart_is_refused_with_the_fix() {
         "todos.toml: union `Due`: has fewer than two variants; fix: list at least two, or use the model itself"
     );
     assert!(
-        refused(&UNIONS.replace("text = \"Text\"", "Text = \"Text\"")).contains("variant `Text` is not a snake_case")
+        refused(&UNIONS.replace("link = \"Link\"", "\"text!\" = \"Link\""))
+            .contains("variant `text!` has the Rust name of variant `text`"),
+        "variants that Rust spells alike are refused"
     );
 }
 

@@ -26,8 +26,15 @@ impl NotesService for Notes {
         input: models::ListNotesInput,
         paging: Paging,
     ) -> Result<Paged<models::Note>, errors::ListNotesError> {
-        let all: Vec<_> =
-            self.0.lock().unwrap().iter().filter(|n| input.state.is_none_or(|s| n.state == s)).cloned().collect();
+        let all: Vec<_> = self
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|n| input.state.is_none_or(|s| n.state == s))
+            .filter(|n| input.filter_title.as_ref().is_none_or(|t| &n.title == t))
+            .cloned()
+            .collect();
         let items = all.iter().skip(paging.offset() as usize).take(paging.per_page as usize).cloned().collect();
         Ok(Paged { items, total: all.len() as u64 })
     }
@@ -46,6 +53,8 @@ impl NotesService for Notes {
             created_at: chrono::DateTime::UNIX_EPOCH,
             due: None,
             color_hint: input.color_hint,
+            mood: input.mood,
+            r#ref: input.x_source_ref,
         };
         notes.push(note.clone());
         Ok(note)
@@ -159,6 +168,33 @@ async fn the_snapshot_serves_its_operations_through_the_generated_router() {
     );
     let (status, _, body) = send(&app, "DELETE", "/api/v1/notes/n2", None).await;
     assert_eq!((status, body), (StatusCode::NO_CONTENT, Value::Null));
+}
+
+#[tokio::test]
+async fn names_that_are_no_identifiers_travel_as_the_wire_writes_them() {
+    let app = notes::router(Arc::new(Notes::default()), Arc::new(Open::default()));
+    let req = Request::post("/api/v1/notes")
+        .header("content-type", "application/json")
+        .header("x-source-ref", "import")
+        .body(Body::from(json!({"title": "moody", "mood": "in-progress"}).to_string()))
+        .unwrap();
+    let resp = app.clone().oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let body: Value =
+        serde_json::from_slice(&axum::body::to_bytes(resp.into_body(), usize::MAX).await.unwrap()).unwrap();
+    assert_eq!((&body["data"]["mood"], &body["data"]["$ref"]), (&json!("in-progress"), &json!("import")));
+    send(&app, "POST", "/api/v1/notes", Some(json!({"title": "plain", "mood": "1.0"}))).await;
+
+    let (status, _, body) = send(&app, "GET", "/api/v1/notes?filter%5Btitle%5D=plain", None).await;
+    assert_eq!(
+        (status, body["meta"]["total"].clone(), &body["data"][0]["mood"]),
+        (StatusCode::OK, json!(1), &json!("1.0"))
+    );
+    // The Rust spelling of a value is no wire value.
+    let (status, _, body) =
+        send(&app, "POST", "/api/v1/notes", Some(json!({"title": "x", "mood": "InProgress"}))).await;
+    assert_eq!((status, &body["error"]["details"]["field"]), (StatusCode::UNPROCESSABLE_ENTITY, &json!("mood")));
+    assert_eq!(models::NoteMood::parse("+"), Some(models::NoteMood::V2b));
 }
 
 #[tokio::test]

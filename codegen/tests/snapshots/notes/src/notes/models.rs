@@ -46,6 +46,38 @@ impl std::fmt::Display for NoteState {
         f.write_str(self.as_str())
     }
 }
+/// How a note feels: wire values that are no identifiers, as existing APIs write them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum NoteMood {
+    /// `InProgress` in Rust.
+    #[serde(rename = "in-progress")]
+    InProgress,
+    /// `V10` in Rust.
+    #[serde(rename = "1.0")]
+    V10,
+    /// `V2b` in Rust.
+    #[serde(rename = "+")]
+    V2b,
+}
+impl NoteMood {
+    /// Every value, in spec order.
+    pub const ALL: &'static [NoteMood] = &[NoteMood::InProgress, NoteMood::V10, NoteMood::V2b];
+    /// The wire value of each of [`Self::ALL`], in the same order.
+    pub const WIRE: &'static [&'static str] = &["in-progress", "1.0", "+"];
+    /// The wire value.
+    pub fn as_str(self) -> &'static str {
+        Self::WIRE[self as usize]
+    }
+    /// Parses a wire value.
+    pub fn parse(s: &str) -> Option<NoteMood> {
+        Self::WIRE.iter().position(|w| *w == s).map(|i| Self::ALL[i])
+    }
+}
+impl std::fmt::Display for NoteMood {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 /// Every error answers with this body.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ApiError {
@@ -91,6 +123,13 @@ pub struct Note {
     #[serde(rename = "colorHint")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub color_hint: Option<String>,
+    /// How it feels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mood: Option<NoteMood>,
+    /// Where it came from: `ref` in Rust.
+    #[serde(rename = "$ref")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#ref: Option<String>,
 }
 /// Filters for listing notes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -102,11 +141,16 @@ pub struct ListNotesInput {
     /// Only notes with all these tags.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<Vec<String>>,
+    /// Only notes with this title: `filter_title` in Rust.
+    #[serde(rename = "filter[title]")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter_title: Option<String>,
 }
 /// Field specs of [`ListNotesInput`], for validation.
-pub static LIST_NOTES_INPUT_FIELDS: [FieldSpec; 4usize] = [
+pub static LIST_NOTES_INPUT_FIELDS: [FieldSpec; 5usize] = [
     FieldSpec::query("state", Kind::Enum(&["draft", "published", "archived"])),
     FieldSpec::query("tag", Kind::List(&Kind::String)),
+    FieldSpec::query("filter[title]", Kind::String),
     FieldSpec::query("page", Kind::Integer).minimum(1.0).maximum(1000000.0),
     FieldSpec::query("per_page", Kind::Integer).minimum(1.0).maximum(100.0),
 ];
@@ -123,12 +167,21 @@ pub struct CreateNoteInput {
     #[serde(rename = "colorHint")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub color_hint: Option<String>,
+    /// How it feels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mood: Option<NoteMood>,
+    /// Where it came from: the header as it is named, `x_source_ref` in Rust.
+    #[serde(rename = "X-Source-Ref")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x_source_ref: Option<String>,
 }
 /// Field specs of [`CreateNoteInput`], for validation.
-pub static CREATE_NOTE_INPUT_FIELDS: [FieldSpec; 3usize] = [
+pub static CREATE_NOTE_INPUT_FIELDS: [FieldSpec; 5usize] = [
     FieldSpec::body("title", Kind::String).required().min_length(1).max_length(200),
     FieldSpec::body("tags", Kind::List(&Kind::String)).max_items(10).pattern("^[a-z]+$"),
     FieldSpec::body("colorHint", Kind::String).max_length(20),
+    FieldSpec::body("mood", Kind::Enum(&["in-progress", "1.0", "+"])),
+    FieldSpec::header("X-Source-Ref", Kind::String),
 ];
 /// Changes to a note.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
