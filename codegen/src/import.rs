@@ -191,6 +191,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
                 notes: Vec::new(),
                 drops: Vec::new(),
                 rate_limited: false,
+                no_store: false,
                 paged: false,
                 platform_params: Vec::new(),
             };
@@ -458,6 +459,8 @@ struct OpCx<'c, 'a> {
     rate_limited: bool,
     /// The document shows a page's headers (`X-Total-Count`, `Link`).
     paged: bool,
+    /// The document shows `Cache-Control` on the success answer: the platform's `no-store`.
+    no_store: bool,
     /// Request headers the platform reads (`If-Match`, …), and where each was.
     platform_params: Vec<(String, String)>,
 }
@@ -579,6 +582,7 @@ impl OpCx<'_, '_> {
         if self.rate_limited {
             self.cx.rate_limit_headers = true;
         }
+        def.no_store |= self.no_store;
         if let Some(tool) = self.tool(id, op, &def, options) {
             def.mcp = Some(tool);
         }
@@ -806,7 +810,18 @@ impl OpCx<'_, '_> {
             m if is_json(m) => {
                 // An object becomes the input's body fields; anything else is the payload.
                 let resolved = self.cx.resolve(&schema).cloned().unwrap_or(Value::Null);
-                if is_object(&resolved) && resolved.get("additionalProperties").is_none_or(|a| a == &Value::Bool(false))
+                let resolved = if resolved.get("allOf").is_some() && !is_union(&resolved) {
+                    let Some(merged) = self.merge_all_of(&resolved, &sat) else { return };
+                    merged
+                } else {
+                    resolved
+                };
+                // An object with properties of its own; a free-form object or a union is a payload.
+                let has_fields = resolved.get("properties").and_then(Value::as_object).is_some_and(|p| !p.is_empty());
+                if is_object(&resolved)
+                    && !is_union(&resolved)
+                    && has_fields
+                    && resolved.get("additionalProperties").is_none_or(|a| a == &Value::Bool(false))
                 {
                     if let Some(name) = schema.get("$ref").and_then(Value::as_str) {
                         self.notes.push(format!(
@@ -1065,7 +1080,8 @@ impl OpCx<'_, '_> {
                         )?;
                         format!("map<{}>", inner.ty)
                     }
-                    (false, _) => "json".into(),
+                    // A free-form object: any keys, any values.
+                    (false, _) => "map<json>".into(),
                     (true, _) => {
                         let name = self.cx.fresh(hint);
                         let model = self.model_of(&schema, &name, at)?;
@@ -1306,7 +1322,12 @@ impl OpCx<'_, '_> {
                     return None;
                 }
             };
-            let m = if m.get("allOf").is_some() { self.merge_all_of(&m, &format!("{at}/allOf/{i}"))? } else { m };
+            let mat = format!("{at}/allOf/{i}");
+            if m.get("type").is_some_and(|t| t != "object") || is_union(&m) {
+                self.drop("an allOf member that is not an object schema", &mat);
+                return None;
+            }
+            let m = if m.get("allOf").is_some() { self.merge_all_of(&m, &mat)? } else { m };
             for (k, v) in m.get("properties").and_then(Value::as_object).into_iter().flatten() {
                 properties.insert(k.clone(), v.clone());
             }
@@ -1609,6 +1630,12 @@ impl OpCx<'_, '_> {
             // request id, deprecation, tags, pages, files), not fields of the answer.
             let lower = name.to_ascii_lowercase();
             if PLATFORM_HEADERS.contains(&lower.as_str()) {
+                if lower == "cache-control" {
+                    self.no_store = true;
+                    if !raw.to_string().contains("no-store") {
+                        self.notes.push("`Cache-Control` is answered `no-store`".into());
+                    }
+                }
                 if lower.starts_with("x-ratelimit") {
                     self.rate_limited = true;
                 }
@@ -1757,8 +1784,13 @@ fn header_field(name: &str) -> Option<String> {
         return None;
     }
     let snake = name.to_snake_case();
-    let same = !snake.is_empty() && crate::ir::header_name(&snake).eq_ignore_ascii_case(name);
-    Some(if same { snake } else { name.to_string() })
+    if !snake.is_empty() && crate::ir::header_name(&snake).eq_ignore_ascii_case(name) {
+        return Some(snake);
+    }
+    // A snake_case field is sent in Train-Case, so `api_key` cannot name the header `api_key`.
+    let read_as_snake = name.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    (!read_as_snake).then(|| name.to_string())
 }
 
 /// The models, enums and unions a type text names (`map<Note[]>` → `Note`).

@@ -170,6 +170,9 @@ fn operation(out: &mut String, op: &OperationDef) {
     if op.ranges {
         let _ = writeln!(out, "ranges = true");
     }
+    if op.no_store {
+        let _ = writeln!(out, "no_store = true");
+    }
     if let Some(d) = &op.deprecated {
         let sunset = d.sunset.as_deref().map(|x| format!(", sunset = {}", s(x))).unwrap_or_default();
         let instead = if d.instead.is_empty() { String::new() } else { format!(", instead = {}", s(&d.instead)) };

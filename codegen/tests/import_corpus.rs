@@ -1,0 +1,327 @@
+//! Every document of the import corpus imports with a report that names each of its operations,
+//! the spec it gives loads and generates, and the OpenAPI document generated from that spec says
+//! what the source says of each imported operation: the same path and method, its parameters
+//! (name, place, required), its JSON request and success bodies (properties and required ones,
+//! through `$ref` and `allOf`), its success status and its response headers, and an OAuth scope.
+//!
+//! The corpus is Specwright's own documents (always) and every 3.0 and 3.1 document of the npm
+//! package `@readme/oas-examples` (the version `.ci/package.json` pins), read from
+//! `SPECWRIGHT_OAS_EXAMPLES` or `target/ci-node/node_modules/@readme/oas-examples`; without it
+//! the test says it skipped that part.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use codegen::import::{self, McpSelection, Options, Outcome};
+use serde_json::Value;
+
+const METHODS: [&str; 8] = ["get", "put", "post", "delete", "patch", "head", "options", "trace"];
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// The corpus's folder; where `SPECWRIGHT_OAS_EXAMPLES` names one, it must be there.
+fn corpus() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("SPECWRIGHT_OAS_EXAMPLES").map(PathBuf::from) {
+        assert!(dir.join("3.1").is_dir(), "SPECWRIGHT_OAS_EXAMPLES={} holds no 3.1 folder", dir.display());
+        return Some(dir);
+    }
+    let dir = workspace().join("target/ci-node/node_modules/@readme/oas-examples");
+    dir.join("3.1").is_dir().then_some(dir)
+}
+
+fn documents(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            documents(&p, out);
+        } else if p.extension().is_some_and(|e| e == "json" || e == "yaml") {
+            out.push(p);
+        }
+    }
+}
+
+/// Follows local `$ref`s.
+fn resolve<'a>(doc: &'a Value, mut v: &'a Value) -> &'a Value {
+    for _ in 0..32 {
+        match v.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) {
+            Some(pointer) => v = doc.pointer(pointer).unwrap_or(&Value::Null),
+            None => break,
+        }
+    }
+    v
+}
+
+/// What the comparison reads of a schema: its kind, an object's properties and required ones
+/// (through `allOf`), an array's items, a union's number of members.
+fn shape(doc: &Value, schema: &Value, depth: u8) -> Value {
+    let s = resolve(doc, schema);
+    if let Some(all) = s.get("allOf").and_then(Value::as_array) {
+        let (mut props, mut required) = (BTreeSet::new(), BTreeSet::new());
+        for member in std::iter::once(s).chain(all.iter().map(|m| resolve(doc, m))) {
+            props.extend(
+                member.get("properties").and_then(Value::as_object).into_iter().flatten().map(|(k, _)| k.clone()),
+            );
+            required.extend(
+                member
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string),
+            );
+        }
+        return serde_json::json!({"object": props, "required": required});
+    }
+    for union in ["oneOf", "anyOf"] {
+        if let Some(members) = s.get(union).and_then(Value::as_array) {
+            let members: Vec<&Value> =
+                members.iter().filter(|m| resolve(doc, m).get("type") != Some(&Value::from("null"))).collect();
+            if members.len() == 1 {
+                return shape(doc, members[0], depth);
+            }
+            return serde_json::json!({"union": members.len()});
+        }
+    }
+    let ty = match s.get("type") {
+        Some(Value::Array(types)) => {
+            types.iter().filter_map(Value::as_str).find(|t| *t != "null").unwrap_or("any").to_string()
+        }
+        Some(Value::String(t)) => t.clone(),
+        _ if s.get("properties").is_some() => "object".into(),
+        _ => "any".into(),
+    };
+    match ty.as_str() {
+        "object" if s.get("properties").is_some() => {
+            let props: BTreeSet<&String> = s["properties"].as_object().unwrap().keys().collect();
+            let required: BTreeSet<&str> =
+                s.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+            serde_json::json!({"object": props, "required": required})
+        }
+        "array" if depth > 0 => {
+            serde_json::json!({"array": shape(doc, s.get("items").unwrap_or(&Value::Null), depth - 1)})
+        }
+        "integer" => "number".into(),
+        other => other.into(),
+    }
+}
+
+fn json_content(v: &Value) -> Option<&Value> {
+    v.get("content")?
+        .as_object()?
+        .iter()
+        .find(|(m, _)| m.contains("json"))
+        .map(|(_, c)| c.get("schema").unwrap_or(&Value::Null))
+}
+
+/// Parameters of an operation (its own and its path's): `(place, lowercased name for headers) → required`.
+fn parameters(doc: &Value, item: &Value, op: &Value) -> Vec<(String, String, bool)> {
+    let mut out: Vec<(String, String, bool)> = Vec::new();
+    for p in op.get("parameters").into_iter().chain(item.get("parameters")).flat_map(|v| v.as_array()).flatten() {
+        let p = resolve(doc, p);
+        let place = p["in"].as_str().unwrap_or_default().to_string();
+        let mut name = p["name"].as_str().unwrap_or_default().to_string();
+        if place == "header" {
+            name = name.to_ascii_lowercase();
+        }
+        if !out.iter().any(|(pl, n, _)| *pl == place && *n == name) {
+            out.push((place.clone(), name, p.get("required") == Some(&Value::Bool(true)) || place == "path"));
+        }
+    }
+    out
+}
+
+/// Headers the platform answers or reads itself, per its features.
+const PLATFORM_HEADERS: [&str; 14] = [
+    "if-match",
+    "if-none-match",
+    "if-range",
+    "range",
+    "etag",
+    "x-ratelimit-limit",
+    "x-ratelimit-remaining",
+    "x-ratelimit-reset",
+    "retry-after",
+    "x-request-id",
+    "deprecation",
+    "sunset",
+    "x-total-count",
+    "link",
+];
+
+/// The differences between what `source` and `emitted` say of one operation.
+fn differences(source: &Value, emitted: &Value, path: &str, method: &str, notes: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let (s_item, e_item) = (&source["paths"][path], &emitted["paths"][path]);
+    let (s_op, e_op) = (&s_item[method], &e_item[method]);
+    if !e_op.is_object() {
+        return vec![format!("the emitted document has no {method} {path}")];
+    }
+    let emitted_params = parameters(emitted, e_item, e_op);
+    for (place, name, required) in parameters(source, s_item, s_op) {
+        if PLATFORM_HEADERS.contains(&name.as_str()) || (place == "query" && (name == "page" || name == "per_page")) {
+            continue;
+        }
+        match emitted_params.iter().find(|(p, n, _)| *p == place && *n == name) {
+            None => out.push(format!("parameter `{name}` in {place} is missing")),
+            Some((_, _, r)) if *r != required => out.push(format!("parameter `{name}` required: {required} → {r}")),
+            _ => {}
+        }
+    }
+    let s_body = s_op.get("requestBody").map(|b| resolve(source, b));
+    let e_body = e_op.get("requestBody");
+    if s_body.is_some() != e_body.is_some() {
+        out.push(format!("request body: {} → {}", s_body.is_some(), e_body.is_some()));
+    }
+    if let (Some(s), Some(e)) = (s_body.and_then(json_content), e_body.and_then(json_content)) {
+        let (s, e) = (shape(source, s, 2), shape(emitted, e, 2));
+        if s != e && s != "any" {
+            out.push(format!("request body schema {s} → {e}"));
+        }
+    }
+    let responses = |doc: &Value, op: &Value| -> Vec<(u16, Value)> {
+        op["responses"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| Some((k.parse::<u16>().ok()?, resolve(doc, v).clone())))
+            .filter(|(s, _)| (200..400).contains(s) && *s != 206 && *s != 304)
+            .collect()
+    };
+    let (s_resp, e_resp) = (responses(source, s_op), responses(emitted, e_op));
+    let Some((e_status, e_r)) = e_resp.first() else {
+        out.push("the emitted operation has no success answer".into());
+        return out;
+    };
+    match s_resp.first() {
+        None if *e_status == 204 && notes.iter().any(|n| n.contains("states no success answer")) => {}
+        None => out.push(format!("success status: none → {e_status}")),
+        Some((s_status, s_r)) => {
+            if s_status != e_status {
+                out.push(format!("success status {s_status} → {e_status}"));
+            }
+            if let (Some(s), Some(e)) = (json_content(s_r), json_content(e_r)) {
+                let (s, e) = (shape(source, s, 2), shape(emitted, e, 2));
+                if s != e && s != "any" {
+                    out.push(format!("success body {s} → {e}"));
+                }
+            }
+            let e_headers: BTreeSet<String> = e_r
+                .get("headers")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .map(|(k, _)| k.to_ascii_lowercase())
+                .collect();
+            for h in
+                s_r.get("headers").and_then(Value::as_object).into_iter().flatten().map(|(k, _)| k.to_ascii_lowercase())
+            {
+                if !PLATFORM_HEADERS.contains(&h.as_str()) && !e_headers.contains(&h) {
+                    out.push(format!("response header `{h}` is missing"));
+                }
+            }
+        }
+    }
+    let scoped = e_op["security"].as_array().into_iter().flatten().any(|req| {
+        req.as_object().into_iter().flatten().any(|(_, scopes)| scopes.as_array().is_some_and(|s| !s.is_empty()))
+    });
+    if !scoped {
+        out.push("the emitted operation names no OAuth scope".into());
+    }
+    out
+}
+
+/// Imports `path` and checks the report and the round trip; the problems found.
+fn check(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let source = import::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let options = Options {
+        scope_by_method: Some(("api:read".into(), "api:write".into())),
+        mcp: McpSelection::All,
+        ..Options::default()
+    };
+    let imported = match import::import(&source, &options) {
+        Ok(i) => i,
+        Err(e) => return vec![format!("import failed: {e}")],
+    };
+    let report = &imported.report;
+    let mut problems = Vec::new();
+    // No silent drops: every operation of the document has its line in the report.
+    for (p, item) in source["paths"].as_object().into_iter().flatten() {
+        for m in METHODS.iter().filter(|m| item.get(**m).is_some()) {
+            let label = format!("{} {p}", m.to_ascii_uppercase());
+            match report.entries.iter().find(|e| e.operation == label) {
+                None => problems.push(format!("{label} is not in the report")),
+                Some(e) => {
+                    if let Outcome::NotImported(why) = &e.outcome {
+                        if why.is_empty() || why.iter().any(|(c, at)| c.is_empty() || !at.starts_with('/')) {
+                            problems.push(format!("{label}: a drop without its construct and pointer: {why:?}"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let file = format!("{}.toml", imported.name);
+    let files = match codegen::generate(&[(file.as_str(), imported.toml.as_str())]) {
+        Ok(f) => f,
+        Err(e) => return vec![format!("the imported spec does not generate: {e}")],
+    };
+    let emitted: Value = serde_json::from_str(
+        &files.iter().find(|f| f.path == format!("openapi/{}.json", imported.name)).expect("a 3.1 document").text,
+    )
+    .unwrap();
+    for e in &report.entries {
+        let notes = match &e.outcome {
+            Outcome::Exact => Vec::new(),
+            Outcome::Normalised(n) => n.clone(),
+            Outcome::NotImported(_) => continue,
+        };
+        let (method, p) = e.operation.split_once(' ').unwrap();
+        for d in differences(&source, &emitted, p, &method.to_ascii_lowercase(), &notes) {
+            problems.push(format!("{}: {d}", e.operation));
+        }
+    }
+    problems
+}
+
+fn run(paths: &[PathBuf]) {
+    let mut failures = Vec::new();
+    for p in paths {
+        let problems = check(p);
+        if !problems.is_empty() {
+            failures.push(format!("{}:\n  {}", p.display(), problems.join("\n  ")));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} documents:\n{}", failures.len(), paths.len(), failures.join("\n"));
+}
+
+#[test]
+fn specwrights_own_documents_import_back_to_the_same_contract() {
+    let root = workspace();
+    run(&[
+        root.join("generated/openapi/vault.json"),
+        root.join("generated/openapi/prospector.json"),
+        root.join("services/notes/api/openapi/notes.json"),
+        root.join("services/notes/api/openapi/notes.3.0.json"),
+    ]);
+}
+
+#[test]
+fn the_oas_examples_corpus_imports_with_every_operation_reported_and_the_same_contract() {
+    let Some(dir) = corpus() else {
+        eprintln!(
+            "skipped: the @readme/oas-examples corpus (install .ci/package.json into target/ci-node, or set \
+             SPECWRIGHT_OAS_EXAMPLES)"
+        );
+        return;
+    };
+    let mut paths = Vec::new();
+    documents(&dir.join("3.0"), &mut paths);
+    documents(&dir.join("3.1"), &mut paths);
+    assert!(paths.len() > 50, "the corpus holds its documents: {}", paths.len());
+    run(&paths);
+}
