@@ -795,13 +795,17 @@ impl OpCx<'_, '_> {
             fields.insert("body".into(), f);
             return;
         }
-        if content.len() > 1 {
+        if content.len() > 1 && !is_json(&media) {
             let others: Vec<&String> = content.keys().filter(|k| **k != media).collect();
             self.drop(
                 format!("a request body in several media types ({media} imported; not {others:?})"),
                 &format!("{at}/content"),
             );
             return;
+        }
+        if content.len() > 1 {
+            let others: Vec<&String> = content.keys().filter(|k| **k != media).collect();
+            self.notes.push(format!("takes `{media}` only (the document also accepts {others:?})"));
         }
         let mat = format!("{at}/content/{}", escape(&media));
         let schema = content[&media].get("schema").cloned().unwrap_or(Value::Null);
@@ -1352,7 +1356,7 @@ impl OpCx<'_, '_> {
 
     fn enum_named(&mut self, name: &str, values: &Value, description: &str, at: &str) -> Option<String> {
         let list: Vec<&str> = values.as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-        if let Some(bad) = list.iter().find(|v| !crate::ir::is_wire_name(v)) {
+        if let Some(bad) = list.iter().find(|v| !crate::ir::is_enum_value(v)) {
             self.drop(format!("the enum value `{bad}`"), &format!("{at}/enum"));
             return None;
         }
@@ -1547,8 +1551,9 @@ impl OpCx<'_, '_> {
         match json {
             Some(media) => {
                 if content.len() > 1 {
-                    self.drop("a success answer in several media types (not imported yet)", &format!("{at}/content"));
-                    return;
+                    // Content negotiation between JSON and another format: the JSON one.
+                    let others: Vec<&String> = content.keys().filter(|k| **k != media).collect();
+                    self.notes.push(format!("answers `{media}` only (the document also offers {others:?})"));
                 }
                 let schema = content[&media].get("schema").cloned().unwrap_or(Value::Null);
                 let sat = format!("{at}/content/{}/schema", escape(&media));

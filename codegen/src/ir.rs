@@ -279,6 +279,11 @@ pub fn rust_variant_name(name: &str) -> String {
     }
 }
 
+/// Whether `value` may be an enum's value: a wire name, or the empty string (`V` in Rust).
+pub fn is_enum_value(value: &str) -> bool {
+    value.is_empty() || is_wire_name(value)
+}
+
 fn hex_of(name: &str) -> String {
     name.bytes().map(|b| format!("{b:02x}")).collect()
 }

@@ -431,12 +431,8 @@ fn check_enums(c: &mut Collector, spec: &Spec) {
         let mut seen = BTreeSet::new();
         let mut rust: HashMap<String, &str> = HashMap::new();
         for v in &e.values {
-            if !crate::ir::is_wire_name(&v.name) {
-                c.push(
-                    &place,
-                    format!("value `{}` is empty, too long or holds a control character", v.name),
-                    WIRE_NAME_FIX,
-                );
+            if !crate::ir::is_enum_value(&v.name) {
+                c.push(&place, format!("value `{}` is too long or holds a control character", v.name), WIRE_NAME_FIX);
             } else if !seen.insert(v.name.as_str()) {
                 c.push(&place, format!("value `{}` is listed twice", v.name), "remove the duplicate");
             } else if let Some(other) = rust.insert(crate::ir::rust_variant_name(&v.name), &v.name) {

@@ -256,10 +256,10 @@ fn check(path: &Path) -> Vec<String> {
             match report.entries.iter().find(|e| e.operation == label) {
                 None => problems.push(format!("{label} is not in the report")),
                 Some(e) => {
-                    if let Outcome::NotImported(why) = &e.outcome {
-                        if why.is_empty() || why.iter().any(|(c, at)| c.is_empty() || !at.starts_with('/')) {
-                            problems.push(format!("{label}: a drop without its construct and pointer: {why:?}"));
-                        }
+                    if let Outcome::NotImported(why) = &e.outcome
+                        && (why.is_empty() || why.iter().any(|(c, at)| c.is_empty() || !at.starts_with('/')))
+                    {
+                        problems.push(format!("{label}: a drop without its construct and pointer: {why:?}"));
                     }
                 }
             }
