@@ -28,6 +28,9 @@ pub struct Options {
     pub scope_by_method: Option<(String, String)>,
     /// Which operations get an MCP tool.
     pub mcp: McpSelection,
+    /// Every operation answers `501 not_implemented` until its method is written (a new
+    /// service's implementation): the code is service-wide.
+    pub unwritten: bool,
 }
 
 /// Which operations become MCP tools.
@@ -275,7 +278,13 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
         pagination: cx.pagination.clone().unwrap_or_default(),
         rate_limits: None,
         errors,
-        error_roles: Default::default(),
+        error_roles: {
+            let mut roles = crate::spec::ErrorRoles::default();
+            if options.unwritten {
+                roles.service_wide.push(crate::scaffold::UNWRITTEN.into());
+            }
+            roles
+        },
         wire: Wire { success: SuccessFormat::Bare, ..Wire::default() },
         enums: cx.enums,
         models: cx.models,

@@ -238,6 +238,14 @@ pub fn write(spec: &Spec) -> String {
             p.default_per_page, p.max_per_page
         );
     }
+    let wide = &spec.error_roles.service_wide;
+    if *wide != crate::spec::ErrorRoles::default().service_wide {
+        let _ = writeln!(
+            out,
+            "\n# Codes every operation may answer; `not_implemented` until each method is written.\n[error_roles]\nservice_wide = [{}]",
+            wide.iter().map(|c| s(c)).collect::<Vec<_>>().join(", ")
+        );
+    }
     for (code, e) in &spec.errors {
         let _ = writeln!(out, "\n[errors.{}]", key(code));
         let _ = writeln!(out, "status = {}", e.status);

@@ -248,6 +248,7 @@ pub fn service(
     schema: &str,
     module: &str,
     include_generated: bool,
+    from: Option<&str>,
 ) -> Result<Vec<(String, String)>, String> {
     if !is_service_name(name) {
         return Err(format!(
@@ -255,18 +256,49 @@ pub fn service(
         ));
     }
     let spec_path = format!("spec/{name}.toml");
-    let spec_text = spec(name, schema);
-    // The implementation is written from the starter spec as the generator reads it.
-    let api = crate::load(&spec_path, &spec_text).map_err(|e| format!("the starter spec is invalid:\n{e}"))?;
+    let (spec_text, migration) = match from {
+        None => (spec(name, schema), migration(name)),
+        Some(imported) => (
+            format!("#:schema {schema}\n{imported}"),
+            format!(
+                "-- The tables of `{name}`: none yet. Add them here; add a migration per change, never edit one that has run.\nSELECT 1;\n"
+            ),
+        ),
+    };
+    // The implementation is written from the spec as the generator reads it.
+    let api = crate::load(&spec_path, &spec_text).map_err(|e| format!("the spec is invalid:\n{e}"))?;
     let mut files = vec![
         ("src/lib.rs".to_string(), implementation(&api, module, include_generated)?),
         ("src/main.rs".to_string(), main_rs(name, crate_name)),
         (spec_path, spec_text),
     ];
     for backend in ["sqlite", "postgres"] {
-        files.push((format!("migrations/{backend}/0001_{name}.sql"), migration(name)));
+        files.push((format!("migrations/{backend}/0001_{name}.sql"), migration.clone()));
     }
     Ok(files)
+}
+
+/// The spec of new service `name` imported from the OpenAPI document `text`: every operation
+/// answering `501 not_implemented` until written, the scopes `NAME:read` (`GET`) and `NAME:write`
+/// where the document names no OAuth scope, and an MCP tool for every operation that can travel
+/// over MCP. With `allow_partial`, what could not be imported is left out (the report says what);
+/// without it, that is an error.
+pub fn import_for(name: &str, text: &str, allow_partial: bool) -> Result<(String, crate::import::Report), String> {
+    let doc = crate::import::parse(text).map_err(|e| e.to_string())?;
+    let options = crate::import::Options {
+        name: Some(name.to_string()),
+        scope_by_method: Some((format!("{name}:read"), format!("{name}:write"))),
+        mcp: crate::import::McpSelection::All,
+        unwritten: true,
+    };
+    let imported = crate::import::import(&doc, &options).map_err(|e| e.to_string())?;
+    if imported.report.partial() && !allow_partial {
+        return Err(format!(
+            "{}some operations could not be imported; --allow-partial leaves them out",
+            imported.report
+        ));
+    }
+    Ok((imported.toml, imported.report))
 }
 
 /// Every file of a new project of its own for service `name` (a crate outside any Specwright
@@ -274,7 +306,7 @@ pub fn service(
 /// folder: the spec and its schema, a manifest depending on the published Specwright crates, a
 /// build script generating the API into `OUT_DIR`, the implementation, the binary and the
 /// migrations.
-pub fn standalone(name: &str) -> Result<Vec<(String, String)>, String> {
+pub fn standalone(name: &str, from: Option<&str>) -> Result<Vec<(String, String)>, String> {
     let crate_name = name.replace('_', "-");
     let version = env!("CARGO_PKG_VERSION").rsplit_once('.').map_or(env!("CARGO_PKG_VERSION"), |(v, _)| v);
     let manifest = format!(
@@ -303,7 +335,7 @@ codegen = {{ package = "specwright-codegen", version = "{version}" }}
     );
     let build = "//! Generates the API of every spec in `spec/` into OUT_DIR; cargo reruns it when a spec changes.\n\n\
                  fn main() -> Result<(), Box<dyn std::error::Error>> {\n    codegen::build::generate(\"spec\")?;\n    Ok(())\n}\n";
-    let mut files = service(name, &crate_name, "spec.schema.json", &format!("crate::{name}"), true)?;
+    let mut files = service(name, &crate_name, "spec.schema.json", &format!("crate::{name}"), true, from)?;
     files.extend([
         ("spec/spec.schema.json".to_string(), crate::spec_schema()),
         ("Cargo.toml".to_string(), manifest),

@@ -71,6 +71,76 @@ async fn new_service_lays_out_a_service_that_builds_and_answers_501_until_writte
     expect_unwritten(&outside::target().join("debug/shelf"), "SHELF", "shelf", root).await;
 }
 
+#[tokio::test]
+async fn new_service_from_an_openapi_document_serves_it_guarded_and_answers_501_until_written() {
+    let copy = tempfile::tempdir().unwrap();
+    let root = copy.path();
+    copy_workspace(&workspace(), root);
+    let document = std::fs::read_to_string(workspace().join("codegen/tests/fixtures/import/petstore.yaml")).unwrap();
+
+    // One of its operations cannot be imported: refused without `--allow-partial`, left out with it.
+    let refused = codegen::scaffold::import_for("shop", &document, false).unwrap_err();
+    assert!(refused.contains("GET /pets/{petId}/owner (pet_owner): NOT imported"), "{refused}");
+    let (spec, report) = codegen::scaffold::import_for("shop", &document, true).unwrap();
+    assert!(report.partial());
+    xtask::new_service::new_service_from(root, "shop", Some(&spec)).unwrap_or_else(|e| panic!("{e:#}"));
+    let written = std::fs::read_to_string(root.join("services/shop/spec/shop.toml")).unwrap();
+    assert!(written.starts_with("#:schema ../../../spec/spec.schema.json\n"), "{written}");
+    let drift = xtask::check(root).unwrap();
+    assert!(drift.is_empty(), "expected `generate --check` to be clean after new-service --from:\n{drift}");
+
+    let (ok, stderr) = build(root, &["-p", "shop"]);
+    assert!(ok, "expected the imported service to build, got:\n{stderr}");
+    let bin = outside::target().join("debug/shop");
+    let data = root.join("data");
+    let addr = free_addr();
+    let token = |scope: &str| outside::token(&bin, "SHOP", &addr, &data, "t1", scope);
+    let mut cmd = Command::new(&bin);
+    cmd.env("SHOP_ADDR", &addr).env("SHOP_DATA_DIR", &data);
+    let _server = serve(cmd, &addr, &root.join("server.log")).await;
+    let base = format!("http://{addr}");
+    let client = reqwest::Client::new();
+    let pets = format!("{base}/v1/pets");
+
+    // The document's own OAuth scopes guard its routes, with the challenge naming them.
+    let resp = client.get(&pets).send().await.unwrap();
+    assert_eq!(resp.status(), 401, "the gate is in front of it");
+    assert!(resp.headers()["www-authenticate"].to_str().unwrap().starts_with("Bearer"), "{:?}", resp.headers());
+    let (read, write) = (token("read:pets"), token("write:pets"));
+    let resp = client.post(&pets).bearer_auth(&read).json(&json!({"name": "Rex"})).send().await.unwrap();
+    assert_eq!(resp.status(), 403, "its scope tiers are enforced");
+    let resp = client.post(&pets).bearer_auth(&write).json(&json!({"name": ""})).send().await.unwrap();
+    assert_eq!(resp.status(), 422, "its schema's bounds are checked before the method");
+    let resp = client.post(&pets).bearer_auth(&write).json(&json!({"name": "Rex", "legs": 4})).send().await.unwrap();
+    assert_eq!(resp.status(), 422, "an unknown field is refused");
+    for (method, url, body) in [
+        ("GET", pets.clone(), None),
+        ("POST", pets.clone(), Some(json!({"name": "Rex"}))),
+        ("GET", format!("{pets}/p1"), None),
+        ("DELETE", format!("{pets}/p1"), None),
+        ("GET", format!("{base}/v1/stats"), None),
+    ] {
+        let token = if method == "GET" { &read } else { &write };
+        let mut req = client.request(method.parse().unwrap(), &url).bearer_auth(token);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.unwrap();
+        assert_eq!(resp.status(), 501, "{method} {url}");
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "not_implemented", "{method} {url}: {body}");
+    }
+    // The left-out operation is not served.
+    let resp = client.get(format!("{pets}/p1/owner")).bearer_auth(&read).send().await.unwrap();
+    assert_eq!(resp.status(), 404);
+    // Its binary's conformance kit passes against it: challenges, scope tiers, PRM, documents,
+    // MCP tools.
+    let out = Command::new(&bin).args(["conformance", "--url", &base]).env("SHOP_DATA_DIR", &data).output().unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{table}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(table.lines().last().is_some_and(|l| l.contains("(shop ") && l.contains(" 0 failed")), "{table}");
+}
+
 /// Serves the new service's binary `bin` (settings prefixed `env`, scopes `NAME:…`) and checks
 /// the platform guards it and every operation answers 501 `not_implemented`.
 async fn expect_unwritten(bin: &Path, env: &str, name: &str, root: &Path) {
@@ -124,7 +194,7 @@ async fn the_standalone_layout_generates_in_build_rs_builds_and_answers_501_unti
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let ws = workspace();
-    for (path, text) in codegen::scaffold::standalone("pantry").unwrap() {
+    for (path, text) in codegen::scaffold::standalone("pantry", None).unwrap() {
         let full = root.join(&path);
         std::fs::create_dir_all(full.parent().unwrap()).unwrap();
         let text = if path == "Cargo.toml" {

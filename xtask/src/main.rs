@@ -10,9 +10,11 @@ const USAGE: &str = "usage: cargo xtask generate [--check]
                     every contract change between two spec folders (default: spec/released/ → spec/),
                     breaking or compatible; fails when a breaking one comes without a new major
                     version of its service
-  new-service NAME  start a service as a user's own: services/NAME/ with its spec, generated API crate,
-                    implementation (every method answering 501 until written), migrations and binary,
-                    registered in the workspace
+  new-service NAME [--from OPENAPI_FILE [--allow-partial]]
+                    start a service as a user's own: services/NAME/ with its spec (the starter, or
+                    imported from an OpenAPI document), generated API crate, implementation (every
+                    method answering 501 until written), migrations and binary, registered in the
+                    workspace
   generate --check  fail, listing the files, when the committed output is not what the spec generates
   validate PATH     check a spec file, or every spec of a folder, and print every problem
   bench-generate    time generation (median of 11 runs) and count generated lines per operation
@@ -95,7 +97,7 @@ fn main() -> ExitCode {
             }
         }),
         ["validate", path] => validate(path),
-        ["new-service", name] => xtask::new_service::new_service(&root, name).map(|created| {
+        ["new-service", name, rest @ ..] => new_service(&root, name, rest).map(|created| {
             println!("created the service `{name}`:");
             for f in &created.files {
                 println!("  {f}");
@@ -133,4 +135,18 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `new-service NAME [--from OPENAPI_FILE [--allow-partial]]`.
+fn new_service(root: &std::path::Path, name: &str, rest: &[&str]) -> anyhow::Result<xtask::new_service::Created> {
+    let (file, allow_partial) = match rest {
+        [] => return xtask::new_service::new_service(root, name),
+        ["--from", file] => (file, false),
+        ["--from", file, "--allow-partial"] | ["--allow-partial", "--from", file] => (file, true),
+        _ => anyhow::bail!("usage: cargo xtask new-service NAME [--from OPENAPI_FILE [--allow-partial]]"),
+    };
+    let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("reading {file}: {e}"))?;
+    let (toml, report) = codegen::scaffold::import_for(name, &text, allow_partial).map_err(anyhow::Error::msg)?;
+    print!("{report}");
+    xtask::new_service::new_service_from(root, name, Some(&toml))
 }

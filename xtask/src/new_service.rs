@@ -19,10 +19,16 @@ pub struct Created {
 
 /// Lays out service `name` under `root/services/` and registers it with the workspace at `root`.
 pub fn new_service(root: &Path, name: &str) -> Result<Created> {
+    new_service_from(root, name, None)
+}
+
+/// What [`new_service`] does, starting from `from`, the spec `import` wrote of an existing API
+/// ([`scaffold::import_for`]), instead of the starter spec.
+pub fn new_service_from(root: &Path, name: &str, from: Option<&str>) -> Result<Created> {
     let crate_name = name.replace('_', "-");
     let api_crate = format!("{crate_name}-api");
     let module = format!("{}::{name}", api_crate.replace('-', "_"));
-    let service = scaffold::service(name, &crate_name, "../../../spec/spec.schema.json", &module, false)
+    let service = scaffold::service(name, &crate_name, "../../../spec/spec.schema.json", &module, false, from)
         .map_err(anyhow::Error::msg)?;
     let dir = root.join("services").join(name);
     if dir.exists() {

@@ -6,12 +6,14 @@
 //! specwright-codegen generate --spec spec --out api --check    # exit 1, listing the differences, when stale
 //! specwright-codegen schema > spec/spec.schema.json            # the spec format's JSON Schema
 //! specwright-codegen new-service shelf --dir shelf             # a new project: spec, build.rs, 501 stubs
+//! specwright-codegen new-service shop --dir shop --from openapi.yaml   # the same, from an existing API
 //! specwright-codegen import openapi.yaml --out spec             # a spec from an OpenAPI document, and a report
 //! ```
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::{Parser, Subcommand};
 use codegen::project;
 
@@ -92,6 +94,14 @@ enum Commands {
         /// The folder to create (it must not exist, or be empty).
         #[arg(long)]
         dir: PathBuf,
+        /// Start from this OpenAPI document (3.0 or 3.1, JSON or YAML) instead of the starter
+        /// spec: `import` with the scopes `NAME:read`/`NAME:write` by method where the document
+        /// names none, and an MCP tool for every operation.
+        #[arg(long, value_name = "OPENAPI_FILE")]
+        from: Option<PathBuf>,
+        /// With `--from`: leave out what could not be imported (the report says what).
+        #[arg(long, requires = "from")]
+        allow_partial: bool,
     },
 }
 
@@ -155,7 +165,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 (false, true, false) => McpSelection::Operations(mcp_ops),
                 (false, true, true) => McpSelection::None,
             };
-            let imported = import::import(&doc, &Options { name, scope_by_method, mcp })?;
+            let imported = import::import(&doc, &Options { name, scope_by_method, mcp, unwritten: false })?;
             print!("{}", imported.report);
             if imported.report.partial() && !allow_partial {
                 eprintln!(
@@ -169,8 +179,18 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             println!("wrote {}", path.display());
             Ok(ExitCode::SUCCESS)
         }
-        Commands::NewService { name, dir } => {
-            let files = codegen::scaffold::standalone(&name).map_err(anyhow::Error::msg)?;
+        Commands::NewService { name, dir, from, allow_partial } => {
+            let imported = match &from {
+                Some(file) => {
+                    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+                    let (toml, report) =
+                        codegen::scaffold::import_for(&name, &text, allow_partial).map_err(anyhow::Error::msg)?;
+                    print!("{report}");
+                    Some(toml)
+                }
+                None => None,
+            };
+            let files = codegen::scaffold::standalone(&name, imported.as_deref()).map_err(anyhow::Error::msg)?;
             if std::fs::read_dir(&dir).is_ok_and(|mut entries| entries.next().is_some()) {
                 anyhow::bail!("{} is not empty; choose a new folder", dir.display());
             }

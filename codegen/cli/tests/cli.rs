@@ -180,3 +180,34 @@ fn import_writes_nothing_when_something_is_left_out_unless_allowed() {
     ]);
     assert_eq!(generated.status.code(), Some(0), "{}", text(&generated.stderr));
 }
+
+#[test]
+fn new_service_from_a_document_starts_a_project_from_its_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = fixtures().join("import/petstore.yaml");
+    let project = dir.path().join("shop");
+    let run = |extra: &[&str]| {
+        let mut a: Vec<std::ffi::OsString> = vec![
+            "new-service".into(),
+            "shop".into(),
+            "--dir".into(),
+            project.clone().into(),
+            "--from".into(),
+            doc.clone().into(),
+        ];
+        a.extend(extra.iter().map(Into::into));
+        codegen(&a.iter().map(|s| s.as_os_str()).collect::<Vec<_>>())
+    };
+    let refused = run(&[]);
+    assert_eq!(refused.status.code(), Some(1), "{}", text_of(&refused));
+    assert!(text_of(&refused).contains("--allow-partial leaves them out"), "{}", text_of(&refused));
+    assert!(!project.exists(), "nothing written");
+    let made = run(&["--allow-partial"]);
+    assert_eq!(made.status.code(), Some(0), "{}", text_of(&made));
+    let spec = std::fs::read_to_string(project.join("spec/shop.toml")).unwrap();
+    assert!(spec.starts_with("#:schema spec.schema.json\n"), "{spec}");
+    assert!(spec.contains("service_wide = [\"internal\", \"request_timeout\", \"unavailable\", \"not_implemented\"]"));
+    let lib = std::fs::read_to_string(project.join("src/lib.rs")).unwrap();
+    assert!(lib.contains("async fn list_pets(") && lib.contains("NotImplemented(unwritten(\"list_pets\"))"), "{lib}");
+    assert!(!lib.contains("fn pet_owner("), "the operation left out has no method");
+}
