@@ -31,6 +31,8 @@ pub struct Options {
     /// Every operation answers `501 not_implemented` until its method is written (a new
     /// service's implementation): the code is service-wide.
     pub unwritten: bool,
+    /// Where to serve it, in place of the path of the document's first server URL.
+    pub base_path: Option<String>,
 }
 
 /// Which operations become MCP tools.
@@ -172,7 +174,10 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
     let title = doc.pointer("/info/title").and_then(Value::as_str).unwrap_or("API").to_string();
     let name = options.name.clone().unwrap_or_else(|| service_name(&title));
     let mut report = Report::default();
-    let base_path = base_path(doc, &mut report.service);
+    let base_path = match &options.base_path {
+        Some(path) => path.clone(),
+        None => base_path(doc, &mut report.service),
+    };
 
     let mut scopes: Vec<ScopeDef> = Vec::new();
     let mut operations = Vec::new();
@@ -261,8 +266,9 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
             title,
             version: doc.pointer("/info/version").and_then(Value::as_str).unwrap_or("1.0.0").to_string(),
             description: doc.pointer("/info/description").and_then(Value::as_str).unwrap_or_default().to_string(),
+            // The service's own MCP endpoint, under its base path like its routes.
+            mcp_path: operations.iter().any(|o| o.mcp.is_some()).then(|| format!("{base_path}/mcp")),
             base_path,
-            mcp_path: operations.iter().any(|o| o.mcp.is_some()).then(|| "/mcp".to_string()),
             metadata_paths: Vec::new(),
             mcp_metadata_paths: Vec::new(),
             mcp_instructions: None,

@@ -126,6 +126,7 @@ pub fn load(file: &str, text: &str) -> Result<Api, SpecErrors> {
     }
     let operations = check_operations(&mut c, &spec, &mut models);
     check_default_places(&mut c, &spec, &models);
+    check_finite(&mut c, &models);
     check_header_models(&mut c, &spec, &models);
     check_ambiguous_paths(&mut c, &spec);
     check_webhooks(&mut c, &spec, &models);
@@ -695,6 +696,37 @@ fn check_constraints(c: &mut Collector, place: &str, f: &FieldDef, ty: &Ty, spec
         }
         if let Err(why) = fits(value, f, ty, spec) {
             c.push(place, format!("default {value} {why}"), "give a default the field itself accepts");
+        }
+    }
+}
+
+/// A model whose required, non-null model fields lead back to it has no finite value: a
+/// `TreeNode` whose `parent` is a required `TreeNode` would need parents forever.
+fn check_finite(c: &mut Collector, models: &IndexMap<String, Model>) {
+    fn needs(m: &Model) -> impl Iterator<Item = (&str, &str)> {
+        m.fields.iter().filter(|f| f.required() && !f.def.nullable).filter_map(|f| match &f.ty {
+            Ty::Model(target) => Some((f.name.as_str(), target.as_str())),
+            _ => None,
+        })
+    }
+    for (name, m) in models {
+        // The models a value of `name` must hold, with the first field that leads to each.
+        let mut stack: Vec<(&str, &str)> = needs(m).collect();
+        let mut seen = BTreeSet::new();
+        while let Some((via, target)) = stack.pop() {
+            if target == name {
+                c.push(
+                    format!("model `{name}` field `{via}`"),
+                    format!("every `{name}` must hold another `{name}` through required fields, so no value is finite"),
+                    "make a field on the way optional or nullable",
+                );
+                break;
+            }
+            if seen.insert(target)
+                && let Some(next) = models.get(target)
+            {
+                stack.extend(needs(next).map(|(_, t)| (via, t)));
+            }
         }
     }
 }

@@ -20,7 +20,7 @@ use utoipa::openapi::tag::TagBuilder;
 use utoipa::openapi::{ContentBuilder, OpenApiBuilder, RefOr, Required};
 
 use crate::ir::{Api, Field, Model, Operation, Ty};
-use crate::spec::{ErrorFormat, Location, Method, SuccessFormat};
+use crate::spec::{BodyFormat, ErrorFormat, Location, Method, SuccessFormat};
 
 /// Name of the error envelope schema.
 pub const ERROR_SCHEMA: &str = "ErrorResponse";
@@ -299,17 +299,19 @@ fn deprecated(schema: RefOr<Schema>, description: &str) -> RefOr<Schema> {
     }
 }
 
-/// An object schema over `fields`. Inputs reject unknown fields; outputs may grow new ones.
+/// An object schema over `fields`. Inputs reject unknown fields; outputs may grow new ones. In
+/// `json` (not a form's text), an optional request field may also be sent as `null`.
 fn object_schema<'a>(
     description: &str,
     fields: impl Iterator<Item = &'a Field>,
     additional: Option<&Field>,
     closed: bool,
     side: Side,
+    json: bool,
 ) -> Schema {
     let mut b = ObjectBuilder::new().schema_type(Type::Object).description(Some(description.to_string()));
     for f in fields {
-        b = b.property(&f.name, field_schema(f, side, f.location() == Location::Body));
+        b = b.property(&f.name, field_schema(f, side, json && f.location() == Location::Body));
         if f.required() {
             b = b.required(&f.name);
         }
@@ -454,11 +456,19 @@ fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
                 model.additional.as_ref(),
                 true,
                 Side::Request,
+                op.def.body == BodyFormat::Json,
             );
             out.push((body, RefOr::T(schema)));
         }
     }
     let only_tagged = only_in_tagged_unions(api);
+    // Inputs sent as a form or multipart text: no `null` there, only text.
+    let form_inputs: std::collections::BTreeSet<&str> = api
+        .operations
+        .iter()
+        .filter(|o| o.def.body != BodyFormat::Json)
+        .filter_map(|o| o.def.input.as_deref())
+        .collect();
     // Objects inside a union that requests carry are closed, as the decoder treats them: an open
     // variant would also match the values of the others, and `oneOf` needs exactly one.
     let in_request_unions: std::collections::BTreeSet<String> = api
@@ -489,8 +499,14 @@ fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
         if !is_input && body().next().is_none() && !m.fields.is_empty() {
             continue;
         }
-        let closed = is_input || in_request_unions.contains(name);
-        out.push((name.clone(), RefOr::T(object_schema(&m.description, body(), m.additional.as_ref(), closed, side))));
+        // Every object a request may carry is closed, as the decoder refuses a key it does not
+        // know at any depth; inside a union, that also tells the variants apart.
+        let closed = is_input || request_side.contains(name) || in_request_unions.contains(name);
+        let json = !form_inputs.contains(name.as_str());
+        out.push((
+            name.clone(),
+            RefOr::T(object_schema(&m.description, body(), m.additional.as_ref(), closed, side, json)),
+        ));
     }
     for name in api.spec.unions.keys() {
         let side = match (request_side.contains(name), response_side.contains(name)) {
@@ -1319,8 +1335,8 @@ fn rewrite_refs(v: Value) -> Value {
 pub fn input_schema(api: &Api, doc: &Value, op: &Operation) -> Value {
     let model: Option<&Model> = api.input(op);
     let root = match model {
-        Some(m) => object_schema(&m.description, m.fields.iter(), m.additional.as_ref(), true, Side::Request),
-        None => object_schema("No arguments.", std::iter::empty(), None, true, Side::Request),
+        Some(m) => object_schema(&m.description, m.fields.iter(), m.additional.as_ref(), true, Side::Request, true),
+        None => object_schema("No arguments.", std::iter::empty(), None, true, Side::Request, true),
     };
     let mut v = serde_json::to_value(&root).unwrap_or_default();
     if let Value::Object(map) = &mut v {

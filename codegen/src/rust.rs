@@ -289,6 +289,26 @@ fn union_type(name: &str, api: &Api, validated: bool) -> TokenStream {
     }
 }
 
+/// Whether a field of type `ty` in model `owner` holds an `owner` again with no list or map
+/// between (`parent: TreeNode` in `TreeNode`): a type of infinite size unless it is boxed.
+fn recursive(ty: &Ty, owner: &str, api: &Api) -> bool {
+    fn reaches(ty: &Ty, owner: &str, api: &Api, seen: &mut Vec<String>) -> bool {
+        let (Ty::Model(name) | Ty::Union(name)) = ty else { return false };
+        if name == owner {
+            return true;
+        }
+        if seen.contains(name) {
+            return false;
+        }
+        seen.push(name.clone());
+        match ty {
+            Ty::Model(n) => api.models[n].fields.iter().any(|f| reaches(&f.ty, owner, api, seen)),
+            _ => api.spec.unions[name].variants.values().any(|m| reaches(&Ty::Model(m.clone()), owner, api, seen)),
+        }
+    }
+    reaches(ty, owner, api, &mut Vec::new())
+}
+
 fn model_struct(model: &Model, api: &Api, role: ModelRole, validated: bool) -> TokenStream {
     let name = type_ident(&model.name);
     let doc = docs(&model.description);
@@ -297,6 +317,7 @@ fn model_struct(model: &Model, api: &Api, role: ModelRole, validated: bool) -> T
         let ident = field_ident(&f.name);
         let doc = docs(&f.def.description);
         let base = rust_type(&f.ty);
+        let base = if recursive(&f.ty, &model.name, api) { quote!(Box<#base>) } else { base };
         // A keyword or a camelCase wire name keeps its wire name through serde.
         let rename = if KEYWORDS.contains(&f.name.as_str()) || crate::ir::rust_field_name(&f.name) != f.name {
             let n = &f.name;
@@ -482,6 +503,7 @@ fn models_file(api: &Api) -> TokenStream {
     };
     quote! {
         //! Request and response payloads and enums, with the field specs the decoder validates against.
+        #[allow(unused_imports, reason = "a spec without models uses none")]
         use serde::{Deserialize, Serialize};
         #spec_imports
         #(#enums)*
@@ -649,6 +671,7 @@ fn operations_file(api: &Api) -> TokenStream {
     quote! {
         //! The operation table: one static `Operation` per route, read by every per-operation layer.
         use support::{ErrorInfo, ErrorRoles, Method, Operation, ScopeInfo, ServiceInfo};
+        #[allow(unused_imports, reason = "a spec without models uses none")]
         use super::models;
 
         /// The service: scopes, error catalog, pagination, plans and documents.
@@ -803,7 +826,9 @@ fn service_file(api: &Api) -> TokenStream {
         use std::future::Future;
         #[allow(unused_imports, reason = "`Paged`/`Paging` are unused by services without lists")]
         use support::{Paged, Paging};
-        use super::{errors, models};
+        use super::errors;
+        #[allow(unused_imports, reason = "a spec without models uses none")]
+        use super::models;
 
         #[doc = #doc]
         pub trait #tname: Send + Sync + 'static {
@@ -908,7 +933,9 @@ fn router_file(api: &Api) -> TokenStream {
         use std::sync::Arc;
         #[allow(unused_imports, reason = "`NoInput` is unused when every operation has an input model")]
         use support::{self, App, Endpoint, Gate, NoInput, Operation, Paging, Reply, methods, rest};
-        use super::{#tname, errors, models, operations, operations::SERVICE};
+        use super::{#tname, errors, operations, operations::SERVICE};
+        #[allow(unused_imports, reason = "a spec without models uses none")]
+        use super::models;
 
         #[doc = #doc]
         pub fn router<S, G>(service: Arc<S>, gate: Arc<G>) -> axum::Router

@@ -290,6 +290,7 @@ pub fn import_for(name: &str, text: &str, allow_partial: bool) -> Result<(String
         scope_by_method: Some((format!("{name}:read"), format!("{name}:write"))),
         mcp: crate::import::McpSelection::All,
         unwritten: true,
+        base_path: None,
     };
     let imported = crate::import::import(&doc, &options).map_err(|e| e.to_string())?;
     if imported.report.partial() && !allow_partial {

@@ -222,3 +222,38 @@ fn nullable_field_becomes_nullable_true_in_30() {
     assert_eq!(due30["format"], "date-time", "expected 3.0 `due` to keep its date-time format");
     assert_eq!(due30["nullable"], true, "expected 3.0 `due` to be `nullable: true`");
 }
+
+/// What the documents say of a request body is what the decoder does with it: an object nested
+/// in a request refuses keys it does not know (so it is closed), and `null` stands for an
+/// optional field's absence in JSON only (a form's text has no `null`).
+#[test]
+fn request_schemas_say_what_the_decoder_accepts() {
+    let todos = include_str!("fixtures/prelude/todos.toml")
+        .replacen(
+            "fields.title = { type = \"string\", min_length = 1, max_length = 200, description = \"What to do.\" }",
+            "fields.title = { type = \"string\", min_length = 1, max_length = 200, description = \"What to do.\" }\n\
+             fields.note = { type = \"Note\", optional = true, description = \"A note.\" }\n\
+             fields.tag = { type = \"string\", optional = true, description = \"A tag.\" }",
+            1,
+        )
+        .replacen(
+            "[models.Todo]",
+            "[models.Note]\ndescription = \"A note.\"\nfields.text = { type = \"string\", description = \"Its text.\" }\n\n\
+             [models.FormTodo]\ndescription = \"A to-do from a form.\"\nfields.title = { type = \"string\", description = \"What.\" }\n\
+             fields.tag = { type = \"string\", optional = true, description = \"A tag.\" }\n\n[models.Todo]",
+            1,
+        )
+        .replacen(
+            "[operations]",
+            "[operations]\nform_todo = { route = \"POST /todos/form\", scope = \"todos:write\", summary = \"From a form\", \
+             input = \"FormTodo\", output = \"Todo\", body = \"form\", errors = [\"validation\"] }",
+            1,
+        );
+    let files = codegen::generate(&[("todos.toml", &todos)]).unwrap_or_else(|e| panic!("{e}"));
+    let doc: Value =
+        serde_json::from_str(&files.iter().find(|f| f.path == "openapi/todos.json").unwrap().text).unwrap();
+    let schemas = &doc["components"]["schemas"];
+    assert_eq!(schemas["Note"]["additionalProperties"], json!(false), "nested in a request: closed");
+    assert_eq!(schemas["NewTodo"]["properties"]["tag"]["type"], json!(["string", "null"]), "JSON: null is absence");
+    assert_eq!(schemas["FormTodo"]["properties"]["tag"]["type"], json!("string"), "a form has no null");
+}

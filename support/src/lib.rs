@@ -781,11 +781,17 @@ impl FieldSpec {
     }
 }
 
-/// Puts the default of each absent field that has one into a validated input.
+/// Puts the default of each absent field that has one into a validated input. `null` for a
+/// field that is not nullable is its absence (what the documents say of an optional field).
 fn fill_defaults(fields: &[FieldSpec], obj: &mut Map<String, Value>) {
     for f in fields {
+        let absent = match obj.get(f.name) {
+            None => true,
+            Some(Value::Null) => !f.nullable,
+            Some(_) => false,
+        };
         if let Some(text) = f.default
-            && !obj.contains_key(f.name)
+            && absent
             && let Ok(value) = serde_json::from_str::<Value>(text)
         {
             obj.insert(f.name.to_string(), value);
@@ -1249,7 +1255,8 @@ fn check_plain(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str,
 
 /// List and map items share their field's string constraints but not its list constraints.
 fn check_item(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str, v: &Value) -> Result<(), Rejection> {
-    if v.is_null() {
+    // `null` is a JSON value like any other where any is allowed.
+    if v.is_null() && !matches!(kind, Kind::Json) {
         return Err(invalid(service, path, Value::Null, format!("{path} must be {}", describe(kind))));
     }
     check_value(service, spec, kind, path, v)
@@ -1396,8 +1403,13 @@ pub(crate) fn coerce(service: &ServiceInfo, f: &FieldSpec, kind: &Kind, raw: &st
     })
 }
 
-/// Splits `page`/`per_page` off a validated object and applies the service's pagination rules.
-fn take_paging(service: &ServiceInfo, obj: &mut Map<String, Value>) -> Paging {
+/// Splits `page`/`per_page` off a validated object of a paginated operation and applies the
+/// service's pagination rules; another operation's `page` is a field of its own input.
+fn take_paging(op: &Operation, obj: &mut Map<String, Value>) -> Paging {
+    let service = op.service;
+    if !op.paginated {
+        return Paging { page: 1, per_page: service.default_per_page };
+    }
     // Validation bounds both; out-of-range values saturate rather than wrap.
     let get = |v: Option<Value>, default: u32| {
         v.and_then(|v| v.as_u64()).map(|n| u32::try_from(n).unwrap_or(u32::MAX).max(1)).unwrap_or(default)
@@ -1429,7 +1441,7 @@ pub fn decode_arguments<I: DeserializeOwned>(
     };
     check_object(service, op.input, "", &obj)?;
     fill_defaults(op.input, &mut obj);
-    let paging = take_paging(service, &mut obj);
+    let paging = take_paging(op, &mut obj);
     Ok((deserialize(service, obj)?, paging))
 }
 
@@ -1522,7 +1534,7 @@ pub async fn decode_request<G: Gate, I: DeserializeOwned>(
             None => {}
         }
     }
-    let paging = take_paging(service, &mut obj);
+    let paging = take_paging(op, &mut obj);
     Ok((deserialize(service, obj)?, paging))
 }
 
@@ -1569,7 +1581,11 @@ async fn json_body(
     let (service, roles) = (op.service, &op.service.roles);
     let bytes: Bytes = axum::body::to_bytes(body, limit).await.map_err(|_| too_large(op, limit as u64, None))?;
     let has_bytes = !bytes.iter().all(u8::is_ascii_whitespace);
-    if op.has_body || has_bytes {
+    // An optional payload may be left out altogether: no body, so no media type to check.
+    let no_payload = !has_bytes
+        && parts.headers.get(header::CONTENT_TYPE).is_none()
+        && op.input.iter().any(|f| f.location == Location::Payload && !f.required);
+    if (op.has_body || has_bytes) && !no_payload {
         if op.has_body && !is_json(parts) {
             return Err(Rejection {
                 code: roles.unsupported_media_type,
@@ -2240,6 +2256,69 @@ mod tests {
     /// `{"total": …}` and any other key holding a positive integer.
     static COUNTS: [FieldSpec; 2] =
         [FieldSpec::body("total", Kind::Integer).required(), FieldSpec::body(OTHER_KEYS, Kind::Integer).minimum(1.0)];
+
+    /// `POST /t/find`: a `page` of its own (not paginated), a flag with a default, any JSON.
+    static FIND_INPUT: [FieldSpec; 3] = [
+        FieldSpec::body("page", Kind::Integer),
+        FieldSpec::body("hidden", Kind::Boolean).default("true"),
+        FieldSpec::body("extra", Kind::Map(&Kind::Json)),
+    ];
+    static FIND: Operation = Operation { id: "find", input: &FIND_INPUT, ..OP };
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Find {
+        page: Option<i64>,
+        hidden: bool,
+        extra: Option<std::collections::BTreeMap<String, Value>>,
+    }
+
+    /// `PUT /t/tags`: an optional array as the whole body.
+    static TAGS_INPUT: [FieldSpec; 1] = [FieldSpec::payload("tags", Kind::List(&Kind::String))];
+    static TAGS: Operation = Operation { id: "tags", input: &TAGS_INPUT, ..OP };
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Tags {
+        tags: Option<Vec<String>>,
+    }
+
+    fn decode_json<I: DeserializeOwned>(op: &'static Operation, body: Option<&str>) -> Result<(I, Paging), Rejection> {
+        let mut b = Request::builder().method("POST").uri("/t/op");
+        if body.is_some() {
+            b = b.header("content-type", "application/json");
+        }
+        let body = body.map_or_else(Body::empty, |t| Body::from(t.to_string()));
+        let mut parts = b.body(()).unwrap().into_parts().0;
+        block_on(decode_request::<Open, I>(&Open, &"caller", op, &mut parts, body))
+    }
+
+    #[test]
+    fn null_for_an_optional_field_is_its_absence_and_gets_its_default() {
+        let (find, _) = decode_json::<Find>(&FIND, Some(r#"{"hidden": null}"#)).expect("null is absent");
+        assert!(find.hidden, "the default");
+        let (find, _) = decode_json::<Find>(&FIND, Some(r#"{"hidden": false}"#)).unwrap();
+        assert!(!find.hidden);
+    }
+
+    #[test]
+    fn an_operation_that_is_not_paginated_keeps_a_page_field_of_its_own() {
+        let (find, paging) = decode_json::<Find>(&FIND, Some(r#"{"page": 7}"#)).expect("its own field");
+        assert_eq!((find.page, paging.page), (Some(7), 1));
+    }
+
+    #[test]
+    fn any_json_value_may_be_null() {
+        let (find, _) =
+            decode_json::<Find>(&FIND, Some(r#"{"extra": {"a": null, "b": [null]}}"#)).expect("null is JSON");
+        assert_eq!(find.extra.unwrap()["a"], Value::Null);
+    }
+
+    #[test]
+    fn an_optional_payload_may_be_left_out_with_no_body_at_all() {
+        let (tags, _) = decode_json::<Tags>(&TAGS, None).expect("no body, no media type to check");
+        assert_eq!(tags.tags, None);
+        let (tags, _) = decode_json::<Tags>(&TAGS, Some(r#"["a"]"#)).unwrap();
+        assert_eq!(tags.tags, Some(vec!["a".to_string()]));
+    }
 
     #[test]
     fn keys_beside_the_fields_are_checked_as_the_map_says() {

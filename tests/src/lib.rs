@@ -31,6 +31,11 @@ pub const OPTIONAL_TOOLS: &[OptionalTool] = &[
         suite: "schemathesis against both live services (schemathesis.rs)",
     },
     OptionalTool {
+        var: "SPECWRIGHT_OAS_EXAMPLES",
+        what: "the @readme/oas-examples corpus",
+        suite: "every corpus document imported, served, checked by conformance and schemathesis (import_served.rs)",
+    },
+    OptionalTool {
         var: "SPECWRIGHT_MCP_PYTHON",
         what: "the Python MCP SDK",
         suite: "MCP end to end with the official Python SDK (mcp_clients.rs)",

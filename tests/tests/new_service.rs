@@ -68,7 +68,7 @@ async fn new_service_lays_out_a_service_that_builds_and_answers_501_until_writte
 
     let (ok, stderr) = build(root, &["-p", "shelf"]);
     assert!(ok, "expected the new service to build, got:\n{stderr}");
-    expect_unwritten(&outside::target().join("debug/shelf"), "SHELF", "shelf", root).await;
+    expect_unwritten(&outside::target().join("debug/shelf"), root, starter("shelf", "SHELF")).await;
 }
 
 #[tokio::test]
@@ -92,34 +92,71 @@ async fn new_service_from_an_openapi_document_serves_it_guarded_and_answers_501_
     let (ok, stderr) = build(root, &["-p", "shop"]);
     assert!(ok, "expected the imported service to build, got:\n{stderr}");
     let bin = outside::target().join("debug/shop");
-    let data = root.join("data");
-    let addr = free_addr();
-    let token = |scope: &str| outside::token(&bin, "SHOP", &addr, &data, "t1", scope);
-    let mut cmd = Command::new(&bin);
-    cmd.env("SHOP_ADDR", &addr).env("SHOP_DATA_DIR", &data);
+    let pets = "/v1/pets";
+    let unwritten = Unwritten {
+        name: "shop",
+        env: "SHOP",
+        collection: pets,
+        scopes: ("read:pets".into(), "write:pets".into()),
+        valid: json!({"name": "Rex"}),
+        invalid: json!({"name": ""}),
+        routes: vec![("GET", format!("{pets}/p1")), ("DELETE", format!("{pets}/p1")), ("GET", "/v1/stats".into())],
+        // The operation left out is not served.
+        absent: Some(format!("{pets}/p1/owner")),
+    };
+    expect_unwritten(&bin, root, unwritten).await;
+}
+
+/// What [`expect_unwritten`] tries of a new service.
+struct Unwritten {
+    /// The service's name, as the conformance table names it.
+    name: &'static str,
+    /// The prefix of its settings (`SHELF` for `SHELF_ADDR`).
+    env: &'static str,
+    /// A collection route: `GET` lists, `POST` creates.
+    collection: &'static str,
+    /// The read and the write scope.
+    scopes: (String, String),
+    /// A body `POST` accepts, and one it refuses.
+    valid: Value,
+    invalid: Value,
+    /// Other routes, each answering 501.
+    routes: Vec<(&'static str, String)>,
+    /// A route that must not be served.
+    absent: Option<String>,
+}
+
+/// Serves the new service's binary `bin` and checks the platform guards it (the challenge, the
+/// scope tiers, validation before the method) and every operation answers 501 `not_implemented`
+/// until written, and its binary's conformance kit passes against it.
+async fn expect_unwritten(bin: &Path, root: &Path, service: Unwritten) {
+    let (env, data, addr) = (service.env, root.join("data"), free_addr());
+    let token = |scope: &str| outside::token(bin, env, &addr, &data, "t1", scope);
+    let mut cmd = Command::new(bin);
+    cmd.env(format!("{env}_ADDR"), &addr).env(format!("{env}_DATA_DIR"), &data);
     let _server = serve(cmd, &addr, &root.join("server.log")).await;
     let base = format!("http://{addr}");
     let client = reqwest::Client::new();
-    let pets = format!("{base}/v1/pets");
-
-    // The document's own OAuth scopes guard its routes, with the challenge naming them.
-    let resp = client.get(&pets).send().await.unwrap();
+    let collection = format!("{base}{}", service.collection);
+    let resp = client.get(&collection).send().await.unwrap();
     assert_eq!(resp.status(), 401, "the gate is in front of it");
     assert!(resp.headers()["www-authenticate"].to_str().unwrap().starts_with("Bearer"), "{:?}", resp.headers());
-    let (read, write) = (token("read:pets"), token("write:pets"));
-    let resp = client.post(&pets).bearer_auth(&read).json(&json!({"name": "Rex"})).send().await.unwrap();
+    let (read, write) = (token(&service.scopes.0), token(&service.scopes.1));
+    let resp = client.post(&collection).bearer_auth(&read).json(&service.valid).send().await.unwrap();
     assert_eq!(resp.status(), 403, "its scope tiers are enforced");
-    let resp = client.post(&pets).bearer_auth(&write).json(&json!({"name": ""})).send().await.unwrap();
-    assert_eq!(resp.status(), 422, "its schema's bounds are checked before the method");
-    let resp = client.post(&pets).bearer_auth(&write).json(&json!({"name": "Rex", "legs": 4})).send().await.unwrap();
+    let resp = client.post(&collection).bearer_auth(&write).json(&service.invalid).send().await.unwrap();
+    assert_eq!(resp.status(), 422, "its input is validated before the method");
+    let mut unknown = service.valid.clone();
+    unknown["no_such_field"] = json!(1);
+    let resp = client.post(&collection).bearer_auth(&write).json(&unknown).send().await.unwrap();
     assert_eq!(resp.status(), 422, "an unknown field is refused");
-    for (method, url, body) in [
-        ("GET", pets.clone(), None),
-        ("POST", pets.clone(), Some(json!({"name": "Rex"}))),
-        ("GET", format!("{pets}/p1"), None),
-        ("DELETE", format!("{pets}/p1"), None),
-        ("GET", format!("{base}/v1/stats"), None),
-    ] {
+    let mut routes = vec![
+        ("GET", service.collection.to_string(), None),
+        ("POST", service.collection.to_string(), Some(service.valid)),
+    ];
+    routes.extend(service.routes.into_iter().map(|(m, p)| (m, p, None)));
+    for (method, path, body) in routes {
+        let url = format!("{base}{path}");
         let token = if method == "GET" { &read } else { &write };
         let mut req = client.request(method.parse().unwrap(), &url).bearer_auth(token);
         if let Some(b) = body {
@@ -129,62 +166,37 @@ async fn new_service_from_an_openapi_document_serves_it_guarded_and_answers_501_
         assert_eq!(resp.status(), 501, "{method} {url}");
         let body: Value = resp.json().await.unwrap();
         assert_eq!(body["error"]["code"], "not_implemented", "{method} {url}: {body}");
-    }
-    // The left-out operation is not served.
-    let resp = client.get(format!("{pets}/p1/owner")).bearer_auth(&read).send().await.unwrap();
-    assert_eq!(resp.status(), 404);
-    // Its binary's conformance kit passes against it: challenges, scope tiers, PRM, documents,
-    // MCP tools.
-    let out = Command::new(&bin).args(["conformance", "--url", &base]).env("SHOP_DATA_DIR", &data).output().unwrap();
-    let table = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{table}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(table.lines().last().is_some_and(|l| l.contains("(shop ") && l.contains(" 0 failed")), "{table}");
-}
-
-/// Serves the new service's binary `bin` (settings prefixed `env`, scopes `NAME:…`) and checks
-/// the platform guards it and every operation answers 501 `not_implemented`.
-async fn expect_unwritten(bin: &Path, env: &str, name: &str, root: &Path) {
-    let data = root.join("data");
-    let addr = free_addr();
-    let token = |scope: &str| outside::token(bin, env, &addr, &data, "t1", scope);
-    let mut cmd = Command::new(bin);
-    cmd.env(format!("{env}_ADDR"), &addr).env(format!("{env}_DATA_DIR"), &data);
-    let _server = serve(cmd, &addr, &root.join("server.log")).await;
-    let base = format!("http://{addr}");
-    let client = reqwest::Client::new();
-    let items = format!("{base}/api/v1/items");
-    let resp = client.get(&items).send().await.unwrap();
-    assert_eq!(resp.status(), 401, "the gate is in front of it");
-    let (read, write) = (token(&format!("{name}:read")), token(&format!("{name}:write")));
-    let resp = client.post(&items).bearer_auth(&read).json(&json!({"name": "x"})).send().await.unwrap();
-    assert_eq!(resp.status(), 403, "its scope tiers are enforced");
-    let resp = client.post(&items).bearer_auth(&write).json(&json!({"name": ""})).send().await.unwrap();
-    assert_eq!(resp.status(), 422, "its input is validated before the method");
-    for (method, url, body) in [
-        ("GET", items.clone(), None),
-        ("POST", items.clone(), Some(json!({"name": "a book"}))),
-        ("GET", format!("{items}/i1"), None),
-        ("DELETE", format!("{items}/i1"), None),
-    ] {
-        let mut req = client.request(method.parse().unwrap(), &url).bearer_auth(&write);
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        let resp = req.send().await.unwrap();
-        assert_eq!(resp.status(), 501, "{method} {url}");
-        let body: Value = resp.json().await.unwrap();
-        assert_eq!(body["error"]["code"], "not_implemented", "{method} {url}: {body}");
         assert!(body["error"]["message"].as_str().unwrap().ends_with("is not implemented yet"), "{body}");
+    }
+    if let Some(path) = service.absent {
+        let resp = client.get(format!("{base}{path}")).bearer_auth(&read).send().await.unwrap();
+        assert_eq!(resp.status(), 404, "{path} is not served");
     }
     // Its binary carries the conformance kit: the running server enforces its spec.
     let out =
         Command::new(bin).args(["conformance", "--url", &base]).env(format!("{env}_DATA_DIR"), &data).output().unwrap();
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{table}{}", String::from_utf8_lossy(&out.stderr));
+    let name = service.name;
     assert!(
         table.lines().last().is_some_and(|l| l.contains(&format!("({name} ")) && l.contains(" 0 failed")),
         "{table}"
     );
+}
+
+/// The starter spec's four operations, of service `name`.
+fn starter(name: &'static str, env: &'static str) -> Unwritten {
+    let items = "/api/v1/items";
+    Unwritten {
+        name,
+        env,
+        collection: items,
+        scopes: (format!("{name}:read"), format!("{name}:write")),
+        valid: json!({"name": "a book"}),
+        invalid: json!({"name": ""}),
+        routes: vec![("GET", format!("{items}/i1")), ("DELETE", format!("{items}/i1"))],
+        absent: None,
+    }
 }
 
 #[tokio::test]
@@ -193,29 +205,13 @@ async fn the_standalone_layout_generates_in_build_rs_builds_and_answers_501_unti
     // pointed at this workspace (they are not on the registry this machine reaches).
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let ws = workspace();
     for (path, text) in codegen::scaffold::standalone("pantry", None).unwrap() {
         let full = root.join(&path);
         std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-        let text = if path == "Cargo.toml" {
-            let mut text = text;
-            for (package, folder) in [
-                ("specwright-support", "support"),
-                ("specwright-runtime", "runtime"),
-                ("specwright-codegen", "codegen"),
-                ("specwright-conformance", "conformance"),
-            ] {
-                let from = format!("package = \"{package}\", ");
-                assert!(text.contains(&from), "expected the manifest to depend on {package}:\n{text}");
-                text = text.replace(&from, &format!("{from}path = \"{}\", ", ws.join(folder).display()));
-            }
-            outside::pin(root, &text)
-        } else {
-            text
-        };
+        let text = if path == "Cargo.toml" { outside::local_manifest(root, &text) } else { text };
         std::fs::write(full, text).unwrap();
     }
     let (ok, stderr) = build(root, &[]);
     assert!(ok, "expected the new project to build, got:\n{stderr}");
-    expect_unwritten(&outside::target().join("debug/pantry"), "PANTRY", "pantry", root).await;
+    expect_unwritten(&outside::target().join("debug/pantry"), root, starter("pantry", "PANTRY")).await;
 }

@@ -165,7 +165,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 (false, true, false) => McpSelection::Operations(mcp_ops),
                 (false, true, true) => McpSelection::None,
             };
-            let imported = import::import(&doc, &Options { name, scope_by_method, mcp, unwritten: false })?;
+            let imported =
+                import::import(&doc, &Options { name, scope_by_method, mcp, unwritten: false, base_path: None })?;
             print!("{}", imported.report);
             if imported.report.partial() && !allow_partial {
                 eprintln!(

@@ -25,6 +25,24 @@ pub fn pin(dir: &Path, manifest: &str) -> String {
     format!("{manifest}\n{}", &root[root.find("[profile").expect("the workspace's profiles")..])
 }
 
+/// The manifest of a standalone project (as `specwright-codegen new-service` writes it) with the
+/// published Specwright crates pointed at this workspace (they are not on the registry this
+/// machine reaches), pinned as [`pin`] does.
+pub fn local_manifest(dir: &Path, manifest: &str) -> String {
+    let mut text = manifest.to_string();
+    for (package, folder) in [
+        ("specwright-support", "support"),
+        ("specwright-runtime", "runtime"),
+        ("specwright-codegen", "codegen"),
+        ("specwright-conformance", "conformance"),
+    ] {
+        let from = format!("package = \"{package}\", ");
+        assert!(text.contains(&from), "expected the manifest to depend on {package}:\n{text}");
+        text = text.replace(&from, &format!("{from}path = \"{}\", ", workspace().join(folder).display()));
+    }
+    pin(dir, &text)
+}
+
 /// `cargo build --offline --quiet` (plus `args`) of the crate or workspace at `dir`, into
 /// [`target`]: whether it succeeded, and its stderr.
 pub fn build(dir: &Path, args: &[&str]) -> (bool, String) {

@@ -1,0 +1,223 @@
+//! Every JSON document of the import corpus (`@readme/oas-examples`, pinned in `.ci/package.json`)
+//! imported as a new service would be (`new-service --from`: scopes by method where the document
+//! names none, an MCP tool per operation, every method answering 501 until written), all of them
+//! registered with one server built from one crate, which then passes the conformance kit: each
+//! route's challenge and scope tiers, each service's Protected Resource Metadata, OpenAPI
+//! documents and MCP tools. Each service is served under `/{name}`, where the documents' own
+//! server paths would collide.
+//!
+//! Then schemathesis (when `SPECWRIGHT_SCHEMATHESIS` names it) runs on each served document with a
+//! token holding every scope: every check but the one a 501 cannot pass (`not_a_server_error`),
+//! as `tests/schemathesis/imported.toml` says.
+//!
+//! The corpus is read from `SPECWRIGHT_OAS_EXAMPLES` (`.ci/run` sets it); without it the test
+//! says it skipped.
+
+mod common;
+mod outside;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use codegen::import::{self, McpSelection, Options};
+use outside::{build, free_addr, serve, workspace};
+
+fn corpus() -> Option<PathBuf> {
+    let dir = PathBuf::from(common::tool("SPECWRIGHT_OAS_EXAMPLES")?);
+    assert!(dir.join("3.1").is_dir(), "SPECWRIGHT_OAS_EXAMPLES={} holds no 3.1 folder", dir.display());
+    Some(dir)
+}
+
+/// The JSON documents under `dir`, each with the service name its path gives
+/// (`3.0/json/openapi-workshop/get.json` → `v30_openapi_workshop_get`).
+fn documents(root: &Path) -> Vec<(String, PathBuf)> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "json") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for version in ["3.0", "3.1"] {
+        let mut paths = Vec::new();
+        walk(&root.join(version).join("json"), &mut paths);
+        for p in paths {
+            let rel = p.strip_prefix(root.join(version).join("json")).unwrap().with_extension("");
+            let stem = rel.to_string_lossy().replace(['/', '-', '.'], "_").to_ascii_lowercase();
+            out.push((format!("v{}_{stem}", version.replace('.', "")), p));
+        }
+    }
+    out
+}
+
+const MAIN: &str = r#"//! Serves every imported service of the corpus on one server.
+
+use std::process::ExitCode;
+
+fn config() -> anyhow::Result<runtime::Config> {
+    runtime::Config::from_env("CORPUS", "127.0.0.1:8080", "corpus-data")
+}
+
+/// A token for `tenant` with `scope`, for every service.
+fn token(tenant: &str, scope: &str) -> anyhow::Result<String> {
+    let config = config()?;
+    let keys = runtime::keys::SigningKeys::load_or_create(&config.data_dir)?;
+    let audience = runtime::Catalog::new([/* INFOS */]).resources(&config);
+    keys.mint(&runtime::keys::claims(&config.issuer(), "developer", tenant, scope, audience, 3600, None))
+}
+
+async fn serve() -> anyhow::Result<()> {
+    let config = config()?;
+    let platform = runtime::Platform::open(config.clone()).await?;
+    let builder = runtime::Server::builder(&platform);
+    // SERVICES
+    let app = builder.build()?;
+    let listener = tokio::net::TcpListener::bind(config.addr).await?;
+    platform.run(listener, app).await
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(exit) = conformance::command(&args, [/* INFOS */], || Ok(config()?.data_dir)) {
+        return exit;
+    }
+    if let [_, command, tenant, scope] = args.as_slice()
+        && command == "token"
+    {
+        return match token(tenant, scope) {
+            Ok(t) => {
+                println!("{t}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    runtime::logging::init(Default::default());
+    match tokio::runtime::Runtime::new().map_err(anyhow::Error::from).and_then(|rt| rt.block_on(serve())) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+"#;
+
+#[tokio::test]
+async fn every_imported_corpus_document_is_served_guarded_and_passes_the_conformance_kit() {
+    let Some(corpus) = corpus() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("spec")).unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    let (mut served, mut scopes) = (Vec::new(), std::collections::BTreeSet::new());
+    let mut lib = String::from("include!(concat!(env!(\"OUT_DIR\"), \"/specwright.rs\"));\n");
+    for (name, path) in documents(&corpus) {
+        let doc = import::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let options = Options {
+            name: Some(name.clone()),
+            scope_by_method: Some((format!("{name}:read"), format!("{name}:write"))),
+            mcp: McpSelection::All,
+            unwritten: true,
+            base_path: Some(format!("/{name}")),
+        };
+        let imported = import::import(&doc, &options).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let spec_path = format!("spec/{name}.toml");
+        let api = codegen::load(&spec_path, &imported.toml).unwrap();
+        if api.operations.is_empty() {
+            continue;
+        }
+        let implementation = codegen::scaffold::implementation(&api, &format!("crate::{name}"), false).unwrap();
+        scopes.extend(api.spec.security.scopes.iter().map(|s| s.name.clone()));
+        std::fs::write(root.join(&spec_path), &imported.toml).unwrap();
+        std::fs::write(root.join(format!("src/{name}_service.rs")), implementation).unwrap();
+        lib.push_str(&format!("pub mod {name}_service;\n"));
+        served.push(name);
+    }
+    assert!(served.len() > 40, "the corpus's documents are served: {served:?}");
+    // The implementation's type: the service's name in UpperCamelCase.
+    let ty = |name: &str| -> String { name.split('_').map(|w| w[..1].to_ascii_uppercase() + &w[1..]).collect() };
+    let services: String = served
+        .iter()
+        .map(|n| format!("let builder = builder.service(corpus::{n}_service::api(corpus::{n}_service::{}::open(&platform).await?));\n    ", ty(n)))
+        .collect();
+    let infos: String = served.iter().map(|n| format!("&corpus::{n}_service::SERVICE, ")).collect();
+    let main = MAIN.replace("// SERVICES", &services).replace("/* INFOS */", &infos);
+    // The manifest and build script of a standalone project, as `new-service --dir` writes them.
+    let project = codegen::scaffold::standalone("corpus", None).unwrap();
+    let file = |name: &str| project.iter().find(|(p, _)| p == name).map(|(_, t)| t.clone()).unwrap();
+    let migration = "-- No tables.\nSELECT 1;\n";
+    for (path, text) in [
+        ("Cargo.toml".to_string(), outside::local_manifest(root, &file("Cargo.toml"))),
+        ("build.rs".to_string(), file("build.rs")),
+        ("src/lib.rs".to_string(), lib),
+        ("src/main.rs".to_string(), main),
+        ("migrations/sqlite/0001_corpus.sql".to_string(), migration.to_string()),
+        ("migrations/postgres/0001_corpus.sql".to_string(), migration.to_string()),
+    ] {
+        let full = root.join(&path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    }
+    let (ok, stderr) = build(root, &[]);
+    assert!(ok, "expected the corpus crate to build, got:\n{stderr}");
+
+    let bin = outside::target().join("debug/corpus");
+    let data = root.join("data");
+    let addr = free_addr();
+    let mut cmd = Command::new(&bin);
+    cmd.env("CORPUS_ADDR", &addr).env("CORPUS_DATA_DIR", &data);
+    let _server = serve(cmd, &addr, &root.join("server.log")).await;
+    let base = format!("http://{addr}");
+    let out = Command::new(&bin).args(["conformance", "--url", &base]).env("CORPUS_DATA_DIR", &data).output().unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{table}{}", String::from_utf8_lossy(&out.stderr));
+    let last = table.lines().last().unwrap_or_default();
+    assert!(last.contains(" 0 failed"), "{table}");
+    for name in &served {
+        assert!(
+            last.contains(&format!("({name} ")) || last.contains(&format!(", {name} ")),
+            "{name} is checked: {last}"
+        );
+    }
+
+    let Some(schemathesis) = common::tool("SPECWRIGHT_SCHEMATHESIS") else { return };
+    let scope = scopes.into_iter().collect::<Vec<_>>().join(" ");
+    let token = outside::token(&bin, "CORPUS", &addr, &data, "t1", &scope);
+    let config = workspace().join("tests/schemathesis/imported.toml");
+    let mut failures = Vec::new();
+    for name in &served {
+        let out = Command::new(&schemathesis)
+            .args(["--no-color", "--config-file"])
+            .arg(&config)
+            .arg("run")
+            .arg(format!("{base}/openapi/{name}.json"))
+            .args(["--header", &format!("Authorization: Bearer {token}")])
+            .args(["--seed", "20261126", "--workers", "1", "--request-timeout", "30", "--max-redirects", "0"])
+            .args(["--warnings", "off", "--generation-database", "none", "--max-examples", "5"])
+            .output()
+            .expect("run schemathesis");
+        if !out.status.success() {
+            failures.push(format!(
+                "{name}:\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "schemathesis found problems in {} of {} services:\n{}",
+        failures.len(),
+        served.len(),
+        failures.join("\n")
+    );
+}
