@@ -6,6 +6,7 @@
 //! `specwright-codegen` command (`codegen/cli/`) and build scripts ([`build`]) alike.
 
 pub mod build;
+pub mod bundle;
 pub mod diff;
 pub mod downgrade;
 pub mod import;

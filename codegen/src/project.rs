@@ -78,6 +78,16 @@ pub fn diff(old: &Path, new: &Path) -> Result<crate::diff::Report> {
     Ok(crate::diff::compare(&old_apis, &new_apis))
 }
 
+/// The OpenAPI document at `path` (JSON or YAML, 3.0 or 3.1), with what its `$ref`s name in other
+/// files (beside it, or in folders relative to it) brought in ([`crate::bundle`]).
+pub fn read_openapi(path: &Path) -> Result<serde_json::Value> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let doc = crate::import::parse(&text)?;
+    let label = path.to_string_lossy().replace('\\', "/");
+    let mut read = |file: &str| std::fs::read_to_string(file).map_err(|e| e.to_string());
+    crate::bundle::bundle(doc, &label, &mut read).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
 /// `text` formatted by rustfmt (edition 2024), with `config` when given.
 pub fn rustfmt(text: &str, config: Option<&Path>) -> Result<String> {
     let mut command = Command::new("rustfmt");

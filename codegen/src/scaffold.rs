@@ -278,13 +278,16 @@ pub fn service(
     Ok(files)
 }
 
-/// The spec of new service `name` imported from the OpenAPI document `text`: every operation
+/// The spec of new service `name` imported from the OpenAPI document `doc`: every operation
 /// answering `501 not_implemented` until written, the scopes `NAME:read` (`GET`) and `NAME:write`
 /// where the document names no OAuth scope, and an MCP tool for every operation that can travel
 /// over MCP. With `allow_partial`, what could not be imported is left out (the report says what);
 /// without it, that is an error.
-pub fn import_for(name: &str, text: &str, allow_partial: bool) -> Result<(String, crate::import::Report), String> {
-    let doc = crate::import::parse(text).map_err(|e| e.to_string())?;
+pub fn import_for(
+    name: &str,
+    doc: &serde_json::Value,
+    allow_partial: bool,
+) -> Result<(String, crate::import::Report), String> {
     let options = crate::import::Options {
         name: Some(name.to_string()),
         scope_by_method: Some((format!("{name}:read"), format!("{name}:write"))),
@@ -292,7 +295,7 @@ pub fn import_for(name: &str, text: &str, allow_partial: bool) -> Result<(String
         unwritten: true,
         base_path: None,
     };
-    let imported = crate::import::import(&doc, &options).map_err(|e| e.to_string())?;
+    let imported = crate::import::import(doc, &options).map_err(|e| e.to_string())?;
     if imported.report.partial() && !allow_partial {
         return Err(format!(
             "{}some operations could not be imported; --allow-partial leaves them out",

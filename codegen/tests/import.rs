@@ -157,3 +157,31 @@ fn the_notes_document_imports_back_with_its_features() {
     }
     codegen::generate(&[("notes.toml", spec)]).unwrap_or_else(|e| panic!("{e}\n{spec}"));
 }
+
+#[test]
+fn refs_to_other_files_are_brought_in_with_their_names() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/split/openapi.yaml");
+    let doc = codegen::project::read_openapi(&path).unwrap_or_else(|e| panic!("{e:#}"));
+    let imported = import::import(&doc, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!imported.report.partial(), "{}", imported.report);
+    let spec = codegen::load("split_shelter.toml", &imported.toml).unwrap_or_else(|e| panic!("{e}"));
+    let models: Vec<&str> = spec.spec.models.keys().map(String::as_str).collect();
+    for model in ["Pet", "Tag", "Owner"] {
+        assert!(models.contains(&model), "{model} in {models:?}");
+    }
+    let show = spec.operations.iter().find(|o| o.id() == "show_pet").expect("showPet");
+    assert_eq!(show.def.output.as_deref(), Some("Pet"));
+    assert!(show.def.errors.iter().any(|e| e == "not_found"), "{:?}", show.def.errors);
+    let input = &spec.models[show.def.input.as_deref().unwrap()];
+    assert_eq!(input.fields[0].name, "petId", "the path parameter from the other file");
+
+    // A ref to a file that is not there names it (the reader is the caller's: here, in memory).
+    let doc = serde_json::json!({"openapi": "3.1.0", "paths": {"/a": {"get": {"responses": {"200": {
+        "description": "A.", "content": {"application/json": {"schema": {"$ref": "models/a.json"}}}}}}}}});
+    let mut read = |file: &str| match file {
+        "api/models/a.json" => Ok(r##"{"type": "object", "properties": {"b": {"$ref": "b.json#/B"}}}"##.to_string()),
+        other => Err(format!("no file {other}")),
+    };
+    let refused = codegen::bundle::bundle(doc, "api/openapi.json", &mut read).unwrap_err();
+    assert_eq!(refused, "api/models/b.json: no file api/models/b.json");
+}

@@ -76,7 +76,8 @@ async fn new_service_from_an_openapi_document_serves_it_guarded_and_answers_501_
     let copy = tempfile::tempdir().unwrap();
     let root = copy.path();
     copy_workspace(&workspace(), root);
-    let document = std::fs::read_to_string(workspace().join("codegen/tests/fixtures/import/petstore.yaml")).unwrap();
+    let document =
+        codegen::project::read_openapi(&workspace().join("codegen/tests/fixtures/import/petstore.yaml")).unwrap();
 
     // One of its operations cannot be imported: refused without `--allow-partial`, left out with it.
     let refused = codegen::scaffold::import_for("shop", &document, false).unwrap_err();

@@ -145,8 +145,8 @@ fn new_service(root: &std::path::Path, name: &str, rest: &[&str]) -> anyhow::Res
         ["--from", file, "--allow-partial"] | ["--allow-partial", "--from", file] => (file, true),
         _ => anyhow::bail!("usage: cargo xtask new-service NAME [--from OPENAPI_FILE [--allow-partial]]"),
     };
-    let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("reading {file}: {e}"))?;
-    let (toml, report) = codegen::scaffold::import_for(name, &text, allow_partial).map_err(anyhow::Error::msg)?;
+    let doc = codegen::project::read_openapi(std::path::Path::new(file))?;
+    let (toml, report) = codegen::scaffold::import_for(name, &doc, allow_partial).map_err(anyhow::Error::msg)?;
     print!("{report}");
     xtask::new_service::new_service_from(root, name, Some(&toml))
 }

@@ -13,7 +13,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::{Parser, Subcommand};
 use codegen::project;
 
@@ -149,8 +148,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Commands::Import { file, out, name, scope_by_method, mcp, mcp_tags, mcp_ops, allow_partial } => {
             use codegen::import::{self, McpSelection, Options};
-            let text = std::fs::read_to_string(&file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-            let doc = import::parse(&text)?;
+            let doc = project::read_openapi(&file)?;
             let scope_by_method = match scope_by_method {
                 Some(rule) => Some(split_rule(&rule).ok_or_else(|| {
                     anyhow::anyhow!(
@@ -183,9 +181,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Commands::NewService { name, dir, from, allow_partial } => {
             let imported = match &from {
                 Some(file) => {
-                    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+                    let doc = project::read_openapi(file)?;
                     let (toml, report) =
-                        codegen::scaffold::import_for(&name, &text, allow_partial).map_err(anyhow::Error::msg)?;
+                        codegen::scaffold::import_for(&name, &doc, allow_partial).map_err(anyhow::Error::msg)?;
                     print!("{report}");
                     Some(toml)
                 }
