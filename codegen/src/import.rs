@@ -234,6 +234,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
             }
         }
     }
+    let (error_format, problem_types, error_note) = error_format(&mut cx, doc);
     if scopes.is_empty() {
         // A spec needs a scope catalog even when nothing was imported.
         scopes.push(ScopeDef { name: format!("{name}:read"), description: "Read.".into(), implies: Vec::new() });
@@ -291,7 +292,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
             }
             roles
         },
-        wire: Wire { success: SuccessFormat::Bare, ..Wire::default() },
+        wire: Wire { success: SuccessFormat::Bare, errors: error_format, problem_types },
         enums: cx.enums,
         models: cx.models,
         unions: cx.unions,
@@ -307,11 +308,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
                 .into(),
         );
     }
-    report.service.push(
-        "errors are written in Specwright's error envelope, and input that breaks the schema is answered 422 \
-         (`validation`) whatever status the document gives it"
-            .into(),
-    );
+    report.service.push(error_note);
     let mut spec = spec;
     settle_defaults(&mut spec, &mut report);
     // What the loader refuses of an operation, or of a model, enum or union, leaves out the
@@ -1820,9 +1817,12 @@ fn type_names(ty: &str) -> impl Iterator<Item = &str> {
 
 /// Every model, enum and union `op` reaches through its input and output.
 fn uses(spec: &Spec, op: &OperationDef) -> BTreeSet<String> {
+    reach(spec, op.input.iter().chain(&op.output).flat_map(|t| type_names(t).map(str::to_string)).collect())
+}
+
+/// Every model, enum and union reached from the named ones.
+fn reach(spec: &Spec, mut stack: Vec<String>) -> BTreeSet<String> {
     let mut seen = BTreeSet::new();
-    let mut stack: Vec<String> =
-        op.input.iter().chain(&op.output).flat_map(|t| type_names(t).map(str::to_string).collect::<Vec<_>>()).collect();
     while let Some(name) = stack.pop() {
         if !seen.insert(name.clone()) {
             continue;
@@ -1841,7 +1841,10 @@ fn uses(spec: &Spec, op: &OperationDef) -> BTreeSet<String> {
 
 /// Leaves out the models, enums and unions no operation uses (what left-out operations made).
 fn keep_used(spec: &mut Spec) {
-    let used: BTreeSet<String> = spec.operations.iter().flat_map(|o| uses(spec, o)).collect();
+    let mut used: BTreeSet<String> = spec.operations.iter().flat_map(|o| uses(spec, o)).collect();
+    if let crate::spec::ErrorFormat::Model(m) = &spec.wire.errors {
+        used.extend(reach(spec, vec![m.model.clone()]));
+    }
     spec.models.retain(|n, _| used.contains(n));
     spec.enums.retain(|n, _| used.contains(n));
     spec.unions.retain(|n, _| used.contains(n));
@@ -1873,5 +1876,138 @@ fn settle_defaults(spec: &mut Spec, report: &mut Report) {
             "defaults are kept where the platform fills them in (an operation input's optional fields); left out on {}",
             left.join(", ")
         ));
+    }
+}
+
+/// The document's error format, when every error answer it describes has one: RFC 9457 problem
+/// details (`application/problem+json`), Specwright's envelope (`{"error": {"code", "message"}}`),
+/// or one model of its own with a string code and message; else Specwright's envelope. With the
+/// base URI of problem types where the document states it, and the report's note.
+fn error_format(cx: &mut Cx, doc: &Value) -> (crate::spec::ErrorFormat, Option<String>, String) {
+    use crate::spec::{ErrorFormat, ErrorModel};
+    let tail = "input that breaks the schema is answered 422 (`validation`) whatever status the document gives it";
+    let fallback = |why: &str| {
+        (ErrorFormat::Envelope, None, format!("errors are written in Specwright's error envelope ({why}), and {tail}"))
+    };
+    // Every error answer with content: its JSON media type (of those it offers) and schema.
+    let mut answers: Vec<(String, Value)> = Vec::new();
+    let mut others: BTreeSet<String> = BTreeSet::new();
+    for item in doc.get("paths").and_then(Value::as_object).into_iter().flatten().map(|(_, i)| i) {
+        for method in Method::ALL {
+            let Some(op) = item.get(method.as_str().to_ascii_lowercase()) else { continue };
+            for (status, raw) in op.get("responses").and_then(Value::as_object).into_iter().flatten() {
+                if !status.parse::<u16>().is_ok_and(|s| s >= 400) {
+                    continue;
+                }
+                let Ok(resp) = cx.resolve(raw) else { continue };
+                let Some(content) = resp.get("content").and_then(Value::as_object).filter(|c| !c.is_empty()) else {
+                    continue;
+                };
+                match content.iter().find(|(m, _)| is_json(m)) {
+                    Some((media, c)) => {
+                        answers.push((media.clone(), c.get("schema").cloned().unwrap_or(Value::Null)));
+                        others.extend(content.keys().filter(|m| *m != media).cloned());
+                    }
+                    None => return fallback("the document's error bodies are not all JSON"),
+                }
+            }
+        }
+    }
+    if answers.is_empty() {
+        return fallback("the document describes no error body");
+    }
+    if answers.iter().all(|(m, _)| m == "application/problem+json") {
+        // The base of the problem types, where a description names it (`https://…/problems/`).
+        let types = answers.iter().find_map(|(_, schema)| {
+            let schema = cx.resolve(schema).ok()?;
+            let text = schema.pointer("/properties/type/description")?.as_str()?;
+            text.split('`')
+                .find(|t| (t.starts_with("https://") || t.starts_with("http://")) && t.ends_with('/'))
+                .map(str::to_string)
+        });
+        let also = if others.is_empty() {
+            String::new()
+        } else {
+            format!(" (in JSON only; the document also offers {others:?})")
+        };
+        return (
+            ErrorFormat::Problem,
+            types,
+            format!("errors are RFC 9457 problem details, as the document's{also}; {tail}"),
+        );
+    }
+    if !answers.iter().all(|(m, _)| is_json(m)) {
+        return fallback("the document's error bodies are not all JSON");
+    }
+    let resolved: Vec<Value> = answers.iter().filter_map(|(_, s)| cx.resolve(s).ok().cloned()).collect();
+    let envelope = |s: &Value| {
+        let props = s.get("properties").and_then(Value::as_object);
+        let inner = props.filter(|p| p.len() == 1).and_then(|p| p.get("error")).and_then(|e| cx.resolve(e).ok());
+        inner.is_some_and(|e| e.pointer("/properties/code").is_some() && e.pointer("/properties/message").is_some())
+    };
+    if resolved.len() == answers.len() && resolved.iter().all(envelope) {
+        return (
+            ErrorFormat::Envelope,
+            None,
+            format!("errors are Specwright's error envelope, as the document's; {tail}"),
+        );
+    }
+    // One component of the document's own for every error.
+    let names: BTreeSet<&str> = answers
+        .iter()
+        .filter_map(|(_, s)| s.get("$ref").and_then(Value::as_str))
+        .filter_map(|r| r.strip_prefix("#/components/schemas/"))
+        .collect();
+    let [name] = names.into_iter().collect::<Vec<_>>()[..] else {
+        return fallback("the document's error answers do not share one schema");
+    };
+    if answers
+        .iter()
+        .any(|(_, s)| s.get("$ref").and_then(Value::as_str) != Some(&format!("#/components/schemas/{name}")))
+    {
+        return fallback("the document's error answers do not share one schema");
+    }
+    let schema = resolved[0].clone();
+    let props = schema.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+    let required: Vec<&str> =
+        schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+    let typed = |key: &str, ty: &str| {
+        props.get(key).and_then(|p| cx.resolve(p).ok()).and_then(|p| p.get("type")).is_some_and(|t| t == ty)
+    };
+    let pick = |keys: &[&str], ty: &str| keys.iter().find(|k| typed(k, ty)).map(|k| k.to_string());
+    let (Some(code), Some(message)) = (
+        pick(&["code", "error", "errorCode", "error_code", "type"], "string"),
+        pick(&["message", "detail", "error_description", "title"], "string"),
+    ) else {
+        return fallback(&format!("`{name}` has no string code and message"));
+    };
+    let model = ErrorModel {
+        model: String::new(),
+        status: pick(&["status", "statusCode", "status_code"], "integer"),
+        details: ["details", "errors"].iter().find(|k| typed(k, "object")).map(|k| k.to_string()),
+        request_id: pick(&["request_id", "requestId", "trace_id", "traceId"], "string"),
+        code,
+        message,
+    };
+    let filled: Vec<&str> = model.roles().iter().map(|(_, path)| *path).collect();
+    if let Some(unfilled) = required.iter().find(|r| !filled.contains(r)) {
+        return fallback(&format!("`{name}` requires `{unfilled}`, which the platform cannot fill"));
+    }
+    let mut ox = OpCx {
+        cx,
+        notes: Vec::new(),
+        drops: Vec::new(),
+        rate_limited: false,
+        no_store: false,
+        paged: false,
+        platform_params: Vec::new(),
+    };
+    match ox.component(name, &schema) {
+        Some(ours) if ox.drops.is_empty() && ox.cx.models.contains_key(&ours) => (
+            ErrorFormat::Model(ErrorModel { model: ours.clone(), ..model }),
+            None,
+            format!("errors are written as the document's `{name}` (the model `{ours}`); {tail}"),
+        ),
+        _ => fallback(&format!("`{name}` could not be imported")),
     }
 }

@@ -230,6 +230,19 @@ pub fn write(spec: &Spec) -> String {
         out,
         "\n# Bodies as the document writes them: the output itself, no envelope.\n[wire]\nsuccess = \"bare\""
     );
+    match &spec.wire.errors {
+        crate::spec::ErrorFormat::Envelope => {}
+        crate::spec::ErrorFormat::Problem => {
+            let _ = writeln!(out, "errors = \"problem\"");
+        }
+        crate::spec::ErrorFormat::Model(m) => {
+            let roles: Vec<String> = m.roles().iter().map(|(role, path)| format!("{role} = {}", s(path))).collect();
+            let _ = writeln!(out, "errors = {{ model = {}, {} }}", s(&m.model), roles.join(", "));
+        }
+    }
+    if let Some(types) = &spec.wire.problem_types {
+        let _ = writeln!(out, "problem_types = {}", s(types));
+    }
     let p = &spec.pagination;
     if (p.default_per_page, p.max_per_page) != (20, 100) {
         let _ = writeln!(

@@ -185,3 +185,64 @@ fn refs_to_other_files_are_brought_in_with_their_names() {
     let refused = codegen::bundle::bundle(doc, "api/openapi.json", &mut read).unwrap_err();
     assert_eq!(refused, "api/models/b.json: no file api/models/b.json");
 }
+
+/// A small document whose every error answer is `ApiError`.
+fn with_error_model(error: Value) -> Value {
+    serde_json::json!({
+        "openapi": "3.1.0",
+        "info": {"title": "Shop", "version": "1.0.0"},
+        "servers": [{"url": "https://shop.example.com/v1"}],
+        "paths": {"/items/{id}": {"get": {
+            "operationId": "getItem",
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "responses": {
+                "200": {"description": "The item.", "content": {"application/json": {"schema": {
+                    "type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}}}},
+                "404": {"description": "No such item.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ApiError"}}}},
+                "500": {"description": "A fault.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ApiError"}}}}
+            }
+        }}},
+        "components": {"schemas": {"ApiError": error}}
+    })
+}
+
+#[test]
+fn the_documents_own_error_model_is_kept() {
+    let error = serde_json::json!({"type": "object", "required": ["code", "message"], "properties": {
+        "code": {"type": "string"}, "message": {"type": "string"}, "status": {"type": "integer"},
+        "traceId": {"type": "string"}, "hint": {"type": "string"}}});
+    let options = Options { scope_by_method: Some(("shop:read".into(), "shop:write".into())), ..Options::default() };
+    let imported = import::import(&with_error_model(error.clone()), &options).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        imported.report.service.iter().any(|n| n.starts_with("errors are written as the document's `ApiError`")),
+        "{}",
+        imported.report
+    );
+    assert!(
+        imported.toml.contains(
+            "errors = { model = \"ApiError\", code = \"code\", message = \"message\", status = \"status\", request_id = \"traceId\" }"
+        ),
+        "{}",
+        imported.toml
+    );
+    let files = codegen::generate(&[("shop.toml", &imported.toml)]).unwrap_or_else(|e| panic!("{e}"));
+    let doc: Value = serde_json::from_str(&files.iter().find(|f| f.path == "openapi/shop.json").unwrap().text).unwrap();
+    assert_eq!(
+        doc["paths"]["/items/{id}"]["get"]["responses"]["404"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/ApiError"
+    );
+
+    // A member the platform cannot fill keeps Specwright's envelope, and the report says why.
+    let mut stamped = error;
+    stamped["required"] = serde_json::json!(["code", "message", "hint"]);
+    let imported = import::import(&with_error_model(stamped), &options).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        imported
+            .report
+            .service
+            .iter()
+            .any(|n| n.contains("(`ApiError` requires `hint`, which the platform cannot fill)")),
+        "{}",
+        imported.report
+    );
+}

@@ -153,7 +153,14 @@ const PLATFORM_HEADERS: [&str; 14] = [
 ];
 
 /// The differences between what `source` and `emitted` say of one operation.
-fn differences(source: &Value, emitted: &Value, path: &str, method: &str, notes: &[String]) -> Vec<String> {
+fn differences(
+    source: &Value,
+    emitted: &Value,
+    path: &str,
+    method: &str,
+    notes: &[String],
+    errors_kept: bool,
+) -> Vec<String> {
     let mut out = Vec::new();
     let (s_item, e_item) = (&source["paths"][path], &emitted["paths"][path]);
     let (s_op, e_op) = (&s_item[method], &e_item[method]);
@@ -225,6 +232,33 @@ fn differences(source: &Value, emitted: &Value, path: &str, method: &str, notes:
             }
         }
     }
+    // Where the import kept the document's error format, each error answer it describes is the same.
+    for (status, s_r) in s_op["responses"].as_object().into_iter().flatten() {
+        // `429` comes with `[rate_limits]`, which no document states (the report says so).
+        if !errors_kept || !status.parse::<u16>().is_ok_and(|s| s >= 400 && s != 429) {
+            continue;
+        }
+        let s_r = resolve(source, s_r);
+        let Some((media, s_c)) = s_r.get("content").and_then(Value::as_object).and_then(|c| c.iter().next()) else {
+            continue;
+        };
+        let e_c = &resolve(emitted, &e_op["responses"][status])["content"][media];
+        if !e_c.is_object() {
+            out.push(format!("error {status} in {media} is missing"));
+            continue;
+        }
+        let (s, e) = (shape(source, &s_c["schema"], 1), shape(emitted, &e_c["schema"], 1));
+        // Problem details may carry members of their own (RFC 9457 section 3.2): the platform's
+        // (`code`, `request_id`, the details) are added, and it writes no `instance`.
+        let members = |v: &Value| -> BTreeSet<String> {
+            v["object"].as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_string).collect()
+        };
+        let problem_kept = media.ends_with("problem+json")
+            && members(&s).iter().filter(|m| *m != "instance").all(|m| members(&e).contains(m));
+        if s != e && !problem_kept {
+            out.push(format!("error {status} body {s} → {e}"));
+        }
+    }
     let scoped = e_op["security"].as_array().into_iter().flatten().any(|req| {
         req.as_object().into_iter().flatten().any(|(_, scopes)| scopes.as_array().is_some_and(|s| !s.is_empty()))
     });
@@ -274,6 +308,10 @@ fn check(path: &Path) -> Vec<String> {
         &files.iter().find(|f| f.path == format!("openapi/{}.json", imported.name)).expect("a 3.1 document").text,
     )
     .unwrap();
+    let errors_kept = report
+        .service
+        .iter()
+        .any(|n| n.starts_with("errors are") && !n.starts_with("errors are written in Specwright's error envelope"));
     for e in &report.entries {
         let notes = match &e.outcome {
             Outcome::Exact => Vec::new(),
@@ -281,7 +319,7 @@ fn check(path: &Path) -> Vec<String> {
             Outcome::NotImported(_) => continue,
         };
         let (method, p) = e.operation.split_once(' ').unwrap();
-        for d in differences(&source, &emitted, p, &method.to_ascii_lowercase(), &notes) {
+        for d in differences(&source, &emitted, p, &method.to_ascii_lowercase(), &notes, errors_kept) {
             problems.push(format!("{}: {d}", e.operation));
         }
     }
