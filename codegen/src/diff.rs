@@ -265,7 +265,9 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
             }
             _ => {}
         }
-        for code in old_op.def.errors.iter().filter(|e| !new_op.def.errors.contains(e)) {
+        // A declared code is gone when the operation no longer answers it: a code the platform
+        // now adds by its role (`insufficient_scope`) answers as before.
+        for code in old_op.def.errors.iter().filter(|e| !new_op.errors.contains(e)) {
             c.push(Kind::Breaking, "error-removed", &place, format!("error code `{code}` was removed"));
         }
         if old_op.def.paginated && !new_op.def.paginated {

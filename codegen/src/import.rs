@@ -168,9 +168,13 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
         unions: IndexMap::new(),
         pagination: None,
         rate_limit_headers: false,
+        envelope: false,
+        catalog: None,
         names: BTreeMap::new(),
         taken: BTreeSet::new(),
     };
+    cx.envelope = success_envelope(&cx, doc);
+    cx.catalog = catalog(&cx, doc);
     let title = doc.pointer("/info/title").and_then(Value::as_str).unwrap_or("API").to_string();
     let name = options.name.clone().unwrap_or_else(|| service_name(&title));
     let mut report = Report::default();
@@ -220,6 +224,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
             report.entries.push(Entry { operation: label, id, outcome });
         }
     }
+    let webhooks = import_webhooks(&mut cx, doc, &mut report);
     for other in ["head", "options", "trace"] {
         for (path, item) in &paths {
             if item.get(other).is_some() {
@@ -235,6 +240,10 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
         }
     }
     let (error_format, problem_types, error_note) = error_format(&mut cx, doc);
+    if let Some((codes, _)) = &cx.catalog {
+        // The document's catalog, whole: what the operations name and what the roles point at.
+        errors = codes.clone();
+    }
     if scopes.is_empty() {
         // A spec needs a scope catalog even when nothing was imported.
         scopes.push(ScopeDef { name: format!("{name}:read"), description: "Read.".into(), implies: Vec::new() });
@@ -252,13 +261,11 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
                 .collect::<Vec<_>>()
         })
         .unwrap_or_default();
-    // Tags operations use that the document does not declare.
+    // Tags operations and webhooks use that the document does not declare.
     let mut tags = tags;
-    for op in &operations {
-        for t in &op.tags {
-            if !tags.iter().any(|d| &d.name == t) {
-                tags.push(TagDef { name: t.clone(), description: String::new() });
-            }
+    for t in operations.iter().flat_map(|o| &o.tags).chain(webhooks.values().flat_map(|w| &w.tags)) {
+        if !tags.iter().any(|d| &d.name == t) {
+            tags.push(TagDef { name: t.clone(), description: String::new() });
         }
     }
     let spec = Spec {
@@ -286,18 +293,22 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
         rate_limits: None,
         errors,
         error_roles: {
-            let mut roles = crate::spec::ErrorRoles::default();
+            let mut roles = cx.catalog.as_ref().map(|(_, r)| r.clone()).unwrap_or_default();
             if options.unwritten {
                 roles.service_wide.push(crate::scaffold::UNWRITTEN.into());
             }
             roles
         },
-        wire: Wire { success: SuccessFormat::Bare, errors: error_format, problem_types },
+        wire: Wire {
+            success: if cx.envelope { SuccessFormat::Envelope } else { SuccessFormat::Bare },
+            errors: error_format,
+            problem_types,
+        },
         enums: cx.enums,
         models: cx.models,
         unions: cx.unions,
         operations,
-        webhooks: IndexMap::new(),
+        webhooks,
     };
     if spec.operations.is_empty() && !report.entries.is_empty() && spec.security.scopes.len() == 1 {
         report.service.push("no operation could be imported".into());
@@ -323,6 +334,17 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
         let mut refused: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for e in &errors.0 {
             let named = |kind: &str| e.place.strip_prefix(kind).and_then(|p| p.split('`').next()).map(str::to_string);
+            if let Some(event) = named("webhook `")
+                && spec.webhooks.shift_remove(&event).is_some()
+            {
+                for entry in report.entries.iter_mut().filter(|e| e.operation.starts_with("WEBHOOK ") && e.id == event)
+                {
+                    let source = entry.operation.trim_start_matches("WEBHOOK ").to_string();
+                    let pointer = format!("/webhooks/{}", escape(&source));
+                    entry.outcome = Outcome::NotImported(vec![(format!("{}; {}", e.problem, e.fix), pointer)]);
+                }
+                continue;
+            }
             let users: Vec<String> = if let Some(id) = named("operation `") {
                 spec.operations.iter().filter(|o| o.id == id).map(|o| o.id.clone()).collect()
             } else if let Some(ty) = named("model `").or_else(|| named("enum `")).or_else(|| named("union `")) {
@@ -423,6 +445,11 @@ struct Cx<'a> {
     pagination: Option<Pagination>,
     /// Some answer shows rate-limit headers.
     rate_limit_headers: bool,
+    /// Every success body is Specwright's envelope: `{"data": …}`, a page with `meta`.
+    envelope: bool,
+    /// The error catalog and roles, where every error answer names its codes as Specwright
+    /// writes them (`` `not_found`: No such note. ``).
+    catalog: Option<(IndexMap<String, ErrorDef>, crate::spec::ErrorRoles)>,
     /// Component schema name → the spec name given to it.
     names: BTreeMap<String, String>,
     /// Every model and enum name given.
@@ -804,7 +831,7 @@ impl OpCx<'_, '_> {
             f.media_types = content.keys().cloned().collect();
             f.max_size = Some(crate::rust::DEFAULT_MAX_FILE);
             self.notes.push(format!("the body is at most {} bytes", crate::rust::DEFAULT_MAX_FILE));
-            fields.insert("body".into(), f);
+            fields.insert(body_name(body), f);
             return;
         }
         if content.len() > 1 && !is_json(&media) {
@@ -857,7 +884,7 @@ impl OpCx<'_, '_> {
                         typed.def.description =
                             body.get("description").and_then(Value::as_str).unwrap_or("The request body.").to_string();
                     }
-                    fields.insert("body".into(), typed.def);
+                    fields.insert(body_name(body), typed.def);
                 }
             }
             "multipart/form-data" | "application/x-www-form-urlencoded" => {
@@ -884,7 +911,7 @@ impl OpCx<'_, '_> {
                 }
                 f.max_size = Some(crate::rust::DEFAULT_MAX_FILE);
                 self.notes.push(format!("the `{other}` body is at most {} bytes", crate::rust::DEFAULT_MAX_FILE));
-                fields.insert("body".into(), f);
+                fields.insert(body_name(body), f);
             }
         }
     }
@@ -1017,6 +1044,9 @@ impl OpCx<'_, '_> {
                     def.min_length = None;
                     def.max_length = None;
                     name
+                } else if schema.get("contentMediaType").is_some() && schema.get("contentEncoding").is_none() {
+                    // 3.1's file: a string of a media type's bytes (3.0 says `format: binary`).
+                    "file".into()
                 } else {
                     match schema.get("format").and_then(Value::as_str) {
                         Some("date-time") => "datetime".into(),
@@ -1456,6 +1486,21 @@ impl OpCx<'_, '_> {
                     continue;
                 }
             };
+            let described = resp.get("description").and_then(Value::as_str).unwrap_or_default();
+            if let (Some((_, roles)), Ok(s)) = (&self.cx.catalog, status.parse::<u16>())
+                && s >= 400
+            {
+                // The document's own codes: those the platform answers by itself are its roles.
+                let automatic = automatic_codes(roles);
+                for (code, _) in codes_of(described) {
+                    if !automatic.contains(&code) && !def.errors.contains(&code) {
+                        def.errors.push(code);
+                    }
+                }
+                precondition |= s == 412;
+                required_precondition |= s == 428;
+                continue;
+            }
             match status.parse::<u16>() {
                 Ok(s) if (200..300).contains(&s) || (300..400).contains(&s) => success.push((s, resp, at)),
                 // Refusals the platform answers itself: documented for every operation.
@@ -1484,8 +1529,9 @@ impl OpCx<'_, '_> {
             }
         }
         // Every input can fail validation: the platform answers it.
-        if def.input.is_some() && !def.errors.iter().any(|e| e == "validation") {
-            def.errors.push("validation".into());
+        let validation = self.cx.catalog.as_ref().map_or("validation".to_string(), |(_, r)| r.validation.clone());
+        if def.input.is_some() && !def.errors.contains(&validation) {
+            def.errors.push(validation);
         }
         success.sort_by_key(|(s, ..)| *s);
         // `304` to `If-None-Match` is a conditional read's; `206` a file's ranges.
@@ -1568,7 +1614,17 @@ impl OpCx<'_, '_> {
                     self.notes.push(format!("answers `{media}` only (the document also offers {others:?})"));
                 }
                 let schema = content[&media].get("schema").cloned().unwrap_or(Value::Null);
-                let sat = format!("{at}/content/{}/schema", escape(&media));
+                let mut sat = format!("{at}/content/{}/schema", escape(&media));
+                // In the envelope, the output is what `data` holds; `meta` says it is a page.
+                let schema = match self.cx.envelope {
+                    true => {
+                        let whole = self.cx.resolve(&schema).cloned().unwrap_or(Value::Null);
+                        self.paged |= whole.pointer("/properties/meta").is_some();
+                        sat.push_str("/properties/data");
+                        whole.pointer("/properties/data").cloned().unwrap_or(Value::Null)
+                    }
+                    false => schema,
+                };
                 let Some(typed) = self.typed(&schema, &format!("{id}_output"), &sat) else { return };
                 if typed.def.nullable {
                     self.drop("a nullable success body", &sat);
@@ -1845,6 +1901,7 @@ fn keep_used(spec: &mut Spec) {
     if let crate::spec::ErrorFormat::Model(m) = &spec.wire.errors {
         used.extend(reach(spec, vec![m.model.clone()]));
     }
+    used.extend(reach(spec, spec.webhooks.values().map(|w| w.payload.clone()).collect()));
     spec.models.retain(|n, _| used.contains(n));
     spec.enums.retain(|n, _| used.contains(n));
     spec.unions.retain(|n, _| used.contains(n));
@@ -2009,5 +2066,268 @@ fn error_format(cx: &mut Cx, doc: &Value) -> (crate::spec::ErrorFormat, Option<S
             format!("errors are written as the document's `{name}` (the model `{ours}`); {tail}"),
         ),
         _ => fallback(&format!("`{name}` could not be imported")),
+    }
+}
+
+/// Whether every JSON success body of the document is Specwright's envelope: an object of
+/// `data` (required) and, for a page, `meta`, and nothing else.
+fn success_envelope(cx: &Cx, doc: &Value) -> bool {
+    let mut seen = false;
+    for item in doc.get("paths").and_then(Value::as_object).into_iter().flatten().map(|(_, i)| i) {
+        for method in Method::ALL {
+            let Some(op) = item.get(method.as_str().to_ascii_lowercase()) else { continue };
+            for (status, raw) in op.get("responses").and_then(Value::as_object).into_iter().flatten() {
+                if !status.parse::<u16>().is_ok_and(|s| (200..300).contains(&s)) {
+                    continue;
+                }
+                let Ok(resp) = cx.resolve(raw) else { return false };
+                for (media, content) in resp.get("content").and_then(Value::as_object).into_iter().flatten() {
+                    if !is_json(media) {
+                        continue;
+                    }
+                    let Ok(schema) = cx.resolve(content.get("schema").unwrap_or(&Value::Null)) else { return false };
+                    let keys: BTreeSet<&str> = schema
+                        .get("properties")
+                        .and_then(Value::as_object)
+                        .map(|p| p.keys().map(String::as_str).collect())
+                        .unwrap_or_default();
+                    let required =
+                        schema.get("required").and_then(Value::as_array).is_some_and(|r| r.contains(&"data".into()));
+                    if !keys.contains("data") || !keys.iter().all(|k| *k == "data" || *k == "meta") || !required {
+                        return false;
+                    }
+                    seen = true;
+                }
+            }
+        }
+    }
+    seen
+}
+
+/// The codes an error answer's description names as Specwright writes them
+/// (`` `not_found`: No such note. `gone`: … ``), each with its text.
+fn codes_of(description: &str) -> Vec<(String, String)> {
+    let parts: Vec<&str> = description.split('`').collect();
+    let mut out = Vec::new();
+    // `parts` alternates text and quoted names; a code is a name followed by `: `.
+    for i in (1..parts.len()).step_by(2) {
+        let (name, after) = (parts[i], parts.get(i + 1).copied().unwrap_or_default());
+        if let Some(text) = after.strip_prefix(": ")
+            && !name.is_empty()
+            && !name.contains(char::is_whitespace)
+        {
+            // The text runs to the next code (or the end), quoted names inside it included.
+            let mut text = text.to_string();
+            let mut j = i + 2;
+            while j < parts.len() && !parts.get(j + 1).is_some_and(|a| a.starts_with(": ")) {
+                text.push('`');
+                text.push_str(parts[j]);
+                text.push('`');
+                text.push_str(parts.get(j + 1).copied().unwrap_or_default());
+                j += 2;
+            }
+            out.push((name.to_string(), text.trim().to_string()));
+        }
+    }
+    out
+}
+
+/// The document's catalog, where every error answer names its codes as Specwright writes them:
+/// each code with its status and text, and the platform's roles given to the codes of their
+/// statuses (`401`: unauthenticated, then invalid token; `403`: insufficient scope; …).
+fn catalog(cx: &Cx, doc: &Value) -> Option<(IndexMap<String, ErrorDef>, crate::spec::ErrorRoles)> {
+    let mut codes: IndexMap<String, ErrorDef> = IndexMap::new();
+    let mut by_status: BTreeMap<u16, Vec<String>> = BTreeMap::new();
+    for item in doc.get("paths").and_then(Value::as_object).into_iter().flatten().map(|(_, i)| i) {
+        for method in Method::ALL {
+            let Some(op) = item.get(method.as_str().to_ascii_lowercase()) else { continue };
+            for (status, raw) in op.get("responses").and_then(Value::as_object).into_iter().flatten() {
+                let Some(status) = status.parse::<u16>().ok().filter(|s| *s >= 400) else { continue };
+                let resp = cx.resolve(raw).ok()?;
+                let found = codes_of(resp.get("description").and_then(Value::as_str).unwrap_or_default());
+                if found.is_empty() {
+                    return None;
+                }
+                for (code, text) in found {
+                    let message = text.split_inclusive(". ").next().unwrap_or(&text).trim().to_string();
+                    codes.entry(code.clone()).or_insert(ErrorDef { status, message, description: text });
+                    let list = by_status.entry(status).or_default();
+                    if !list.contains(&code) {
+                        list.push(code);
+                    }
+                }
+            }
+        }
+    }
+    if codes.is_empty() {
+        return None;
+    }
+    let mut roles = crate::spec::ErrorRoles::default();
+    let first = |s: u16, n: usize| by_status.get(&s).and_then(|c| c.get(n)).cloned();
+    let slots: [(&mut String, u16, usize); 15] = [
+        (&mut roles.unauthenticated, 401, 0),
+        (&mut roles.invalid_token, 401, 1),
+        (&mut roles.insufficient_scope, 403, 0),
+        (&mut roles.malformed, 400, 0),
+        (&mut roles.not_found, 404, 0),
+        (&mut roles.method_not_allowed, 405, 0),
+        (&mut roles.request_timeout, 408, 0),
+        (&mut roles.precondition_failed, 412, 0),
+        (&mut roles.payload_too_large, 413, 0),
+        (&mut roles.unsupported_media_type, 415, 0),
+        (&mut roles.range_not_satisfiable, 416, 0),
+        (&mut roles.validation, 422, 0),
+        (&mut roles.precondition_required, 428, 0),
+        (&mut roles.rate_limited, 429, 0),
+        (&mut roles.internal, 500, 0),
+    ];
+    for (slot, status, n) in slots {
+        if let Some(code) = first(status, n) {
+            *slot = code;
+        }
+    }
+    if let Some(code) = first(503, 0) {
+        roles.unavailable = code;
+    }
+    roles.service_wide = vec![roles.internal.clone(), roles.request_timeout.clone(), roles.unavailable.clone()];
+    Some((codes, roles))
+}
+
+/// The codes the platform answers for every operation by itself (its roles for the gate, the
+/// body, the limits and the faults), which an operation does not list.
+fn automatic_codes(roles: &crate::spec::ErrorRoles) -> Vec<String> {
+    let mut out = vec![
+        roles.unauthenticated.clone(),
+        roles.invalid_token.clone(),
+        roles.insufficient_scope.clone(),
+        roles.malformed.clone(),
+        roles.payload_too_large.clone(),
+        roles.unsupported_media_type.clone(),
+        roles.method_not_allowed.clone(),
+        roles.rate_limited.clone(),
+        roles.precondition_failed.clone(),
+        roles.precondition_required.clone(),
+        roles.range_not_satisfiable.clone(),
+        roles.validation.clone(),
+    ];
+    out.extend(roles.service_wide.iter().cloned());
+    out
+}
+
+/// The name of the input field a whole request body is: openapi-generator's
+/// `x-codegen-request-body-name` where the document gives one, else `body`.
+fn body_name(body: &Value) -> String {
+    body.get("x-codegen-request-body-name")
+        .and_then(Value::as_str)
+        .filter(|n| crate::ir::is_wire_name(n))
+        .unwrap_or("body")
+        .to_string()
+}
+
+/// The document's webhooks (3.1 `webhooks`, 3.0 `x-webhooks`), each a `POST` to the subscriber
+/// with a JSON body: the event's payload model, with a line in the report for each.
+fn import_webhooks(cx: &mut Cx, doc: &Value, report: &mut Report) -> IndexMap<String, crate::spec::WebhookDef> {
+    let mut out = IndexMap::new();
+    let (key, hooks) = match (doc.get("webhooks"), doc.get("x-webhooks")) {
+        (Some(Value::Object(h)), _) => ("webhooks", h.clone()),
+        (_, Some(Value::Object(h))) => ("x-webhooks", h.clone()),
+        _ => return out,
+    };
+    for (event, item) in &hooks {
+        let at = format!("/{key}/{}", escape(event));
+        let saved = (cx.models.clone(), cx.enums.clone(), cx.unions.clone(), cx.names.clone(), cx.taken.clone());
+        let mut ox = OpCx {
+            cx,
+            notes: Vec::new(),
+            drops: Vec::new(),
+            rate_limited: false,
+            no_store: false,
+            paged: false,
+            platform_params: Vec::new(),
+        };
+        let built = ox.webhook(event, item, &at);
+        let mut id = event.clone();
+        let outcome = match (built, ox.drops.is_empty()) {
+            (Some((name, def)), true) => {
+                id = name.clone();
+                out.insert(name, def);
+                if ox.notes.is_empty() { Outcome::Exact } else { Outcome::Normalised(std::mem::take(&mut ox.notes)) }
+            }
+            _ => {
+                let drops = std::mem::take(&mut ox.drops);
+                (cx.models, cx.enums, cx.unions, cx.names, cx.taken) = saved;
+                Outcome::NotImported(drops)
+            }
+        };
+        report.entries.push(Entry { operation: format!("WEBHOOK {event}"), id, outcome });
+        // A webhook is a POST to the subscriber: another method of it is its own line.
+        for method in Method::ALL.iter().filter(|m| **m != Method::Post) {
+            let lower = method.as_str().to_ascii_lowercase();
+            if item.get(&lower).is_some() {
+                report.entries.push(Entry {
+                    operation: format!("WEBHOOK {event} {}", method.as_str()),
+                    id: event.clone(),
+                    outcome: Outcome::NotImported(vec![(
+                        format!("a webhook sent as {} (a webhook is a POST)", method.as_str()),
+                        format!("{at}/{lower}"),
+                    )]),
+                });
+            }
+        }
+    }
+    out
+}
+
+impl OpCx<'_, '_> {
+    /// One webhook: its event type (dotted snake_case) and its definition.
+    fn webhook(&mut self, event: &str, item: &Value, at: &str) -> Option<(String, crate::spec::WebhookDef)> {
+        let post = item.get("post")?;
+        let at = format!("{at}/post");
+        let name = event.split('.').map(|w| w.to_snake_case()).collect::<Vec<_>>().join(".");
+        if name.split('.').any(str::is_empty) {
+            self.drop(format!("the event type `{event}`"), &at);
+            return None;
+        }
+        if name != event {
+            self.notes.push(format!("the event type `{event}` is `{name}` (dotted snake_case)"));
+        }
+        let Some(body) = post.get("requestBody").and_then(|b| self.cx.resolve(b).ok()).cloned() else {
+            self.drop("a webhook without a body", &at);
+            return None;
+        };
+        let content = body.get("content").and_then(Value::as_object).cloned().unwrap_or_default();
+        let Some((media, c)) = content.iter().find(|(m, _)| is_json(m)) else {
+            self.drop("a webhook body that is not JSON", &format!("{at}/requestBody"));
+            return None;
+        };
+        let mut sat = format!("{at}/requestBody/content/{}/schema", escape(media));
+        let schema = self.cx.resolve(c.get("schema").unwrap_or(&Value::Null)).cloned().unwrap_or(Value::Null);
+        // Specwright sends `{type, timestamp, data}` (Standard Webhooks): the payload is `data`.
+        let standard =
+            ["type", "timestamp", "data"].iter().all(|k| schema.pointer(&format!("/properties/{k}")).is_some());
+        let data = if standard {
+            sat.push_str("/properties/data");
+            schema.pointer("/properties/data").cloned().unwrap_or(Value::Null)
+        } else {
+            self.notes
+                .push("the body is the event's `data`, sent as `{type, timestamp, data}` (Standard Webhooks)".into());
+            c.get("schema").cloned().unwrap_or(Value::Null)
+        };
+        let typed = self.typed(&data, &format!("{name}_payload").replace('.', "_"), &sat)?;
+        if !self.cx.models.contains_key(&typed.ty) {
+            self.drop("a webhook payload that is not an object schema", &sat);
+            return None;
+        }
+        let text = |k: &str| post.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        let tags = post
+            .get("tags")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect();
+        let summary = if text("summary").is_empty() { format!("The event `{name}`.") } else { text("summary") };
+        Some((name, crate::spec::WebhookDef { summary, description: text("description"), payload: typed.ty, tags }))
     }
 }

@@ -226,10 +226,16 @@ pub fn write(spec: &Spec) -> String {
         let _ = writeln!(out, "  {{ name = {}, description = {}{implies} }},", s(&sc.name), s(&sc.description));
     }
     let _ = writeln!(out, "]");
-    let _ = writeln!(
-        out,
-        "\n# Bodies as the document writes them: the output itself, no envelope.\n[wire]\nsuccess = \"bare\""
-    );
+    let _ = match spec.wire.success {
+        crate::spec::SuccessFormat::Bare => writeln!(
+            out,
+            "\n# Bodies as the document writes them: the output itself, no envelope.\n[wire]\nsuccess = \"bare\""
+        ),
+        crate::spec::SuccessFormat::Envelope => writeln!(
+            out,
+            "\n# Bodies as the document writes them: `{{\"data\": …}}`, a page with `meta`.\n[wire]\nsuccess = \"envelope\""
+        ),
+    };
     match &spec.wire.errors {
         crate::spec::ErrorFormat::Envelope => {}
         crate::spec::ErrorFormat::Problem => {
@@ -251,12 +257,26 @@ pub fn write(spec: &Spec) -> String {
             p.default_per_page, p.max_per_page
         );
     }
-    let wide = &spec.error_roles.service_wide;
-    if *wide != crate::spec::ErrorRoles::default().service_wide {
+    let roles = serde_json::to_value(&spec.error_roles).unwrap_or_default();
+    let defaults = serde_json::to_value(crate::spec::ErrorRoles::default()).unwrap_or_default();
+    let changed: Vec<String> = roles
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, v)| defaults.get(k.as_str()) != Some(v))
+        .map(|(k, v)| match v {
+            serde_json::Value::Array(codes) => format!(
+                "{k} = [{}]",
+                codes.iter().filter_map(serde_json::Value::as_str).map(s).collect::<Vec<_>>().join(", ")
+            ),
+            other => format!("{k} = {}", s(other.as_str().unwrap_or_default())),
+        })
+        .collect();
+    if !changed.is_empty() {
         let _ = writeln!(
             out,
-            "\n# Codes every operation may answer; `not_implemented` until each method is written.\n[error_roles]\nservice_wide = [{}]",
-            wide.iter().map(|c| s(c)).collect::<Vec<_>>().join(", ")
+            "\n# The codes the platform answers for its own refusals and faults (`service_wide`: every operation's).\n[error_roles]\n{}",
+            changed.join("\n")
         );
     }
     for (code, e) in &spec.errors {
@@ -289,6 +309,17 @@ pub fn write(spec: &Spec) -> String {
     }
     for op in &spec.operations {
         operation(&mut out, op);
+    }
+    for (event, w) in &spec.webhooks {
+        let _ = writeln!(out, "\n[webhooks.{}]", key(event));
+        let _ = writeln!(out, "summary = {}", s(&w.summary));
+        if !w.description.is_empty() {
+            let _ = writeln!(out, "description = {}", s(&w.description));
+        }
+        let _ = writeln!(out, "payload = {}", s(&w.payload));
+        if !w.tags.is_empty() {
+            let _ = writeln!(out, "tags = [{}]", w.tags.iter().map(|t| s(t)).collect::<Vec<_>>().join(", "));
+        }
     }
     out
 }

@@ -764,6 +764,12 @@ fn error_description(api: &Api, code: &str) -> String {
     text
 }
 
+/// The name of the input field a whole body is, as openapi-generator's
+/// `x-codegen-request-body-name` gives it (the name of the body parameter in generated clients).
+fn body_name(field: &str) -> utoipa::openapi::extensions::Extensions {
+    ExtensionsBuilder::new().add("x-codegen-request-body-name", field).build()
+}
+
 /// The request body of `op` in its format: JSON, a form, multipart (each file part with the
 /// content types it accepts), or a raw file of each accepted type.
 fn request_body(api: &Api, op: &Operation) -> Option<utoipa::openapi::request_body::RequestBody> {
@@ -784,13 +790,14 @@ fn request_body(api: &Api, op: &Operation) -> Option<utoipa::openapi::request_bo
             schema.content_media_type = m.clone();
             b.content(m.clone(), ContentBuilder::new().schema(Some(RefOr::T(Schema::Object(schema)))).build())
         });
-        return Some(body.build());
+        return Some(body.extensions(Some(body_name(&f.name))).build());
     }
     if let Some(f) = api.input(op).and_then(|m| m.fields_in(Location::Payload).next()) {
         let schema = field_schema(f, Side::Request, false);
         let body = RequestBodyBuilder::new()
             .description(Some(f.def.description.clone()))
-            .required(Some(if f.required() { Required::True } else { Required::False }));
+            .required(Some(if f.required() { Required::True } else { Required::False }))
+            .extensions(Some(body_name(&f.name)));
         return Some(body.content("application/json", ContentBuilder::new().schema(Some(schema)).build()).build());
     }
     let name = body_schema_name(api, op)?;
@@ -903,7 +910,12 @@ fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
         let headers = op.def.output.as_ref().map(|o| api.models[o].fields_in(Location::Header).collect::<Vec<_>>());
         for f in headers.unwrap_or_default() {
             let t = if f.ty == Ty::Integer { Type::Integer } else { Type::String };
-            r = r.header(crate::ir::header_name(&f.name), header(&f.def.description, t));
+            let mut h = header(&f.def.description, t);
+            if f.required() {
+                // The Header Object's `required`, which utoipa has no field for (renamed in `document`).
+                h.extensions = Some(ExtensionsBuilder::new().add("header-required", true).build());
+            }
+            r = r.header(crate::ir::header_name(&f.name), h);
         }
         if conditional.is_some() && op.def.output.is_some() {
             r = r.header(
@@ -1177,6 +1189,7 @@ pub fn document(api: &Api) -> Value {
         v["webhooks"] = webhooks(api);
     }
     rename_key(&mut v, "x-contentSchema", "contentSchema");
+    rename_key(&mut v, "x-header-required", "required");
     order_extensions(&mut v);
     v
 }
