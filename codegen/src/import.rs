@@ -1755,7 +1755,12 @@ impl OpCx<'_, '_> {
         if !chosen {
             return None;
         }
-        if def.output.as_deref() == Some("file") || def.body != BodyFormat::Json {
+        let file_in = def
+            .input
+            .as_ref()
+            .and_then(|i| self.cx.models.get(i))
+            .is_some_and(|m| m.fields.values().any(|f| f.ty == "file"));
+        if def.output.as_deref() == Some("file") || def.body != BodyFormat::Json || file_in {
             self.notes.push("no MCP tool: a file cannot travel in a tool call".into());
             return None;
         }
@@ -1919,10 +1924,12 @@ fn settle_defaults(spec: &mut Spec, report: &mut Report) {
         .collect();
     nested.extend(spec.unions.values().flat_map(|u| u.variants.values().cloned()));
     let mut left = Vec::new();
+    let enums = spec.enums.clone();
     for (name, m) in spec.models.iter_mut() {
         let input = inputs.contains(name) && !nested.contains(name);
         for (field, f) in m.fields.iter_mut() {
-            if f.default.is_some() && !(input && f.optional && !f.nullable) {
+            let fits = f.default.as_ref().is_some_and(|d| default_fits(d, &f.ty, &enums));
+            if f.default.is_some() && !(input && f.optional && !f.nullable && fits) {
                 f.default = None;
                 left.push(format!("`{name}.{field}`"));
             }
@@ -1930,7 +1937,8 @@ fn settle_defaults(spec: &mut Spec, report: &mut Report) {
     }
     if !left.is_empty() {
         report.service.push(format!(
-            "defaults are kept where the platform fills them in (an operation input's optional fields); left out on {}",
+            "defaults are kept where the platform fills them in (an operation input's optional fields) and where they \
+             are values of their field's type; left out on {}",
             left.join(", ")
         ));
     }
@@ -2329,5 +2337,22 @@ impl OpCx<'_, '_> {
             .collect();
         let summary = if text("summary").is_empty() { format!("The event `{name}`.") } else { text("summary") };
         Some((name, crate::spec::WebhookDef { summary, description: text("description"), payload: typed.ty, tags }))
+    }
+}
+
+/// Whether `default` is a value of the type `ty` (`"3"` is no integer, `1.5` no string).
+fn default_fits(default: &Value, ty: &str, enums: &IndexMap<String, EnumDef>) -> bool {
+    if let Some(item) = ty.strip_suffix("[]") {
+        return default.as_array().is_some_and(|a| a.iter().all(|v| default_fits(v, item, enums)));
+    }
+    match ty {
+        "integer" => default.as_i64().is_some(),
+        "number" => default.is_number(),
+        "boolean" => default.is_boolean(),
+        "string" | "datetime" | "date" => default.is_string(),
+        other => match enums.get(other) {
+            Some(e) => default.as_str().is_some_and(|v| e.values.iter().any(|x| x.name == v)),
+            None => false,
+        },
     }
 }
