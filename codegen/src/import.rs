@@ -198,15 +198,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
             // What a left-out operation made (its models, enums, codes, scopes) goes with it.
             let saved = (cx.models.clone(), cx.enums.clone(), cx.unions.clone(), cx.names.clone(), cx.taken.clone());
             let (saved_errors, saved_scopes) = (errors.clone(), scopes.clone());
-            let mut ox = OpCx {
-                cx: &mut cx,
-                notes: Vec::new(),
-                drops: Vec::new(),
-                rate_limited: false,
-                no_store: false,
-                paged: false,
-                platform_params: Vec::new(),
-            };
+            let mut ox = OpCx::new(&mut cx);
             let built = ox.operation(&id, method, path, item, op, &pointer, options, &mut scopes, &mut errors);
             let outcome = match (built, ox.drops.is_empty()) {
                 (Some(def), true) => {
@@ -502,6 +494,21 @@ struct OpCx<'c, 'a> {
     no_store: bool,
     /// Request headers the platform reads (`If-Match`, …), and where each was.
     platform_params: Vec<(String, String)>,
+}
+
+impl<'c, 'a> OpCx<'c, 'a> {
+    /// Nothing normalised or left out yet.
+    fn new(cx: &'c mut Cx<'a>) -> Self {
+        OpCx {
+            cx,
+            notes: Vec::new(),
+            drops: Vec::new(),
+            rate_limited: false,
+            no_store: false,
+            paged: false,
+            platform_params: Vec::new(),
+        }
+    }
 }
 
 /// Request headers the platform reads itself for conditional requests and ranges.
@@ -2058,15 +2065,7 @@ fn error_format(cx: &mut Cx, doc: &Value) -> (crate::spec::ErrorFormat, Option<S
     if let Some(unfilled) = required.iter().find(|r| !filled.contains(r)) {
         return fallback(&format!("`{name}` requires `{unfilled}`, which the platform cannot fill"));
     }
-    let mut ox = OpCx {
-        cx,
-        notes: Vec::new(),
-        drops: Vec::new(),
-        rate_limited: false,
-        no_store: false,
-        paged: false,
-        platform_params: Vec::new(),
-    };
+    let mut ox = OpCx::new(cx);
     match ox.component(name, &schema) {
         Some(ours) if ox.drops.is_empty() && ox.cx.models.contains_key(&ours) => (
             ErrorFormat::Model(ErrorModel { model: ours.clone(), ..model }),
@@ -2244,15 +2243,7 @@ fn import_webhooks(cx: &mut Cx, doc: &Value, report: &mut Report) -> IndexMap<St
     for (event, item) in &hooks {
         let at = format!("/{key}/{}", escape(event));
         let saved = (cx.models.clone(), cx.enums.clone(), cx.unions.clone(), cx.names.clone(), cx.taken.clone());
-        let mut ox = OpCx {
-            cx,
-            notes: Vec::new(),
-            drops: Vec::new(),
-            rate_limited: false,
-            no_store: false,
-            paged: false,
-            platform_params: Vec::new(),
-        };
+        let mut ox = OpCx::new(cx);
         let built = ox.webhook(event, item, &at);
         let mut id = event.clone();
         let outcome = match (built, ox.drops.is_empty()) {
