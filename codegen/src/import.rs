@@ -1964,25 +1964,19 @@ fn error_format(cx: &mut Cx, doc: &Value) -> (crate::spec::ErrorFormat, Option<S
     // Every error answer with content: its JSON media type (of those it offers) and schema.
     let mut answers: Vec<(String, Value)> = Vec::new();
     let mut others: BTreeSet<String> = BTreeSet::new();
-    for item in doc.get("paths").and_then(Value::as_object).into_iter().flatten().map(|(_, i)| i) {
-        for method in Method::ALL {
-            let Some(op) = item.get(method.as_str().to_ascii_lowercase()) else { continue };
-            for (status, raw) in op.get("responses").and_then(Value::as_object).into_iter().flatten() {
-                if !status.parse::<u16>().is_ok_and(|s| s >= 400) {
-                    continue;
-                }
-                let Ok(resp) = cx.resolve(raw) else { continue };
-                let Some(content) = resp.get("content").and_then(Value::as_object).filter(|c| !c.is_empty()) else {
-                    continue;
-                };
-                match content.iter().find(|(m, _)| is_json(m)) {
-                    Some((media, c)) => {
-                        answers.push((media.clone(), c.get("schema").cloned().unwrap_or(Value::Null)));
-                        others.extend(content.keys().filter(|m| *m != media).cloned());
-                    }
-                    None => return fallback("the document's error bodies are not all JSON"),
-                }
+    let Some(errors) = answers_of(cx, doc, |s| s >= 400) else {
+        return fallback("an error answer's `$ref` does not resolve");
+    };
+    for (_, resp) in errors {
+        let Some(content) = resp.get("content").and_then(Value::as_object).filter(|c| !c.is_empty()) else {
+            continue;
+        };
+        match content.iter().find(|(m, _)| is_json(m)) {
+            Some((media, c)) => {
+                answers.push((media.clone(), c.get("schema").cloned().unwrap_or(Value::Null)));
+                others.extend(content.keys().filter(|m| *m != media).cloned());
             }
+            None => return fallback("the document's error bodies are not all JSON"),
         }
     }
     if answers.is_empty() {
@@ -2080,32 +2074,23 @@ fn error_format(cx: &mut Cx, doc: &Value) -> (crate::spec::ErrorFormat, Option<S
 /// `data` (required) and, for a page, `meta`, and nothing else.
 fn success_envelope(cx: &Cx, doc: &Value) -> bool {
     let mut seen = false;
-    for item in doc.get("paths").and_then(Value::as_object).into_iter().flatten().map(|(_, i)| i) {
-        for method in Method::ALL {
-            let Some(op) = item.get(method.as_str().to_ascii_lowercase()) else { continue };
-            for (status, raw) in op.get("responses").and_then(Value::as_object).into_iter().flatten() {
-                if !status.parse::<u16>().is_ok_and(|s| (200..300).contains(&s)) {
-                    continue;
-                }
-                let Ok(resp) = cx.resolve(raw) else { return false };
-                for (media, content) in resp.get("content").and_then(Value::as_object).into_iter().flatten() {
-                    if !is_json(media) {
-                        continue;
-                    }
-                    let Ok(schema) = cx.resolve(content.get("schema").unwrap_or(&Value::Null)) else { return false };
-                    let keys: BTreeSet<&str> = schema
-                        .get("properties")
-                        .and_then(Value::as_object)
-                        .map(|p| p.keys().map(String::as_str).collect())
-                        .unwrap_or_default();
-                    let required =
-                        schema.get("required").and_then(Value::as_array).is_some_and(|r| r.contains(&"data".into()));
-                    if !keys.contains("data") || !keys.iter().all(|k| *k == "data" || *k == "meta") || !required {
-                        return false;
-                    }
-                    seen = true;
-                }
+    let Some(successes) = answers_of(cx, doc, |s| (200..300).contains(&s)) else { return false };
+    for (_, resp) in successes {
+        for (media, content) in resp.get("content").and_then(Value::as_object).into_iter().flatten() {
+            if !is_json(media) {
+                continue;
             }
+            let Ok(schema) = cx.resolve(content.get("schema").unwrap_or(&Value::Null)) else { return false };
+            let keys: BTreeSet<&str> = schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            let required = schema.get("required").and_then(Value::as_array).is_some_and(|r| r.contains(&"data".into()));
+            if !keys.contains("data") || !keys.iter().all(|k| *k == "data" || *k == "meta") || !required {
+                return false;
+            }
+            seen = true;
         }
     }
     seen
@@ -2145,24 +2130,17 @@ fn codes_of(description: &str) -> Vec<(String, String)> {
 fn catalog(cx: &Cx, doc: &Value) -> Option<(IndexMap<String, ErrorDef>, crate::spec::ErrorRoles)> {
     let mut codes: IndexMap<String, ErrorDef> = IndexMap::new();
     let mut by_status: BTreeMap<u16, Vec<String>> = BTreeMap::new();
-    for item in doc.get("paths").and_then(Value::as_object).into_iter().flatten().map(|(_, i)| i) {
-        for method in Method::ALL {
-            let Some(op) = item.get(method.as_str().to_ascii_lowercase()) else { continue };
-            for (status, raw) in op.get("responses").and_then(Value::as_object).into_iter().flatten() {
-                let Some(status) = status.parse::<u16>().ok().filter(|s| *s >= 400) else { continue };
-                let resp = cx.resolve(raw).ok()?;
-                let found = codes_of(resp.get("description").and_then(Value::as_str).unwrap_or_default());
-                if found.is_empty() {
-                    return None;
-                }
-                for (code, text) in found {
-                    let message = text.split_inclusive(". ").next().unwrap_or(&text).trim().to_string();
-                    codes.entry(code.clone()).or_insert(ErrorDef { status, message, description: text });
-                    let list = by_status.entry(status).or_default();
-                    if !list.contains(&code) {
-                        list.push(code);
-                    }
-                }
+    for (status, resp) in answers_of(cx, doc, |s| s >= 400)? {
+        let found = codes_of(resp.get("description").and_then(Value::as_str).unwrap_or_default());
+        if found.is_empty() {
+            return None;
+        }
+        for (code, text) in found {
+            let message = text.split_inclusive(". ").next().unwrap_or(&text).trim().to_string();
+            codes.entry(code.clone()).or_insert(ErrorDef { status, message, description: text });
+            let list = by_status.entry(status).or_default();
+            if !list.contains(&code) {
+                list.push(code);
             }
         }
     }
@@ -2346,4 +2324,20 @@ fn default_fits(default: &Value, ty: &str, enums: &IndexMap<String, EnumDef>) ->
             None => false,
         },
     }
+}
+
+/// Every answer of every operation of `doc` whose status `keep` takes, resolved, with its
+/// status; `None` when one of them is a `$ref` that does not resolve.
+fn answers_of<'d>(cx: &'d Cx, doc: &'d Value, keep: impl Fn(u16) -> bool) -> Option<Vec<(u16, &'d Value)>> {
+    let mut out = Vec::new();
+    for item in doc.get("paths").and_then(Value::as_object).into_iter().flatten().map(|(_, i)| i) {
+        for op in Method::ALL.iter().filter_map(|m| item.get(m.as_str().to_ascii_lowercase())) {
+            for (status, raw) in op.get("responses").and_then(Value::as_object).into_iter().flatten() {
+                if let Some(status) = status.parse::<u16>().ok().filter(|s| keep(*s)) {
+                    out.push((status, cx.resolve(raw).ok()?));
+                }
+            }
+        }
+    }
+    Some(out)
 }
