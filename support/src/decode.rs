@@ -1,0 +1,423 @@
+//! Request decoding: path, query, headers and body (or MCP tool arguments) into one typed input,
+//! strictly parsed and validated; the input and paging types it yields.
+
+use axum::body::{Body, Bytes};
+use axum::extract::{FromRequestParts, RawPathParams, Request};
+use axum::http::{header, request::Parts};
+use axum::response::Response;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::*;
+
+/// The input of an operation that takes none: only `{}` or an empty body is accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoInput {}
+
+/// Deserializes a field that is optional *and* nullable: absent → `None`, `null` → `Some(None)`.
+pub fn double_option<'de, T, D>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    T: serde::Deserialize<'de>,
+    D: serde::Deserializer<'de>,
+{
+    <Option<T> as serde::Deserialize>::deserialize(d).map(Some)
+}
+
+/// One page of a list: the items and the total over all pages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Paged<T> {
+    /// This page's items.
+    pub items: Vec<T>,
+    /// Items matching the request over all pages.
+    pub total: u64,
+}
+
+/// The page a list request asks for (already validated against the pagination rules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Paging {
+    /// Page number, from 1.
+    pub page: u32,
+    /// Items per page.
+    pub per_page: u32,
+}
+
+impl Paging {
+    /// Items to skip.
+    pub fn offset(&self) -> u64 {
+        u64::from(self.page.saturating_sub(1)) * u64::from(self.per_page)
+    }
+}
+
+/// A JSON value parsed strictly: an object that names a key twice is refused (RFC 8259 leaves
+/// the meaning open, and parsers disagree on which one wins), instead of silently keeping one.
+struct StrictJson(Value);
+
+impl<'de> serde::Deserialize<'de> for StrictJson {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = StrictJson;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<StrictJson, E> {
+                Ok(StrictJson(Value::Bool(v)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<StrictJson, E> {
+                Ok(StrictJson(Value::from(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<StrictJson, E> {
+                Ok(StrictJson(Value::from(v)))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<StrictJson, E> {
+                Ok(StrictJson(number(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<StrictJson, E> {
+                Ok(StrictJson(Value::String(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<StrictJson, E> {
+                Ok(StrictJson(Value::String(v)))
+            }
+            fn visit_unit<E>(self) -> Result<StrictJson, E> {
+                Ok(StrictJson(Value::Null))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<StrictJson, A::Error> {
+                let mut items = Vec::new();
+                while let Some(StrictJson(v)) = seq.next_element()? {
+                    items.push(v);
+                }
+                Ok(StrictJson(Value::Array(items)))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<StrictJson, A::Error> {
+                let mut out = Map::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    let StrictJson(v) = map.next_value()?;
+                    if out.insert(key.clone(), v).is_some() {
+                        return Err(serde::de::Error::custom(format!("duplicate key {key:?}")));
+                    }
+                }
+                Ok(StrictJson(Value::Object(out)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Parses `bytes` as JSON, refusing an object that names a member twice (the error says which).
+/// Whole floats come back as integers, as request bodies are read.
+pub fn parse_json_strict(bytes: &[u8]) -> Result<Value, serde_json::Error> {
+    serde_json::from_slice::<StrictJson>(bytes).map(|v| v.0)
+}
+
+/// A JSON number: a whole one (`1.0`) as an integer, since JSON Schema counts it as one and
+/// integer fields must accept it; others as floats.
+fn number(v: f64) -> Value {
+    if v.fract() == 0.0 && v.abs() <= 9_007_199_254_740_992.0 {
+        Value::from(v as i64)
+    } else {
+        serde_json::Number::from_f64(v).map(Value::Number).unwrap_or(Value::Null)
+    }
+}
+
+/// Rewrites whole floats as integers throughout `v` (arguments that did not go through
+/// [`StrictJson`]).
+fn whole_numbers(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64() {
+                *v = number(f);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_numbers),
+        Value::Object(map) => map.values_mut().for_each(whole_numbers),
+        _ => {}
+    }
+}
+
+/// Turns a path or query string into the JSON value its field expects.
+pub(crate) fn coerce(service: &ServiceInfo, f: &FieldSpec, kind: &Kind, raw: &str) -> Result<Value, Rejection> {
+    let bad =
+        || invalid(service, f.name, Value::String(raw.to_string()), format!("{} must be {}", f.name, describe(kind)));
+    Ok(match kind {
+        Kind::Integer => Value::from(raw.trim().parse::<i64>().map_err(|_| bad())?),
+        // A whole number stays an integer, so errors echo the value as it was sent (`150`, not `150.0`).
+        Kind::Number if raw.trim().parse::<i64>().is_ok() => Value::from(raw.trim().parse::<i64>().map_err(|_| bad())?),
+        Kind::Number => {
+            let n = raw.trim().parse::<f64>().ok().filter(|n| n.is_finite()).ok_or_else(bad)?;
+            serde_json::Number::from_f64(n).map(Value::Number).ok_or_else(bad)?
+        }
+        Kind::Boolean => match raw {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => return Err(bad()),
+        },
+        _ => Value::String(raw.to_string()),
+    })
+}
+
+/// Splits `page`/`per_page` off a validated object of a paginated operation and applies the
+/// service's pagination rules; another operation's `page` is a field of its own input.
+fn take_paging(op: &Operation, obj: &mut Map<String, Value>) -> Paging {
+    let service = op.service;
+    if !op.paginated {
+        return Paging { page: 1, per_page: service.default_per_page };
+    }
+    // Validation bounds both; out-of-range values saturate rather than wrap.
+    let get = |v: Option<Value>, default: u32| {
+        v.and_then(|v| v.as_u64()).map(|n| u32::try_from(n).unwrap_or(u32::MAX).max(1)).unwrap_or(default)
+    };
+    Paging { page: get(obj.remove("page"), 1), per_page: get(obj.remove("per_page"), service.default_per_page) }
+}
+
+fn deserialize<I: DeserializeOwned>(service: &ServiceInfo, obj: Map<String, Value>) -> Result<I, Rejection> {
+    let value = Value::Object(obj);
+    serde_path_to_error::deserialize::<_, I>(&value).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." { String::new() } else { path };
+        let rejected = value.pointer(&format!("/{}", path.replace('.', "/"))).cloned().unwrap_or(Value::Null);
+        invalid(service, &path, rejected, format!("{path}: {}", e.inner()))
+    })
+}
+
+/// Decodes MCP tool arguments (one flat object of every input field) into the operation input.
+pub fn decode_arguments<I: DeserializeOwned>(
+    op: &'static Operation,
+    mut arguments: Value,
+) -> Result<(I, Paging), Rejection> {
+    let service = op.service;
+    whole_numbers(&mut arguments);
+    let mut obj = match arguments {
+        Value::Object(m) => m,
+        Value::Null => Map::new(),
+        other => return Err(invalid(service, "", other, "arguments must be an object".into())),
+    };
+    check_object(service, op.input, "", &obj)?;
+    fill_defaults(op.input, &mut obj);
+    let paging = take_paging(op, &mut obj);
+    Ok((deserialize(service, obj)?, paging))
+}
+
+pub(crate) fn is_json(parts: &Parts) -> bool {
+    parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|m| {
+            let m = m.trim().to_ascii_lowercase();
+            m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
+        })
+        .unwrap_or(false)
+}
+
+/// Decodes a REST request (path, query and JSON body) into the operation input.
+pub async fn decode_request<G: Gate, I: DeserializeOwned>(
+    gate: &G,
+    caller: &G::Caller,
+    op: &'static Operation,
+    parts: &mut Parts,
+    body: Body,
+) -> Result<(I, Paging), Rejection> {
+    let service = op.service;
+    let roles = &service.roles;
+    let limit = gate.body_limit();
+    let mut obj = Map::new();
+    // Path parameters.
+    if op.input.iter().any(|f| f.location == Location::Path) {
+        let params = RawPathParams::from_request_parts(parts, &())
+            .await
+            .map_err(|e| invalid(service, "path", Value::Null, format!("the path is not valid: {e}")))?;
+        for (name, raw) in params.iter() {
+            if let Some(f) = op.input.iter().find(|f| f.name == name && f.location == Location::Path) {
+                obj.insert(name.to_string(), coerce(service, f, &f.kind, raw)?);
+            }
+        }
+    }
+    // Query string: repeated keys build lists; unknown keys are refused.
+    if let Some(q) = parts.uri.query() {
+        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(q).map_err(|e| {
+            invalid(service, "query", Value::String(q.to_string()), format!("the query string is not valid: {e}"))
+        })?;
+        for (k, raw) in pairs {
+            add_pair(op, Location::Query, k, raw, &mut obj)?;
+        }
+    }
+    // Headers: `idempotency_key` travels as `Idempotency-Key` (header names ignore case).
+    for f in op.input.iter().filter(|f| f.location == Location::Header) {
+        let name = f.name.replace('_', "-");
+        if let Some(v) = parts.headers.get(name.as_str()) {
+            let s = v
+                .to_str()
+                .map_err(|_| invalid(service, f.name, Value::Null, format!("header {name} must be visible ASCII")))?;
+            obj.insert(f.name.to_string(), Value::String(s.to_string()));
+        }
+    }
+    // Body, in the format the operation declares.
+    let uploads = match op.body {
+        BodyFormat::Json => {
+            json_body(op, parts, body, limit, &mut obj).await?;
+            Vec::new()
+        }
+        BodyFormat::Form => {
+            upload::form(op, parts, body, limit, &mut obj).await?;
+            Vec::new()
+        }
+        BodyFormat::Multipart => upload::multipart(gate, caller, op, parts, body, limit, &mut obj).await?,
+        BodyFormat::Raw => upload::raw(gate, caller, op, parts, body).await?,
+    };
+    check_object(service, op.input, "", &obj)?;
+    upload::insert(op, uploads, &mut obj)?;
+    fill_defaults(op.input, &mut obj);
+    if let Some(Conditional::Write { required }) = op.conditional {
+        // The input's `if_match` (no field spec: it is the platform's, and REST's alone).
+        match conditional::joined(&parts.headers, header::IF_MATCH) {
+            Some(raw) => {
+                obj.insert("if_match".into(), Value::String(raw));
+            }
+            None if required => {
+                return Err(Rejection {
+                    code: roles.precondition_required.unwrap_or(roles.validation),
+                    problem: Problem::new(
+                        "this change needs If-Match: send the ETag of the version you read, so a concurrent \
+                         change is not overwritten",
+                    ),
+                });
+            }
+            None => {}
+        }
+    }
+    let paging = take_paging(op, &mut obj);
+    Ok((deserialize(service, obj)?, paging))
+}
+
+/// One `key=value` pair of a query string or a form body into the fields at `location`: a
+/// repeated key builds a list, an unknown key or a second value of a single field is refused.
+pub(crate) fn add_pair(
+    op: &'static Operation,
+    location: Location,
+    k: String,
+    raw: String,
+    obj: &mut Map<String, Value>,
+) -> Result<(), Rejection> {
+    let service = op.service;
+    let Some(f) = op.input.iter().find(|f| f.name == k && f.location == location) else {
+        let place = if location == Location::Query { "query parameter" } else { "field" };
+        return Err(invalid(service, &k, Value::String(raw), format!("unknown {place} {k}")));
+    };
+    match &f.kind {
+        Kind::List(inner) => {
+            let v = coerce(service, f, inner, &raw)?;
+            if let Value::Array(a) = obj.entry(k).or_insert_with(|| Value::Array(Vec::new())) {
+                a.push(v);
+            }
+        }
+        kind => {
+            if obj.contains_key(&k) {
+                return Err(invalid(service, &k, Value::String(raw), format!("{k} is given more than once")));
+            }
+            let v = coerce(service, f, kind, &raw)?;
+            obj.insert(k, v);
+        }
+    }
+    Ok(())
+}
+
+/// A JSON body: an object whose members are the operation's body fields.
+async fn json_body(
+    op: &'static Operation,
+    parts: &Parts,
+    body: Body,
+    limit: usize,
+    obj: &mut Map<String, Value>,
+) -> Result<(), Rejection> {
+    let (service, roles) = (op.service, &op.service.roles);
+    let bytes: Bytes = axum::body::to_bytes(body, limit).await.map_err(|_| too_large(op, limit as u64, None))?;
+    let has_bytes = !bytes.iter().all(u8::is_ascii_whitespace);
+    // An optional payload may be left out altogether: no body, so no media type to check.
+    let no_payload = !has_bytes
+        && parts.headers.get(header::CONTENT_TYPE).is_none()
+        && op.input.iter().any(|f| f.location == Location::Payload && !f.required);
+    if (op.has_body || has_bytes) && !no_payload {
+        if op.has_body && !is_json(parts) {
+            return Err(Rejection {
+                code: roles.unsupported_media_type,
+                problem: Problem::new("the request body must be JSON: send Content-Type: application/json"),
+            });
+        }
+        let body: Value = if has_bytes {
+            serde_json::from_slice::<StrictJson>(&bytes).map(|v| v.0).map_err(|e| Rejection {
+                code: roles.malformed,
+                problem: Problem::new(format!("the request body is not valid JSON: {e}")),
+            })?
+        } else {
+            Value::Object(Map::new())
+        };
+        // A payload field is the body itself, whatever its shape; its checks name the field.
+        if let Some(payload) = op.input.iter().find(|f| f.location == Location::Payload) {
+            if has_bytes {
+                obj.insert(payload.name.to_string(), body);
+            } else if payload.required {
+                let text = format!("the request body ({}) is required", payload.name);
+                return Err(invalid(service, payload.name, Value::Null, text));
+            }
+            return Ok(());
+        }
+        let Value::Object(body) = body else {
+            return Err(invalid(service, "", body, "the request body must be a JSON object".into()));
+        };
+        for (k, v) in body {
+            let named = |name: &str| op.input.iter().any(|f| f.name == name && f.location == Location::Body);
+            if !named(&k) && !named(OTHER_KEYS) {
+                return Err(invalid(service, &k, v, format!("unknown field {k}")));
+            }
+            obj.insert(k, v);
+        }
+    }
+    Ok(())
+}
+
+/// The operation's `413`: the body (or the file `field`) is larger than `limit` bytes.
+pub(crate) fn too_large(op: &'static Operation, limit: u64, field: Option<&str>) -> Rejection {
+    let problem = match field {
+        Some(f) => Problem::new(format!("{f} is larger than {limit} bytes")).with("field", f),
+        None => Problem::new(format!("the request body is larger than {limit} bytes")),
+    };
+    Rejection { code: op.service.roles.payload_too_large, problem: problem.with("limit", limit) }
+}
+
+/// Splits a request, asks the gate to admit it and decodes its input. A refused input is
+/// answered here, and the gate is told of it ([`Gate::refused`]).
+pub async fn admit<G: Gate, I: DeserializeOwned>(
+    gate: &G,
+    op: &'static Operation,
+    req: Request,
+) -> Result<(Parts, G::Caller, I, Paging), Response> {
+    let (mut parts, body) = req.into_parts();
+    let caller = gate.admit(&mut parts, op).await?;
+    match decode_request::<G, I>(gate, &caller, op, &mut parts, body).await {
+        Ok((input, paging)) => Ok((parts, caller, input, paging)),
+        Err(r) => {
+            gate.refused(&caller, op, r.code, status_of(op.service, r.code, 422)).await;
+            Err(error_response(op.service, r.code, r.problem, request_id(&parts)))
+        }
+    }
+}
+
+/// Decodes MCP tool arguments for `op`; a refused input is reported to the gate
+/// ([`Gate::refused`]) and becomes the tool failure.
+pub async fn admit_arguments<G: Gate, I: DeserializeOwned>(
+    gate: &G,
+    caller: &G::Caller,
+    op: &'static Operation,
+    arguments: Value,
+) -> Result<(I, Paging), ToolFailure> {
+    match decode_arguments::<I>(op, arguments) {
+        Ok(decoded) => Ok(decoded),
+        Err(r) => {
+            let failure = ToolFailure::rejected(op, r);
+            gate.refused(caller, op, failure.code, failure.status).await;
+            Err(failure)
+        }
+    }
+}

@@ -1,0 +1,51 @@
+//! The [`Gate`]: how a runtime plugs into the generated routers.
+
+use std::future::Future;
+
+use axum::http::request::Parts;
+use axum::response::Response;
+
+use crate::*;
+
+/// How the runtime plugs into the generated routers: admit a request for an operation (yielding
+/// the caller) or reject it (yielding the response to send).
+pub trait Gate: Send + Sync + 'static {
+    /// Who is calling, as the service implementation sees it.
+    type Caller: Send + Sync + 'static;
+
+    /// Authenticates, checks the scope and the rate limit of one request.
+    fn admit(
+        &self,
+        parts: &mut Parts,
+        op: &'static Operation,
+    ) -> impl Future<Output = Result<Self::Caller, Response>> + Send;
+
+    /// Told when a request this gate admitted is refused before it reaches the service, because
+    /// its input does not decode or validate (REST or MCP): `code` and `status` are what the
+    /// caller is answered. Every admitted request reaches the service or this method, so a runtime
+    /// that records requests (an audit log) records these too.
+    fn refused(
+        &self,
+        caller: &Self::Caller,
+        op: &'static Operation,
+        code: &'static str,
+        status: u16,
+    ) -> impl Future<Output = ()> + Send;
+
+    /// Largest request body accepted, in bytes (of a JSON or form body, and of each text part of
+    /// a multipart body; a file has its own limit, from the spec).
+    fn body_limit(&self) -> usize;
+
+    /// Stores the content of a file uploaded by `caller`, as it arrives, at most `limit` bytes:
+    /// the stored file is what the operation receives ([`Upload`]). A runtime that keeps no
+    /// files refuses every upload, which is this default.
+    fn store_upload(
+        &self,
+        caller: &Self::Caller,
+        content: UploadStream,
+        limit: u64,
+    ) -> impl Future<Output = Result<Stored, StoreError>> + Send {
+        let _ = (caller, content, limit);
+        async { Err(StoreError::Unavailable("this server keeps no uploaded files".into())) }
+    }
+}

@@ -1,0 +1,224 @@
+//! Errors: the [`Problem`] every failure carries, the per-operation error enums
+//! (`operation_errors!`), and the error bodies in each service's format.
+
+use axum::http::{HeaderValue, StatusCode, header, request::Parts};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value, json};
+
+use crate::*;
+
+/// A failure with its message and structured details; the code comes from the enum variant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    /// Human message.
+    pub message: String,
+    /// Structured context.
+    pub details: Map<String, Value>,
+}
+
+impl Problem {
+    /// A problem with a message and no details.
+    pub fn new(message: impl Into<String>) -> Self {
+        Problem { message: message.into(), details: Map::new() }
+    }
+
+    /// Adds one detail. `key` may not be one of [`PROBLEM_MEMBERS`]: a service answering in
+    /// problem details flattens details among those members.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        debug_assert!(!PROBLEM_MEMBERS.contains(&key), "detail {key:?} would overwrite a problem details member");
+        self.details.insert(key.to_string(), value.into());
+        self
+    }
+}
+
+/// A per-operation error enum: each variant is one catalog code.
+pub trait OperationError: std::fmt::Debug + Send {
+    /// The catalog code of this error.
+    fn code(&self) -> &'static str;
+    /// The message and details.
+    fn into_problem(self) -> Problem;
+}
+
+/// Every per-operation error enum can carry the service's internal error (a server fault) and
+/// its unavailable error (storage unreachable or full: retry later).
+pub trait InternalError {
+    /// The internal-error variant with this problem.
+    fn internal(problem: Problem) -> Self;
+    /// The unavailable variant with this problem (`details.retry_after` becomes `Retry-After`).
+    fn unavailable(problem: Problem) -> Self;
+    /// The service's conflict variant (its spec's `conflict` error role) with this problem, when
+    /// this operation declares it: what a write answers when a concurrent request took the unique
+    /// key it would create. `None` when the operation cannot answer it.
+    fn conflict(problem: Problem) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        let _ = problem;
+        None
+    }
+}
+
+/// Declares the closed error enums of a service's operations: each variant carries a
+/// [`Problem`] and names its catalog code; `internal` and `unavailable` name the variants of the
+/// service-wide codes every operation has, and `conflict` (optional) the catalog code of the
+/// service's conflict error, which an operation that declares it answers when a concurrent
+/// request took a unique key first ([`InternalError::conflict`]). The generated `errors.rs` of
+/// every service is one call.
+#[macro_export]
+macro_rules! operation_errors {
+    (
+        internal: $internal:ident, unavailable: $unavailable:ident;
+        $($enums:tt)*
+    ) => {
+        $crate::operation_errors! { @enums $internal, $unavailable, ::core::option::Option::None; $($enums)* }
+    };
+    (
+        internal: $internal:ident, unavailable: $unavailable:ident, conflict: $conflict:literal;
+        $($enums:tt)*
+    ) => {
+        $crate::operation_errors! { @enums $internal, $unavailable, ::core::option::Option::Some($conflict); $($enums)* }
+    };
+    (
+        @enums $internal:ident, $unavailable:ident, $conflict:expr;
+        $( $(#[$meta:meta])* $name:ident { $( $(#[$vmeta:meta])* $variant:ident = $code:literal ),* $(,)? } )*
+    ) => {
+        $(
+            $(#[$meta])*
+            #[derive(Debug, Clone, PartialEq)]
+            pub enum $name { $( $(#[$vmeta])* $variant($crate::Problem), )* }
+
+            impl $crate::OperationError for $name {
+                fn code(&self) -> &'static str {
+                    match self { $( Self::$variant(_) => $code, )* }
+                }
+                fn into_problem(self) -> $crate::Problem {
+                    match self { $( Self::$variant(p) )|* => p }
+                }
+            }
+
+            impl $crate::InternalError for $name {
+                fn internal(problem: $crate::Problem) -> Self {
+                    Self::$internal(problem)
+                }
+                fn unavailable(problem: $crate::Problem) -> Self {
+                    Self::$unavailable(problem)
+                }
+                fn conflict(problem: $crate::Problem) -> ::core::option::Option<Self> {
+                    let code: ::core::option::Option<&'static str> = $conflict;
+                    match code? {
+                        $( $code => ::core::option::Option::Some(Self::$variant(problem)), )*
+                        _ => ::core::option::Option::None,
+                    }
+                }
+            }
+        )*
+    };
+}
+
+/// The request id the runtime assigned (header `x-request-id`).
+pub fn request_id(parts: &Parts) -> Option<&str> {
+    parts.headers.get("x-request-id").and_then(|v| v.to_str().ok())
+}
+
+/// The standard error envelope, with the status of `code` in `service`'s catalog.
+pub fn error_response(service: &ServiceInfo, code: &str, problem: Problem, request_id: Option<&str>) -> Response {
+    let status = status_of(service, code, 500);
+    let retry_after = problem.details.get("retry_after").and_then(Value::as_u64);
+    let body = error_body(service, code, status, problem, request_id);
+    let content_type = match service.wire.errors {
+        ErrorFormat::Envelope | ErrorFormat::Model(_) => "application/json",
+        ErrorFormat::Problem { .. } => PROBLEM_JSON,
+    };
+    let mut resp = (
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        [(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
+        body.to_string(),
+    )
+        .into_response();
+    if let Some(id) = request_id.and_then(|id| HeaderValue::from_str(id).ok()) {
+        resp.headers_mut().insert("x-request-id", id);
+    }
+    // Whatever answer says when to retry (429, 503) says it in the header clients read too.
+    if let Some(seconds) = retry_after {
+        resp.headers_mut().insert("retry-after", HeaderValue::from(seconds.max(1)));
+    }
+    resp
+}
+
+/// The media type of RFC 9457 problem details.
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// The body of an error of `service` in its wire format: what a REST answer carries and what an
+/// MCP tool result carries as its structured content.
+pub fn error_body(service: &ServiceInfo, code: &str, status: u16, problem: Problem, request_id: Option<&str>) -> Value {
+    match service.wire.errors {
+        ErrorFormat::Model(model) => model.body(code, status, problem, request_id),
+        ErrorFormat::Envelope => json!({
+            "error": {
+                "code": code,
+                "message": problem.message,
+                "details": Value::Object(problem.details),
+                "request_id": request_id,
+            }
+        }),
+        ErrorFormat::Problem { types } => {
+            let (kind, title) = match types {
+                Some(base) => (format!("{base}{code}"), service.error(code).map_or("", |e| e.message).to_string()),
+                None => {
+                    let phrase = StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason());
+                    ("about:blank".to_string(), phrase.unwrap_or("Error").to_string())
+                }
+            };
+            let mut body = Map::new();
+            body.insert("type".into(), Value::String(kind));
+            body.insert("title".into(), Value::String(title));
+            body.insert("status".into(), Value::from(status));
+            body.insert("detail".into(), Value::String(problem.message));
+            body.insert("code".into(), Value::String(code.to_string()));
+            body.insert("request_id".into(), request_id.map_or(Value::Null, |id| Value::String(id.to_string())));
+            // A detail named like a member never overwrites it (`Problem::with` refuses such a
+            // detail in debug builds, so tests find it).
+            for (key, value) in problem.details {
+                body.entry(key).or_insert(value);
+            }
+            Value::Object(body)
+        }
+    }
+}
+
+/// The catalog status of `code`, else `fallback`.
+pub(crate) fn status_of(service: &ServiceInfo, code: &str, fallback: u16) -> u16 {
+    service.error(code).map(|e| e.status).unwrap_or(fallback)
+}
+
+#[cfg(test)]
+mod tests {
+    //! `operation_errors!`'s `conflict`: the variant of the service's conflict code, in the enums
+    //! that have it.
+
+    use super::{InternalError, OperationError, Problem};
+
+    mod with_role {
+        crate::operation_errors! {
+            internal: Internal, unavailable: Unavailable, conflict: "exists";
+            Create { Exists = "exists", Internal = "internal", Unavailable = "unavailable" }
+            Read { Missing = "missing", Internal = "internal", Unavailable = "unavailable" }
+        }
+    }
+
+    mod without_role {
+        crate::operation_errors! {
+            internal: Internal, unavailable: Unavailable;
+            Create { Exists = "exists", Internal = "internal", Unavailable = "unavailable" }
+        }
+    }
+
+    #[test]
+    fn the_conflict_variant_exists_only_where_the_operation_declares_the_code() {
+        let made = with_role::Create::conflict(Problem::new("taken")).expect("Create declares it");
+        assert_eq!(made.code(), "exists");
+        assert_eq!(made.into_problem().message, "taken");
+        assert_eq!(with_role::Read::conflict(Problem::new("taken")), None, "Read does not declare it");
+        assert_eq!(without_role::Create::conflict(Problem::new("taken")), None, "no role: never mapped");
+    }
+}

@@ -1,0 +1,296 @@
+//! Answers: an operation's [`Success`] in its service's wire format, with its status, headers,
+//! entity tag and ranges; errors and tool failures; 405 with `Allow`.
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderName, HeaderValue, StatusCode, header, request::Parts};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::*;
+
+fn finish(parts: &Parts, op: &'static Operation, mut resp: Response) -> Response {
+    *resp.status_mut() = StatusCode::from_u16(op.success_status).unwrap_or(StatusCode::OK);
+    if let Some(d) = op.deprecation {
+        d.mark(&mut resp);
+    }
+    if op.no_store {
+        resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    if let Some(id) = request_id(parts).and_then(|id| HeaderValue::from_str(id).ok()) {
+        resp.headers_mut().insert("x-request-id", id);
+    }
+    resp
+}
+
+/// What an operation answers on success, before the service's wire format writes it.
+#[derive(Debug)]
+pub enum Success {
+    /// A file, streamed as it is (the wire format writes JSON bodies only).
+    File(File),
+    /// A stream of events, already a response (`Events::into_response`).
+    Streamed(Response),
+    /// No content.
+    Empty,
+    /// The operation's output.
+    One(Value),
+    /// One page of a list.
+    Page {
+        /// This page's items (a JSON array).
+        items: Value,
+        /// Items matching the request over all pages.
+        total: u64,
+        /// The page asked for.
+        paging: Paging,
+    },
+    /// An answer with headers the operation's output declares (`Location`, `Retry-After`, …).
+    Headed {
+        /// The answer.
+        inner: Box<Success>,
+        /// The headers, in the order the output declares them.
+        headers: Vec<(HeaderName, HeaderValue)>,
+    },
+}
+
+impl Success {
+    /// The output of an operation.
+    pub fn one<T: Serialize>(value: &T) -> Self {
+        Success::One(serde_json::to_value(value).unwrap_or(Value::Null))
+    }
+
+    /// A page of a list operation.
+    pub fn page<T: Serialize>(page: &Paged<T>, paging: Paging) -> Self {
+        Success::Page { items: serde_json::to_value(&page.items).unwrap_or(Value::Null), total: page.total, paging }
+    }
+
+    /// This answer with one more header; a value that cannot be a header value (a control
+    /// character, a line break) is left out rather than sent broken.
+    pub fn header(self, name: &'static str, value: impl std::fmt::Display) -> Self {
+        let value = HeaderValue::from_str(&value.to_string());
+        let (inner, mut headers) = match self {
+            Success::Headed { inner, headers } => (inner, headers),
+            other => (Box::new(other), Vec::new()),
+        };
+        if let Ok(value) = value {
+            headers.push((HeaderName::from_static(name), value));
+        }
+        Success::Headed { inner, headers }
+    }
+
+    /// The answer without its declared headers, and those headers.
+    fn split(self) -> (Success, Vec<(HeaderName, HeaderValue)>) {
+        match self {
+            Success::Headed { inner, headers } => (*inner, headers),
+            other => (other, Vec::new()),
+        }
+    }
+
+    /// The entity tag of this answer: the digest of its output (of a page: its items, total and
+    /// paging); `None` for no content.
+    fn etag(&self) -> Option<String> {
+        match self {
+            Success::Empty | Success::File(_) | Success::Streamed(_) => None,
+            Success::One(v) => Some(conditional::etag_of(v)),
+            Success::Page { items, total, paging } => Some(conditional::etag_of(
+                &json!({ "items": items, "total": total, "page": paging.page, "per_page": paging.per_page }),
+            )),
+            Success::Headed { inner, .. } => inner.etag(),
+        }
+    }
+
+    /// The envelope format's body: `{"data": …}`, a page with its `meta`; `None` for no content.
+    fn enveloped(self) -> Option<Value> {
+        match self {
+            Success::Empty | Success::File(_) | Success::Streamed(_) => None,
+            Success::Headed { inner, .. } => inner.enveloped(),
+            Success::One(v) => Some(json!({ "data": v })),
+            Success::Page { items, total, paging } => Some(json!({
+                "data": items, "meta": { "total": total, "page": paging.page, "per_page": paging.per_page }
+            })),
+        }
+    }
+
+    /// The body an MCP tool result carries as its structured content (always an object, as MCP
+    /// requires): the REST body in the envelope format; the output when bare, a list as
+    /// `{"items"}`, a scalar as `{"value"}` and a page as `{"items", "total", "page",
+    /// "per_page"}`; `{}` for no content.
+    pub fn into_tool_body(self, service: &ServiceInfo) -> Value {
+        match (self.split().0, service.wire.success) {
+            (Success::One(v @ Value::Array(_)), SuccessFormat::Bare) => json!({ "items": v }),
+            (Success::One(v @ Value::Object(_)), SuccessFormat::Bare) => v,
+            (Success::One(v), SuccessFormat::Bare) => json!({ "value": v }),
+            (Success::Page { items, total, paging }, SuccessFormat::Bare) => {
+                json!({ "items": items, "total": total, "page": paging.page, "per_page": paging.per_page })
+            }
+            (success, _) => success.enveloped().unwrap_or_else(|| Value::Object(Map::new())),
+        }
+    }
+}
+
+/// The success response of an operation, in its service's wire format.
+pub fn respond(parts: &Parts, op: &'static Operation, success: Success) -> Response {
+    let json = |v: &Value| axum::Json(v).into_response();
+    let (success, headers) = success.split();
+    let etag = op.conditional.and_then(|_| success.etag());
+    if let Some(tag) = &etag
+        && op.conditional == Some(Conditional::Read)
+        && conditional::not_modified(&parts.headers, tag)
+    {
+        let mut resp = finish(parts, op, Response::new(Body::empty()));
+        *resp.status_mut() = StatusCode::NOT_MODIFIED;
+        return with_headers(resp, etag, headers);
+    }
+    let resp = match (success, op.service.wire.success) {
+        (Success::File(file), _) if op.ranges => match file.into_ranged_response(&parts.headers) {
+            // A part keeps its 206 (`finish` sets the declared status of a whole answer).
+            Ok(resp) if resp.status() == StatusCode::PARTIAL_CONTENT => {
+                let mut resp = finish(parts, op, resp);
+                *resp.status_mut() = StatusCode::PARTIAL_CONTENT;
+                return with_headers(resp, etag, headers);
+            }
+            Ok(resp) => resp,
+            Err(length) => return range_not_satisfiable(parts, op, length),
+        },
+        (Success::File(file), _) => file.into_response(),
+        (Success::Streamed(resp), _) => resp,
+        (Success::One(v), SuccessFormat::Bare) => json(&v),
+        (Success::Page { items, total, paging }, SuccessFormat::Bare) => {
+            let mut resp = json(&items);
+            resp.headers_mut().insert("x-total-count", HeaderValue::from(total));
+            if let Ok(link) = HeaderValue::from_str(&page_links(parts.uri.query(), total, paging)) {
+                resp.headers_mut().insert(header::LINK, link);
+            }
+            resp
+        }
+        (success, _) => success.enveloped().map_or_else(|| Response::new(Body::empty()), |v| json(&v)),
+    };
+    with_headers(finish(parts, op, resp), etag, headers)
+}
+
+/// The `416` of a `Range` no byte of a file of `length` bytes falls in, with the
+/// `Content-Range: bytes */length` that tells the client the file's length.
+fn range_not_satisfiable(parts: &Parts, op: &'static Operation, length: u64) -> Response {
+    let code = op.service.roles.range_not_satisfiable.unwrap_or(op.service.roles.validation);
+    let problem =
+        Problem::new(format!("no byte of the {length}-byte file is in the range asked for")).with("length", length);
+    let mut resp = error_response(op.service, code, problem, request_id(parts));
+    if let Ok(v) = HeaderValue::from_str(&format!("bytes */{length}")) {
+        resp.headers_mut().insert(header::CONTENT_RANGE, v);
+    }
+    if let Some(d) = op.deprecation {
+        d.mark(&mut resp);
+    }
+    resp
+}
+
+/// Puts an answer's `ETag` and its declared headers on it.
+fn with_headers(mut resp: Response, etag: Option<String>, headers: Vec<(HeaderName, HeaderValue)>) -> Response {
+    if let Some(tag) = etag.and_then(|t| HeaderValue::from_str(&t).ok()) {
+        resp.headers_mut().insert(header::ETAG, tag);
+    }
+    for (name, value) in headers {
+        resp.headers_mut().append(name, value);
+    }
+    resp
+}
+
+/// The `Link` header of a page (RFC 8288): `first`, `prev` (after the first page), `next` (before
+/// the last) and `last`, each the request's own query with `page` and `per_page` set. The targets
+/// are query-only references, which resolve against the request's own URL (RFC 3986 section
+/// 5.2), so they stay right behind a proxy that serves the API under another path.
+pub fn page_links(query: Option<&str>, total: u64, paging: Paging) -> String {
+    let kept: Vec<(String, String)> = query
+        .and_then(|q| serde_urlencoded::from_str::<Vec<(String, String)>>(q).ok())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(k, _)| k != "page" && k != "per_page")
+        .collect();
+    let per_page = u64::from(paging.per_page.max(1));
+    let last = total.div_ceil(per_page).max(1);
+    let page = u64::from(paging.page);
+    let target = |page: u64| {
+        let mut pairs = kept.clone();
+        pairs.push(("page".into(), page.to_string()));
+        pairs.push(("per_page".into(), per_page.to_string()));
+        format!("?{}", serde_urlencoded::to_string(&pairs).unwrap_or_default())
+    };
+    let mut links = vec![(1, "first")];
+    if page > 1 {
+        links.push((page.min(last + 1) - 1, "prev"));
+    }
+    if page < last {
+        links.push((page + 1, "next"));
+    }
+    links.push((last, "last"));
+    links.iter().map(|(p, rel)| format!("<{}>; rel=\"{rel}\"", target(*p))).collect::<Vec<_>>().join(", ")
+}
+
+/// The error response of an operation.
+pub fn respond_error<E: OperationError>(parts: &Parts, op: &'static Operation, err: E) -> Response {
+    let code = err.code();
+    let mut resp = error_response(op.service, code, err.into_problem(), request_id(parts));
+    if let Some(d) = op.deprecation {
+        d.mark(&mut resp);
+    }
+    resp
+}
+
+/// A failure of an MCP tool call: the catalog code, its HTTP status and the problem.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolFailure {
+    /// Catalog code.
+    pub code: &'static str,
+    /// HTTP status the REST route would have answered.
+    pub status: u16,
+    /// What went wrong.
+    pub problem: Problem,
+}
+
+impl ToolFailure {
+    /// From a decoder rejection.
+    pub fn rejected(op: &'static Operation, r: Rejection) -> Self {
+        let status = status_of(op.service, r.code, 422);
+        ToolFailure { code: r.code, status, problem: r.problem }
+    }
+
+    /// From an operation error.
+    pub fn from_error<E: OperationError>(op: &'static Operation, err: E) -> Self {
+        let code = err.code();
+        let status = op.service.error(code).map(|e| e.status).unwrap_or(500);
+        ToolFailure { code, status, problem: err.into_problem() }
+    }
+
+    /// The tool result's structured content: the service's error body, which in the envelope
+    /// format also names the HTTP status the REST route would have answered.
+    pub fn into_body(self, service: &ServiceInfo, request_id: Option<&str>) -> Value {
+        let (code, status) = (self.code, self.status);
+        let mut body = error_body(service, code, status, self.problem, request_id);
+        if service.wire.errors == ErrorFormat::Envelope
+            && let Some(Value::Object(error)) = body.get_mut("error")
+        {
+            error.shift_insert(1, "status".into(), Value::from(status));
+        }
+        body
+    }
+}
+
+/// Answers 405 with the error envelope for a path served under other methods.
+pub fn method_not_allowed(service: &'static ServiceInfo, parts: &Parts, allowed: &'static str) -> Response {
+    let problem = Problem::new(format!("{} is not allowed here; use {allowed}", parts.method)).with("allowed", allowed);
+    let mut resp = error_response(service, service.roles.method_not_allowed, problem, request_id(parts));
+    resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allowed));
+    resp
+}
+
+/// A path's [`MethodRouter`](axum::routing::MethodRouter) before its methods are added: any
+/// other method is answered 405 with the error envelope and an `Allow` header naming `allowed`.
+pub fn methods<St: Clone + Send + Sync + 'static>(
+    service: &'static ServiceInfo,
+    allowed: &'static str,
+) -> axum::routing::MethodRouter<St> {
+    axum::routing::MethodRouter::new().fallback(move |req: Request| async move {
+        let (parts, _) = req.into_parts();
+        method_not_allowed(service, &parts, allowed)
+    })
+}

@@ -1,0 +1,243 @@
+//! Validation of decoded values against their field specs: every refusal names the field and the rule.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+
+use crate::*;
+
+/// A request the decoder refused, with the role of the error to answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejection {
+    /// Catalog code.
+    pub code: &'static str,
+    /// What was wrong.
+    pub problem: Problem,
+}
+
+pub(crate) fn invalid(service: &ServiceInfo, field: &str, value: Value, message: String) -> Rejection {
+    Rejection {
+        code: service.roles.validation,
+        problem: Problem::new(message).with("field", field).with("value", value),
+    }
+}
+
+pub(crate) fn describe(kind: &Kind) -> Cow<'static, str> {
+    match kind {
+        Kind::String => "a string".into(),
+        Kind::Integer => "an integer".into(),
+        Kind::Number => "a number".into(),
+        Kind::Boolean => "a boolean".into(),
+        Kind::DateTime => "an RFC 3339 timestamp".into(),
+        Kind::Date => "an RFC 3339 date (YYYY-MM-DD)".into(),
+        Kind::Json => "any JSON value".into(),
+        Kind::Enum(values) => format!("one of: {}", values.join(", ")).into(),
+        Kind::Model(_) | Kind::Map(_) | Kind::Union(_) => "an object".into(),
+        Kind::List(_) => "a list".into(),
+        Kind::File { .. } => "a file (a part of a multipart body)".into(),
+    }
+}
+
+pub(crate) fn join(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") }
+}
+
+fn bound(v: f64) -> String {
+    if v.fract() == 0.0 { format!("{}", v as i64) } else { v.to_string() }
+}
+
+/// Refuses a string holding U+0000 (NUL). PostgreSQL text cannot store it (the insert fails, so
+/// a request carrying one would end in a server error on one backend and succeed on the other),
+/// and no legitimate input needs it. Every string the decoder accepts passes through here (field
+/// values of every location, list and map items, map keys, strings anywhere inside a JSON field),
+/// so none that holds a NUL can reach an operation, whichever surface it came through.
+fn nul_free(service: &ServiceInfo, path: &str, s: &str) -> Result<(), Rejection> {
+    if s.contains('\0') {
+        return Err(invalid(
+            service,
+            path,
+            Value::String(s.to_string()),
+            format!("{path} must not contain U+0000 (NUL)"),
+        ));
+    }
+    Ok(())
+}
+
+/// Where the first string or object key inside `v` that holds U+0000 (NUL) is, as a field path
+/// under `path` (`path` itself, `path.key`, `path[2]`…); `None` when no string holds one. The
+/// decoder refuses such a value (see [`nul_free`]); the runtime checks text that reaches storage
+/// by other ways (OAuth client metadata, lead feeds) with the same function.
+pub fn nul_at(path: &str, v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => s.contains('\0').then(|| path.to_string()),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| nul_at(&format!("{path}[{i}]"), item)),
+        Value::Object(map) => map.iter().find_map(|(k, item)| {
+            let at = join(path, k);
+            if k.contains('\0') { Some(at) } else { nul_at(&at, item) }
+        }),
+        Value::Null | Value::Bool(_) | Value::Number(_) => None,
+    }
+}
+
+/// Checks one value against its field spec; a secret field's value is never echoed back.
+fn check_value(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str, v: &Value) -> Result<(), Rejection> {
+    check_plain(service, spec, kind, path, v).map_err(|mut r| {
+        if spec.secret {
+            r.problem.details.insert("value".into(), Value::String("[redacted]".into()));
+        }
+        r
+    })
+}
+
+fn check_plain(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str, v: &Value) -> Result<(), Rejection> {
+    let wrong = || invalid(service, path, v.clone(), format!("{path} must be {}", describe(kind)));
+    match kind {
+        // A file never travels as JSON: the decoder puts it in after this check.
+        Kind::File { .. } => return Err(wrong()),
+        Kind::String | Kind::DateTime | Kind::Date => {
+            let s = v.as_str().ok_or_else(wrong)?;
+            nul_free(service, path, s)?;
+            if (matches!(kind, Kind::DateTime) && !is_datetime(s)) || (matches!(kind, Kind::Date) && !is_date(s)) {
+                return Err(wrong());
+            }
+            if let Some(format) = spec.format.filter(|f| !f.accepts(s)) {
+                let what = match format {
+                    Format::Uuid => "a UUID",
+                    Format::Email => "an email address",
+                    Format::Uri => "an absolute URI",
+                    Format::Ipv4 => "an IPv4 address",
+                    Format::Ipv6 => "an IPv6 address",
+                    Format::Hostname => "a host name",
+                    Format::Byte => "base64 (RFC 4648, padded)",
+                };
+                return Err(invalid(service, path, v.clone(), format!("{path} must be {what}")));
+            }
+            let n = s.chars().count();
+            if let Some(min) = spec.min_length.filter(|m| n < *m) {
+                return Err(invalid(
+                    service,
+                    path,
+                    v.clone(),
+                    format!("{path} must be at least {min} characters long"),
+                ));
+            }
+            if let Some(max) = spec.max_length.filter(|m| n > *m) {
+                return Err(invalid(service, path, v.clone(), format!("{path} must be at most {max} characters long")));
+            }
+            if let Some(p) = spec.pattern {
+                let re = spec.compiled.get_or_init(|| {
+                    regex::Regex::new(p).unwrap_or_else(|_| regex::Regex::new("$^").expect("fallback regex"))
+                });
+                if !re.is_match(s) {
+                    return Err(invalid(service, path, v.clone(), format!("{path} must match the pattern {p}")));
+                }
+            }
+        }
+        Kind::Integer | Kind::Number => {
+            let n = if matches!(kind, Kind::Integer) { v.as_i64().map(|i| i as f64) } else { v.as_f64() };
+            let n = n.ok_or_else(wrong)?;
+            let out_of_range = spec.minimum.is_some_and(|m| n < m) || spec.maximum.is_some_and(|m| n > m);
+            if out_of_range {
+                let msg = match (spec.minimum, spec.maximum) {
+                    (Some(lo), Some(hi)) => format!("{path} must be between {} and {}", bound(lo), bound(hi)),
+                    (Some(lo), None) => format!("{path} must be at least {}", bound(lo)),
+                    (None, Some(hi)) => format!("{path} must be at most {}", bound(hi)),
+                    (None, None) => unreachable!("out of range needs a bound"),
+                };
+                return Err(invalid(service, path, v.clone(), msg));
+            }
+        }
+        Kind::Boolean => {
+            v.as_bool().ok_or_else(wrong)?;
+        }
+        Kind::Json => {
+            if let Some(at) = nul_at(path, v) {
+                return Err(invalid(service, &at, v.clone(), format!("{at} must not contain U+0000 (NUL)")));
+            }
+        }
+        Kind::Enum(values) => {
+            let s = v.as_str().ok_or_else(wrong)?;
+            nul_free(service, path, s)?;
+            if !values.contains(&s) {
+                return Err(wrong());
+            }
+        }
+        Kind::Model(fields) => {
+            let obj = v.as_object().ok_or_else(wrong)?;
+            check_object(service, fields, path, obj)?;
+        }
+        Kind::Union(union) => {
+            let obj = v.as_object().ok_or_else(wrong)?;
+            union.check(service, path, obj)?;
+        }
+        Kind::List(inner) => {
+            let items = v.as_array().ok_or_else(wrong)?;
+            if let Some(min) = spec.min_items.filter(|m| items.len() < *m) {
+                return Err(invalid(service, path, v.clone(), format!("{path} must have at least {min} items")));
+            }
+            if let Some(max) = spec.max_items.filter(|m| items.len() > *m) {
+                return Err(invalid(
+                    service,
+                    path,
+                    Value::from(items.len()),
+                    format!("{path} must have at most {max} items"),
+                ));
+            }
+            for (i, item) in items.iter().enumerate() {
+                check_item(service, spec, inner, &format!("{path}[{i}]"), item)?;
+            }
+        }
+        Kind::Map(inner) => {
+            let obj = v.as_object().ok_or_else(wrong)?;
+            for (k, item) in obj {
+                let at = join(path, k);
+                nul_free(service, &at, k)?;
+                check_item(service, spec, inner, &at, item)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// List and map items share their field's string constraints but not its list constraints.
+fn check_item(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str, v: &Value) -> Result<(), Rejection> {
+    // `null` is a JSON value like any other where any is allowed.
+    if v.is_null() && !matches!(kind, Kind::Json) {
+        return Err(invalid(service, path, Value::Null, format!("{path} must be {}", describe(kind))));
+    }
+    check_value(service, spec, kind, path, v)
+}
+
+/// Checks an object against its fields: unknown fields, missing required fields, each value.
+pub(crate) fn check_object(
+    service: &ServiceInfo,
+    fields: &[FieldSpec],
+    prefix: &str,
+    obj: &Map<String, Value>,
+) -> Result<(), Rejection> {
+    for (k, v) in obj.iter().filter(|(k, _)| !fields.iter().any(|f| f.name == *k)) {
+        let path = join(prefix, k);
+        // Looked for only when a key is not a field: most objects have none.
+        match fields.iter().find(|f| f.name == OTHER_KEYS) {
+            // A model with a map beside its fields: every other key holds a value of that map.
+            Some(spec) => {
+                nul_free(service, &path, k)?;
+                check_item(service, spec, &spec.kind, &path, v)?;
+            }
+            None => return Err(invalid(service, &path, v.clone(), format!("unknown field {path}"))),
+        }
+    }
+    for f in fields {
+        let path = join(prefix, f.name);
+        match obj.get(f.name) {
+            // A required file is looked for once the uploads are in (`upload::required_files`).
+            None if f.required && !matches!(f.kind, Kind::File { .. }) => {
+                return Err(invalid(service, &path, Value::Null, format!("{path} is required")));
+            }
+            None => {}
+            Some(Value::Null) if f.nullable || !f.required => {}
+            Some(v) => check_value(service, f, &f.kind, &path, v)?,
+        }
+    }
+    Ok(())
+}
