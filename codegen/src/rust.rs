@@ -630,6 +630,10 @@ fn operations_file(api: &Api) -> TokenStream {
             let name = &t.name;
             rest.extend(quote!(tool: Some(#name),));
         }
+        if !op.def.tags.is_empty() {
+            let tags = &op.def.tags;
+            rest.extend(quote!(tags: &[#(#tags),*],));
+        }
         if let Some(m) = &op.def.input {
             let fs = fields_static(m);
             rest.extend(quote!(input: &models::#fs,));
@@ -706,7 +710,7 @@ fn operations_file(api: &Api) -> TokenStream {
         const BASE: Operation = Operation {
             id: "", method: Method::Get, path: "", full_path: "", scope: "", satisfied_by: &[],
             success_status: 200, has_body: false, no_store: false, rate_limited: false, read_only: false,
-            paginated: false, tool: None, input: &[], deprecation: None, conditional: None, ranges: false,
+            paginated: false, tool: None, tags: &[], input: &[], deprecation: None, conditional: None, ranges: false,
             body: support::BodyFormat::Json, service: &SERVICE,
         };
 
@@ -817,7 +821,7 @@ fn service_file(api: &Api) -> TokenStream {
         ));
         quote! {
             #doc
-            fn #m(&self, caller: &Self::Caller #input #paging) -> impl Future<Output = Result<#out, errors::#err>> + Send;
+            fn #m(&self, cx: &mut Self::Context #input #paging) -> impl Future<Output = Result<#out, errors::#err>> + Send;
         }
     });
     let doc = format!(" Everything `{}` does: one method per operation of the spec.", api.name());
@@ -832,8 +836,9 @@ fn service_file(api: &Api) -> TokenStream {
 
         #[doc = #doc]
         pub trait #tname: Send + Sync + 'static {
-            /// Who is calling (built by the runtime's `Gate`).
-            type Caller: Send + Sync + 'static;
+            /// What each call receives beside its input: the caller, and what the runtime
+            /// provides for the call (its `Gate::Context`).
+            type Context: Send + 'static;
             #(#methods)*
         }
     }
@@ -898,12 +903,12 @@ fn router_file(api: &Api) -> TokenStream {
             #[doc = #doc]
             pub struct #ep;
 
-            impl<S: #tname> Endpoint<S, S::Caller> for #ep {
+            impl<S: #tname> Endpoint<S, S::Context> for #ep {
                 type Input = #in_ty;
                 type Error = errors::#err;
                 const OP: &'static Operation = &operations::#st;
-                async fn call(s: &S, c: &S::Caller, #input: Self::Input, #paging: Paging) -> Reply<Self::Error> {
-                    s.#m(c #args).await #body
+                async fn call(s: &S, cx: &mut S::Context, #input: Self::Input, #paging: Paging) -> Reply<Self::Error> {
+                    s.#m(cx #args).await #body
                 }
             }
         }
@@ -919,12 +924,11 @@ fn router_file(api: &Api) -> TokenStream {
         let ops: Vec<&Operation> = api.operations.iter().filter(|o| o.def.path == *p).collect();
         let first = op_static(ops[0]);
         let allowed = ops.iter().map(|o| o.method().as_str()).collect::<Vec<_>>().join(", ");
-        let chain = ops.iter().map(|o| {
+        let route = ops.iter().fold(quote!(methods(&SERVICE, #allowed)), |route, o| {
             let ep = endpoint(o);
-            let verb = format_ident!("{}", o.method().as_str().to_lowercase());
-            quote!(.#verb(rest::<#ep, S, G>))
+            quote!(on::<#ep, S, G>(#route, &app))
         });
-        quote!(.route(operations::#first.full_path, methods(&SERVICE, #allowed) #(#chain)*))
+        quote!(.route(operations::#first.full_path, #route))
     });
     let doc = format!(" The axum router of every operation under `{base}`, built from the operation table.");
     quote! {
@@ -932,16 +936,24 @@ fn router_file(api: &Api) -> TokenStream {
         //! output becomes the body. `support::rest` (REST) and `support::tool` (MCP) do the rest.
         use std::sync::Arc;
         #[allow(unused_imports, reason = "`NoInput` is unused when every operation has an input model")]
-        use support::{self, App, Endpoint, Gate, NoInput, Operation, Paging, Reply, methods, rest};
+        use support::{self, App, Endpoint, Gate, Layers, NoInput, Operation, Paging, Reply, methods, on};
         use super::{#tname, errors, operations, operations::SERVICE};
         #[allow(unused_imports, reason = "a spec without models uses none")]
         use super::models;
 
         #[doc = #doc]
         pub fn router<S, G>(service: Arc<S>, gate: Arc<G>) -> axum::Router
-        where S: #tname, G: Gate<Caller = S::Caller>,
+        where S: #tname, G: Gate<Context = S::Context>,
         {
-            axum::Router::new() #(#routes)* .with_state(Arc::new(App { service, gate }))
+            router_with(service, gate, Layers::default())
+        }
+
+        /// [`router`], each operation's route wrapped in the `layers` that select it.
+        pub fn router_with<S, G>(service: Arc<S>, gate: Arc<G>, layers: Layers) -> axum::Router
+        where S: #tname, G: Gate<Context = S::Context>,
+        {
+            let app = Arc::new(App { service, gate, layers });
+            axum::Router::new() #(#routes)* .with_state(app)
         }
 
         #(#endpoints)*
@@ -974,9 +986,9 @@ fn tools_file(api: &Api) -> TokenStream {
         /// Calls tool `name` for a caller `gate` admitted; `None` when no tool has that name.
         /// Success is the same JSON body the REST route answers (`{}` for an empty one); arguments
         /// that do not decode are reported to the gate, as at the REST route.
-        pub async fn call_tool<S, G>(service: &S, gate: &G, caller: &S::Caller, name: &str, arguments: serde_json::Value)
+        pub async fn call_tool<S, G>(service: &S, gate: &G, caller: G::Caller, name: &str, arguments: serde_json::Value)
             -> Option<Result<serde_json::Value, ToolFailure>>
-        where S: #tname, G: Gate<Caller = S::Caller>,
+        where S: #tname, G: Gate<Context = S::Context>,
         {
             Some(match name {
                 #(#arms)*
@@ -988,9 +1000,9 @@ fn tools_file(api: &Api) -> TokenStream {
         pub struct Dispatch<S>(pub std::sync::Arc<S>);
 
         impl<S, G> support::Tools<G> for Dispatch<S>
-        where S: #tname, G: Gate<Caller = S::Caller>,
+        where S: #tname, G: Gate<Context = S::Context>,
         {
-            fn call<'a>(&'a self, gate: &'a G, caller: &'a G::Caller, name: &'a str, arguments: serde_json::Value)
+            fn call<'a>(&'a self, gate: &'a G, caller: G::Caller, name: &'a str, arguments: serde_json::Value)
                 -> support::ToolCall<'a>
             {
                 Box::pin(call_tool(&*self.0, gate, caller, name, arguments))
@@ -1040,11 +1052,11 @@ fn mod_file(api: &Api) -> TokenStream {
 
         #[doc = #api_doc]
         pub fn api<S, G>(service: S) -> support::Api<G>
-        where S: #tname, G: support::Gate<Caller = S::Caller>,
+        where S: #tname, G: support::Gate<Context = S::Context>,
         {
             let service = std::sync::Arc::new(service);
             let routes = service.clone();
-            support::Api::new(&SERVICE, &OPERATIONS, move |gate| router(routes.clone(), gate))
+            support::Api::new(&SERVICE, &OPERATIONS, move |gate, layers| router::router_with(routes.clone(), gate, layers))
                 #with_tools
         }
     }

@@ -113,7 +113,7 @@ pub fn implementation(api: &Api, module: &str, include_generated: bool) -> Resul
         });
         let paging = op.def.paginated.then(|| quote!(, _paging: Paging));
         quote! {
-            async fn #m(&self, _caller: &Caller #input #paging) -> Result<#out, errors::#err> {
+            async fn #m(&self, _cx: &mut Context #input #paging) -> Result<#out, errors::#err> {
                 Err(errors::#err::#unwritten(unwritten(#id)))
             }
         }
@@ -128,7 +128,7 @@ pub fn implementation(api: &Api, module: &str, include_generated: bool) -> Resul
         #(#![doc = #doc])*
         #include
         use runtime::Platform;
-        use runtime::caller::Caller;
+        use runtime::Context;
         use runtime::store::Store;
         #[allow(unused_imports, reason = "`Paged`/`Paging` are unused by services without lists")]
         use support::{Paged, Paging, Problem};
@@ -145,16 +145,30 @@ pub fn implementation(api: &Api, module: &str, include_generated: bool) -> Resul
 
         /// The application: this service registered with the platform's server builder.
         pub async fn server(platform: &Platform) -> anyhow::Result<axum::Router> {
-            let service = #ty::open(platform).await?;
-            runtime::Server::builder(platform).service(api(service)).build()
+            let modules: [Box<dyn runtime::Module>; 1] = [Box::new(Module)];
+            runtime::Server::builder(platform).modules(&modules).await?.build()
         }
 
-        impl #ty {
-            /// The service over the platform's database, its own tables migrated.
-            pub async fn open(platform: &Platform) -> anyhow::Result<Self> {
-                let store = platform.store.clone();
-                store.migrate(#name, sqlx::migrate!("./migrations/sqlite"), sqlx::migrate!("./migrations/postgres")).await?;
-                Ok(#ty { store })
+        /// Applies this service's own migrations (its tables beside the platform's).
+        pub async fn migrate(store: &Store) -> anyhow::Result<()> {
+            store.migrate(#name, sqlx::migrate!("./migrations/sqlite"), sqlx::migrate!("./migrations/postgres")).await
+        }
+
+        /// This service as a binary registers it: its catalog entry, its migrations, how it opens.
+        #[derive(Debug, Clone, Copy, Default)]
+        pub struct Module;
+
+        impl runtime::Module for Module {
+            fn info(&self) -> &'static support::ServiceInfo {
+                &SERVICE
+            }
+
+            fn migrate<'a>(&'a self, store: &'a Store) -> runtime::module::BoxFuture<'a, anyhow::Result<()>> {
+                Box::pin(migrate(store))
+            }
+
+            fn open<'a>(&'a self, platform: &'a Platform) -> runtime::module::BoxFuture<'a, anyhow::Result<runtime::ServiceApi>> {
+                Box::pin(async move { Ok(api(#ty { store: platform.store.clone() })) })
             }
         }
 
@@ -164,7 +178,7 @@ pub fn implementation(api: &Api, module: &str, include_generated: bool) -> Resul
         }
 
         impl #tname for #ty {
-            type Caller = Caller;
+            type Context = Context;
             #(#methods)*
         }
     };

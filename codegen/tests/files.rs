@@ -18,7 +18,7 @@ fn a_file_output_is_a_streamed_file_in_the_code_and_a_typed_string_in_the_docume
     let text =
         |end: &str| files.iter().find(|f| f.path.ends_with(end)).unwrap().text.split_whitespace().collect::<String>();
     assert!(text("service.rs").contains("Result<support::File,errors::GetTodoError>"), "{}", text("service.rs"));
-    assert!(text("router.rs").contains("s.get_todo(c,input).await.map(support::Success::File)"));
+    assert!(text("router.rs").contains("s.get_todo(cx,input).await.map(support::Success::File)"));
     for (path, csv) in [
         ("openapi/todos.json", serde_json::json!({"type": "string", "contentMediaType": "text/csv"})),
         ("openapi/todos.3.0.json", serde_json::json!({"type": "string", "format": "binary"})),

@@ -17,11 +17,12 @@ use tower_http::compression::CompressionLayer;
 use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 use tower_http::set_header::SetResponseHeaderLayer;
 
-use crate::auth::{BearerGate, Metered, Resource};
+use crate::api::ServiceApi;
+use crate::auth::{BearerGate, Resource};
 use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::keys::SigningKeys;
-use crate::mcp::ServiceApi;
+use crate::meter::Metered;
 use crate::prm::{self, Surface};
 use crate::ratelimit::{Clock, RateLimiter, SystemClock};
 use crate::store::Store;
@@ -133,6 +134,7 @@ impl Platform {
             .with_external(self.external.clone())
             .with_stored_tokens(self.store.clone(), stored)
             .with_blobs(self.store.clone())
+            .with_database(self.store.clone())
             .with_limiter(self.limiter.clone())
     }
 
@@ -186,6 +188,11 @@ impl ServerBuilder {
     pub fn service(mut self, api: ServiceApi) -> Self {
         self.services.push(api);
         self
+    }
+
+    /// The platform the services are registered over.
+    pub fn platform(&self) -> &Platform {
+        &self.platform
     }
 
     /// Adds routes of the application's own (pages of its own, say), served beside the services
@@ -256,7 +263,7 @@ impl ServerBuilder {
                 request_timeout,
             ))
             // Outside the time limit, so a 408 carries the rate-limit headers too.
-            .layer(middleware::from_fn_with_state(Arc::new(metered), crate::auth::meter));
+            .layer(middleware::from_fn_with_state(Arc::new(metered), crate::meter::meter));
         if let Some(requests) = measured {
             // Outside the time limit and the meter, so 408s and 429s are counted too.
             app = app.layer(middleware::from_fn_with_state(requests, crate::metrics::layer));

@@ -13,6 +13,7 @@ use crate::store::Store;
 use crate::tokens;
 
 pub use crate::caller::{AuthMethod, Caller};
+use crate::slot::{RateSlot, Slot};
 
 /// One protected resource (a REST API or the MCP endpoint): its identifier, where its Protected
 /// Resource Metadata lives, and the error catalog its answers use.
@@ -48,41 +49,9 @@ pub struct BearerGate {
     external: Option<Arc<crate::idp::ExternalIssuer>>,
     /// Where uploaded files are kept (pending until the operation keeps them).
     blobs: Option<crate::blobs::Blobs>,
+    /// Where operations' transactions run ([`crate::context::Transaction`]).
+    database: Option<Store>,
 }
-
-/// A value one layer puts in a request's extensions for another, outer layer to read after the
-/// inner ones ran (request extensions do not travel back with the response).
-#[derive(Debug)]
-pub struct Slot<T>(Arc<std::sync::Mutex<Option<T>>>);
-
-impl<T> Default for Slot<T> {
-    fn default() -> Self {
-        Slot(Arc::default())
-    }
-}
-
-impl<T> Clone for Slot<T> {
-    fn clone(&self) -> Self {
-        Slot(self.0.clone())
-    }
-}
-
-impl<T> Slot<T> {
-    fn put(&self, value: T) {
-        if let Ok(mut slot) = self.0.lock() {
-            *slot = Some(value);
-        }
-    }
-
-    fn take(&self) -> Option<T> {
-        self.0.lock().ok().and_then(|mut slot| slot.take())
-    }
-}
-
-/// Filled by the gate with what it decided for the request's rate limit, read by [`meter`]:
-/// nothing yet (no gate saw the request: [`meter`] counts it), `Some(None)` (an operation the
-/// spec exempts), or the decision whose headers the response carries.
-pub type RateSlot = Slot<Option<Decision>>;
 
 /// Filled by an auditing gate with the request it admitted (where it is audited, who made it,
 /// which operation), read by the request-timeout layer: a request cut off after the gate still
@@ -136,7 +105,14 @@ impl BearerGate {
             sessions: None,
             external: None,
             blobs: None,
+            database: None,
         }
+    }
+
+    /// The same gate, running operations' transactions in `store`.
+    pub fn with_database(mut self, store: Store) -> Self {
+        self.database = Some(store);
+        self
     }
 
     /// The same gate, keeping uploaded files in `store`'s blobs.
@@ -151,7 +127,8 @@ impl BearerGate {
         self
     }
 
-    /// The same gate, also accepting the sign-in session cookie (seed rule 3) from `origin`.
+    /// The same gate, also accepting the sign-in session cookie from `origin`; a session meets RBAC
+    /// and tenant isolation, not scopes, as the product requires of the console.
     pub fn with_sessions(mut self, store: Store, origin: crate::config::Origin) -> Self {
         self.sessions = Some((store, origin));
         self
@@ -377,99 +354,22 @@ pub fn challenge(resource: &Resource, request_id: Option<&str>, scope: &str, den
     resp
 }
 
-impl BearerGate {
-    /// The 429 answer for a refused decision: the service's envelope, `Retry-After` and the
-    /// `X-RateLimit-*` headers.
-    pub fn limited(&self, parts: &Parts, d: &Decision) -> Response {
-        let service = self.resource.service;
-        crate::metrics::rate_limited(&parts.extensions, service.name);
-        let problem = rate_limited_problem(d);
-        let mut resp = error_response(service, service.roles.rate_limited, problem, request_id(parts));
-        d.write_headers(resp.headers_mut());
-        resp
-    }
-}
-
-/// What a refused request is told: the limit and the seconds to wait (`details.limit`,
-/// `details.retry_after`).
-pub fn rate_limited_problem(d: &Decision) -> Problem {
-    let retry = d.retry_after.unwrap_or(1);
-    Problem::new(format!("Rate limit of {} requests exceeded; retry in {retry} seconds.", d.limit))
-        .with("limit", d.limit)
-        .with("retry_after", retry)
-}
-
-/// The surfaces of services whose specs declare rate-limit plans: each path prefix a surface
-/// answers (a base path, an MCP endpoint) with its gate. What [`meter`] needs.
-#[derive(Debug, Clone, Default)]
-pub struct Metered(Vec<(&'static str, Arc<BearerGate>)>);
-
-impl Metered {
-    /// Adds the surface at `path` behind `gate`, when the gate is metered (its service's spec
-    /// declares plans).
-    pub fn add(&mut self, path: &'static str, gate: &Arc<BearerGate>) {
-        if gate.is_metered() {
-            self.0.push((path, gate.clone()));
-        }
-    }
-
-    /// The gate of the metered service answering `path`. Public discovery documents under a
-    /// service's path (`/.well-known/…`, RFC 9728) are the platform's, not the service's.
-    fn gate_for(&self, path: &str) -> Option<&Arc<BearerGate>> {
-        let under = |base: &str| path == base || path.strip_prefix(base).is_some_and(|rest| rest.starts_with('/'));
-        if path.contains("/.well-known/") {
-            return None;
-        }
-        self.0.iter().find(|(p, _)| under(p)).map(|(_, gate)| gate)
-    }
-}
-
-/// Response layer: every response of a metered service carries the `X-RateLimit-*` headers, errors
-/// included. The gate records its decision for the request (REST operations, MCP requests); a
-/// request no gate counted (an unknown path or a wrong method under the service's base path, a
-/// body refused before the MCP layer read it) is authenticated and counted here, and refused
-/// like any other when the caller's bucket is empty.
-pub async fn meter(
-    axum::extract::State(metered): axum::extract::State<Arc<Metered>>,
-    mut request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
-    let Some(gate) = metered.gate_for(request.uri().path()).cloned() else {
-        return next.run(request).await;
-    };
-    let slot = RateSlot::default();
-    request.extensions_mut().insert(slot.clone());
-    // Keep only what authenticating and counting read, not a copy of the whole request.
-    let mut probe = axum::extract::Request::new(());
-    for name in [header::AUTHORIZATION, header::HeaderName::from_static("x-request-id")] {
-        if let Some(v) = request.headers().get(&name) {
-            probe.headers_mut().insert(name, v.clone());
-        }
-    }
-    if let Some(c) = request.extensions().get::<crate::client_address::ClientAddress>() {
-        probe.extensions_mut().insert(*c);
-    }
-    let mut response = next.run(request).await;
-    if let Some(seen) = slot.take() {
-        if let Some(d) = seen {
-            d.write_headers(response.headers_mut());
-        }
-        return response;
-    }
-    let (probe, ()) = probe.into_parts();
-    let caller = gate.authenticate(&probe).await.ok();
-    match gate.meter(&probe, caller.as_ref()).await {
-        Some(d) if !d.allowed => gate.limited(&probe, &d),
-        Some(d) => {
-            d.write_headers(response.headers_mut());
-            response
-        }
-        None => response,
-    }
-}
-
 impl Gate for BearerGate {
     type Caller = Caller;
+    type Context = crate::context::Context;
+
+    fn context(&self, caller: Caller, op: &'static Operation) -> Self::Context {
+        crate::context::Context::new(caller, op, self.database.clone())
+    }
+
+    /// Commits or rolls back the call's transaction and, where this gate audits, records it.
+    async fn conclude<E: support::OperationError + support::InternalError>(
+        &self,
+        cx: Self::Context,
+        result: support::Reply<E>,
+    ) -> support::Reply<E> {
+        crate::context::conclude(self.store.as_ref(), cx, result).await
+    }
 
     async fn admit(&self, parts: &mut Parts, op: &'static Operation) -> Result<Caller, Response> {
         // Authenticate once: the rate limit, the scope check and the audit all use the result.
@@ -484,7 +384,8 @@ impl Gate for BearerGate {
             return Err(self.limited(parts, &d));
         }
         let caller = authenticated.map_err(|denial| self.deny(parts, op, denial))?;
-        // Seed rule 3: scopes are for Bearer callers; sessions meet RBAC and tenancy only.
+        // Scopes bind Bearer callers (OAuth 2.0, RFC 6750); a signed-in browser session meets RBAC
+        // and tenant isolation only, as the product requires of the console.
         if caller.method == AuthMethod::Session || op.allows(caller.scopes.iter().map(String::as_str)) {
             if let (Some(store), Some(slot)) = (&self.store, parts.extensions.get::<Admitted>()) {
                 slot.put((store.clone(), caller.clone(), op));
@@ -530,4 +431,26 @@ impl Gate for BearerGate {
             }
         }
     }
+}
+
+impl BearerGate {
+    /// The 429 answer for a refused decision: the service's envelope, `Retry-After` and the
+    /// `X-RateLimit-*` headers.
+    pub fn limited(&self, parts: &Parts, d: &Decision) -> Response {
+        let service = self.resource.service;
+        crate::metrics::rate_limited(&parts.extensions, service.name);
+        let problem = rate_limited_problem(d);
+        let mut resp = error_response(service, service.roles.rate_limited, problem, request_id(parts));
+        d.write_headers(resp.headers_mut());
+        resp
+    }
+}
+
+/// What a refused request is told: the limit and the seconds to wait (`details.limit`,
+/// `details.retry_after`).
+pub fn rate_limited_problem(d: &Decision) -> Problem {
+    let retry = d.retry_after.unwrap_or(1);
+    Problem::new(format!("Rate limit of {} requests exceeded; retry in {retry} seconds.", d.limit))
+        .with("limit", d.limit)
+        .with("retry_after", retry)
 }

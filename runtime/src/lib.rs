@@ -2,6 +2,7 @@
 //! [`Server::builder`] with authentication, scope checks, Protected Resource Metadata, rate limits,
 //! audit, MCP, the error envelope, the OpenAPI documents and their UI.
 
+pub mod api;
 pub mod app;
 pub mod audit;
 pub mod auth;
@@ -10,6 +11,7 @@ pub mod caller;
 pub mod catalog;
 pub mod client_address;
 pub mod config;
+pub mod context;
 pub mod cors;
 pub mod docs;
 pub mod fault;
@@ -18,20 +20,25 @@ pub mod idp;
 pub mod keys;
 pub mod logging;
 pub mod mcp;
+pub mod meter;
 pub mod metrics;
+pub mod module;
 pub mod names;
 pub mod oauth;
 pub mod prm;
 pub mod ratelimit;
 pub mod server;
+pub mod slot;
 pub mod sql;
 pub mod store;
 pub mod tenants;
 pub mod tokens;
 pub mod webhooks;
 
+pub use api::ServiceApi;
 pub use app::{Platform, Server, ServerBuilder};
 pub use catalog::Catalog;
 pub use config::Config;
+pub use context::Context;
 pub use fault::fault;
-pub use mcp::ServiceApi;
+pub use module::Module;

@@ -35,8 +35,7 @@ use support::{Operation, request_id};
 use crate::auth::{BearerGate, Caller, Denial, challenge};
 use crate::ratelimit::Decision;
 
-/// A registered service, as the platform serves it.
-pub type ServiceApi = support::Api<BearerGate>;
+use crate::api::ServiceApi;
 
 /// JSON-RPC error code for "the token's scope is too low": outside −32768..−32000, which the
 /// JSON-RPC and MCP specifications reserve.
@@ -105,7 +104,8 @@ impl ServerHandler for ToolServer {
             .ok_or_else(|| McpError::internal_error("request was not authenticated", None))?;
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let started = std::time::Instant::now();
-        let called = self.api.call_tool(&self.gate, &caller, &request.name, arguments).await;
+        let request_id = caller.request_id.clone();
+        let called = self.api.call_tool(&self.gate, caller, &request.name, arguments).await;
         if let (Some(outcome), Some(op)) = (&called, self.api.tool(&request.name)) {
             let word = if outcome.is_ok() { "ok" } else { "error" };
             crate::metrics::tool_call(self.api.info().name, op.tool.unwrap_or(op.id), word, Some(started.elapsed()));
@@ -114,7 +114,7 @@ impl ServerHandler for ToolServer {
             None => Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None)),
             Some(Ok(value)) => Ok(CallToolResult::structured(value).into()),
             Some(Err(failure)) => {
-                let body = failure.into_body(self.api.info(), Some(&caller.request_id));
+                let body = failure.into_body(self.api.info(), Some(&request_id));
                 Ok(CallToolResult::structured_error(body).into())
             }
         }

@@ -368,22 +368,6 @@ pub(crate) fn bind_all<'q>(
 /// The SQLite database in the data directory (platform tables and every service's own).
 pub const DATABASE_FILE: &str = "specwright.db";
 
-/// Data directories of earlier releases kept the database in `vault.db`: it is renamed (with its
-/// `-wal` and `-shm` files) the first time this release opens the directory, so nothing is lost.
-fn adopt_legacy_file(data_dir: &Path, path: &Path) -> Result<()> {
-    let legacy = data_dir.join("vault.db");
-    if path.exists() || !legacy.exists() {
-        return Ok(());
-    }
-    for suffix in ["-wal", "-shm"] {
-        let side = data_dir.join(format!("vault.db{suffix}"));
-        if side.exists() {
-            std::fs::rename(&side, data_dir.join(format!("{DATABASE_FILE}{suffix}")))?;
-        }
-    }
-    std::fs::rename(&legacy, path).with_context(|| format!("renaming {} to {}", legacy.display(), path.display()))
-}
-
 /// Begins a PostgreSQL transaction (with `statement`, else `BEGIN`) on a task of its own, so it
 /// always completes. sqlx counts a PostgreSQL transaction only once the server has answered its
 /// `BEGIN`, and rolls back only counted ones when a begin is abandoned: a request cancelled while
@@ -582,7 +566,6 @@ impl Store {
             None => {
                 std::fs::create_dir_all(data_dir)?;
                 let path = data_dir.join(DATABASE_FILE);
-                adopt_legacy_file(data_dir, &path)?;
                 // Create the file owner-only; SQLite gives its -wal and -shm files the same mode.
                 #[cfg(unix)]
                 if !path.exists() {

@@ -83,7 +83,7 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     let state = runtime::Platform::open(runtime::Config::new(addr, None, dir.path().to_path_buf())).await?;
-    vault::create_tenant(&state.store, "acme", "alice").await?;
+    specwright::create_tenant(&state.store, "acme", "alice").await?;
     runtime::oauth::users::add(&state.store, "alice", "acme", PASSWORD).await?;
     let app = specwright::app(&state, &specwright::Settings::default()).await?;
     tokio::spawn(async move {

@@ -1,5 +1,5 @@
 //! The `specwright` application: the credential vault and the lead-prospecting API, each built on
-//! the platform exactly as a user's own service would be, registered with one line each.
+//! the platform exactly as a user's own service would be, and registered once ([`modules`]).
 
 pub mod console;
 
@@ -17,18 +17,23 @@ pub struct Settings {
     pub platform_connector: Option<String>,
 }
 
-/// The services this application serves, registered with the builder over `platform`, in order
-/// (the vault first: it answers paths no service claims). Opens what each service keeps.
+/// Every service this application serves, each registered once, in order (the vault first: it
+/// answers paths no service claims): what serving, migrating, the catalog and `tenant create` all
+/// read.
+pub fn modules(settings: &Settings) -> Vec<Box<dyn runtime::Module>> {
+    vec![
+        Box::new(vault::Module { leases: settings.leases }),
+        Box::new(prospector::Module {
+            lead_sources: settings.lead_sources.clone(),
+            platform_connector: settings.platform_connector.clone(),
+        }),
+    ]
+}
+
+/// The services this application serves, registered with the builder over `platform`, their
+/// migrations applied. Opens what each service keeps.
 pub async fn services(platform: &Platform, settings: &Settings) -> anyhow::Result<ServerBuilder> {
-    let vault = vault::Vault::open(platform, settings.leases).await?;
-    let prospector = prospector::prospector::Prospector::open(
-        platform,
-        &settings.lead_sources,
-        settings.platform_connector.as_deref(),
-    )
-    .await?;
-    let mut builder =
-        Server::builder(platform).service(generated::vault::api(vault)).service(generated::prospector::api(prospector));
+    let mut builder = Server::builder(platform).modules(&modules(settings)).await?;
     if platform.config.embedded_issuer() {
         // The console: the signed-in user's pages over both APIs, where sign-in lands.
         builder = builder.routes(console::router(platform)).home(console::HOME);
@@ -39,8 +44,33 @@ pub async fn services(platform: &Platform, settings: &Settings) -> anyhow::Resul
 /// Applies every service's own migrations to `store` (what commands that work on the database
 /// without serving, like `tenant create`, need).
 pub async fn migrate(store: &runtime::store::Store) -> anyhow::Result<()> {
-    vault::migrate(store).await?;
-    prospector::migrate(store).await
+    runtime::module::migrate(store, &modules(&Settings::default())).await
+}
+
+/// Creates tenant `tenant` and its first administrator `admin` (`specwright tenant create`): the
+/// platform's tenant, then what each service keeps for it.
+pub async fn create_tenant(store: &runtime::store::Store, tenant: &str, admin: &str) -> anyhow::Result<()> {
+    runtime::module::create_tenant(store, &modules(&Settings::default()), tenant, admin).await
+}
+
+/// Data directories of the releases before the platform kept their SQLite database in
+/// `vault.db`: renames it (with its `-wal` and `-shm` files) to the platform's file the first time
+/// this release opens the directory, so nothing is lost. Nothing to do when the platform's file
+/// exists or there is no such database.
+pub fn adopt_legacy_database(data_dir: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let path = data_dir.join(runtime::store::DATABASE_FILE);
+    let legacy = data_dir.join("vault.db");
+    if path.exists() || !legacy.exists() {
+        return Ok(());
+    }
+    for suffix in ["-wal", "-shm"] {
+        let side = data_dir.join(format!("vault.db{suffix}"));
+        if side.exists() {
+            std::fs::rename(&side, data_dir.join(format!("{}{suffix}", runtime::store::DATABASE_FILE)))?;
+        }
+    }
+    std::fs::rename(&legacy, &path).with_context(|| format!("renaming {} to {}", legacy.display(), path.display()))
 }
 
 /// The complete application over `platform`.
@@ -50,5 +80,5 @@ pub async fn app(platform: &Platform, settings: &Settings) -> anyhow::Result<axu
 
 /// The services' descriptions (resources, scopes), as the `token` command and tests read them.
 pub fn catalog() -> Catalog {
-    Catalog::new([&generated::vault::SERVICE, &generated::prospector::SERVICE])
+    runtime::module::catalog(&modules(&Settings::default()))
 }

@@ -110,6 +110,9 @@ impl Common {
     /// Opens (and migrates) the database these settings name.
     async fn store(&self) -> anyhow::Result<runtime::store::Store> {
         let config = self.config();
+        if config.database_url.is_none() {
+            specwright::adopt_legacy_database(&config.data_dir)?;
+        }
         let store =
             runtime::store::Store::open_with(config.database_url.as_deref(), &config.data_dir, config.pool).await?;
         specwright::migrate(&store).await?;
@@ -320,6 +323,9 @@ enum KeysCommand {
 }
 
 async fn serve(config: Config, settings: specwright::Settings) -> anyhow::Result<()> {
+    if config.database_url.is_none() {
+        specwright::adopt_legacy_database(&config.data_dir)?;
+    }
     let platform = runtime::Platform::open(config.clone()).await?;
     let app = specwright::app(&platform, &settings).await?;
     let rest: Vec<String> =
@@ -409,7 +415,7 @@ fn main() -> ExitCode {
         })(),
         Command::Tenant { command: TenantCommand::Create { common, tenant, admin } } => block_on(async move {
             let store = common.store().await?;
-            vault::create_tenant(&store, &tenant, &admin).await?;
+            specwright::create_tenant(&store, &tenant, &admin).await?;
             println!("created tenant {tenant} with administrator {admin}");
             Ok(())
         }),

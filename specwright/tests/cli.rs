@@ -55,7 +55,8 @@ fn bad_arguments_are_one_clear_line() {
         .unwrap();
     assert!(!out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stderr).trim(), "error: --ttl must be a positive number of seconds");
-    // A token's tenant follows the rule of `tenant create` (issue 13: "" used to be minted).
+    // A token's tenant follows the rule of `tenant create`, so `specwright token` cannot mint a
+    // token for a tenant that cannot exist (the empty name included).
     for tenant in ["", "../../x y<>", &"t".repeat(5000)] {
         let out = Command::new(BIN)
             .args(["token", "--sub", "a", "--scope", "vault:read", "--tenant", tenant, "--data-dir"])

@@ -1,6 +1,6 @@
-//! The real binary's connection limits (issue 13, item 3): idle, slow-header and slow-body
-//! clients are closed or answered 408, and idle sockets past the open-file limit cannot keep a
-//! normal request from being answered.
+//! The real binary's connection limits, as docs/operating.md ("Slow and idle clients") states them:
+//! idle, slow-header and slow-body clients are closed or answered 408, and idle sockets past the
+//! open-file limit cannot keep a normal request from being answered.
 
 mod common;
 

@@ -138,7 +138,7 @@ async fn count_in_redis(url: &str, clock: Arc<ManualClock>, key: &str) -> u32 {
     999 - d.remaining
 }
 
-/// The case: Redis lost after 50 of a Starter token's 60 in a minute, and back, empty,
+/// Redis lost after 50 of a Starter token's 60 in a minute, and back, empty,
 /// within the same minute. Before: 60 more admitted in process during the outage (110) and Redis
 /// counting from 0 on its return. Now: 10 during the outage, none after; 60 in all.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use crate::*;
 
-type RouterFactory<G> = Box<dyn Fn(std::sync::Arc<G>) -> axum::Router + Send + Sync>;
+type RouterFactory<G> = Box<dyn Fn(std::sync::Arc<G>, Layers) -> axum::Router + Send + Sync>;
 
 /// One generated service with its implementation, as one value a runtime serves without knowing
 /// its types: its description ([`ServiceInfo`]: paths, scopes, plans, error catalog, documents),
@@ -17,6 +17,7 @@ pub struct Api<G: Gate> {
     router: RouterFactory<G>,
     tools: &'static [(&'static str, &'static Operation)],
     dispatch: Option<Box<dyn Tools<G>>>,
+    layers: Layers,
 }
 
 impl<G: Gate> std::fmt::Debug for Api<G> {
@@ -25,6 +26,7 @@ impl<G: Gate> std::fmt::Debug for Api<G> {
             .field("service", &self.info.name)
             .field("operations", &self.operations.len())
             .field("tools", &self.tools.len())
+            .field("layers", &self.layers)
             .finish()
     }
 }
@@ -34,9 +36,29 @@ impl<G: Gate> Api<G> {
     pub fn new(
         info: &'static ServiceInfo,
         operations: &'static [&'static Operation],
-        router: impl Fn(std::sync::Arc<G>) -> axum::Router + Send + Sync + 'static,
+        router: impl Fn(std::sync::Arc<G>, Layers) -> axum::Router + Send + Sync + 'static,
     ) -> Self {
-        Api { info, operations, router: Box::new(router), tools: &[], dispatch: None }
+        Api { info, operations, router: Box::new(router), tools: &[], dispatch: None, layers: Layers::default() }
+    }
+
+    /// The same service with `layer` around the REST route of every operation `select` picks
+    /// (see [`Layers`]): `api(notes).layer(Select::Tag("counts"), SetResponseHeaderLayer::…)`.
+    /// The first attached is the innermost.
+    pub fn layer<L>(mut self, select: Select, layer: L) -> Self
+    where
+        L: tower::Layer<Route> + Send + Sync + 'static,
+        L::Service: tower::Service<
+                axum::extract::Request,
+                Response = axum::response::Response,
+                Error = std::convert::Infallible,
+            > + Clone
+            + Send
+            + Sync
+            + 'static,
+        <L::Service as tower::Service<axum::extract::Request>>::Future: Send + 'static,
+    {
+        self.layers.push(select, layer);
+        self
     }
 
     /// The same service with its MCP tools (name → operation) and their dispatch.
@@ -73,17 +95,11 @@ impl<G: Gate> Api<G> {
 
     /// The axum router of every operation, each admitted by `gate`.
     pub fn router(&self, gate: std::sync::Arc<G>) -> axum::Router {
-        (self.router)(gate)
+        (self.router)(gate, self.layers.clone())
     }
 
     /// Calls tool `name` for a caller `gate` admitted; `None` when there is no such tool.
-    pub fn call_tool<'a>(
-        &'a self,
-        gate: &'a G,
-        caller: &'a G::Caller,
-        name: &'a str,
-        arguments: Value,
-    ) -> ToolCall<'a> {
+    pub fn call_tool<'a>(&'a self, gate: &'a G, caller: G::Caller, name: &'a str, arguments: Value) -> ToolCall<'a> {
         match &self.dispatch {
             Some(d) => d.call(gate, caller, name, arguments),
             None => Box::pin(std::future::ready(None)),

@@ -10,8 +10,29 @@ use crate::*;
 /// How the runtime plugs into the generated routers: admit a request for an operation (yielding
 /// the caller) or reject it (yielding the response to send).
 pub trait Gate: Send + Sync + 'static {
-    /// Who is calling, as the service implementation sees it.
+    /// Who is calling, as the gate admitted them.
     type Caller: Send + Sync + 'static;
+
+    /// What an operation's implementation receives beside its input: the caller and what the
+    /// runtime provides for one call (for example its transaction, and the identifiers the call
+    /// reports for its audit row). The generated service trait names it (`type Context`).
+    type Context: Send + 'static;
+
+    /// The context of one call of `op` by `caller`, whose input has decoded.
+    fn context(&self, caller: Self::Caller, op: &'static Operation) -> Self::Context;
+
+    /// Ends one call: finishes what its context began (commits or rolls back its transaction,
+    /// records the call) and answers `result`, or the failure that finishing met instead (the
+    /// operation's internal or unavailable error: a success is not answered unless it is
+    /// finished). A runtime that begins nothing answers `result` as it is, which is this default.
+    fn conclude<E: OperationError + InternalError>(
+        &self,
+        cx: Self::Context,
+        result: Reply<E>,
+    ) -> impl Future<Output = Reply<E>> + Send {
+        drop(cx);
+        std::future::ready(result)
+    }
 
     /// Authenticates, checks the scope and the rate limit of one request.
     fn admit(

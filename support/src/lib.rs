@@ -4,6 +4,7 @@
 //! - `fields`: field specs, what the decoder checks of each input field; `validate`: the checks;
 //! - `problem`: `Problem`, the per-operation error enums (`operation_errors!`), error bodies;
 //! - `gate`: the `Gate` a runtime implements; `decode`: requests and tool arguments into inputs;
+//! - `layers`: tower layers a service attaches to the operations it selects;
 //! - `respond`: successes and errors in the service's wire format; `endpoint`: the one REST
 //!   handler and MCP call every operation goes through; `api`: a service as one servable value;
 //! - `conditional`, `events`, `file`, `upload`, `webhooks`: entity tags, streams, files, uploads,
@@ -28,6 +29,7 @@ mod decode;
 mod endpoint;
 mod fields;
 mod gate;
+mod layers;
 mod problem;
 mod respond;
 mod table;
@@ -37,6 +39,7 @@ pub use decode::*;
 pub use endpoint::*;
 pub use fields::*;
 pub use gate::*;
+pub use layers::*;
 pub use problem::*;
 pub use respond::*;
 pub use table::*;

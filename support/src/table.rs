@@ -72,6 +72,8 @@ pub struct Operation {
     pub paginated: bool,
     /// The MCP tool bound to this operation.
     pub tool: Option<&'static str>,
+    /// Its OpenAPI tags (what per-operation layers may select by).
+    pub tags: &'static [&'static str],
     /// Input fields (path, query and body), for decoding and validation.
     pub input: &'static [FieldSpec],
     /// Set when the operation is deprecated: the headers every answer of it carries.

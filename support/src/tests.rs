@@ -92,6 +92,7 @@ static OP: Operation = Operation {
     ranges: false,
     body: BodyFormat::Json,
     tool: None,
+    tags: &[],
     input: &INPUT,
     service: &SERVICE,
 };
@@ -292,6 +293,11 @@ struct Open;
 
 impl Gate for Open {
     type Caller = &'static str;
+    type Context = &'static str;
+
+    fn context(&self, caller: Self::Caller, _: &'static Operation) -> Self::Context {
+        caller
+    }
 
     async fn admit(&self, _: &mut Parts, _: &'static Operation) -> Result<Self::Caller, Response> {
         Ok("caller")
@@ -308,7 +314,7 @@ impl Gate for Open {
 struct Echo;
 
 impl Tools<Open> for Echo {
-    fn call<'a>(&'a self, _: &'a Open, caller: &'a &'static str, name: &'a str, arguments: Value) -> ToolCall<'a> {
+    fn call<'a>(&'a self, _: &'a Open, caller: &'static str, name: &'a str, arguments: Value) -> ToolCall<'a> {
         Box::pin(async move { (name == "test.op").then(|| Ok(json!({ "caller": caller, "arguments": arguments }))) })
     }
 }
@@ -329,23 +335,23 @@ fn block_on<F: Future>(f: F) -> F::Output {
 
 #[test]
 fn an_api_without_tools_serves_no_mcp_and_calls_no_tool() {
-    let api: Api<Open> = Api::new(&SERVICE, &OPERATIONS, |_| axum::Router::new());
+    let api: Api<Open> = Api::new(&SERVICE, &OPERATIONS, |_, _| axum::Router::new());
     assert_eq!(api.info().name, "test");
     assert_eq!(api.operations().len(), 1);
     assert!(!api.has_mcp() && api.tools().is_empty() && api.tool("test.op").is_none());
-    assert_eq!(block_on(api.call_tool(&Open, &"caller", "test.op", json!({}))), None);
+    assert_eq!(block_on(api.call_tool(&Open, "caller", "test.op", json!({}))), None);
 }
 
 #[test]
 fn an_api_with_tools_finds_their_operations_and_dispatches_calls() {
-    let api: Api<Open> = Api::new(&SERVICE, &OPERATIONS, |_| axum::Router::new()).with_tools(&TOOLS, Echo);
+    let api: Api<Open> = Api::new(&SERVICE, &OPERATIONS, |_, _| axum::Router::new()).with_tools(&TOOLS, Echo);
     assert_eq!(api.tool("test.op").map(|op| op.id), Some("op"));
     assert!(api.tool("test.other").is_none());
     // The service declares no MCP path, so there is no endpoint to serve the tools at.
     assert!(!api.has_mcp());
-    let answer = block_on(api.call_tool(&Open, &"caller", "test.op", json!({ "a": 1 })));
+    let answer = block_on(api.call_tool(&Open, "caller", "test.op", json!({ "a": 1 })));
     assert_eq!(answer, Some(Ok(json!({ "caller": "caller", "arguments": { "a": 1 } }))));
-    assert_eq!(block_on(api.call_tool(&Open, &"caller", "nope", json!({}))), None);
+    assert_eq!(block_on(api.call_tool(&Open, "caller", "nope", json!({}))), None);
 }
 
 static TIERED: ServiceInfo = ServiceInfo {

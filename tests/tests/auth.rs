@@ -1,6 +1,6 @@
-//! The gate: 401 with a bad token, the vault's 403 body exactly as the seed shows it, admission at
-//! the required tier or above for every operation of both services. (The conformance kit,
-//! `conformance.rs`, checks every operation's 401 without a token and 403 one tier below.)
+//! The gate: 401 with a bad token, the vault's 403 body exactly as its API contract specifies it,
+//! admission at the required tier or above for every operation of both services. (The conformance
+//! kit, `conformance.rs`, checks every operation's 401 without a token and 403 one tier below.)
 
 mod common;
 

@@ -1,6 +1,7 @@
-//! The OpenAPI documents state every rule the server enforces (issue 13, item 15): in the schema
-//! where JSON Schema can say it, in the field's description where it cannot. Each case pairs a
-//! request the server refuses with 422 with the place in the served document that says why.
+//! The OpenAPI documents state every rule the server enforces, so a client learns each refusal from
+//! the contract: in the schema where JSON Schema can say it, in the field's description where it
+//! cannot. Each case pairs a request the server refuses with 422 with the place in the served
+//! document that says why.
 
 mod common;
 

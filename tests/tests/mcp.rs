@@ -112,7 +112,7 @@ async fn legacy_revisions_handshake_list_call_and_ping() {
         assert_eq!(s, 202, "{version}: notifications are accepted with 202");
         let (s, _, b) = mcp.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}), None).await;
         assert_eq!(s, 200);
-        assert_eq!(b["result"]["tools"].as_array().unwrap().len(), 10, "{version}: the seed's ten tools");
+        assert_eq!(b["result"]["tools"].as_array().unwrap().len(), 10, "{version}: the vault's ten tools");
         let (s, _, b) = mcp.send(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}), None).await;
         assert_eq!((s, &b["result"]), (200, &json!({})));
         let (s, _, b) = mcp.call(4, "vault.list_credentials", json!({})).await;

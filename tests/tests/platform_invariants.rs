@@ -70,10 +70,6 @@ fn the_runtime_names_no_service() {
     let mut found = Vec::new();
     for path in &sources {
         let text = std::fs::read_to_string(path).unwrap().to_lowercase();
-        // The one allowance: `vault.db`, the database file of earlier releases, which the store
-        // renames when it opens their data directory (a file name, not a service).
-        let text = text.replace("\"vault.db", "\"legacy.db");
-        let text = text.replace("`vault.db`", "`legacy.db`");
         for (needle, what) in names() {
             for (n, line) in text.lines().enumerate() {
                 if holds_word(line, &needle) {

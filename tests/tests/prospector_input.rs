@@ -1,5 +1,5 @@
-//! Bad input on every prospector write route: the seed's error envelope with a clear code, never
-//! a 500, and nothing changed.
+//! Bad input on every prospector write route: the error envelope of its product requirements with
+//! a clear code, never a 500, and nothing changed.
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! Prospector leads end to end: the first scan of the embedded sample feed, de-duplication,
 //! idempotent scans, the score breakdown, list filters, sorting and pagination, the validation
-//! rules of the seed, the LeadStatus state machine and tenant isolation; on SQLite and PostgreSQL.
+//! rules of the prospector's product requirements, the LeadStatus state machine and tenant
+//! isolation; on SQLite and PostgreSQL.
 
 mod common;
 
@@ -105,7 +106,8 @@ on_both_backends!(list_filters_sorting_pagination_and_validation, |server| {
         async move { server.call("GET", &path, &token, None).await }
     };
 
-    // The seed's rule: min_score outside 0..100 names the range, field and value.
+    // As the prospector's product requirements state: min_score outside 0..100 names the range,
+    // the field and the value.
     for bad in ["150", "-1", "100.5"] {
         let (s, e) = get(&format!("?min_score={bad}")).await;
         assert_eq!((s, e["error"]["code"].as_str()), (422, Some("validation_error")), "{e}");

@@ -416,7 +416,7 @@ async fn http_feed_sources_are_scanned() {
     assert_eq!(best["data"][0]["job_title"], "Rust backend for payments", "the strong posting outranks the thin one");
 }
 
-// Issue 13: a PATCH giving a bid to a proposal with no currency read the scoring configuration
+// A PATCH giving a bid to a proposal with no currency read the scoring configuration
 // through a second connection while its transaction held the only one (SQLite): 500 after 30 s,
 // and every other request of the server waited meanwhile. It now reads it in its transaction.
 on_both_backends!(a_bid_on_a_proposal_without_currency_takes_the_configured_currency, |server| {

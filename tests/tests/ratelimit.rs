@@ -1,5 +1,6 @@
-//! Per-token, per-plan rate limits of the prospector, exactly the seed's table, with an
-//! injectable clock: headers on every response, 429 with Retry-After, exact counts.
+//! Per-token, per-plan rate limits of the prospector, exactly the plan table of its product
+//! requirements, with an injectable clock: headers on every response, 429 with Retry-After, exact
+//! counts.
 
 mod common;
 
@@ -189,7 +190,7 @@ async fn the_vault_standard_plan_is_enforced_with_headers_on_every_response() {
     let limit = i64::from(standard.per_minute);
     let clock = Arc::new(ManualClock::at(1_767_225_600_000 + 10_000)); // 10 s into a UTC minute
     let (base, state, _dir) = server_with_clock(clock.clone()).await;
-    vault::create_tenant(&state.store, "acme", "alice").await.unwrap();
+    specwright::create_tenant(&state.store, "acme", "alice").await.unwrap();
     let (admin, reader) = (vault_token(&state, "alice", "vault:admin"), vault_token(&state, "alice", "vault:read"));
     let client = reqwest::Client::new();
     let api = |p: &str| format!("{base}/api/v1{p}");

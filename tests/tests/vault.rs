@@ -475,9 +475,10 @@ on_both_backends!(key_rotation_keeps_every_old_version_readable, |server| {
     assert_eq!(after, report.data_key);
 });
 
-// The seed: every scoped operation records an audit row. A request the gate admitted and the
-// decoder then refused (bad key, unknown enum value, malformed JSON, unknown field) never reaches
-// the vault, yet it is audited: one `failed` row with the status and code it was answered.
+// Every scoped operation records an audit row, as the vault's product requirements state. A request
+// the gate admitted and the decoder then refused (bad key, unknown enum value, malformed JSON,
+// unknown field) never reaches the vault, yet it is audited: one `failed` row with the status and
+// code it was answered.
 on_both_backends!(requests_refused_as_invalid_after_the_gate_leave_one_failed_audit_row, |server| {
     let (admin, _) = acme(&server).await;
     let client = server.client();

@@ -94,6 +94,7 @@ const BASE: Operation = Operation {
     read_only: false,
     paginated: false,
     tool: None,
+    tags: &[],
     input: &[],
     deprecation: None,
     conditional: None,
@@ -112,6 +113,7 @@ pub static LIST_LEADS: Operation = Operation {
     rate_limited: true,
     read_only: true,
     paginated: true,
+    tags: &["leads"],
     input: &models::LIST_LEADS_INPUT_FIELDS,
     ..BASE
 };
@@ -125,6 +127,7 @@ pub static GET_LEAD: Operation = Operation {
     satisfied_by: &["prospector"],
     rate_limited: true,
     read_only: true,
+    tags: &["leads"],
     input: &models::GET_LEAD_INPUT_FIELDS,
     ..BASE
 };
@@ -138,6 +141,7 @@ pub static SCAN_LEADS: Operation = Operation {
     satisfied_by: &["prospector"],
     has_body: true,
     rate_limited: true,
+    tags: &["leads"],
     input: &models::SCAN_LEADS_INPUT_FIELDS,
     ..BASE
 };
@@ -151,6 +155,7 @@ pub static UPDATE_LEAD: Operation = Operation {
     satisfied_by: &["prospector"],
     has_body: true,
     rate_limited: true,
+    tags: &["leads"],
     input: &models::UPDATE_LEAD_INPUT_FIELDS,
     ..BASE
 };
@@ -165,6 +170,7 @@ pub static LIST_PROPOSALS: Operation = Operation {
     rate_limited: true,
     read_only: true,
     paginated: true,
+    tags: &["proposals"],
     input: &models::LIST_PROPOSALS_INPUT_FIELDS,
     ..BASE
 };
@@ -178,6 +184,7 @@ pub static GET_PROPOSAL: Operation = Operation {
     satisfied_by: &["prospector"],
     rate_limited: true,
     read_only: true,
+    tags: &["proposals"],
     input: &models::GET_PROPOSAL_INPUT_FIELDS,
     ..BASE
 };
@@ -192,6 +199,7 @@ pub static CREATE_PROPOSAL: Operation = Operation {
     success_status: 201,
     has_body: true,
     rate_limited: true,
+    tags: &["proposals"],
     input: &models::CREATE_PROPOSAL_INPUT_FIELDS,
     ..BASE
 };
@@ -205,6 +213,7 @@ pub static UPDATE_PROPOSAL: Operation = Operation {
     satisfied_by: &["prospector"],
     has_body: true,
     rate_limited: true,
+    tags: &["proposals"],
     input: &models::UPDATE_PROPOSAL_INPUT_FIELDS,
     ..BASE
 };
@@ -217,6 +226,7 @@ pub static SUBMIT_PROPOSAL: Operation = Operation {
     scope: "prospector",
     satisfied_by: &["prospector"],
     rate_limited: true,
+    tags: &["proposals"],
     input: &models::SUBMIT_PROPOSAL_INPUT_FIELDS,
     ..BASE
 };
@@ -230,6 +240,7 @@ pub static RECORD_PROPOSAL_OUTCOME: Operation = Operation {
     satisfied_by: &["prospector"],
     has_body: true,
     rate_limited: true,
+    tags: &["proposals"],
     input: &models::RECORD_OUTCOME_INPUT_FIELDS,
     ..BASE
 };
@@ -244,6 +255,7 @@ pub static LIST_CONTRACTS: Operation = Operation {
     rate_limited: true,
     read_only: true,
     paginated: true,
+    tags: &["contracts"],
     input: &models::LIST_CONTRACTS_INPUT_FIELDS,
     ..BASE
 };
@@ -257,6 +269,7 @@ pub static GET_CONTRACT: Operation = Operation {
     satisfied_by: &["prospector"],
     rate_limited: true,
     read_only: true,
+    tags: &["contracts"],
     input: &models::GET_CONTRACT_INPUT_FIELDS,
     ..BASE
 };
@@ -270,6 +283,7 @@ pub static UPDATE_MILESTONE: Operation = Operation {
     satisfied_by: &["prospector"],
     has_body: true,
     rate_limited: true,
+    tags: &["contracts"],
     input: &models::UPDATE_MILESTONE_INPUT_FIELDS,
     ..BASE
 };
@@ -283,6 +297,7 @@ pub static GET_SCORING_CONFIG: Operation = Operation {
     satisfied_by: &["prospector"],
     rate_limited: true,
     read_only: true,
+    tags: &["scoring"],
     ..BASE
 };
 /// `PUT /v1/prospector/scoring/config`: Replace the scoring configuration
@@ -295,6 +310,7 @@ pub static UPDATE_SCORING_CONFIG: Operation = Operation {
     satisfied_by: &["prospector"],
     has_body: true,
     rate_limited: true,
+    tags: &["scoring"],
     input: &models::UPDATE_SCORING_CONFIG_INPUT_FIELDS,
     ..BASE
 };
@@ -308,6 +324,7 @@ pub static RUN_BACKTEST: Operation = Operation {
     satisfied_by: &["prospector"],
     has_body: true,
     rate_limited: true,
+    tags: &["scoring"],
     input: &models::BACKTEST_INPUT_FIELDS,
     ..BASE
 };
@@ -322,6 +339,7 @@ pub static LIST_API_TOKENS: Operation = Operation {
     rate_limited: true,
     read_only: true,
     paginated: true,
+    tags: &["tokens"],
     input: &models::LIST_API_TOKENS_INPUT_FIELDS,
     ..BASE
 };
@@ -337,6 +355,7 @@ pub static CREATE_API_TOKEN: Operation = Operation {
     has_body: true,
     no_store: true,
     rate_limited: true,
+    tags: &["tokens"],
     input: &models::CREATE_API_TOKEN_INPUT_FIELDS,
     ..BASE
 };
@@ -350,6 +369,7 @@ pub static REVOKE_API_TOKEN: Operation = Operation {
     satisfied_by: &["prospector"],
     success_status: 204,
     rate_limited: true,
+    tags: &["tokens"],
     input: &models::REVOKE_API_TOKEN_INPUT_FIELDS,
     ..BASE
 };

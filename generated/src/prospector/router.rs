@@ -6,235 +6,244 @@ use super::models;
 use super::{ProspectorService, errors, operations, operations::SERVICE};
 use std::sync::Arc;
 #[allow(unused_imports, reason = "`NoInput` is unused when every operation has an input model")]
-use support::{self, App, Endpoint, Gate, NoInput, Operation, Paging, Reply, methods, rest};
+use support::{self, App, Endpoint, Gate, Layers, NoInput, Operation, Paging, Reply, methods, on};
 /// The axum router of every operation under `/v1/prospector`, built from the operation table.
 pub fn router<S, G>(service: Arc<S>, gate: Arc<G>) -> axum::Router
 where
     S: ProspectorService,
-    G: Gate<Caller = S::Caller>,
+    G: Gate<Context = S::Context>,
 {
+    router_with(service, gate, Layers::default())
+}
+/// [`router`], each operation's route wrapped in the `layers` that select it.
+pub fn router_with<S, G>(service: Arc<S>, gate: Arc<G>, layers: Layers) -> axum::Router
+where
+    S: ProspectorService,
+    G: Gate<Context = S::Context>,
+{
+    let app = Arc::new(App { service, gate, layers });
     axum::Router::new()
-        .route(operations::LIST_LEADS.full_path, methods(&SERVICE, "GET").get(rest::<ListLeads, S, G>))
+        .route(operations::LIST_LEADS.full_path, on::<ListLeads, S, G>(methods(&SERVICE, "GET"), &app))
         .route(
             operations::GET_LEAD.full_path,
-            methods(&SERVICE, "GET, PATCH").get(rest::<GetLead, S, G>).patch(rest::<UpdateLead, S, G>),
+            on::<UpdateLead, S, G>(on::<GetLead, S, G>(methods(&SERVICE, "GET, PATCH"), &app), &app),
         )
-        .route(operations::SCAN_LEADS.full_path, methods(&SERVICE, "POST").post(rest::<ScanLeads, S, G>))
+        .route(operations::SCAN_LEADS.full_path, on::<ScanLeads, S, G>(methods(&SERVICE, "POST"), &app))
         .route(
             operations::LIST_PROPOSALS.full_path,
-            methods(&SERVICE, "GET, POST").get(rest::<ListProposals, S, G>).post(rest::<CreateProposal, S, G>),
+            on::<CreateProposal, S, G>(on::<ListProposals, S, G>(methods(&SERVICE, "GET, POST"), &app), &app),
         )
         .route(
             operations::GET_PROPOSAL.full_path,
-            methods(&SERVICE, "GET, PATCH").get(rest::<GetProposal, S, G>).patch(rest::<UpdateProposal, S, G>),
+            on::<UpdateProposal, S, G>(on::<GetProposal, S, G>(methods(&SERVICE, "GET, PATCH"), &app), &app),
         )
-        .route(operations::SUBMIT_PROPOSAL.full_path, methods(&SERVICE, "POST").post(rest::<SubmitProposal, S, G>))
+        .route(operations::SUBMIT_PROPOSAL.full_path, on::<SubmitProposal, S, G>(methods(&SERVICE, "POST"), &app))
         .route(
             operations::RECORD_PROPOSAL_OUTCOME.full_path,
-            methods(&SERVICE, "POST").post(rest::<RecordProposalOutcome, S, G>),
+            on::<RecordProposalOutcome, S, G>(methods(&SERVICE, "POST"), &app),
         )
-        .route(operations::LIST_CONTRACTS.full_path, methods(&SERVICE, "GET").get(rest::<ListContracts, S, G>))
-        .route(operations::GET_CONTRACT.full_path, methods(&SERVICE, "GET").get(rest::<GetContract, S, G>))
-        .route(operations::UPDATE_MILESTONE.full_path, methods(&SERVICE, "PATCH").patch(rest::<UpdateMilestone, S, G>))
+        .route(operations::LIST_CONTRACTS.full_path, on::<ListContracts, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::GET_CONTRACT.full_path, on::<GetContract, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::UPDATE_MILESTONE.full_path, on::<UpdateMilestone, S, G>(methods(&SERVICE, "PATCH"), &app))
         .route(
             operations::GET_SCORING_CONFIG.full_path,
-            methods(&SERVICE, "GET, PUT").get(rest::<GetScoringConfig, S, G>).put(rest::<UpdateScoringConfig, S, G>),
+            on::<UpdateScoringConfig, S, G>(on::<GetScoringConfig, S, G>(methods(&SERVICE, "GET, PUT"), &app), &app),
         )
-        .route(operations::RUN_BACKTEST.full_path, methods(&SERVICE, "POST").post(rest::<RunBacktest, S, G>))
+        .route(operations::RUN_BACKTEST.full_path, on::<RunBacktest, S, G>(methods(&SERVICE, "POST"), &app))
         .route(
             operations::LIST_API_TOKENS.full_path,
-            methods(&SERVICE, "GET, POST").get(rest::<ListApiTokens, S, G>).post(rest::<CreateApiToken, S, G>),
+            on::<CreateApiToken, S, G>(on::<ListApiTokens, S, G>(methods(&SERVICE, "GET, POST"), &app), &app),
         )
-        .route(operations::REVOKE_API_TOKEN.full_path, methods(&SERVICE, "DELETE").delete(rest::<RevokeApiToken, S, G>))
-        .with_state(Arc::new(App { service, gate }))
+        .route(operations::REVOKE_API_TOKEN.full_path, on::<RevokeApiToken, S, G>(methods(&SERVICE, "DELETE"), &app))
+        .with_state(app)
 }
 /// `GET /v1/prospector/leads`: List scored leads
 pub struct ListLeads;
-impl<S: ProspectorService> Endpoint<S, S::Caller> for ListLeads {
+impl<S: ProspectorService> Endpoint<S, S::Context> for ListLeads {
     type Input = models::ListLeadsInput;
     type Error = errors::ListLeadsError;
     const OP: &'static Operation = &operations::LIST_LEADS;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_leads(c, input, paging).await.map(|out| support::Success::page(&out, paging))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
+        s.list_leads(cx, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `GET /v1/prospector/leads/{id}`: Get a lead with its score breakdown
 pub struct GetLead;
-impl<S: ProspectorService> Endpoint<S, S::Caller> for GetLead {
+impl<S: ProspectorService> Endpoint<S, S::Context> for GetLead {
     type Input = models::GetLeadInput;
     type Error = errors::GetLeadError;
     const OP: &'static Operation = &operations::GET_LEAD;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.get_lead(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.get_lead(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /v1/prospector/leads/scan`: Run an on-demand scan
 pub struct ScanLeads;
-impl<S: ProspectorService> Endpoint<S, S::Caller> for ScanLeads {
+impl<S: ProspectorService> Endpoint<S, S::Context> for ScanLeads {
     type Input = models::ScanLeadsInput;
     type Error = errors::ScanLeadsError;
     const OP: &'static Operation = &operations::SCAN_LEADS;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.scan_leads(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.scan_leads(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `PATCH /v1/prospector/leads/{id}`: Update a lead's status or tags
 pub struct UpdateLead;
-impl<S: ProspectorService> Endpoint<S, S::Caller> for UpdateLead {
+impl<S: ProspectorService> Endpoint<S, S::Context> for UpdateLead {
     type Input = models::UpdateLeadInput;
     type Error = errors::UpdateLeadError;
     const OP: &'static Operation = &operations::UPDATE_LEAD;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.update_lead(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.update_lead(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /v1/prospector/proposals`: List proposals
 pub struct ListProposals;
-impl<S: ProspectorService> Endpoint<S, S::Caller> for ListProposals {
+impl<S: ProspectorService> Endpoint<S, S::Context> for ListProposals {
     type Input = models::ListProposalsInput;
     type Error = errors::ListProposalsError;
     const OP: &'static Operation = &operations::LIST_PROPOSALS;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_proposals(c, input, paging).await.map(|out| support::Success::page(&out, paging))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
+        s.list_proposals(cx, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `GET /v1/prospector/proposals/{id}`: Get a proposal
 pub struct GetProposal;
-impl<S: ProspectorService> Endpoint<S, S::Caller> for GetProposal {
+impl<S: ProspectorService> Endpoint<S, S::Context> for GetProposal {
     type Input = models::GetProposalInput;
     type Error = errors::GetProposalError;
     const OP: &'static Operation = &operations::GET_PROPOSAL;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.get_proposal(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.get_proposal(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /v1/prospector/proposals`: Generate a proposal for a lead
 pub struct CreateProposal;
-impl<S: ProspectorService> Endpoint<S, S::Caller> for CreateProposal {
+impl<S: ProspectorService> Endpoint<S, S::Context> for CreateProposal {
     type Input = models::CreateProposalInput;
     type Error = errors::CreateProposalError;
     const OP: &'static Operation = &operations::CREATE_PROPOSAL;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.create_proposal(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.create_proposal(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `PATCH /v1/prospector/proposals/{id}`: Update a proposal's text or status
 pub struct UpdateProposal;
-impl<S: ProspectorService> Endpoint<S, S::Caller> for UpdateProposal {
+impl<S: ProspectorService> Endpoint<S, S::Context> for UpdateProposal {
     type Input = models::UpdateProposalInput;
     type Error = errors::UpdateProposalError;
     const OP: &'static Operation = &operations::UPDATE_PROPOSAL;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.update_proposal(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.update_proposal(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /v1/prospector/proposals/{id}/submit`: Submit a proposal to the platform
 pub struct SubmitProposal;
-impl<S: ProspectorService> Endpoint<S, S::Caller> for SubmitProposal {
+impl<S: ProspectorService> Endpoint<S, S::Context> for SubmitProposal {
     type Input = models::SubmitProposalInput;
     type Error = errors::SubmitProposalError;
     const OP: &'static Operation = &operations::SUBMIT_PROPOSAL;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.submit_proposal(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.submit_proposal(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /v1/prospector/proposals/{id}/outcome`: Record the client's decision on a proposal
 pub struct RecordProposalOutcome;
-impl<S: ProspectorService> Endpoint<S, S::Caller> for RecordProposalOutcome {
+impl<S: ProspectorService> Endpoint<S, S::Context> for RecordProposalOutcome {
     type Input = models::RecordOutcomeInput;
     type Error = errors::RecordProposalOutcomeError;
     const OP: &'static Operation = &operations::RECORD_PROPOSAL_OUTCOME;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.record_proposal_outcome(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.record_proposal_outcome(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /v1/prospector/contracts`: List contracts
 pub struct ListContracts;
-impl<S: ProspectorService> Endpoint<S, S::Caller> for ListContracts {
+impl<S: ProspectorService> Endpoint<S, S::Context> for ListContracts {
     type Input = models::ListContractsInput;
     type Error = errors::ListContractsError;
     const OP: &'static Operation = &operations::LIST_CONTRACTS;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_contracts(c, input, paging).await.map(|out| support::Success::page(&out, paging))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
+        s.list_contracts(cx, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `GET /v1/prospector/contracts/{id}`: Get a contract with its milestones
 pub struct GetContract;
-impl<S: ProspectorService> Endpoint<S, S::Caller> for GetContract {
+impl<S: ProspectorService> Endpoint<S, S::Context> for GetContract {
     type Input = models::GetContractInput;
     type Error = errors::GetContractError;
     const OP: &'static Operation = &operations::GET_CONTRACT;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.get_contract(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.get_contract(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `PATCH /v1/prospector/contracts/{id}/milestones/{mid}`: Update a milestone's status
 pub struct UpdateMilestone;
-impl<S: ProspectorService> Endpoint<S, S::Caller> for UpdateMilestone {
+impl<S: ProspectorService> Endpoint<S, S::Context> for UpdateMilestone {
     type Input = models::UpdateMilestoneInput;
     type Error = errors::UpdateMilestoneError;
     const OP: &'static Operation = &operations::UPDATE_MILESTONE;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.update_milestone(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.update_milestone(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /v1/prospector/scoring/config`: Get the scoring configuration
 pub struct GetScoringConfig;
-impl<S: ProspectorService> Endpoint<S, S::Caller> for GetScoringConfig {
+impl<S: ProspectorService> Endpoint<S, S::Context> for GetScoringConfig {
     type Input = NoInput;
     type Error = errors::GetScoringConfigError;
     const OP: &'static Operation = &operations::GET_SCORING_CONFIG;
-    async fn call(s: &S, c: &S::Caller, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.get_scoring_config(c).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.get_scoring_config(cx).await.map(|out| support::Success::one(&out))
     }
 }
 /// `PUT /v1/prospector/scoring/config`: Replace the scoring configuration
 pub struct UpdateScoringConfig;
-impl<S: ProspectorService> Endpoint<S, S::Caller> for UpdateScoringConfig {
+impl<S: ProspectorService> Endpoint<S, S::Context> for UpdateScoringConfig {
     type Input = models::UpdateScoringConfigInput;
     type Error = errors::UpdateScoringConfigError;
     const OP: &'static Operation = &operations::UPDATE_SCORING_CONFIG;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.update_scoring_config(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.update_scoring_config(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /v1/prospector/scoring/backtest`: Backtest a proposed scoring configuration
 pub struct RunBacktest;
-impl<S: ProspectorService> Endpoint<S, S::Caller> for RunBacktest {
+impl<S: ProspectorService> Endpoint<S, S::Context> for RunBacktest {
     type Input = models::BacktestInput;
     type Error = errors::RunBacktestError;
     const OP: &'static Operation = &operations::RUN_BACKTEST;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.run_backtest(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.run_backtest(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /v1/prospector/tokens`: List API tokens
 pub struct ListApiTokens;
-impl<S: ProspectorService> Endpoint<S, S::Caller> for ListApiTokens {
+impl<S: ProspectorService> Endpoint<S, S::Context> for ListApiTokens {
     type Input = models::ListApiTokensInput;
     type Error = errors::ListApiTokensError;
     const OP: &'static Operation = &operations::LIST_API_TOKENS;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_api_tokens(c, input, paging).await.map(|out| support::Success::page(&out, paging))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
+        s.list_api_tokens(cx, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `POST /v1/prospector/tokens`: Create an API token
 pub struct CreateApiToken;
-impl<S: ProspectorService> Endpoint<S, S::Caller> for CreateApiToken {
+impl<S: ProspectorService> Endpoint<S, S::Context> for CreateApiToken {
     type Input = models::CreateApiTokenInput;
     type Error = errors::CreateApiTokenError;
     const OP: &'static Operation = &operations::CREATE_API_TOKEN;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.create_api_token(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.create_api_token(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /v1/prospector/tokens/{id}`: Revoke an API token
 pub struct RevokeApiToken;
-impl<S: ProspectorService> Endpoint<S, S::Caller> for RevokeApiToken {
+impl<S: ProspectorService> Endpoint<S, S::Context> for RevokeApiToken {
     type Input = models::RevokeApiTokenInput;
     type Error = errors::RevokeApiTokenError;
     const OP: &'static Operation = &operations::REVOKE_API_TOKEN;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.revoke_api_token(c, input).await.map(|()| support::Success::Empty)
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.revoke_api_token(cx, input).await.map(|()| support::Success::Empty)
     }
 }

@@ -8,14 +8,15 @@ use std::future::Future;
 use support::{Paged, Paging};
 /// Everything `prospector` does: one method per operation of the spec.
 pub trait ProspectorService: Send + Sync + 'static {
-    /// Who is calling (built by the runtime's `Gate`).
-    type Caller: Send + Sync + 'static;
+    /// What each call receives beside its input: the caller, and what the runtime
+    /// provides for the call (its `Gate::Context`).
+    type Context: Send + 'static;
     /// List scored leads
     ///
     /// `GET /v1/prospector/leads` · scope `prospector`
     fn list_leads(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::ListLeadsInput,
         paging: Paging,
     ) -> impl Future<Output = Result<Paged<models::Lead>, errors::ListLeadsError>> + Send;
@@ -24,7 +25,7 @@ pub trait ProspectorService: Send + Sync + 'static {
     /// `GET /v1/prospector/leads/{id}` · scope `prospector`
     fn get_lead(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::GetLeadInput,
     ) -> impl Future<Output = Result<models::LeadDetail, errors::GetLeadError>> + Send;
     /// Run an on-demand scan
@@ -32,7 +33,7 @@ pub trait ProspectorService: Send + Sync + 'static {
     /// `POST /v1/prospector/leads/scan` · scope `prospector`
     fn scan_leads(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::ScanLeadsInput,
     ) -> impl Future<Output = Result<models::ScanReport, errors::ScanLeadsError>> + Send;
     /// Update a lead's status or tags
@@ -40,7 +41,7 @@ pub trait ProspectorService: Send + Sync + 'static {
     /// `PATCH /v1/prospector/leads/{id}` · scope `prospector`
     fn update_lead(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::UpdateLeadInput,
     ) -> impl Future<Output = Result<models::Lead, errors::UpdateLeadError>> + Send;
     /// List proposals
@@ -48,7 +49,7 @@ pub trait ProspectorService: Send + Sync + 'static {
     /// `GET /v1/prospector/proposals` · scope `prospector`
     fn list_proposals(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::ListProposalsInput,
         paging: Paging,
     ) -> impl Future<Output = Result<Paged<models::Proposal>, errors::ListProposalsError>> + Send;
@@ -57,7 +58,7 @@ pub trait ProspectorService: Send + Sync + 'static {
     /// `GET /v1/prospector/proposals/{id}` · scope `prospector`
     fn get_proposal(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::GetProposalInput,
     ) -> impl Future<Output = Result<models::Proposal, errors::GetProposalError>> + Send;
     /// Generate a proposal for a lead
@@ -65,7 +66,7 @@ pub trait ProspectorService: Send + Sync + 'static {
     /// `POST /v1/prospector/proposals` · scope `prospector`
     fn create_proposal(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::CreateProposalInput,
     ) -> impl Future<Output = Result<models::Proposal, errors::CreateProposalError>> + Send;
     /// Update a proposal's text or status
@@ -73,7 +74,7 @@ pub trait ProspectorService: Send + Sync + 'static {
     /// `PATCH /v1/prospector/proposals/{id}` · scope `prospector`
     fn update_proposal(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::UpdateProposalInput,
     ) -> impl Future<Output = Result<models::Proposal, errors::UpdateProposalError>> + Send;
     /// Submit a proposal to the platform
@@ -81,7 +82,7 @@ pub trait ProspectorService: Send + Sync + 'static {
     /// `POST /v1/prospector/proposals/{id}/submit` · scope `prospector`
     fn submit_proposal(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::SubmitProposalInput,
     ) -> impl Future<Output = Result<models::Proposal, errors::SubmitProposalError>> + Send;
     /// Record the client's decision on a proposal
@@ -89,7 +90,7 @@ pub trait ProspectorService: Send + Sync + 'static {
     /// `POST /v1/prospector/proposals/{id}/outcome` · scope `prospector`
     fn record_proposal_outcome(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::RecordOutcomeInput,
     ) -> impl Future<Output = Result<models::Proposal, errors::RecordProposalOutcomeError>> + Send;
     /// List contracts
@@ -97,7 +98,7 @@ pub trait ProspectorService: Send + Sync + 'static {
     /// `GET /v1/prospector/contracts` · scope `prospector`
     fn list_contracts(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::ListContractsInput,
         paging: Paging,
     ) -> impl Future<Output = Result<Paged<models::Contract>, errors::ListContractsError>> + Send;
@@ -106,7 +107,7 @@ pub trait ProspectorService: Send + Sync + 'static {
     /// `GET /v1/prospector/contracts/{id}` · scope `prospector`
     fn get_contract(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::GetContractInput,
     ) -> impl Future<Output = Result<models::Contract, errors::GetContractError>> + Send;
     /// Update a milestone's status
@@ -114,7 +115,7 @@ pub trait ProspectorService: Send + Sync + 'static {
     /// `PATCH /v1/prospector/contracts/{id}/milestones/{mid}` · scope `prospector`
     fn update_milestone(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::UpdateMilestoneInput,
     ) -> impl Future<Output = Result<models::Contract, errors::UpdateMilestoneError>> + Send;
     /// Get the scoring configuration
@@ -122,14 +123,14 @@ pub trait ProspectorService: Send + Sync + 'static {
     /// `GET /v1/prospector/scoring/config` · scope `prospector`
     fn get_scoring_config(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
     ) -> impl Future<Output = Result<models::ScoringConfig, errors::GetScoringConfigError>> + Send;
     /// Replace the scoring configuration
     ///
     /// `PUT /v1/prospector/scoring/config` · scope `prospector`
     fn update_scoring_config(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::UpdateScoringConfigInput,
     ) -> impl Future<Output = Result<models::ScoringConfig, errors::UpdateScoringConfigError>> + Send;
     /// Backtest a proposed scoring configuration
@@ -137,7 +138,7 @@ pub trait ProspectorService: Send + Sync + 'static {
     /// `POST /v1/prospector/scoring/backtest` · scope `prospector`
     fn run_backtest(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::BacktestInput,
     ) -> impl Future<Output = Result<models::BacktestReport, errors::RunBacktestError>> + Send;
     /// List API tokens
@@ -145,7 +146,7 @@ pub trait ProspectorService: Send + Sync + 'static {
     /// `GET /v1/prospector/tokens` · scope `prospector`
     fn list_api_tokens(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::ListApiTokensInput,
         paging: Paging,
     ) -> impl Future<Output = Result<Paged<models::ApiToken>, errors::ListApiTokensError>> + Send;
@@ -154,7 +155,7 @@ pub trait ProspectorService: Send + Sync + 'static {
     /// `POST /v1/prospector/tokens` · scope `prospector`
     fn create_api_token(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::CreateApiTokenInput,
     ) -> impl Future<Output = Result<models::CreatedApiToken, errors::CreateApiTokenError>> + Send;
     /// Revoke an API token
@@ -162,7 +163,7 @@ pub trait ProspectorService: Send + Sync + 'static {
     /// `DELETE /v1/prospector/tokens/{id}` · scope `prospector`
     fn revoke_api_token(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::RevokeApiTokenInput,
     ) -> impl Future<Output = Result<(), errors::RevokeApiTokenError>> + Send;
 }

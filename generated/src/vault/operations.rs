@@ -113,6 +113,7 @@ const BASE: Operation = Operation {
     read_only: false,
     paginated: false,
     tool: None,
+    tags: &[],
     input: &[],
     deprecation: None,
     conditional: None,
@@ -132,6 +133,7 @@ pub static LIST_CREDENTIALS: Operation = Operation {
     read_only: true,
     paginated: true,
     tool: Some("vault.list_credentials"),
+    tags: &["credentials"],
     input: &models::LIST_CREDENTIALS_INPUT_FIELDS,
     ..BASE
 };
@@ -147,6 +149,7 @@ pub static STORE_CREDENTIAL: Operation = Operation {
     has_body: true,
     rate_limited: true,
     tool: Some("vault.store_credential"),
+    tags: &["credentials"],
     input: &models::STORE_CREDENTIAL_INPUT_FIELDS,
     ..BASE
 };
@@ -160,6 +163,7 @@ pub static GET_CREDENTIAL: Operation = Operation {
     satisfied_by: &["vault:read", "vault:write", "vault:admin"],
     rate_limited: true,
     read_only: true,
+    tags: &["credentials"],
     input: &models::CREDENTIAL_REF_FIELDS,
     ..BASE
 };
@@ -173,6 +177,7 @@ pub static UPDATE_CREDENTIAL: Operation = Operation {
     satisfied_by: &["vault:write", "vault:admin"],
     has_body: true,
     rate_limited: true,
+    tags: &["credentials"],
     input: &models::UPDATE_CREDENTIAL_INPUT_FIELDS,
     ..BASE
 };
@@ -188,6 +193,7 @@ pub static REVEAL_CREDENTIAL: Operation = Operation {
     no_store: true,
     rate_limited: true,
     read_only: true,
+    tags: &["credentials"],
     input: &models::REVEAL_CREDENTIAL_INPUT_FIELDS,
     ..BASE
 };
@@ -201,6 +207,7 @@ pub static ARCHIVE_CREDENTIAL: Operation = Operation {
     satisfied_by: &["vault:write", "vault:admin"],
     rate_limited: true,
     tool: Some("vault.archive_credential"),
+    tags: &["credentials"],
     input: &models::ARCHIVE_CREDENTIAL_INPUT_FIELDS,
     ..BASE
 };
@@ -214,6 +221,7 @@ pub static RESTORE_CREDENTIAL: Operation = Operation {
     satisfied_by: &["vault:write", "vault:admin"],
     rate_limited: true,
     tool: Some("vault.restore_credential"),
+    tags: &["credentials"],
     input: &models::RESTORE_CREDENTIAL_INPUT_FIELDS,
     ..BASE
 };
@@ -228,6 +236,7 @@ pub static ROTATE_CREDENTIAL: Operation = Operation {
     has_body: true,
     rate_limited: true,
     tool: Some("vault.rotate_credential"),
+    tags: &["credentials"],
     input: &models::ROTATE_CREDENTIAL_INPUT_FIELDS,
     ..BASE
 };
@@ -243,6 +252,7 @@ pub static LIST_FOLDERS: Operation = Operation {
     read_only: true,
     paginated: true,
     tool: Some("vault.list_folders"),
+    tags: &["folders"],
     input: &models::LIST_FOLDERS_INPUT_FIELDS,
     ..BASE
 };
@@ -257,6 +267,7 @@ pub static CREATE_FOLDER: Operation = Operation {
     success_status: 201,
     has_body: true,
     rate_limited: true,
+    tags: &["folders"],
     input: &models::CREATE_FOLDER_INPUT_FIELDS,
     ..BASE
 };
@@ -270,6 +281,7 @@ pub static UPDATE_FOLDER: Operation = Operation {
     satisfied_by: &["vault:write", "vault:admin"],
     has_body: true,
     rate_limited: true,
+    tags: &["folders"],
     input: &models::UPDATE_FOLDER_INPUT_FIELDS,
     ..BASE
 };
@@ -283,6 +295,7 @@ pub static DELETE_FOLDER: Operation = Operation {
     satisfied_by: &["vault:write", "vault:admin"],
     success_status: 204,
     rate_limited: true,
+    tags: &["folders"],
     input: &models::DELETE_FOLDER_INPUT_FIELDS,
     ..BASE
 };
@@ -297,6 +310,7 @@ pub static LIST_TAGS: Operation = Operation {
     rate_limited: true,
     read_only: true,
     paginated: true,
+    tags: &["tags"],
     input: &models::LIST_TAGS_INPUT_FIELDS,
     ..BASE
 };
@@ -310,6 +324,7 @@ pub static RENAME_TAG: Operation = Operation {
     satisfied_by: &["vault:write", "vault:admin"],
     has_body: true,
     rate_limited: true,
+    tags: &["tags"],
     input: &models::RENAME_TAG_INPUT_FIELDS,
     ..BASE
 };
@@ -323,6 +338,7 @@ pub static MERGE_TAGS: Operation = Operation {
     satisfied_by: &["vault:write", "vault:admin"],
     has_body: true,
     rate_limited: true,
+    tags: &["tags"],
     input: &models::MERGE_TAGS_INPUT_FIELDS,
     ..BASE
 };
@@ -336,6 +352,7 @@ pub static PRUNE_TAGS: Operation = Operation {
     satisfied_by: &["vault:write", "vault:admin"],
     has_body: true,
     rate_limited: true,
+    tags: &["tags"],
     input: &models::PRUNE_TAGS_INPUT_FIELDS,
     ..BASE
 };
@@ -351,6 +368,7 @@ pub static LIST_LEASES: Operation = Operation {
     read_only: true,
     paginated: true,
     tool: Some("vault.list_my_leases"),
+    tags: &["leases"],
     input: &models::LIST_LEASES_INPUT_FIELDS,
     ..BASE
 };
@@ -366,6 +384,7 @@ pub static ISSUE_LEASE: Operation = Operation {
     has_body: true,
     rate_limited: true,
     tool: Some("vault.lease_credential"),
+    tags: &["leases"],
     input: &models::ISSUE_LEASE_INPUT_FIELDS,
     ..BASE
 };
@@ -381,6 +400,7 @@ pub static REDEEM_LEASE: Operation = Operation {
     no_store: true,
     rate_limited: true,
     tool: Some("vault.read_credential"),
+    tags: &["leases"],
     input: &models::REDEEM_LEASE_INPUT_FIELDS,
     ..BASE
 };
@@ -394,6 +414,7 @@ pub static REVOKE_LEASE: Operation = Operation {
     satisfied_by: &["vault:read", "vault:write", "vault:admin"],
     rate_limited: true,
     tool: Some("vault.revoke_lease"),
+    tags: &["leases"],
     input: &models::REVOKE_LEASE_INPUT_FIELDS,
     ..BASE
 };
@@ -408,6 +429,7 @@ pub static LIST_GRANTS: Operation = Operation {
     rate_limited: true,
     read_only: true,
     paginated: true,
+    tags: &["grants"],
     input: &models::LIST_GRANTS_INPUT_FIELDS,
     ..BASE
 };
@@ -421,6 +443,7 @@ pub static DELETE_GRANT: Operation = Operation {
     satisfied_by: &["vault:admin"],
     success_status: 204,
     rate_limited: true,
+    tags: &["grants"],
     input: &models::DELETE_GRANT_INPUT_FIELDS,
     ..BASE
 };
@@ -435,6 +458,7 @@ pub static LIST_CREDENTIAL_GRANTS: Operation = Operation {
     rate_limited: true,
     read_only: true,
     paginated: true,
+    tags: &["grants"],
     input: &models::LIST_CREDENTIAL_GRANTS_INPUT_FIELDS,
     ..BASE
 };
@@ -449,6 +473,7 @@ pub static CREATE_CREDENTIAL_GRANT: Operation = Operation {
     success_status: 201,
     has_body: true,
     rate_limited: true,
+    tags: &["grants"],
     input: &models::CREATE_CREDENTIAL_GRANT_INPUT_FIELDS,
     ..BASE
 };
@@ -462,6 +487,7 @@ pub static DELETE_CREDENTIAL_GRANT: Operation = Operation {
     satisfied_by: &["vault:admin"],
     success_status: 204,
     rate_limited: true,
+    tags: &["grants"],
     input: &models::DELETE_CREDENTIAL_GRANT_INPUT_FIELDS,
     ..BASE
 };
@@ -476,6 +502,7 @@ pub static LIST_FOLDER_GRANTS: Operation = Operation {
     rate_limited: true,
     read_only: true,
     paginated: true,
+    tags: &["grants"],
     input: &models::LIST_FOLDER_GRANTS_INPUT_FIELDS,
     ..BASE
 };
@@ -490,6 +517,7 @@ pub static CREATE_FOLDER_GRANT: Operation = Operation {
     success_status: 201,
     has_body: true,
     rate_limited: true,
+    tags: &["grants"],
     input: &models::CREATE_FOLDER_GRANT_INPUT_FIELDS,
     ..BASE
 };
@@ -503,6 +531,7 @@ pub static DELETE_FOLDER_GRANT: Operation = Operation {
     satisfied_by: &["vault:admin"],
     success_status: 204,
     rate_limited: true,
+    tags: &["grants"],
     input: &models::DELETE_FOLDER_GRANT_INPUT_FIELDS,
     ..BASE
 };
@@ -517,6 +546,7 @@ pub static LIST_ROLE_ASSIGNMENTS: Operation = Operation {
     rate_limited: true,
     read_only: true,
     paginated: true,
+    tags: &["tenants"],
     input: &models::LIST_ROLE_ASSIGNMENTS_INPUT_FIELDS,
     ..BASE
 };
@@ -530,6 +560,7 @@ pub static ASSIGN_ROLE: Operation = Operation {
     satisfied_by: &["vault:admin"],
     has_body: true,
     rate_limited: true,
+    tags: &["tenants"],
     input: &models::ASSIGN_ROLE_INPUT_FIELDS,
     ..BASE
 };
@@ -543,6 +574,7 @@ pub static REMOVE_ROLE_ASSIGNMENT: Operation = Operation {
     satisfied_by: &["vault:admin"],
     success_status: 204,
     rate_limited: true,
+    tags: &["tenants"],
     input: &models::REMOVE_ROLE_ASSIGNMENT_INPUT_FIELDS,
     ..BASE
 };
@@ -557,6 +589,7 @@ pub static LIST_AUDIT: Operation = Operation {
     rate_limited: true,
     read_only: true,
     paginated: true,
+    tags: &["audit"],
     input: &models::LIST_AUDIT_INPUT_FIELDS,
     ..BASE
 };
@@ -571,6 +604,7 @@ pub static LIST_TOKENS: Operation = Operation {
     rate_limited: true,
     read_only: true,
     paginated: true,
+    tags: &["tokens"],
     input: &models::LIST_TOKENS_INPUT_FIELDS,
     ..BASE
 };
@@ -586,6 +620,7 @@ pub static CREATE_TOKEN: Operation = Operation {
     has_body: true,
     no_store: true,
     rate_limited: true,
+    tags: &["tokens"],
     input: &models::CREATE_TOKEN_INPUT_FIELDS,
     ..BASE
 };
@@ -599,6 +634,7 @@ pub static REVOKE_TOKEN: Operation = Operation {
     satisfied_by: &["vault:read", "vault:write", "vault:admin"],
     success_status: 204,
     rate_limited: true,
+    tags: &["tokens"],
     input: &models::REVOKE_TOKEN_INPUT_FIELDS,
     ..BASE
 };

@@ -6,433 +6,437 @@ use super::models;
 use super::{VaultService, errors, operations, operations::SERVICE};
 use std::sync::Arc;
 #[allow(unused_imports, reason = "`NoInput` is unused when every operation has an input model")]
-use support::{self, App, Endpoint, Gate, NoInput, Operation, Paging, Reply, methods, rest};
+use support::{self, App, Endpoint, Gate, Layers, NoInput, Operation, Paging, Reply, methods, on};
 /// The axum router of every operation under `/api/v1`, built from the operation table.
 pub fn router<S, G>(service: Arc<S>, gate: Arc<G>) -> axum::Router
 where
     S: VaultService,
-    G: Gate<Caller = S::Caller>,
+    G: Gate<Context = S::Context>,
 {
+    router_with(service, gate, Layers::default())
+}
+/// [`router`], each operation's route wrapped in the `layers` that select it.
+pub fn router_with<S, G>(service: Arc<S>, gate: Arc<G>, layers: Layers) -> axum::Router
+where
+    S: VaultService,
+    G: Gate<Context = S::Context>,
+{
+    let app = Arc::new(App { service, gate, layers });
     axum::Router::new()
         .route(
             operations::LIST_CREDENTIALS.full_path,
-            methods(&SERVICE, "GET, POST").get(rest::<ListCredentials, S, G>).post(rest::<StoreCredential, S, G>),
+            on::<StoreCredential, S, G>(on::<ListCredentials, S, G>(methods(&SERVICE, "GET, POST"), &app), &app),
         )
         .route(
             operations::GET_CREDENTIAL.full_path,
-            methods(&SERVICE, "GET, PATCH").get(rest::<GetCredential, S, G>).patch(rest::<UpdateCredential, S, G>),
+            on::<UpdateCredential, S, G>(on::<GetCredential, S, G>(methods(&SERVICE, "GET, PATCH"), &app), &app),
         )
-        .route(operations::REVEAL_CREDENTIAL.full_path, methods(&SERVICE, "POST").post(rest::<RevealCredential, S, G>))
-        .route(
-            operations::ARCHIVE_CREDENTIAL.full_path,
-            methods(&SERVICE, "POST").post(rest::<ArchiveCredential, S, G>),
-        )
-        .route(
-            operations::RESTORE_CREDENTIAL.full_path,
-            methods(&SERVICE, "POST").post(rest::<RestoreCredential, S, G>),
-        )
-        .route(operations::ROTATE_CREDENTIAL.full_path, methods(&SERVICE, "POST").post(rest::<RotateCredential, S, G>))
+        .route(operations::REVEAL_CREDENTIAL.full_path, on::<RevealCredential, S, G>(methods(&SERVICE, "POST"), &app))
+        .route(operations::ARCHIVE_CREDENTIAL.full_path, on::<ArchiveCredential, S, G>(methods(&SERVICE, "POST"), &app))
+        .route(operations::RESTORE_CREDENTIAL.full_path, on::<RestoreCredential, S, G>(methods(&SERVICE, "POST"), &app))
+        .route(operations::ROTATE_CREDENTIAL.full_path, on::<RotateCredential, S, G>(methods(&SERVICE, "POST"), &app))
         .route(
             operations::LIST_FOLDERS.full_path,
-            methods(&SERVICE, "GET, POST").get(rest::<ListFolders, S, G>).post(rest::<CreateFolder, S, G>),
+            on::<CreateFolder, S, G>(on::<ListFolders, S, G>(methods(&SERVICE, "GET, POST"), &app), &app),
         )
         .route(
             operations::UPDATE_FOLDER.full_path,
-            methods(&SERVICE, "PATCH, DELETE").patch(rest::<UpdateFolder, S, G>).delete(rest::<DeleteFolder, S, G>),
+            on::<DeleteFolder, S, G>(on::<UpdateFolder, S, G>(methods(&SERVICE, "PATCH, DELETE"), &app), &app),
         )
-        .route(operations::LIST_TAGS.full_path, methods(&SERVICE, "GET").get(rest::<ListTags, S, G>))
-        .route(operations::RENAME_TAG.full_path, methods(&SERVICE, "PATCH").patch(rest::<RenameTag, S, G>))
-        .route(operations::MERGE_TAGS.full_path, methods(&SERVICE, "POST").post(rest::<MergeTags, S, G>))
-        .route(operations::PRUNE_TAGS.full_path, methods(&SERVICE, "POST").post(rest::<PruneTags, S, G>))
+        .route(operations::LIST_TAGS.full_path, on::<ListTags, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::RENAME_TAG.full_path, on::<RenameTag, S, G>(methods(&SERVICE, "PATCH"), &app))
+        .route(operations::MERGE_TAGS.full_path, on::<MergeTags, S, G>(methods(&SERVICE, "POST"), &app))
+        .route(operations::PRUNE_TAGS.full_path, on::<PruneTags, S, G>(methods(&SERVICE, "POST"), &app))
         .route(
             operations::LIST_LEASES.full_path,
-            methods(&SERVICE, "GET, POST").get(rest::<ListLeases, S, G>).post(rest::<IssueLease, S, G>),
+            on::<IssueLease, S, G>(on::<ListLeases, S, G>(methods(&SERVICE, "GET, POST"), &app), &app),
         )
-        .route(operations::REDEEM_LEASE.full_path, methods(&SERVICE, "POST").post(rest::<RedeemLease, S, G>))
-        .route(operations::REVOKE_LEASE.full_path, methods(&SERVICE, "DELETE").delete(rest::<RevokeLease, S, G>))
-        .route(operations::LIST_GRANTS.full_path, methods(&SERVICE, "GET").get(rest::<ListGrants, S, G>))
-        .route(operations::DELETE_GRANT.full_path, methods(&SERVICE, "DELETE").delete(rest::<DeleteGrant, S, G>))
+        .route(operations::REDEEM_LEASE.full_path, on::<RedeemLease, S, G>(methods(&SERVICE, "POST"), &app))
+        .route(operations::REVOKE_LEASE.full_path, on::<RevokeLease, S, G>(methods(&SERVICE, "DELETE"), &app))
+        .route(operations::LIST_GRANTS.full_path, on::<ListGrants, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::DELETE_GRANT.full_path, on::<DeleteGrant, S, G>(methods(&SERVICE, "DELETE"), &app))
         .route(
             operations::LIST_CREDENTIAL_GRANTS.full_path,
-            methods(&SERVICE, "GET, POST")
-                .get(rest::<ListCredentialGrants, S, G>)
-                .post(rest::<CreateCredentialGrant, S, G>),
+            on::<CreateCredentialGrant, S, G>(
+                on::<ListCredentialGrants, S, G>(methods(&SERVICE, "GET, POST"), &app),
+                &app,
+            ),
         )
         .route(
             operations::DELETE_CREDENTIAL_GRANT.full_path,
-            methods(&SERVICE, "DELETE").delete(rest::<DeleteCredentialGrant, S, G>),
+            on::<DeleteCredentialGrant, S, G>(methods(&SERVICE, "DELETE"), &app),
         )
         .route(
             operations::LIST_FOLDER_GRANTS.full_path,
-            methods(&SERVICE, "GET, POST").get(rest::<ListFolderGrants, S, G>).post(rest::<CreateFolderGrant, S, G>),
+            on::<CreateFolderGrant, S, G>(on::<ListFolderGrants, S, G>(methods(&SERVICE, "GET, POST"), &app), &app),
         )
         .route(
             operations::DELETE_FOLDER_GRANT.full_path,
-            methods(&SERVICE, "DELETE").delete(rest::<DeleteFolderGrant, S, G>),
+            on::<DeleteFolderGrant, S, G>(methods(&SERVICE, "DELETE"), &app),
         )
         .route(
             operations::LIST_ROLE_ASSIGNMENTS.full_path,
-            methods(&SERVICE, "GET").get(rest::<ListRoleAssignments, S, G>),
+            on::<ListRoleAssignments, S, G>(methods(&SERVICE, "GET"), &app),
         )
         .route(
             operations::ASSIGN_ROLE.full_path,
-            methods(&SERVICE, "PUT, DELETE").put(rest::<AssignRole, S, G>).delete(rest::<RemoveRoleAssignment, S, G>),
+            on::<RemoveRoleAssignment, S, G>(on::<AssignRole, S, G>(methods(&SERVICE, "PUT, DELETE"), &app), &app),
         )
-        .route(operations::LIST_AUDIT.full_path, methods(&SERVICE, "GET").get(rest::<ListAudit, S, G>))
+        .route(operations::LIST_AUDIT.full_path, on::<ListAudit, S, G>(methods(&SERVICE, "GET"), &app))
         .route(
             operations::LIST_TOKENS.full_path,
-            methods(&SERVICE, "GET, POST").get(rest::<ListTokens, S, G>).post(rest::<CreateToken, S, G>),
+            on::<CreateToken, S, G>(on::<ListTokens, S, G>(methods(&SERVICE, "GET, POST"), &app), &app),
         )
-        .route(operations::REVOKE_TOKEN.full_path, methods(&SERVICE, "DELETE").delete(rest::<RevokeToken, S, G>))
-        .with_state(Arc::new(App { service, gate }))
+        .route(operations::REVOKE_TOKEN.full_path, on::<RevokeToken, S, G>(methods(&SERVICE, "DELETE"), &app))
+        .with_state(app)
 }
 /// `GET /api/v1/credentials`: List credentials
 pub struct ListCredentials;
-impl<S: VaultService> Endpoint<S, S::Caller> for ListCredentials {
+impl<S: VaultService> Endpoint<S, S::Context> for ListCredentials {
     type Input = models::ListCredentialsInput;
     type Error = errors::ListCredentialsError;
     const OP: &'static Operation = &operations::LIST_CREDENTIALS;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_credentials(c, input, paging).await.map(|out| support::Success::page(&out, paging))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
+        s.list_credentials(cx, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `POST /api/v1/credentials`: Store a credential
 pub struct StoreCredential;
-impl<S: VaultService> Endpoint<S, S::Caller> for StoreCredential {
+impl<S: VaultService> Endpoint<S, S::Context> for StoreCredential {
     type Input = models::StoreCredentialInput;
     type Error = errors::StoreCredentialError;
     const OP: &'static Operation = &operations::STORE_CREDENTIAL;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.store_credential(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.store_credential(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /api/v1/credentials/{key}`: Read a credential's metadata
 pub struct GetCredential;
-impl<S: VaultService> Endpoint<S, S::Caller> for GetCredential {
+impl<S: VaultService> Endpoint<S, S::Context> for GetCredential {
     type Input = models::CredentialRef;
     type Error = errors::GetCredentialError;
     const OP: &'static Operation = &operations::GET_CREDENTIAL;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.get_credential(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.get_credential(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `PATCH /api/v1/credentials/{key}`: Change a credential's metadata or folder
 pub struct UpdateCredential;
-impl<S: VaultService> Endpoint<S, S::Caller> for UpdateCredential {
+impl<S: VaultService> Endpoint<S, S::Context> for UpdateCredential {
     type Input = models::UpdateCredentialInput;
     type Error = errors::UpdateCredentialError;
     const OP: &'static Operation = &operations::UPDATE_CREDENTIAL;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.update_credential(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.update_credential(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /api/v1/credentials/{key}/reveal`: Reveal a credential's secret
 pub struct RevealCredential;
-impl<S: VaultService> Endpoint<S, S::Caller> for RevealCredential {
+impl<S: VaultService> Endpoint<S, S::Context> for RevealCredential {
     type Input = models::RevealCredentialInput;
     type Error = errors::RevealCredentialError;
     const OP: &'static Operation = &operations::REVEAL_CREDENTIAL;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.reveal_credential(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.reveal_credential(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /api/v1/credentials/{key}/archive`: Archive a credential
 pub struct ArchiveCredential;
-impl<S: VaultService> Endpoint<S, S::Caller> for ArchiveCredential {
+impl<S: VaultService> Endpoint<S, S::Context> for ArchiveCredential {
     type Input = models::ArchiveCredentialInput;
     type Error = errors::ArchiveCredentialError;
     const OP: &'static Operation = &operations::ARCHIVE_CREDENTIAL;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.archive_credential(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.archive_credential(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /api/v1/credentials/{key}/restore`: Restore an archived credential
 pub struct RestoreCredential;
-impl<S: VaultService> Endpoint<S, S::Caller> for RestoreCredential {
+impl<S: VaultService> Endpoint<S, S::Context> for RestoreCredential {
     type Input = models::RestoreCredentialInput;
     type Error = errors::RestoreCredentialError;
     const OP: &'static Operation = &operations::RESTORE_CREDENTIAL;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.restore_credential(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.restore_credential(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /api/v1/credentials/{key}/rotate`: Rotate a credential's secret
 pub struct RotateCredential;
-impl<S: VaultService> Endpoint<S, S::Caller> for RotateCredential {
+impl<S: VaultService> Endpoint<S, S::Context> for RotateCredential {
     type Input = models::RotateCredentialInput;
     type Error = errors::RotateCredentialError;
     const OP: &'static Operation = &operations::ROTATE_CREDENTIAL;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.rotate_credential(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.rotate_credential(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /api/v1/folders`: List folders
 pub struct ListFolders;
-impl<S: VaultService> Endpoint<S, S::Caller> for ListFolders {
+impl<S: VaultService> Endpoint<S, S::Context> for ListFolders {
     type Input = models::ListFoldersInput;
     type Error = errors::ListFoldersError;
     const OP: &'static Operation = &operations::LIST_FOLDERS;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_folders(c, input, paging).await.map(|out| support::Success::page(&out, paging))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
+        s.list_folders(cx, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `POST /api/v1/folders`: Create a folder
 pub struct CreateFolder;
-impl<S: VaultService> Endpoint<S, S::Caller> for CreateFolder {
+impl<S: VaultService> Endpoint<S, S::Context> for CreateFolder {
     type Input = models::CreateFolderInput;
     type Error = errors::CreateFolderError;
     const OP: &'static Operation = &operations::CREATE_FOLDER;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.create_folder(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.create_folder(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `PATCH /api/v1/folders/{id}`: Rename or move a folder
 pub struct UpdateFolder;
-impl<S: VaultService> Endpoint<S, S::Caller> for UpdateFolder {
+impl<S: VaultService> Endpoint<S, S::Context> for UpdateFolder {
     type Input = models::UpdateFolderInput;
     type Error = errors::UpdateFolderError;
     const OP: &'static Operation = &operations::UPDATE_FOLDER;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.update_folder(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.update_folder(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /api/v1/folders/{id}`: Delete an empty folder
 pub struct DeleteFolder;
-impl<S: VaultService> Endpoint<S, S::Caller> for DeleteFolder {
+impl<S: VaultService> Endpoint<S, S::Context> for DeleteFolder {
     type Input = models::DeleteFolderInput;
     type Error = errors::DeleteFolderError;
     const OP: &'static Operation = &operations::DELETE_FOLDER;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.delete_folder(c, input).await.map(|()| support::Success::Empty)
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.delete_folder(cx, input).await.map(|()| support::Success::Empty)
     }
 }
 /// `GET /api/v1/tags`: List tags
 pub struct ListTags;
-impl<S: VaultService> Endpoint<S, S::Caller> for ListTags {
+impl<S: VaultService> Endpoint<S, S::Context> for ListTags {
     type Input = models::ListTagsInput;
     type Error = errors::ListTagsError;
     const OP: &'static Operation = &operations::LIST_TAGS;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_tags(c, input, paging).await.map(|out| support::Success::page(&out, paging))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
+        s.list_tags(cx, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `PATCH /api/v1/tags/{name}`: Rename a tag
 pub struct RenameTag;
-impl<S: VaultService> Endpoint<S, S::Caller> for RenameTag {
+impl<S: VaultService> Endpoint<S, S::Context> for RenameTag {
     type Input = models::RenameTagInput;
     type Error = errors::RenameTagError;
     const OP: &'static Operation = &operations::RENAME_TAG;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.rename_tag(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.rename_tag(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /api/v1/tags/merge`: Merge tags into one
 pub struct MergeTags;
-impl<S: VaultService> Endpoint<S, S::Caller> for MergeTags {
+impl<S: VaultService> Endpoint<S, S::Context> for MergeTags {
     type Input = models::MergeTagsInput;
     type Error = errors::MergeTagsError;
     const OP: &'static Operation = &operations::MERGE_TAGS;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.merge_tags(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.merge_tags(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /api/v1/tags/prune`: Remove tags no active credential carries
 pub struct PruneTags;
-impl<S: VaultService> Endpoint<S, S::Caller> for PruneTags {
+impl<S: VaultService> Endpoint<S, S::Context> for PruneTags {
     type Input = models::PruneTagsInput;
     type Error = errors::PruneTagsError;
     const OP: &'static Operation = &operations::PRUNE_TAGS;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.prune_tags(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.prune_tags(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /api/v1/leases`: List my leases
 pub struct ListLeases;
-impl<S: VaultService> Endpoint<S, S::Caller> for ListLeases {
+impl<S: VaultService> Endpoint<S, S::Context> for ListLeases {
     type Input = models::ListLeasesInput;
     type Error = errors::ListLeasesError;
     const OP: &'static Operation = &operations::LIST_LEASES;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_leases(c, input, paging).await.map(|out| support::Success::page(&out, paging))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
+        s.list_leases(cx, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `POST /api/v1/leases`: Lease a credential
 pub struct IssueLease;
-impl<S: VaultService> Endpoint<S, S::Caller> for IssueLease {
+impl<S: VaultService> Endpoint<S, S::Context> for IssueLease {
     type Input = models::IssueLeaseInput;
     type Error = errors::IssueLeaseError;
     const OP: &'static Operation = &operations::ISSUE_LEASE;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.issue_lease(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.issue_lease(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /api/v1/leases/read`: Redeem a lease for its secret
 pub struct RedeemLease;
-impl<S: VaultService> Endpoint<S, S::Caller> for RedeemLease {
+impl<S: VaultService> Endpoint<S, S::Context> for RedeemLease {
     type Input = models::RedeemLeaseInput;
     type Error = errors::RedeemLeaseError;
     const OP: &'static Operation = &operations::REDEEM_LEASE;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.redeem_lease(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.redeem_lease(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /api/v1/leases/{id}`: Revoke a lease
 pub struct RevokeLease;
-impl<S: VaultService> Endpoint<S, S::Caller> for RevokeLease {
+impl<S: VaultService> Endpoint<S, S::Context> for RevokeLease {
     type Input = models::RevokeLeaseInput;
     type Error = errors::RevokeLeaseError;
     const OP: &'static Operation = &operations::REVOKE_LEASE;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.revoke_lease(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.revoke_lease(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /api/v1/grants`: List every grant of the tenant
 pub struct ListGrants;
-impl<S: VaultService> Endpoint<S, S::Caller> for ListGrants {
+impl<S: VaultService> Endpoint<S, S::Context> for ListGrants {
     type Input = models::ListGrantsInput;
     type Error = errors::ListGrantsError;
     const OP: &'static Operation = &operations::LIST_GRANTS;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_grants(c, input, paging).await.map(|out| support::Success::page(&out, paging))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
+        s.list_grants(cx, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `DELETE /api/v1/grants/{grant_id}`: Remove a grant
 pub struct DeleteGrant;
-impl<S: VaultService> Endpoint<S, S::Caller> for DeleteGrant {
+impl<S: VaultService> Endpoint<S, S::Context> for DeleteGrant {
     type Input = models::DeleteGrantInput;
     type Error = errors::DeleteGrantError;
     const OP: &'static Operation = &operations::DELETE_GRANT;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.delete_grant(c, input).await.map(|()| support::Success::Empty)
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.delete_grant(cx, input).await.map(|()| support::Success::Empty)
     }
 }
 /// `GET /api/v1/credentials/{key}/grants`: List a credential's grants
 pub struct ListCredentialGrants;
-impl<S: VaultService> Endpoint<S, S::Caller> for ListCredentialGrants {
+impl<S: VaultService> Endpoint<S, S::Context> for ListCredentialGrants {
     type Input = models::ListCredentialGrantsInput;
     type Error = errors::ListCredentialGrantsError;
     const OP: &'static Operation = &operations::LIST_CREDENTIAL_GRANTS;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_credential_grants(c, input, paging).await.map(|out| support::Success::page(&out, paging))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
+        s.list_credential_grants(cx, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `POST /api/v1/credentials/{key}/grants`: Grant a user permissions on a credential
 pub struct CreateCredentialGrant;
-impl<S: VaultService> Endpoint<S, S::Caller> for CreateCredentialGrant {
+impl<S: VaultService> Endpoint<S, S::Context> for CreateCredentialGrant {
     type Input = models::CreateCredentialGrantInput;
     type Error = errors::CreateCredentialGrantError;
     const OP: &'static Operation = &operations::CREATE_CREDENTIAL_GRANT;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.create_credential_grant(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.create_credential_grant(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /api/v1/credentials/{key}/grants/{grant_id}`: Remove a grant from a credential
 pub struct DeleteCredentialGrant;
-impl<S: VaultService> Endpoint<S, S::Caller> for DeleteCredentialGrant {
+impl<S: VaultService> Endpoint<S, S::Context> for DeleteCredentialGrant {
     type Input = models::DeleteCredentialGrantInput;
     type Error = errors::DeleteCredentialGrantError;
     const OP: &'static Operation = &operations::DELETE_CREDENTIAL_GRANT;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.delete_credential_grant(c, input).await.map(|()| support::Success::Empty)
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.delete_credential_grant(cx, input).await.map(|()| support::Success::Empty)
     }
 }
 /// `GET /api/v1/folders/{id}/grants`: List a folder's grants
 pub struct ListFolderGrants;
-impl<S: VaultService> Endpoint<S, S::Caller> for ListFolderGrants {
+impl<S: VaultService> Endpoint<S, S::Context> for ListFolderGrants {
     type Input = models::ListFolderGrantsInput;
     type Error = errors::ListFolderGrantsError;
     const OP: &'static Operation = &operations::LIST_FOLDER_GRANTS;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_folder_grants(c, input, paging).await.map(|out| support::Success::page(&out, paging))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
+        s.list_folder_grants(cx, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `POST /api/v1/folders/{id}/grants`: Grant a user permissions on a folder
 pub struct CreateFolderGrant;
-impl<S: VaultService> Endpoint<S, S::Caller> for CreateFolderGrant {
+impl<S: VaultService> Endpoint<S, S::Context> for CreateFolderGrant {
     type Input = models::CreateFolderGrantInput;
     type Error = errors::CreateFolderGrantError;
     const OP: &'static Operation = &operations::CREATE_FOLDER_GRANT;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.create_folder_grant(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.create_folder_grant(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /api/v1/folders/{id}/grants/{grant_id}`: Remove a grant from a folder
 pub struct DeleteFolderGrant;
-impl<S: VaultService> Endpoint<S, S::Caller> for DeleteFolderGrant {
+impl<S: VaultService> Endpoint<S, S::Context> for DeleteFolderGrant {
     type Input = models::DeleteFolderGrantInput;
     type Error = errors::DeleteFolderGrantError;
     const OP: &'static Operation = &operations::DELETE_FOLDER_GRANT;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.delete_folder_grant(c, input).await.map(|()| support::Success::Empty)
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.delete_folder_grant(cx, input).await.map(|()| support::Success::Empty)
     }
 }
 /// `GET /api/v1/tenants/{tenant_id}/role-assignments`: List the tenant's role assignments
 pub struct ListRoleAssignments;
-impl<S: VaultService> Endpoint<S, S::Caller> for ListRoleAssignments {
+impl<S: VaultService> Endpoint<S, S::Context> for ListRoleAssignments {
     type Input = models::ListRoleAssignmentsInput;
     type Error = errors::ListRoleAssignmentsError;
     const OP: &'static Operation = &operations::LIST_ROLE_ASSIGNMENTS;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_role_assignments(c, input, paging).await.map(|out| support::Success::page(&out, paging))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
+        s.list_role_assignments(cx, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `PUT /api/v1/tenants/{tenant_id}/role-assignments/{user_id}`: Assign a user a role in the tenant
 pub struct AssignRole;
-impl<S: VaultService> Endpoint<S, S::Caller> for AssignRole {
+impl<S: VaultService> Endpoint<S, S::Context> for AssignRole {
     type Input = models::AssignRoleInput;
     type Error = errors::AssignRoleError;
     const OP: &'static Operation = &operations::ASSIGN_ROLE;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.assign_role(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.assign_role(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /api/v1/tenants/{tenant_id}/role-assignments/{user_id}`: Remove a user's role in the tenant
 pub struct RemoveRoleAssignment;
-impl<S: VaultService> Endpoint<S, S::Caller> for RemoveRoleAssignment {
+impl<S: VaultService> Endpoint<S, S::Context> for RemoveRoleAssignment {
     type Input = models::RemoveRoleAssignmentInput;
     type Error = errors::RemoveRoleAssignmentError;
     const OP: &'static Operation = &operations::REMOVE_ROLE_ASSIGNMENT;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.remove_role_assignment(c, input).await.map(|()| support::Success::Empty)
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.remove_role_assignment(cx, input).await.map(|()| support::Success::Empty)
     }
 }
 /// `GET /api/v1/audit`: List audit rows
 pub struct ListAudit;
-impl<S: VaultService> Endpoint<S, S::Caller> for ListAudit {
+impl<S: VaultService> Endpoint<S, S::Context> for ListAudit {
     type Input = models::ListAuditInput;
     type Error = errors::ListAuditError;
     const OP: &'static Operation = &operations::LIST_AUDIT;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_audit(c, input, paging).await.map(|out| support::Success::page(&out, paging))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
+        s.list_audit(cx, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `GET /api/v1/tokens`: List my personal access tokens
 pub struct ListTokens;
-impl<S: VaultService> Endpoint<S, S::Caller> for ListTokens {
+impl<S: VaultService> Endpoint<S, S::Context> for ListTokens {
     type Input = models::ListTokensInput;
     type Error = errors::ListTokensError;
     const OP: &'static Operation = &operations::LIST_TOKENS;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_tokens(c, input, paging).await.map(|out| support::Success::page(&out, paging))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
+        s.list_tokens(cx, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `POST /api/v1/tokens`: Create a personal access token
 pub struct CreateToken;
-impl<S: VaultService> Endpoint<S, S::Caller> for CreateToken {
+impl<S: VaultService> Endpoint<S, S::Context> for CreateToken {
     type Input = models::CreateTokenInput;
     type Error = errors::CreateTokenError;
     const OP: &'static Operation = &operations::CREATE_TOKEN;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.create_token(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.create_token(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /api/v1/tokens/{token_id}`: Revoke a personal access token
 pub struct RevokeToken;
-impl<S: VaultService> Endpoint<S, S::Caller> for RevokeToken {
+impl<S: VaultService> Endpoint<S, S::Context> for RevokeToken {
     type Input = models::RevokeTokenInput;
     type Error = errors::RevokeTokenError;
     const OP: &'static Operation = &operations::REVOKE_TOKEN;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.revoke_token(c, input).await.map(|()| support::Success::Empty)
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.revoke_token(cx, input).await.map(|()| support::Success::Empty)
     }
 }

@@ -8,14 +8,15 @@ use std::future::Future;
 use support::{Paged, Paging};
 /// Everything `vault` does: one method per operation of the spec.
 pub trait VaultService: Send + Sync + 'static {
-    /// Who is calling (built by the runtime's `Gate`).
-    type Caller: Send + Sync + 'static;
+    /// What each call receives beside its input: the caller, and what the runtime
+    /// provides for the call (its `Gate::Context`).
+    type Context: Send + 'static;
     /// List credentials
     ///
     /// `GET /api/v1/credentials` · scope `vault:read` · MCP tool `vault.list_credentials`
     fn list_credentials(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::ListCredentialsInput,
         paging: Paging,
     ) -> impl Future<Output = Result<Paged<models::CredentialSummary>, errors::ListCredentialsError>> + Send;
@@ -24,7 +25,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `POST /api/v1/credentials` · scope `vault:write` · MCP tool `vault.store_credential`
     fn store_credential(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::StoreCredentialInput,
     ) -> impl Future<Output = Result<models::Credential, errors::StoreCredentialError>> + Send;
     /// Read a credential's metadata
@@ -32,7 +33,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `GET /api/v1/credentials/{key}` · scope `vault:read`
     fn get_credential(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::CredentialRef,
     ) -> impl Future<Output = Result<models::Credential, errors::GetCredentialError>> + Send;
     /// Change a credential's metadata or folder
@@ -40,7 +41,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `PATCH /api/v1/credentials/{key}` · scope `vault:write`
     fn update_credential(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::UpdateCredentialInput,
     ) -> impl Future<Output = Result<models::Credential, errors::UpdateCredentialError>> + Send;
     /// Reveal a credential's secret
@@ -48,7 +49,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `POST /api/v1/credentials/{key}/reveal` · scope `vault:read`
     fn reveal_credential(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::RevealCredentialInput,
     ) -> impl Future<Output = Result<models::RevealedSecret, errors::RevealCredentialError>> + Send;
     /// Archive a credential
@@ -56,7 +57,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `POST /api/v1/credentials/{key}/archive` · scope `vault:write` · MCP tool `vault.archive_credential`
     fn archive_credential(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::ArchiveCredentialInput,
     ) -> impl Future<Output = Result<models::Credential, errors::ArchiveCredentialError>> + Send;
     /// Restore an archived credential
@@ -64,7 +65,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `POST /api/v1/credentials/{key}/restore` · scope `vault:write` · MCP tool `vault.restore_credential`
     fn restore_credential(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::RestoreCredentialInput,
     ) -> impl Future<Output = Result<models::Credential, errors::RestoreCredentialError>> + Send;
     /// Rotate a credential's secret
@@ -72,7 +73,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `POST /api/v1/credentials/{key}/rotate` · scope `vault:write` · MCP tool `vault.rotate_credential`
     fn rotate_credential(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::RotateCredentialInput,
     ) -> impl Future<Output = Result<models::Credential, errors::RotateCredentialError>> + Send;
     /// List folders
@@ -80,7 +81,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `GET /api/v1/folders` · scope `vault:read` · MCP tool `vault.list_folders`
     fn list_folders(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::ListFoldersInput,
         paging: Paging,
     ) -> impl Future<Output = Result<Paged<models::Folder>, errors::ListFoldersError>> + Send;
@@ -89,7 +90,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `POST /api/v1/folders` · scope `vault:write`
     fn create_folder(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::CreateFolderInput,
     ) -> impl Future<Output = Result<models::Folder, errors::CreateFolderError>> + Send;
     /// Rename or move a folder
@@ -97,7 +98,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `PATCH /api/v1/folders/{id}` · scope `vault:write`
     fn update_folder(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::UpdateFolderInput,
     ) -> impl Future<Output = Result<models::Folder, errors::UpdateFolderError>> + Send;
     /// Delete an empty folder
@@ -105,7 +106,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `DELETE /api/v1/folders/{id}` · scope `vault:write`
     fn delete_folder(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::DeleteFolderInput,
     ) -> impl Future<Output = Result<(), errors::DeleteFolderError>> + Send;
     /// List tags
@@ -113,7 +114,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `GET /api/v1/tags` · scope `vault:read`
     fn list_tags(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::ListTagsInput,
         paging: Paging,
     ) -> impl Future<Output = Result<Paged<models::Tag>, errors::ListTagsError>> + Send;
@@ -122,7 +123,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `PATCH /api/v1/tags/{name}` · scope `vault:write`
     fn rename_tag(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::RenameTagInput,
     ) -> impl Future<Output = Result<models::Tag, errors::RenameTagError>> + Send;
     /// Merge tags into one
@@ -130,7 +131,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `POST /api/v1/tags/merge` · scope `vault:write`
     fn merge_tags(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::MergeTagsInput,
     ) -> impl Future<Output = Result<models::Tag, errors::MergeTagsError>> + Send;
     /// Remove tags no active credential carries
@@ -138,7 +139,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `POST /api/v1/tags/prune` · scope `vault:write`
     fn prune_tags(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::PruneTagsInput,
     ) -> impl Future<Output = Result<models::PruneReport, errors::PruneTagsError>> + Send;
     /// List my leases
@@ -146,7 +147,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `GET /api/v1/leases` · scope `vault:read` · MCP tool `vault.list_my_leases`
     fn list_leases(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::ListLeasesInput,
         paging: Paging,
     ) -> impl Future<Output = Result<Paged<models::Lease>, errors::ListLeasesError>> + Send;
@@ -155,7 +156,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `POST /api/v1/leases` · scope `vault:read` · MCP tool `vault.lease_credential`
     fn issue_lease(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::IssueLeaseInput,
     ) -> impl Future<Output = Result<models::Lease, errors::IssueLeaseError>> + Send;
     /// Redeem a lease for its secret
@@ -163,7 +164,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `POST /api/v1/leases/read` · scope `vault:read` · MCP tool `vault.read_credential`
     fn redeem_lease(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::RedeemLeaseInput,
     ) -> impl Future<Output = Result<models::LeasedSecret, errors::RedeemLeaseError>> + Send;
     /// Revoke a lease
@@ -171,7 +172,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `DELETE /api/v1/leases/{id}` · scope `vault:read` · MCP tool `vault.revoke_lease`
     fn revoke_lease(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::RevokeLeaseInput,
     ) -> impl Future<Output = Result<models::Lease, errors::RevokeLeaseError>> + Send;
     /// List every grant of the tenant
@@ -179,7 +180,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `GET /api/v1/grants` · scope `vault:admin`
     fn list_grants(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::ListGrantsInput,
         paging: Paging,
     ) -> impl Future<Output = Result<Paged<models::Grant>, errors::ListGrantsError>> + Send;
@@ -188,7 +189,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `DELETE /api/v1/grants/{grant_id}` · scope `vault:admin`
     fn delete_grant(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::DeleteGrantInput,
     ) -> impl Future<Output = Result<(), errors::DeleteGrantError>> + Send;
     /// List a credential's grants
@@ -196,7 +197,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `GET /api/v1/credentials/{key}/grants` · scope `vault:admin`
     fn list_credential_grants(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::ListCredentialGrantsInput,
         paging: Paging,
     ) -> impl Future<Output = Result<Paged<models::Grant>, errors::ListCredentialGrantsError>> + Send;
@@ -205,7 +206,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `POST /api/v1/credentials/{key}/grants` · scope `vault:admin`
     fn create_credential_grant(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::CreateCredentialGrantInput,
     ) -> impl Future<Output = Result<models::Grant, errors::CreateCredentialGrantError>> + Send;
     /// Remove a grant from a credential
@@ -213,7 +214,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `DELETE /api/v1/credentials/{key}/grants/{grant_id}` · scope `vault:admin`
     fn delete_credential_grant(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::DeleteCredentialGrantInput,
     ) -> impl Future<Output = Result<(), errors::DeleteCredentialGrantError>> + Send;
     /// List a folder's grants
@@ -221,7 +222,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `GET /api/v1/folders/{id}/grants` · scope `vault:admin`
     fn list_folder_grants(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::ListFolderGrantsInput,
         paging: Paging,
     ) -> impl Future<Output = Result<Paged<models::Grant>, errors::ListFolderGrantsError>> + Send;
@@ -230,7 +231,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `POST /api/v1/folders/{id}/grants` · scope `vault:admin`
     fn create_folder_grant(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::CreateFolderGrantInput,
     ) -> impl Future<Output = Result<models::Grant, errors::CreateFolderGrantError>> + Send;
     /// Remove a grant from a folder
@@ -238,7 +239,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `DELETE /api/v1/folders/{id}/grants/{grant_id}` · scope `vault:admin`
     fn delete_folder_grant(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::DeleteFolderGrantInput,
     ) -> impl Future<Output = Result<(), errors::DeleteFolderGrantError>> + Send;
     /// List the tenant's role assignments
@@ -246,7 +247,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `GET /api/v1/tenants/{tenant_id}/role-assignments` · scope `vault:admin`
     fn list_role_assignments(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::ListRoleAssignmentsInput,
         paging: Paging,
     ) -> impl Future<Output = Result<Paged<models::RoleAssignment>, errors::ListRoleAssignmentsError>> + Send;
@@ -255,7 +256,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `PUT /api/v1/tenants/{tenant_id}/role-assignments/{user_id}` · scope `vault:admin`
     fn assign_role(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::AssignRoleInput,
     ) -> impl Future<Output = Result<models::RoleAssignment, errors::AssignRoleError>> + Send;
     /// Remove a user's role in the tenant
@@ -263,7 +264,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `DELETE /api/v1/tenants/{tenant_id}/role-assignments/{user_id}` · scope `vault:admin`
     fn remove_role_assignment(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::RemoveRoleAssignmentInput,
     ) -> impl Future<Output = Result<(), errors::RemoveRoleAssignmentError>> + Send;
     /// List audit rows
@@ -271,7 +272,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `GET /api/v1/audit` · scope `vault:read`
     fn list_audit(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::ListAuditInput,
         paging: Paging,
     ) -> impl Future<Output = Result<Paged<models::AuditEvent>, errors::ListAuditError>> + Send;
@@ -280,7 +281,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `GET /api/v1/tokens` · scope `vault:read`
     fn list_tokens(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::ListTokensInput,
         paging: Paging,
     ) -> impl Future<Output = Result<Paged<models::PersonalAccessToken>, errors::ListTokensError>> + Send;
@@ -289,7 +290,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `POST /api/v1/tokens` · scope `vault:read`
     fn create_token(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::CreateTokenInput,
     ) -> impl Future<Output = Result<models::CreatedToken, errors::CreateTokenError>> + Send;
     /// Revoke a personal access token
@@ -297,7 +298,7 @@ pub trait VaultService: Send + Sync + 'static {
     /// `DELETE /api/v1/tokens/{token_id}` · scope `vault:read`
     fn revoke_token(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::RevokeTokenInput,
     ) -> impl Future<Output = Result<(), errors::RevokeTokenError>> + Send;
 }

@@ -22,13 +22,13 @@ pub static TOOLS: [(&str, &Operation); 10usize] = [
 pub async fn call_tool<S, G>(
     service: &S,
     gate: &G,
-    caller: &S::Caller,
+    caller: G::Caller,
     name: &str,
     arguments: serde_json::Value,
 ) -> Option<Result<serde_json::Value, ToolFailure>>
 where
     S: VaultService,
-    G: Gate<Caller = S::Caller>,
+    G: Gate<Context = S::Context>,
 {
     Some(match name {
         "vault.list_credentials" => tool::<router::ListCredentials, S, G>(service, gate, caller, arguments).await,
@@ -49,12 +49,12 @@ pub struct Dispatch<S>(pub std::sync::Arc<S>);
 impl<S, G> support::Tools<G> for Dispatch<S>
 where
     S: VaultService,
-    G: Gate<Caller = S::Caller>,
+    G: Gate<Context = S::Context>,
 {
     fn call<'a>(
         &'a self,
         gate: &'a G,
-        caller: &'a G::Caller,
+        caller: G::Caller,
         name: &'a str,
         arguments: serde_json::Value,
     ) -> support::ToolCall<'a> {

@@ -1,7 +1,8 @@
 //! Browser sessions: signing in sets an opaque cookie naming a stored session (only its SHA-256
 //! hash is kept), which carries a CSRF token. Used by the authorization server's pages, the
-//! console, and cookie requests to the REST APIs (which skip scope checks but never RBAC or
-//! tenancy, seed rule 3).
+//! console, and cookie requests to the REST APIs, which skip scope checks but never RBAC or tenant
+//! isolation: scopes bind Bearer callers (OAuth 2.0, RFC 6750), and the product requires a signed-in
+//! session to meet RBAC and tenant isolation only.
 
 use axum::http::{HeaderMap, HeaderValue, Method, header};
 use sqlx::Row;

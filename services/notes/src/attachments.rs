@@ -4,6 +4,7 @@
 //! and the platform sweeps it.
 
 use notes_api::notes::{errors, models, operations};
+use runtime::Context;
 use runtime::auth::Caller;
 use runtime::blobs::Blobs;
 use runtime::store::{Nullable, Tx, now_ms};
@@ -124,7 +125,7 @@ impl Notes {
 
     pub(crate) async fn attach(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::UploadAttachmentInput,
     ) -> Result<models::Attachment, errors::UploadAttachmentError> {
         use errors::UploadAttachmentError as E;
@@ -134,47 +135,52 @@ impl Notes {
                 Problem::new("file needs a file name (the part's `filename`)").with("field", "file"),
             ));
         };
-        let mut tx = self.begin(op).await?;
+        cx.target(input.id.clone());
+        cx.target(name.clone());
+        let (tx, caller, _) = cx.parts::<E>().await?;
         let new =
             NewAttachment { note: &input.id, name: &name, upload: &input.file, caption: input.caption.as_deref() };
-        let recorded = self.record(&mut tx, caller, new, false).await;
-        let result = recorded.map_err(|refused| match refused {
+        let recorded = self.record(&mut *tx, caller, new, false).await;
+
+        recorded.map_err(|refused| match refused {
             Refused::NoNote => E::NotFound(not_found(&input.id)),
             Refused::Taken => E::NameTaken(
                 Problem::new(format!("note {} has an attachment {name}", input.id)).with("name", name.as_str()),
             ),
             Refused::Fault(e) => runtime::fault(op.id, "recording the attachment", e),
-        });
-        self.finish(tx, caller, op, &[input.id.clone(), name.clone()], result).await
+        })
     }
 
     pub(crate) async fn attach_named(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::PutAttachmentInput,
     ) -> Result<models::Attachment, errors::PutAttachmentError> {
         use errors::PutAttachmentError as E;
         let op = &operations::PUT_ATTACHMENT;
-        let mut tx = self.begin(op).await?;
+        cx.target(input.id.clone());
+        cx.target(input.name.clone());
+        let (tx, caller, _) = cx.parts::<errors::PutAttachmentError>().await?;
         let new = NewAttachment { note: &input.id, name: &input.name, upload: &input.content, caption: None };
-        let recorded = self.record(&mut tx, caller, new, true).await;
-        let result = recorded.map_err(|refused| match refused {
+        let recorded = self.record(&mut *tx, caller, new, true).await;
+
+        recorded.map_err(|refused| match refused {
             Refused::NoNote => E::NotFound(not_found(&input.id)),
             Refused::Taken => runtime::fault(op.id, "replacing the attachment", "a replace found the name taken"),
             Refused::Fault(e) => runtime::fault(op.id, "recording the attachment", e),
-        });
-        self.finish(tx, caller, op, &[input.id.clone(), input.name.clone()], result).await
+        })
     }
 
     pub(crate) async fn attachments(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::AttachmentsInput,
     ) -> Result<Vec<models::Attachment>, errors::ListAttachmentsError> {
         let op = &operations::LIST_ATTACHMENTS;
-        let mut tx = self.begin(op).await?;
+        cx.target(input.id.clone());
+        let (tx, caller, _) = cx.parts::<errors::ListAttachmentsError>().await?;
         let listed = async {
-            if !note_exists(&mut tx, &caller.tenant, &input.id, "").await? {
+            if !note_exists(&mut *tx, &caller.tenant, &input.id, "").await? {
                 return Ok(None);
             }
             let query =
@@ -183,44 +189,47 @@ impl Notes {
             let rows = sqlx::query(sqlx::AssertSqlSafe(query))
                 .bind(caller.tenant.as_str())
                 .bind(input.id.as_str())
-                .fetch_all(&mut *tx)
+                .fetch_all(&mut **tx)
                 .await?;
             Ok::<_, sqlx::Error>(Some(rows.iter().map(attachment).collect()))
         }
         .await;
-        let result = match listed {
+
+        match listed {
             Ok(Some(list)) => Ok(list),
             Ok(None) => Err(errors::ListAttachmentsError::NotFound(not_found(&input.id))),
             Err(e) => Err(runtime::fault(op.id, "listing attachments", e)),
-        };
-        self.finish(tx, caller, op, std::slice::from_ref(&input.id), result).await
+        }
     }
 
     pub(crate) async fn attachment_file(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::AttachmentRef,
     ) -> Result<support::File, errors::GetAttachmentError> {
         use errors::GetAttachmentError as E;
         let op = &operations::GET_ATTACHMENT;
-        let mut tx = self.begin(op).await?;
+        cx.target(input.id.clone());
+        cx.target(input.name.clone());
+        let (tx, caller, _) = cx.parts::<E>().await?;
         let row = sqlx::query(
             "SELECT blob_id, media_type FROM note_attachments WHERE tenant_id = $1 AND note_id = $2 AND name = $3",
         )
         .bind(caller.tenant.as_str())
         .bind(input.id.as_str())
         .bind(input.name.as_str())
-        .fetch_optional(&mut *tx)
+        .fetch_optional(&mut **tx)
         .await;
         let found = match row {
             Ok(Some(row)) => Ok((row.get::<String, _>(0), row.get::<String, _>(1))),
             Ok(None) => Err(E::NotFound(missing(&input.id, &input.name))),
             Err(e) => Err(runtime::fault(op.id, "reading the attachment", e)),
         };
-        let targets = [input.id.clone(), input.name.clone()];
-        let (blob, media_type) = self.finish(tx, caller, op, &targets, found).await?;
-        // Tagged with its digest and answerable in parts (`Range`), as the spec says.
-        match self.blobs.file(&caller.tenant, &blob, &media_type).await {
+        let (blob, media_type) = found?;
+        // The file is read through the store: the read's transaction ends first. Tagged with its
+        // digest and answerable in parts (`Range`), as the spec says.
+        cx.tx.end_read::<E>().await?;
+        match self.blobs.file(&cx.caller.tenant, &blob, &media_type).await {
             Ok(Some(file)) => Ok(file.named(input.name)),
             Ok(None) => Err(E::NotFound(missing(&input.id, &input.name))),
             Err(e) => Err(runtime::fault(op.id, "reading the attachment's file", e)),
@@ -229,11 +238,13 @@ impl Notes {
 
     pub(crate) async fn detach(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::DeleteAttachmentInput,
     ) -> Result<(), errors::DeleteAttachmentError> {
         let op = &operations::DELETE_ATTACHMENT;
-        let mut tx = self.begin(op).await?;
+        cx.target(input.id.clone());
+        cx.target(input.name.clone());
+        let (tx, caller, _) = cx.parts::<errors::DeleteAttachmentError>().await?;
         let deleted = async {
             let row = sqlx::query(
                 "DELETE FROM note_attachments WHERE tenant_id = $1 AND note_id = $2 AND name = $3 RETURNING blob_id",
@@ -241,19 +252,19 @@ impl Notes {
             .bind(caller.tenant.as_str())
             .bind(input.id.as_str())
             .bind(input.name.as_str())
-            .fetch_optional(&mut *tx)
+            .fetch_optional(&mut **tx)
             .await?;
             let Some(row) = row else { return Ok(false) };
-            Blobs::delete(&mut tx, &caller.tenant, &row.get::<String, _>(0)).await?;
+            Blobs::delete(&mut *tx, &caller.tenant, &row.get::<String, _>(0)).await?;
             Ok::<_, sqlx::Error>(true)
         }
         .await;
-        let result = match deleted {
+
+        match deleted {
             Ok(true) => Ok(()),
             Ok(false) => Err(errors::DeleteAttachmentError::NotFound(missing(&input.id, &input.name))),
             Err(e) => Err(runtime::fault(op.id, "deleting the attachment", e)),
-        };
-        self.finish(tx, caller, op, &[input.id.clone(), input.name.clone()], result).await
+        }
     }
 }
 

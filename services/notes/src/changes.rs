@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use notes_api::notes::{errors, models, operations};
-use runtime::auth::Caller;
+use runtime::Context;
 use runtime::store::{Store, Tx, now_ms};
 use sqlx::Row;
 use support::{Event, EventSender, Events, Problem};
@@ -60,15 +60,19 @@ pub(crate) async fn record(tx: &mut Tx, tenant: &str, id: &str, kind: models::Ch
 }
 
 impl Notes {
-    /// Wakes this process's streams and webhook deliverer: a change committed.
-    pub(crate) fn changed(&self) {
-        self.changes.notify_waiters();
-        self.webhooks.wake();
+    /// Wakes this process's streams and webhook deliverer once the call `cx` has committed its
+    /// change.
+    pub(crate) fn changed_on_commit(&self, cx: &mut Context) {
+        let (changes, webhooks) = (self.changes.clone(), self.webhooks.clone());
+        cx.on_commit(move || {
+            changes.notify_waiters();
+            webhooks.wake();
+        });
     }
 
     pub(crate) async fn watch(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::WatchNotesInput,
     ) -> Result<Events<models::NoteChange>, errors::WatchNotesError> {
         let op = &operations::WATCH_NOTES;
@@ -85,21 +89,21 @@ impl Notes {
             }),
             (None, None) => Ok(None),
         };
-        let mut tx = self.begin(op).await?;
+        let (tx, caller, _) = cx.parts::<errors::WatchNotesError>().await?;
         let start = match resume {
             Ok(Some(after)) => Ok(after),
             // From now: after the last change there is.
             Ok(None) => sqlx::query("SELECT seq FROM note_feed WHERE tenant_id = $1")
                 .bind(caller.tenant.as_str())
-                .fetch_optional(&mut *tx)
+                .fetch_optional(&mut **tx)
                 .await
                 .map(|row| row.map_or(0, |r| r.get::<i64, _>(0)))
                 .map_err(|e| runtime::fault(op.id, "reading where the changes are", e)),
             Err(refused) => Err(refused),
         };
-        let start = self.finish(tx, caller, op, &[], start).await?;
+        let start = start?;
         let (send, events) = Events::channel(BUFFER);
-        tokio::spawn(stream(self.store.clone(), self.changes.clone(), caller.tenant.clone(), start, send));
+        tokio::spawn(stream(self.store.clone(), self.changes.clone(), cx.caller.tenant.clone(), start, send));
         Ok(events)
     }
 }

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use axum::body::Bytes;
 use futures_util::StreamExt;
 use notes_api::notes::{errors, models, operations};
-use runtime::auth::Caller;
+use runtime::Context;
 use runtime::blobs::Blobs;
 use runtime::sql::{Arg, Sql};
 use runtime::store::{Nullable, Store, now_ms};
@@ -39,12 +39,13 @@ fn problem_missing(id: &str) -> Problem {
 impl Notes {
     pub(crate) async fn start_export(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::CreateExportInput,
     ) -> Result<models::ExportStarted, errors::CreateExportError> {
         let op = &operations::CREATE_EXPORT;
-        let mut tx = self.begin(op).await?;
         let id = format!("export_{}", uuid::Uuid::now_v7().simple());
+        cx.target(id.clone());
+        let (tx, caller, _) = cx.parts::<errors::CreateExportError>().await?;
         let recorded = sqlx::query(
             "INSERT INTO note_exports (tenant_id, id, state, only_state, created_at, claimed_until) \
              VALUES ($1, $2, 'pending', $3, $4, $5)",
@@ -54,7 +55,7 @@ impl Notes {
         .bind(Nullable(input.state.map(|s| s.as_str().to_string())))
         .bind(now_ms())
         .bind(now_ms() + LEASE_MS)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await
         .map_err(|e| runtime::fault(op.id, "recording the export", e))
         .map(|_| models::ExportStarted {
@@ -64,26 +65,30 @@ impl Notes {
             location: format!("exports/{id}"),
             retry_after: RETRY_AFTER,
         });
-        let started = self.finish(tx, caller, op, std::slice::from_ref(&id), recorded).await?;
+        let started = recorded?;
         // Claimed at its insert: this process writes it.
-        tokio::spawn(self.clone().write_export(caller.tenant.clone(), id));
+        let (notes, tenant) = (self.clone(), cx.caller.tenant.clone());
+        cx.on_commit(move || {
+            tokio::spawn(notes.write_export(tenant, id));
+        });
         Ok(started)
     }
 
     pub(crate) async fn export_status(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::ExportRef,
     ) -> Result<models::NoteExport, errors::GetExportError> {
         let op = &operations::GET_EXPORT;
-        let mut tx = self.begin(op).await?;
+        cx.target(input.id.clone());
+        let (tx, caller, _) = cx.parts::<errors::GetExportError>().await?;
         let row = sqlx::query(
             "SELECT state, created_at, finished_at, notes, size, claimed_until FROM note_exports \
              WHERE tenant_id = $1 AND id = $2",
         )
         .bind(caller.tenant.as_str())
         .bind(input.id.as_str())
-        .fetch_optional(&mut *tx)
+        .fetch_optional(&mut **tx)
         .await;
         let mut orphaned = false;
         let found = match row {
@@ -108,25 +113,26 @@ impl Notes {
             Ok(None) => Err(errors::GetExportError::NotFound(problem_missing(&input.id))),
             Err(e) => Err(runtime::fault(op.id, "reading the export", e)),
         };
-        let status = self.finish(tx, caller, op, std::slice::from_ref(&input.id), found).await?;
+        let status = found?;
         if orphaned {
             // Its process stopped before finishing: take it over.
-            tokio::spawn(self.clone().take_over(caller.tenant.clone(), input.id));
+            tokio::spawn(self.clone().take_over(cx.caller.tenant.clone(), input.id));
         }
         Ok(status)
     }
 
     pub(crate) async fn export_file(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::DownloadExportInput,
     ) -> Result<support::File, errors::DownloadExportError> {
         let op = &operations::DOWNLOAD_EXPORT;
-        let mut tx = self.begin(op).await?;
+        cx.target(input.id.clone());
+        let (tx, caller, _) = cx.parts::<errors::DownloadExportError>().await?;
         let row = sqlx::query("SELECT state, blob_id FROM note_exports WHERE tenant_id = $1 AND id = $2")
             .bind(caller.tenant.as_str())
             .bind(input.id.as_str())
-            .fetch_optional(&mut *tx)
+            .fetch_optional(&mut **tx)
             .await;
         let found = match row {
             Ok(Some(row)) => match (row.get::<String, _>(0), row.get::<Option<String>, _>(1)) {
@@ -138,8 +144,10 @@ impl Notes {
             Ok(None) => Err(errors::DownloadExportError::NotFound(problem_missing(&input.id))),
             Err(e) => Err(runtime::fault(op.id, "reading the export", e)),
         };
-        let blob = self.finish(tx, caller, op, std::slice::from_ref(&input.id), found).await?;
-        match self.blobs.file(&caller.tenant, &blob, "text/csv").await {
+        let blob = found?;
+        // The file is read through the store: the read's transaction ends first.
+        cx.tx.end_read::<errors::DownloadExportError>().await?;
+        match self.blobs.file(&cx.caller.tenant, &blob, "text/csv").await {
             Ok(Some(file)) => Ok(file.named(format!("notes-{}.csv", input.id))),
             Ok(None) => Err(errors::DownloadExportError::NotFound(problem_missing(&input.id))),
             Err(e) => Err(runtime::fault(op.id, "reading the export's file", e)),

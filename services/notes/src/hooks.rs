@@ -3,7 +3,7 @@
 //! platform's outbox (`runtime::webhooks`) signs, delivers and retries them.
 
 use notes_api::notes::{errors, models, operations, webhooks};
-use runtime::auth::Caller;
+use runtime::Context;
 use runtime::store::to_time;
 use runtime::webhooks::{SubscribeError, Webhooks};
 use support::Problem;
@@ -16,14 +16,16 @@ const SERVICE: &str = "notes";
 impl Notes {
     pub(crate) async fn subscribe_url(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::SubscribeInput,
     ) -> Result<models::NewSubscription, errors::SubscribeError> {
         let op = &operations::SUBSCRIBE;
-        let mut tx = self.begin(op).await?;
+        let (tx, caller, targets) = cx.parts::<errors::SubscribeError>().await?;
         let events = input.events.unwrap_or_default();
-        let made =
-            self.webhooks.subscribe(&mut tx, &caller.tenant, SERVICE, webhooks::EVENT_TYPES, &input.url, &events).await;
+        let made = self
+            .webhooks
+            .subscribe(&mut *tx, &caller.tenant, SERVICE, webhooks::EVENT_TYPES, &input.url, &events)
+            .await;
         let result = match made {
             Ok((sub, secret)) => Ok(models::NewSubscription {
                 id: sub.id,
@@ -43,17 +45,18 @@ impl Notes {
             )),
             Err(SubscribeError::Storage(e)) => Err(runtime::fault(op.id, "storing the subscription", e)),
         };
-        let targets: Vec<String> = result.iter().map(|s| s.id.clone()).collect();
-        self.finish(tx, caller, op, &targets, result).await
+        targets.extend(result.iter().map(|s| s.id.clone()));
+        result
     }
 
     pub(crate) async fn subscriptions(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
     ) -> Result<Vec<models::Subscription>, errors::ListSubscriptionsError> {
         let op = &operations::LIST_SUBSCRIPTIONS;
-        let mut tx = self.begin(op).await?;
-        let listed = Webhooks::subscriptions(&mut tx, &caller.tenant, SERVICE)
+        let (tx, caller, _) = cx.parts::<errors::ListSubscriptionsError>().await?;
+
+        Webhooks::subscriptions(&mut *tx, &caller.tenant, SERVICE)
             .await
             .map(|subs| {
                 subs.into_iter()
@@ -65,25 +68,25 @@ impl Notes {
                     })
                     .collect()
             })
-            .map_err(|e| runtime::fault(op.id, "listing subscriptions", e));
-        self.finish(tx, caller, op, &[], listed).await
+            .map_err(|e| runtime::fault(op.id, "listing subscriptions", e))
     }
 
     pub(crate) async fn unsubscribe_url(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::SubscriptionRef,
     ) -> Result<(), errors::UnsubscribeError> {
         let op = &operations::UNSUBSCRIBE;
-        let mut tx = self.begin(op).await?;
-        let result = match Webhooks::unsubscribe(&mut tx, &caller.tenant, SERVICE, &input.id).await {
+        cx.target(input.id.clone());
+        let (tx, caller, _) = cx.parts::<errors::UnsubscribeError>().await?;
+
+        match Webhooks::unsubscribe(&mut *tx, &caller.tenant, SERVICE, &input.id).await {
             Ok(true) => Ok(()),
             Ok(false) => Err(errors::UnsubscribeError::NotFound(
                 Problem::new(format!("there is no subscription {}", input.id)).with("id", input.id.as_str()),
             )),
             Err(e) => Err(runtime::fault(op.id, "deleting the subscription", e)),
-        };
-        self.finish(tx, caller, op, std::slice::from_ref(&input.id), result).await
+        }
     }
 }
 

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use notes_api::notes::{errors, models, operations};
-use runtime::auth::Caller;
+use runtime::Context;
 use sqlx::Row;
 
 use crate::{Notes, Refused, change, load, not_found, tags_of};
@@ -15,35 +15,36 @@ impl Notes {
     /// Replaces the labels of the caller's note with `input.tags` (sorted, each once).
     pub(crate) async fn set_tags(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::SetTagsInput,
     ) -> Result<Vec<String>, errors::SetNoteTagsError> {
         let op = &operations::SET_NOTE_TAGS;
-        let mut tx = self.begin(op).await?;
+        cx.target(input.id.clone());
+        let (tx, caller, _) = cx.parts::<errors::SetNoteTagsError>().await?;
         let (tenant, id) = (caller.tenant.as_str(), input.id.as_str());
         let mut tags = input.tags;
         tags.sort();
         tags.dedup();
         let stored = async {
             // Locked until the new set is written: two concurrent replacements do not mix.
-            if load(&mut tx, tenant, id, self.store.for_update()).await?.is_none() {
+            if load(&mut *tx, tenant, id, self.store.for_update()).await?.is_none() {
                 return Ok(None);
             }
             sqlx::query("DELETE FROM note_tags WHERE tenant_id = $1 AND note_id = $2")
                 .bind(tenant)
                 .bind(id)
-                .execute(&mut *tx)
+                .execute(&mut **tx)
                 .await?;
             for tag in &tags {
                 sqlx::query("INSERT INTO note_tags (tenant_id, note_id, tag) VALUES ($1, $2, $3)")
                     .bind(tenant)
                     .bind(id)
                     .bind(tag.as_str())
-                    .execute(&mut *tx)
+                    .execute(&mut **tx)
                     .await?;
             }
-            crate::changes::record(&mut tx, tenant, id, models::ChangeKind::Updated).await?;
-            tags_of(&mut tx, tenant, id).await.map(Some)
+            crate::changes::record(&mut *tx, tenant, id, models::ChangeKind::Updated).await?;
+            tags_of(&mut *tx, tenant, id).await.map(Some)
         }
         .await;
         let result = match stored {
@@ -51,19 +52,20 @@ impl Notes {
             Ok(None) => Err(errors::SetNoteTagsError::NotFound(not_found(id))),
             Err(e) => Err(runtime::fault(op.id, "labelling the note", e)),
         };
-        let tags = self.finish(tx, caller, op, std::slice::from_ref(&input.id), result).await?;
-        self.changed();
+        let tags = result?;
+        self.changed_on_commit(cx);
         Ok(tags)
     }
 
     /// Gives the caller's note the title `input.title`.
     pub(crate) async fn rename(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::RenameNoteInput,
     ) -> Result<models::Note, errors::RenameNoteError> {
         let op = &operations::RENAME_NOTE;
-        let mut tx = self.begin(op).await?;
+        cx.target(input.id.clone());
+        let (tx, caller, _) = cx.parts::<errors::RenameNoteError>().await?;
         let rename = models::UpdateNoteInput {
             id: input.id.clone(),
             title: Some(input.title),
@@ -73,71 +75,74 @@ impl Notes {
             reminder: None,
             if_match: support::IfMatch::default(),
         };
-        let renamed = change(&mut tx, self.store.for_update(), caller, rename).await.map_err(|failure| match failure {
-            Refused::NotFound(p) => errors::RenameNoteError::NotFound(p),
-            // A title fits every state, and a rename sends no `If-Match`.
-            Refused::Conflict(p) | Refused::Precondition(p) => runtime::fault(op.id, "renaming the note", p.message),
-            Refused::Fault(e) => runtime::fault(op.id, "renaming the note", e),
-        });
-        let renamed = self.finish(tx, caller, op, std::slice::from_ref(&input.id), renamed).await?;
-        self.changed();
+        let renamed =
+            change(&mut *tx, self.store.for_update(), caller, rename).await.map_err(|failure| match failure {
+                Refused::NotFound(p) => errors::RenameNoteError::NotFound(p),
+                // A title fits every state, and a rename sends no `If-Match`.
+                Refused::Conflict(p) | Refused::Precondition(p) => {
+                    runtime::fault(op.id, "renaming the note", p.message)
+                }
+                Refused::Fault(e) => runtime::fault(op.id, "renaming the note", e),
+            });
+        let renamed = renamed?;
+        self.changed_on_commit(cx);
         Ok(renamed)
     }
 
     /// How many notes the caller has, in `input.state` or in all.
     pub(crate) async fn count(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::CountNotesInput,
     ) -> Result<i64, errors::CountNotesError> {
         let op = &operations::COUNT_NOTES;
-        let mut tx = self.begin(op).await?;
+        let (tx, caller, _) = cx.parts::<errors::CountNotesError>().await?;
         let counted = match input.state {
             Some(state) => {
                 sqlx::query("SELECT COUNT(*) FROM notes WHERE tenant_id = $1 AND state = $2")
                     .bind(caller.tenant.as_str())
                     .bind(state.as_str())
-                    .fetch_one(&mut *tx)
+                    .fetch_one(&mut **tx)
                     .await
             }
             None => {
                 sqlx::query("SELECT COUNT(*) FROM notes WHERE tenant_id = $1")
                     .bind(caller.tenant.as_str())
-                    .fetch_one(&mut *tx)
+                    .fetch_one(&mut **tx)
                     .await
             }
         };
-        let counted = counted.map(|row| row.get::<i64, _>(0)).map_err(|e| runtime::fault(op.id, "counting notes", e));
-        self.finish(tx, caller, op, &[], counted).await
+
+        counted.map(|row| row.get::<i64, _>(0)).map_err(|e| runtime::fault(op.id, "counting notes", e))
     }
 
     /// The caller's notes in all and per state: named fields and a map beside them.
-    pub(crate) async fn stats(&self, caller: &Caller) -> Result<models::NoteStats, errors::NoteStatsError> {
+    pub(crate) async fn stats(&self, cx: &mut Context) -> Result<models::NoteStats, errors::NoteStatsError> {
         let op = &operations::NOTE_STATS;
-        let mut tx = self.begin(op).await?;
-        let counted = sqlx::query("SELECT state, COUNT(*) FROM notes WHERE tenant_id = $1 GROUP BY state")
+        let (tx, caller, _) = cx.parts::<errors::NoteStatsError>().await?;
+
+        sqlx::query("SELECT state, COUNT(*) FROM notes WHERE tenant_id = $1 GROUP BY state")
             .bind(caller.tenant.as_str())
-            .fetch_all(&mut *tx)
+            .fetch_all(&mut **tx)
             .await
             .map(|rows| {
                 let additional: BTreeMap<String, i64> =
                     rows.iter().map(|r| (r.get::<String, _>(0), r.get::<i64, _>(1))).collect();
                 models::NoteStats { total: additional.values().sum(), additional }
             })
-            .map_err(|e| runtime::fault(op.id, "counting notes", e));
-        self.finish(tx, caller, op, &[], counted).await
+            .map_err(|e| runtime::fault(op.id, "counting notes", e))
     }
 
     /// Each label of the caller's notes with the number of notes carrying it.
-    pub(crate) async fn count_labels(&self, caller: &Caller) -> Result<BTreeMap<String, i64>, errors::CountTagsError> {
+    pub(crate) async fn count_labels(&self, cx: &mut Context) -> Result<BTreeMap<String, i64>, errors::CountTagsError> {
         let op = &operations::COUNT_TAGS;
-        let mut tx = self.begin(op).await?;
-        let counted = sqlx::query("SELECT tag, COUNT(*) FROM note_tags WHERE tenant_id = $1 GROUP BY tag")
+        let (tx, caller, _) = cx.parts::<errors::CountTagsError>().await?;
+
+        sqlx::query("SELECT tag, COUNT(*) FROM note_tags WHERE tenant_id = $1 GROUP BY tag")
             .bind(caller.tenant.as_str())
-            .fetch_all(&mut *tx)
+            .fetch_all(&mut **tx)
             .await
             .map(|rows| rows.iter().map(|r| (r.get::<String, _>(0), r.get::<i64, _>(1))).collect())
-            .map_err(|e| runtime::fault(op.id, "counting labels", e));
-        self.finish(tx, caller, op, &[], counted).await
+            .map_err(|e| runtime::fault(op.id, "counting labels", e))
     }
 }

@@ -6,6 +6,7 @@
 
 use chrono::{DateTime, TimeZone, Utc};
 use notes_api::notes::{NotesService, errors, models};
+use runtime::Context;
 use runtime::Platform;
 use runtime::auth::Caller;
 use runtime::sql::{Arg, Sql};
@@ -34,15 +35,41 @@ mod labels;
 
 /// The application: the notes service registered with the platform's server builder.
 pub async fn server(platform: &Platform) -> anyhow::Result<axum::Router> {
-    let notes = Notes::open(platform).await?;
-    runtime::Server::builder(platform).service(api(notes)).build()
+    let modules: [Box<dyn runtime::Module>; 1] = [Box::new(Module)];
+    runtime::Server::builder(platform).modules(&modules).await?.build()
+}
+
+/// Applies the notes service's own migrations (its tables beside the platform's).
+pub async fn migrate(store: &Store) -> anyhow::Result<()> {
+    store.migrate("notes", sqlx::migrate!("./migrations/sqlite"), sqlx::migrate!("./migrations/postgres")).await
+}
+
+/// The notes service as a binary registers it: its migrations, its catalog entry, the service.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Module;
+
+impl runtime::Module for Module {
+    fn info(&self) -> &'static support::ServiceInfo {
+        &SERVICE
+    }
+
+    fn migrate<'a>(&'a self, store: &'a Store) -> runtime::module::BoxFuture<'a, anyhow::Result<()>> {
+        Box::pin(migrate(store))
+    }
+
+    fn open<'a>(
+        &'a self,
+        platform: &'a Platform,
+    ) -> runtime::module::BoxFuture<'a, anyhow::Result<runtime::ServiceApi>> {
+        Box::pin(async move { Ok(api(Notes::open(platform).await?)) })
+    }
 }
 
 impl Notes {
     /// The service over the platform's database, its own tables migrated.
     pub async fn open(platform: &Platform) -> anyhow::Result<Self> {
         let store = platform.store.clone();
-        store.migrate("notes", sqlx::migrate!("./migrations/sqlite"), sqlx::migrate!("./migrations/postgres")).await?;
+        migrate(&store).await?;
         let notes = Notes {
             blobs: runtime::blobs::Blobs::new(store.clone()),
             store,
@@ -56,23 +83,20 @@ impl Notes {
         Ok(notes)
     }
 
-    async fn begin<E: InternalError>(&self, op: &Operation) -> Result<Tx, E> {
-        self.store.begin_for(op).await.map_err(|e| runtime::fault(op.id, "starting a transaction", e))
-    }
-
     /// Stores a new note for `caller`, as operation `op` (which its audit row names): what
     /// `create_note` (JSON) and `capture_note` (a form) both do.
     async fn create<E>(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         op: &'static Operation,
         input: models::CreateNoteInput,
     ) -> Result<models::Note, E>
     where
         E: support::OperationError + InternalError,
     {
-        let mut tx = self.begin(op).await?;
         let id = format!("note_{}", uuid::Uuid::now_v7().simple());
+        cx.target(id.clone());
+        let (tx, caller, _) = cx.parts::<E>().await?;
         let mut tags = input.tags.unwrap_or_default();
         tags.sort();
         tags.dedup();
@@ -90,17 +114,17 @@ impl Notes {
             .bind(Nullable(None::<i64>))
             .bind(to_json(input.content.as_ref())?)
             .bind(to_json(input.reminder.as_ref())?)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
             for tag in &tags {
                 sqlx::query("INSERT INTO note_tags (tenant_id, note_id, tag) VALUES ($1, $2, $3)")
                     .bind(caller.tenant.as_str())
                     .bind(id.as_str())
                     .bind(tag.as_str())
-                    .execute(&mut *tx)
+                    .execute(&mut **tx)
                     .await?;
             }
-            changes::record(&mut tx, &caller.tenant, &id, models::ChangeKind::Created).await?;
+            changes::record(&mut *tx, &caller.tenant, &id, models::ChangeKind::Created).await?;
             Ok::<_, sqlx::Error>(())
         }
         .await
@@ -115,24 +139,9 @@ impl Notes {
             content: input.content,
             reminder: input.reminder,
         });
-        let created = self.finish(tx, caller, op, std::slice::from_ref(&id), created).await?;
-        self.changed();
+        let created = created?;
+        self.changed_on_commit(cx);
         Ok(created)
-    }
-
-    /// Commits `result` with its audit row, or rolls back and audits the failure.
-    async fn finish<T, E>(
-        &self,
-        tx: Tx,
-        caller: &Caller,
-        op: &'static Operation,
-        targets: &[String],
-        result: Result<T, E>,
-    ) -> Result<T, E>
-    where
-        E: support::OperationError + InternalError,
-    {
-        runtime::audit::finish(&self.store, tx, caller, op, targets, result).await
     }
 }
 
@@ -266,16 +275,16 @@ fn not_found(id: &str) -> Problem {
 }
 
 impl NotesService for Notes {
-    type Caller = Caller;
+    type Context = Context;
 
     async fn list_notes(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::ListNotesInput,
         paging: Paging,
     ) -> Result<Paged<models::Note>, errors::ListNotesError> {
         let op = &notes_api::notes::operations::LIST_NOTES;
-        let mut tx = self.begin(op).await?;
+        let (tx, caller, _) = cx.parts::<errors::ListNotesError>().await?;
         // Filters: the caller's tenant, an optional state, and every requested tag.
         let mut filter = Sql::new(" WHERE tenant_id = $1");
         filter.args.push(Arg::text(caller.tenant.clone()));
@@ -292,9 +301,10 @@ impl NotesService for Notes {
                 Arg::text(tag),
             );
         }
-        let listed = async {
+
+        async {
             let count = Sql { text: format!("SELECT COUNT(*) FROM notes{}", filter.text), args: filter.args.clone() };
-            let total: i64 = count.query().fetch_one(&mut *tx).await?.get(0);
+            let total: i64 = count.query().fetch_one(&mut **tx).await?.get(0);
             let mut page = Sql { text: format!("SELECT {COLUMNS} FROM notes{}", filter.text), args: filter.args };
             // `sort` has a default: the decoder puts it in when the request leaves it out. The
             // deprecated `newest_first=false` still means oldest first.
@@ -309,30 +319,30 @@ impl NotesService for Notes {
             });
             page.push(" LIMIT ?", Arg::Int(i64::from(paging.per_page)));
             page.push(" OFFSET ?", Arg::Int(i64::try_from(paging.offset()).unwrap_or(i64::MAX)));
-            let rows = page.query().fetch_all(&mut *tx).await?;
+            let rows = page.query().fetch_all(&mut **tx).await?;
             let mut items = Vec::with_capacity(rows.len());
             for row in &rows {
                 let id: String = row.get(0);
-                items.push(note(row, tags_of(&mut tx, &caller.tenant, &id).await?)?);
+                items.push(note(row, tags_of(&mut *tx, &caller.tenant, &id).await?)?);
             }
             Ok::<_, sqlx::Error>(Paged { items, total: u64::try_from(total).unwrap_or(0) })
         }
         .await
-        .map_err(|e| runtime::fault(op.id, "listing notes", e));
-        self.finish(tx, caller, op, &[], listed).await
+        .map_err(|e| runtime::fault(op.id, "listing notes", e))
     }
 
     async fn list_due_notes(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::DueNotesInput,
     ) -> Result<Vec<models::Note>, errors::ListDueNotesError> {
         let op = &notes_api::notes::operations::LIST_DUE_NOTES;
-        let mut tx = self.begin(op).await?;
+        let (tx, caller, _) = cx.parts::<errors::ListDueNotesError>().await?;
         let now = now_ms();
         // `days` has a default and bounds: the decoder put it in and checked it.
         let until = now.saturating_add(input.days.saturating_mul(86_400_000));
-        let listed = async {
+
+        async {
             let query = format!(
                 "SELECT {COLUMNS} FROM notes WHERE tenant_id = $1 AND due IS NOT NULL AND due >= $2 AND due <= $3 \
                  ORDER BY due ASC, id ASC LIMIT 50"
@@ -342,100 +352,102 @@ impl NotesService for Notes {
                 .bind(caller.tenant.as_str())
                 .bind(now)
                 .bind(until)
-                .fetch_all(&mut *tx)
+                .fetch_all(&mut **tx)
                 .await?;
             let mut notes = Vec::with_capacity(rows.len());
             for row in &rows {
                 let id: String = row.get(0);
-                notes.push(note(row, tags_of(&mut tx, &caller.tenant, &id).await?)?);
+                notes.push(note(row, tags_of(&mut *tx, &caller.tenant, &id).await?)?);
             }
             Ok::<_, sqlx::Error>(notes)
         }
         .await
-        .map_err(|e| runtime::fault(op.id, "listing notes due soon", e));
-        self.finish(tx, caller, op, &[], listed).await
+        .map_err(|e| runtime::fault(op.id, "listing notes due soon", e))
     }
 
     async fn create_note(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::CreateNoteInput,
     ) -> Result<models::Note, errors::CreateNoteError> {
-        self.create(caller, &notes_api::notes::operations::CREATE_NOTE, input).await
+        self.create(cx, &notes_api::notes::operations::CREATE_NOTE, input).await
     }
 
     async fn capture_note(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::CaptureNoteInput,
     ) -> Result<models::Note, errors::CaptureNoteError> {
         let note = models::CreateNoteInput { title: input.title, tags: input.tags, content: None, reminder: None };
-        self.create(caller, &notes_api::notes::operations::CAPTURE_NOTE, note).await
+        self.create(cx, &notes_api::notes::operations::CAPTURE_NOTE, note).await
     }
 
     async fn upload_attachment(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::UploadAttachmentInput,
     ) -> Result<models::Attachment, errors::UploadAttachmentError> {
-        self.attach(caller, input).await
+        self.attach(cx, input).await
     }
 
     async fn put_attachment(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::PutAttachmentInput,
     ) -> Result<models::Attachment, errors::PutAttachmentError> {
-        self.attach_named(caller, input).await
+        self.attach_named(cx, input).await
     }
 
     async fn list_attachments(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::AttachmentsInput,
     ) -> Result<Vec<models::Attachment>, errors::ListAttachmentsError> {
-        self.attachments(caller, input).await
+        self.attachments(cx, input).await
     }
 
     async fn get_attachment(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::AttachmentRef,
     ) -> Result<support::File, errors::GetAttachmentError> {
-        self.attachment_file(caller, input).await
+        self.attachment_file(cx, input).await
     }
 
     async fn delete_attachment(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::DeleteAttachmentInput,
     ) -> Result<(), errors::DeleteAttachmentError> {
-        self.detach(caller, input).await
+        self.detach(cx, input).await
     }
 
     async fn get_note(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::GetNoteInput,
     ) -> Result<models::Note, errors::GetNoteError> {
         let op = &notes_api::notes::operations::GET_NOTE;
-        let mut tx = self.begin(op).await?;
-        let found = match load(&mut tx, &caller.tenant, &input.id, "").await {
+        cx.target(input.id.clone());
+        let (tx, caller, _) = cx.parts::<errors::GetNoteError>().await?;
+
+        match load(&mut *tx, &caller.tenant, &input.id, "").await {
             Ok(Some(note)) => Ok(note),
             Ok(None) => Err(errors::GetNoteError::NotFound(not_found(&input.id))),
             Err(e) => Err(runtime::fault(op.id, "reading the note", e)),
-        };
-        self.finish(tx, caller, op, std::slice::from_ref(&input.id), found).await
+        }
     }
 
     async fn open_note(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::OpenNoteInput,
     ) -> Result<models::Redirect, errors::OpenNoteError> {
         let op = &notes_api::notes::operations::OPEN_NOTE;
-        let mut tx = self.begin(op).await?;
-        let found = match load(&mut tx, &caller.tenant, &input.id, "").await {
+        cx.target(input.id.clone());
+        let (tx, caller, _) = cx.parts::<errors::OpenNoteError>().await?;
+
+        match load(&mut *tx, &caller.tenant, &input.id, "").await {
             Ok(Some(models::Note { content: Some(models::NoteContent::Link(link)), .. })) => {
                 // A `uri` the decoder checked: visible ASCII, as a header needs.
                 Ok(models::Redirect { location: link.url })
@@ -445,37 +457,37 @@ impl NotesService for Notes {
             )),
             Ok(None) => Err(errors::OpenNoteError::NotFound(not_found(&input.id))),
             Err(e) => Err(runtime::fault(op.id, "reading the note", e)),
-        };
-        self.finish(tx, caller, op, std::slice::from_ref(&input.id), found).await
+        }
     }
 
     async fn update_note(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::UpdateNoteInput,
     ) -> Result<models::Note, errors::UpdateNoteError> {
         let op = &notes_api::notes::operations::UPDATE_NOTE;
-        let mut tx = self.begin(op).await?;
-        let id = input.id.clone();
-        let updated = change(&mut tx, self.store.for_update(), caller, input).await.map_err(|failure| match failure {
+        cx.target(input.id.clone());
+        let (tx, caller, _) = cx.parts::<errors::UpdateNoteError>().await?;
+        let updated = change(&mut *tx, self.store.for_update(), caller, input).await.map_err(|failure| match failure {
             Refused::NotFound(p) => errors::UpdateNoteError::NotFound(p),
             Refused::Conflict(p) => errors::UpdateNoteError::Conflict(p),
             Refused::Precondition(p) => errors::UpdateNoteError::PreconditionFailed(p),
             Refused::Fault(e) => runtime::fault(op.id, "updating the note", e),
         });
-        let updated = self.finish(tx, caller, op, std::slice::from_ref(&id), updated).await?;
-        self.changed();
+        let updated = updated?;
+        self.changed_on_commit(cx);
         Ok(updated)
     }
 
     /// The route archiving had before `update_note` could: the same change, deprecated.
     async fn archive_note(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::ArchiveNoteInput,
     ) -> Result<models::Note, errors::ArchiveNoteError> {
         let op = &notes_api::notes::operations::ARCHIVE_NOTE;
-        let mut tx = self.begin(op).await?;
+        cx.target(input.id.clone());
+        let (tx, caller, _) = cx.parts::<errors::ArchiveNoteError>().await?;
         let archive = models::UpdateNoteInput {
             id: input.id.clone(),
             title: None,
@@ -486,134 +498,133 @@ impl NotesService for Notes {
             if_match: support::IfMatch::default(),
         };
         let archived =
-            change(&mut tx, self.store.for_update(), caller, archive).await.map_err(|failure| match failure {
+            change(&mut *tx, self.store.for_update(), caller, archive).await.map_err(|failure| match failure {
                 Refused::NotFound(p) => errors::ArchiveNoteError::NotFound(p),
                 Refused::Conflict(p) => errors::ArchiveNoteError::Conflict(p),
                 // An archive sends no `If-Match`, so no precondition can fail.
                 Refused::Precondition(p) => runtime::fault(op.id, "archiving the note", p.message),
                 Refused::Fault(e) => runtime::fault(op.id, "archiving the note", e),
             });
-        let archived = self.finish(tx, caller, op, std::slice::from_ref(&input.id), archived).await?;
-        self.changed();
+        let archived = archived?;
+        self.changed_on_commit(cx);
         Ok(archived)
     }
 
     async fn watch_notes(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::WatchNotesInput,
     ) -> Result<support::Events<models::NoteChange>, errors::WatchNotesError> {
-        self.watch(caller, input).await
+        self.watch(cx, input).await
     }
 
     async fn create_export(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::CreateExportInput,
     ) -> Result<models::ExportStarted, errors::CreateExportError> {
-        self.start_export(caller, input).await
+        self.start_export(cx, input).await
     }
 
     async fn get_export(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::ExportRef,
     ) -> Result<models::NoteExport, errors::GetExportError> {
-        self.export_status(caller, input).await
+        self.export_status(cx, input).await
     }
 
     async fn download_export(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::DownloadExportInput,
     ) -> Result<support::File, errors::DownloadExportError> {
-        self.export_file(caller, input).await
+        self.export_file(cx, input).await
     }
 
     async fn set_note_tags(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::SetTagsInput,
     ) -> Result<Vec<String>, errors::SetNoteTagsError> {
-        self.set_tags(caller, input).await
+        self.set_tags(cx, input).await
     }
 
     async fn rename_note(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::RenameNoteInput,
     ) -> Result<models::Note, errors::RenameNoteError> {
-        self.rename(caller, input).await
+        self.rename(cx, input).await
     }
 
     async fn count_notes(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::CountNotesInput,
     ) -> Result<i64, errors::CountNotesError> {
-        self.count(caller, input).await
+        self.count(cx, input).await
     }
 
     async fn count_tags(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
     ) -> Result<std::collections::BTreeMap<String, i64>, errors::CountTagsError> {
-        self.count_labels(caller).await
+        self.count_labels(cx).await
     }
 
-    async fn note_stats(&self, caller: &Caller) -> Result<models::NoteStats, errors::NoteStatsError> {
-        self.stats(caller).await
+    async fn note_stats(&self, cx: &mut Context) -> Result<models::NoteStats, errors::NoteStatsError> {
+        self.stats(cx).await
     }
 
     async fn subscribe(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::SubscribeInput,
     ) -> Result<models::NewSubscription, errors::SubscribeError> {
-        self.subscribe_url(caller, input).await
+        self.subscribe_url(cx, input).await
     }
 
     async fn list_subscriptions(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
     ) -> Result<Vec<models::Subscription>, errors::ListSubscriptionsError> {
-        self.subscriptions(caller).await
+        self.subscriptions(cx).await
     }
 
     async fn unsubscribe(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::SubscriptionRef,
     ) -> Result<(), errors::UnsubscribeError> {
-        self.unsubscribe_url(caller, input).await
+        self.unsubscribe_url(cx, input).await
     }
 
-    async fn delete_note(&self, caller: &Caller, input: models::NoteRef) -> Result<(), errors::DeleteNoteError> {
+    async fn delete_note(&self, cx: &mut Context, input: models::NoteRef) -> Result<(), errors::DeleteNoteError> {
         let op = &notes_api::notes::operations::DELETE_NOTE;
-        let mut tx = self.begin(op).await?;
+        cx.target(input.id.clone());
+        let (tx, caller, _) = cx.parts::<errors::DeleteNoteError>().await?;
         // The version `If-Match` names must be the one deleted, so the note is read first.
-        let current = match load(&mut tx, &caller.tenant, &input.id, self.store.for_update()).await {
+        let current = match load(&mut *tx, &caller.tenant, &input.id, self.store.for_update()).await {
             Ok(Some(note)) => input.if_match.check(&note).map_err(errors::DeleteNoteError::PreconditionFailed),
             Ok(None) => Err(errors::DeleteNoteError::NotFound(not_found(&input.id))),
             Err(e) => Err(runtime::fault(op.id, "reading the note", e)),
         };
-        if let Err(refused) = current {
-            return self.finish(tx, caller, op, std::slice::from_ref(&input.id), Err(refused)).await;
-        }
+        current?;
         let deleted = async {
-            attachments::delete_all(&mut tx, &caller.tenant, &input.id).await?;
+            attachments::delete_all(&mut *tx, &caller.tenant, &input.id).await?;
             sqlx::query("DELETE FROM note_tags WHERE tenant_id = $1 AND note_id = $2")
                 .bind(caller.tenant.as_str())
                 .bind(input.id.as_str())
-                .execute(&mut *tx)
+                .execute(&mut **tx)
                 .await?;
             let done = sqlx::query("DELETE FROM notes WHERE tenant_id = $1 AND id = $2")
                 .bind(caller.tenant.as_str())
                 .bind(input.id.as_str())
-                .execute(&mut *tx)
+                .execute(&mut **tx)
                 .await?;
             if done.rows_affected() == 1 {
-                changes::record(&mut tx, &caller.tenant, &input.id, models::ChangeKind::Deleted).await?;
+                changes::record(&mut *tx, &caller.tenant, &input.id, models::ChangeKind::Deleted).await?;
             }
             Ok::<_, sqlx::Error>(done.rows_affected() == 1)
         }
@@ -623,8 +634,8 @@ impl NotesService for Notes {
             Ok(false) => Err(errors::DeleteNoteError::NotFound(not_found(&input.id))),
             Err(e) => Err(runtime::fault(op.id, "deleting the note", e)),
         };
-        self.finish(tx, caller, op, std::slice::from_ref(&input.id), result).await?;
-        self.changed();
+        result?;
+        self.changed_on_commit(cx);
         Ok(())
     }
 }

@@ -8,6 +8,7 @@ use generated::vault::models::{
     RevealedSecret,
 };
 use generated::vault::{errors, operations as ops};
+use runtime::Context;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 use support::{InternalError, Operation, Paged, Paging, Problem};
@@ -190,12 +191,11 @@ pub(super) async fn hold_folder(tx: &mut Tx, tenant: &str, id: &str) -> Result<b
 
 pub(super) async fn list(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::ListCredentialsInput,
     paging: Paging,
-    _targets: &mut Vec<String>,
 ) -> Result<Paged<CredentialSummary>, errors::ListCredentialsError> {
+    let (tx, caller, _targets) = cx.parts::<errors::ListCredentialsError>().await?;
     let op = &ops::LIST_CREDENTIALS;
     let access = vault.access(tx, op, caller).await?;
     let mut filter = Sql::new("");
@@ -281,11 +281,10 @@ type Listed = (String, String, Option<String>, Option<String>, String, i64, i64,
 
 pub(super) async fn store(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::StoreCredentialInput,
-    _targets: &mut Vec<String>,
 ) -> Result<Credential, errors::StoreCredentialError> {
+    let (tx, caller, _targets) = cx.parts::<errors::StoreCredentialError>().await?;
     use errors::StoreCredentialError as E;
     let op = &ops::STORE_CREDENTIAL;
     let access = vault.access(tx, op, caller).await?;
@@ -376,10 +375,10 @@ async fn insert_version<E: InternalError>(
 
 pub(super) async fn get(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::CredentialRef,
 ) -> Result<Credential, errors::GetCredentialError> {
+    let (tx, caller, _) = cx.parts::<errors::GetCredentialError>().await?;
     let op = &ops::GET_CREDENTIAL;
     let access = vault.access(tx, op, caller).await?;
     let (row, _) =
@@ -389,11 +388,10 @@ pub(super) async fn get(
 
 pub(super) async fn update(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::UpdateCredentialInput,
-    targets: &mut Vec<String>,
 ) -> Result<Credential, errors::UpdateCredentialError> {
+    let (tx, caller, targets) = cx.parts::<errors::UpdateCredentialError>().await?;
     use errors::UpdateCredentialError as E;
     let op = &ops::UPDATE_CREDENTIAL;
     let access = vault.access(tx, op, caller).await?;
@@ -560,16 +558,15 @@ pub(super) async fn reveal(
 
 pub(super) async fn set_state<E>(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     op: &'static Operation,
     key: &str,
     state: CredentialState,
-    targets: &mut Vec<String>,
 ) -> Result<Credential, E>
 where
     E: InternalError + From<StateError>,
 {
+    let (tx, caller, targets) = cx.parts::<E>().await?;
     let access = vault.access::<E>(tx, op, caller).await?;
     let (row, perms) =
         visible::<E>(tx, op, caller, &access, key).await?.map_err(|p| E::from(StateError::NotFound(p)))?;
@@ -633,10 +630,10 @@ state_error!(errors::RestoreCredentialError);
 
 pub(super) async fn rotate(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::RotateCredentialInput,
 ) -> Result<Credential, errors::RotateCredentialError> {
+    let (tx, caller, _) = cx.parts::<errors::RotateCredentialError>().await?;
     use errors::RotateCredentialError as E;
     let op = &ops::ROTATE_CREDENTIAL;
     let access = vault.access(tx, op, caller).await?;

@@ -2,6 +2,7 @@
 //! secret); creating under a folder, renaming, moving and deleting need `canStore` on it, and the
 //! top level belongs to administrators. A non-empty folder is never deleted.
 
+use runtime::Context;
 use std::collections::HashMap;
 
 use generated::vault::models::{self, Folder};
@@ -11,7 +12,6 @@ use support::{Paged, Paging, Problem};
 
 use super::{Vault, fault, forbidden, not_found};
 use crate::rbac::{Access, Perms};
-use runtime::auth::Caller;
 use runtime::store::{Nullable, Tx, now_ms, to_time};
 
 #[derive(Debug, Clone)]
@@ -108,11 +108,11 @@ fn sibling_taken(tree: &HashMap<String, Node>, parent: Option<&str>, name: &str,
 
 pub(super) async fn list(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::ListFoldersInput,
     paging: Paging,
 ) -> Result<Paged<Folder>, errors::ListFoldersError> {
+    let (tx, caller, _) = cx.parts::<errors::ListFoldersError>().await?;
     let op = &ops::LIST_FOLDERS;
     let access = vault.access(tx, op, caller).await?;
     let t = tree(tx, &caller.tenant).await.map_err(|e| fault(op.id, "loading folders", e))?;
@@ -130,11 +130,10 @@ pub(super) async fn list(
 
 pub(super) async fn create(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::CreateFolderInput,
-    targets: &mut Vec<String>,
 ) -> Result<Folder, errors::CreateFolderError> {
+    let (tx, caller, targets) = cx.parts::<errors::CreateFolderError>().await?;
     use errors::CreateFolderError as E;
     let op = &ops::CREATE_FOLDER;
     let access = vault.access(tx, op, caller).await?;
@@ -176,10 +175,10 @@ pub(super) async fn create(
 
 pub(super) async fn update(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::UpdateFolderInput,
 ) -> Result<Folder, errors::UpdateFolderError> {
+    let (tx, caller, _) = cx.parts::<errors::UpdateFolderError>().await?;
     use errors::UpdateFolderError as E;
     let op = &ops::UPDATE_FOLDER;
     let access = vault.access(tx, op, caller).await?;
@@ -238,10 +237,10 @@ pub(super) async fn update(
 
 pub(super) async fn delete(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::DeleteFolderInput,
 ) -> Result<(), errors::DeleteFolderError> {
+    let (tx, caller, _) = cx.parts::<errors::DeleteFolderError>().await?;
     use errors::DeleteFolderError as E;
     let op = &ops::DELETE_FOLDER;
     let access = vault.access(tx, op, caller).await?;

@@ -3,6 +3,7 @@
 
 use generated::vault::models::{self, Grant, GrantTarget, Permission, RoleAssignment, TenantRole};
 use generated::vault::{errors, operations as ops};
+use runtime::Context;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 use support::{InternalError, Operation, Paged, Paging, Problem};
@@ -108,11 +109,11 @@ async fn require_admin<E: InternalError>(
 
 pub(super) async fn list<E: InternalError + From<GrantError>>(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     filter: Filter,
     paging: Paging,
 ) -> Result<Paged<Grant>, E> {
+    let (tx, caller, _) = cx.parts::<E>().await?;
     let op: &Operation = match &filter {
         Filter::Tenant(_) => &ops::LIST_GRANTS,
         Filter::On(GrantTarget::Credential, _) => &ops::LIST_CREDENTIAL_GRANTS,
@@ -155,14 +156,13 @@ pub(super) async fn list<E: InternalError + From<GrantError>>(
 )]
 pub(super) async fn create<E: InternalError + From<GrantError>>(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     target: GrantTarget,
     target_id: String,
     principal: String,
     permissions: Vec<Permission>,
-    targets: &mut Vec<String>,
 ) -> Result<Grant, E> {
+    let (tx, caller, targets) = cx.parts::<E>().await?;
     let op: &Operation =
         if target == GrantTarget::Credential { &ops::CREATE_CREDENTIAL_GRANT } else { &ops::CREATE_FOLDER_GRANT };
     require_admin::<E>(vault, tx, op, caller).await?.map_err(E::from)?;
@@ -207,11 +207,11 @@ pub(super) async fn create<E: InternalError + From<GrantError>>(
 
 pub(super) async fn delete<E: InternalError + From<GrantError>>(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     on: Option<(GrantTarget, &str)>,
     grant_id: &str,
 ) -> Result<(), E> {
+    let (tx, caller, _) = cx.parts::<E>().await?;
     let op: &Operation = match on {
         None => &ops::DELETE_GRANT,
         Some((GrantTarget::Credential, _)) => &ops::DELETE_CREDENTIAL_GRANT,
@@ -256,11 +256,11 @@ async fn admins(tx: &mut Tx, tenant: &str) -> Result<i64, sqlx::Error> {
 
 pub(super) async fn list_roles(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::ListRoleAssignmentsInput,
     paging: Paging,
 ) -> Result<Paged<RoleAssignment>, errors::ListRoleAssignmentsError> {
+    let (tx, caller, _) = cx.parts::<errors::ListRoleAssignmentsError>().await?;
     type E = errors::ListRoleAssignmentsError;
     let op = &ops::LIST_ROLE_ASSIGNMENTS;
     own_tenant(caller, &input.tenant_id)?;
@@ -283,10 +283,10 @@ pub(super) async fn list_roles(
 
 pub(super) async fn assign_role(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::AssignRoleInput,
 ) -> Result<RoleAssignment, errors::AssignRoleError> {
+    let (tx, caller, _) = cx.parts::<errors::AssignRoleError>().await?;
     use errors::AssignRoleError as E;
     let op = &ops::ASSIGN_ROLE;
     own_tenant(caller, &input.tenant_id)?;
@@ -328,10 +328,10 @@ pub(super) async fn assign_role(
 
 pub(super) async fn remove_role(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::RemoveRoleAssignmentInput,
 ) -> Result<(), errors::RemoveRoleAssignmentError> {
+    let (tx, caller, _) = cx.parts::<errors::RemoveRoleAssignmentError>().await?;
     use errors::RemoveRoleAssignmentError as E;
     let op = &ops::REMOVE_ROLE_ASSIGNMENT;
     own_tenant(caller, &input.tenant_id)?;

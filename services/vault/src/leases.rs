@@ -6,6 +6,7 @@
 
 use generated::vault::models::{self, CredentialState, Lease, LeaseState, LeasedSecret};
 use generated::vault::{errors, operations as ops};
+use runtime::Context;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 use support::{Paged, Paging, Problem};
@@ -52,11 +53,11 @@ async fn load_mine(tx: &mut Tx, caller: &Caller, id: &str) -> Result<Option<AnyR
 
 pub(super) async fn list(
     _vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::ListLeasesInput,
     paging: Paging,
 ) -> Result<Paged<Lease>, errors::ListLeasesError> {
+    let (tx, caller, _) = cx.parts::<errors::ListLeasesError>().await?;
     let op = &ops::LIST_LEASES;
     let now = now_ms();
     let mut filter = Sql::new(" WHERE tenant_id = $1 AND issued_to = $2");
@@ -86,11 +87,10 @@ pub(super) async fn list(
 
 pub(super) async fn issue(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::IssueLeaseInput,
-    targets: &mut Vec<String>,
 ) -> Result<Lease, errors::IssueLeaseError> {
+    let (tx, caller, targets) = cx.parts::<errors::IssueLeaseError>().await?;
     use errors::IssueLeaseError as E;
     let op = &ops::ISSUE_LEASE;
     let access = vault.access(tx, op, caller).await?;
@@ -151,11 +151,10 @@ fn unavailable(lease: &Lease) -> Problem {
 
 pub(super) async fn redeem(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::RedeemLeaseInput,
-    targets: &mut Vec<String>,
 ) -> Result<LeasedSecret, errors::RedeemLeaseError> {
+    let (tx, caller, targets) = cx.parts::<errors::RedeemLeaseError>().await?;
     use errors::RedeemLeaseError as E;
     let op = &ops::REDEEM_LEASE;
     let now = now_ms();
@@ -203,10 +202,10 @@ pub(super) async fn redeem(
 
 pub(super) async fn revoke(
     _vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::RevokeLeaseInput,
 ) -> Result<Lease, errors::RevokeLeaseError> {
+    let (tx, caller, _) = cx.parts::<errors::RevokeLeaseError>().await?;
     use errors::RevokeLeaseError as E;
     let op = &ops::REVOKE_LEASE;
     let now = now_ms();

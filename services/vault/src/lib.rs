@@ -19,12 +19,14 @@ mod tokens;
 
 use std::sync::Arc;
 
+use runtime::module::BoxFuture;
+
 use generated::vault::{VaultService, errors, models, operations as ops};
-use support::{InternalError, Operation, OperationError, Paged, Paging, Problem};
+use support::{InternalError, Operation, Paged, Paging, Problem};
 
 use crate::crypto::Keyring;
 use crate::rbac::Access;
-use runtime::audit;
+use runtime::Context;
 use runtime::auth::Caller;
 use runtime::fault;
 use runtime::sql::{Arg, Sql, contains_pattern};
@@ -83,504 +85,377 @@ impl Vault {
         Ok(Vault::new(platform.store.clone(), keyring, leases))
     }
 
-    async fn begin<E: InternalError>(&self, op: &Operation) -> Result<Tx, E> {
-        self.store.begin_for(op).await.map_err(|e| fault(op.id, "starting a transaction", e))
-    }
-
     async fn access<E: InternalError>(&self, tx: &mut Tx, op: &Operation, caller: &Caller) -> Result<Access, E> {
         Access::load(tx, &caller.tenant, &caller.subject).await.map_err(|e| fault(op.id, "loading grants", e))
     }
-
-    /// Commits `result` with its audit row, or rolls back and audits the failure.
-    async fn finish<T, E: OperationError + InternalError>(
-        &self,
-        tx: Tx,
-        caller: &Caller,
-        op: &'static Operation,
-        targets: &[String],
-        result: Result<T, E>,
-    ) -> Result<T, E> {
-        audit::finish(&self.store, tx, caller, op, targets, result).await
-    }
-}
-
-macro_rules! run {
-    ($self:ident, $caller:ident, $op:expr, $targets:expr, |$tx:ident, $targets_var:ident| $body:expr) => {{
-        let op = &$op;
-        let mut $tx = match $self.begin(op).await {
-            Ok(tx) => tx,
-            Err(e) => return Err(e),
-        };
-        let mut $targets_var: Vec<String> = $targets;
-        let result = $body;
-        let _ = &mut $targets_var;
-        $self.finish($tx, $caller, op, &$targets_var, result).await
-    }};
 }
 
 impl VaultService for Vault {
-    type Caller = Caller;
+    type Context = Context;
 
     async fn list_credentials(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::ListCredentialsInput,
         paging: Paging,
     ) -> Result<Paged<models::CredentialSummary>, errors::ListCredentialsError> {
-        run!(self, caller, ops::LIST_CREDENTIALS, vec![], |tx, targets| credentials::list(
-            self,
-            &mut tx,
-            caller,
-            input,
-            paging,
-            &mut targets
-        )
-        .await)
+        credentials::list(self, cx, input, paging).await
     }
+
     async fn store_credential(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::StoreCredentialInput,
     ) -> Result<models::Credential, errors::StoreCredentialError> {
-        run!(self, caller, ops::STORE_CREDENTIAL, vec![input.key.clone()], |tx, targets| credentials::store(
-            self,
-            &mut tx,
-            caller,
-            input,
-            &mut targets
-        )
-        .await)
+        cx.target(input.key.clone());
+        credentials::store(self, cx, input).await
     }
+
     async fn get_credential(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::CredentialRef,
     ) -> Result<models::Credential, errors::GetCredentialError> {
-        run!(self, caller, ops::GET_CREDENTIAL, vec![input.key.clone()], |tx, targets| credentials::get(
-            self, &mut tx, caller, input
-        )
-        .await)
+        cx.target(input.key.clone());
+        credentials::get(self, cx, input).await
     }
+
     async fn update_credential(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::UpdateCredentialInput,
     ) -> Result<models::Credential, errors::UpdateCredentialError> {
-        run!(self, caller, ops::UPDATE_CREDENTIAL, vec![input.key.clone()], |tx, targets| credentials::update(
-            self,
-            &mut tx,
-            caller,
-            input,
-            &mut targets
-        )
-        .await)
+        cx.target(input.key.clone());
+        credentials::update(self, cx, input).await
     }
+
     async fn reveal_credential(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::RevealCredentialInput,
     ) -> Result<models::RevealedSecret, errors::RevealCredentialError> {
-        // One statement, no transaction (see credentials::reveal).
-        let targets = [input.key.clone()];
-        let result = credentials::reveal(self, caller, input).await;
-        audit::finish_read(&self.store, caller, &ops::REVEAL_CREDENTIAL, &targets, result).await
+        cx.target(input.key.clone());
+        credentials::reveal(self, &cx.caller, input).await
     }
+
     async fn archive_credential(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::ArchiveCredentialInput,
     ) -> Result<models::Credential, errors::ArchiveCredentialError> {
-        run!(self, caller, ops::ARCHIVE_CREDENTIAL, vec![input.key.clone()], |tx, targets| credentials::set_state(
-            self,
-            &mut tx,
-            caller,
-            &ops::ARCHIVE_CREDENTIAL,
-            &input.key,
-            models::CredentialState::Archived,
-            &mut targets
-        )
-        .await)
+        cx.target(input.key.clone());
+        credentials::set_state(self, cx, &ops::ARCHIVE_CREDENTIAL, &input.key, models::CredentialState::Archived).await
     }
+
     async fn restore_credential(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::RestoreCredentialInput,
     ) -> Result<models::Credential, errors::RestoreCredentialError> {
-        run!(self, caller, ops::RESTORE_CREDENTIAL, vec![input.key.clone()], |tx, targets| credentials::set_state(
-            self,
-            &mut tx,
-            caller,
-            &ops::RESTORE_CREDENTIAL,
-            &input.key,
-            models::CredentialState::Active,
-            &mut targets
-        )
-        .await)
+        cx.target(input.key.clone());
+        credentials::set_state(self, cx, &ops::RESTORE_CREDENTIAL, &input.key, models::CredentialState::Active).await
     }
+
     async fn rotate_credential(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::RotateCredentialInput,
     ) -> Result<models::Credential, errors::RotateCredentialError> {
-        run!(self, caller, ops::ROTATE_CREDENTIAL, vec![input.key.clone()], |tx, targets| credentials::rotate(
-            self, &mut tx, caller, input
-        )
-        .await)
+        cx.target(input.key.clone());
+        credentials::rotate(self, cx, input).await
     }
+
     async fn list_folders(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::ListFoldersInput,
         paging: Paging,
     ) -> Result<Paged<models::Folder>, errors::ListFoldersError> {
-        run!(self, caller, ops::LIST_FOLDERS, vec![], |tx, targets| folders::list(self, &mut tx, caller, input, paging)
-            .await)
+        folders::list(self, cx, input, paging).await
     }
+
     async fn create_folder(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::CreateFolderInput,
     ) -> Result<models::Folder, errors::CreateFolderError> {
-        run!(self, caller, ops::CREATE_FOLDER, vec![], |tx, targets| folders::create(
-            self,
-            &mut tx,
-            caller,
-            input,
-            &mut targets
-        )
-        .await)
+        folders::create(self, cx, input).await
     }
+
     async fn update_folder(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::UpdateFolderInput,
     ) -> Result<models::Folder, errors::UpdateFolderError> {
-        run!(self, caller, ops::UPDATE_FOLDER, vec![input.id.clone()], |tx, targets| folders::update(
-            self, &mut tx, caller, input
-        )
-        .await)
+        cx.target(input.id.clone());
+        folders::update(self, cx, input).await
     }
+
     async fn delete_folder(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::DeleteFolderInput,
     ) -> Result<(), errors::DeleteFolderError> {
-        run!(self, caller, ops::DELETE_FOLDER, vec![input.id.clone()], |tx, targets| folders::delete(
-            self, &mut tx, caller, input
-        )
-        .await)
+        cx.target(input.id.clone());
+        folders::delete(self, cx, input).await
     }
+
     async fn list_tags(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::ListTagsInput,
         paging: Paging,
     ) -> Result<Paged<models::Tag>, errors::ListTagsError> {
-        run!(self, caller, ops::LIST_TAGS, vec![], |tx, targets| tags::list(self, &mut tx, caller, input, paging).await)
+        tags::list(self, cx, input, paging).await
     }
+
     async fn rename_tag(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::RenameTagInput,
     ) -> Result<models::Tag, errors::RenameTagError> {
-        run!(self, caller, ops::RENAME_TAG, vec![input.name.clone(), input.new_name.clone()], |tx, targets| {
-            tags::rename(self, &mut tx, caller, input).await
-        })
+        cx.target(input.name.clone());
+        cx.target(input.new_name.clone());
+        tags::rename(self, cx, input).await
     }
+
     async fn merge_tags(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::MergeTagsInput,
     ) -> Result<models::Tag, errors::MergeTagsError> {
-        let mut t = input.sources.clone();
-        t.push(input.target.clone());
-        run!(self, caller, ops::MERGE_TAGS, t, |tx, targets| tags::merge(self, &mut tx, caller, input).await)
+        cx.targets.extend(input.sources.iter().cloned());
+        cx.target(input.target.clone());
+        tags::merge(self, cx, input).await
     }
+
     async fn prune_tags(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::PruneTagsInput,
     ) -> Result<models::PruneReport, errors::PruneTagsError> {
-        run!(self, caller, ops::PRUNE_TAGS, vec![], |tx, targets| tags::prune(
-            self,
-            &mut tx,
-            caller,
-            input,
-            &mut targets
-        )
-        .await)
+        tags::prune(self, cx, input).await
     }
+
     async fn list_leases(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::ListLeasesInput,
         paging: Paging,
     ) -> Result<Paged<models::Lease>, errors::ListLeasesError> {
-        run!(self, caller, ops::LIST_LEASES, vec![], |tx, targets| leases::list(self, &mut tx, caller, input, paging)
-            .await)
+        leases::list(self, cx, input, paging).await
     }
+
     async fn issue_lease(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::IssueLeaseInput,
     ) -> Result<models::Lease, errors::IssueLeaseError> {
-        run!(self, caller, ops::ISSUE_LEASE, vec![input.credential_key.clone()], |tx, targets| leases::issue(
-            self,
-            &mut tx,
-            caller,
-            input,
-            &mut targets
-        )
-        .await)
+        cx.target(input.credential_key.clone());
+        leases::issue(self, cx, input).await
     }
+
     async fn redeem_lease(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::RedeemLeaseInput,
     ) -> Result<models::LeasedSecret, errors::RedeemLeaseError> {
-        run!(self, caller, ops::REDEEM_LEASE, vec![input.lease_id.clone()], |tx, targets| leases::redeem(
-            self,
-            &mut tx,
-            caller,
-            input,
-            &mut targets
-        )
-        .await)
+        cx.target(input.lease_id.clone());
+        leases::redeem(self, cx, input).await
     }
+
     async fn revoke_lease(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::RevokeLeaseInput,
     ) -> Result<models::Lease, errors::RevokeLeaseError> {
-        run!(self, caller, ops::REVOKE_LEASE, vec![input.id.clone()], |tx, targets| leases::revoke(
-            self, &mut tx, caller, input
-        )
-        .await)
+        cx.target(input.id.clone());
+        leases::revoke(self, cx, input).await
     }
+
     async fn list_grants(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::ListGrantsInput,
         paging: Paging,
     ) -> Result<Paged<models::Grant>, errors::ListGrantsError> {
-        run!(self, caller, ops::LIST_GRANTS, vec![], |tx, targets| grants::list(
-            self,
-            &mut tx,
-            caller,
-            grants::Filter::Tenant(input),
-            paging
-        )
-        .await)
+        grants::list(self, cx, grants::Filter::Tenant(input), paging).await
     }
+
     async fn delete_grant(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::DeleteGrantInput,
     ) -> Result<(), errors::DeleteGrantError> {
-        run!(self, caller, ops::DELETE_GRANT, vec![input.grant_id.clone()], |tx, targets| grants::delete(
-            self,
-            &mut tx,
-            caller,
-            None,
-            &input.grant_id
-        )
-        .await)
+        cx.target(input.grant_id.clone());
+        grants::delete(self, cx, None, &input.grant_id).await
     }
+
     async fn list_credential_grants(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::ListCredentialGrantsInput,
         paging: Paging,
     ) -> Result<Paged<models::Grant>, errors::ListCredentialGrantsError> {
-        run!(self, caller, ops::LIST_CREDENTIAL_GRANTS, vec![input.key.clone()], |tx, targets| grants::list(
-            self,
-            &mut tx,
-            caller,
-            grants::Filter::On(models::GrantTarget::Credential, input.key),
-            paging
-        )
-        .await)
+        cx.target(input.key.clone());
+        grants::list(self, cx, grants::Filter::On(models::GrantTarget::Credential, input.key), paging).await
     }
+
     async fn create_credential_grant(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::CreateCredentialGrantInput,
     ) -> Result<models::Grant, errors::CreateCredentialGrantError> {
-        run!(
-            self,
-            caller,
-            ops::CREATE_CREDENTIAL_GRANT,
-            vec![input.key.clone(), input.principal.clone()],
-            |tx, targets| grants::create(
-                self,
-                &mut tx,
-                caller,
-                models::GrantTarget::Credential,
-                input.key,
-                input.principal,
-                input.permissions,
-                &mut targets
-            )
-            .await
-        )
+        cx.target(input.key.clone());
+        cx.target(input.principal.clone());
+        grants::create(self, cx, models::GrantTarget::Credential, input.key, input.principal, input.permissions).await
     }
+
     async fn delete_credential_grant(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::DeleteCredentialGrantInput,
     ) -> Result<(), errors::DeleteCredentialGrantError> {
-        run!(
-            self,
-            caller,
-            ops::DELETE_CREDENTIAL_GRANT,
-            vec![input.key.clone(), input.grant_id.clone()],
-            |tx, targets| grants::delete(
-                self,
-                &mut tx,
-                caller,
-                Some((models::GrantTarget::Credential, &input.key)),
-                &input.grant_id
-            )
-            .await
-        )
+        cx.target(input.key.clone());
+        cx.target(input.grant_id.clone());
+        grants::delete(self, cx, Some((models::GrantTarget::Credential, &input.key)), &input.grant_id).await
     }
+
     async fn list_folder_grants(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::ListFolderGrantsInput,
         paging: Paging,
     ) -> Result<Paged<models::Grant>, errors::ListFolderGrantsError> {
-        run!(self, caller, ops::LIST_FOLDER_GRANTS, vec![input.id.clone()], |tx, targets| grants::list(
-            self,
-            &mut tx,
-            caller,
-            grants::Filter::On(models::GrantTarget::Folder, input.id),
-            paging
-        )
-        .await)
+        cx.target(input.id.clone());
+        grants::list(self, cx, grants::Filter::On(models::GrantTarget::Folder, input.id), paging).await
     }
+
     async fn create_folder_grant(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::CreateFolderGrantInput,
     ) -> Result<models::Grant, errors::CreateFolderGrantError> {
-        run!(self, caller, ops::CREATE_FOLDER_GRANT, vec![input.id.clone(), input.principal.clone()], |tx, targets| {
-            grants::create(
-                self,
-                &mut tx,
-                caller,
-                models::GrantTarget::Folder,
-                input.id,
-                input.principal,
-                input.permissions,
-                &mut targets,
-            )
-            .await
-        })
+        cx.target(input.id.clone());
+        cx.target(input.principal.clone());
+        grants::create(self, cx, models::GrantTarget::Folder, input.id, input.principal, input.permissions).await
     }
+
     async fn delete_folder_grant(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::DeleteFolderGrantInput,
     ) -> Result<(), errors::DeleteFolderGrantError> {
-        run!(self, caller, ops::DELETE_FOLDER_GRANT, vec![input.id.clone(), input.grant_id.clone()], |tx, targets| {
-            grants::delete(self, &mut tx, caller, Some((models::GrantTarget::Folder, &input.id)), &input.grant_id).await
-        })
+        cx.target(input.id.clone());
+        cx.target(input.grant_id.clone());
+        grants::delete(self, cx, Some((models::GrantTarget::Folder, &input.id)), &input.grant_id).await
     }
+
     async fn list_role_assignments(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::ListRoleAssignmentsInput,
         paging: Paging,
     ) -> Result<Paged<models::RoleAssignment>, errors::ListRoleAssignmentsError> {
-        run!(self, caller, ops::LIST_ROLE_ASSIGNMENTS, vec![input.tenant_id.clone()], |tx, targets| grants::list_roles(
-            self, &mut tx, caller, input, paging
-        )
-        .await)
+        cx.target(input.tenant_id.clone());
+        grants::list_roles(self, cx, input, paging).await
     }
+
     async fn assign_role(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::AssignRoleInput,
     ) -> Result<models::RoleAssignment, errors::AssignRoleError> {
-        run!(self, caller, ops::ASSIGN_ROLE, vec![input.tenant_id.clone(), input.user_id.clone()], |tx, targets| {
-            grants::assign_role(self, &mut tx, caller, input).await
-        })
+        cx.target(input.tenant_id.clone());
+        cx.target(input.user_id.clone());
+        grants::assign_role(self, cx, input).await
     }
+
     async fn remove_role_assignment(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::RemoveRoleAssignmentInput,
     ) -> Result<(), errors::RemoveRoleAssignmentError> {
-        run!(
-            self,
-            caller,
-            ops::REMOVE_ROLE_ASSIGNMENT,
-            vec![input.tenant_id.clone(), input.user_id.clone()],
-            |tx, targets| grants::remove_role(self, &mut tx, caller, input).await
-        )
+        cx.target(input.tenant_id.clone());
+        cx.target(input.user_id.clone());
+        grants::remove_role(self, cx, input).await
     }
+
     async fn list_audit(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::ListAuditInput,
         paging: Paging,
     ) -> Result<Paged<models::AuditEvent>, errors::ListAuditError> {
-        run!(self, caller, ops::LIST_AUDIT, vec![], |tx, targets| records::list(self, &mut tx, caller, input, paging)
-            .await)
+        records::list(self, cx, input, paging).await
     }
+
     async fn list_tokens(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::ListTokensInput,
         paging: Paging,
     ) -> Result<Paged<models::PersonalAccessToken>, errors::ListTokensError> {
-        run!(self, caller, ops::LIST_TOKENS, vec![], |tx, targets| tokens::list(self, &mut tx, caller, input, paging)
-            .await)
+        tokens::list(self, cx, input, paging).await
     }
+
     async fn create_token(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::CreateTokenInput,
     ) -> Result<models::CreatedToken, errors::CreateTokenError> {
-        run!(self, caller, ops::CREATE_TOKEN, vec![], |tx, targets| tokens::create(
-            self,
-            &mut tx,
-            caller,
-            input,
-            &mut targets
-        )
-        .await)
+        tokens::create(self, cx, input).await
     }
+
     async fn revoke_token(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::RevokeTokenInput,
     ) -> Result<(), errors::RevokeTokenError> {
-        run!(self, caller, ops::REVOKE_TOKEN, vec![input.token_id.clone()], |tx, targets| tokens::revoke(
-            self, &mut tx, caller, input
-        )
-        .await)
+        cx.target(input.token_id.clone());
+        tokens::revoke(self, cx, input).await
     }
 }
 
-/// `specwright tenant create <tenant> --admin <user>`: creates a tenant and its first
-/// administrator, so a new installation can start from nothing. Fails if the tenant exists.
-pub async fn create_tenant(store: &Store, tenant: &str, admin: &str) -> anyhow::Result<()> {
-    if !runtime::names::tenant_ok(tenant) {
-        anyhow::bail!("{}", runtime::names::TENANT_RULE);
+/// The vault as a binary registers it: its migrations, its catalog entry, the service granting
+/// leases by `leases`, and a new tenant's first administrator (the `admin` role).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Module {
+    /// Lease lifetimes.
+    pub leases: LeasePolicy,
+}
+
+impl runtime::Module for Module {
+    fn info(&self) -> &'static support::ServiceInfo {
+        &generated::vault::SERVICE
     }
-    if !runtime::names::user_ok(admin) {
-        anyhow::bail!("{}", runtime::names::USER_RULE);
+
+    fn migrate<'a>(&'a self, store: &'a Store) -> BoxFuture<'a, anyhow::Result<()>> {
+        Box::pin(migrate(store))
     }
-    let mut tx = store.begin().await?;
-    runtime::tenants::create(&mut tx, tenant).await?;
-    sqlx::query("INSERT INTO role_assignments (tenant_id, user_id, role, assigned_at, assigned_by) VALUES ($1, $2, 'admin', $3, 'bootstrap')")
-        .bind(tenant)
-        .bind(admin)
-        .bind(runtime::store::now_ms())
-        .execute(&mut *tx)
-        .await?;
-    tx.commit().await?;
-    Ok(())
+
+    fn open<'a>(&'a self, platform: &'a runtime::Platform) -> BoxFuture<'a, anyhow::Result<runtime::ServiceApi>> {
+        Box::pin(async move { Ok(generated::vault::api(Vault::open(platform, self.leases).await?)) })
+    }
+
+    /// The tenant's first administrator: the `admin` role, assigned by `bootstrap`.
+    fn tenant_created<'a>(
+        &'a self,
+        tx: &'a mut Tx,
+        tenant: &'a str,
+        admin: &'a str,
+    ) -> BoxFuture<'a, Result<(), sqlx::Error>> {
+        Box::pin(async move {
+            sqlx::query(
+                "INSERT INTO role_assignments (tenant_id, user_id, role, assigned_at, assigned_by) \
+                 VALUES ($1, $2, 'admin', $3, 'bootstrap')",
+            )
+            .bind(tenant)
+            .bind(admin)
+            .bind(runtime::store::now_ms())
+            .execute(&mut **tx)
+            .await?;
+            Ok(())
+        })
+    }
 }

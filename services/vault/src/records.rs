@@ -2,21 +2,21 @@
 
 use generated::vault::models::{self, AuditEvent, AuditOutcome, AuthMethod};
 use generated::vault::{errors, operations as ops};
+use runtime::Context;
 use sqlx::Row;
 use support::{Paged, Paging, Problem};
 
 use super::{Arg, Sql, Vault, fault};
 use runtime::audit;
-use runtime::auth::Caller;
-use runtime::store::{Tx, to_time};
+use runtime::store::to_time;
 
 pub(super) async fn list(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::ListAuditInput,
     paging: Paging,
 ) -> Result<Paged<AuditEvent>, errors::ListAuditError> {
+    let (tx, caller, _) = cx.parts::<errors::ListAuditError>().await?;
     let op = &ops::LIST_AUDIT;
     let access = vault.access(tx, op, caller).await?;
     if !access.can_audit() {

@@ -4,12 +4,12 @@
 
 use generated::vault::models::{self, PruneReport, Tag};
 use generated::vault::{errors, operations as ops};
+use runtime::Context;
 use sqlx::Row;
 use support::{InternalError, Operation, Paged, Paging, Problem};
 
 use super::{Arg, Sql, Vault, fault, not_found};
 use crate::rbac::{Access, Perms};
-use runtime::auth::Caller;
 use runtime::store::Tx;
 
 /// Credentials (key, folder) carrying any of `tags`.
@@ -110,11 +110,11 @@ async fn retag<E: InternalError>(
 
 pub(super) async fn list(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::ListTagsInput,
     paging: Paging,
 ) -> Result<Paged<Tag>, errors::ListTagsError> {
+    let (tx, caller, _) = cx.parts::<errors::ListTagsError>().await?;
     let op = &ops::LIST_TAGS;
     let access = vault.access(tx, op, caller).await?;
     let rows = sqlx::query("SELECT t.tag, c.key, c.folder_id FROM credential_tags t JOIN credentials c ON c.tenant_id = t.tenant_id AND c.key = t.key WHERE t.tenant_id = $1")
@@ -151,10 +151,10 @@ pub(super) async fn list(
 
 pub(super) async fn rename(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::RenameTagInput,
 ) -> Result<Tag, errors::RenameTagError> {
+    let (tx, caller, _) = cx.parts::<errors::RenameTagError>().await?;
     use errors::RenameTagError as E;
     let op = &ops::RENAME_TAG;
     let access = vault.access(tx, op, caller).await?;
@@ -184,10 +184,10 @@ pub(super) async fn rename(
 
 pub(super) async fn merge(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::MergeTagsInput,
 ) -> Result<Tag, errors::MergeTagsError> {
+    let (tx, caller, _) = cx.parts::<errors::MergeTagsError>().await?;
     use errors::MergeTagsError as E;
     let op = &ops::MERGE_TAGS;
     let access = vault.access(tx, op, caller).await?;
@@ -213,11 +213,10 @@ pub(super) async fn merge(
 
 pub(super) async fn prune(
     vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::PruneTagsInput,
-    targets: &mut Vec<String>,
 ) -> Result<PruneReport, errors::PruneTagsError> {
+    let (tx, caller, targets) = cx.parts::<errors::PruneTagsError>().await?;
     use errors::PruneTagsError as E;
     let op = &ops::PRUNE_TAGS;
     let access = vault.access(tx, op, caller).await?;

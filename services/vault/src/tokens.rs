@@ -3,13 +3,13 @@
 
 use generated::vault::models::{self, CreatedToken, PersonalAccessToken};
 use generated::vault::{errors, operations as ops};
+use runtime::Context;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 use support::{Paged, Paging, Problem};
 
 use super::{Arg, Sql, Vault, fault, not_found};
-use runtime::auth::Caller;
-use runtime::store::{Nullable, Tx, now_ms, to_time};
+use runtime::store::{Nullable, now_ms, to_time};
 use runtime::tokens as secrets;
 
 const COLUMNS: &str = "id, name, prefix, scopes, created_at, expires_at, last_used_at, revoked_at";
@@ -29,11 +29,11 @@ fn from_row(r: &AnyRow) -> PersonalAccessToken {
 
 pub(super) async fn list(
     _vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::ListTokensInput,
     paging: Paging,
 ) -> Result<Paged<PersonalAccessToken>, errors::ListTokensError> {
+    let (tx, caller, _) = cx.parts::<errors::ListTokensError>().await?;
     let op = &ops::LIST_TOKENS;
     let mut sql = Sql::new(" WHERE tenant_id = $1 AND user_id = $2");
     sql.args = vec![Arg::text(caller.tenant.clone()), Arg::text(caller.subject.clone())];
@@ -54,11 +54,10 @@ pub(super) async fn list(
 
 pub(super) async fn create(
     _vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::CreateTokenInput,
-    targets: &mut Vec<String>,
 ) -> Result<CreatedToken, errors::CreateTokenError> {
+    let (tx, caller, targets) = cx.parts::<errors::CreateTokenError>().await?;
     use errors::CreateTokenError as E;
     let op = &ops::CREATE_TOKEN;
     if caller.method == runtime::auth::AuthMethod::PersonalToken {
@@ -125,10 +124,10 @@ pub(super) async fn create(
 
 pub(super) async fn revoke(
     _vault: &Vault,
-    tx: &mut Tx,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::RevokeTokenInput,
 ) -> Result<(), errors::RevokeTokenError> {
+    let (tx, caller, _) = cx.parts::<errors::RevokeTokenError>().await?;
     let op = &ops::REVOKE_TOKEN;
     let n = sqlx::query("UPDATE personal_tokens SET revoked_at = $1 WHERE id = $2 AND tenant_id = $3 AND user_id = $4 AND revoked_at IS NULL")
         .bind(now_ms())

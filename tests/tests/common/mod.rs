@@ -171,7 +171,7 @@ impl TestServer {
 
     /// Creates `tenant` with `admin` as its first administrator.
     pub async fn tenant(&self, tenant: &str, admin: &str) {
-        vault::create_tenant(&self.state.store, tenant, admin).await.expect("create tenant");
+        specwright::create_tenant(&self.state.store, tenant, admin).await.expect("create tenant");
     }
 
     /// A token for `sub` in `tenant` carrying `scope`, with rate-limit buckets of its own (the

@@ -18,11 +18,11 @@ use tower::ServiceExt;
 struct Notes(Mutex<Vec<models::Note>>);
 
 impl NotesService for Notes {
-    type Caller = ();
+    type Context = ();
 
     async fn list_notes(
         &self,
-        _: &(),
+        _: &mut (),
         input: models::ListNotesInput,
         paging: Paging,
     ) -> Result<Paged<models::Note>, errors::ListNotesError> {
@@ -41,7 +41,7 @@ impl NotesService for Notes {
 
     async fn create_note(
         &self,
-        _: &(),
+        _: &mut (),
         input: models::CreateNoteInput,
     ) -> Result<models::Note, errors::CreateNoteError> {
         let mut notes = self.0.lock().unwrap();
@@ -62,7 +62,7 @@ impl NotesService for Notes {
 
     async fn update_note(
         &self,
-        _: &(),
+        _: &mut (),
         input: models::UpdateNoteInput,
     ) -> Result<models::Note, errors::UpdateNoteError> {
         let mut notes = self.0.lock().unwrap();
@@ -82,7 +82,7 @@ impl NotesService for Notes {
         Ok(note.clone())
     }
 
-    async fn delete_note(&self, _: &(), input: models::NoteRef) -> Result<(), errors::DeleteNoteError> {
+    async fn delete_note(&self, _: &mut (), input: models::NoteRef) -> Result<(), errors::DeleteNoteError> {
         let mut notes = self.0.lock().unwrap();
         let before = notes.len();
         notes.retain(|n| n.id != input.id);
@@ -100,6 +100,9 @@ struct Open(Mutex<Vec<(&'static str, &'static str)>>);
 
 impl Gate for Open {
     type Caller = ();
+    type Context = ();
+
+    fn context(&self, (): (), _: &'static Operation) {}
 
     async fn admit(&self, _: &mut Parts, _: &'static Operation) -> Result<(), Response> {
         Ok(())
@@ -235,11 +238,11 @@ async fn bad_input_is_refused_with_the_catalog_code_and_reported_to_the_gate() {
 #[tokio::test]
 async fn a_tool_call_reaches_the_same_endpoint_as_the_rest_route() {
     let (service, gate) = (Notes::default(), Open::default());
-    let created = notes::tools::call_tool(&service, &gate, &(), "notes.create", json!({"title": "by tool"})).await;
+    let created = notes::tools::call_tool(&service, &gate, (), "notes.create", json!({"title": "by tool"})).await;
     assert_eq!(created.unwrap().unwrap()["data"]["title"], "by tool");
-    let listed = notes::tools::call_tool(&service, &gate, &(), "notes.list", json!({})).await.unwrap().unwrap();
+    let listed = notes::tools::call_tool(&service, &gate, (), "notes.list", json!({})).await.unwrap().unwrap();
     assert_eq!(listed["meta"]["total"], 1);
-    let refused = notes::tools::call_tool(&service, &gate, &(), "notes.create", json!({})).await.unwrap().unwrap_err();
+    let refused = notes::tools::call_tool(&service, &gate, (), "notes.create", json!({})).await.unwrap().unwrap_err();
     assert_eq!((refused.code, refused.status), ("validation", 422));
-    assert!(notes::tools::call_tool(&service, &gate, &(), "notes.nothing", json!({})).await.is_none());
+    assert!(notes::tools::call_tool(&service, &gate, (), "notes.nothing", json!({})).await.is_none());
 }

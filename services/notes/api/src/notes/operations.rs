@@ -99,6 +99,7 @@ const BASE: Operation = Operation {
     read_only: false,
     paginated: false,
     tool: None,
+    tags: &[],
     input: &[],
     deprecation: None,
     conditional: None,
@@ -118,6 +119,7 @@ pub static LIST_NOTES: Operation = Operation {
     read_only: true,
     paginated: true,
     tool: Some("notes.list"),
+    tags: &["notes"],
     input: &models::LIST_NOTES_INPUT_FIELDS,
     ..BASE
 };
@@ -132,6 +134,7 @@ pub static LIST_DUE_NOTES: Operation = Operation {
     rate_limited: true,
     read_only: true,
     tool: Some("notes.due"),
+    tags: &["notes"],
     input: &models::DUE_NOTES_INPUT_FIELDS,
     ..BASE
 };
@@ -147,6 +150,7 @@ pub static CREATE_NOTE: Operation = Operation {
     has_body: true,
     rate_limited: true,
     tool: Some("notes.create"),
+    tags: &["notes"],
     input: &models::CREATE_NOTE_INPUT_FIELDS,
     ..BASE
 };
@@ -161,6 +165,7 @@ pub static GET_NOTE: Operation = Operation {
     rate_limited: true,
     read_only: true,
     tool: Some("notes.get"),
+    tags: &["notes"],
     input: &models::GET_NOTE_INPUT_FIELDS,
     conditional: Some(support::Conditional::Read),
     ..BASE
@@ -176,6 +181,7 @@ pub static OPEN_NOTE: Operation = Operation {
     success_status: 302,
     rate_limited: true,
     read_only: true,
+    tags: &["notes"],
     input: &models::OPEN_NOTE_INPUT_FIELDS,
     ..BASE
 };
@@ -189,6 +195,7 @@ pub static UPDATE_NOTE: Operation = Operation {
     satisfied_by: &["notes:write"],
     has_body: true,
     rate_limited: true,
+    tags: &["notes"],
     input: &models::UPDATE_NOTE_INPUT_FIELDS,
     conditional: Some(support::Conditional::Write { required: false }),
     ..BASE
@@ -203,6 +210,7 @@ pub static DELETE_NOTE: Operation = Operation {
     satisfied_by: &["notes:write"],
     success_status: 204,
     rate_limited: true,
+    tags: &["notes"],
     input: &models::NOTE_REF_FIELDS,
     conditional: Some(support::Conditional::Write { required: false }),
     ..BASE
@@ -217,6 +225,7 @@ pub static WATCH_NOTES: Operation = Operation {
     satisfied_by: &["notes:read", "notes:write"],
     rate_limited: true,
     read_only: true,
+    tags: &["notes"],
     input: &models::WATCH_NOTES_INPUT_FIELDS,
     ..BASE
 };
@@ -229,6 +238,7 @@ pub static ARCHIVE_NOTE: Operation = Operation {
     scope: "notes:write",
     satisfied_by: &["notes:write"],
     rate_limited: true,
+    tags: &["notes"],
     input: &models::ARCHIVE_NOTE_INPUT_FIELDS,
     deprecation: Some(&support::Deprecation {
         deprecation: "@1795651200",
@@ -248,6 +258,7 @@ pub static CREATE_EXPORT: Operation = Operation {
     has_body: true,
     rate_limited: true,
     tool: Some("notes.export"),
+    tags: &["exports"],
     input: &models::CREATE_EXPORT_INPUT_FIELDS,
     ..BASE
 };
@@ -262,6 +273,7 @@ pub static GET_EXPORT: Operation = Operation {
     rate_limited: true,
     read_only: true,
     tool: Some("notes.export_status"),
+    tags: &["exports"],
     input: &models::EXPORT_REF_FIELDS,
     conditional: Some(support::Conditional::Read),
     ..BASE
@@ -277,6 +289,7 @@ pub static DOWNLOAD_EXPORT: Operation = Operation {
     rate_limited: true,
     read_only: true,
     ranges: true,
+    tags: &["exports"],
     input: &models::DOWNLOAD_EXPORT_INPUT_FIELDS,
     ..BASE
 };
@@ -291,6 +304,7 @@ pub static CAPTURE_NOTE: Operation = Operation {
     success_status: 201,
     has_body: true,
     rate_limited: true,
+    tags: &["notes"],
     input: &models::CAPTURE_NOTE_INPUT_FIELDS,
     body: support::BodyFormat::Form,
     ..BASE
@@ -306,6 +320,7 @@ pub static UPLOAD_ATTACHMENT: Operation = Operation {
     success_status: 201,
     has_body: true,
     rate_limited: true,
+    tags: &["attachments"],
     input: &models::UPLOAD_ATTACHMENT_INPUT_FIELDS,
     body: support::BodyFormat::Multipart,
     ..BASE
@@ -320,6 +335,7 @@ pub static PUT_ATTACHMENT: Operation = Operation {
     satisfied_by: &["notes:write"],
     has_body: true,
     rate_limited: true,
+    tags: &["attachments"],
     input: &models::PUT_ATTACHMENT_INPUT_FIELDS,
     body: support::BodyFormat::Raw,
     ..BASE
@@ -335,6 +351,7 @@ pub static LIST_ATTACHMENTS: Operation = Operation {
     rate_limited: true,
     read_only: true,
     tool: Some("notes.attachments"),
+    tags: &["attachments"],
     input: &models::ATTACHMENTS_INPUT_FIELDS,
     ..BASE
 };
@@ -349,6 +366,7 @@ pub static GET_ATTACHMENT: Operation = Operation {
     rate_limited: true,
     read_only: true,
     ranges: true,
+    tags: &["attachments"],
     input: &models::ATTACHMENT_REF_FIELDS,
     ..BASE
 };
@@ -362,6 +380,7 @@ pub static DELETE_ATTACHMENT: Operation = Operation {
     satisfied_by: &["notes:write"],
     success_status: 204,
     rate_limited: true,
+    tags: &["attachments"],
     input: &models::DELETE_ATTACHMENT_INPUT_FIELDS,
     ..BASE
 };
@@ -376,6 +395,7 @@ pub static SET_NOTE_TAGS: Operation = Operation {
     has_body: true,
     rate_limited: true,
     tool: Some("notes.set_tags"),
+    tags: &["notes"],
     input: &models::SET_TAGS_INPUT_FIELDS,
     ..BASE
 };
@@ -389,6 +409,7 @@ pub static RENAME_NOTE: Operation = Operation {
     satisfied_by: &["notes:write"],
     has_body: true,
     rate_limited: true,
+    tags: &["notes"],
     input: &models::RENAME_NOTE_INPUT_FIELDS,
     ..BASE
 };
@@ -403,6 +424,7 @@ pub static COUNT_NOTES: Operation = Operation {
     rate_limited: true,
     read_only: true,
     tool: Some("notes.count"),
+    tags: &["notes"],
     input: &models::COUNT_NOTES_INPUT_FIELDS,
     ..BASE
 };
@@ -416,6 +438,7 @@ pub static COUNT_TAGS: Operation = Operation {
     satisfied_by: &["notes:read", "notes:write"],
     rate_limited: true,
     read_only: true,
+    tags: &["notes"],
     ..BASE
 };
 /// `GET /api/v1/notes/stats`: Count notes by state
@@ -429,6 +452,7 @@ pub static NOTE_STATS: Operation = Operation {
     rate_limited: true,
     read_only: true,
     tool: Some("notes.stats"),
+    tags: &["notes"],
     ..BASE
 };
 /// `POST /api/v1/webhooks`: Subscribe a URL to note events
@@ -443,6 +467,7 @@ pub static SUBSCRIBE: Operation = Operation {
     has_body: true,
     no_store: true,
     rate_limited: true,
+    tags: &["webhooks"],
     input: &models::SUBSCRIBE_INPUT_FIELDS,
     ..BASE
 };
@@ -456,6 +481,7 @@ pub static LIST_SUBSCRIPTIONS: Operation = Operation {
     satisfied_by: &["notes:read", "notes:write"],
     rate_limited: true,
     read_only: true,
+    tags: &["webhooks"],
     ..BASE
 };
 /// `DELETE /api/v1/webhooks/{id}`: Delete a webhook subscription
@@ -468,6 +494,7 @@ pub static UNSUBSCRIBE: Operation = Operation {
     satisfied_by: &["notes:write"],
     success_status: 204,
     rate_limited: true,
+    tags: &["webhooks"],
     input: &models::SUBSCRIPTION_REF_FIELDS,
     ..BASE
 };

@@ -6,104 +6,113 @@ use super::models;
 use super::{NotesService, errors, operations, operations::SERVICE};
 use std::sync::Arc;
 #[allow(unused_imports, reason = "`NoInput` is unused when every operation has an input model")]
-use support::{self, App, Endpoint, Gate, NoInput, Operation, Paging, Reply, methods, rest};
+use support::{self, App, Endpoint, Gate, Layers, NoInput, Operation, Paging, Reply, methods, on};
 /// The axum router of every operation under `/api/v1`, built from the operation table.
 pub fn router<S, G>(service: Arc<S>, gate: Arc<G>) -> axum::Router
 where
     S: NotesService,
-    G: Gate<Caller = S::Caller>,
+    G: Gate<Context = S::Context>,
 {
+    router_with(service, gate, Layers::default())
+}
+/// [`router`], each operation's route wrapped in the `layers` that select it.
+pub fn router_with<S, G>(service: Arc<S>, gate: Arc<G>, layers: Layers) -> axum::Router
+where
+    S: NotesService,
+    G: Gate<Context = S::Context>,
+{
+    let app = Arc::new(App { service, gate, layers });
     axum::Router::new()
         .route(
             operations::LIST_NOTES.full_path,
-            methods(&SERVICE, "GET, POST").get(rest::<ListNotes, S, G>).post(rest::<CreateNote, S, G>),
+            on::<CreateNote, S, G>(on::<ListNotes, S, G>(methods(&SERVICE, "GET, POST"), &app), &app),
         )
-        .route(operations::LIST_DUE_NOTES.full_path, methods(&SERVICE, "GET").get(rest::<ListDueNotes, S, G>))
+        .route(operations::LIST_DUE_NOTES.full_path, on::<ListDueNotes, S, G>(methods(&SERVICE, "GET"), &app))
         .route(
             operations::GET_NOTE.full_path,
-            methods(&SERVICE, "GET, PATCH, DELETE")
-                .get(rest::<GetNote, S, G>)
-                .patch(rest::<UpdateNote, S, G>)
-                .delete(rest::<DeleteNote, S, G>),
+            on::<DeleteNote, S, G>(
+                on::<UpdateNote, S, G>(on::<GetNote, S, G>(methods(&SERVICE, "GET, PATCH, DELETE"), &app), &app),
+                &app,
+            ),
         )
-        .route(operations::OPEN_NOTE.full_path, methods(&SERVICE, "GET").get(rest::<OpenNote, S, G>))
-        .route(operations::WATCH_NOTES.full_path, methods(&SERVICE, "GET").get(rest::<WatchNotes, S, G>))
-        .route(operations::ARCHIVE_NOTE.full_path, methods(&SERVICE, "POST").post(rest::<ArchiveNote, S, G>))
-        .route(operations::CREATE_EXPORT.full_path, methods(&SERVICE, "POST").post(rest::<CreateExport, S, G>))
-        .route(operations::GET_EXPORT.full_path, methods(&SERVICE, "GET").get(rest::<GetExport, S, G>))
-        .route(operations::DOWNLOAD_EXPORT.full_path, methods(&SERVICE, "GET").get(rest::<DownloadExport, S, G>))
-        .route(operations::CAPTURE_NOTE.full_path, methods(&SERVICE, "POST").post(rest::<CaptureNote, S, G>))
+        .route(operations::OPEN_NOTE.full_path, on::<OpenNote, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::WATCH_NOTES.full_path, on::<WatchNotes, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::ARCHIVE_NOTE.full_path, on::<ArchiveNote, S, G>(methods(&SERVICE, "POST"), &app))
+        .route(operations::CREATE_EXPORT.full_path, on::<CreateExport, S, G>(methods(&SERVICE, "POST"), &app))
+        .route(operations::GET_EXPORT.full_path, on::<GetExport, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::DOWNLOAD_EXPORT.full_path, on::<DownloadExport, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::CAPTURE_NOTE.full_path, on::<CaptureNote, S, G>(methods(&SERVICE, "POST"), &app))
         .route(
             operations::UPLOAD_ATTACHMENT.full_path,
-            methods(&SERVICE, "POST, GET").post(rest::<UploadAttachment, S, G>).get(rest::<ListAttachments, S, G>),
+            on::<ListAttachments, S, G>(on::<UploadAttachment, S, G>(methods(&SERVICE, "POST, GET"), &app), &app),
         )
         .route(
             operations::PUT_ATTACHMENT.full_path,
-            methods(&SERVICE, "PUT, GET, DELETE")
-                .put(rest::<PutAttachment, S, G>)
-                .get(rest::<GetAttachment, S, G>)
-                .delete(rest::<DeleteAttachment, S, G>),
+            on::<DeleteAttachment, S, G>(
+                on::<GetAttachment, S, G>(on::<PutAttachment, S, G>(methods(&SERVICE, "PUT, GET, DELETE"), &app), &app),
+                &app,
+            ),
         )
-        .route(operations::SET_NOTE_TAGS.full_path, methods(&SERVICE, "PUT").put(rest::<SetNoteTags, S, G>))
-        .route(operations::RENAME_NOTE.full_path, methods(&SERVICE, "PUT").put(rest::<RenameNote, S, G>))
-        .route(operations::COUNT_NOTES.full_path, methods(&SERVICE, "GET").get(rest::<CountNotes, S, G>))
-        .route(operations::COUNT_TAGS.full_path, methods(&SERVICE, "GET").get(rest::<CountTags, S, G>))
-        .route(operations::NOTE_STATS.full_path, methods(&SERVICE, "GET").get(rest::<NoteStats, S, G>))
+        .route(operations::SET_NOTE_TAGS.full_path, on::<SetNoteTags, S, G>(methods(&SERVICE, "PUT"), &app))
+        .route(operations::RENAME_NOTE.full_path, on::<RenameNote, S, G>(methods(&SERVICE, "PUT"), &app))
+        .route(operations::COUNT_NOTES.full_path, on::<CountNotes, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::COUNT_TAGS.full_path, on::<CountTags, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::NOTE_STATS.full_path, on::<NoteStats, S, G>(methods(&SERVICE, "GET"), &app))
         .route(
             operations::SUBSCRIBE.full_path,
-            methods(&SERVICE, "POST, GET").post(rest::<Subscribe, S, G>).get(rest::<ListSubscriptions, S, G>),
+            on::<ListSubscriptions, S, G>(on::<Subscribe, S, G>(methods(&SERVICE, "POST, GET"), &app), &app),
         )
-        .route(operations::UNSUBSCRIBE.full_path, methods(&SERVICE, "DELETE").delete(rest::<Unsubscribe, S, G>))
-        .with_state(Arc::new(App { service, gate }))
+        .route(operations::UNSUBSCRIBE.full_path, on::<Unsubscribe, S, G>(methods(&SERVICE, "DELETE"), &app))
+        .with_state(app)
 }
 /// `GET /api/v1/notes`: List notes
 pub struct ListNotes;
-impl<S: NotesService> Endpoint<S, S::Caller> for ListNotes {
+impl<S: NotesService> Endpoint<S, S::Context> for ListNotes {
     type Input = models::ListNotesInput;
     type Error = errors::ListNotesError;
     const OP: &'static Operation = &operations::LIST_NOTES;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_notes(c, input, paging).await.map(|out| support::Success::page(&out, paging))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
+        s.list_notes(cx, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `GET /api/v1/notes/due`: Notes due soon
 pub struct ListDueNotes;
-impl<S: NotesService> Endpoint<S, S::Caller> for ListDueNotes {
+impl<S: NotesService> Endpoint<S, S::Context> for ListDueNotes {
     type Input = models::DueNotesInput;
     type Error = errors::ListDueNotesError;
     const OP: &'static Operation = &operations::LIST_DUE_NOTES;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.list_due_notes(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.list_due_notes(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /api/v1/notes`: Create a note
 pub struct CreateNote;
-impl<S: NotesService> Endpoint<S, S::Caller> for CreateNote {
+impl<S: NotesService> Endpoint<S, S::Context> for CreateNote {
     type Input = models::CreateNoteInput;
     type Error = errors::CreateNoteError;
     const OP: &'static Operation = &operations::CREATE_NOTE;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.create_note(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.create_note(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /api/v1/notes/{id}`: Read a note
 pub struct GetNote;
-impl<S: NotesService> Endpoint<S, S::Caller> for GetNote {
+impl<S: NotesService> Endpoint<S, S::Context> for GetNote {
     type Input = models::GetNoteInput;
     type Error = errors::GetNoteError;
     const OP: &'static Operation = &operations::GET_NOTE;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.get_note(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.get_note(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /api/v1/notes/{id}/open`: Open a link note
 pub struct OpenNote;
-impl<S: NotesService> Endpoint<S, S::Caller> for OpenNote {
+impl<S: NotesService> Endpoint<S, S::Context> for OpenNote {
     type Input = models::OpenNoteInput;
     type Error = errors::OpenNoteError;
     const OP: &'static Operation = &operations::OPEN_NOTE;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.open_note(c, input).await.map(|out| {
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.open_note(cx, input).await.map(|out| {
             let mut success = support::Success::Empty;
             success = success.header("location", &out.location);
             success
@@ -112,54 +121,54 @@ impl<S: NotesService> Endpoint<S, S::Caller> for OpenNote {
 }
 /// `PATCH /api/v1/notes/{id}`: Change a note
 pub struct UpdateNote;
-impl<S: NotesService> Endpoint<S, S::Caller> for UpdateNote {
+impl<S: NotesService> Endpoint<S, S::Context> for UpdateNote {
     type Input = models::UpdateNoteInput;
     type Error = errors::UpdateNoteError;
     const OP: &'static Operation = &operations::UPDATE_NOTE;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.update_note(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.update_note(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /api/v1/notes/{id}`: Delete a note
 pub struct DeleteNote;
-impl<S: NotesService> Endpoint<S, S::Caller> for DeleteNote {
+impl<S: NotesService> Endpoint<S, S::Context> for DeleteNote {
     type Input = models::NoteRef;
     type Error = errors::DeleteNoteError;
     const OP: &'static Operation = &operations::DELETE_NOTE;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.delete_note(c, input).await.map(|()| support::Success::Empty)
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.delete_note(cx, input).await.map(|()| support::Success::Empty)
     }
 }
 /// `GET /api/v1/notes/changes`: Watch notes change
 pub struct WatchNotes;
-impl<S: NotesService> Endpoint<S, S::Caller> for WatchNotes {
+impl<S: NotesService> Endpoint<S, S::Context> for WatchNotes {
     type Input = models::WatchNotesInput;
     type Error = errors::WatchNotesError;
     const OP: &'static Operation = &operations::WATCH_NOTES;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.watch_notes(c, input)
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.watch_notes(cx, input)
             .await
             .map(|events| support::Success::Streamed(events.into_response(support::StreamFormat::Sse)))
     }
 }
 /// `POST /api/v1/notes/{id}/archive`: Archive a note
 pub struct ArchiveNote;
-impl<S: NotesService> Endpoint<S, S::Caller> for ArchiveNote {
+impl<S: NotesService> Endpoint<S, S::Context> for ArchiveNote {
     type Input = models::ArchiveNoteInput;
     type Error = errors::ArchiveNoteError;
     const OP: &'static Operation = &operations::ARCHIVE_NOTE;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.archive_note(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.archive_note(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /api/v1/exports`: Export notes
 pub struct CreateExport;
-impl<S: NotesService> Endpoint<S, S::Caller> for CreateExport {
+impl<S: NotesService> Endpoint<S, S::Context> for CreateExport {
     type Input = models::CreateExportInput;
     type Error = errors::CreateExportError;
     const OP: &'static Operation = &operations::CREATE_EXPORT;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.create_export(c, input).await.map(|out| {
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.create_export(cx, input).await.map(|out| {
             let mut success = support::Success::one(&out);
             success = success.header("location", &out.location);
             success = success.header("retry-after", out.retry_after);
@@ -169,161 +178,161 @@ impl<S: NotesService> Endpoint<S, S::Caller> for CreateExport {
 }
 /// `GET /api/v1/exports/{id}`: An export's status
 pub struct GetExport;
-impl<S: NotesService> Endpoint<S, S::Caller> for GetExport {
+impl<S: NotesService> Endpoint<S, S::Context> for GetExport {
     type Input = models::ExportRef;
     type Error = errors::GetExportError;
     const OP: &'static Operation = &operations::GET_EXPORT;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.get_export(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.get_export(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /api/v1/exports/{id}/file`: Download an export
 pub struct DownloadExport;
-impl<S: NotesService> Endpoint<S, S::Caller> for DownloadExport {
+impl<S: NotesService> Endpoint<S, S::Context> for DownloadExport {
     type Input = models::DownloadExportInput;
     type Error = errors::DownloadExportError;
     const OP: &'static Operation = &operations::DOWNLOAD_EXPORT;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.download_export(c, input).await.map(support::Success::File)
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.download_export(cx, input).await.map(support::Success::File)
     }
 }
 /// `POST /api/v1/notes/capture`: Capture a note from a form
 pub struct CaptureNote;
-impl<S: NotesService> Endpoint<S, S::Caller> for CaptureNote {
+impl<S: NotesService> Endpoint<S, S::Context> for CaptureNote {
     type Input = models::CaptureNoteInput;
     type Error = errors::CaptureNoteError;
     const OP: &'static Operation = &operations::CAPTURE_NOTE;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.capture_note(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.capture_note(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /api/v1/notes/{id}/attachments`: Attach a file
 pub struct UploadAttachment;
-impl<S: NotesService> Endpoint<S, S::Caller> for UploadAttachment {
+impl<S: NotesService> Endpoint<S, S::Context> for UploadAttachment {
     type Input = models::UploadAttachmentInput;
     type Error = errors::UploadAttachmentError;
     const OP: &'static Operation = &operations::UPLOAD_ATTACHMENT;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.upload_attachment(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.upload_attachment(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `PUT /api/v1/notes/{id}/attachments/{name}`: Attach a file by name
 pub struct PutAttachment;
-impl<S: NotesService> Endpoint<S, S::Caller> for PutAttachment {
+impl<S: NotesService> Endpoint<S, S::Context> for PutAttachment {
     type Input = models::PutAttachmentInput;
     type Error = errors::PutAttachmentError;
     const OP: &'static Operation = &operations::PUT_ATTACHMENT;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.put_attachment(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.put_attachment(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /api/v1/notes/{id}/attachments`: A note's attachments
 pub struct ListAttachments;
-impl<S: NotesService> Endpoint<S, S::Caller> for ListAttachments {
+impl<S: NotesService> Endpoint<S, S::Context> for ListAttachments {
     type Input = models::AttachmentsInput;
     type Error = errors::ListAttachmentsError;
     const OP: &'static Operation = &operations::LIST_ATTACHMENTS;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.list_attachments(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.list_attachments(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /api/v1/notes/{id}/attachments/{name}`: Download an attachment
 pub struct GetAttachment;
-impl<S: NotesService> Endpoint<S, S::Caller> for GetAttachment {
+impl<S: NotesService> Endpoint<S, S::Context> for GetAttachment {
     type Input = models::AttachmentRef;
     type Error = errors::GetAttachmentError;
     const OP: &'static Operation = &operations::GET_ATTACHMENT;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.get_attachment(c, input).await.map(support::Success::File)
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.get_attachment(cx, input).await.map(support::Success::File)
     }
 }
 /// `DELETE /api/v1/notes/{id}/attachments/{name}`: Delete an attachment
 pub struct DeleteAttachment;
-impl<S: NotesService> Endpoint<S, S::Caller> for DeleteAttachment {
+impl<S: NotesService> Endpoint<S, S::Context> for DeleteAttachment {
     type Input = models::DeleteAttachmentInput;
     type Error = errors::DeleteAttachmentError;
     const OP: &'static Operation = &operations::DELETE_ATTACHMENT;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.delete_attachment(c, input).await.map(|()| support::Success::Empty)
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.delete_attachment(cx, input).await.map(|()| support::Success::Empty)
     }
 }
 /// `PUT /api/v1/notes/{id}/tags`: Replace a note's labels
 pub struct SetNoteTags;
-impl<S: NotesService> Endpoint<S, S::Caller> for SetNoteTags {
+impl<S: NotesService> Endpoint<S, S::Context> for SetNoteTags {
     type Input = models::SetTagsInput;
     type Error = errors::SetNoteTagsError;
     const OP: &'static Operation = &operations::SET_NOTE_TAGS;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.set_note_tags(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.set_note_tags(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `PUT /api/v1/notes/{id}/title`: Rename a note
 pub struct RenameNote;
-impl<S: NotesService> Endpoint<S, S::Caller> for RenameNote {
+impl<S: NotesService> Endpoint<S, S::Context> for RenameNote {
     type Input = models::RenameNoteInput;
     type Error = errors::RenameNoteError;
     const OP: &'static Operation = &operations::RENAME_NOTE;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.rename_note(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.rename_note(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /api/v1/notes/count`: Count notes
 pub struct CountNotes;
-impl<S: NotesService> Endpoint<S, S::Caller> for CountNotes {
+impl<S: NotesService> Endpoint<S, S::Context> for CountNotes {
     type Input = models::CountNotesInput;
     type Error = errors::CountNotesError;
     const OP: &'static Operation = &operations::COUNT_NOTES;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.count_notes(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.count_notes(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /api/v1/tags`: Count labels
 pub struct CountTags;
-impl<S: NotesService> Endpoint<S, S::Caller> for CountTags {
+impl<S: NotesService> Endpoint<S, S::Context> for CountTags {
     type Input = NoInput;
     type Error = errors::CountTagsError;
     const OP: &'static Operation = &operations::COUNT_TAGS;
-    async fn call(s: &S, c: &S::Caller, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.count_tags(c).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.count_tags(cx).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /api/v1/notes/stats`: Count notes by state
 pub struct NoteStats;
-impl<S: NotesService> Endpoint<S, S::Caller> for NoteStats {
+impl<S: NotesService> Endpoint<S, S::Context> for NoteStats {
     type Input = NoInput;
     type Error = errors::NoteStatsError;
     const OP: &'static Operation = &operations::NOTE_STATS;
-    async fn call(s: &S, c: &S::Caller, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.note_stats(c).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.note_stats(cx).await.map(|out| support::Success::one(&out))
     }
 }
 /// `POST /api/v1/webhooks`: Subscribe a URL to note events
 pub struct Subscribe;
-impl<S: NotesService> Endpoint<S, S::Caller> for Subscribe {
+impl<S: NotesService> Endpoint<S, S::Context> for Subscribe {
     type Input = models::SubscribeInput;
     type Error = errors::SubscribeError;
     const OP: &'static Operation = &operations::SUBSCRIBE;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.subscribe(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.subscribe(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /api/v1/webhooks`: List webhook subscriptions
 pub struct ListSubscriptions;
-impl<S: NotesService> Endpoint<S, S::Caller> for ListSubscriptions {
+impl<S: NotesService> Endpoint<S, S::Context> for ListSubscriptions {
     type Input = NoInput;
     type Error = errors::ListSubscriptionsError;
     const OP: &'static Operation = &operations::LIST_SUBSCRIPTIONS;
-    async fn call(s: &S, c: &S::Caller, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.list_subscriptions(c).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.list_subscriptions(cx).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /api/v1/webhooks/{id}`: Delete a webhook subscription
 pub struct Unsubscribe;
-impl<S: NotesService> Endpoint<S, S::Caller> for Unsubscribe {
+impl<S: NotesService> Endpoint<S, S::Context> for Unsubscribe {
     type Input = models::SubscriptionRef;
     type Error = errors::UnsubscribeError;
     const OP: &'static Operation = &operations::UNSUBSCRIBE;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.unsubscribe(c, input).await.map(|()| support::Success::Empty)
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.unsubscribe(cx, input).await.map(|()| support::Success::Empty)
     }
 }

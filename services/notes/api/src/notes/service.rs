@@ -8,14 +8,15 @@ use std::future::Future;
 use support::{Paged, Paging};
 /// Everything `notes` does: one method per operation of the spec.
 pub trait NotesService: Send + Sync + 'static {
-    /// Who is calling (built by the runtime's `Gate`).
-    type Caller: Send + Sync + 'static;
+    /// What each call receives beside its input: the caller, and what the runtime
+    /// provides for the call (its `Gate::Context`).
+    type Context: Send + 'static;
     /// List notes
     ///
     /// `GET /api/v1/notes` · scope `notes:read` · MCP tool `notes.list`
     fn list_notes(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::ListNotesInput,
         paging: Paging,
     ) -> impl Future<Output = Result<Paged<models::Note>, errors::ListNotesError>> + Send;
@@ -24,7 +25,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `GET /api/v1/notes/due` · scope `notes:read` · MCP tool `notes.due`
     fn list_due_notes(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::DueNotesInput,
     ) -> impl Future<Output = Result<Vec<models::Note>, errors::ListDueNotesError>> + Send;
     /// Create a note
@@ -32,7 +33,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `POST /api/v1/notes` · scope `notes:write` · MCP tool `notes.create`
     fn create_note(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::CreateNoteInput,
     ) -> impl Future<Output = Result<models::Note, errors::CreateNoteError>> + Send;
     /// Read a note
@@ -40,7 +41,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `GET /api/v1/notes/{id}` · scope `notes:read` · MCP tool `notes.get`
     fn get_note(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::GetNoteInput,
     ) -> impl Future<Output = Result<models::Note, errors::GetNoteError>> + Send;
     /// Open a link note
@@ -48,7 +49,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `GET /api/v1/notes/{id}/open` · scope `notes:read`
     fn open_note(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::OpenNoteInput,
     ) -> impl Future<Output = Result<models::Redirect, errors::OpenNoteError>> + Send;
     /// Change a note
@@ -56,7 +57,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `PATCH /api/v1/notes/{id}` · scope `notes:write`
     fn update_note(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::UpdateNoteInput,
     ) -> impl Future<Output = Result<models::Note, errors::UpdateNoteError>> + Send;
     /// Delete a note
@@ -64,7 +65,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `DELETE /api/v1/notes/{id}` · scope `notes:write`
     fn delete_note(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::NoteRef,
     ) -> impl Future<Output = Result<(), errors::DeleteNoteError>> + Send;
     /// Watch notes change
@@ -72,7 +73,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `GET /api/v1/notes/changes` · scope `notes:read`
     fn watch_notes(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::WatchNotesInput,
     ) -> impl Future<Output = Result<support::Events<models::NoteChange>, errors::WatchNotesError>> + Send;
     /// Archive a note
@@ -80,7 +81,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `POST /api/v1/notes/{id}/archive` · scope `notes:write`
     fn archive_note(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::ArchiveNoteInput,
     ) -> impl Future<Output = Result<models::Note, errors::ArchiveNoteError>> + Send;
     /// Export notes
@@ -88,7 +89,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `POST /api/v1/exports` · scope `notes:read` · MCP tool `notes.export`
     fn create_export(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::CreateExportInput,
     ) -> impl Future<Output = Result<models::ExportStarted, errors::CreateExportError>> + Send;
     /// An export's status
@@ -96,7 +97,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `GET /api/v1/exports/{id}` · scope `notes:read` · MCP tool `notes.export_status`
     fn get_export(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::ExportRef,
     ) -> impl Future<Output = Result<models::NoteExport, errors::GetExportError>> + Send;
     /// Download an export
@@ -104,7 +105,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `GET /api/v1/exports/{id}/file` · scope `notes:read`
     fn download_export(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::DownloadExportInput,
     ) -> impl Future<Output = Result<support::File, errors::DownloadExportError>> + Send;
     /// Capture a note from a form
@@ -112,7 +113,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `POST /api/v1/notes/capture` · scope `notes:write`
     fn capture_note(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::CaptureNoteInput,
     ) -> impl Future<Output = Result<models::Note, errors::CaptureNoteError>> + Send;
     /// Attach a file
@@ -120,7 +121,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `POST /api/v1/notes/{id}/attachments` · scope `notes:write`
     fn upload_attachment(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::UploadAttachmentInput,
     ) -> impl Future<Output = Result<models::Attachment, errors::UploadAttachmentError>> + Send;
     /// Attach a file by name
@@ -128,7 +129,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `PUT /api/v1/notes/{id}/attachments/{name}` · scope `notes:write`
     fn put_attachment(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::PutAttachmentInput,
     ) -> impl Future<Output = Result<models::Attachment, errors::PutAttachmentError>> + Send;
     /// A note's attachments
@@ -136,7 +137,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `GET /api/v1/notes/{id}/attachments` · scope `notes:read` · MCP tool `notes.attachments`
     fn list_attachments(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::AttachmentsInput,
     ) -> impl Future<Output = Result<Vec<models::Attachment>, errors::ListAttachmentsError>> + Send;
     /// Download an attachment
@@ -144,7 +145,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `GET /api/v1/notes/{id}/attachments/{name}` · scope `notes:read`
     fn get_attachment(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::AttachmentRef,
     ) -> impl Future<Output = Result<support::File, errors::GetAttachmentError>> + Send;
     /// Delete an attachment
@@ -152,7 +153,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `DELETE /api/v1/notes/{id}/attachments/{name}` · scope `notes:write`
     fn delete_attachment(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::DeleteAttachmentInput,
     ) -> impl Future<Output = Result<(), errors::DeleteAttachmentError>> + Send;
     /// Replace a note's labels
@@ -160,7 +161,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `PUT /api/v1/notes/{id}/tags` · scope `notes:write` · MCP tool `notes.set_tags`
     fn set_note_tags(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::SetTagsInput,
     ) -> impl Future<Output = Result<Vec<String>, errors::SetNoteTagsError>> + Send;
     /// Rename a note
@@ -168,7 +169,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `PUT /api/v1/notes/{id}/title` · scope `notes:write`
     fn rename_note(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::RenameNoteInput,
     ) -> impl Future<Output = Result<models::Note, errors::RenameNoteError>> + Send;
     /// Count notes
@@ -176,7 +177,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `GET /api/v1/notes/count` · scope `notes:read` · MCP tool `notes.count`
     fn count_notes(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::CountNotesInput,
     ) -> impl Future<Output = Result<i64, errors::CountNotesError>> + Send;
     /// Count labels
@@ -184,21 +185,21 @@ pub trait NotesService: Send + Sync + 'static {
     /// `GET /api/v1/tags` · scope `notes:read`
     fn count_tags(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
     ) -> impl Future<Output = Result<std::collections::BTreeMap<String, i64>, errors::CountTagsError>> + Send;
     /// Count notes by state
     ///
     /// `GET /api/v1/notes/stats` · scope `notes:read` · MCP tool `notes.stats`
     fn note_stats(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
     ) -> impl Future<Output = Result<models::NoteStats, errors::NoteStatsError>> + Send;
     /// Subscribe a URL to note events
     ///
     /// `POST /api/v1/webhooks` · scope `notes:write`
     fn subscribe(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::SubscribeInput,
     ) -> impl Future<Output = Result<models::NewSubscription, errors::SubscribeError>> + Send;
     /// List webhook subscriptions
@@ -206,14 +207,14 @@ pub trait NotesService: Send + Sync + 'static {
     /// `GET /api/v1/webhooks` · scope `notes:read`
     fn list_subscriptions(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
     ) -> impl Future<Output = Result<Vec<models::Subscription>, errors::ListSubscriptionsError>> + Send;
     /// Delete a webhook subscription
     ///
     /// `DELETE /api/v1/webhooks/{id}` · scope `notes:write`
     fn unsubscribe(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::SubscriptionRef,
     ) -> impl Future<Output = Result<(), errors::UnsubscribeError>> + Send;
 }

@@ -13,10 +13,10 @@ pub use service::NotesService;
 pub fn api<S, G>(service: S) -> support::Api<G>
 where
     S: NotesService,
-    G: support::Gate<Caller = S::Caller>,
+    G: support::Gate<Context = S::Context>,
 {
     let service = std::sync::Arc::new(service);
     let routes = service.clone();
-    support::Api::new(&SERVICE, &OPERATIONS, move |gate| router(routes.clone(), gate))
+    support::Api::new(&SERVICE, &OPERATIONS, move |gate, layers| router::router_with(routes.clone(), gate, layers))
         .with_tools(&tools::TOOLS, tools::Dispatch(service))
 }

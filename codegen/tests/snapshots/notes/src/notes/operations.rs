@@ -89,6 +89,7 @@ const BASE: Operation = Operation {
     read_only: false,
     paginated: false,
     tool: None,
+    tags: &[],
     input: &[],
     deprecation: None,
     conditional: None,
@@ -108,6 +109,7 @@ pub static LIST_NOTES: Operation = Operation {
     read_only: true,
     paginated: true,
     tool: Some("notes.list"),
+    tags: &["notes"],
     input: &models::LIST_NOTES_INPUT_FIELDS,
     ..BASE
 };
@@ -123,6 +125,7 @@ pub static CREATE_NOTE: Operation = Operation {
     has_body: true,
     rate_limited: true,
     tool: Some("notes.create"),
+    tags: &["notes"],
     input: &models::CREATE_NOTE_INPUT_FIELDS,
     ..BASE
 };
@@ -136,6 +139,7 @@ pub static UPDATE_NOTE: Operation = Operation {
     satisfied_by: &["notes:write"],
     has_body: true,
     rate_limited: true,
+    tags: &["notes"],
     input: &models::UPDATE_NOTE_INPUT_FIELDS,
     ..BASE
 };
@@ -149,6 +153,7 @@ pub static DELETE_NOTE: Operation = Operation {
     satisfied_by: &["notes:write"],
     success_status: 204,
     rate_limited: true,
+    tags: &["notes"],
     input: &models::NOTE_REF_FIELDS,
     ..BASE
 };

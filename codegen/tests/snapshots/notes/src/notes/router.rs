@@ -6,61 +6,70 @@ use super::models;
 use super::{NotesService, errors, operations, operations::SERVICE};
 use std::sync::Arc;
 #[allow(unused_imports, reason = "`NoInput` is unused when every operation has an input model")]
-use support::{self, App, Endpoint, Gate, NoInput, Operation, Paging, Reply, methods, rest};
+use support::{self, App, Endpoint, Gate, Layers, NoInput, Operation, Paging, Reply, methods, on};
 /// The axum router of every operation under `/api/v1`, built from the operation table.
 pub fn router<S, G>(service: Arc<S>, gate: Arc<G>) -> axum::Router
 where
     S: NotesService,
-    G: Gate<Caller = S::Caller>,
+    G: Gate<Context = S::Context>,
 {
+    router_with(service, gate, Layers::default())
+}
+/// [`router`], each operation's route wrapped in the `layers` that select it.
+pub fn router_with<S, G>(service: Arc<S>, gate: Arc<G>, layers: Layers) -> axum::Router
+where
+    S: NotesService,
+    G: Gate<Context = S::Context>,
+{
+    let app = Arc::new(App { service, gate, layers });
     axum::Router::new()
         .route(
             operations::LIST_NOTES.full_path,
-            methods(&SERVICE, "GET, POST").get(rest::<ListNotes, S, G>).post(rest::<CreateNote, S, G>),
+            on::<CreateNote, S, G>(on::<ListNotes, S, G>(methods(&SERVICE, "GET, POST"), &app), &app),
         )
         .route(
             operations::UPDATE_NOTE.full_path,
-            methods(&SERVICE, "PATCH, DELETE").patch(rest::<UpdateNote, S, G>).delete(rest::<DeleteNote, S, G>),
+            on::<DeleteNote, S, G>(on::<UpdateNote, S, G>(methods(&SERVICE, "PATCH, DELETE"), &app), &app),
         )
-        .with_state(Arc::new(App { service, gate }))
+        .with_state(app)
 }
 /// `GET /api/v1/notes`: List notes
 pub struct ListNotes;
-impl<S: NotesService> Endpoint<S, S::Caller> for ListNotes {
+impl<S: NotesService> Endpoint<S, S::Context> for ListNotes {
     type Input = models::ListNotesInput;
     type Error = errors::ListNotesError;
     const OP: &'static Operation = &operations::LIST_NOTES;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_notes(c, input, paging).await.map(|out| support::Success::page(&out, paging))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
+        s.list_notes(cx, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
 }
 /// `POST /api/v1/notes`: Create a note
 pub struct CreateNote;
-impl<S: NotesService> Endpoint<S, S::Caller> for CreateNote {
+impl<S: NotesService> Endpoint<S, S::Context> for CreateNote {
     type Input = models::CreateNoteInput;
     type Error = errors::CreateNoteError;
     const OP: &'static Operation = &operations::CREATE_NOTE;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.create_note(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.create_note(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `PATCH /api/v1/notes/{id}`: Change a note
 pub struct UpdateNote;
-impl<S: NotesService> Endpoint<S, S::Caller> for UpdateNote {
+impl<S: NotesService> Endpoint<S, S::Context> for UpdateNote {
     type Input = models::UpdateNoteInput;
     type Error = errors::UpdateNoteError;
     const OP: &'static Operation = &operations::UPDATE_NOTE;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.update_note(c, input).await.map(|out| support::Success::one(&out))
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.update_note(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /api/v1/notes/{id}`: Delete a note
 pub struct DeleteNote;
-impl<S: NotesService> Endpoint<S, S::Caller> for DeleteNote {
+impl<S: NotesService> Endpoint<S, S::Context> for DeleteNote {
     type Input = models::NoteRef;
     type Error = errors::DeleteNoteError;
     const OP: &'static Operation = &operations::DELETE_NOTE;
-    async fn call(s: &S, c: &S::Caller, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.delete_note(c, input).await.map(|()| support::Success::Empty)
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.delete_note(cx, input).await.map(|()| support::Success::Empty)
     }
 }

@@ -8,14 +8,15 @@ use std::future::Future;
 use support::{Paged, Paging};
 /// Everything `notes` does: one method per operation of the spec.
 pub trait NotesService: Send + Sync + 'static {
-    /// Who is calling (built by the runtime's `Gate`).
-    type Caller: Send + Sync + 'static;
+    /// What each call receives beside its input: the caller, and what the runtime
+    /// provides for the call (its `Gate::Context`).
+    type Context: Send + 'static;
     /// List notes
     ///
     /// `GET /api/v1/notes` · scope `notes:read` · MCP tool `notes.list`
     fn list_notes(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::ListNotesInput,
         paging: Paging,
     ) -> impl Future<Output = Result<Paged<models::Note>, errors::ListNotesError>> + Send;
@@ -24,7 +25,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `POST /api/v1/notes` · scope `notes:write` · MCP tool `notes.create`
     fn create_note(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::CreateNoteInput,
     ) -> impl Future<Output = Result<models::Note, errors::CreateNoteError>> + Send;
     /// Change a note
@@ -32,7 +33,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `PATCH /api/v1/notes/{id}` · scope `notes:write`
     fn update_note(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::UpdateNoteInput,
     ) -> impl Future<Output = Result<models::Note, errors::UpdateNoteError>> + Send;
     /// Delete a note
@@ -40,7 +41,7 @@ pub trait NotesService: Send + Sync + 'static {
     /// `DELETE /api/v1/notes/{id}` · scope `notes:write`
     fn delete_note(
         &self,
-        caller: &Self::Caller,
+        cx: &mut Self::Context,
         input: models::NoteRef,
     ) -> impl Future<Output = Result<(), errors::DeleteNoteError>> + Send;
 }

@@ -9,7 +9,7 @@ use crate::connector::HttpConnector;
 use crate::proposals::Connector;
 use crate::sources::{self, Source};
 use crate::{api_tokens, contracts, leads, proposals, scans, scoring};
-use runtime::auth::Caller;
+use runtime::Context;
 use runtime::store::Store;
 
 /// The lead-prospecting API.
@@ -64,130 +64,130 @@ impl Prospector {
 }
 
 impl ProspectorService for Prospector {
-    type Caller = Caller;
+    type Context = Context;
 
     async fn list_leads(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::ListLeadsInput,
         paging: Paging,
     ) -> Result<Paged<models::Lead>, errors::ListLeadsError> {
-        leads::list(&self.store, caller, input, paging).await
+        leads::list(&self.store, &cx.caller, input, paging).await
     }
 
     async fn get_lead(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::GetLeadInput,
     ) -> Result<models::LeadDetail, errors::GetLeadError> {
-        leads::get(&self.store, caller, &input.id).await
+        leads::get(&self.store, &cx.caller, &input.id).await
     }
 
     async fn scan_leads(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::ScanLeadsInput,
     ) -> Result<models::ScanReport, errors::ScanLeadsError> {
-        scans::scan(&self.store, &self.sources, &self.http, caller, input).await
+        scans::scan(&self.store, &self.sources, &self.http, &cx.caller, input).await
     }
 
     async fn update_lead(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::UpdateLeadInput,
     ) -> Result<models::Lead, errors::UpdateLeadError> {
-        leads::update(&self.store, caller, input).await
+        leads::update(&self.store, &cx.caller, input).await
     }
 
     async fn list_proposals(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::ListProposalsInput,
         paging: Paging,
     ) -> Result<Paged<models::Proposal>, errors::ListProposalsError> {
-        proposals::list(&self.store, caller, input, paging).await
+        proposals::list(&self.store, &cx.caller, input, paging).await
     }
 
     async fn get_proposal(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::GetProposalInput,
     ) -> Result<models::Proposal, errors::GetProposalError> {
-        proposals::get(&self.store, caller, &input.id).await
+        proposals::get(&self.store, &cx.caller, &input.id).await
     }
 
     async fn create_proposal(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::CreateProposalInput,
     ) -> Result<models::Proposal, errors::CreateProposalError> {
-        proposals::create(&self.store, caller, input).await
+        proposals::create(&self.store, &cx.caller, input).await
     }
 
     async fn update_proposal(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::UpdateProposalInput,
     ) -> Result<models::Proposal, errors::UpdateProposalError> {
-        proposals::update(&self.store, &self.connector, caller, input).await
+        proposals::update(&self.store, &self.connector, &cx.caller, input).await
     }
 
     async fn submit_proposal(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::SubmitProposalInput,
     ) -> Result<models::Proposal, errors::SubmitProposalError> {
-        proposals::submit(&self.store, &self.connector, caller, input).await
+        proposals::submit(&self.store, &self.connector, &cx.caller, input).await
     }
 
     async fn record_proposal_outcome(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::RecordOutcomeInput,
     ) -> Result<models::Proposal, errors::RecordProposalOutcomeError> {
-        proposals::record_outcome(&self.store, caller, input).await
+        proposals::record_outcome(&self.store, &cx.caller, input).await
     }
 
     async fn list_contracts(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::ListContractsInput,
         paging: Paging,
     ) -> Result<Paged<models::Contract>, errors::ListContractsError> {
-        contracts::list(&self.store, caller, input, paging).await
+        contracts::list(&self.store, &cx.caller, input, paging).await
     }
 
     async fn get_contract(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::GetContractInput,
     ) -> Result<models::Contract, errors::GetContractError> {
-        contracts::get(&self.store, caller, &input.id).await
+        contracts::get(&self.store, &cx.caller, &input.id).await
     }
 
     async fn update_milestone(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::UpdateMilestoneInput,
     ) -> Result<models::Contract, errors::UpdateMilestoneError> {
-        contracts::update_milestone(&self.store, caller, input).await
+        contracts::update_milestone(&self.store, &cx.caller, input).await
     }
 
     async fn get_scoring_config(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
     ) -> Result<models::ScoringConfig, errors::GetScoringConfigError> {
-        scoring::get(&self.store, caller).await
+        scoring::get(&self.store, &cx.caller).await
     }
 
     async fn update_scoring_config(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::UpdateScoringConfigInput,
     ) -> Result<models::ScoringConfig, errors::UpdateScoringConfigError> {
-        let config = scoring::update(&self.store, caller, input).await?;
+        let config = scoring::update(&self.store, &cx.caller, input).await?;
         // Open leads follow the new version in the background; each names the version it used.
-        let (store, tenant) = (self.store.clone(), caller.tenant.clone());
+        let (store, tenant) = (self.store.clone(), cx.caller.tenant.clone());
         tokio::spawn(async move {
             match leads::rescore(&store, &tenant).await {
                 Ok(n) => tracing::info!(tenant, rescored = n, "leads rescored with the new scoring configuration"),
@@ -199,34 +199,34 @@ impl ProspectorService for Prospector {
 
     async fn run_backtest(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::BacktestInput,
     ) -> Result<models::BacktestReport, errors::RunBacktestError> {
-        scoring::backtest(&self.store, caller, input).await
+        scoring::backtest(&self.store, &cx.caller, input).await
     }
 
     async fn list_api_tokens(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         _input: models::ListApiTokensInput,
         paging: Paging,
     ) -> Result<Paged<models::ApiToken>, errors::ListApiTokensError> {
-        api_tokens::list(&self.store, caller, paging).await
+        api_tokens::list(&self.store, &cx.caller, paging).await
     }
 
     async fn create_api_token(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::CreateApiTokenInput,
     ) -> Result<models::CreatedApiToken, errors::CreateApiTokenError> {
-        api_tokens::create(&self.store, caller, input).await
+        api_tokens::create(&self.store, &cx.caller, input).await
     }
 
     async fn revoke_api_token(
         &self,
-        caller: &Caller,
+        cx: &mut Context,
         input: models::RevokeApiTokenInput,
     ) -> Result<(), errors::RevokeApiTokenError> {
-        api_tokens::revoke(&self.store, caller, input).await
+        api_tokens::revoke(&self.store, &cx.caller, input).await
     }
 }

@@ -1,0 +1,502 @@
+//! Operations: each path item's operations into spec operations: route, scope, input (parameters
+//! and body), pagination and MCP tool.
+
+use indexmap::IndexMap;
+use serde_json::Value;
+
+use crate::spec::{BodyFormat, ErrorDef, FieldDef, Location, Method, ModelDef, OperationDef, Pagination, ScopeDef};
+
+use super::*;
+
+impl OpCx<'_, '_> {
+    pub(super) fn drop(&mut self, construct: impl Into<String>, pointer: &str) {
+        self.drops.push((construct.into(), pointer.to_string()));
+    }
+
+    #[allow(clippy::too_many_arguments, reason = "one operation's whole context")]
+    pub(super) fn operation(
+        &mut self,
+        id: &str,
+        method: Method,
+        path: &str,
+        item: &Value,
+        op: &Value,
+        pointer: &str,
+        options: &Options,
+        scopes: &mut Vec<ScopeDef>,
+        errors: &mut IndexMap<String, ErrorDef>,
+    ) -> Option<OperationDef> {
+        let text = |k: &str| op.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        let summary = match text("summary") {
+            s if s.is_empty() => {
+                let s = text("description").lines().next().unwrap_or_default().to_string();
+                if s.is_empty() { id.replace('_', " ") } else { s }
+            }
+            s => s,
+        };
+        let mut def = OperationDef {
+            id: id.to_string(),
+            route: None,
+            method: Some(method),
+            path: path.to_string(),
+            scope: None,
+            summary,
+            description: text("description"),
+            tags: op
+                .get("tags")
+                .and_then(Value::as_array)
+                .map(|t| t.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+                .unwrap_or_default(),
+            input: None,
+            output: None,
+            body: BodyFormat::Json,
+            stream: None,
+            media_types: Vec::new(),
+            paginated: false,
+            status: None,
+            errors: Vec::new(),
+            no_store: false,
+            rate_limited: true,
+            read_only: None,
+            deprecated: None,
+            conditional: None,
+            mcp: None,
+            ranges: false,
+        };
+        if op.get("deprecated").and_then(Value::as_bool) == Some(true) {
+            // The spec language dates a deprecation (its `Deprecation` header): the date a
+            // document Specwright wrote gives in its description, else none to be had.
+            match deprecation_of(&def.description) {
+                Some((deprecated, rest)) => {
+                    def.deprecated = Some(deprecated);
+                    def.description = rest;
+                }
+                None => self.drop(
+                    "a deprecated operation without a date (the spec language asks for one)",
+                    &format!("{pointer}/deprecated"),
+                ),
+            }
+        }
+        def.scope = self.scope(op, method, pointer, options, scopes);
+        let input = self.input(id, item, op, pointer, &mut def);
+        def.input = input;
+        self.responses(id, op, pointer, &mut def, errors);
+        self.pages(&mut def);
+        for (header, at) in std::mem::take(&mut self.platform_params) {
+            let served = match header.as_str() {
+                "if-none-match" => def.conditional() == Some(support::Conditional::Read),
+                "if-match" => matches!(def.conditional(), Some(support::Conditional::Write { .. })),
+                _ => def.ranges,
+            };
+            if !served {
+                self.drop(
+                    format!("the request header `{header}` without the answers that go with it (304, 412, 206)"),
+                    &at,
+                );
+            }
+        }
+        if self.rate_limited {
+            self.cx.rate_limit_headers = true;
+        }
+        def.no_store |= self.no_store;
+        if let Some(tool) = self.tool(id, op, &def, options) {
+            def.mcp = Some(tool);
+        }
+        Some(def)
+    }
+
+    /// The scope the operation needs: its OAuth requirement's first scope, else by method.
+    pub(super) fn scope(
+        &mut self,
+        op: &Value,
+        method: Method,
+        pointer: &str,
+        options: &Options,
+        scopes: &mut Vec<ScopeDef>,
+    ) -> Option<String> {
+        let requirements = op.get("security").or_else(|| self.cx.doc.get("security")).and_then(Value::as_array);
+        let schemes = self.cx.doc.pointer("/components/securitySchemes").cloned().unwrap_or_default();
+        let mut found: Option<String> = None;
+        for req in requirements.into_iter().flatten() {
+            for (scheme, list) in req.as_object().into_iter().flatten() {
+                let kind = schemes.get(scheme).and_then(|s| s.get("type")).and_then(Value::as_str).unwrap_or_default();
+                let names: Vec<&str> = list.as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+                if matches!(kind, "oauth2" | "openIdConnect") && !names.is_empty() && found.is_none() {
+                    if names.len() > 1 {
+                        self.notes.push(format!(
+                            "needs scope `{}` only, where the document asks for all of {}",
+                            names[0],
+                            names.join(", ")
+                        ));
+                    }
+                    found = Some(names[0].to_string());
+                }
+            }
+        }
+        let scope = match (found, &options.scope_by_method) {
+            (Some(s), _) => s,
+            (None, Some((read, write))) => {
+                let (want, other) = if method == Method::Get { (read, None) } else { (write, Some(read)) };
+                if !scopes.iter().any(|s| &s.name == read) {
+                    scopes.push(ScopeDef { name: read.clone(), description: "Read.".into(), implies: Vec::new() });
+                }
+                if other.is_some() && !scopes.iter().any(|s| &s.name == write) {
+                    scopes.push(ScopeDef {
+                        name: write.clone(),
+                        description: "Change.".into(),
+                        implies: vec![read.clone()],
+                    });
+                }
+                self.notes.push(format!("needs scope `{want}` (by its method: the document names no OAuth scope)"));
+                return Some(want.clone());
+            }
+            (None, None) => {
+                self.drop(
+                    "no OAuth scope (pass --scope-by-method read:write to give one by method)",
+                    &format!("{pointer}/security"),
+                );
+                return None;
+            }
+        };
+        if !scopes.iter().any(|s| s.name == scope) {
+            let description = self
+                .cx
+                .doc
+                .pointer("/components/securitySchemes")
+                .and_then(Value::as_object)
+                .and_then(|m| {
+                    m.values().find_map(|s| {
+                        s.get("flows")?
+                            .as_object()?
+                            .values()
+                            .find_map(|f| f.get("scopes")?.get(&scope)?.as_str().map(str::to_string))
+                    })
+                })
+                .unwrap_or_else(|| format!("The `{scope}` scope."));
+            scopes.push(ScopeDef { name: scope.clone(), description, implies: Vec::new() });
+        }
+        Some(scope)
+    }
+
+    /// The input model: parameters and the request body.
+    pub(super) fn input(
+        &mut self,
+        id: &str,
+        item: &Value,
+        op: &Value,
+        pointer: &str,
+        def: &mut OperationDef,
+    ) -> Option<String> {
+        let mut fields: IndexMap<String, FieldDef> = IndexMap::new();
+        let params: Vec<(Value, String)> = item
+            .get("parameters")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, p)| {
+                (p.clone(), format!("{}/parameters/{i}", pointer.rsplit_once('/').map(|x| x.0).unwrap_or(pointer)))
+            })
+            .chain(
+                op.get("parameters")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .enumerate()
+                    .map(|(i, p)| (p.clone(), format!("{pointer}/parameters/{i}"))),
+            )
+            .collect();
+        for (raw, at) in params {
+            let p = match self.cx.resolve(&raw) {
+                Ok(p) => p.clone(),
+                Err(e) => {
+                    self.drop(e, &at);
+                    continue;
+                }
+            };
+            let name = p.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+            let location = match p.get("in").and_then(Value::as_str) {
+                Some("path") => Location::Path,
+                Some("query") => Location::Query,
+                Some("header") => Location::Header,
+                other => {
+                    self.drop(format!("a parameter in {}", other.unwrap_or("nowhere")), &at);
+                    continue;
+                }
+            };
+            if p.get("content").is_some() {
+                self.drop("a parameter with `content` (not a schema)", &at);
+                continue;
+            }
+            // Request headers the platform reads for a feature the responses show (`conditional`,
+            // `ranges`): checked once the responses are read.
+            if location == Location::Header && PLATFORM_REQUEST_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+                self.platform_params.push((name.to_ascii_lowercase(), at.clone()));
+                continue;
+            }
+            let field_name = if location == Location::Header { header_field(&name) } else { Some(name.clone()) };
+            let Some(field_name) = field_name.filter(|n| crate::ir::is_wire_name(n)) else {
+                self.drop(format!("the parameter name `{name}`"), &at);
+                continue;
+            };
+            let Some(schema) = p.get("schema") else {
+                self.drop("a parameter without a schema", &at);
+                continue;
+            };
+            let hint = format!("{id}_{name}");
+            let Some(mut typed) = self.typed(schema, &hint, &format!("{at}/schema")) else { continue };
+            typed.def.location = location;
+            typed.def.optional =
+                !(p.get("required").and_then(Value::as_bool) == Some(true) || location == Location::Path);
+            if let Some(d) = p.get("description").and_then(Value::as_str) {
+                typed.def.description = d.to_string();
+            }
+            if p.get("deprecated").and_then(Value::as_bool) == Some(true) {
+                typed.def.deprecated = true;
+            }
+            if let Some(style) = p.get("style").and_then(Value::as_str) {
+                let default = if matches!(location, Location::Query) { "form" } else { "simple" };
+                if style != default {
+                    self.drop(format!("parameter style `{style}`"), &format!("{at}/style"));
+                }
+            }
+            if location == Location::Query
+                && typed.ty.ends_with("[]")
+                && p.get("explode").and_then(Value::as_bool) == Some(false)
+            {
+                self.drop("a list parameter with `explode: false` (comma-separated)", &format!("{at}/explode"));
+            }
+            fields.insert(field_name, typed.def);
+        }
+        if let Some(raw) = op.get("requestBody") {
+            let at = format!("{pointer}/requestBody");
+            match self.cx.resolve(raw) {
+                Ok(body) => {
+                    let body = body.clone();
+                    self.body(id, &body, &at, def, &mut fields);
+                }
+                Err(e) => self.drop(e, &at),
+            }
+        }
+        if fields.is_empty() {
+            return None;
+        }
+        let name = self.cx.fresh(&format!("{id}_input"));
+        let description = format!("The input of `{id}`.");
+        self.cx.models.insert(name.clone(), ModelDef { description, fields, additional: None });
+        Some(name)
+    }
+
+    /// The request body's fields, in the body format its media type says.
+    pub(super) fn body(
+        &mut self,
+        id: &str,
+        body: &Value,
+        at: &str,
+        def: &mut OperationDef,
+        fields: &mut IndexMap<String, FieldDef>,
+    ) {
+        let content = body.get("content").and_then(Value::as_object).cloned().unwrap_or_default();
+        let required = body.get("required").and_then(Value::as_bool) == Some(true);
+        let json = content.keys().find(|m| is_json(m)).cloned();
+        let chosen = json.clone().or_else(|| content.keys().next().cloned());
+        let Some(media) = chosen else {
+            self.drop("a request body without content", at);
+            return;
+        };
+        // Raw bodies of several media types: one file of any of them.
+        let raw = |m: &String| !is_json(m) && m != "multipart/form-data" && m != "application/x-www-form-urlencoded";
+        if content.len() > 1 && content.keys().all(raw) {
+            def.body = BodyFormat::Raw;
+            let mut f = FieldDef::new(
+                "file",
+                body.get("description").and_then(Value::as_str).unwrap_or("The request body.").to_string(),
+            );
+            f.media_types = content.keys().cloned().collect();
+            f.max_size = Some(crate::rust::DEFAULT_MAX_FILE);
+            self.notes.push(format!("the body is at most {} bytes", crate::rust::DEFAULT_MAX_FILE));
+            fields.insert(body_name(body), f);
+            return;
+        }
+        if content.len() > 1 && !is_json(&media) {
+            let others: Vec<&String> = content.keys().filter(|k| **k != media).collect();
+            self.drop(
+                format!("a request body in several media types ({media} imported; not {others:?})"),
+                &format!("{at}/content"),
+            );
+            return;
+        }
+        if content.len() > 1 {
+            let others: Vec<&String> = content.keys().filter(|k| **k != media).collect();
+            self.notes.push(format!("takes `{media}` only (the document also accepts {others:?})"));
+        }
+        let mat = format!("{at}/content/{}", escape(&media));
+        let schema = content[&media].get("schema").cloned().unwrap_or(Value::Null);
+        let sat = format!("{mat}/schema");
+        match media.as_str() {
+            m if is_json(m) => {
+                // An object becomes the input's body fields; anything else is the payload.
+                let resolved = self.cx.resolve(&schema).cloned().unwrap_or(Value::Null);
+                let resolved = if resolved.get("allOf").is_some() && !is_union(&resolved) {
+                    let Some(merged) = self.merge_all_of(&resolved, &sat) else { return };
+                    merged
+                } else {
+                    resolved
+                };
+                // An object with properties of its own; a free-form object or a union is a payload.
+                let has_fields = resolved.get("properties").and_then(Value::as_object).is_some_and(|p| !p.is_empty());
+                if is_object(&resolved)
+                    && !is_union(&resolved)
+                    && has_fields
+                    && resolved.get("additionalProperties").is_none_or(|a| a == &Value::Bool(false))
+                {
+                    if let Some(name) = schema.get("$ref").and_then(Value::as_str) {
+                        self.notes.push(format!(
+                            "the body schema `{}` is the input's body fields",
+                            name.rsplit('/').next().unwrap_or(name)
+                        ));
+                    }
+                    self.object_fields(&resolved, id, &sat, fields, Location::Body);
+                    if !required {
+                        self.notes.push("the request body is required (the document makes it optional)".into());
+                    }
+                } else {
+                    let Some(mut typed) = self.typed(&schema, &format!("{id}_body"), &sat) else { return };
+                    typed.def.location = Location::Payload;
+                    typed.def.optional = !required;
+                    if typed.def.description.is_empty() {
+                        typed.def.description =
+                            body.get("description").and_then(Value::as_str).unwrap_or("The request body.").to_string();
+                    }
+                    fields.insert(body_name(body), typed.def);
+                }
+            }
+            "multipart/form-data" | "application/x-www-form-urlencoded" => {
+                let resolved = self.cx.resolve(&schema).cloned().unwrap_or(Value::Null);
+                if !is_object(&resolved) {
+                    self.drop("a form body that is not an object", &sat);
+                    return;
+                }
+                if resolved.get("additionalProperties").is_some_and(|a| a != &Value::Bool(false)) {
+                    self.drop("additional properties in a form", &format!("{sat}/additionalProperties"));
+                    return;
+                }
+                def.body = if media == "multipart/form-data" { BodyFormat::Multipart } else { BodyFormat::Form };
+                self.object_fields(&resolved, id, &sat, fields, Location::Body);
+            }
+            other => {
+                def.body = BodyFormat::Raw;
+                let mut f = FieldDef::new(
+                    "file",
+                    body.get("description").and_then(Value::as_str).unwrap_or("The request body.").to_string(),
+                );
+                if other != "application/octet-stream" && other != "*/*" {
+                    f.media_types = vec![other.to_string()];
+                }
+                f.max_size = Some(crate::rust::DEFAULT_MAX_FILE);
+                self.notes.push(format!("the `{other}` body is at most {} bytes", crate::rust::DEFAULT_MAX_FILE));
+                fields.insert(body_name(body), f);
+            }
+        }
+    }
+
+    /// The properties of an object schema as fields at `location`.
+    pub(super) fn object_fields(
+        &mut self,
+        schema: &Value,
+        hint: &str,
+        at: &str,
+        fields: &mut IndexMap<String, FieldDef>,
+        location: Location,
+    ) {
+        let required: Vec<&str> =
+            schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+        for (prop, s) in schema.get("properties").and_then(Value::as_object).into_iter().flatten() {
+            let pat = format!("{at}/properties/{}", escape(prop));
+            if !crate::ir::is_wire_name(prop) {
+                self.drop(format!("the property name `{prop}`"), &pat);
+                continue;
+            }
+            let Some(mut typed) = self.typed(s, &format!("{hint}_{prop}"), &pat) else { continue };
+            typed.def.location = location;
+            typed.def.optional = !required.contains(&prop.as_str());
+            if fields.contains_key(prop) {
+                self.drop(format!("the field `{prop}` twice"), &pat);
+                continue;
+            }
+            fields.insert(prop.clone(), typed.def);
+        }
+    }
+
+    /// A list answered with a page's headers, taking `page` and `per_page`, is a paginated
+    /// operation: the pagination rules add those two, and the answer is the page's items.
+    pub(super) fn pages(&mut self, def: &mut OperationDef) {
+        let Some(item) = def.output.as_deref().and_then(|o| o.strip_suffix("[]")).map(str::to_string) else { return };
+        if !self.paged || def.method() != Method::Get || !self.cx.models.contains_key(&item) {
+            return;
+        }
+        let Some(input) = def.input.clone() else { return };
+        let Some(model) = self.cx.models.get_mut(&input) else { return };
+        let query =
+            |m: &ModelDef, n: &str| m.fields.get(n).is_some_and(|f| f.location == Location::Query && f.ty == "integer");
+        if !query(model, "page") || !query(model, "per_page") {
+            return;
+        }
+        let per_page = model.fields.shift_remove("per_page");
+        model.fields.shift_remove("page");
+        let (default, max) =
+            per_page.map(|f| (f.default.and_then(|d| d.as_u64()), f.maximum.map(|m| m as u64))).unwrap_or_default();
+        let rules = Pagination {
+            default_per_page: default
+                .and_then(|d| u32::try_from(d).ok())
+                .unwrap_or(Pagination::default().default_per_page),
+            max_per_page: max.and_then(|m| u32::try_from(m).ok()).unwrap_or(Pagination::default().max_per_page),
+        };
+        match &self.cx.pagination {
+            Some(seen)
+                if (seen.default_per_page, seen.max_per_page) != (rules.default_per_page, rules.max_per_page) =>
+            {
+                self.notes.push(format!(
+                    "pages by the service's rules ({} per page, at most {}), not this operation's",
+                    seen.default_per_page, seen.max_per_page
+                ));
+            }
+            Some(_) => {}
+            None => self.cx.pagination = Some(rules),
+        }
+        def.paginated = true;
+        def.output = Some(item);
+    }
+
+    /// The MCP tool, when the options select this operation and it can travel over MCP.
+    pub(super) fn tool(
+        &mut self,
+        id: &str,
+        op: &Value,
+        def: &OperationDef,
+        options: &Options,
+    ) -> Option<crate::spec::McpToolDef> {
+        let original = op.get("operationId").and_then(Value::as_str).unwrap_or_default();
+        let chosen = match &options.mcp {
+            McpSelection::None => false,
+            McpSelection::All => true,
+            McpSelection::Tags(tags) => def.tags.iter().any(|t| tags.contains(t)),
+            McpSelection::Operations(ids) => ids.iter().any(|i| i == id || i == original),
+        };
+        if !chosen {
+            return None;
+        }
+        let file_in = def
+            .input
+            .as_ref()
+            .and_then(|i| self.cx.models.get(i))
+            .is_some_and(|m| m.fields.values().any(|f| f.ty == "file"));
+        if def.output.as_deref() == Some("file") || def.body != BodyFormat::Json || file_in {
+            self.notes.push("no MCP tool: a file cannot travel in a tool call".into());
+            return None;
+        }
+        let title = def.summary.clone();
+        let description = if def.description.is_empty() { def.summary.clone() } else { def.description.clone() };
+        Some(crate::spec::McpToolDef { name: id.to_string(), title, description, destructive: None, idempotent: None })
+    }
+}

@@ -1,0 +1,325 @@
+//! Answers: an operation's success (model, list, value, file, stream, redirect) with its status and
+//! headers, and its error statuses.
+
+use heck::ToSnakeCase;
+use indexmap::IndexMap;
+use serde_json::Value;
+
+use crate::spec::{ErrorDef, FieldDef, Location, Method, ModelDef, OperationDef};
+
+use super::*;
+
+impl OpCx<'_, '_> {
+    /// The success answer and the error codes.
+    pub(super) fn responses(
+        &mut self,
+        id: &str,
+        op: &Value,
+        pointer: &str,
+        def: &mut OperationDef,
+        errors: &mut IndexMap<String, ErrorDef>,
+    ) {
+        let responses = op.get("responses").and_then(Value::as_object).cloned().unwrap_or_default();
+        let mut success: Vec<(u16, Value, String)> = Vec::new();
+        // Answers the platform gives for a feature the spec declares.
+        let (mut precondition, mut required_precondition) = (false, false);
+        for (status, raw) in &responses {
+            let at = format!("{pointer}/responses/{}", escape(status));
+            let resp = match self.cx.resolve(raw) {
+                Ok(r) => r.clone(),
+                Err(e) => {
+                    self.drop(e, &at);
+                    continue;
+                }
+            };
+            let described = resp.get("description").and_then(Value::as_str).unwrap_or_default();
+            if let (Some((_, roles)), Ok(s)) = (&self.cx.catalog, status.parse::<u16>())
+                && s >= 400
+            {
+                // The document's own codes: those the platform answers by itself are its roles.
+                let automatic = automatic_codes(roles);
+                for (code, _) in codes_of(described) {
+                    if !automatic.contains(&code) && !def.errors.contains(&code) {
+                        def.errors.push(code);
+                    }
+                }
+                precondition |= s == 412;
+                required_precondition |= s == 428;
+                continue;
+            }
+            match status.parse::<u16>() {
+                Ok(s) if (200..300).contains(&s) || (300..400).contains(&s) => success.push((s, resp, at)),
+                // Refusals the platform answers itself: documented for every operation.
+                Ok(401 | 403 | 405 | 408 | 413 | 415 | 416 | 422 | 429 | 500 | 503) => {}
+                // A conditional write's refusals (`conditional`), answered by the platform.
+                Ok(412) => precondition = true,
+                Ok(428) => required_precondition = true,
+                Ok(s) if (400..600).contains(&s) => {
+                    let code = error_code(s);
+                    let description = resp.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+                    errors.entry(code.clone()).or_insert_with(|| ErrorDef {
+                        status: s,
+                        message: reason(s).to_string(),
+                        description: if description.is_empty() { reason(s).to_string() } else { description },
+                    });
+                    if !def.errors.contains(&code) {
+                        def.errors.push(code);
+                    }
+                }
+                _ if status == "default" => self
+                    .notes
+                    .push("the `default` response is not stated (errors answer the platform's envelope)".into()),
+                _ => {
+                    self.drop(format!("the response status `{status}`"), &at);
+                }
+            }
+        }
+        // Every input can fail validation: the platform answers it.
+        let validation = self.cx.catalog.as_ref().map_or("validation".to_string(), |(_, r)| r.validation.clone());
+        if def.input.is_some() && !def.errors.contains(&validation) {
+            def.errors.push(validation);
+        }
+        success.sort_by_key(|(s, ..)| *s);
+        // `304` to `If-None-Match` is a conditional read's; `206` a file's ranges.
+        let not_modified = success.iter().any(|(s, ..)| *s == 304);
+        let partial = success.iter().any(|(s, ..)| *s == 206);
+        success.retain(|(s, ..)| *s != 304 && *s != 206);
+        if not_modified && def.method() == Method::Get {
+            def.conditional = Some(crate::spec::ConditionalDef::On(true));
+        }
+        if (precondition || required_precondition) && def.method() != Method::Get {
+            def.conditional = Some(if required_precondition {
+                crate::spec::ConditionalDef::Mode(crate::spec::ConditionalMode::Required)
+            } else {
+                crate::spec::ConditionalDef::On(true)
+            });
+            // The platform hands `If-Match` to the implementation itself.
+            if let Some(input) = def.input.clone().and_then(|i| self.cx.models.get_mut(&i)) {
+                input.fields.shift_remove("if_match");
+            }
+        }
+        let Some((status, resp, at)) = success.first().cloned() else {
+            // Nothing says what success answers: the empty answer.
+            self.notes.push("the document states no success answer: it answers 204 without content".into());
+            return;
+        };
+        if !crate::load::SUCCESS_STATUSES.contains(&status) {
+            self.drop(format!("the success status {status}"), &at);
+            return;
+        }
+        if success.len() > 1 {
+            let others: Vec<String> = success[1..].iter().map(|(s, ..)| s.to_string()).collect();
+            self.drop(
+                format!("several success statuses ({status} and {})", others.join(", ")),
+                &format!("{pointer}/responses"),
+            );
+            return;
+        }
+        let Some(headers) = self.response_headers(&resp, &at) else { return };
+        let content = resp.get("content").and_then(Value::as_object).cloned().unwrap_or_default();
+        def.status = (status != 200).then_some(status);
+        if content.is_empty() {
+            if headers.is_empty() && !(300..400).contains(&status) {
+                // An empty answer: `status` says which (204 is the default without an output).
+                def.status = (status != 204).then_some(status);
+                return;
+            }
+            let mut headers = headers;
+            if (300..400).contains(&status) {
+                // A redirect answers its `Location`, required, and nothing else.
+                let alone = headers.len() == 1;
+                match headers.get_mut("location") {
+                    Some(location) if alone => {
+                        if location.optional {
+                            self.notes.push("the redirect's `Location` is required".into());
+                        }
+                        location.optional = false;
+                    }
+                    _ => {
+                        self.drop(
+                            "a redirect without a `Location` header, or with other headers",
+                            &format!("{at}/headers"),
+                        );
+                        return;
+                    }
+                }
+            }
+            // An answer of headers alone: a model of them, and no body.
+            let name = self.cx.fresh(&format!("{id}_output"));
+            let description = resp.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+            self.cx.models.insert(name.clone(), ModelDef { description, fields: headers, additional: None });
+            def.output = Some(name);
+            return;
+        }
+        let json = content.keys().find(|m| is_json(m)).cloned();
+        match json {
+            Some(media) => {
+                if content.len() > 1 {
+                    // Content negotiation between JSON and another format: the JSON one.
+                    let others: Vec<&String> = content.keys().filter(|k| **k != media).collect();
+                    self.notes.push(format!("answers `{media}` only (the document also offers {others:?})"));
+                }
+                let schema = content[&media].get("schema").cloned().unwrap_or(Value::Null);
+                let mut sat = format!("{at}/content/{}/schema", escape(&media));
+                // In the envelope, the output is what `data` holds; `meta` says it is a page.
+                let schema = match self.cx.envelope {
+                    true => {
+                        let whole = self.cx.resolve(&schema).cloned().unwrap_or(Value::Null);
+                        self.paged |= whole.pointer("/properties/meta").is_some();
+                        sat.push_str("/properties/data");
+                        whole.pointer("/properties/data").cloned().unwrap_or(Value::Null)
+                    }
+                    false => schema,
+                };
+                let Some(typed) = self.typed(&schema, &format!("{id}_output"), &sat) else { return };
+                if typed.def.nullable {
+                    self.drop("a nullable success body", &sat);
+                    return;
+                }
+                if headers.is_empty() {
+                    def.output = Some(typed.ty);
+                    return;
+                }
+                // Headers beside the body: one output model of the body's fields and the headers.
+                let Some(body) = self.cx.models.get(&typed.ty).cloned() else {
+                    self.drop("response headers beside a body that is not an object", &format!("{at}/headers"));
+                    return;
+                };
+                let name = self.cx.fresh(&format!("{id}_output"));
+                let mut fields = body.fields.clone();
+                for (k, f) in headers {
+                    if fields.contains_key(&k) {
+                        self.drop(format!("the header field `{k}`, also a body field"), &format!("{at}/headers"));
+                        return;
+                    }
+                    fields.insert(k, f);
+                }
+                self.notes
+                    .push(format!("the answer is `{name}`: the fields of `{}` and the response headers", typed.ty));
+                self.cx
+                    .models
+                    .insert(name.clone(), ModelDef { description: body.description, fields, additional: None });
+                def.output = Some(name);
+            }
+            None => {
+                if let Some(media) = content.keys().find(|m| *m == "text/event-stream" || *m == "application/x-ndjson")
+                {
+                    // A stream of one model per event: OpenAPI 3.2's `itemSchema` (or the
+                    // `x-item-schema` extension that carries it in 3.1) names it.
+                    let mat = format!("{at}/content/{}", escape(media));
+                    let item =
+                        content[media].get("itemSchema").or_else(|| content[media].get("x-item-schema")).cloned();
+                    let Some(item) = item.filter(|i| i.get("$ref").is_some()) else {
+                        self.drop("a stream whose events have no item schema (`itemSchema`)", &mat);
+                        return;
+                    };
+                    let Some(typed) = self.typed(&item, &format!("{id}_event"), &format!("{mat}/itemSchema")) else {
+                        return;
+                    };
+                    if !self.cx.models.contains_key(&typed.ty) || content.len() > 1 || !headers.is_empty() {
+                        self.drop("a stream of other than one model per event", &mat);
+                        return;
+                    }
+                    def.stream = Some(if media == "text/event-stream" {
+                        support::StreamFormat::Sse
+                    } else {
+                        support::StreamFormat::Ndjson
+                    });
+                    def.output = Some(typed.ty);
+                    return;
+                }
+                if !headers.is_empty() {
+                    self.drop("response headers beside a file", &format!("{at}/headers"));
+                    return;
+                }
+                def.output = Some("file".into());
+                def.media_types = content.keys().cloned().collect();
+                def.ranges = partial;
+            }
+        }
+    }
+
+    /// A response's headers as output fields (`in = "header"`, snake_case names): strings or
+    /// integers, as the spec language carries them.
+    pub(super) fn response_headers(&mut self, resp: &Value, at: &str) -> Option<IndexMap<String, FieldDef>> {
+        let mut fields = IndexMap::new();
+        for (name, raw) in resp.get("headers").and_then(Value::as_object).into_iter().flatten() {
+            let hat = format!("{at}/headers/{}", escape(name));
+            // Headers the platform sends for what the spec declares elsewhere (rate limits, the
+            // request id, deprecation, tags, pages, files), not fields of the answer.
+            let lower = name.to_ascii_lowercase();
+            if PLATFORM_HEADERS.contains(&lower.as_str()) {
+                if lower == "cache-control" {
+                    self.no_store = true;
+                    if !raw.to_string().contains("no-store") {
+                        self.notes.push("`Cache-Control` is answered `no-store`".into());
+                    }
+                }
+                if lower.starts_with("x-ratelimit") {
+                    self.rate_limited = true;
+                }
+                if lower == "x-total-count" || lower == "link" {
+                    self.paged = true;
+                }
+                continue;
+            }
+            let h = match self.cx.resolve(raw) {
+                Ok(h) => h.clone(),
+                Err(e) => {
+                    self.drop(e, &hat);
+                    return None;
+                }
+            };
+            let Some(field) = header_field(name) else {
+                self.drop(format!("the response header `{name}`"), &hat);
+                return None;
+            };
+            let schema = h.get("schema").cloned().unwrap_or(serde_json::json!({"type": "string"}));
+            let typed = self.typed(&schema, &format!("{field}_header"), &format!("{hat}/schema"))?;
+            if typed.ty != "string" && typed.ty != "integer" {
+                self.drop(format!("the response header `{name}` of type `{}`", typed.ty), &hat);
+                return None;
+            }
+            let mut def = typed.def;
+            def.location = Location::Header;
+            def.optional = h.get("required").and_then(Value::as_bool) != Some(true);
+            def.description = h.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+            fields.insert(field, def);
+        }
+        Some(fields)
+    }
+}
+
+/// The deprecation a description states as Specwright writes it (`**Deprecated** since
+/// 2026-11-26; it may be removed from 2027-06-01. Use …`), and the description without it.
+pub(super) fn deprecation_of(description: &str) -> Option<(crate::spec::Deprecated, String)> {
+    let start = description.find("**Deprecated** since ")?;
+    let after = &description[start + "**Deprecated** since ".len()..];
+    let since = after.get(..10).filter(|d| support::is_date(d))?.to_string();
+    let mut rest = &after[10..];
+    let mut sunset = None;
+    if let Some(r) = rest.strip_prefix("; it may be removed from ") {
+        sunset = Some(r.get(..10).filter(|d| support::is_date(d))?.to_string());
+        rest = &r[10..];
+    }
+    let instead = rest.strip_prefix('.').unwrap_or(rest).trim().to_string();
+    let before = description[..start].trim_end().to_string();
+    Some((crate::spec::Deprecated { since, sunset, instead }, before))
+}
+
+/// The field a header named `name` becomes: snake case where the platform's Train-Case spelling of
+/// it is the same header (`X-Request-Id` → `x_request_id`), else the header's own name
+/// (`X-RateLimit-Limit`); `None` for what is no HTTP header name.
+pub(super) fn header_field(name: &str) -> Option<String> {
+    if !crate::ir::is_header_token(name) {
+        return None;
+    }
+    let snake = name.to_snake_case();
+    if !snake.is_empty() && crate::ir::header_name(&snake).eq_ignore_ascii_case(name) {
+        return Some(snake);
+    }
+    // A snake_case field is sent in Train-Case, so `api_key` cannot name the header `api_key`.
+    let read_as_snake = name.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    (!read_as_snake).then(|| name.to_string())
+}

@@ -1,0 +1,607 @@
+//! Schemas into the spec's types: components as models, enums and unions, `allOf` merged,
+//! nullability; and the models an operation uses, kept or dropped with it.
+
+use std::collections::BTreeSet;
+
+use heck::ToSnakeCase;
+use indexmap::IndexMap;
+use serde_json::Value;
+
+use crate::spec::{EnumDef, EnumValue, FieldDef, Location, ModelDef, OperationDef, Spec};
+
+use super::*;
+
+impl OpCx<'_, '_> {
+    /// The type of `schema` (with its constraints), naming what it creates after `hint`.
+    pub(super) fn typed(&mut self, schema: &Value, hint: &str, at: &str) -> Option<Typed> {
+        let (schema, nullable) = self.unnull(schema);
+        // A reference to a component schema: its model or enum (created on first use).
+        if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+            let description = String::new();
+            let Some(name) = r.strip_prefix("#/components/schemas/") else {
+                self.drop(format!("a $ref outside components/schemas ({r})"), at);
+                return None;
+            };
+            let name = name.replace("~1", "/").replace("~0", "~");
+            let target = self.cx.doc.pointer(&format!("/components/schemas/{}", escape(&name))).cloned();
+            let Some(target) = target else {
+                self.drop(format!("a $ref to nothing ({r})"), at);
+                return None;
+            };
+            let named = if is_object(&target) || is_string_enum(&target) || is_union(&target) {
+                self.component(&name, &target)?
+            } else {
+                // An alias of a scalar, a list or a map: its type inline.
+                let mut t = self.typed(&target, &name, &format!("/components/schemas/{}", escape(&name)))?;
+                t.def.nullable |= nullable;
+                return Some(t);
+            };
+            let mut def = FieldDef::new(&named, description);
+            def.nullable = nullable;
+            return Some(Typed { ty: named, def });
+        }
+        if let Some((kw, members)) = one_of(&schema) {
+            // `null` among the members is nullability; one member left is that member.
+            let others: Vec<Value> =
+                members.iter().filter(|m| m.get("type").and_then(Value::as_str) != Some("null")).cloned().collect();
+            let nullable = nullable || others.len() < members.len();
+            if others.len() == 1 {
+                let mut t = self.typed(&others[0], hint, &format!("{at}/{kw}/0"))?;
+                t.def.nullable |= nullable;
+                return Some(t);
+            }
+            let name = self.cx.fresh(hint);
+            let union = self.union_of(&schema, &name, at)?;
+            self.cx.unions.insert(name.clone(), union);
+            let description = schema.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+            let mut def = FieldDef::new(&name, description);
+            def.nullable = nullable;
+            return Some(Typed { ty: name, def });
+        }
+        for unsupported in ["not", "if", "const", "prefixItems", "patternProperties"] {
+            if schema.get(unsupported).is_some() {
+                self.drop(format!("`{unsupported}` in a schema (not imported yet)"), &format!("{at}/{unsupported}"));
+                return None;
+            }
+        }
+        let description = schema.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+        // One member beside annotations (OpenAPI 3.0's way to give a `$ref` a default or a
+        // description): that member, annotated.
+        if let Some([only]) = schema.get("allOf").and_then(Value::as_array).map(Vec::as_slice)
+            && schema.get("properties").is_none()
+        {
+            let mut t = self.typed(only, hint, &format!("{at}/allOf/0"))?;
+            t.def.nullable |= nullable;
+            if !description.is_empty() {
+                t.def.description = description;
+            }
+            if let Some(d) = schema.get("default") {
+                t.def.default = Some(d.clone());
+            }
+            if schema.get("deprecated").and_then(Value::as_bool) == Some(true) {
+                t.def.deprecated = true;
+            }
+            return Some(t);
+        }
+        if schema.get("allOf").is_some() {
+            let merged = self.merge_all_of(&schema, at)?;
+            self.notes.push(format!("`allOf` at {at} is one model with every member's fields"));
+            let name = self.cx.fresh(hint);
+            let model = self.model_of(&merged, &name, at)?;
+            self.cx.models.insert(name.clone(), model);
+            let mut def = FieldDef::new(&name, description);
+            def.nullable = nullable;
+            return Some(Typed { ty: name, def });
+        }
+        let ty = schema.get("type").and_then(Value::as_str).unwrap_or(if schema.get("properties").is_some() {
+            "object"
+        } else {
+            ""
+        });
+        let mut def = FieldDef::new("", description);
+        def.nullable = nullable;
+        let number = |k: &str| schema.get(k).and_then(Value::as_f64);
+        let count = |k: &str| schema.get(k).and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok());
+        let ty = match ty {
+            "string" => {
+                def.min_length = count("minLength");
+                def.max_length = count("maxLength");
+                def.pattern = schema.get("pattern").and_then(Value::as_str).map(str::to_string);
+                if let Some(values) = schema.get("enum") {
+                    let name = self.enum_of(values, hint, &def.description, at)?;
+                    def.min_length = None;
+                    def.max_length = None;
+                    name
+                } else if schema.get("contentMediaType").is_some() && schema.get("contentEncoding").is_none() {
+                    // 3.1's file: a string of a media type's bytes (3.0 says `format: binary`).
+                    "file".into()
+                } else {
+                    match schema.get("format").and_then(Value::as_str) {
+                        Some("date-time") => "datetime".into(),
+                        Some("date") => "date".into(),
+                        Some("binary") => "file".into(),
+                        Some(f) => {
+                            let known = [
+                                ("uuid", support::Format::Uuid),
+                                ("email", support::Format::Email),
+                                ("uri", support::Format::Uri),
+                                ("ipv4", support::Format::Ipv4),
+                                ("ipv6", support::Format::Ipv6),
+                                ("hostname", support::Format::Hostname),
+                                ("byte", support::Format::Byte),
+                            ];
+                            match known.iter().find(|(n, _)| *n == f) {
+                                Some((_, format)) => def.format = Some(*format),
+                                None => {
+                                    self.notes.push(format!("format `{f}` at {at} is documented as a plain string"))
+                                }
+                            }
+                            "string".into()
+                        }
+                        None => "string".into(),
+                    }
+                }
+            }
+            "integer" | "number" | "boolean" => {
+                def.minimum = number("minimum");
+                def.maximum = number("maximum");
+                for (k, word) in [("exclusiveMinimum", "exclusive minimum"), ("exclusiveMaximum", "exclusive maximum")]
+                {
+                    if schema.get(k).is_some() {
+                        self.drop(format!("an {word}"), &format!("{at}/{k}"));
+                        return None;
+                    }
+                }
+                if schema.get("multipleOf").is_some() {
+                    self.drop("`multipleOf`", &format!("{at}/multipleOf"));
+                    return None;
+                }
+                if schema.get("enum").is_some() {
+                    self.drop("an enum of numbers", &format!("{at}/enum"));
+                    return None;
+                }
+                ty.to_string()
+            }
+            "array" => {
+                def.min_items = count("minItems");
+                def.max_items = count("maxItems");
+                if schema.get("uniqueItems").and_then(Value::as_bool) == Some(true) {
+                    self.notes.push(format!("`uniqueItems` at {at} is not checked"));
+                }
+                let items = schema.get("items").cloned().unwrap_or(Value::Null);
+                let inner = self.typed(&items, &format!("{hint}_item"), &format!("{at}/items"))?;
+                if inner.def.nullable {
+                    self.drop("a list of nullable items", &format!("{at}/items"));
+                    return None;
+                }
+                // The items' string constraints are the field's (a list's items share them).
+                def.pattern = def.pattern.or(inner.def.pattern);
+                def.min_length = inner.def.min_length;
+                def.max_length = inner.def.max_length;
+                def.format = inner.def.format;
+                def.minimum = inner.def.minimum;
+                def.maximum = inner.def.maximum;
+                format!("{}[]", inner.ty)
+            }
+            "object" => {
+                let props = schema.get("properties").and_then(Value::as_object).is_some_and(|p| !p.is_empty());
+                match (props, schema.get("additionalProperties")) {
+                    (false, Some(Value::Object(inner))) if !inner.is_empty() => {
+                        let inner = self.typed(
+                            &Value::Object(inner.clone()),
+                            &format!("{hint}_value"),
+                            &format!("{at}/additionalProperties"),
+                        )?;
+                        format!("map<{}>", inner.ty)
+                    }
+                    // A free-form object: any keys, any values.
+                    (false, _) => "map<json>".into(),
+                    (true, _) => {
+                        let name = self.cx.fresh(hint);
+                        let model = self.model_of(&schema, &name, at)?;
+                        self.cx.models.insert(name.clone(), model);
+                        name
+                    }
+                }
+            }
+            "" => "json".into(),
+            other => {
+                self.drop(format!("the type `{other}`"), &format!("{at}/type"));
+                return None;
+            }
+        };
+        def.ty = ty.clone();
+        def.example = schema.get("example").cloned().or_else(|| schema.pointer("/examples/0").cloned());
+        if schema.get("deprecated").and_then(Value::as_bool) == Some(true) {
+            def.deprecated = true;
+        }
+        if let Some(d) = schema.get("default") {
+            def.default = Some(d.clone());
+        }
+        for k in ["readOnly", "writeOnly"] {
+            if schema.get(k).and_then(Value::as_bool) == Some(true) {
+                self.notes.push(format!("`{k}` at {at} is not stated (the field travels both ways)"));
+            }
+        }
+        Some(Typed { ty, def })
+    }
+
+    /// `schema` without its nullability: 3.0's `nullable`, or 3.1's `null` in `type`.
+    pub(super) fn unnull(&self, schema: &Value) -> (Value, bool) {
+        let mut s = schema.clone();
+        let mut nullable = false;
+        if let Value::Object(m) = &mut s {
+            if m.remove("nullable") == Some(Value::Bool(true)) {
+                nullable = true;
+            }
+            if let Some(Value::Array(types)) = m.get("type").cloned() {
+                let rest: Vec<Value> = types.iter().filter(|t| t.as_str() != Some("null")).cloned().collect();
+                nullable |= rest.len() < types.len();
+                if rest.len() == 1 {
+                    m.insert("type".into(), rest[0].clone());
+                }
+            }
+        }
+        (s, nullable)
+    }
+
+    /// The model or enum of component schema `name`, made on first use.
+    pub(super) fn component(&mut self, name: &str, schema: &Value) -> Option<String> {
+        if let Some(done) = self.cx.names.get(name) {
+            return Some(done.clone());
+        }
+        let ours = self.cx.fresh(name);
+        if ours != name {
+            self.notes.push(format!("schema `{name}` is the model `{ours}`"));
+        }
+        self.cx.names.insert(name.to_string(), ours.clone());
+        let at = format!("/components/schemas/{}", escape(name));
+        if is_string_enum(schema) {
+            let description = schema.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+            let values = schema.get("enum").cloned().unwrap_or_default();
+            self.cx.taken.remove(&ours);
+            let made = self.enum_named(&ours, &values, &description, &at);
+            if made.is_none() {
+                self.cx.names.remove(name);
+            }
+            return made;
+        }
+        if is_union(schema) {
+            match self.union_of(schema, &ours, &at) {
+                Some(u) => {
+                    self.cx.unions.insert(ours.clone(), u);
+                    return Some(ours);
+                }
+                None => {
+                    self.cx.names.remove(name);
+                    return None;
+                }
+            }
+        }
+        // Placed first, so a model that refers to itself finds its name.
+        self.cx
+            .models
+            .insert(ours.clone(), ModelDef { description: String::new(), fields: IndexMap::new(), additional: None });
+        match self.model_of(schema, &ours, &at) {
+            Some(model) => {
+                self.cx.models.insert(ours.clone(), model);
+                Some(ours)
+            }
+            None => {
+                self.cx.models.shift_remove(&ours);
+                self.cx.names.remove(name);
+                None
+            }
+        }
+    }
+
+    /// A model from an object schema.
+    pub(super) fn model_of(&mut self, schema: &Value, name: &str, at: &str) -> Option<ModelDef> {
+        let schema = if schema.get("allOf").is_some() { self.merge_all_of(schema, at)? } else { schema.clone() };
+        let description = schema.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+        let mut fields = IndexMap::new();
+        let before = self.drops.len();
+        self.object_fields(&schema, name, at, &mut fields, Location::Body);
+        let additional = match schema.get("additionalProperties") {
+            Some(Value::Object(inner)) if !inner.is_empty() => {
+                let t = self.typed(
+                    &Value::Object(inner.clone()),
+                    &format!("{name}_value"),
+                    &format!("{at}/additionalProperties"),
+                )?;
+                let mut def = t.def;
+                def.description = if def.description.is_empty() { "Any other key.".into() } else { def.description };
+                Some(def)
+            }
+            _ => None,
+        };
+        if self.drops.len() > before {
+            return None;
+        }
+        Some(ModelDef { description, fields, additional })
+    }
+
+    /// A union of object schemas: tagged by the discriminator's property (each variant a model of
+    /// the member's other fields, named after the union and its tag value), else untagged (each
+    /// variant the member's model, told apart by a required field only it has).
+    pub(super) fn union_of(&mut self, schema: &Value, name: &str, at: &str) -> Option<crate::spec::UnionDef> {
+        let (kw, members) = one_of(schema)?;
+        let description = schema.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+        let tag = schema.pointer("/discriminator/propertyName").and_then(Value::as_str).map(str::to_string);
+        let mapping: Vec<(String, String)> = schema
+            .pointer("/discriminator/mapping")
+            .and_then(Value::as_object)
+            .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
+            .unwrap_or_default();
+        if kw == "anyOf" {
+            self.notes.push(format!("`anyOf` at {at} is read as `oneOf`: a value is one of the members"));
+        }
+        let mut variants: IndexMap<String, String> = IndexMap::new();
+        // Untagged: each variant's key, required fields and every field.
+        let mut shapes: Vec<(String, Vec<String>, Vec<String>)> = Vec::new();
+        for (i, member) in members.iter().enumerate() {
+            let mat = format!("{at}/{kw}/{i}");
+            let Some(r) = member.get("$ref").and_then(Value::as_str) else {
+                self.drop("a union member that is not a $ref to an object schema", &mat);
+                return None;
+            };
+            let component = r.strip_prefix("#/components/schemas/").unwrap_or(r).replace("~1", "/").replace("~0", "~");
+            let target = match self.cx.resolve(member) {
+                Ok(t) => t.clone(),
+                Err(e) => {
+                    self.drop(e, &mat);
+                    return None;
+                }
+            };
+            let target = if target.get("allOf").is_some() { self.merge_all_of(&target, &mat)? } else { target };
+            if !is_object(&target) {
+                self.drop("a union member that is not an object", &mat);
+                return None;
+            }
+            match &tag {
+                Some(tag) => {
+                    let value = mapping
+                        .iter()
+                        .find(|(_, to)| to == r)
+                        .map(|(k, _)| k.clone())
+                        .unwrap_or_else(|| component.clone());
+                    if !crate::ir::is_wire_name(&value) {
+                        self.drop(format!("the tag value `{value}`"), &mat);
+                        return None;
+                    }
+                    // The tag is written beside the variant's fields: the member without it.
+                    let mut stripped = target.clone();
+                    if let Some(Value::Object(props)) = stripped.get_mut("properties") {
+                        props.remove(tag);
+                    }
+                    if let Some(Value::Array(req)) = stripped.get_mut("required") {
+                        req.retain(|x| x.as_str() != Some(tag.as_str()));
+                    }
+                    let model_name = self.cx.fresh(&format!("{name}_{value}"));
+                    let model = self.model_of(&stripped, &model_name, &mat)?;
+                    self.cx.models.insert(model_name.clone(), model);
+                    variants.insert(value, model_name);
+                }
+                None => {
+                    let model = self.component(&component, &target)?;
+                    let key = component.to_snake_case();
+                    let names = |k: &str| -> Vec<String> {
+                        match target.get(k) {
+                            Some(Value::Object(m)) => m.keys().cloned().collect(),
+                            Some(Value::Array(a)) => a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
+                            _ => Vec::new(),
+                        }
+                    };
+                    shapes.push((key.clone(), names("required"), names("properties")));
+                    variants.insert(key, model);
+                }
+            }
+        }
+        if let Some(tag) = &tag {
+            self.notes.push(format!("the union at {at} is tagged by `{tag}`, written beside each variant's fields"));
+        }
+        for (key, required, _) in &shapes {
+            let own = required.iter().any(|f| !shapes.iter().any(|(k, _, fields)| k != key && fields.contains(f)));
+            if !own {
+                self.drop(
+                    format!(
+                        "an untagged union whose variant `{key}` has no required field of its own (no discriminator)"
+                    ),
+                    at,
+                );
+                return None;
+            }
+        }
+        Some(crate::spec::UnionDef { description, tag, variants })
+    }
+
+    /// One object of every `allOf` member's properties and required names.
+    pub(super) fn merge_all_of(&mut self, schema: &Value, at: &str) -> Option<Value> {
+        let mut properties = serde_json::Map::new();
+        let mut required: Vec<Value> = Vec::new();
+        let mut description = schema.get("description").cloned();
+        let members = schema.get("allOf").and_then(Value::as_array).cloned().unwrap_or_default();
+        let own = {
+            let mut own = schema.clone();
+            if let Value::Object(m) = &mut own {
+                m.remove("allOf");
+            }
+            own
+        };
+        for (i, member) in members.iter().chain(std::iter::once(&own)).enumerate() {
+            let m = match self.cx.resolve(member) {
+                Ok(m) => m.clone(),
+                Err(e) => {
+                    self.drop(e, &format!("{at}/allOf/{i}"));
+                    return None;
+                }
+            };
+            let mat = format!("{at}/allOf/{i}");
+            if m.get("type").is_some_and(|t| t != "object") || is_union(&m) {
+                self.drop("an allOf member that is not an object schema", &mat);
+                return None;
+            }
+            let m = if m.get("allOf").is_some() { self.merge_all_of(&m, &mat)? } else { m };
+            for (k, v) in m.get("properties").and_then(Value::as_object).into_iter().flatten() {
+                properties.insert(k.clone(), v.clone());
+            }
+            required.extend(m.get("required").and_then(Value::as_array).cloned().unwrap_or_default());
+            if description.is_none() {
+                description = m.get("description").cloned();
+            }
+        }
+        let mut out = serde_json::json!({"type": "object", "properties": properties, "required": required});
+        if let Some(d) = description {
+            out["description"] = d;
+        }
+        Some(out)
+    }
+
+    /// An enum for an inline string enum, named after `hint`.
+    pub(super) fn enum_of(&mut self, values: &Value, hint: &str, description: &str, at: &str) -> Option<String> {
+        let name = self.cx.fresh(hint);
+        self.cx.taken.remove(&name);
+        self.enum_named(&name, values, description, at)
+    }
+
+    pub(super) fn enum_named(&mut self, name: &str, values: &Value, description: &str, at: &str) -> Option<String> {
+        let list: Vec<&str> = values.as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        if let Some(bad) = list.iter().find(|v| !crate::ir::is_enum_value(v)) {
+            self.drop(format!("the enum value `{bad}`"), &format!("{at}/enum"));
+            return None;
+        }
+        let mut rust = std::collections::HashMap::new();
+        if let Some((bad, other)) =
+            list.iter().find_map(|v| rust.insert(crate::ir::rust_variant_name(v), *v).map(|o| (*v, o)))
+        {
+            self.drop(format!("the enum values `{other}` and `{bad}`, which Rust spells alike"), &format!("{at}/enum"));
+            return None;
+        }
+        // The same values under the same name: one enum.
+        if let Some(existing) = self.cx.enums.get(name)
+            && existing.values.iter().map(|v| v.name.as_str()).eq(list.iter().copied())
+        {
+            return Some(name.to_string());
+        }
+        self.cx.taken.insert(name.to_string());
+        let values = list.iter().map(|v| EnumValue { name: v.to_string(), description: String::new() }).collect();
+        self.cx.enums.insert(
+            name.to_string(),
+            EnumDef { description: description.to_string(), values, initial: None, transitions: None },
+        );
+        Some(name.to_string())
+    }
+}
+
+pub(super) fn is_json(media: &str) -> bool {
+    let m = media.split(';').next().unwrap_or_default().trim();
+    m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
+}
+
+pub(super) fn is_object(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
+        || (schema.get("type").is_none() && (schema.get("properties").is_some() || schema.get("allOf").is_some()))
+}
+
+pub(super) fn is_union(schema: &Value) -> bool {
+    one_of(schema).is_some()
+}
+
+/// The members of a `oneOf` (or `anyOf`), and which keyword held them.
+pub(super) fn one_of(schema: &Value) -> Option<(&'static str, Vec<Value>)> {
+    ["oneOf", "anyOf"].into_iter().find_map(|kw| Some((kw, schema.get(kw)?.as_array()?.clone())))
+}
+
+pub(super) fn is_string_enum(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("string") && schema.get("enum").is_some()
+}
+
+/// The models, enums and unions a type text names (`map<Note[]>` → `Note`).
+pub(super) fn type_names(ty: &str) -> impl Iterator<Item = &str> {
+    ty.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| w.starts_with(|c: char| c.is_ascii_uppercase()))
+}
+
+/// Every model, enum and union `op` reaches through its input and output.
+pub(super) fn uses(spec: &Spec, op: &OperationDef) -> BTreeSet<String> {
+    reach(spec, op.input.iter().chain(&op.output).flat_map(|t| type_names(t).map(str::to_string)).collect())
+}
+
+/// Every model, enum and union reached from the named ones.
+pub(super) fn reach(spec: &Spec, mut stack: Vec<String>) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    while let Some(name) = stack.pop() {
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        if let Some(m) = spec.models.get(&name) {
+            for f in m.fields.values().chain(&m.additional) {
+                stack.extend(type_names(&f.ty).map(str::to_string));
+            }
+        }
+        if let Some(u) = spec.unions.get(&name) {
+            stack.extend(u.variants.values().cloned());
+        }
+    }
+    seen
+}
+
+/// Leaves out the models, enums and unions no operation uses (what left-out operations made).
+pub(super) fn keep_used(spec: &mut Spec) {
+    let mut used: BTreeSet<String> = spec.operations.iter().flat_map(|o| uses(spec, o)).collect();
+    if let crate::spec::ErrorFormat::Model(m) = &spec.wire.errors {
+        used.extend(reach(spec, vec![m.model.clone()]));
+    }
+    used.extend(reach(spec, spec.webhooks.values().map(|w| w.payload.clone()).collect()));
+    spec.models.retain(|n, _| used.contains(n));
+    spec.enums.retain(|n, _| used.contains(n));
+    spec.unions.retain(|n, _| used.contains(n));
+}
+
+/// A default stays where the platform fills it, on an optional, non-null field of an operation's
+/// own input; elsewhere (an answer's model, a required field) it documents nothing the platform
+/// does, and the report says it was left out.
+pub(super) fn settle_defaults(spec: &mut Spec, report: &mut Report) {
+    let inputs: BTreeSet<String> = spec.operations.iter().filter_map(|o| o.input.clone()).collect();
+    let mut nested: BTreeSet<String> = spec
+        .models
+        .values()
+        .flat_map(|m| m.fields.values().flat_map(|f| type_names(&f.ty).map(str::to_string).collect::<Vec<_>>()))
+        .collect();
+    nested.extend(spec.unions.values().flat_map(|u| u.variants.values().cloned()));
+    let mut left = Vec::new();
+    let enums = spec.enums.clone();
+    for (name, m) in spec.models.iter_mut() {
+        let input = inputs.contains(name) && !nested.contains(name);
+        for (field, f) in m.fields.iter_mut() {
+            let fits = f.default.as_ref().is_some_and(|d| default_fits(d, &f.ty, &enums));
+            if f.default.is_some() && !(input && f.optional && !f.nullable && fits) {
+                f.default = None;
+                left.push(format!("`{name}.{field}`"));
+            }
+        }
+    }
+    if !left.is_empty() {
+        report.service.push(format!(
+            "defaults are kept where the platform fills them in (an operation input's optional fields) and where they \
+             are values of their field's type; left out on {}",
+            left.join(", ")
+        ));
+    }
+}
+
+/// Whether `default` is a value of the type `ty` (`"3"` is no integer, `1.5` no string).
+pub(super) fn default_fits(default: &Value, ty: &str, enums: &IndexMap<String, EnumDef>) -> bool {
+    if let Some(item) = ty.strip_suffix("[]") {
+        return default.as_array().is_some_and(|a| a.iter().all(|v| default_fits(v, item, enums)));
+    }
+    match ty {
+        "integer" => default.as_i64().is_some(),
+        "number" => default.is_number(),
+        "boolean" => default.is_boolean(),
+        "string" | "datetime" | "date" => default.is_string(),
+        other => match enums.get(other) {
+            Some(e) => default.as_str().is_some_and(|v| e.values.iter().any(|x| x.name == v)),
+            None => false,
+        },
+    }
+}

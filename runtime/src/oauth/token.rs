@@ -1,0 +1,378 @@
+//! The token endpoint (authorization code and rotating refresh tokens, RFC 6749 and OAuth 2.1)
+//! and revocation (RFC 7009).
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+use sqlx::Row;
+
+use crate::keys::Claims;
+use crate::store::now_ms;
+use crate::tokens::hash;
+
+use super::*;
+
+/// The token endpoint's error answer (RFC 6749 section 5.2).
+pub(super) fn token_error(status: StatusCode, error: &str, description: &str) -> Response {
+    let mut resp = (status, axum::Json(json!({ "error": error, "error_description": description }))).into_response();
+    resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if status == StatusCode::UNAUTHORIZED {
+        resp.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"specwright\""));
+    }
+    resp
+}
+
+/// A token- or registration-endpoint error, turned into its JSON answer at the edge.
+pub(super) struct TokenError {
+    pub(super) status: StatusCode,
+    pub(super) error: &'static str,
+    pub(super) description: String,
+}
+
+impl TokenError {
+    pub(super) fn bad(error: &'static str, description: impl Into<String>) -> Self {
+        TokenError { status: StatusCode::BAD_REQUEST, error, description: description.into() }
+    }
+}
+
+impl IntoResponse for TokenError {
+    fn into_response(self) -> Response {
+        token_error(self.status, self.error, &self.description)
+    }
+}
+
+pub(super) fn internal(e: impl std::fmt::Display + 'static) -> Response {
+    if crate::store::is_transient_cause(&e) {
+        // RFC 6749's code for a server that cannot answer for now; the client may retry.
+        tracing::warn!(error = %e, "authorization server: storage unavailable");
+        let mut resp = token_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "temporarily_unavailable",
+            "the server's storage is unavailable for now; nothing was issued; retry shortly",
+        );
+        resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(crate::store::RETRY_AFTER_SECONDS));
+        return resp;
+    }
+    tracing::error!(error = %e, "authorization server failure");
+    token_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "an internal error occurred; nothing was issued")
+}
+
+/// What a grant yields: who, what, for which audience, in which refresh family.
+pub(super) struct Grant {
+    pub(super) client_id: String,
+    pub(super) user: String,
+    pub(super) tenant: String,
+    pub(super) scope: String,
+    pub(super) resources: Vec<String>,
+    pub(super) family: String,
+}
+
+impl AuthServer {
+    /// Mints the access token and a new refresh token for `grant` (access scope `scope`,
+    /// audience `audience`), and answers with them.
+    pub(super) async fn issue(&self, grant: &Grant, scope: &str, audience: Vec<String>) -> Response {
+        let now = chrono::Utc::now().timestamp();
+        let claims = Claims {
+            iss: self.config.issuer(),
+            sub: grant.user.clone(),
+            aud: audience,
+            exp: now + ACCESS_TTL_SECONDS,
+            iat: now,
+            jti: uuid::Uuid::new_v4().to_string(),
+            scope: scope.to_string(),
+            tenant: grant.tenant.clone(),
+            plan: None,
+            client_id: Some(grant.client_id.clone()),
+        };
+        let access = match self.keys.mint(&claims) {
+            Ok(t) => t,
+            Err(e) => return internal(e),
+        };
+        let refresh = crate::tokens::random_secret();
+        let now_ms = now_ms();
+        let stored = sqlx::query(
+            "INSERT INTO oauth_refresh_tokens (hash, family_id, client_id, user_id, tenant_id, scope, resource, created_at, expires_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        )
+        .bind(hash(&refresh))
+        .bind(&grant.family)
+        .bind(&grant.client_id)
+        .bind(&grant.user)
+        .bind(&grant.tenant)
+        .bind(&grant.scope)
+        .bind(serde_json::to_string(&grant.resources).unwrap_or_default())
+        .bind(now_ms)
+        .bind(now_ms + REFRESH_TTL_MS)
+        .execute(self.store.pool())
+        .await;
+        if let Err(e) = stored {
+            return internal(e);
+        }
+        let mut resp = axum::Json(json!({
+            "access_token": access,
+            "token_type": "Bearer",
+            "expires_in": ACCESS_TTL_SECONDS,
+            "scope": scope,
+            "refresh_token": refresh,
+        }))
+        .into_response();
+        resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        resp.headers_mut().insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+        resp
+    }
+
+    pub(super) async fn revoke_family(&self, family: &str) {
+        let r =
+            sqlx::query("UPDATE oauth_refresh_tokens SET revoked_at = $1 WHERE family_id = $2 AND revoked_at IS NULL")
+                .bind(now_ms())
+                .bind(family)
+                .execute(self.store.pool())
+                .await;
+        if let Err(e) = r {
+            tracing::error!(error = %e, "could not revoke a refresh-token family");
+        }
+    }
+
+    /// Marks a code or refresh token used, once: `claim` is a conditional UPDATE of (now, hash)
+    /// that changes its row the first time only. A second use means the secret may be in an
+    /// attacker's hands (RFC 9700 sections 4.2.4 and 4.14.2), so its whole family is revoked.
+    pub(super) async fn use_once(
+        &self,
+        claim: &'static str,
+        hash: &str,
+        family: &str,
+        replayed: &str,
+    ) -> Result<(), Box<Response>> {
+        match sqlx::query(claim).bind(now_ms()).bind(hash).execute(self.store.pool()).await {
+            Ok(r) if r.rows_affected() == 1 => Ok(()),
+            Ok(_) => {
+                self.revoke_family(family).await;
+                Err(Box::new(token_error(StatusCode::BAD_REQUEST, "invalid_grant", replayed)))
+            }
+            Err(e) => Err(Box::new(internal(e))),
+        }
+    }
+
+    /// The audience the token request asks for: a subset of what was granted.
+    pub(super) fn audience(&self, p: &Params, granted: &[String]) -> Result<Vec<String>, TokenError> {
+        let asked: Vec<String> = p.all("resource").into_iter().map(|r| r.trim_end_matches('/').to_string()).collect();
+        if asked.is_empty() {
+            return Ok(granted.to_vec());
+        }
+        match asked.iter().find(|r| !granted.contains(r)) {
+            Some(r) => Err(TokenError::bad("invalid_target", format!("{r} was not granted"))),
+            None => Ok(asked),
+        }
+    }
+
+    pub(super) async fn authorization_code(&self, p: &Params, client: &Client) -> Response {
+        let Some(code) = p.get("code") else {
+            return token_error(StatusCode::BAD_REQUEST, "invalid_request", "code is required");
+        };
+        let code_hash = hash(code);
+        let row = match sqlx::query(
+            "SELECT client_id, user_id, tenant_id, redirect_uri, scope, resource, code_challenge, family_id, expires_at, used_at \
+             FROM oauth_codes WHERE hash = $1",
+        )
+        .bind(&code_hash)
+        .fetch_optional(self.store.pool())
+        .await
+        {
+            Ok(Some(r)) => r,
+            Ok(None) => return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "the authorization code is not known"),
+            Err(e) => return internal(e),
+        };
+        let family: String = row.get(7);
+        // Single use: claim it before anything else, so two concurrent redemptions cannot both pass.
+        let claim = "UPDATE oauth_codes SET used_at = $1 WHERE hash = $2 AND used_at IS NULL";
+        let replayed = "the authorization code was already used; the tokens issued for it are revoked";
+        if let Err(e) = self.use_once(claim, &code_hash, &family, replayed).await {
+            return *e;
+        }
+        if row.get::<String, _>(0) != client.id {
+            return token_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_grant",
+                "the authorization code was issued to another client",
+            );
+        }
+        if row.get::<i64, _>(8) <= now_ms() {
+            return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "the authorization code has expired");
+        }
+        if p.get("redirect_uri") != Some(row.get::<String, _>(3).as_str()) {
+            return token_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_grant",
+                "redirect_uri does not match the one of the authorization request",
+            );
+        }
+        let Some(verifier) = p.get("code_verifier") else {
+            return token_error(StatusCode::BAD_REQUEST, "invalid_request", "code_verifier is required (PKCE)");
+        };
+        if !pkce_matches(verifier, &row.get::<String, _>(6)) {
+            return token_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_grant",
+                "code_verifier does not match the code_challenge",
+            );
+        }
+        let grant = Grant {
+            client_id: client.id.clone(),
+            user: row.get(1),
+            tenant: row.get(2),
+            scope: row.get(4),
+            resources: serde_json::from_str(&row.get::<String, _>(5)).unwrap_or_default(),
+            family,
+        };
+        let audience = match self.audience(p, &grant.resources) {
+            Ok(a) => a,
+            Err(r) => return r.into_response(),
+        };
+        let scope = grant.scope.clone();
+        self.issue(&grant, &scope, audience).await
+    }
+
+    pub(super) async fn refresh_token(&self, p: &Params, client: &Client) -> Response {
+        let Some(token) = p.get("refresh_token") else {
+            return token_error(StatusCode::BAD_REQUEST, "invalid_request", "refresh_token is required");
+        };
+        let token_hash = hash(token);
+        let row = match sqlx::query(
+            "SELECT family_id, client_id, user_id, tenant_id, scope, resource, expires_at, rotated_at, revoked_at \
+             FROM oauth_refresh_tokens WHERE hash = $1",
+        )
+        .bind(&token_hash)
+        .fetch_optional(self.store.pool())
+        .await
+        {
+            Ok(Some(r)) => r,
+            Ok(None) => return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "the refresh token is not known"),
+            Err(e) => return internal(e),
+        };
+        let family: String = row.get(0);
+        if row.get::<String, _>(1) != client.id {
+            return token_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_grant",
+                "the refresh token was issued to another client",
+            );
+        }
+        if row.get::<Option<i64>, _>(8).is_some() {
+            return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "the refresh token has been revoked");
+        }
+        if row.get::<i64, _>(6) <= now_ms() {
+            return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "the refresh token has expired");
+        }
+        let replayed = "the refresh token was already used; its whole family is now revoked";
+        if row.get::<Option<i64>, _>(7).is_some() {
+            self.revoke_family(&family).await;
+            return token_error(StatusCode::BAD_REQUEST, "invalid_grant", replayed);
+        }
+        let user: String = row.get(2);
+        match users::tenant_of(&self.store, &user).await {
+            Ok(Some(t)) if t == row.get::<String, _>(3) => {}
+            Ok(_) => return token_error(StatusCode::BAD_REQUEST, "invalid_grant", "the user no longer exists"),
+            Err(e) => return internal(e),
+        }
+        let grant = Grant {
+            client_id: client.id.clone(),
+            user,
+            tenant: row.get(3),
+            scope: row.get(4),
+            resources: serde_json::from_str(&row.get::<String, _>(5)).unwrap_or_default(),
+            family,
+        };
+        // A refresh may narrow the scope (RFC 6749 section 6), never widen it.
+        let scope = match p.get("scope") {
+            None => grant.scope.clone(),
+            Some(asked) => {
+                let granted = self.catalog.closure(grant.scope.split_whitespace());
+                if let Some(extra) = asked.split_whitespace().find(|s| !granted.contains(*s)) {
+                    return token_error(StatusCode::BAD_REQUEST, "invalid_scope", &format!("{extra} was not granted"));
+                }
+                normalise(&asked.split_whitespace().map(str::to_string).collect())
+            }
+        };
+        let audience = match self.audience(p, &grant.resources) {
+            Ok(a) => a,
+            Err(r) => return r.into_response(),
+        };
+        // Claim the token last: a request refused above leaves it usable, so a client's bad
+        // request is never mistaken for a replay that revokes the family.
+        let claim = "UPDATE oauth_refresh_tokens SET rotated_at = $1 WHERE hash = $2 AND rotated_at IS NULL";
+        if let Err(e) = self.use_once(claim, &token_hash, &grant.family, replayed).await {
+            return *e;
+        }
+        self.issue(&grant, &scope, audience).await
+    }
+}
+
+/// `POST /oauth/token`.
+pub(super) async fn token(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: Bytes) -> Response {
+    let p = match form(&headers, &body) {
+        Ok(p) => p,
+        Err(r) => return r.into_response(),
+    };
+    if headers.contains_key(header::AUTHORIZATION) {
+        return token_error(
+            StatusCode::UNAUTHORIZED,
+            "invalid_client",
+            "clients here are public (token_endpoint_auth_method none); send client_id in the body, no credentials",
+        );
+    }
+    let Some(client_id) = p.get("client_id") else {
+        return token_error(StatusCode::UNAUTHORIZED, "invalid_client", "client_id is required");
+    };
+    let client = match find_client(&s.store, client_id).await {
+        Ok(Some(c)) => c,
+        Ok(None) => return token_error(StatusCode::UNAUTHORIZED, "invalid_client", "no such client is registered"),
+        Err(e) => return internal(e),
+    };
+    match p.get("grant_type") {
+        Some(g)
+            if !client.grant_types.iter().any(|x| x == g) && matches!(g, "authorization_code" | "refresh_token") =>
+        {
+            token_error(
+                StatusCode::BAD_REQUEST,
+                "unauthorized_client",
+                &format!("this client is not registered for {g}"),
+            )
+        }
+        Some("authorization_code") => s.authorization_code(&p, &client).await,
+        Some("refresh_token") => s.refresh_token(&p, &client).await,
+        Some(other) => {
+            token_error(StatusCode::BAD_REQUEST, "unsupported_grant_type", &format!("{other} is not supported"))
+        }
+        None => token_error(StatusCode::BAD_REQUEST, "invalid_request", "grant_type is required"),
+    }
+}
+
+/// `POST /oauth/revoke` (RFC 7009): revokes a refresh token and its family. Always 200, so the
+/// answer does not tell whether a token existed.
+pub(super) async fn revoke(State(s): State<Arc<AuthServer>>, headers: HeaderMap, body: Bytes) -> Response {
+    let p = match form(&headers, &body) {
+        Ok(p) => p,
+        Err(r) => return r.into_response(),
+    };
+    let Some(token) = p.get("token") else {
+        return token_error(StatusCode::BAD_REQUEST, "invalid_request", "token is required");
+    };
+    let row = sqlx::query("SELECT family_id, client_id FROM oauth_refresh_tokens WHERE hash = $1")
+        .bind(hash(token))
+        .fetch_optional(s.store.pool())
+        .await;
+    match row {
+        Ok(Some(r)) if p.get("client_id").is_none_or(|c| c == r.get::<String, _>(1)) => {
+            s.revoke_family(&r.get::<String, _>(0)).await;
+        }
+        Ok(_) => {}
+        Err(e) => return internal(e),
+    }
+    let mut resp = StatusCode::OK.into_response();
+    resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
+}
