@@ -555,3 +555,43 @@ fn a_tool_failure_carries_the_service_error_body() {
         json!({"error": {"code": "invalid", "message": "Bad.", "status": 422, "details": {}}, "trace_id": "r"})
     );
 }
+
+#[test]
+fn a_layer_selects_operations_by_id_tag_or_scope() {
+    static TAGGED: Operation = Operation { id: "tagged", tags: &["exports", "files"], scope: "w", ..OP };
+    for (select, on_op, on_tagged) in [
+        (Select::All, true, true),
+        (Select::Operation("op"), true, false),
+        (Select::Tag("files"), false, true),
+        (Select::Tag("other"), false, false),
+        (Select::Scope("s"), true, false),
+        (Select::Scope("w"), false, true),
+    ] {
+        assert_eq!((select.matches(&OP), select.matches(&TAGGED)), (on_op, on_tagged), "{select:?}");
+    }
+}
+
+#[test]
+fn layers_wrap_only_what_they_select_the_first_attached_innermost() {
+    use tower::ServiceExt;
+    fn mark(name: &'static str) -> tower::util::MapResponseLayer<impl Fn(Response) -> Response + Clone> {
+        tower::util::MapResponseLayer::new(move |mut r: Response| {
+            let seen = match r.headers().get("x-layers") {
+                Some(before) => format!("{},{name}", before.to_str().unwrap()),
+                None => name.to_string(),
+            };
+            r.headers_mut().insert("x-layers", HeaderValue::from_str(&seen).unwrap());
+            r
+        })
+    }
+    let mut layers = Layers::default();
+    layers.push(Select::Operation("op"), mark("inner"));
+    layers.push(Select::All, mark("outer"));
+    layers.push(Select::Operation("other"), mark("never"));
+    assert!(layers.selects(&OP));
+    let route = Route::new(tower::service_fn(|_: Request| async {
+        Ok::<_, std::convert::Infallible>(Response::new(Body::empty()))
+    }));
+    let answer = block_on(layers.wrap(&OP, route).oneshot(Request::new(Body::empty()))).unwrap();
+    assert_eq!(answer.headers()["x-layers"], "inner,outer");
+}

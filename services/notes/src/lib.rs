@@ -57,11 +57,19 @@ impl runtime::Module for Module {
         Box::pin(migrate(store))
     }
 
+    /// The service, its statistics cacheable by the client for ten seconds: a per-operation layer
+    /// (any tower layer, here one that sets a header) on the operation it selects.
     fn open<'a>(
         &'a self,
         platform: &'a Platform,
     ) -> runtime::module::BoxFuture<'a, anyhow::Result<runtime::ServiceApi>> {
-        Box::pin(async move { Ok(api(Notes::open(platform).await?)) })
+        Box::pin(async move {
+            let cache = tower_http::set_header::SetResponseHeaderLayer::if_not_present(
+                axum::http::header::CACHE_CONTROL,
+                axum::http::HeaderValue::from_static("private, max-age=10"),
+            );
+            Ok(api(Notes::open(platform).await?).layer(support::Select::Operation("note_stats"), cache))
+        })
     }
 }
 

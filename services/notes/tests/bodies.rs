@@ -127,9 +127,13 @@ async fn bodies(database_url: Option<&str>) {
         .await
         .unwrap();
     assert_eq!(archived.status(), 200);
-    let stats: Value =
-        client.get(s.url("/api/v1/notes/stats")).bearer_auth(&write).send().await.unwrap().json().await.unwrap();
+    let stats = client.get(s.url("/api/v1/notes/stats")).bearer_auth(&write).send().await.unwrap();
+    // The service's per-operation layer on `note_stats`, and on it alone.
+    assert_eq!(stats.headers()["cache-control"], "private, max-age=10");
+    let stats: Value = stats.json().await.unwrap();
     assert_eq!(stats, json!({"total": 3, "draft": 2, "archived": 1}));
+    let counted = client.get(s.url("/api/v1/notes/count")).bearer_auth(&write).send().await.unwrap();
+    assert_eq!((counted.status(), counted.headers().get("cache-control")), (reqwest::StatusCode::OK, None));
     let answer: Value = common::mcp(
         &s,
         &write,

@@ -246,3 +246,29 @@ async fn a_tool_call_reaches_the_same_endpoint_as_the_rest_route() {
     assert_eq!((refused.code, refused.status), ("validation", 422));
     assert!(notes::tools::call_tool(&service, &gate, (), "notes.nothing", json!({})).await.is_none());
 }
+
+#[tokio::test]
+async fn a_layer_wraps_the_routes_of_the_operations_it_selects_and_no_other() {
+    let mut layers = support::Layers::default();
+    layers.push(
+        support::Select::Operation("list_notes"),
+        tower::util::MapResponseLayer::new(|mut r: Response| {
+            r.headers_mut().insert("x-listed", axum::http::HeaderValue::from_static("yes"));
+            r
+        }),
+    );
+    let app = notes::router::router_with(Arc::new(Notes::default()), Arc::new(Open::default()), layers);
+    let list = app.clone().oneshot(Request::get("/api/v1/notes").body(Body::empty()).unwrap()).await.unwrap();
+    assert_eq!(
+        (list.status(), list.headers().get("x-listed").map(|v| v.to_str().unwrap())),
+        (StatusCode::OK, Some("yes"))
+    );
+    // The same path's other method, and another path, are not selected.
+    let create =
+        Request::post("/api/v1/notes").header("content-type", "application/json").body(Body::from(r#"{"title":"t"}"#));
+    let created = app.clone().oneshot(create.unwrap()).await.unwrap();
+    assert_eq!((created.status(), created.headers().get("x-listed")), (StatusCode::CREATED, None));
+    // A refusal of the selected operation passes through its layer too: the layer wraps the gate and the decoder.
+    let refused = app.oneshot(Request::get("/api/v1/notes?per_page=0").body(Body::empty()).unwrap()).await.unwrap();
+    assert_eq!((refused.status().as_u16(), refused.headers().get("x-listed").is_some()), (422, true));
+}
