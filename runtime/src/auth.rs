@@ -12,7 +12,7 @@ use crate::ratelimit::{Decision, RateLimiter};
 use crate::store::Store;
 use crate::tokens;
 
-pub use crate::caller::{AuthMethod, Caller};
+use crate::caller::{AuthMethod, Caller};
 use crate::slot::{RateSlot, Slot};
 
 /// One protected resource (a REST API or the MCP endpoint): its identifier, where its Protected

@@ -32,7 +32,8 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
 use support::{Operation, request_id};
 
-use crate::auth::{BearerGate, Caller, Denial, challenge};
+use crate::auth::{BearerGate, Denial, challenge};
+use crate::caller::Caller;
 use crate::ratelimit::Decision;
 
 use crate::api::ServiceApi;

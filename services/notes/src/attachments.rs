@@ -5,8 +5,8 @@
 
 use notes_api::notes::{errors, models, operations};
 use runtime::Context;
-use runtime::auth::Caller;
 use runtime::blobs::Blobs;
+use runtime::caller::Caller;
 use runtime::store::{Nullable, Tx, now_ms};
 use sqlx::Row;
 use support::{Problem, Upload};

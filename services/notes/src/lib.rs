@@ -8,7 +8,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use notes_api::notes::{NotesService, errors, models};
 use runtime::Context;
 use runtime::Platform;
-use runtime::auth::Caller;
+use runtime::caller::Caller;
 use runtime::sql::{Arg, Sql};
 use runtime::store::{Nullable, Store, Tx, now_ms};
 use sqlx::Row;

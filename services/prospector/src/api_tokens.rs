@@ -7,7 +7,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 use support::{Paged, Paging, Problem};
 
-use runtime::auth::{AuthMethod, Caller};
+use runtime::caller::{AuthMethod, Caller};
 use runtime::fault;
 use runtime::store::{Arg, Nullable, Select, Store, now_ms, to_time};
 use runtime::tokens::{self, Kind};

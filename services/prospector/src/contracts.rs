@@ -11,7 +11,7 @@ use sqlx::any::AnyRow;
 use support::{Paged, Paging, Problem};
 
 use crate::leads::{Stored, bad_move, missing};
-use runtime::auth::Caller;
+use runtime::caller::Caller;
 use runtime::fault;
 use runtime::store::{Arg, Nullable, Select, Store, Tx, now_ms, to_time};
 

@@ -12,7 +12,7 @@ use support::{Paged, Paging, Problem};
 use crate::engine::{self, Scored};
 use crate::posting::Posting;
 use crate::scoring;
-use runtime::auth::Caller;
+use runtime::caller::Caller;
 use runtime::fault;
 use runtime::store::{Arg, Nullable, Select, Store, Tx, now_ms, to_time};
 

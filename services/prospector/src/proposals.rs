@@ -14,7 +14,7 @@ use crate::connector::{ConnectorError, HttpConnector, Submission};
 use crate::idempotency::{self, Begin};
 use crate::leads::{self, Stored, bad_move, missing};
 use crate::{contracts, scoring};
-use runtime::auth::Caller;
+use runtime::caller::Caller;
 use runtime::fault;
 use runtime::store::{Arg, Nullable, Select, Store, Tx, now_ms, to_time};
 

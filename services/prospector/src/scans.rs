@@ -10,7 +10,7 @@ use crate::idempotency::{self, Begin};
 use crate::leads::{self, Found};
 use crate::scoring;
 use crate::sources::{self, Source};
-use runtime::auth::Caller;
+use runtime::caller::Caller;
 use runtime::fault;
 use runtime::store::{Store, now_ms};
 

@@ -7,7 +7,7 @@ use generated::prospector::models::{self, ScoringConfig, ScoringParameters, Sign
 use sqlx::Row;
 use support::Problem;
 
-use runtime::auth::Caller;
+use runtime::caller::Caller;
 use runtime::fault;
 use runtime::store::{Nullable, Store, Tx, now_ms, to_time};
 

@@ -15,7 +15,7 @@ use support::{InternalError, Operation, Paged, Paging, Problem};
 
 use super::{Arg, Sql, Vault, contains_pattern, fault, forbidden, not_found};
 use crate::rbac::{Access, Perms};
-use runtime::auth::Caller;
+use runtime::caller::Caller;
 use runtime::store::{Backend, Nullable, Tx, now_ms, to_time};
 
 /// A credential's row.

@@ -11,7 +11,7 @@ use support::{InternalError, Operation, Paged, Paging, Problem};
 use super::credentials::{folder_exists, hold_folder, load};
 use super::{Arg, Sql, Vault, fault, not_found};
 use crate::rbac::{self, Access};
-use runtime::auth::Caller;
+use runtime::caller::Caller;
 use runtime::store::{Tx, now_ms, to_time};
 
 fn admin_only() -> Problem {

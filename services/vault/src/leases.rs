@@ -14,7 +14,7 @@ use support::{Paged, Paging, Problem};
 use super::credentials::{open_version, visible};
 use super::{Arg, Sql, Vault, fault, forbidden, not_found};
 use crate::rbac::Perms;
-use runtime::auth::Caller;
+use runtime::caller::Caller;
 use runtime::store::{Nullable, Tx, now_ms, to_time};
 
 const COLUMNS: &str = "id, credential_key, version, state, issued_to, purpose, ttl_seconds, expires_at, created_at, redeemed_at, revoked_at";

@@ -27,7 +27,7 @@ use support::{InternalError, Operation, Paged, Paging, Problem};
 use crate::crypto::Keyring;
 use crate::rbac::Access;
 use runtime::Context;
-use runtime::auth::Caller;
+use runtime::caller::Caller;
 use runtime::fault;
 use runtime::sql::{Arg, Sql, contains_pattern};
 use runtime::store::{Store, Tx};

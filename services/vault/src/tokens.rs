@@ -60,7 +60,7 @@ pub(super) async fn create(
     let (tx, caller, targets) = cx.parts::<errors::CreateTokenError>().await?;
     use errors::CreateTokenError as E;
     let op = &ops::CREATE_TOKEN;
-    if caller.method == runtime::auth::AuthMethod::PersonalToken {
+    if caller.method == runtime::caller::AuthMethod::PersonalToken {
         // A leaked token must not be able to mint a successor that outlives its revocation.
         return Err(E::AuthForbidden(
             Problem::new(
@@ -74,7 +74,7 @@ pub(super) async fn create(
         // Every requested scope must exist and be one the caller's own scopes satisfy (a signed-in
         // session carries no scopes: RBAC bounds what its tokens reach).
         let known = service.scopes.iter().any(|s| s.name == wanted);
-        let within = caller.method == runtime::auth::AuthMethod::Session
+        let within = caller.method == runtime::caller::AuthMethod::Session
             || service.satisfies(caller.scopes.iter().map(String::as_str), wanted);
         if !known || !within {
             return Err(E::AuthForbidden(
