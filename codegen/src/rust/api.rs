@@ -1,0 +1,293 @@
+//! The service's surface: the trait its implementation writes (`service.rs`), the router and one `Endpoint` per operation (`router.rs`), the MCP dispatch (`tools.rs`), webhooks, and `mod.rs` with `api(implementation)`.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use crate::ir::{Api, Field, Operation, Ty};
+use crate::spec::Location;
+
+use super::*;
+
+pub(super) fn service_file(api: &Api) -> TokenStream {
+    let tname = trait_name(api);
+    let methods = api.operations.iter().map(|op| {
+        let m = format_ident!("{}", op.id());
+        let err = error_enum(op);
+        let out = output_type(op);
+        let (input, _) = input_param(op);
+        let paging = if op.def.paginated { quote!(, paging: Paging) } else { quote!() };
+        let doc = docs(&format!(
+            "{}\n\n`{} {}{}` · scope `{}`{}",
+            op.def.summary,
+            op.method().as_str(),
+            api.spec.service.base_path,
+            op.def.path,
+            op.def.scope.clone().unwrap_or_default(),
+            op.def.mcp.as_ref().map(|t| format!(" · MCP tool `{}`", t.name)).unwrap_or_default()
+        ));
+        quote! {
+            #doc
+            fn #m(&self, cx: &mut Self::Context #input #paging) -> impl Future<Output = Result<#out, errors::#err>> + Send;
+        }
+    });
+    let doc = format!(" Everything `{}` does: one method per operation of the spec.", api.name());
+    quote! {
+        //! The service trait the runtime implements.
+        use std::future::Future;
+        #[allow(unused_imports, reason = "`Paged`/`Paging` are unused by services without lists")]
+        use support::{Paged, Paging};
+        use super::errors;
+        #[allow(unused_imports, reason = "a spec without models uses none")]
+        use super::models;
+
+        #[doc = #doc]
+        pub trait #tname: Send + Sync + 'static {
+            /// What each call receives beside its input: the caller, and what the runtime
+            /// provides for the call (its `Gate::Context`).
+            type Context: Send + 'static;
+            #(#methods)*
+        }
+    }
+}
+
+pub(super) fn router_file(api: &Api) -> TokenStream {
+    let tname = trait_name(api);
+    let base = &api.spec.service.base_path;
+    let endpoints = api.operations.iter().map(|op| {
+        let (m, st, ep, err) = (format_ident!("{}", op.id()), op_static(op), endpoint(op), error_enum(op));
+        let (_, in_ty) = input_param(op);
+        let input = if op.def.input.is_some() { quote!(input) } else { quote!(_input) };
+        let paging = if op.def.paginated { quote!(paging) } else { quote!(_paging) };
+        let args = match (op.def.input.is_some(), op.def.paginated) {
+            (true, true) => quote!(, input, paging),
+            (true, false) => quote!(, input),
+            (false, true) => quote!(, paging),
+            (false, false) => quote!(),
+        };
+        let headers: Vec<&Field> =
+            op.def.output.as_ref().map(|o| api.models[o].fields_in(Location::Header).collect()).unwrap_or_default();
+        let format = match op.def.stream {
+            Some(support::StreamFormat::Sse) => Some(quote!(Sse)),
+            Some(support::StreamFormat::Ndjson) => Some(quote!(Ndjson)),
+            None => None,
+        };
+        let body = match (&op.def.output, op.def.paginated) {
+            (Some(_), _) if format.is_some() => quote!(
+                .map(|events| support::Success::Streamed(events.into_response(support::StreamFormat::#format)))
+            ),
+            (None, _) if op.file_output => quote!(.map(support::Success::File)),
+            (None, _) if op.value_output.is_some() => quote!(.map(|out| support::Success::one(&out))),
+            (None, _) => quote!(.map(|()| support::Success::Empty)),
+            (Some(_), true) => quote!(.map(|out| support::Success::page(&out, paging))),
+            (Some(_), false) if headers.is_empty() => quote!(.map(|out| support::Success::one(&out))),
+            (Some(o), false) => {
+                // The output's header fields become response headers; with no body field left,
+                // the answer has no body.
+                let start = if api.models[o].fields_in(Location::Body).next().is_some() {
+                    quote!(support::Success::one(&out))
+                } else {
+                    quote!(support::Success::Empty)
+                };
+                let set = headers.iter().map(|f| {
+                    let (ident, name) = (field_ident(&f.name), crate::ir::header_name(&f.name).to_ascii_lowercase());
+                    let borrow = if f.ty == Ty::Integer { quote!() } else { quote!(&) };
+                    if f.required() {
+                        quote!(success = success.header(#name, #borrow out.#ident);)
+                    } else {
+                        quote!(if let Some(v) = &out.#ident { success = success.header(#name, v); })
+                    }
+                });
+                quote!(.map(|out| { let mut success = #start; #(#set)* success }))
+            }
+        };
+        let doc = format!(" `{} {base}{}`: {}", op.method().as_str(), op.def.path, op.def.summary);
+        quote! {
+            #[doc = #doc]
+            pub struct #ep;
+
+            impl<S: #tname> Endpoint<S, S::Context> for #ep {
+                type Input = #in_ty;
+                type Error = errors::#err;
+                const OP: &'static Operation = &operations::#st;
+                async fn call(s: &S, cx: &mut S::Context, #input: Self::Input, #paging: Paging) -> Reply<Self::Error> {
+                    s.#m(cx #args).await #body
+                }
+            }
+        }
+    });
+    // One `.route` per path, with every method of that path and a JSON 405 for the rest.
+    let mut paths: Vec<&str> = Vec::new();
+    for op in &api.operations {
+        if !paths.contains(&op.def.path.as_str()) {
+            paths.push(&op.def.path);
+        }
+    }
+    let routes = paths.iter().map(|p| {
+        let ops: Vec<&Operation> = api.operations.iter().filter(|o| o.def.path == *p).collect();
+        let first = op_static(ops[0]);
+        let allowed = ops.iter().map(|o| o.method().as_str()).collect::<Vec<_>>().join(", ");
+        let route = ops.iter().fold(quote!(methods(&SERVICE, #allowed)), |route, o| {
+            let ep = endpoint(o);
+            quote!(on::<#ep, S, G>(#route, &app))
+        });
+        quote!(.route(operations::#first.full_path, #route))
+    });
+    let doc = format!(" The axum router of every operation under `{base}`, built from the operation table.");
+    quote! {
+        //! The axum router, and one `Endpoint` per operation: the trait method it calls and how its
+        //! output becomes the body. `support::rest` (REST) and `support::tool` (MCP) do the rest.
+        use std::sync::Arc;
+        #[allow(unused_imports, reason = "`NoInput` is unused when every operation has an input model")]
+        use support::{self, App, Endpoint, Gate, Layers, NoInput, Operation, Paging, Reply, methods, on};
+        use super::{#tname, errors, operations, operations::SERVICE};
+        #[allow(unused_imports, reason = "a spec without models uses none")]
+        use super::models;
+
+        #[doc = #doc]
+        pub fn router<S, G>(service: Arc<S>, gate: Arc<G>) -> axum::Router
+        where S: #tname, G: Gate<Context = S::Context>,
+        {
+            router_with(service, gate, Layers::default())
+        }
+
+        /// [`router`], each operation's route wrapped in the `layers` that select it.
+        pub fn router_with<S, G>(service: Arc<S>, gate: Arc<G>, layers: Layers) -> axum::Router
+        where S: #tname, G: Gate<Context = S::Context>,
+        {
+            let app = Arc::new(App { service, gate, layers });
+            axum::Router::new() #(#routes)* .with_state(app)
+        }
+
+        #(#endpoints)*
+    }
+}
+
+pub(super) fn tools_file(api: &Api) -> TokenStream {
+    let tname = trait_name(api);
+    let ops: Vec<&Operation> = api.operations.iter().filter(|o| o.def.mcp.is_some()).collect();
+    let arms = ops.iter().map(|op| {
+        let name = &op.def.mcp.as_ref().map(|t| t.name.clone()).unwrap_or_default();
+        let ep = endpoint(op);
+        quote!(#name => tool::<router::#ep, S, G>(service, gate, caller, arguments).await,)
+    });
+    let entries = ops.iter().map(|op| {
+        let name = &op.def.mcp.as_ref().map(|t| t.name.clone()).unwrap_or_default();
+        let st = op_static(op);
+        quote!((#name, &operations::#st))
+    });
+    let n = ops.len();
+    quote! {
+        //! MCP tools: each decodes its arguments into the operation's input and calls the same
+        //! `Endpoint` as the REST route. Descriptors are in `SERVICE.tools_json`.
+        use support::{Gate, Operation, ToolFailure, tool};
+        use super::{#tname, operations, router};
+
+        /// Tool name → operation, in spec order.
+        pub static TOOLS: [(&str, &Operation); #n] = [#(#entries),*];
+
+        /// Calls tool `name` for a caller `gate` admitted; `None` when no tool has that name.
+        /// Success is the same JSON body the REST route answers (`{}` for an empty one); arguments
+        /// that do not decode are reported to the gate, as at the REST route.
+        pub async fn call_tool<S, G>(service: &S, gate: &G, caller: G::Caller, name: &str, arguments: serde_json::Value)
+            -> Option<Result<serde_json::Value, ToolFailure>>
+        where S: #tname, G: Gate<Context = S::Context>,
+        {
+            Some(match name {
+                #(#arms)*
+                _ => return None,
+            })
+        }
+
+        /// [`call_tool`] for one implementation, as the runtime calls it through `support::Api`.
+        pub struct Dispatch<S>(pub std::sync::Arc<S>);
+
+        impl<S, G> support::Tools<G> for Dispatch<S>
+        where S: #tname, G: Gate<Context = S::Context>,
+        {
+            fn call<'a>(&'a self, gate: &'a G, caller: G::Caller, name: &'a str, arguments: serde_json::Value)
+                -> support::ToolCall<'a>
+            {
+                Box::pin(call_tool(&*self.0, gate, caller, name, arguments))
+            }
+        }
+    }
+}
+
+pub(super) fn mod_file(api: &Api) -> TokenStream {
+    let tname = trait_name(api);
+    let has_tools = api.operations.iter().any(|o| o.def.mcp.is_some());
+    let tools = if has_tools {
+        quote!(
+            pub mod tools;
+        )
+    } else {
+        quote!()
+    };
+    let webhooks = if api.spec.webhooks.is_empty() {
+        quote!()
+    } else {
+        quote!(
+            pub mod webhooks;
+        )
+    };
+    let with_tools = if has_tools { quote!(.with_tools(&tools::TOOLS, tools::Dispatch(service))) } else { quote!() };
+    let api_doc = format!(
+        " `{}` and its implementation `service` as one value the runtime serves: its description, its \
+         operation table, its router{}.",
+        api.name(),
+        if has_tools { " and its MCP tools" } else { "" }
+    );
+    let doc = format!(" {}: generated from `spec/{}.toml`.", api.spec.service.title, api.name());
+    quote! {
+        #![doc = #doc]
+        pub mod errors;
+        pub mod models;
+        pub mod operations;
+        pub mod router;
+        pub mod service;
+        #tools
+        #webhooks
+
+        pub use operations::{OPERATIONS, SERVICE};
+        pub use router::router;
+        pub use service::#tname;
+
+        #[doc = #api_doc]
+        pub fn api<S, G>(service: S) -> support::Api<G>
+        where S: #tname, G: support::Gate<Context = S::Context>,
+        {
+            let service = std::sync::Arc::new(service);
+            let routes = service.clone();
+            support::Api::new(&SERVICE, &OPERATIONS, move |gate, layers| router::router_with(routes.clone(), gate, layers))
+                #with_tools
+        }
+    }
+}
+
+/// `webhooks.rs`: one constructor per event type, typed by its payload's model, and the list of
+/// event types a subscription may name.
+pub(super) fn webhooks_file(api: &Api) -> TokenStream {
+    let names = api.spec.webhooks.keys();
+    let makers = api.spec.webhooks.iter().map(|(name, w)| {
+        let f = format_ident!("{}", name.replace('.', "_"));
+        let t = type_ident(&w.payload);
+        let doc = docs(&format!("`{name}`: {}", w.summary));
+        quote! {
+            #doc
+            pub fn #f(data: &models::#t) -> Event {
+                Event::new(#name, data)
+            }
+        }
+    });
+    quote! {
+        //! The events this service sends to its subscribers' URLs: build one here, typed by its
+        //! payload, and hand it to the runtime in the transaction that makes the change.
+        use support::webhooks::Event;
+        use super::models;
+
+        /// Every event type, in spec order: what a subscription may name.
+        pub const EVENT_TYPES: &[&str] = &[#(#names),*];
+
+        #(#makers)*
+    }
+}
