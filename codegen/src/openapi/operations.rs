@@ -1,0 +1,418 @@
+//! Operations: parameters, request bodies in each media type, responses with their headers, scopes and deprecation.
+
+use serde_json::json;
+use utoipa::openapi::extensions::ExtensionsBuilder;
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn};
+use utoipa::openapi::request_body::RequestBodyBuilder;
+use utoipa::openapi::response::{ResponseBuilder, ResponsesBuilder};
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::security::SecurityRequirement;
+use utoipa::openapi::{ContentBuilder, RefOr, Required};
+
+use crate::ir::{Api, Operation, Ty};
+use crate::spec::{Location, Method, SuccessFormat};
+
+use super::*;
+
+pub(super) fn header(description: &str, t: Type) -> utoipa::openapi::header::Header {
+    HeaderBuilder::new()
+        .schema(Some(RefOr::T(Schema::Object(ObjectBuilder::new().schema_type(t).build()))))
+        .description(Some(description.to_string()))
+        .build()
+}
+
+/// The headers every answer of a deprecated operation carries.
+pub(super) fn deprecation_doc_headers(op: &Operation, mut b: ResponseBuilder) -> ResponseBuilder {
+    let Some(d) = &op.def.deprecated else { return b };
+    b = b.header(
+        "Deprecation",
+        header(&format!("RFC 9745: deprecated since {} (`@` and that day's Unix time).", d.since), Type::String),
+    );
+    if let Some(sunset) = &d.sunset {
+        b = b.header("Sunset", header(&format!("RFC 8594: may be removed from {sunset}."), Type::String));
+    }
+    b
+}
+
+pub(super) fn common_headers(api: &Api, mut b: ResponseBuilder) -> ResponseBuilder {
+    b = b.header(
+        "X-Request-Id",
+        header("Identifier of this request; also in error bodies and audit rows.", Type::String),
+    );
+    if api.spec.rate_limits.is_some() {
+        b = b
+            .header("X-RateLimit-Limit", header("Requests allowed in the current window.", Type::Integer))
+            .header("X-RateLimit-Remaining", header("Requests left in the current window.", Type::Integer))
+            .header(
+                "X-RateLimit-Reset",
+                header("When the current window resets, in UTC epoch seconds.", Type::Integer),
+            );
+    }
+    b
+}
+
+/// The name of the input field a whole body is, as openapi-generator's
+/// `x-codegen-request-body-name` gives it (the name of the body parameter in generated clients).
+pub(super) fn body_name(field: &str) -> utoipa::openapi::extensions::Extensions {
+    ExtensionsBuilder::new().add("x-codegen-request-body-name", field).build()
+}
+
+/// The request body of `op` in its format: JSON, a form, multipart (each file part with the
+/// content types it accepts), or a raw file of each accepted type.
+pub(super) fn request_body(api: &Api, op: &Operation) -> Option<utoipa::openapi::request_body::RequestBody> {
+    use crate::spec::BodyFormat;
+    let body = RequestBodyBuilder::new().required(Some(Required::True));
+    let files = || api.input(op).into_iter().flat_map(|m| m.fields_in(Location::Body)).filter(|f| f.ty == Ty::File);
+    if op.def.body == BodyFormat::Raw {
+        let f = files().next()?;
+        let mut types = f.def.media_types.clone();
+        if types.is_empty() {
+            types.push("application/octet-stream".into());
+        }
+        let body = types.iter().fold(body, |b, m| {
+            let mut schema = match type_schema(&Ty::File, Some(f), Side::Request) {
+                RefOr::T(Schema::Object(o)) => o,
+                _ => ObjectBuilder::new().build(),
+            };
+            schema.content_media_type = m.clone();
+            b.content(m.clone(), ContentBuilder::new().schema(Some(RefOr::T(Schema::Object(schema)))).build())
+        });
+        return Some(body.extensions(Some(body_name(&f.name))).build());
+    }
+    if let Some(f) = api.input(op).and_then(|m| m.fields_in(Location::Payload).next()) {
+        let schema = field_schema(f, Side::Request, false);
+        let body = RequestBodyBuilder::new()
+            .description(Some(f.def.description.clone()))
+            .required(Some(if f.required() { Required::True } else { Required::False }))
+            .extensions(Some(body_name(&f.name)));
+        return Some(body.content("application/json", ContentBuilder::new().schema(Some(schema)).build()).build());
+    }
+    let name = body_schema_name(api, op)?;
+    let mut content = ContentBuilder::new().schema(Some(reference(&name)));
+    let media_type = match op.def.body {
+        BodyFormat::Json | BodyFormat::Raw => "application/json",
+        BodyFormat::Form => "application/x-www-form-urlencoded",
+        BodyFormat::Multipart => {
+            for f in files().filter(|f| !f.def.media_types.is_empty()) {
+                let encoding = utoipa::openapi::encoding::EncodingBuilder::new()
+                    .content_type(Some(f.def.media_types.join(", ")))
+                    .build();
+                content = content.encoding(f.name.clone(), encoding);
+            }
+            "multipart/form-data"
+        }
+    };
+    Some(body.content(media_type, content.build()).build())
+}
+
+pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
+    let scope = op.def.scope.clone().unwrap_or_default();
+    let mut description = op.def.description.clone();
+    if !description.is_empty() {
+        description.push_str("\n\n");
+    }
+    description.push_str(&format!("Requires scope `{scope}` (or a higher tier)."));
+    if let Some(tool) = &op.def.mcp {
+        description.push_str(&format!(" Also available as MCP tool `{}`.", tool.name));
+    }
+    if let Some(d) = &op.def.deprecated {
+        description.push_str(&format!("\n\n{}", deprecation_note(d)));
+    }
+    let mut b = OperationBuilder::new()
+        .operation_id(Some(op.def.id.clone()))
+        .summary(Some(op.def.summary.clone()))
+        .description(Some(description))
+        .tags(Some(op.def.tags.clone()))
+        .security(SecurityRequirement::new("oauth2", [scope.clone()]));
+    if let Some(model) = api.input(op) {
+        for f in model.fields.iter().filter(|f| !matches!(f.location(), Location::Body | Location::Payload)) {
+            let (loc, name) = match f.location() {
+                Location::Path => (ParameterIn::Path, f.name.clone()),
+                Location::Header => (ParameterIn::Header, crate::ir::header_name(&f.name)),
+                _ => (ParameterIn::Query, f.name.clone()),
+            };
+            let mut p = ParameterBuilder::new()
+                .name(name)
+                .parameter_in(loc)
+                .required(if f.required() { Required::True } else { Required::False })
+                .description(Some(f.def.description.clone()))
+                .schema(Some(field_schema(f, Side::Request, false)));
+            if matches!(f.ty, Ty::List(_)) {
+                p = p.explode(Some(true));
+            }
+            if f.def.deprecated {
+                p = p.deprecated(Some(utoipa::openapi::Deprecated::True));
+            }
+            b = b.parameter(p.build());
+        }
+    }
+    let conditional = op.def.conditional();
+    let tag_param = |name: &str, text: &str| {
+        ParameterBuilder::new()
+            .name(name)
+            .parameter_in(ParameterIn::Header)
+            .required(Required::False)
+            .description(Some(text.to_string()))
+            .schema(Some(RefOr::T(Schema::Object(ObjectBuilder::new().schema_type(Type::String).build()))))
+            .build()
+    };
+    match conditional {
+        Some(support::Conditional::Read) => {
+            b = b.parameter(tag_param(
+                "If-None-Match",
+                "The `ETag`s of versions the client holds, comma-separated (or `*`): when one is current \
+                 (weak comparison), the answer is `304 Not Modified` with no body. A value naming no version \
+                 matches none.",
+            ))
+        }
+        Some(support::Conditional::Write { required }) => {
+            let mut p = tag_param(
+                "If-Match",
+                "The `ETag` of the version the change is based on (or `*`): when it is no longer current, or the \
+                 value names no version, the change is refused with `412` and nothing changes.",
+            );
+            if required {
+                p.required = Required::True;
+            }
+            b = b.parameter(p)
+        }
+        None => {}
+    }
+    if op.def.ranges {
+        b = b
+            .parameter(tag_param(
+                "Range",
+                "One range of bytes of the file (`bytes=0-1023`, `bytes=1024-`, `bytes=-512`): the answer is                  `206 Partial Content` with those bytes. Several ranges, or a range that is not of bytes,                  answer the whole file; a range starting past its end answers `416`.",
+            ))
+            .parameter(tag_param(
+                "If-Range",
+                "The `ETag` of the file the client holds parts of: when the file has changed since, the whole                  new file is answered instead of a part.",
+            ));
+    }
+    if let Some(body) = request_body(api, op) {
+        b = b.request_body(Some(body));
+    }
+    let mut responses = ResponsesBuilder::new();
+    let declared = |mut r: ResponseBuilder| {
+        let headers = op.def.output.as_ref().map(|o| api.models[o].fields_in(Location::Header).collect::<Vec<_>>());
+        for f in headers.unwrap_or_default() {
+            let t = if f.ty == Ty::Integer { Type::Integer } else { Type::String };
+            let mut h = header(&f.def.description, t);
+            if f.required() {
+                // The Header Object's `required`, which utoipa has no field for (renamed in `document`).
+                h.extensions = Some(ExtensionsBuilder::new().add("header-required", true).build());
+            }
+            r = r.header(crate::ir::header_name(&f.name), h);
+        }
+        if conditional.is_some() && op.def.output.is_some() {
+            r = r.header(
+                "ETag",
+                header(
+                    "The entity tag of the version answered: send it in `If-Match` (or `If-None-Match`).",
+                    Type::String,
+                ),
+            );
+        }
+        r
+    };
+    let success = match output_schema_name(api, op) {
+        Some(name) => {
+            let mut r = ResponseBuilder::new()
+                .description(op.def.summary.clone())
+                .content("application/json", ContentBuilder::new().schema(Some(reference(&name))).build());
+            if op.def.no_store {
+                r = r.header("Cache-Control", header("Always `no-store`: the body carries a secret.", Type::String));
+            }
+            if op.def.paginated && api.spec.wire.success == SuccessFormat::Bare {
+                r = r
+                    .header("X-Total-Count", header("Items matching the request, over all pages.", Type::Integer))
+                    .header(
+                        "Link",
+                        header(
+                            "RFC 8288 links to the `first`, `prev`, `next` and `last` pages: the request's own \
+                             query with `page` and `per_page` set, as references relative to the request's URL.",
+                            Type::String,
+                        ),
+                    );
+            }
+            common_headers(api, declared(r))
+        }
+        None if op.def.stream.is_some() => {
+            let model = op.def.output.clone().unwrap_or_default();
+            let (media_type, text) = match op.def.stream {
+                Some(support::StreamFormat::Ndjson) => (
+                    "application/x-ndjson",
+                    format!(
+                        "Newline-delimited JSON: one `{model}` per line, as it happens; an empty line after 15 s without one."
+                    ),
+                ),
+                _ => (
+                    "text/event-stream",
+                    format!(
+                        "Server-Sent Events: each event's `data` is one `{model}` as JSON and its `id` the event's \
+                         (send it back as `Last-Event-ID` to resume); a `: keep-alive` comment after 15 s without one."
+                    ),
+                ),
+            };
+            let item_ref = json!({"$ref": format!("#/components/schemas/{model}")});
+            let schema = match op.def.stream {
+                // Each event as OpenAPI 3.2 describes Server-Sent Events (and schemathesis reads
+                // them): its `id`, and its `data`, JSON text of the model (`contentSchema`, which
+                // utoipa writes as the extension `x-contentSchema`, renamed in `document`).
+                Some(support::StreamFormat::Sse) => {
+                    let text_of =
+                        |d: &str| ObjectBuilder::new().schema_type(Type::String).description(Some(d.to_string()));
+                    let data = text_of(&format!("One `{model}` as JSON."))
+                        .content_media_type("application/json")
+                        .extensions(Some(ExtensionsBuilder::new().add("contentSchema", item_ref.clone()).build()))
+                        .build();
+                    ObjectBuilder::new()
+                        .schema_type(Type::Object)
+                        .description(Some(text))
+                        .property(
+                            "id",
+                            text_of("The event's id: send it back as `Last-Event-ID` to resume after it.").build(),
+                        )
+                        .property("event", text_of("Always `message`.").build())
+                        .property("data", data)
+                        .required("data")
+                        .build()
+                }
+                _ => ObjectBuilder::new().schema_type(Type::String).description(Some(text)).build(),
+            };
+            // The schema of each item, as OpenAPI 3.2's `itemSchema` says it, for tools that read it.
+            let item = ExtensionsBuilder::new().add("x-item-schema", item_ref);
+            let content =
+                ContentBuilder::new().schema(Some(RefOr::T(Schema::Object(schema)))).extensions(Some(item.build()));
+            let r = ResponseBuilder::new().description(op.def.summary.clone()).content(media_type, content.build());
+            common_headers(api, r)
+        }
+        None if op.file_output => {
+            let mut r = ResponseBuilder::new().description(op.def.summary.clone());
+            for m in &op.def.media_types {
+                // 3.1: a string of that media type (the 3.0 rendering makes it `format: binary`).
+                let schema = ObjectBuilder::new().schema_type(Type::String).content_media_type(m.clone()).build();
+                r = r.content(m.clone(), ContentBuilder::new().schema(Some(RefOr::T(Schema::Object(schema)))).build());
+            }
+            r = r.header(
+                "Content-Disposition",
+                header("`attachment` with the name to save it under (RFC 6266), or `inline`.", Type::String),
+            );
+            if op.def.ranges {
+                r = r
+                    .header(
+                        "Accept-Ranges",
+                        header("Always `bytes`: parts may be asked for with `Range`.", Type::String),
+                    )
+                    .header(
+                        "ETag",
+                        header(
+                            "The file's entity tag, when it has one: send it in `If-Range` with a `Range`.",
+                            Type::String,
+                        ),
+                    );
+            }
+            common_headers(api, r)
+        }
+        None if op.def.output.is_some() => {
+            common_headers(api, declared(ResponseBuilder::new().description(op.def.summary.clone())))
+        }
+        None if op.value_output.is_some() => {
+            let schema =
+                value_output_schema(api, op).unwrap_or_else(|| RefOr::T(Schema::Object(ObjectBuilder::new().build())));
+            let r = ResponseBuilder::new()
+                .description(op.def.summary.clone())
+                .content("application/json", ContentBuilder::new().schema(Some(schema)).build());
+            common_headers(api, declared(r))
+        }
+        None => common_headers(api, ResponseBuilder::new().description("Done; no content.")),
+    };
+    responses = responses.response(op.status.to_string(), deprecation_doc_headers(op, success).build());
+    if op.def.ranges {
+        let mut r = ResponseBuilder::new().description("Partial content: the bytes the `Range` asked for.");
+        for m in &op.def.media_types {
+            let schema = ObjectBuilder::new().schema_type(Type::String).content_media_type(m.clone()).build();
+            r = r.content(m.clone(), ContentBuilder::new().schema(Some(RefOr::T(Schema::Object(schema)))).build());
+        }
+        let r = r
+            .header(
+                "Content-Range",
+                header("The bytes answered and the file's length: `bytes 0-1023/4096`.", Type::String),
+            )
+            .header("Accept-Ranges", header("Always `bytes`.", Type::String));
+        responses = responses.response("206", deprecation_doc_headers(op, common_headers(api, r)).build());
+    }
+    if conditional == Some(support::Conditional::Read) {
+        let r = ResponseBuilder::new()
+            .description("Not modified: the version `If-None-Match` names is current; no body.")
+            .header("ETag", header("The entity tag of the current version.", Type::String));
+        responses = responses.response("304", deprecation_doc_headers(op, common_headers(api, r)).build());
+    }
+    // Group codes by status: one response per status, listing every code it may carry.
+    let mut statuses: Vec<u16> = op.errors.iter().map(|c| api.status_of(c)).collect();
+    statuses.sort_unstable();
+    statuses.dedup();
+    for status in statuses {
+        let codes: Vec<&String> = op.errors.iter().filter(|c| api.status_of(c) == status).collect();
+        let text = codes.iter().map(|c| error_description(api, c)).collect::<Vec<_>>().join(" ");
+        let (media_type, schema) = error_content(api);
+        let mut r = common_headers(
+            api,
+            ResponseBuilder::new()
+                .description(text)
+                .content(media_type, ContentBuilder::new().schema(Some(reference(schema))).build()),
+        );
+        if status == 401 || status == 403 {
+            r = r.header(
+                "WWW-Authenticate",
+                header(
+                    "RFC 6750 Bearer challenge naming the required scope and the Protected Resource Metadata URL.",
+                    Type::String,
+                ),
+            );
+        }
+        if status == 429 {
+            r = r.header("Retry-After", header("Seconds to wait before retrying (at least 1).", Type::Integer));
+        }
+        if status == 416 && op.def.ranges {
+            r = r.header("Content-Range", header("The file's length: `bytes */4096`.", Type::String));
+        }
+        responses = responses.response(status.to_string(), deprecation_doc_headers(op, r).build());
+    }
+    b = b.responses(responses.build());
+    if op.def.deprecated.is_some() {
+        b = b.deprecated(Some(utoipa::openapi::Deprecated::True));
+    }
+    let mut ext = ExtensionsBuilder::new()
+        .add("x-required-scope", json!(scope))
+        .add("x-rate-limited", json!(op.def.rate_limited));
+    if let Some(tool) = &op.def.mcp {
+        ext = ext.add("x-mcp-tool", json!(tool.name));
+    }
+    if op.def.paginated {
+        let shape = match api.spec.wire.success {
+            SuccessFormat::Envelope => {
+                json!({"page": "page", "per_page": "per_page", "items": "data", "total": "meta.total"})
+            }
+            // The items are the body itself (`$`, its JSONPath); the rest travels in headers.
+            SuccessFormat::Bare => json!({
+                "page": "page", "per_page": "per_page", "items": "$", "total": "header:X-Total-Count",
+                "next": "header:Link"
+            }),
+        };
+        ext = ext.add("x-pagination", shape);
+    }
+    b = b.extensions(Some(ext.build()));
+    b.build()
+}
+
+pub(super) fn http_method(m: Method) -> HttpMethod {
+    match m {
+        Method::Get => HttpMethod::Get,
+        Method::Post => HttpMethod::Post,
+        Method::Put => HttpMethod::Put,
+        Method::Patch => HttpMethod::Patch,
+        Method::Delete => HttpMethod::Delete,
+    }
+}
