@@ -1,0 +1,219 @@
+//! What travels in bodies and headers: header models, form, multipart and raw bodies, streams, file answers.
+
+use indexmap::IndexMap;
+
+use crate::ir::{Field, Model, Ty};
+use crate::spec::{Location, Method, OperationDef, Spec};
+
+use super::*;
+
+/// A model with header fields is an operation's input or output: nested in another model or in a
+/// union, its headers would have nowhere to travel.
+pub(super) fn check_header_models(c: &mut Collector, spec: &Spec, models: &IndexMap<String, Model>) {
+    fn named(ty: &Ty) -> Option<&str> {
+        match ty {
+            Ty::Model(n) => Some(n),
+            Ty::List(t) | Ty::Map(t) => named(t),
+            _ => None,
+        }
+    }
+    let headed = |name: &str| models.get(name).is_some_and(|m| m.fields_in(Location::Header).next().is_some());
+    for m in models.values() {
+        for f in &m.fields {
+            if let Some(inner) = named(&f.ty).filter(|n| headed(n)) {
+                c.push(
+                    format!("model `{}`, field `{}`", m.name, f.name),
+                    format!("model `{inner}` has header fields, so it cannot be a field's type"),
+                    format!("give `{}` a model without `in = \"header\"` fields", f.name),
+                );
+            }
+        }
+    }
+    // A payload is the body of the operation whose input holds it: no other model may hold one.
+    let inputs: Vec<&str> = spec.operations.iter().filter_map(|o| o.input.as_deref()).collect();
+    for m in models.values().filter(|m| m.fields_in(Location::Payload).next().is_some()) {
+        if !inputs.contains(&m.name.as_str()) {
+            c.push(
+                format!("model `{}`", m.name),
+                "has a payload field but is no operation's input",
+                "only an operation's input may set `in = \"payload\"`",
+            );
+        }
+    }
+    for m in models.values() {
+        for f in &m.fields {
+            let payloaded = |n: &str| models.get(n).is_some_and(|m| m.fields_in(Location::Payload).next().is_some());
+            if let Some(inner) = named(&f.ty).filter(|n| payloaded(n)) {
+                c.push(
+                    format!("model `{}`, field `{}`", m.name, f.name),
+                    format!("model `{inner}` has a payload field, so it cannot be a field's type"),
+                    format!("give `{}` a model without `in = \"payload\"` fields", f.name),
+                );
+            }
+        }
+    }
+    // A file is an operation's input alone: not an output's, not nested.
+    let filed = |name: &str| models.get(name).is_some_and(|m| m.fields.iter().any(|f| f.ty == Ty::File));
+    for m in models.values().filter(|m| filed(&m.name) && !inputs.contains(&m.name.as_str())) {
+        c.push(
+            format!("model `{}`", m.name),
+            "has a file field but is no operation's input",
+            "answer a file with `output = \"file\"`; take one in an input's body",
+        );
+    }
+    for (name, u) in &spec.unions {
+        for model in u.variants.values().filter(|v| headed(v)) {
+            c.push(
+                format!("union `{name}`"),
+                format!("variant model `{model}` has header fields, so it cannot be a union's variant"),
+                "use a model without `in = \"header\"` fields",
+            );
+        }
+    }
+}
+
+/// What a body format allows: a form carries scalars and lists of them; multipart also files; a
+/// raw body is one file; a file travels nowhere else.
+pub(super) fn check_body_format(c: &mut Collector, place: &str, op: &OperationDef, models: &IndexMap<String, Model>) {
+    use crate::spec::BodyFormat;
+    let Some(input) = op.input.as_deref().and_then(|i| models.get(i)) else {
+        if op.body != BodyFormat::Json {
+            c.push(place, "a body format without an input model", "add `input`, or drop `body`");
+        }
+        return;
+    };
+    let body: Vec<&Field> = input.fields_in(Location::Body).collect();
+    let files = body.iter().filter(|f| f.ty == Ty::File).count();
+    let scalar = |f: &Field| f.ty.is_scalar() || matches!(&f.ty, Ty::List(t) if t.is_scalar());
+    let name = &input.name;
+    match op.body {
+        BodyFormat::Json if files > 0 => c.push(
+            place,
+            format!("input model `{name}` has a file field, which a JSON body cannot carry"),
+            "set `body = \"multipart\"` (or `\"raw\"` for a body that is the file)",
+        ),
+        BodyFormat::Form => {
+            for f in body.iter().filter(|f| !scalar(f)) {
+                c.push(
+                    place,
+                    format!("form field `{name}.{}` is not a scalar or a list of scalars", f.name),
+                    "use `body = \"multipart\"` for files, or JSON for nested values",
+                );
+            }
+        }
+        BodyFormat::Multipart => {
+            for f in body.iter().filter(|f| !scalar(f) && f.ty != Ty::File) {
+                c.push(
+                    place,
+                    format!("multipart field `{name}.{}` is not a file, a scalar or a list of scalars", f.name),
+                    "make it a scalar (a text part), or use a JSON body",
+                );
+            }
+        }
+        BodyFormat::Raw if body.len() != 1 || files != 1 => c.push(
+            place,
+            format!("a raw body is one file, but input model `{name}` has {} body field(s)", body.len()),
+            "give the input one `file` body field (the rest in the path, query or headers)",
+        ),
+        _ => {}
+    }
+    if let Some(p) = input.fields_in(Location::Payload).next()
+        && op.body != BodyFormat::Json
+    {
+        c.push(
+            place,
+            format!("payload field `{name}.{}` is a JSON body, but the operation's body is not JSON", p.name),
+            "drop `body` (a payload is JSON), or make the field a body field",
+        );
+    }
+    if op.body != BodyFormat::Json && matches!(op.method(), Method::Get | Method::Delete) {
+        c.push(place, format!("{} operations take no body", op.method().as_str()), "use POST, PUT or PATCH");
+    }
+    if files > 0 && op.mcp.is_some() {
+        c.push(
+            place,
+            "takes a file, which an MCP tool call cannot carry (its arguments are JSON)",
+            "remove `mcp`, or take the content another way",
+        );
+    }
+}
+
+/// What a stream needs: events of a model, read with `GET`, and nothing that needs one body.
+pub(super) fn check_stream(c: &mut Collector, place: &str, op: &OperationDef) {
+    if op.stream.is_none() {
+        return;
+    }
+    let output = op.output.as_deref();
+    if output.is_none() || output == Some(FILE) || output.is_some_and(|o| o.ends_with("[]")) {
+        c.push(place, "a stream's events need an output model", "set `output` to the model of one event");
+    }
+    if op.method() != Method::Get {
+        c.push(place, "a stream is read with GET", "use GET");
+    }
+    for (set, what) in [
+        (op.paginated, "paginated"),
+        (op.mcp.is_some(), "an MCP tool (a tool call answers once)"),
+        (op.conditional.is_some(), "conditional (a stream has no version)"),
+        (op.status.is_some_and(|s| s != 200), "answered with another status than 200"),
+    ] {
+        if set {
+            c.push(place, format!("a stream cannot be {what}"), "drop it, or answer a single output");
+        }
+    }
+}
+
+/// The output that is a file, not a model.
+pub(super) const FILE: &str = "file";
+
+/// The type of an output that is a JSON value but not a model or a list of models (a scalar, a
+/// list of scalars, a map, an enum, a union); `None` for a model, `Model[]`, a file or no output.
+pub(super) fn value_output(op: &OperationDef, spec: &Spec, models: &IndexMap<String, Model>) -> Option<Ty> {
+    let output = op.output.as_deref().filter(|o| *o != FILE)?;
+    if models.contains_key(output.strip_suffix("[]").unwrap_or(output)) {
+        return None;
+    }
+    Ty::parse(output, spec)
+        .ok()
+        .filter(|t| !matches!(t, Ty::File) && !matches!(t, Ty::List(i) | Ty::Map(i) if **i == Ty::File))
+}
+
+/// What a file output needs: its media types, and no feature that needs a JSON body.
+pub(super) fn check_file_output(c: &mut Collector, spec: &Spec, place: &str, op: &OperationDef) {
+    let file = op.output.as_deref() == Some(FILE);
+    if !file {
+        if !op.media_types.is_empty() {
+            c.push(place, "`media_types` is for `output = \"file\"`", "remove `media_types`, or answer a file");
+        }
+        if op.ranges {
+            c.push(place, "`ranges` is for `output = \"file\"`", "remove `ranges`, or answer a file");
+        }
+        return;
+    }
+    if op.ranges {
+        check_role(c, spec, "range_not_satisfiable", &spec.error_roles.range_not_satisfiable, 416);
+    }
+    if op.media_types.is_empty() {
+        c.push(
+            place,
+            "a file output declares no media type",
+            "add `media_types = [\"text/csv\"]` (the types it may have)",
+        );
+    }
+    for m in &op.media_types {
+        let token =
+            |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b));
+        if !m.split_once('/').is_some_and(|(t, s)| token(t) && token(s)) {
+            c.push(place, format!("media type `{m}` is not `type/subtype`"), "write it like `text/csv`");
+        }
+    }
+    for (set, what) in [
+        (op.ranges && op.method() != Method::Get, "answered in ranges unless read with GET"),
+        (op.paginated, "a page"),
+        (op.mcp.is_some(), "an MCP tool (a tool result's structured content is JSON)"),
+        (op.conditional.is_some(), "a conditional request (its tag is a digest of JSON)"),
+    ] {
+        if set {
+            c.push(place, format!("a file output cannot be {what}"), "answer a model, or drop it");
+        }
+    }
+}

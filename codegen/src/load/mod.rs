@@ -1,0 +1,146 @@
+//! Loading and validating a spec: TOML text in, a checked [`Api`] or every problem found out.
+//!
+//! Each problem names the file, the place (operation, model, field, table) and the fix, so a
+//! spec author never has to read generator code to learn what is wrong.
+
+mod bodies;
+mod models;
+mod operations;
+mod service;
+use bodies::*;
+use models::*;
+use operations::*;
+use service::*;
+
+pub(crate) use operations::SUCCESS_STATUSES;
+
+use std::fmt;
+
+use crate::ir::Api;
+use crate::spec::Spec;
+
+/// One problem in a spec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError {
+    /// The spec file.
+    pub file: String,
+    /// Where in the file: ``operation `store_credential` ``, ``model `Lead` field `score` ``, …
+    pub place: String,
+    /// What is wrong.
+    pub problem: String,
+    /// What to do about it.
+    pub fix: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}; fix: {}", self.file, self.place, self.problem, self.fix)
+    }
+}
+
+/// Every problem found in one spec, in file order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecErrors(pub Vec<SpecError>);
+
+impl fmt::Display for SpecErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for SpecErrors {}
+
+struct Collector<'a> {
+    file: &'a str,
+    errors: Vec<SpecError>,
+}
+
+impl Collector<'_> {
+    fn push(&mut self, place: impl Into<String>, problem: impl Into<String>, fix: impl Into<String>) {
+        self.errors.push(SpecError {
+            file: self.file.to_string(),
+            place: place.into(),
+            problem: problem.into(),
+            fix: fix.into(),
+        });
+    }
+}
+
+fn is_snake(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some('a'..='z')) && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+fn is_pascal(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some('A'..='Z')) && chars.all(|c| c.is_ascii_alphanumeric())
+}
+
+const PAGE: &str = "page";
+const PER_PAGE: &str = "per_page";
+/// The highest page number a list accepts.
+const MAX_PAGE: u32 = 1_000_000;
+
+/// Parses and validates one spec file. `file` is used in messages only.
+pub fn load(file: &str, text: &str) -> Result<Api, SpecErrors> {
+    let spec: Spec = toml::from_str(text).map_err(|e| {
+        let (place, fix) = match e.span() {
+            Some(r) => {
+                let before = &text[..r.start.min(text.len())];
+                let line = before.matches('\n').count() + 1;
+                let column = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+                (
+                    format!("line {line}, column {column}"),
+                    "correct the TOML at that position; spec/spec.schema.json lists every key",
+                )
+            }
+            None => ("file".to_string(), "correct the TOML; spec/spec.schema.json lists every key"),
+        };
+        SpecErrors(vec![SpecError {
+            file: file.to_string(),
+            place,
+            problem: e.message().trim().to_string(),
+            fix: fix.into(),
+        }])
+    })?;
+    let mut spec = spec;
+    let mut c = Collector { file, errors: Vec::new() };
+    for (index, op) in spec.operations.iter_mut().enumerate() {
+        if let Err((problem, fix)) = op.resolve_route() {
+            let place = if op.id.is_empty() {
+                format!("[[operations]] entry #{}", index + 1)
+            } else {
+                format!("operation `{}`", op.id)
+            };
+            c.push(place, problem, fix);
+        }
+    }
+    // After the routes: which prelude codes a service needs depends on its methods.
+    let spec = spec.with_prelude();
+    check_service(&mut c, &spec);
+    check_scopes(&mut c, &spec);
+    check_errors(&mut c, &spec);
+    check_enums(&mut c, &spec);
+    let mut models = resolve_models(&mut c, &spec);
+    check_unions(&mut c, &spec, &models);
+    if let crate::spec::ErrorFormat::Model(m) = &spec.wire.errors {
+        check_error_model(&mut c, m, &models);
+    }
+    let operations = check_operations(&mut c, &spec, &mut models);
+    check_default_places(&mut c, &spec, &models);
+    check_finite(&mut c, &models);
+    check_header_models(&mut c, &spec, &models);
+    check_ambiguous_paths(&mut c, &spec);
+    check_webhooks(&mut c, &spec, &models);
+    if c.errors.is_empty() {
+        Ok(Api { file: file.to_string(), spec, models, operations })
+    } else {
+        Err(SpecErrors(c.errors))
+    }
+}

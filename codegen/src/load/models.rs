@@ -1,0 +1,408 @@
+//! Models, enums and unions: names, types resolved, constraints that fit their types, defaults where they can apply, no model that requires itself.
+
+use std::collections::{BTreeSet, HashMap};
+
+use indexmap::IndexMap;
+
+use crate::ir::{Field, Model, Ty};
+use crate::spec::{FieldDef, Location, Spec};
+
+use super::*;
+
+pub(super) fn check_enums(c: &mut Collector, spec: &Spec) {
+    for (name, e) in &spec.enums {
+        let place = format!("enum `{name}`");
+        if !is_pascal(name) {
+            c.push(&place, "name is not PascalCase", "rename it, e.g. `LeadStatus`");
+        }
+        if spec.models.contains_key(name) {
+            c.push(&place, "a model has the same name", "rename one of them");
+        }
+        if e.values.is_empty() {
+            c.push(&place, "has no values", "list at least one value");
+        }
+        let mut seen = BTreeSet::new();
+        let mut rust: HashMap<String, &str> = HashMap::new();
+        for v in &e.values {
+            if !crate::ir::is_enum_value(&v.name) {
+                c.push(&place, format!("value `{}` is too long or holds a control character", v.name), WIRE_NAME_FIX);
+            } else if !seen.insert(v.name.as_str()) {
+                c.push(&place, format!("value `{}` is listed twice", v.name), "remove the duplicate");
+            } else if let Some(other) = rust.insert(crate::ir::rust_variant_name(&v.name), &v.name) {
+                c.push(
+                    &place,
+                    format!("value `{}` has the Rust name of value `{other}`", v.name),
+                    "rename one of them",
+                );
+            }
+        }
+        let known = |v: &str| e.values.iter().any(|x| x.name == v);
+        if let Some(init) = &e.initial
+            && !known(init)
+        {
+            c.push(&place, format!("initial state `{init}` is not a value"), "name one of the enum's values");
+        }
+        for (from, tos) in e.transitions.iter().flatten() {
+            for v in std::iter::once(from).chain(tos) {
+                if !known(v) {
+                    c.push(&place, format!("transition names unknown state `{v}`"), "use the enum's values only");
+                }
+            }
+        }
+    }
+}
+
+/// What to do about a wire name the loader refuses.
+pub(super) const WIRE_NAME_FIX: &str =
+    "write the name as the wire spells it, without control characters, in at most 256 bytes";
+
+/// A union's variants are models of body fields; a tagged union's tag is none of their fields,
+/// and an untagged union's variants each have a required field no other variant declares (what
+/// tells a value's variant apart, on the wire and in `oneOf`).
+pub(super) fn check_unions(c: &mut Collector, spec: &Spec, models: &IndexMap<String, Model>) {
+    for (name, u) in &spec.unions {
+        let place = format!("union `{name}`");
+        if !is_pascal(name) {
+            c.push(&place, "name is not PascalCase", "rename it, e.g. `NoteContent`");
+        }
+        if spec.models.contains_key(name) || spec.enums.contains_key(name) {
+            c.push(&place, "a model or enum has the same name", "rename one of them");
+        }
+        if u.variants.len() < 2 {
+            c.push(&place, "has fewer than two variants", "list at least two, or use the model itself");
+        }
+        if let Some(tag) = &u.tag
+            && !crate::ir::is_wire_name(tag)
+        {
+            c.push(&place, format!("tag `{tag}` is empty, too long or holds a control character"), WIRE_NAME_FIX);
+        }
+        let mut held: Vec<&Model> = Vec::new();
+        let mut rust: HashMap<String, &str> = HashMap::new();
+        for (variant, model) in &u.variants {
+            if !crate::ir::is_wire_name(variant) {
+                c.push(
+                    &place,
+                    format!("variant `{variant}` is empty, too long or holds a control character"),
+                    WIRE_NAME_FIX,
+                );
+            } else if let Some(other) = rust.insert(crate::ir::rust_variant_name(variant), variant) {
+                c.push(
+                    &place,
+                    format!("variant `{variant}` has the Rust name of variant `{other}`"),
+                    "rename one of them",
+                );
+            }
+            let Some(m) = models.get(model) else {
+                c.push(
+                    &place,
+                    format!("variant `{variant}` holds `{model}`, which is not a model"),
+                    "name a model declared under [models]",
+                );
+                continue;
+            };
+            if held.iter().any(|h| h.name == m.name) {
+                c.push(
+                    &place,
+                    format!("model `{model}` is held by two variants"),
+                    "give each variant a model of its own",
+                );
+            }
+            if m.fields.iter().any(|f| f.location() != Location::Body) {
+                c.push(
+                    &place,
+                    format!("variant `{variant}`: model `{model}` has fields outside the body"),
+                    "a union's models hold body fields only",
+                );
+            }
+            if m.additional.is_some() {
+                c.push(
+                    &place,
+                    format!("variant `{variant}`: model `{model}` has additional keys, which would hide which variant a value is"),
+                    "a union's models name all their fields",
+                );
+            }
+            if let Some(tag) = &u.tag
+                && m.fields.iter().any(|f| &f.name == tag)
+            {
+                c.push(
+                    &place,
+                    format!("variant `{variant}`: model `{model}` has a field `{tag}`, the union's tag"),
+                    "rename the field or the tag: the tag is written beside the model's fields",
+                );
+            }
+            held.push(m);
+        }
+        if u.tag.is_none() && held.len() == u.variants.len() {
+            for (m, variant) in held.iter().zip(u.variants.keys()) {
+                let own = m.fields.iter().any(|f| {
+                    f.required() && !held.iter().any(|o| o.name != m.name && o.fields.iter().any(|g| g.name == f.name))
+                });
+                if !own {
+                    c.push(
+                        &place,
+                        format!("variant `{variant}` has no required field that the other variants lack, so a value cannot be told apart"),
+                        "give it such a field, or set `tag` to tag the union",
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The Rust name of the map a model's additional keys are held in.
+pub(super) const ADDITIONAL: &str = "additional";
+
+pub(super) fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String, Model> {
+    let mut out = IndexMap::new();
+    for (name, m) in &spec.models {
+        if !is_pascal(name) {
+            c.push(format!("model `{name}`"), "name is not PascalCase", "rename it, e.g. `CredentialMetadata`");
+        }
+        let mut fields = Vec::new();
+        let mut rust_names: HashMap<String, &str> = HashMap::new();
+        for (fname, f) in &m.fields {
+            let place = format!("model `{name}` field `{fname}`");
+            // The wire name is the API's; the Rust field is its snake case.
+            if !crate::ir::is_wire_name(fname) {
+                c.push(&place, "name is empty, too long or holds a control character", WIRE_NAME_FIX);
+            } else if f.location == Location::Header && !crate::ir::is_header_token(&crate::ir::header_name(fname)) {
+                c.push(
+                    &place,
+                    "a header field's name is no HTTP header name",
+                    "write `request_id` for `Request-Id`, or the header's name (`X-RateLimit-Limit`)",
+                );
+            } else if let Some(other) = rust_names.insert(crate::ir::rust_field_name(fname), fname) {
+                c.push(&place, format!("its Rust name is that of field `{other}`"), "rename one of them");
+            }
+            match Ty::parse(&f.ty, spec) {
+                Ok(ty) => {
+                    check_constraints(c, &place, f, &ty, spec);
+                    fields.push(Field { name: fname.clone(), def: f.clone(), ty, injected: false });
+                }
+                Err((problem, fix)) => c.push(&place, problem, fix),
+            }
+        }
+        let additional = m.additional.as_ref().and_then(|f| {
+            let place = format!("model `{name}` additional keys");
+            if m.fields.contains_key(ADDITIONAL) {
+                c.push(
+                    &place,
+                    format!("field `{ADDITIONAL}` is also the name of the map that holds the other keys"),
+                    "rename the field",
+                );
+            }
+            let set: Vec<&str> = [
+                (f.optional, "optional"),
+                (f.nullable, "nullable"),
+                (f.default.is_some(), "default"),
+                (f.location != Location::Body, "in"),
+                (f.deprecated, "deprecated"),
+            ]
+            .iter()
+            .filter_map(|(on, what)| on.then_some(*what))
+            .collect();
+            if !set.is_empty() {
+                c.push(
+                    &place,
+                    format!("sets {}, which only a named field may have", set.join(", ")),
+                    "give the additional keys a type, a description and value constraints only",
+                );
+            }
+            match Ty::parse(&f.ty, spec) {
+                Ok(Ty::File) => {
+                    c.push(&place, "a file cannot be a key's value", "give each file a field of its own");
+                    None
+                }
+                Ok(ty) => {
+                    check_constraints(c, &place, f, &ty, spec);
+                    Some(Field { name: ADDITIONAL.into(), def: f.clone(), ty, injected: false })
+                }
+                Err((problem, fix)) => {
+                    c.push(&place, problem, fix);
+                    None
+                }
+            }
+        });
+        out.insert(name.clone(), Model { name: name.clone(), description: m.description.clone(), fields, additional });
+    }
+    out
+}
+
+pub(super) fn check_constraints(c: &mut Collector, place: &str, f: &FieldDef, ty: &Ty, spec: &Spec) {
+    let file = *ty == Ty::File;
+    if !file && (!f.media_types.is_empty() || f.max_size.is_some()) {
+        c.push(place, "`media_types` and `max_size` are for `file` fields", "remove them, or make the field a `file`");
+    }
+    if matches!(ty, Ty::List(t) | Ty::Map(t) if **t == Ty::File) {
+        c.push(place, "a file cannot be in a list or a map", "give each file a field of its own");
+    }
+    if file && f.location != Location::Body {
+        c.push(place, "a file travels in the body", "remove `in`");
+    }
+    if file && f.max_size == Some(0) {
+        c.push(place, "`max_size` is 0", "give the largest size accepted, in bytes");
+    }
+    for m in &f.media_types {
+        let token =
+            |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b));
+        if !m.split_once('/').is_some_and(|(t, s)| token(t) && (s == "*" || token(s))) {
+            c.push(place, format!("media type `{m}` is not `type/subtype` or `type/*`"), "write it like `image/png`");
+        }
+    }
+    let numeric = matches!(ty, Ty::Integer | Ty::Number);
+    // String constraints on a list apply to each item.
+    let stringy = matches!(ty, Ty::String) || matches!(ty, Ty::List(t) if **t == Ty::String);
+    let listy = matches!(ty, Ty::List(_));
+    if (f.minimum.is_some() || f.maximum.is_some()) && !numeric {
+        c.push(place, "minimum/maximum apply to numbers only", "remove them or change the type");
+    }
+    if (f.min_length.is_some() || f.max_length.is_some() || f.pattern.is_some()) && !stringy {
+        c.push(
+            place,
+            "min_length/max_length/pattern apply to strings and string lists only",
+            "remove them or change the type",
+        );
+    }
+    if (f.min_items.is_some() || f.max_items.is_some()) && !listy {
+        c.push(place, "min_items/max_items apply to lists only", "remove them or change the type");
+    }
+    if let (Some(lo), Some(hi)) = (f.minimum, f.maximum)
+        && lo > hi
+    {
+        c.push(place, format!("minimum {lo} exceeds maximum {hi}"), "swap or fix the bounds");
+    }
+    if let Some(p) = &f.pattern
+        && let Err(e) = regex::Regex::new(p)
+    {
+        c.push(place, format!("pattern does not compile: {e}"), "write a valid regular expression");
+    }
+    if f.format.is_some() && !stringy {
+        c.push(place, "format applies to strings and string lists only", "remove it or change the type");
+    }
+    if let Some(value) = &f.default {
+        if !f.optional || f.nullable {
+            c.push(
+                place,
+                "a default is for an optional field that is not nullable",
+                "make the field optional and not nullable, or remove the default",
+            );
+        }
+        if let Err(why) = fits(value, f, ty, spec) {
+            c.push(place, format!("default {value} {why}"), "give a default the field itself accepts");
+        }
+    }
+}
+
+/// A model whose required, non-null model fields lead back to it has no finite value: a
+/// `TreeNode` whose `parent` is a required `TreeNode` would need parents forever.
+pub(super) fn check_finite(c: &mut Collector, models: &IndexMap<String, Model>) {
+    fn needs(m: &Model) -> impl Iterator<Item = (&str, &str)> {
+        m.fields.iter().filter(|f| f.required() && !f.def.nullable).filter_map(|f| match &f.ty {
+            Ty::Model(target) => Some((f.name.as_str(), target.as_str())),
+            _ => None,
+        })
+    }
+    for (name, m) in models {
+        // The models a value of `name` must hold, with the first field that leads to each.
+        let mut stack: Vec<(&str, &str)> = needs(m).collect();
+        let mut seen = BTreeSet::new();
+        while let Some((via, target)) = stack.pop() {
+            if target == name {
+                c.push(
+                    format!("model `{name}` field `{via}`"),
+                    format!("every `{name}` must hold another `{name}` through required fields, so no value is finite"),
+                    "make a field on the way optional or nullable",
+                );
+                break;
+            }
+            if seen.insert(target)
+                && let Some(next) = models.get(target)
+            {
+                stack.extend(needs(next).map(|(_, t)| (via, t)));
+            }
+        }
+    }
+}
+
+/// Defaults are filled where the decoder reads a request: in the fields of an operation's input,
+/// not in models nested in other models or unions (their Rust fields could not be plain values).
+pub(super) fn check_default_places(c: &mut Collector, spec: &Spec, models: &IndexMap<String, Model>) {
+    fn nested_in(ty: &Ty, out: &mut BTreeSet<String>) {
+        match ty {
+            Ty::Model(m) => {
+                out.insert(m.clone());
+            }
+            Ty::List(inner) | Ty::Map(inner) => nested_in(inner, out),
+            _ => {}
+        }
+    }
+    let inputs: BTreeSet<&str> = spec.operations.iter().filter_map(|o| o.input.as_deref()).collect();
+    let mut nested = BTreeSet::new();
+    for m in models.values() {
+        m.fields.iter().for_each(|f| nested_in(&f.ty, &mut nested));
+    }
+    nested.extend(spec.unions.values().flat_map(|u| u.variants.values().cloned()));
+    for m in models.values() {
+        let Some(f) = m.fields.iter().find(|f| f.def.default.is_some()) else { continue };
+        let place = format!("model `{}` field `{}`", m.name, f.name);
+        if !inputs.contains(m.name.as_str()) || nested.contains(&m.name) {
+            c.push(
+                place,
+                "has a default, but the model is not only an operation's input (defaults are filled where the \
+                 decoder reads a request)",
+                "move the default to an input field, or remove it",
+            );
+        }
+    }
+}
+
+/// Whether `value` is one the decoder would accept for a field `f` of type `ty`: `Err` says why
+/// not. Defaults are scalars, enum values or lists of them.
+pub(super) fn fits(value: &serde_json::Value, f: &FieldDef, ty: &Ty, spec: &Spec) -> Result<(), String> {
+    use serde_json::Value;
+    match (ty, value) {
+        (Ty::List(inner), Value::Array(items)) => {
+            if f.min_items.is_some_and(|m| items.len() < m as usize)
+                || f.max_items.is_some_and(|m| items.len() > m as usize)
+            {
+                return Err("has a number of items outside min_items/max_items".into());
+            }
+            items.iter().try_for_each(|item| fits(item, f, inner, spec))
+        }
+        (Ty::String, Value::String(s)) => {
+            let n = s.chars().count() as u32;
+            if f.min_length.is_some_and(|m| n < m) || f.max_length.is_some_and(|m| n > m) {
+                return Err("is outside min_length/max_length".into());
+            }
+            if let Some(p) = &f.pattern
+                && regex::Regex::new(p).is_ok_and(|re| !re.is_match(s))
+            {
+                return Err(format!("does not match the pattern {p}"));
+            }
+            match f.format {
+                Some(format) if !format.accepts(s) => Err(format!("is not in the format {}", format.as_str())),
+                _ => Ok(()),
+            }
+        }
+        (Ty::Integer, Value::Number(n)) if n.is_i64() => in_range(n.as_f64().unwrap_or_default(), f),
+        (Ty::Number, Value::Number(n)) => in_range(n.as_f64().unwrap_or_default(), f),
+        (Ty::Boolean, Value::Bool(_)) => Ok(()),
+        (Ty::DateTime, Value::String(s)) if support::is_datetime(s) => Ok(()),
+        (Ty::Date, Value::String(s)) if support::is_date(s) => Ok(()),
+        (Ty::Enum(e), Value::String(v)) => match spec.enums[e].values.iter().any(|x| &x.name == v) {
+            true => Ok(()),
+            false => Err(format!("is not a value of enum {e}")),
+        },
+        (Ty::Model(_) | Ty::Union(_) | Ty::Map(_) | Ty::Json, _) => {
+            Err("is not allowed: defaults are scalars, enum values or lists of them".into())
+        }
+        _ => Err(format!("is not a value of type {}", f.ty)),
+    }
+}
+
+pub(super) fn in_range(n: f64, f: &FieldDef) -> Result<(), String> {
+    if f.minimum.is_some_and(|m| n < m) || f.maximum.is_some_and(|m| n > m) {
+        return Err("is outside minimum/maximum".into());
+    }
+    Ok(())
+}

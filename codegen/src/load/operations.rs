@@ -1,0 +1,558 @@
+//! Operations: routes and their parameters, inputs, pages, statuses, error roles, conditional requests, and paths no two operations could both answer.
+
+use std::collections::{BTreeSet, HashMap};
+
+use indexmap::IndexMap;
+
+use crate::ir::{Field, Model, Operation, Ty, path_params};
+use crate::spec::{FieldDef, Location, Method, OperationDef, Spec};
+
+use super::*;
+
+pub(super) fn pagination_field(name: &str, spec: &Spec) -> Field {
+    let p = &spec.pagination;
+    let (description, max) = if name == PAGE {
+        // Bounded so it always fits the decoder's page counter (and no one asks for page 2^32).
+        (format!("Page number, 1 to {MAX_PAGE}."), Some(f64::from(MAX_PAGE)))
+    } else {
+        (
+            format!("Items per page, 1 to {} (default {}).", p.max_per_page, p.default_per_page),
+            Some(f64::from(p.max_per_page)),
+        )
+    };
+    Field {
+        name: name.to_string(),
+        ty: Ty::Integer,
+        injected: true,
+        def: FieldDef {
+            optional: true,
+            location: Location::Query,
+            minimum: Some(1.0),
+            maximum: max,
+            ..FieldDef::new("integer", description)
+        },
+    }
+}
+
+/// Whether decoding this input can fail on a well-formed request (so it needs a validation error).
+/// Any field can: a body, query or header field can be missing or of the wrong shape, a path
+/// segment can fail to parse, and every string, even an unconstrained path segment, is refused
+/// when it holds U+0000 (NUL).
+pub(super) fn can_fail_validation(model: &Model) -> bool {
+    !model.fields.is_empty()
+}
+
+pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String, Model>) -> Vec<Operation> {
+    let mut ids: HashMap<&str, usize> = HashMap::new();
+    let mut routes: HashMap<(Method, String), (String, String)> = HashMap::new();
+    let mut tools = BTreeSet::new();
+    let mut input_users: HashMap<&str, &str> = HashMap::new();
+    let roles = &spec.error_roles;
+    let mut out = Vec::new();
+    for (index, op) in spec.operations.iter().enumerate() {
+        let place = format!("operation `{}`", op.id);
+        if let Some(d) = &op.deprecated {
+            for (what, day) in std::iter::once(("since", &d.since)).chain(d.sunset.iter().map(|s| ("sunset", s))) {
+                if !support::is_date(day) {
+                    c.push(&place, format!("deprecated {what} `{day}` is not a date"), "write it like `2026-11-26`");
+                }
+            }
+            if let Some(sunset) = &d.sunset
+                && support::is_date(sunset)
+                && support::is_date(&d.since)
+                && sunset <= &d.since
+            {
+                c.push(
+                    &place,
+                    format!("deprecated sunset `{sunset}` is not after since `{}`", d.since),
+                    "give a later sunset",
+                );
+            }
+        }
+        if !is_snake(&op.id) {
+            c.push(&place, "id is not snake_case", "use lowercase letters, digits and `_`, e.g. `list_credentials`");
+        }
+        match ids.get(op.id.as_str()) {
+            Some(first) => c.push(
+                &place,
+                format!("[[operations]] entry #{} repeats the id of entry #{first}", index + 1),
+                "give each [[operations]] entry a unique `id`",
+            ),
+            None => {
+                ids.insert(op.id.as_str(), index + 1);
+            }
+        }
+        // An operation whose route could not be read was reported by `resolve_route`.
+        let routed = op.route.is_none() && op.method.is_some() && !op.path.is_empty();
+        if routed && (!op.path.starts_with('/') || (op.path.len() > 1 && op.path.ends_with('/'))) {
+            c.push(
+                &place,
+                format!("path `{}` must start with `/` and not end with one", op.path),
+                "write it like `/credentials/{key}`",
+            );
+        }
+        let route = (op.method(), normalize_path(&op.path));
+        if routed && let Some((other, other_path)) = routes.insert(route, (op.id.clone(), op.path.clone())) {
+            let m = op.method().as_str();
+            let problem = if other_path == op.path {
+                format!("{m} {} is also the route of operation `{other}`", op.path)
+            } else {
+                format!(
+                    "{m} {} is the same route as {m} {other_path} of operation `{other}` (parameter names do not tell routes apart)",
+                    op.path
+                )
+            };
+            c.push(&place, problem, "change the method or path of one of them");
+        }
+        match &op.scope {
+            None if op.mcp.is_some() => c.push(
+                &place,
+                format!("tool `{}` has no scope", op.mcp.as_ref().map(|t| t.name.as_str()).unwrap_or_default()),
+                format!("add `scope = \"...\"`, one of: {}", scope_names(spec)),
+            ),
+            None => c.push(&place, "has no scope", format!("add `scope = \"...\"`, one of: {}", scope_names(spec))),
+            Some(s) if !spec.security.scopes.iter().any(|d| &d.name == s) => c.push(
+                &place,
+                format!("unknown scope `{s}`"),
+                format!("use one of: {}, or declare it under [[security.scopes]]", scope_names(spec)),
+            ),
+            Some(_) => {}
+        }
+        for code in &op.errors {
+            if !spec.errors.contains_key(code) {
+                c.push(
+                    &place,
+                    format!("undeclared error code `{code}`"),
+                    format!(
+                        "declare [errors.\"{code}\"] or use one of: {}",
+                        spec.errors.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                );
+            }
+        }
+        for tag in &op.tags {
+            if !spec.service.tags.iter().any(|t| &t.name == tag) {
+                c.push(&place, format!("unknown tag `{tag}`"), "declare it under [[service.tags]]");
+            }
+        }
+        check_file_output(c, spec, &place, op);
+        if let Some(out_name) = op.output.as_deref().filter(|o| *o != FILE).map(|o| o.strip_suffix("[]").unwrap_or(o)) {
+            if op.paginated && op.output.as_deref().is_some_and(|o| o.ends_with("[]")) {
+                c.push(
+                    &place,
+                    "a paginated output is a page of a model, not of a list",
+                    "write the model's name alone",
+                );
+            }
+            match models.get(out_name) {
+                None if value_output(op, spec, models).is_some() => {
+                    for (set, what) in [(op.paginated, "paginated"), (op.stream.is_some(), "a stream")] {
+                        if set {
+                            c.push(
+                                &place,
+                                format!("output `{}` is not a model, so it cannot be {what}", op.output.as_deref().unwrap_or_default()),
+                                "answer a model",
+                            );
+                        }
+                    }
+                }
+                None => c.push(
+                    &place,
+                    format!("output `{}` is neither a declared model nor a type", op.output.as_deref().unwrap_or_default()),
+                    "declare the model under [models], or write a type: string, integer, number, boolean, date, datetime, json, T[], map<T>, an enum or a union",
+                ),
+                Some(m)
+                    if m.fields.iter().any(|f| matches!(f.location(), Location::Path | Location::Query | Location::Payload)) =>
+                {
+                    c.push(
+                    &place,
+                    format!("output model `{out_name}` has path, query or payload fields"),
+                    "only input models may set `in = \"path\"`, `\"query\"` or `\"payload\"`; an output's fields travel in the body or, with `in = \"header\"`, as response headers",
+                    );
+                }
+                Some(m) => {
+                    let headers: Vec<&Field> = m.fields_in(Location::Header).collect();
+                    if !headers.is_empty() && (op.paginated || op.output.as_deref().is_some_and(|o| o.ends_with("[]"))) {
+                        c.push(
+                            &place,
+                            format!("output model `{out_name}` has header fields, which a list or a page cannot carry"),
+                            "answer the model alone, or move its header fields to the body",
+                        );
+                    }
+                    for f in headers {
+                        if !matches!(f.ty, Ty::String | Ty::Integer) {
+                            c.push(
+                                &place,
+                                format!("response header field `{out_name}.{}` is not a string or an integer", f.name),
+                                "make it a string or an integer",
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        check_status(c, &place, op, spec, models);
+        check_body_format(c, &place, op, models);
+        check_stream(c, &place, op);
+        check_conditional(c, &place, op, spec, models);
+        if op.paginated && (op.output.is_none() || op.input.is_none() || op.method() != Method::Get) {
+            c.push(
+                &place,
+                "paginated operations need GET, an input model and an output model",
+                "add `input` and `output`, or drop `paginated`",
+            );
+        }
+        if let Some(tool) = &op.mcp {
+            let ok = !tool.name.is_empty()
+                && tool.name.len() <= 64
+                && tool.name.chars().all(|ch| ch.is_ascii_alphanumeric() || "_.-".contains(ch));
+            if !ok {
+                c.push(
+                    &place,
+                    format!("tool name `{}` is not 1–64 characters of [A-Za-z0-9_.-]", tool.name),
+                    "rename the tool",
+                );
+            }
+            if !tools.insert(tool.name.clone()) {
+                c.push(&place, format!("tool `{}` is declared twice", tool.name), "give each tool a unique name");
+            }
+        }
+
+        let params = path_params(&op.path);
+        let mut has_body = false;
+        match &op.input {
+            None => {
+                for p in &params {
+                    c.push(
+                        &place,
+                        format!("path parameter `{p}` has no model field"),
+                        format!("add an `input` model with field `{p}` and `in = \"path\"`"),
+                    );
+                }
+            }
+            Some(name) => match models.get_mut(name) {
+                None => c.push(&place, format!("input model `{name}` is not declared"), "declare it under [models]"),
+                Some(model) => {
+                    if let Some(other) = input_users.insert(name, &op.id) {
+                        c.push(
+                            &place,
+                            format!("input model `{name}` is also the input of `{other}`"),
+                            "give each operation its own input model",
+                        );
+                    }
+                    for p in &params {
+                        match model.fields.iter().find(|f| &f.name == p) {
+                            Some(f) => {
+                                let mut wrong = Vec::new();
+                                if f.location() != Location::Path {
+                                    wrong.push("set `in = \"path\"`");
+                                }
+                                if !f.required() {
+                                    wrong.push("remove `optional`");
+                                }
+                                if !f.ty.is_scalar() {
+                                    wrong.push("make its type a scalar");
+                                }
+                                if !wrong.is_empty() {
+                                    c.push(
+                                        &place,
+                                        format!(
+                                            "path parameter `{p}` maps to field `{name}.{p}`, which cannot carry it"
+                                        ),
+                                        format!("on `{name}.{p}`: {}", wrong.join(", ")),
+                                    );
+                                }
+                            }
+                            None => c.push(
+                                &place,
+                                format!("path parameter `{p}` has no model field"),
+                                format!("add field `{p}` with `in = \"path\"` to model `{name}`"),
+                            ),
+                        }
+                    }
+                    for f in &model.fields {
+                        match f.location() {
+                            Location::Path if routed && !params.contains(&f.name) => c.push(
+                                &place,
+                                format!(
+                                    "field `{name}.{}` says `in = \"path\"` but the path has no `{{{}}}`",
+                                    f.name, f.name
+                                ),
+                                "add the parameter to the path or move the field",
+                            ),
+                            Location::Query => {
+                                let scalar = f.ty.is_scalar() || matches!(&f.ty, Ty::List(t) if t.is_scalar());
+                                if !scalar {
+                                    c.push(
+                                        &place,
+                                        format!("query field `{name}.{}` is not a scalar or a list of scalars", f.name),
+                                        "move it to the body",
+                                    );
+                                }
+                            }
+                            Location::Header if f.ty != Ty::String => c.push(
+                                &place,
+                                format!("header field `{name}.{}` is not a string", f.name),
+                                "make it a string",
+                            ),
+                            Location::Body | Location::Payload => has_body = true,
+                            _ => {}
+                        }
+                    }
+                    // Keys beside the fields travel in the JSON body object.
+                    if model.additional.is_some() {
+                        has_body = true;
+                        if op.body != crate::spec::BodyFormat::Json
+                            || model.fields_in(Location::Payload).next().is_some()
+                        {
+                            c.push(
+                                &place,
+                                format!(
+                                    "input model `{name}` has additional keys, which only a JSON body object carries"
+                                ),
+                                "drop `additional`, or take a JSON body without a payload field",
+                            );
+                        }
+                    }
+                    let payloads: Vec<&Field> = model.fields_in(Location::Payload).collect();
+                    if payloads.len() > 1 {
+                        let names = payloads.iter().map(|f| format!("`{}`", f.name)).collect::<Vec<_>>().join(", ");
+                        c.push(
+                            &place,
+                            format!("input model `{name}` has more than one payload field ({names})"),
+                            "keep one field with `in = \"payload\"`: it is the whole body",
+                        );
+                    }
+                    if let Some(p) = payloads.first()
+                        && let Some(other) = model.fields_in(Location::Body).next()
+                    {
+                        c.push(
+                            &place,
+                            format!(
+                                "input model `{name}` has payload field `{}` and body field `{}`, but the payload is the whole body",
+                                p.name, other.name
+                            ),
+                            "move the other field to the path, query or headers, or make the payload a model holding both",
+                        );
+                    }
+                    if has_body && matches!(op.method(), Method::Get | Method::Delete) {
+                        c.push(
+                            &place,
+                            format!("{} operations cannot take body fields", op.method().as_str()),
+                            "set `in = \"query\"` on the input fields",
+                        );
+                    }
+                    if op.paginated {
+                        if model.fields.iter().any(|f| f.name == PAGE || f.name == PER_PAGE) {
+                            c.push(
+                                &place,
+                                "paginated input declares `page`/`per_page` itself",
+                                "remove them; the [pagination] rules add them",
+                            );
+                        } else {
+                            model.fields.push(pagination_field(PAGE, spec));
+                            model.fields.push(pagination_field(PER_PAGE, spec));
+                        }
+                    }
+                    if can_fail_validation(model) && !op.errors.contains(&roles.validation) {
+                        c.push(
+                            &place,
+                            "its input can fail validation but it declares no validation error",
+                            format!("add `{}` to `errors`", roles.validation),
+                        );
+                    }
+                }
+            },
+        }
+
+        let mut errors: Vec<String> = op.errors.clone();
+        let mut auto = vec![&roles.unauthenticated, &roles.invalid_token, &roles.insufficient_scope];
+        if let Some(support::Conditional::Write { required }) = op.conditional() {
+            auto.push(&roles.precondition_failed);
+            if required {
+                auto.push(&roles.precondition_required);
+            }
+        }
+        if has_body {
+            auto.extend([&roles.malformed, &roles.payload_too_large, &roles.unsupported_media_type]);
+        }
+        if op.ranges {
+            auto.push(&roles.range_not_satisfiable);
+        }
+        if op.rate_limited && spec.rate_limits.is_some() {
+            auto.push(&roles.rate_limited);
+        }
+        auto.extend(roles.service_wide.iter());
+        for code in auto {
+            if !errors.contains(code) {
+                errors.push(code.clone());
+            }
+        }
+        // Catalog order keeps enums and documents stable whatever order the author wrote.
+        errors.retain(|e| spec.errors.contains_key(e));
+        errors.sort_by_key(|e| spec.errors.get_index_of(e));
+        let status = op.status.unwrap_or(if op.output.is_some() { 200 } else { 204 });
+        // `Model[]`: the IR names the model and says it is a list; `file`: no model.
+        let mut def = op.clone();
+        let list_output = def.output.as_deref().is_some_and(|o| o.ends_with("[]"));
+        if list_output {
+            def.output = def.output.map(|o| o.trim_end_matches("[]").to_string());
+        }
+        let file_output = def.output.as_deref() == Some(FILE);
+        let value_output = value_output(op, spec, models);
+        if file_output || value_output.is_some() {
+            def.output = None;
+        }
+        out.push(Operation { def, errors, status, has_body, list_output, file_output, value_output });
+    }
+    out
+}
+
+/// Two paths a request could match both ways: each has a parameter where the other has a fixed
+/// segment (`/notes/exports/{id}` and `/notes/{id}/open` both match `/notes/exports/open`).
+/// Routers break the tie by their own rules and OpenAPI leaves it undefined, so a client's
+/// generated code could call the other operation. A fixed segment against a parameter on one side
+/// only (`/notes/due` and `/notes/{id}`) is fine: the fixed path wins, as OpenAPI says.
+pub(super) fn check_ambiguous_paths(c: &mut Collector, spec: &Spec) {
+    let mut paths: Vec<(&str, &str)> = Vec::new();
+    for op in &spec.operations {
+        if !paths.iter().any(|(p, _)| *p == op.path) && !op.path.is_empty() {
+            paths.push((&op.path, &op.id));
+        }
+    }
+    let param = |s: &str| s.starts_with('{');
+    for (i, (a, a_op)) in paths.iter().enumerate() {
+        for (b, b_op) in &paths[i + 1..] {
+            let (sa, sb): (Vec<&str>, Vec<&str>) = (a.split('/').collect(), b.split('/').collect());
+            if sa.len() != sb.len() {
+                continue;
+            }
+            let fits = sa.iter().zip(&sb).all(|(x, y)| x == y || param(x) || param(y));
+            let a_wider = sa.iter().zip(&sb).any(|(x, y)| param(x) && !param(y));
+            let b_wider = sa.iter().zip(&sb).any(|(x, y)| !param(x) && param(y));
+            if fits && a_wider && b_wider {
+                c.push(
+                    format!("operation `{b_op}`"),
+                    format!("path `{b}` and path `{a}` of operation `{a_op}` can match the same request"),
+                    "give one of them a fixed segment where the other has none, or move one under another prefix",
+                );
+            }
+        }
+    }
+}
+
+/// `/a/{x}/b` and `/a/{y}/b` are the same route.
+pub(super) fn normalize_path(path: &str) -> String {
+    path.split('/').map(|seg| if seg.starts_with('{') { "{}" } else { seg }).collect::<Vec<_>>().join("/")
+}
+
+/// The success statuses an operation may declare, and what each needs of its output.
+pub(crate) const SUCCESS_STATUSES: [u16; 14] = [200, 201, 202, 203, 204, 205, 207, 208, 226, 301, 302, 303, 307, 308];
+
+pub(super) fn check_status(
+    c: &mut Collector,
+    place: &str,
+    op: &OperationDef,
+    spec: &Spec,
+    models: &IndexMap<String, Model>,
+) {
+    let Some(status) = op.status else { return };
+    let output = op.output.as_deref().and_then(|o| models.get(o.trim_end_matches("[]")));
+    let body = op.output.as_deref() == Some(FILE)
+        || value_output(op, spec, models).is_some()
+        || output.is_some_and(|m| m.fields_in(Location::Body).next().is_some());
+    let listed = SUCCESS_STATUSES.iter().map(u16::to_string).collect::<Vec<_>>().join(", ");
+    if !SUCCESS_STATUSES.contains(&status) {
+        c.push(
+            place,
+            format!("success status {status} is not one an operation may declare"),
+            format!("use one of {listed}"),
+        );
+    } else if matches!(status, 204 | 205) && body {
+        c.push(
+            place,
+            format!("success status {status} answers no body, but the output has body fields"),
+            "use 200, or give an output whose fields are all `in = \"header\"`",
+        );
+    } else if (300..400).contains(&status) {
+        let location = output.and_then(|m| m.fields.iter().find(|f| f.name == "location"));
+        if !location.is_some_and(|f| f.location() == Location::Header && f.required()) || body {
+            c.push(
+                place,
+                format!("a {status} redirect needs an output whose only field is a required `location` header"),
+                "declare an output model with `fields.location = { type = \"string\", in = \"header\", ... }` and nothing else",
+            );
+        }
+    }
+}
+
+/// Error role `role` points at `code`, which the catalog declares with `status`.
+pub(super) fn check_role(c: &mut Collector, spec: &Spec, role: &str, code: &str, status: u16) {
+    match spec.errors.get(code) {
+        None => c.push(
+            format!("[error_roles] {role}"),
+            format!("undeclared error code `{code}`"),
+            format!("declare [errors.\"{code}\"] with status {status}"),
+        ),
+        Some(e) if e.status != status => c.push(
+            format!("[error_roles] {role}"),
+            format!("`{code}` answers HTTP {} but this role needs {status}", e.status),
+            format!("point the role at a code with status {status}"),
+        ),
+        Some(_) => {}
+    }
+}
+
+pub(super) fn check_conditional(
+    c: &mut Collector,
+    place: &str,
+    op: &OperationDef,
+    spec: &Spec,
+    models: &IndexMap<String, Model>,
+) {
+    let Some(mode) = op.conditional() else { return };
+    let roles = &spec.error_roles;
+    match mode {
+        support::Conditional::Read => {
+            if op.conditional == Some(crate::spec::ConditionalDef::Mode(crate::spec::ConditionalMode::Required)) {
+                c.push(
+                    place,
+                    "`conditional = \"required\"` is for writes; a read answers 304 to `If-None-Match`",
+                    "write `conditional = true`",
+                );
+            }
+            if op.output.is_none() {
+                c.push(place, "a conditional read needs an output to tag", "add `output`, or drop `conditional`");
+            }
+        }
+        support::Conditional::Write { required } => {
+            match op.input.as_deref().and_then(|i| models.get(i)) {
+                None => c.push(
+                    place,
+                    "a conditional write needs an input model: its implementation receives `If-Match` there as `if_match`",
+                    "add `input` (the model naming what it changes)",
+                ),
+                Some(m) if m.fields.iter().any(|f| f.name == "if_match") => c.push(
+                    place,
+                    format!("input model `{}` declares `if_match`, which a conditional write adds itself", m.name),
+                    "remove the field; the implementation reads `input.if_match`",
+                ),
+                Some(_) => {}
+            }
+            if required && op.mcp.is_some() {
+                c.push(
+                    place,
+                    "requires `If-Match`, which an MCP tool call cannot send (a tool result carries no `ETag` to send back)",
+                    "write `conditional = true`, or remove `mcp`",
+                );
+            }
+            let mut wanted = vec![("precondition_failed", &roles.precondition_failed, 412)];
+            if required {
+                wanted.push(("precondition_required", &roles.precondition_required, 428));
+            }
+            for (role, code, status) in wanted {
+                check_role(c, spec, role, code, status);
+            }
+        }
+    }
+}
