@@ -39,7 +39,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-
 /// The well-known prefix of RFC 9728.
 const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 /// The MCP revision the kit speaks (stateless requests, no session needed).

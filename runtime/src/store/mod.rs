@@ -23,6 +23,13 @@
 //!   later proposal with a bid fail on that connection. [`Nullable`] sends each NULL with the type
 //!   of its values.
 
+mod batch;
+mod tx;
+mod values;
+use batch::*;
+pub use tx::*;
+pub use values::*;
+
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -30,16 +37,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use sqlx::AnyConnection;
-use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow, AnyTypeInfo, install_default_drivers};
-use sqlx::encode::{Encode, IsNull};
-use sqlx::error::BoxDynError;
+use sqlx::any::{AnyPoolOptions, AnyRow, install_default_drivers};
 use sqlx::migrate::Migrator;
-use sqlx::types::Type;
-use sqlx::{Any, AnyPool, Connection, Database, Transaction};
-
-/// Where a query's arguments are encoded.
-type ArgumentBuffer = <Any as Database>::ArgumentBuffer;
+use sqlx::{Any, AnyPool, Connection, Transaction};
 
 /// Pool settings: how many connections, and how long a request waits for one before it is told
 /// the database is unavailable (503) instead of hanging.
@@ -75,120 +75,10 @@ pub fn is_transient_cause(cause: &dyn std::any::Any) -> bool {
     matches!(fault_kind::classify_cause(cause), StorageFault::Unavailable(_))
 }
 
-/// The tasks that hold a transaction now, with how many each holds.
-type Holders = Arc<Mutex<HashMap<tokio::task::Id, usize>>>;
-
 pub mod fault_kind;
 mod group;
 
 pub use fault_kind::{StorageFault, Unavailable};
-
-/// A transaction on the store. It derefs to the connection, so `&mut *tx` runs a query in it.
-/// While it lives, its task may not acquire another connection from the store.
-#[derive(Debug)]
-pub struct Tx {
-    inner: Inner,
-    _holder: Holder,
-    read_only: bool,
-}
-
-/// What a [`Tx`] is on its backend.
-#[derive(Debug)]
-enum Inner {
-    /// A database transaction of its own (reads; PostgreSQL's writes, whose concurrent commits
-    /// the server already groups into shared WAL flushes).
-    Own(Transaction<'static, Any>),
-    /// A member of SQLite's group commit (see [`group`]).
-    Member(group::Member),
-}
-
-impl Tx {
-    /// Whether this transaction only reads ([`Store::begin_read`]): the database refuses its
-    /// writes, and an audit row of its operation goes to the group commit instead.
-    pub fn is_read_only(&self) -> bool {
-        self.read_only
-    }
-
-    /// Commits the transaction, returning once its changes are durable (on SQLite, once the
-    /// group commit that carries it has committed).
-    pub async fn commit(self) -> Result<(), sqlx::Error> {
-        match self.inner {
-            Inner::Own(tx) => tx.commit().await,
-            Inner::Member(m) => m.commit(0).await,
-        }
-    }
-
-    /// Commits a transaction carrying `rows` audit rows, measured as an audit commit (its time,
-    /// its row count, or its failure; on SQLite, those of the group commit that carries it).
-    pub async fn commit_audit(self, rows: usize) -> Result<(), sqlx::Error> {
-        match self.inner {
-            Inner::Own(tx) => {
-                let started = std::time::Instant::now();
-                let committed = tx.commit().await;
-                crate::metrics::audit_commit(rows, started.elapsed(), committed.is_ok());
-                committed
-            }
-            Inner::Member(m) => m.commit(rows).await,
-        }
-    }
-
-    /// Rolls the transaction back.
-    pub async fn rollback(self) -> Result<(), sqlx::Error> {
-        match self.inner {
-            Inner::Own(tx) => tx.rollback().await,
-            Inner::Member(m) => m.rollback().await,
-        }
-    }
-}
-
-impl std::ops::Deref for Tx {
-    type Target = AnyConnection;
-    fn deref(&self) -> &AnyConnection {
-        match &self.inner {
-            Inner::Own(tx) => tx,
-            Inner::Member(m) => m.connection(),
-        }
-    }
-}
-
-impl std::ops::DerefMut for Tx {
-    fn deref_mut(&mut self) -> &mut AnyConnection {
-        match &mut self.inner {
-            Inner::Own(tx) => tx,
-            Inner::Member(m) => m.connection_mut(),
-        }
-    }
-}
-
-/// Marks the current task as holding a transaction until dropped.
-#[derive(Debug)]
-struct Holder {
-    holders: Holders,
-    task: Option<tokio::task::Id>,
-}
-
-impl Holder {
-    fn new(holders: &Holders) -> Holder {
-        let task = tokio::task::try_id();
-        if let (Some(id), Ok(mut map)) = (task, holders.lock()) {
-            *map.entry(id).or_insert(0) += 1;
-        }
-        Holder { holders: holders.clone(), task }
-    }
-}
-
-impl Drop for Holder {
-    fn drop(&mut self) {
-        if let (Some(id), Ok(mut map)) = (self.task, self.holders.lock())
-            && let Some(n) = map.get_mut(&id)
-        {
-            *n -= 1;
-            if *n == 0 {
-                map.remove(&id);
-            }
-        }
-    }
-}
 
 /// Which database the store runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -249,81 +139,6 @@ impl Counts {
     }
 }
 
-/// An optional value to bind: the value, or SQL `NULL` typed like the value (see the module
-/// documentation). `query.bind(Nullable(input.bid_amount))`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Nullable<T>(pub Option<T>);
-
-/// A type whose values a column holds, and how its NULL is typed on the wire.
-pub trait Column: Type<Any> {
-    /// Encodes the value.
-    fn encode_value(&self, buf: &mut ArgumentBuffer) -> Result<IsNull, BoxDynError>;
-    /// Encodes SQL `NULL` with the type the values are sent with.
-    fn encode_null(buf: &mut ArgumentBuffer) -> Result<IsNull, BoxDynError>;
-}
-
-/// Types whose `None` sqlx already sends with the type of their values.
-macro_rules! column_typed_by_sqlx {
-    ($($t:ty),*) => {$(
-        impl Column for $t {
-            fn encode_value(&self, buf: &mut ArgumentBuffer) -> Result<IsNull, BoxDynError> {
-                Encode::<Any>::encode_by_ref(self, buf)
-            }
-            fn encode_null(buf: &mut ArgumentBuffer) -> Result<IsNull, BoxDynError> {
-                Encode::<Any>::encode_by_ref(&None::<$t>, buf)
-            }
-        }
-    )*};
-}
-column_typed_by_sqlx!(i64, String, &str);
-
-impl Column for f64 {
-    fn encode_value(&self, buf: &mut ArgumentBuffer) -> Result<IsNull, BoxDynError> {
-        Encode::<Any>::encode_by_ref(self, buf)
-    }
-    /// sqlx 0.9's `Any` driver swaps the two float NULL kinds when it hands arguments to the
-    /// backend (launchbadge/sqlx#4284): the NULL of an `f32` goes out as the `f64` NULL
-    /// (`DOUBLE PRECISION`), the one an `f64` value has. `typed_nulls` in
-    /// `tests/tests/every_operation.rs` checks this against PostgreSQL, so an sqlx that fixes the
-    /// swap fails it instead of bringing the defect back.
-    fn encode_null(buf: &mut ArgumentBuffer) -> Result<IsNull, BoxDynError> {
-        Encode::<Any>::encode_by_ref(&None::<f32>, buf)
-    }
-}
-
-impl<T: Column> Type<Any> for Nullable<T> {
-    fn type_info() -> AnyTypeInfo {
-        T::type_info()
-    }
-}
-
-impl<T: Column> Encode<'_, Any> for Nullable<T> {
-    fn encode_by_ref(&self, buf: &mut ArgumentBuffer) -> Result<IsNull, BoxDynError> {
-        match &self.0 {
-            Some(v) => v.encode_value(buf),
-            None => T::encode_null(buf),
-        }
-    }
-}
-
-/// A value bound to a query whose filter is built at run time (see [`Store::page`]).
-#[derive(Debug, Clone)]
-pub enum Arg {
-    /// An integer.
-    Int(i64),
-    /// A floating-point number.
-    Real(f64),
-    /// Text, or SQL `NULL`.
-    Text(Option<String>),
-}
-
-impl Arg {
-    /// A text value (never `NULL`).
-    pub fn text(value: impl Into<String>) -> Arg {
-        Arg::Text(Some(value.into()))
-    }
-}
-
 /// `SELECT {columns} FROM {table} WHERE {filter} ORDER BY {order}`, for [`Store::page`]; `filter`
 /// refers to `args` as `$1`, `$2`, ….
 #[derive(Debug, Clone, Copy)]
@@ -343,26 +158,6 @@ pub struct Select<'a> {
 /// What a count of `select`'s matches is cached under: its table, filter and arguments.
 fn count_key(select: &Select<'_>) -> String {
     format!("{}\u{0}{}\u{0}{:?}", select.table, select.filter, select.args)
-}
-
-/// `sql` with `args` bound, `$1` first.
-pub fn query<'q>(sql: &'static str, args: &'q [Arg]) -> sqlx::query::Query<'q, Any, AnyArguments> {
-    bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), args)
-}
-
-/// Binds `args` to `q` in order (a `NULL` text as a typed `NULL`).
-pub(crate) fn bind_all<'q>(
-    mut q: sqlx::query::Query<'q, Any, AnyArguments>,
-    args: impl IntoIterator<Item = &'q Arg>,
-) -> sqlx::query::Query<'q, Any, AnyArguments> {
-    for a in args {
-        q = match a {
-            Arg::Int(i) => q.bind(*i),
-            Arg::Real(f) => q.bind(*f),
-            Arg::Text(t) => q.bind(Nullable(t.as_deref())),
-        };
-    }
-    q
 }
 
 /// The SQLite database in the data directory (platform tables and every service's own).
@@ -432,113 +227,6 @@ fn pool_options(backend: Backend, max: u32, acquire_timeout: Duration, read_only
             Ok(())
         })
     })
-}
-
-/// One row waiting for the group commit, and where its outcome goes.
-#[derive(Debug)]
-struct Grouped {
-    /// `table (column, …)`.
-    into: &'static str,
-    row: Vec<Arg>,
-    done: tokio::sync::oneshot::Sender<Result<(), sqlx::Error>>,
-}
-
-/// Most rows one group commit carries.
-const QUEUE_MAX: usize = 256;
-
-/// Most rows one `INSERT` statement of the group commit carries. Runs of rows for the same table
-/// are inserted in chunks of powers of two up to this, so each connection prepares at most six
-/// shapes of statement per table.
-const ROWS_PER_INSERT: usize = 32;
-
-/// The group commit: takes every row queued while the previous commit ran and commits them in
-/// one transaction, a few multi-row `INSERT`s, then tells each sender. A failed group is retried
-/// one row per transaction, so a failure reaches exactly the rows it belongs to.
-async fn group_commit(store: Store, mut queue: tokio::sync::mpsc::Receiver<Grouped>) {
-    while let Some(first) = queue.recv().await {
-        let mut group = vec![first];
-        while group.len() < QUEUE_MAX {
-            match queue.try_recv() {
-                Ok(next) => group.push(next),
-                Err(_) => break,
-            }
-        }
-        match commit_group(&store, &group).await {
-            Ok(()) => group.into_iter().for_each(|g| drop(g.done.send(Ok(())))),
-            Err(e) if group.len() == 1 => {
-                if let Some(g) = group.pop() {
-                    let _ = g.done.send(Err(e));
-                }
-            }
-            // The database is unavailable: every member is told at once. Trying each alone would
-            // wait for a connection once per member, one after another.
-            Err(e) if is_transient(&e) => group.into_iter().for_each(|g| drop(g.done.send(Err(group::copy(&e))))),
-            // One row may be at fault: each member alone, so the others still commit.
-            Err(_) => {
-                for g in group {
-                    let alone = commit_group(&store, std::slice::from_ref(&g)).await;
-                    let _ = g.done.send(alone);
-                }
-            }
-        }
-    }
-}
-
-/// Most rows [`Store::insert_later`] keeps waiting for the database.
-pub const LATER_MAX: usize = 100_000;
-
-/// The task behind [`Store::insert_later`]: each row through the group commit, retried while the
-/// database is unavailable (each try waits at most the acquire timeout, then a pause).
-async fn insert_when_available(store: Store, mut rows: tokio::sync::mpsc::Receiver<Grouped>) {
-    while let Some(Grouped { into, row, .. }) = rows.recv().await {
-        loop {
-            match store.insert_grouped(into, row.clone()).await {
-                Ok(()) => break,
-                Err(e) if is_transient(&e) && !store.pool.is_closed() => {
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                }
-                Err(e) => {
-                    tracing::error!(table = into, error = %e, "a row waiting for the database could not be written");
-                    break;
-                }
-            }
-        }
-        crate::metrics::rows_waiting(-1);
-    }
-}
-
-async fn commit_group(store: &Store, group: &[Grouped]) -> Result<(), sqlx::Error> {
-    let mut tx = store.begin().await?;
-    let mut rest = group;
-    while let Some(first) = rest.first() {
-        let width = first.row.len();
-        let run = rest.iter().take_while(|g| g.into == first.into && g.row.len() == width).count();
-        // The largest power of two that fits the run (and the cap).
-        let n = 1 << run.min(ROWS_PER_INSERT).ilog2();
-        let (chunk, after) = rest.split_at(n);
-        let sql = multi_row_insert(first.into, width, n);
-        bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), chunk.iter().flat_map(|g| &g.row)).execute(&mut *tx).await?;
-        rest = after;
-    }
-    // The group commit carries audit rows (crate::audit), so it is measured as their commits.
-    tx.commit_audit(group.len()).await
-}
-
-/// `INSERT INTO {into} VALUES ($1, …, $width), …` for `rows` rows.
-fn multi_row_insert(into: &str, width: usize, rows: usize) -> String {
-    use std::fmt::Write;
-    let mut sql = format!("INSERT INTO {into} VALUES ");
-    for r in 0..rows {
-        sql.push_str(if r == 0 { "(" } else { ", (" });
-        for c in 0..width {
-            if c > 0 {
-                sql.push_str(", ");
-            }
-            let _ = write!(sql, "${}", r * width + c + 1);
-        }
-        sql.push(')');
-    }
-    sql
 }
 
 /// Now, in epoch milliseconds.
