@@ -6,6 +6,7 @@ use generated::prospector::errors;
 use generated::prospector::models::{
     self, Contract, ContractStatus, ContractTerms, Milestone, MilestoneStatus, Proposal,
 };
+use runtime::Context;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 use support::{Paged, Paging, Problem};
@@ -116,10 +117,9 @@ pub async fn list(
 }
 
 /// `GET /contracts/{id}`.
-pub async fn get(store: &Store, caller: &Caller, id: &str) -> Result<Contract, errors::GetContractError> {
-    let mut tx = store.begin().await.map_err(|e| fault("contracts", "begin", e))?;
-    let found = load(&mut tx, &caller.tenant, id).await.map_err(|e| fault("contracts", "reading", e))?;
-    tx.commit().await.map_err(|e| fault("contracts", "commit", e))?;
+pub async fn get(cx: &mut Context, id: &str) -> Result<Contract, errors::GetContractError> {
+    let (tx, caller, _) = cx.parts::<errors::GetContractError>().await?;
+    let found = load(&mut *tx, &caller.tenant, id).await.map_err(|e| fault("contracts", "reading", e))?;
     found.ok_or_else(|| errors::GetContractError::NotFound(missing("contract", id)))
 }
 
@@ -178,13 +178,12 @@ pub async fn create(
 
 /// `PATCH /contracts/{id}/milestones/{mid}`.
 pub async fn update_milestone(
-    store: &Store,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::UpdateMilestoneInput,
 ) -> Result<Contract, errors::UpdateMilestoneError> {
     use errors::UpdateMilestoneError as E;
-    let mut tx = store.begin().await.map_err(|e| fault("contracts", "begin", e))?;
-    let contract = load(&mut tx, &caller.tenant, &input.id)
+    let (tx, caller, _) = cx.parts::<errors::UpdateMilestoneError>().await?;
+    let contract = load(&mut *tx, &caller.tenant, &input.id)
         .await
         .map_err(|e| fault("contracts", "reading", e))?
         .ok_or_else(|| E::NotFound(missing("contract", &input.id)))?;
@@ -195,7 +194,6 @@ pub async fn update_milestone(
         ));
     };
     if current.status == input.status {
-        tx.commit().await.map_err(|e| fault("contracts", "commit", e))?;
         return Ok(contract);
     }
     if contract.status != ContractStatus::Active {
@@ -219,7 +217,7 @@ pub async fn update_milestone(
     .bind(&contract.id)
     .bind(&current.id)
     .bind(current.status.as_str())
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await
     .map_err(|e| fault("contracts", "updating the milestone", e))?;
     let statuses: Vec<MilestoneStatus> =
@@ -236,13 +234,12 @@ pub async fn update_milestone(
         .bind(Nullable(completed_at))
         .bind(now)
         .bind(&contract.id)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await
         .map_err(|e| fault("contracts", "updating", e))?;
-    let updated = load(&mut tx, &caller.tenant, &contract.id)
+    let updated = load(&mut *tx, &caller.tenant, &contract.id)
         .await
         .map_err(|e| fault("contracts", "reading", e))?
         .ok_or_else(|| fault("contracts", "reading", "contract vanished"))?;
-    tx.commit().await.map_err(|e| fault("contracts", "commit", e))?;
     Ok(updated)
 }

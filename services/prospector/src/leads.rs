@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 use generated::prospector::errors;
 use generated::prospector::models::{self, Lead, LeadDetail, LeadScore, LeadStatus, ScoreBreakdown, ScoreSignals};
+use runtime::Context;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 use support::{Paged, Paging, Problem};
@@ -294,14 +295,10 @@ pub async fn move_status(
 }
 
 /// `PATCH /leads/{id}`.
-pub async fn update(
-    store: &Store,
-    caller: &Caller,
-    input: models::UpdateLeadInput,
-) -> Result<Lead, errors::UpdateLeadError> {
+pub async fn update(cx: &mut Context, input: models::UpdateLeadInput) -> Result<Lead, errors::UpdateLeadError> {
     use errors::UpdateLeadError as E;
-    let mut tx = store.begin().await.map_err(|e| fault("leads", "begin", e))?;
-    let lead = load(&mut tx, &caller.tenant, &input.id)
+    let (tx, caller, _) = cx.parts::<errors::UpdateLeadError>().await?;
+    let lead = load(&mut *tx, &caller.tenant, &input.id)
         .await
         .map_err(|e| fault("leads", "reading", e))?
         .ok_or_else(|| E::NotFound(missing("lead", &input.id)))?;
@@ -316,7 +313,7 @@ pub async fn update(
                 .with("value", to.as_str()),
             ));
         }
-        move_status(&mut tx, &lead, to, now)
+        move_status(&mut *tx, &lead, to, now)
             .await
             .map_err(|e| fault("leads", "moving the lead", e))?
             .map_err(E::Conflict)?;
@@ -332,15 +329,14 @@ pub async fn update(
             .bind(serde_json::to_string(&unique).unwrap_or_else(|_| "[]".into()))
             .bind(now)
             .bind(&lead.id)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await
             .map_err(|e| fault("leads", "updating tags", e))?;
     }
-    let lead = load(&mut tx, &caller.tenant, &input.id)
+    let lead = load(&mut *tx, &caller.tenant, &input.id)
         .await
         .map_err(|e| fault("leads", "reading", e))?
         .ok_or_else(|| fault("leads", "reading", "lead vanished"))?;
-    tx.commit().await.map_err(|e| fault("leads", "commit", e))?;
     Ok(lead.lead())
 }
 

@@ -6,6 +6,7 @@ use generated::prospector::errors;
 use generated::prospector::models::{
     self, LeadStatus, Proposal, ProposalOutcome, ProposalStatus, ProposalTone, ScoringParameters,
 };
+use runtime::Context;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 use support::{Paged, Paging, Problem};
@@ -263,14 +264,13 @@ pub async fn create(
 
 /// `PATCH /proposals/{id}`.
 pub async fn update(
-    store: &Store,
+    cx: &mut Context,
     connector: &Connector,
-    caller: &Caller,
     input: models::UpdateProposalInput,
 ) -> Result<Proposal, errors::UpdateProposalError> {
     use errors::UpdateProposalError as E;
-    let mut tx = store.begin().await.map_err(|e| fault("proposals", "begin", e))?;
-    let current = load(&mut tx, &caller.tenant, &input.id)
+    let (tx, caller, _) = cx.parts::<errors::UpdateProposalError>().await?;
+    let current = load(&mut *tx, &caller.tenant, &input.id)
         .await
         .map_err(|e| fault("proposals", "reading", e))?
         .ok_or_else(|| E::NotFound(missing("proposal", &input.id)))?;
@@ -293,7 +293,7 @@ pub async fn update(
             (None, _) => None,
             (Some(_), Some(c)) => Some(c),
             (Some(_), None) => Some(
-                scoring::current_in(&mut tx, &caller.tenant)
+                scoring::current_in(&mut *tx, &caller.tenant)
                     .await
                     .map_err(|e| fault("proposals", "configuration", e))?
                     .parameters
@@ -308,7 +308,7 @@ pub async fn update(
         .bind(Nullable(currency.as_deref()))
         .bind(now)
         .bind(&current.id)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await
         .map_err(|e| fault("proposals", "updating", e))?;
     }
@@ -332,7 +332,7 @@ pub async fn update(
             .bind(now)
             .bind(&current.id)
             .bind(current.status.as_str())
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await
             .map_err(|e| fault("proposals", "updating", e))?;
         if to == ProposalStatus::Withdrawn && current.status == ProposalStatus::Submitted {
@@ -342,9 +342,9 @@ pub async fn update(
     if let Some(reference) = &withdrawal {
         match connector {
             Connector::Outbox => {
-                let platform = leads_platform(&mut tx, &caller.tenant, &current.lead_id).await?;
+                let platform = leads_platform(&mut *tx, &caller.tenant, &current.lead_id).await?;
                 record(
-                    &mut tx,
+                    &mut *tx,
                     &caller.tenant,
                     &current.id,
                     "withdraw",
@@ -364,11 +364,10 @@ pub async fn update(
             },
         }
     }
-    let proposal = load(&mut tx, &caller.tenant, &current.id)
+    let proposal = load(&mut *tx, &caller.tenant, &current.id)
         .await
         .map_err(|e| fault("proposals", "reading", e))?
         .ok_or_else(|| fault("proposals", "reading", "proposal vanished"))?;
-    tx.commit().await.map_err(|e| fault("proposals", "commit", e))?;
     Ok(proposal)
 }
 
@@ -557,8 +556,7 @@ async fn release(store: &Store, id: &str) {
 
 /// `POST /proposals/{id}/outcome`.
 pub async fn record_outcome(
-    store: &Store,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::RecordOutcomeInput,
 ) -> Result<Proposal, errors::RecordProposalOutcomeError> {
     use errors::RecordProposalOutcomeError as E;
@@ -579,8 +577,8 @@ pub async fn record_outcome(
         }
         _ => {}
     }
-    let mut tx = store.begin().await.map_err(|e| fault("proposals", "begin", e))?;
-    let proposal = load(&mut tx, &caller.tenant, &input.id)
+    let (tx, caller, _) = cx.parts::<errors::RecordProposalOutcomeError>().await?;
+    let proposal = load(&mut *tx, &caller.tenant, &input.id)
         .await
         .map_err(|e| fault("proposals", "reading", e))?
         .ok_or_else(|| E::NotFound(missing("proposal", &input.id)))?;
@@ -591,14 +589,14 @@ pub async fn record_outcome(
     if !proposal.status.can_move_to(to) {
         return Err(E::Conflict(bad_move("proposal", proposal.status, to, proposal.status.next_states())));
     }
-    let lead = leads::load(&mut tx, &caller.tenant, &proposal.lead_id)
+    let lead = leads::load(&mut *tx, &caller.tenant, &proposal.lead_id)
         .await
         .map_err(|e| fault("proposals", "reading the lead", e))?
         .ok_or_else(|| fault("proposals", "reading the lead", "lead vanished"))?;
     let now = now_ms();
     let contract_id = match &input.contract {
         Some(terms) => Some(
-            contracts::create(&mut tx, &caller.tenant, &proposal, &lead, terms, now)
+            contracts::create(&mut *tx, &caller.tenant, &proposal, &lead, terms, now)
                 .await
                 .map_err(|e| fault("proposals", "creating the contract", e))?,
         ),
@@ -614,7 +612,7 @@ pub async fn record_outcome(
     .bind(now)
     .bind(&proposal.id)
     .bind(proposal.status.as_str())
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await
     .map_err(|e| fault("proposals", "updating", e))?;
     if decided.rows_affected() == 0 {
@@ -626,15 +624,14 @@ pub async fn record_outcome(
     // The platform's decision is recorded whatever the lead's bookkeeping state; the lead follows
     // when its state machine allows.
     if lead.status.can_move_to(lead_to) {
-        leads::move_status(&mut tx, &lead, lead_to, now)
+        leads::move_status(&mut *tx, &lead, lead_to, now)
             .await
             .map_err(|e| fault("proposals", "moving the lead", e))?
             .map_err(E::Conflict)?;
     }
-    let done = load(&mut tx, &caller.tenant, &proposal.id)
+    let done = load(&mut *tx, &caller.tenant, &proposal.id)
         .await
         .map_err(|e| fault("proposals", "reading", e))?
         .ok_or_else(|| fault("proposals", "reading", "proposal vanished"))?;
-    tx.commit().await.map_err(|e| fault("proposals", "commit", e))?;
     Ok(done)
 }

@@ -4,6 +4,7 @@
 
 use generated::prospector::errors;
 use generated::prospector::models::{self, ScoringConfig, ScoringParameters, SignalWeights};
+use runtime::Context;
 use sqlx::Row;
 use support::Problem;
 
@@ -131,27 +132,26 @@ pub async fn get(store: &Store, caller: &Caller) -> Result<ScoringConfig, errors
 
 /// Stores a new version; with `expected_version`, only if that is still the current one.
 pub async fn update(
-    store: &Store,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::UpdateScoringConfigInput,
 ) -> Result<ScoringConfig, errors::UpdateScoringConfigError> {
     use errors::UpdateScoringConfigError as E;
     check(&input.weights, &input.parameters).map_err(E::ValidationError)?;
-    let mut tx = store.begin().await.map_err(|e| fault("scoring_config", "begin", e))?;
+    let (tx, caller, _) = cx.parts::<errors::UpdateScoringConfigError>().await?;
     // Updates of one tenant's configuration take turns on its first version's row (versions are
     // never deleted, so every update locks the same row), so the version read below is the
     // latest on every backend: without `expected_version`, concurrent updates each store a version
     // of their own (the last one wins), as they do on SQLite, whose writers already take turns;
     // with it, all but the first answer 409.
-    current_in(&mut tx, &caller.tenant).await.map_err(|e| fault("scoring_config", "reading", e))?;
+    current_in(&mut *tx, &caller.tenant).await.map_err(|e| fault("scoring_config", "reading", e))?;
     let first = "UPDATE scoring_configs SET updated_at = updated_at WHERE tenant_id = $1 \
                  AND version = (SELECT MIN(version) FROM scoring_configs WHERE tenant_id = $1)";
     sqlx::query(first)
         .bind(&caller.tenant)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await
         .map_err(|e| fault("scoring_config", "taking its turn", e))?;
-    let current = latest(&mut tx, &caller.tenant)
+    let current = latest(&mut *tx, &caller.tenant)
         .await
         .map_err(|e| fault("scoring_config", "reading", e))?
         .map_or(1, |c| c.version);
@@ -164,14 +164,13 @@ pub async fn update(
     // A concurrent update that took this version makes the insert break the unique key: the
     // fault reporter answers that as the conflict it is.
     let next = (current + 1, Taken::Conflict);
-    insert(&mut tx, &caller.tenant, &caller.subject, next, &input.weights, &input.parameters)
+    insert(&mut *tx, &caller.tenant, &caller.subject, next, &input.weights, &input.parameters)
         .await
         .map_err(|e| fault("scoring_config", "storing", e))?;
-    let config = latest(&mut tx, &caller.tenant)
+    let config = latest(&mut *tx, &caller.tenant)
         .await
         .map_err(|e| fault("scoring_config", "reading", e))?
         .ok_or_else(|| fault("scoring_config", "reading", "no row"))?;
-    tx.commit().await.map_err(|e| fault("scoring_config", "commit", e))?;
     Ok(config)
 }
 

@@ -96,7 +96,7 @@ impl ProspectorService for Prospector {
         cx: &mut Context,
         input: models::UpdateLeadInput,
     ) -> Result<models::Lead, errors::UpdateLeadError> {
-        leads::update(&self.store, &cx.caller, input).await
+        leads::update(cx, input).await
     }
 
     async fn list_proposals(
@@ -129,7 +129,7 @@ impl ProspectorService for Prospector {
         cx: &mut Context,
         input: models::UpdateProposalInput,
     ) -> Result<models::Proposal, errors::UpdateProposalError> {
-        proposals::update(&self.store, &self.connector, &cx.caller, input).await
+        proposals::update(cx, &self.connector, input).await
     }
 
     async fn submit_proposal(
@@ -145,7 +145,7 @@ impl ProspectorService for Prospector {
         cx: &mut Context,
         input: models::RecordOutcomeInput,
     ) -> Result<models::Proposal, errors::RecordProposalOutcomeError> {
-        proposals::record_outcome(&self.store, &cx.caller, input).await
+        proposals::record_outcome(cx, input).await
     }
 
     async fn list_contracts(
@@ -162,7 +162,7 @@ impl ProspectorService for Prospector {
         cx: &mut Context,
         input: models::GetContractInput,
     ) -> Result<models::Contract, errors::GetContractError> {
-        contracts::get(&self.store, &cx.caller, &input.id).await
+        contracts::get(cx, &input.id).await
     }
 
     async fn update_milestone(
@@ -170,7 +170,7 @@ impl ProspectorService for Prospector {
         cx: &mut Context,
         input: models::UpdateMilestoneInput,
     ) -> Result<models::Contract, errors::UpdateMilestoneError> {
-        contracts::update_milestone(&self.store, &cx.caller, input).await
+        contracts::update_milestone(cx, input).await
     }
 
     async fn get_scoring_config(
@@ -185,14 +185,17 @@ impl ProspectorService for Prospector {
         cx: &mut Context,
         input: models::UpdateScoringConfigInput,
     ) -> Result<models::ScoringConfig, errors::UpdateScoringConfigError> {
-        let config = scoring::update(&self.store, &cx.caller, input).await?;
-        // Open leads follow the new version in the background; each names the version it used.
+        let config = scoring::update(cx, input).await?;
+        // Open leads follow the new version in the background, once it is committed; each names
+        // the version it used.
         let (store, tenant) = (self.store.clone(), cx.caller.tenant.clone());
-        tokio::spawn(async move {
-            match leads::rescore(&store, &tenant).await {
-                Ok(n) => tracing::info!(tenant, rescored = n, "leads rescored with the new scoring configuration"),
-                Err(e) => tracing::error!(tenant, "rescoring leads failed (they keep their previous score): {e}"),
-            }
+        cx.on_commit(move || {
+            tokio::spawn(async move {
+                match leads::rescore(&store, &tenant).await {
+                    Ok(n) => tracing::info!(tenant, rescored = n, "leads rescored with the new scoring configuration"),
+                    Err(e) => tracing::error!(tenant, "rescoring leads failed (they keep their previous score): {e}"),
+                }
+            });
         });
         Ok(config)
     }
