@@ -77,14 +77,16 @@ impl Transaction {
     /// and what it marks `read_only`), else writing. Begun on the first call; a failure to begin
     /// is the operation's unavailable or internal error ([`fault`]).
     pub async fn get<E: InternalError>(&mut self) -> Result<&mut Tx, E> {
-        if self.tx.is_none() {
-            let Some(store) = &self.store else {
-                return Err(fault(self.op.id, "starting a transaction", "this server has no database"));
-            };
-            let begun = store.begin_for(self.op).await.map_err(|e| fault(self.op.id, "starting a transaction", e))?;
-            self.tx = Some(begun);
-        }
-        Ok(self.tx.as_mut().expect("begun above"))
+        let tx = match self.tx.take() {
+            Some(tx) => tx,
+            None => {
+                let Some(store) = &self.store else {
+                    return Err(fault(self.op.id, "starting a transaction", "this server has no database"));
+                };
+                store.begin_for(self.op).await.map_err(|e| fault(self.op.id, "starting a transaction", e))?
+            }
+        };
+        Ok(self.tx.insert(tx))
     }
 
     /// Ends a read-only transaction before the call returns, so that the call may go on to read
@@ -134,4 +136,182 @@ pub async fn conclude<E: OperationError + InternalError>(
         }
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    //! A call's transaction and audit, on a real SQLite store: committed with the call's success,
+    //! rolled back with its failure, recorded where audit is on; hooks only after a commit.
+
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use sqlx::Row;
+    use support::{Method, Problem, ServiceInfo, Success};
+
+    use super::*;
+    use crate::caller::AuthMethod;
+
+    mod errors {
+        support::operation_errors! {
+            internal: Internal, unavailable: Unavailable;
+            Write { Refused = "refused", Internal = "internal", Unavailable = "unavailable" }
+        }
+    }
+    use errors::Write;
+
+    static SERVICE: ServiceInfo = ServiceInfo {
+        name: "example",
+        title: "Example",
+        base_path: "/x",
+        mcp_path: None,
+        metadata_paths: &[],
+        mcp_metadata_paths: &[],
+        mcp_instructions: None,
+        audit: true,
+        stored_tokens: &[],
+        scopes: &[],
+        errors: &[
+            support::ErrorInfo { code: "refused", status: 409, message: "Refused." },
+            support::ErrorInfo { code: "internal", status: 500, message: "Internal." },
+            support::ErrorInfo { code: "unavailable", status: 503, message: "Unavailable." },
+        ],
+        roles: support::ErrorRoles {
+            unauthenticated: "",
+            invalid_token: "",
+            insufficient_scope: "",
+            malformed: "",
+            validation: "",
+            payload_too_large: "",
+            unsupported_media_type: "",
+            not_found: "",
+            method_not_allowed: "",
+            rate_limited: "",
+            internal: "internal",
+            request_timeout: "",
+            unavailable: "unavailable",
+            precondition_failed: None,
+            precondition_required: None,
+            range_not_satisfiable: None,
+        },
+        wire: support::Wire::ENVELOPE,
+        default_per_page: 20,
+        max_per_page: 100,
+        plans: &[],
+        default_plan: None,
+        openapi_json: "{}",
+        openapi_30_json: "{}",
+        tools_json: "[]",
+        operations: || &[],
+    };
+
+    static WRITE: Operation = Operation {
+        id: "write",
+        method: Method::Post,
+        path: "/w",
+        full_path: "/x/w",
+        scope: "s",
+        satisfied_by: &["s"],
+        success_status: 200,
+        has_body: false,
+        no_store: false,
+        rate_limited: false,
+        read_only: false,
+        paginated: false,
+        tool: None,
+        tags: &[],
+        input: &[],
+        deprecation: None,
+        body: support::BodyFormat::Json,
+        conditional: None,
+        ranges: false,
+        service: &SERVICE,
+    };
+
+    static READ: Operation = Operation { id: "read", method: Method::Get, read_only: true, ..WRITE };
+
+    fn caller() -> Caller {
+        Caller {
+            subject: "alice".into(),
+            tenant: "acme".into(),
+            scopes: vec!["s".into()],
+            plan: None,
+            method: AuthMethod::Jwt,
+            token_id: None,
+            request_id: "req".into(),
+        }
+    }
+
+    async fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(None, dir.path()).await.unwrap();
+        sqlx::query("CREATE TABLE kept (v TEXT NOT NULL)").execute(store.pool()).await.unwrap();
+        (dir, store)
+    }
+
+    /// One call of `op` that inserts `v` and answers `result`, concluded with audit in `audit`.
+    async fn call(store: &Store, audit: Option<&Store>, v: &str, fail: bool) -> (Result<(), Write>, bool) {
+        let mut cx = Context::new(caller(), &WRITE, Some(store.clone()));
+        cx.target(v);
+        let committed = Arc::new(AtomicBool::new(false));
+        let seen = committed.clone();
+        cx.on_commit(move || seen.store(true, Ordering::SeqCst));
+        let tx = cx.tx.get::<Write>().await.unwrap();
+        sqlx::query("INSERT INTO kept (v) VALUES ($1)").bind(v).execute(&mut **tx).await.unwrap();
+        let result = if fail { Err(Write::Refused(Problem::new("no"))) } else { Ok(Success::Empty) };
+        let concluded = conclude(audit, cx, result).await.map(|_| ());
+        (concluded, committed.load(Ordering::SeqCst))
+    }
+
+    async fn kept(store: &Store) -> Vec<String> {
+        let rows = sqlx::query("SELECT v FROM kept ORDER BY v").fetch_all(store.pool()).await.unwrap();
+        rows.iter().map(|r| r.get(0)).collect()
+    }
+
+    #[tokio::test]
+    async fn a_success_commits_and_runs_its_hooks_a_failure_rolls_back_and_runs_none() {
+        let (_dir, store) = store().await;
+        assert_eq!(call(&store, None, "a", false).await, (Ok(()), true));
+        let (failed, hooked) = call(&store, None, "b", true).await;
+        assert_eq!((failed.map_err(|e| e.code()), hooked), (Err("refused"), false));
+        assert_eq!(kept(&store).await, ["a"], "the failed call's insert is rolled back");
+    }
+
+    #[tokio::test]
+    async fn with_audit_the_row_commits_with_the_change_and_a_failure_is_recorded_too() {
+        let (_dir, store) = store().await;
+        call(&store, Some(&store), "a", false).await.0.unwrap();
+        call(&store, Some(&store), "b", true).await.0.unwrap_err();
+        let rows = sqlx::query(
+            "SELECT operation, targets, outcome, status, error_code FROM audit_events ORDER BY occurred_at, id",
+        )
+        .fetch_all(store.pool())
+        .await
+        .unwrap();
+        let rows: Vec<(String, String, String, i64, Option<String>)> =
+            rows.iter().map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4))).collect();
+        assert_eq!(
+            rows,
+            [
+                ("write".into(), r#"["a"]"#.into(), "allowed".into(), 200, None),
+                ("write".into(), r#"["b"]"#.into(), "failed".into(), 409, Some("refused".into())),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_read_ends_its_snapshot_early_when_asked_a_write_cannot() {
+        let (_dir, store) = store().await;
+        let mut read = Context::new(caller(), &READ, Some(store.clone()));
+        assert!(read.tx.get::<Write>().await.unwrap().is_read_only());
+        read.tx.end_read::<Write>().await.unwrap();
+        assert!(!read.tx.is_begun());
+        let mut write = Context::new(caller(), &WRITE, Some(store.clone()));
+        write.tx.get::<Write>().await.unwrap();
+        assert_eq!(write.tx.end_read::<Write>().await.map_err(|e| e.code()), Err("internal"));
+        assert!(write.tx.is_begun(), "the writing transaction stays, to be concluded");
+        drop(write);
+        let mut unbegun = Context::new(caller(), &WRITE, None);
+        assert_eq!(unbegun.tx.get::<Write>().await.map(|_| ()).map_err(|e| e.code()), Err("internal"));
+    }
 }
