@@ -154,6 +154,14 @@ pub fn implementation(api: &Api, module: &str, include_generated: bool) -> Resul
             store.migrate(#name, sqlx::migrate!("./migrations/sqlite"), sqlx::migrate!("./migrations/postgres")).await
         }
 
+        impl #ty {
+            /// The service over the platform's database, its own tables migrated.
+            pub async fn open(platform: &Platform) -> anyhow::Result<Self> {
+                migrate(&platform.store).await?;
+                Ok(#ty { store: platform.store.clone() })
+            }
+        }
+
         /// This service as a binary registers it: its catalog entry, its migrations, how it opens.
         #[derive(Debug, Clone, Copy, Default)]
         pub struct Module;
@@ -168,7 +176,7 @@ pub fn implementation(api: &Api, module: &str, include_generated: bool) -> Resul
             }
 
             fn open<'a>(&'a self, platform: &'a Platform) -> runtime::module::BoxFuture<'a, anyhow::Result<runtime::ServiceApi>> {
-                Box::pin(async move { Ok(api(#ty { store: platform.store.clone() })) })
+                Box::pin(async move { Ok(api(#ty::open(platform).await?)) })
             }
         }
 
