@@ -10,12 +10,12 @@
 //! ```
 //!
 //! ```ignore
-//! // src/lib.rs: each service of the spec folder becomes a module (`notes`, …), as in `generated/`.
+//! // src/lib.rs: each service of the spec folder becomes a module (`notes`, …), as in a workspace's `services/NAME/api/`.
 //! include!(concat!(env!("OUT_DIR"), "/specwright.rs"));
 //! ```
 //!
 //! The crate depends on `support` (the generated code's only Specwright dependency) and on
-//! `axum`, `serde`, `serde_json` and `chrono`, as `generated/Cargo.toml` does. Cargo reruns the
+//! `axum`, `serde`, `serde_json` and `chrono`, as a generated `api/Cargo.toml` does. Cargo reruns the
 //! script whenever a file of the spec folder changes; an invalid spec fails the build with the
 //! same messages as `cargo xtask generate`.
 

@@ -1,6 +1,6 @@
 //! Specwright's code generator: spec text in, files out.
 //!
-//! [`generate`] loads and validates every spec, then emits the Rust crate `generated/`, the
+//! [`generate`] loads and validates every spec, then emits a Rust crate (a service's `api/`), the
 //! OpenAPI documents (3.1 and 3.0.3) and the MCP tool descriptors. It does no I/O; [`project`]
 //! reads a spec folder and writes an output folder around it, for `cargo xtask generate`, the
 //! `specwright-codegen` command (`codegen/cli/`) and build scripts ([`build`]) alike.
@@ -22,10 +22,10 @@ pub mod spec;
 
 pub use load::{SpecError, SpecErrors, load};
 
-/// One emitted file: its path relative to the `generated/` folder and its text.
+/// One emitted file: its path relative to the output crate's folder and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct File {
-    /// Path relative to `generated/`, with `/` separators.
+    /// Path relative to the output crate's folder, with `/` separators.
     pub path: String,
     /// Contents.
     pub text: String,
@@ -72,7 +72,7 @@ pub fn generate(specs: &[(&str, &str)]) -> Result<Vec<File>, SpecErrors> {
     Ok(files)
 }
 
-/// The JSON Schema of the spec format (`spec/spec.schema.json`).
+/// The JSON Schema of the spec format (`codegen/spec.schema.json`).
 pub fn spec_schema() -> String {
     let schema = schemars::schema_for!(spec::Spec);
     json_text(&serde_json::to_value(&schema).unwrap_or_default())

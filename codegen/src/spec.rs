@@ -1,7 +1,7 @@
 //! The spec format: what a `spec/<service>.toml` file may say, as serde + schemars types.
 //!
 //! These types are the single definition of the format: the loader deserializes into them and
-//! `spec/spec.schema.json` is emitted from them, so editors and the generator agree.
+//! `codegen/spec.schema.json` is emitted from them, so editors and the generator agree.
 
 use indexmap::IndexMap;
 use schemars::JsonSchema;

@@ -382,8 +382,8 @@ fn run(paths: &[PathBuf]) {
 fn specwrights_own_documents_import_back_to_the_same_contract() {
     let root = workspace();
     run(&[
-        root.join("generated/openapi/vault.json"),
-        root.join("generated/openapi/prospector.json"),
+        root.join("services/vault/api/openapi/vault.json"),
+        root.join("services/prospector/api/openapi/prospector.json"),
         root.join("services/notes/api/openapi/notes.json"),
         root.join("services/notes/api/openapi/notes.3.0.json"),
     ]);
@@ -415,8 +415,13 @@ fn specwrights_own_documents_import_back_to_their_contract() {
     let root = workspace();
     let carried_by_no_document = ["plan-stricter", "security-scheme-changed", "tool-removed"];
     for (spec, doc, name, also) in [
-        ("spec/vault.toml", "generated/openapi/vault.json", "vault", &[][..]),
-        ("spec/prospector.toml", "generated/openapi/prospector.json", "prospector", &[][..]),
+        ("services/vault/spec/vault.toml", "services/vault/api/openapi/vault.json", "vault", &[][..]),
+        (
+            "services/prospector/spec/prospector.toml",
+            "services/prospector/api/openapi/prospector.json",
+            "prospector",
+            &[][..],
+        ),
         (
             "services/notes/spec/notes.toml",
             "services/notes/api/openapi/notes.json",

@@ -181,7 +181,7 @@ pub struct ServerBuilder {
 }
 
 impl ServerBuilder {
-    /// Registers a service: `generated::<service>::api(implementation)`. Its REST API, its MCP
+    /// Registers a service: `NAME_api::NAME::api(implementation)`. Its REST API, its MCP
     /// endpoint (when its spec declares one), their metadata documents, its OpenAPI documents,
     /// its scopes at the authorization server, rate limits (when it declares plans) and audit
     /// (when it turns audit on) are served from its spec.

@@ -439,7 +439,7 @@ fn main() -> ExitCode {
             command: ApiTokenCommand::Create { common, sub, tenant, name, plan, scopes, expires_in_days },
         } => block_on(async move {
             let store = common.store().await?;
-            let plan = generated::prospector::models::Plan::parse(&plan)
+            let plan = prospector_api::prospector::models::Plan::parse(&plan)
                 .ok_or_else(|| anyhow::anyhow!("unknown plan {plan}"))?;
             let expires_at = expires_in_days.map(|d| runtime::store::now_ms() + d * 86_400_000);
             let new = prospector::api_tokens::NewToken { tenant, user: sub, name, scopes, plan, expires_at };

@@ -64,7 +64,7 @@ fn the_served_services_conform_and_a_spec_they_do_not_serve_fails() {
     assert_eq!(ok.code, Some(0), "{}{}", ok.stdout, ok.stderr);
     let table = ok.stdout;
     assert!(!table.lines().any(|l| l.starts_with("FAIL")), "{table}");
-    for op in generated::vault::OPERATIONS.iter().chain(&generated::prospector::OPERATIONS) {
+    for op in vault_api::vault::OPERATIONS.iter().chain(&prospector_api::prospector::OPERATIONS) {
         let subject = format!("{} {} ({})", op.method.as_str(), op.full_path, op.id);
         for check in ["401 without a token", "403 one tier below"] {
             assert_eq!(rows(&table, check, &subject).len(), 1, "{check} of {subject}:\n{table}");
@@ -134,7 +134,7 @@ fn the_served_services_conform_and_a_spec_they_do_not_serve_fails() {
     let failed = conformance(&["--url", &url, "--data-dir", data, "--spec", spec, "--service", "vault"]);
     assert_eq!(failed.code, Some(1), "{}{}", failed.stdout, failed.stderr);
     let limit = "x-ratelimit-limit is 600, not a limit of the default plan (700/min, 100000/day)";
-    for op in generated::vault::OPERATIONS.iter().filter(|op| op.rate_limited) {
+    for op in vault_api::vault::OPERATIONS.iter().filter(|op| op.rate_limited) {
         let subject = format!("{} {} ({})", op.method.as_str(), op.full_path, op.id);
         let row = failed.stdout.lines().position(|l| l.contains("401 without a token") && l.contains(&subject));
         let reason = row.and_then(|i| failed.stdout.lines().nth(i + 1)).unwrap_or_default();

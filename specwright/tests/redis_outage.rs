@@ -17,7 +17,7 @@ use support::PlanInfo;
 const T0: i64 = 1_767_225_600_000 + 10_000;
 
 fn starter() -> &'static PlanInfo {
-    generated::prospector::SERVICE.plan("starter").expect("the prospector declares starter")
+    prospector_api::prospector::SERVICE.plan("starter").expect("the prospector declares starter")
 }
 
 /// The `redis-server` binary, or `None` (after a notice) when this machine has none.

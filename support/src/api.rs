@@ -10,7 +10,7 @@ type RouterFactory<G> = Box<dyn Fn(std::sync::Arc<G>, Layers) -> axum::Router + 
 /// its types: its description ([`ServiceInfo`]: paths, scopes, plans, error catalog, documents),
 /// its operation table, its router (built for the gate the runtime supplies) and, when the spec
 /// declares an MCP endpoint, its tools and their dispatch. Made by the generated `api` function
-/// of each service (`generated::<service>::api(implementation)`).
+/// of each service (`NAME_api::NAME::api(implementation)`).
 pub struct Api<G: Gate> {
     info: &'static ServiceInfo,
     operations: &'static [&'static Operation],

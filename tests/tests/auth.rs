@@ -56,9 +56,9 @@ async fn bad_tokens_get_401_invalid_token() {
     let mut wrong_issuer = good.clone();
     wrong_issuer.iss = "https://idp.example".into();
     let mut vault_only = good.clone();
-    vault_only.aud = vec![server.state.config.url(generated::vault::SERVICE.base_path)];
+    vault_only.aud = vec![server.state.config.url(vault_api::vault::SERVICE.base_path)];
     let mut prospector_only = good.clone();
-    prospector_only.aud = vec![server.state.config.url(generated::prospector::SERVICE.base_path)];
+    prospector_only.aud = vec![server.state.config.url(prospector_api::prospector::SERVICE.base_path)];
     let cases: Vec<(&str, String, &str)> = vec![
         ("expired", server.sign(&expired), "both"),
         ("wrongly signed", foreign_keys().mint(&good).unwrap(), "both"),

@@ -5,9 +5,9 @@
 mod common;
 
 use chrono::{Duration, Utc};
-use generated::prospector::models::{Budget, BudgetKind, LeadClient, LeadStatus};
 use prospector::posting::Posting;
 use prospector::{engine, leads, scoring};
+use prospector_api::prospector::models::{Budget, BudgetKind, LeadClient, LeadStatus};
 use serde_json::{Value, json};
 
 /// 60 closed leads: the ones asking for the configured skills were won, whatever their budget;
@@ -284,7 +284,7 @@ on_both_backends!(a_backtest_reads_every_lead_once_across_chunks, |server| {
     tx.commit().await.unwrap();
 
     let body = proposal(60.0, 5.0);
-    let input: generated::prospector::models::BacktestInput = serde_json::from_value(body.clone()).unwrap();
+    let input: prospector_api::prospector::models::BacktestInput = serde_json::from_value(body.clone()).unwrap();
     let expected = |since: i64, until: i64| {
         let point = |(composite, confidence): (f64, f64)| Point { composite, confidence };
         let cases: Vec<Case> = stored

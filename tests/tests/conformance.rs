@@ -34,7 +34,7 @@ async fn the_vault_and_the_prospector_conform() {
     // challenge and list.
     let ops = |s: &support::ServiceInfo| (s.operations)().len();
     let tools = |s: &support::ServiceInfo| (s.operations)().iter().filter(|o| o.tool.is_some()).count();
-    let (vault, prospector) = (&generated::vault::SERVICE, &generated::prospector::SERVICE);
+    let (vault, prospector) = (&vault_api::vault::SERVICE, &prospector_api::prospector::SERVICE);
     assert_eq!(report.count("vault"), 3 * ops(vault) + 3 * tools(vault) + 4 + 2 + 2);
     assert_eq!(report.count("prospector"), 3 * ops(prospector) + 1 + 2);
 }

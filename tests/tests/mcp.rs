@@ -181,7 +181,7 @@ async fn every_request_is_authorised_before_the_protocol_layer() {
             "alice",
             "acme",
             "vault:admin",
-            vec![c.url(generated::vault::SERVICE.base_path)],
+            vec![c.url(vault_api::vault::SERVICE.base_path)],
             600,
             None,
         ))
@@ -425,7 +425,7 @@ async fn rest_audience_tokens_are_accepted_only_when_configured() {
         "alice",
         "acme",
         "vault:read",
-        vec![c.url(generated::vault::SERVICE.base_path)],
+        vec![c.url(vault_api::vault::SERVICE.base_path)],
         600,
         None,
     );
@@ -477,7 +477,7 @@ async fn tools_share_rest_behaviour_errors_become_tool_results() {
 
 #[tokio::test]
 async fn tool_descriptors_carry_scope_lines_schemas_and_annotations() {
-    let tools: Vec<Value> = serde_json::from_str(generated::vault::SERVICE.tools_json).unwrap();
+    let tools: Vec<Value> = serde_json::from_str(vault_api::vault::SERVICE.tools_json).unwrap();
     let expected = [
         ("vault.list_credentials", "vault:read"),
         ("vault.list_folders", "vault:read"),
@@ -508,8 +508,8 @@ async fn tool_descriptors_carry_scope_lines_schemas_and_annotations() {
 /// one object: the same properties, the same schemas, the same required fields.
 #[test]
 fn every_tool_input_schema_matches_its_openapi_operation() {
-    let doc: Value = serde_json::from_str(generated::vault::SERVICE.openapi_json).unwrap();
-    let tools: Vec<Value> = serde_json::from_str(generated::vault::SERVICE.tools_json).unwrap();
+    let doc: Value = serde_json::from_str(vault_api::vault::SERVICE.openapi_json).unwrap();
+    let tools: Vec<Value> = serde_json::from_str(vault_api::vault::SERVICE.tools_json).unwrap();
     let resolve = |v: &Value| -> Value {
         match v.get("$ref").and_then(Value::as_str) {
             Some(r) => doc.pointer(&r.replacen('#', "", 1)).cloned().unwrap_or(Value::Null),

@@ -86,7 +86,7 @@ async fn new_service_from_an_openapi_document_serves_it_guarded_and_answers_501_
     assert!(report.partial());
     xtask::new_service::new_service_from(root, "shop", Some(&spec)).unwrap_or_else(|e| panic!("{e:#}"));
     let written = std::fs::read_to_string(root.join("services/shop/spec/shop.toml")).unwrap();
-    assert!(written.starts_with("#:schema ../../../spec/spec.schema.json\n"), "{written}");
+    assert!(written.starts_with("#:schema ../../../codegen/spec.schema.json\n"), "{written}");
     let drift = xtask::check(root).unwrap();
     assert!(drift.is_empty(), "expected `generate --check` to be clean after new-service --from:\n{drift}");
 

@@ -197,7 +197,7 @@ on_both_backends!(nul_in_any_string_is_a_validation_error_on_every_operation, |s
     server.tenant("acme", "alice").await;
     let admin = server.token_for("alice", "acme", "vault:admin");
     let mut swept: Vec<(&str, String)> = Vec::new();
-    for op in generated::vault::OPERATIONS.iter() {
+    for op in vault_api::vault::OPERATIONS.iter() {
         for case in cases(op) {
             let (status, body) = send(&server, &admin, op, &case).await;
             assert_refused("REST", op, &case.field, status, &body["error"]);
@@ -207,7 +207,7 @@ on_both_backends!(nul_in_any_string_is_a_validation_error_on_every_operation, |s
     // The Team plan allows 300 requests a minute per token: a fresh token every 200 requests.
     let mut prospector = server.team_token("alice", "acme");
     let mut sent = 0;
-    for op in generated::prospector::OPERATIONS.iter() {
+    for op in prospector_api::prospector::OPERATIONS.iter() {
         for case in cases(op) {
             sent += 1;
             if sent % 200 == 0 {
@@ -232,7 +232,7 @@ on_both_backends!(nul_in_any_string_is_a_validation_error_on_every_operation, |s
     }
 
     // MCP tool arguments decode through the same layer: a tool result with the same error.
-    for (tool, op) in generated::vault::tools::TOOLS.iter() {
+    for (tool, op) in vault_api::vault::tools::TOOLS.iter() {
         for (id, case) in cases(op).into_iter().enumerate() {
             let message = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                                  "params": {"name": tool, "arguments": Value::Object(case.input)}});

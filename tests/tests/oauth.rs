@@ -135,7 +135,7 @@ impl<'a> Browser<'a> {
         assert_eq!(resp.status(), 200, "consent page expected");
         let html = resp.text().await.unwrap();
         for s in scope.split_whitespace() {
-            let info = generated::vault::SERVICE.scopes.iter().find(|i| i.name == s).unwrap();
+            let info = vault_api::vault::SERVICE.scopes.iter().find(|i| i.name == s).unwrap();
             assert!(html.contains(s) && html.contains(&info.description.replace('\'', "&#39;")), "{s} shown: {html}");
         }
         assert!(html.contains("Test &lt;Agent&gt;"), "client name escaped: {html}");

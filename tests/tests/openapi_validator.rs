@@ -10,11 +10,12 @@ use std::process::Command;
 /// the notes showcase (problem details).
 fn documents() -> Vec<std::path::PathBuf> {
     let root = xtask::workspace_root();
-    let (shared, notes) = (root.join("generated/openapi"), root.join("services/notes/api/openapi"));
-    let mut out: Vec<_> =
-        ["vault.json", "vault.3.0.json", "prospector.json", "prospector.3.0.json"].map(|n| shared.join(n)).to_vec();
-    out.extend(["notes.json", "notes.3.0.json"].map(|n| notes.join(n)));
-    out
+    ["vault", "prospector", "notes"]
+        .into_iter()
+        .flat_map(|s| {
+            [format!("{s}.json"), format!("{s}.3.0.json")].map(|n| root.join(format!("services/{s}/api/openapi/{n}")))
+        })
+        .collect()
 }
 
 #[test]

@@ -37,7 +37,7 @@ async fn bad_input_on_every_prospector_write_route_is_refused_cleanly_and_change
     let before = snapshot(&server, &token).await;
 
     let client = server.client();
-    let writes: Vec<_> = generated::prospector::OPERATIONS.iter().filter(|o| o.has_body).collect();
+    let writes: Vec<_> = prospector_api::prospector::OPERATIONS.iter().filter(|o| o.has_body).collect();
     assert!(writes.len() >= 9, "every body-taking prospector route is covered");
     for op in writes {
         let url = server.url(&concrete_path(op));

@@ -89,7 +89,7 @@ async fn a_token_without_the_prospector_scope_is_forbidden_and_an_expired_one_is
         user: "pat".into(),
         name: "t".into(),
         scopes,
-        plan: generated::prospector::models::Plan::Starter,
+        plan: prospector_api::prospector::models::Plan::Starter,
         expires_at,
     };
     let other = prospector::api_tokens::insert(&server.state.store, new(vec!["reports".into()], None)).await.unwrap();

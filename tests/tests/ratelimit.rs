@@ -116,7 +116,7 @@ async fn every_plan_minute_limit_over_http_and_the_starter_daily_quota() {
 async fn pro_and_team_daily_quotas_are_exact() {
     let clock = Arc::new(ManualClock::at(1_767_225_600_000));
     let limiter = runtime::ratelimit::RateLimiter::local(clock.clone());
-    for plan in generated::prospector::SERVICE.plans {
+    for plan in prospector_api::prospector::SERVICE.plans {
         let mut total = 0;
         for _ in 0..(plan.per_day / plan.per_minute + 2) {
             for _ in 0..=plan.per_minute {
@@ -186,7 +186,7 @@ async fn mcp_call(client: &reqwest::Client, base: &str, token: &str, id: i64) ->
 /// token bucket, and the request past the limit is a 429 with `Retry-After` and the envelope.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_vault_standard_plan_is_enforced_with_headers_on_every_response() {
-    let standard = generated::vault::SERVICE.plan("standard").expect("the vault spec declares `standard`");
+    let standard = vault_api::vault::SERVICE.plan("standard").expect("the vault spec declares `standard`");
     let limit = i64::from(standard.per_minute);
     let clock = Arc::new(ManualClock::at(1_767_225_600_000 + 10_000)); // 10 s into a UTC minute
     let (base, state, _dir) = server_with_clock(clock.clone()).await;

@@ -26,8 +26,11 @@ fn table_routes(ops: &[&support::Operation]) -> BTreeSet<(String, String)> {
 
 #[test]
 fn the_router_table_and_the_openapi_paths_are_the_same_set() {
-    assert_eq!(table_routes(&generated::vault::OPERATIONS), documented_routes(&generated::vault::SERVICE));
-    assert_eq!(table_routes(&generated::prospector::OPERATIONS), documented_routes(&generated::prospector::SERVICE));
+    assert_eq!(table_routes(&vault_api::vault::OPERATIONS), documented_routes(&vault_api::vault::SERVICE));
+    assert_eq!(
+        table_routes(&prospector_api::prospector::OPERATIONS),
+        documented_routes(&prospector_api::prospector::SERVICE)
+    );
 }
 
 #[tokio::test]

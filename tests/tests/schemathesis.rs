@@ -56,7 +56,7 @@ async fn the_vault_behaves_as_its_document_says() {
     let role_ops = ["assign_role", "remove_role_assignment"];
     // Every token is on the `standard` plan: stay under its per-minute limit rather than test
     // 429s (as the prospector's run stays under Team's), and start each run with fresh windows.
-    let standard = generated::vault::SERVICE.plan("standard").expect("the vault declares `standard`");
+    let standard = vault_api::vault::SERVICE.plan("standard").expect("the vault declares `standard`");
     let pace = format!("{}/m", standard.per_minute - 10);
     let mut main = vec!["--max-examples".to_string(), "20".into(), "--rate-limit".into(), pace.clone()];
     for op in role_ops {

@@ -117,7 +117,7 @@ fn parse_matrix(text: &str) -> (Vec<Row>, Vec<String>) {
 /// every operation of the vault with every principal and object.
 fn table_problems(rows: &[Row]) -> Vec<String> {
     let mut problems = Vec::new();
-    let ops: HashSet<&str> = generated::vault::OPERATIONS.iter().map(|o| o.id).collect();
+    let ops: HashSet<&str> = vault_api::vault::OPERATIONS.iter().map(|o| o.id).collect();
     let mut seen: HashMap<(&str, &str, &str), usize> = HashMap::new();
     for r in rows {
         let at = format!("{MATRIX_FILE}:{}", r.line);
@@ -137,7 +137,7 @@ fn table_problems(rows: &[Row]) -> Vec<String> {
             problems.push(format!("{at}: duplicates line {first}"));
         }
     }
-    for op in generated::vault::OPERATIONS.iter() {
+    for op in vault_api::vault::OPERATIONS.iter() {
         let missing: Vec<String> = PRINCIPALS
             .iter()
             .flat_map(|p| OBJECTS.iter().map(move |o| (*p, *o)))
@@ -158,7 +158,7 @@ fn the_matrix_covers_every_vault_operation_and_nothing_else() {
     let (rows, mut problems) = parse_matrix(MATRIX);
     problems.extend(table_problems(&rows));
     assert!(problems.is_empty(), "{} problem(s) in the matrix:\n{}", problems.len(), problems.join("\n"));
-    assert_eq!(rows.len(), generated::vault::OPERATIONS.len() * PRINCIPALS.len() * OBJECTS.len());
+    assert_eq!(rows.len(), vault_api::vault::OPERATIONS.len() * PRINCIPALS.len() * OBJECTS.len());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -257,7 +257,7 @@ struct Ctx {
 }
 
 fn api(path: &str) -> String {
-    format!("{}{path}", generated::vault::SERVICE.base_path)
+    format!("{}{path}", vault_api::vault::SERVICE.base_path)
 }
 
 /// `full_path` with every `{name}` replaced.
@@ -772,7 +772,7 @@ async fn run_shard(shard: &'static [&'static str]) -> (Vec<(usize, String)>, Sta
         principals(&mut ctx).await.into_iter().filter(|p| shard.contains(&p.name)).collect();
     let mut failures = Vec::new();
     let mut stats = Stats::default();
-    for op in generated::vault::OPERATIONS.iter() {
+    for op in vault_api::vault::OPERATIONS.iter() {
         for p in &principals {
             for object in OBJECTS {
                 let Some(row) = table.get(&(op.id, p.name, object)) else { continue };

@@ -38,7 +38,7 @@ async fn bad_input_on_every_write_route_is_refused_cleanly_and_changes_nothing()
     assert_eq!(s, 201);
     let before = snapshot(&server, &admin).await;
     let client = server.client();
-    let writes: Vec<_> = generated::vault::OPERATIONS.iter().filter(|o| o.has_body).collect();
+    let writes: Vec<_> = vault_api::vault::OPERATIONS.iter().filter(|o| o.has_body).collect();
     assert!(writes.len() >= 15, "every body-taking vault route is covered");
     for op in writes {
         let url = server.url(&concrete_path(op));

@@ -1,5 +1,5 @@
-//! Developer tasks behind `cargo xtask`: regenerate `generated/` from `spec/`, or check that it
-//! is up to date.
+//! Developer tasks behind `cargo xtask`: regenerate every service's API crate from its spec
+//! (`services/NAME/spec/` → `services/NAME/api/`), or check that it is up to date.
 
 pub mod new_service;
 pub mod sdk;
@@ -11,16 +11,15 @@ use anyhow::Result;
 use codegen::project;
 pub use codegen::project::Drift;
 
-/// The workspace root (the folder holding `spec/` and `generated/`).
+/// The workspace root (the folder holding `services/`).
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
-/// Every spec folder of the workspace and the crate folder its output goes to: the platform's own
-/// two services (`spec/` → `generated/`), then every service laid out as a user's own is
-/// (`services/NAME/spec/` → `services/NAME/api/`, as `new-service` writes it), in name order.
+/// Every spec folder of the workspace and the crate folder its output goes to: one per service,
+/// each laid out as a user's own is (`services/NAME/spec/` → `services/NAME/api/`, as
+/// `new-service` writes it), in name order.
 pub fn projects(root: &Path) -> Vec<(String, String)> {
-    let mut out = vec![("spec".to_string(), "generated".to_string())];
     let mut services: Vec<String> = std::fs::read_dir(root.join("services"))
         .into_iter()
         .flatten()
@@ -29,11 +28,10 @@ pub fn projects(root: &Path) -> Vec<(String, String)> {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     services.sort();
-    out.extend(services.into_iter().map(|s| (format!("services/{s}/spec"), format!("services/{s}/api"))));
-    out
+    services.into_iter().map(|s| (format!("services/{s}/spec"), format!("services/{s}/api"))).collect()
 }
 /// The JSON Schema of the spec format, written beside the specs.
-const SCHEMA_PATH: &str = "spec/spec.schema.json";
+const SCHEMA_PATH: &str = "codegen/spec.schema.json";
 
 /// Runs the generator over every project's `*.toml` specs ([`projects`]) and returns every output
 /// file, keyed by its path relative to `root`, Rust files formatted with the workspace's rustfmt
@@ -76,12 +74,16 @@ fn median(mut v: Vec<std::time::Duration>) -> std::time::Duration {
 /// Times generation and sizes its output; prints a Markdown report for BENCHMARKS.md.
 pub fn bench_generate(root: &Path, runs: usize) -> Result<String> {
     use std::time::Instant;
-    let texts = project::spec_texts(&root.join("spec"), "spec")?;
-    let specs: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    let mut texts = Vec::new();
+    for (spec, output) in projects(root) {
+        texts.extend(project::spec_texts(&root.join(&spec), &spec)?.into_iter().map(|(n, t)| (n, t, output.clone())));
+    }
     let mut pure = Vec::new();
     for _ in 0..runs.max(1) {
         let t = Instant::now();
-        codegen::generate(&specs).map_err(|e| anyhow::anyhow!("{e}"))?;
+        for (name, text, _) in &texts {
+            codegen::generate(&[(name.as_str(), text.as_str())]).map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
         pure.push(t.elapsed());
     }
     let mut full = Vec::new();
@@ -92,24 +94,24 @@ pub fn bench_generate(root: &Path, runs: usize) -> Result<String> {
     }
     let files = render(root)?;
     let mut out = format!(
-        "| measure | median of {runs} runs |\n|---|---|\n| `codegen::generate` (both specs, in process) | {:.1} ms |\n| `render` = generate + rustfmt of every `.rs` file | {:.1} ms |\n\n",
+        "| measure | median of {runs} runs |\n|---|---|\n| `codegen::generate` (every spec, in process) | {:.1} ms |\n| `render` = generate + rustfmt of every `.rs` file | {:.1} ms |\n\n",
         median(pure).as_secs_f64() * 1e3,
         median(full).as_secs_f64() * 1e3
     );
     out.push_str("| service | operations | Rust lines | Rust lines / operation | OpenAPI 3.1 lines | MCP descriptor lines |\n|---|---|---|---|---|---|\n");
-    for (name, text) in &texts {
+    for (name, text, output) in &texts {
         let api = codegen::load(name, text).map_err(|e| anyhow::anyhow!("{e}"))?;
         let svc = api.name().to_string();
         let count = |prefix: &str| -> usize {
             files.iter().filter(|(p, _)| p.to_string_lossy().starts_with(prefix)).map(|(_, t)| t.lines().count()).sum()
         };
-        let rust = count(&format!("generated/src/{svc}/"));
+        let rust = count(&format!("{output}/src/{svc}/"));
         let ops = api.operations.len();
         out.push_str(&format!(
             "| {svc} | {ops} | {rust} | {} | {} | {} |\n",
             rust / ops.max(1),
-            count(&format!("generated/openapi/{svc}.json")),
-            count(&format!("generated/mcp/{svc}.tools.json"))
+            count(&format!("{output}/openapi/{svc}.json")),
+            count(&format!("{output}/mcp/{svc}.tools.json"))
         ));
     }
     Ok(out)

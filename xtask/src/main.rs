@@ -4,10 +4,10 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage: cargo xtask generate [--check]
 
-  generate          regenerate every spec folder's output (spec/ → generated/, services/NAME/spec/ →
-                    services/NAME/api/) and spec/spec.schema.json
+  generate          regenerate every service's API crate from its spec (services/NAME/spec/ →
+                    services/NAME/api/) and codegen/spec.schema.json
   spec-diff [OLD NEW]
-                    every contract change between two spec folders (default: spec/released/ → spec/),
+                    every contract change between two spec folders (default: each service's spec/released/ → spec/),
                     breaking or compatible; fails when a breaking one comes without a new major
                     version of its service
   new-service NAME [--from OPENAPI_FILE [--allow-partial]]
@@ -19,7 +19,7 @@ const USAGE: &str = "usage: cargo xtask generate [--check]
   validate PATH     check a spec file, or every spec of a folder, and print every problem
   bench-generate    time generation (median of 11 runs) and count generated lines per operation
   sdk [--out DIR] [rust|python|typescript]...
-                    generate client SDKs of both services from generated/openapi/ (default: all
+                    generate client SDKs of the vault and the prospector from their services/NAME/api/openapi/ (default: all
                     three languages into target/sdk/)
   bench [POSTGRES_URL]
                     axum hello-world, the hand-written reference (xtask/bench/reference) and the
@@ -109,7 +109,11 @@ fn main() -> ExitCode {
             );
             true
         }),
-        ["spec-diff"] => spec_diff(&root.join("spec/released"), &root.join("spec")),
+        ["spec-diff"] => xtask::projects(&root)
+            .into_iter()
+            .map(|(spec, _)| root.join(spec))
+            .filter(|spec| spec.join("released").is_dir())
+            .try_fold(true, |ok, spec| Ok(spec_diff(&spec.join("released"), &spec)? && ok)),
         ["spec-diff", old, new] => spec_diff(old.as_ref(), new.as_ref()),
         ["bench-generate"] => xtask::bench_generate(&root, 11).map(|report| {
             println!("{report}");

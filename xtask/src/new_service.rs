@@ -28,7 +28,7 @@ pub fn new_service_from(root: &Path, name: &str, from: Option<&str>) -> Result<C
     let crate_name = name.replace('_', "-");
     let api_crate = format!("{crate_name}-api");
     let module = format!("{}::{name}", api_crate.replace('-', "_"));
-    let service = scaffold::service(name, &crate_name, "../../../spec/spec.schema.json", &module, false, from)
+    let service = scaffold::service(name, &crate_name, "../../../codegen/spec.schema.json", &module, false, from)
         .map_err(anyhow::Error::msg)?;
     let dir = root.join("services").join(name);
     if dir.exists() {

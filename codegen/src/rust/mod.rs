@@ -187,7 +187,7 @@ pub(crate) fn render(tokens: TokenStream) -> String {
     }
 }
 
-/// Every Rust file of one service, as (path under `generated/src/<service>/`, text).
+/// Every Rust file of one service, as (path under the output crate's `src/<service>/`, text).
 pub fn service_files(api: &Api) -> Vec<(String, String)> {
     let mut files = vec![
         ("mod.rs".to_string(), render(mod_file(api))),
@@ -206,7 +206,7 @@ pub fn service_files(api: &Api) -> Vec<(String, String)> {
     files
 }
 
-/// `generated/src/lib.rs` for the given services.
+/// The output crate's `src/lib.rs` for the given services.
 pub fn lib_file(services: &[&str]) -> String {
     let mods = services.iter().map(|s| format_ident!("{}", s));
     render(quote! {

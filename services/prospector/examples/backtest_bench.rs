@@ -14,11 +14,11 @@
 use std::time::Instant;
 
 use chrono::{TimeZone, Utc};
-use generated::prospector::models::SignalWeights;
 use prospector::backtest::{self, Case, Point, Settings};
 use prospector::engine;
 use prospector::posting::Posting;
 use prospector::scoring;
+use prospector_api::prospector::models::SignalWeights;
 
 #[path = "support/synthetic.rs"]
 mod synthetic;
@@ -107,7 +107,7 @@ fn main() {
             auc(report.proposed.roc_auc),
         );
         if n == 100_000 {
-            let rates = |m: &generated::prospector::models::BacktestMetrics| {
+            let rates = |m: &prospector_api::prospector::models::BacktestMetrics| {
                 m.win_rate_by_tier.iter().map(|t| format!("{:.3}", t.win_rate.unwrap_or(0.0))).collect::<Vec<_>>()
             };
             eprintln!(

@@ -10,8 +10,8 @@ mod synthetic;
 use std::time::Instant;
 
 use chrono::{Duration, Utc};
-use generated::prospector::models::LeadStatus;
 use prospector::{engine, leads, scoring};
+use prospector_api::prospector::models::LeadStatus;
 use runtime::store::Store;
 use synthetic::{Rng, synthetic};
 

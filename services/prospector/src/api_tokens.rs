@@ -1,8 +1,8 @@
 //! Prospector API tokens: created by a user (API or CLI), shown once, stored as a hash, carrying
 //! scopes, a rate-limit plan and an optional expiry; checked on every request.
 
-use generated::prospector::models::{self, ApiToken, CreatedApiToken, Plan};
-use generated::prospector::{SERVICE, errors};
+use prospector_api::prospector::models::{self, ApiToken, CreatedApiToken, Plan};
+use prospector_api::prospector::{SERVICE, errors};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 use support::{Paged, Paging, Problem};

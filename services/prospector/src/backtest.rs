@@ -39,7 +39,7 @@
 //! a non-finite confidence reads as 0.
 
 use chrono::{DateTime, Utc};
-use generated::prospector::models::{
+use prospector_api::prospector::models::{
     BacktestDelta, BacktestMetrics, BacktestReport, BacktestSample, RankingChange, TierStat,
 };
 

@@ -2,8 +2,8 @@
 //! through the MilestoneStatus state machine; the contract completes (or is cancelled) when
 //! every milestone is closed.
 
-use generated::prospector::errors;
-use generated::prospector::models::{
+use prospector_api::prospector::errors;
+use prospector_api::prospector::models::{
     self, Contract, ContractStatus, ContractTerms, Milestone, MilestoneStatus, Proposal,
 };
 use runtime::Context;

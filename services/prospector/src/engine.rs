@@ -29,7 +29,7 @@
 use std::borrow::Cow;
 
 use chrono::{DateTime, Utc};
-use generated::prospector::models::{
+use prospector_api::prospector::models::{
     self, BudgetKind, LeadClient, ScoreBreakdown, ScoreSignals, ScoringParameters, SignalBreakdown, SignalDetail,
     SignalWeights,
 };
@@ -381,8 +381,8 @@ mod tests {
     use super::*;
     use crate::scoring::defaults;
     use chrono::{Duration, TimeZone};
-    use generated::prospector::models::Budget;
     use proptest::prelude::*;
+    use prospector_api::prospector::models::Budget;
 
     fn as_of() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2025, 6, 1, 12, 0, 0).unwrap()

@@ -3,8 +3,8 @@
 //! configuration changes.
 
 use chrono::{DateTime, Utc};
-use generated::prospector::errors;
-use generated::prospector::models::{self, Lead, LeadDetail, LeadScore, LeadStatus, ScoreBreakdown, ScoreSignals};
+use prospector_api::prospector::errors;
+use prospector_api::prospector::models::{self, Lead, LeadDetail, LeadScore, LeadStatus, ScoreBreakdown, ScoreSignals};
 use runtime::Context;
 use sqlx::Row;
 use sqlx::any::AnyRow;

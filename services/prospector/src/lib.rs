@@ -36,7 +36,7 @@ pub struct Module {
 
 impl runtime::Module for Module {
     fn info(&self) -> &'static support::ServiceInfo {
-        &generated::prospector::SERVICE
+        &prospector_api::prospector::SERVICE
     }
 
     fn migrate<'a>(&'a self, store: &'a runtime::store::Store) -> runtime::module::BoxFuture<'a, anyhow::Result<()>> {
@@ -50,7 +50,7 @@ impl runtime::Module for Module {
         Box::pin(async move {
             let prospector =
                 Prospector::new(platform.store.clone(), &self.lead_sources, self.platform_connector.as_deref())?;
-            Ok(generated::prospector::api(prospector))
+            Ok(prospector_api::prospector::api(prospector))
         })
     }
 }

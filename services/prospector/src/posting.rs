@@ -4,7 +4,7 @@
 //! it. Unknown fields are ignored so platform feeds can carry more than we read.
 
 use chrono::{DateTime, Utc};
-use generated::prospector::models::{Budget, LeadClient};
+use prospector_api::prospector::models::{Budget, LeadClient};
 use serde::{Deserialize, Serialize};
 
 /// One job posting.

@@ -2,8 +2,8 @@
 //! ProposalStatus state machine, submitted to the originating platform through a connector
 //! (idempotently), and closed by the client's decision, which creates the contract.
 
-use generated::prospector::errors;
-use generated::prospector::models::{
+use prospector_api::prospector::errors;
+use prospector_api::prospector::models::{
     self, LeadStatus, Proposal, ProposalOutcome, ProposalStatus, ProposalTone, ScoringParameters,
 };
 use runtime::Context;

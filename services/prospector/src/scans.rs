@@ -2,8 +2,8 @@
 //! refresh what is known. One scan at a time per tenant; an `Idempotency-Key` replays a report.
 
 use chrono::Utc;
-use generated::prospector::errors::ScanLeadsError as E;
-use generated::prospector::models::{ScanLeadsInput, ScanReport, ScanSourceResult, ScanTotals};
+use prospector_api::prospector::errors::ScanLeadsError as E;
+use prospector_api::prospector::models::{ScanLeadsInput, ScanReport, ScanSourceResult, ScanTotals};
 use support::Problem;
 
 use crate::idempotency::{self, Begin};

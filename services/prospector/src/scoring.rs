@@ -2,8 +2,8 @@
 //! computation, versioned per tenant. Every update stores a new version (leads name the version
 //! they were scored with); a tenant that never set one starts from the defaults as version 1.
 
-use generated::prospector::errors;
-use generated::prospector::models::{self, ScoringConfig, ScoringParameters, SignalWeights};
+use prospector_api::prospector::errors;
+use prospector_api::prospector::models::{self, ScoringConfig, ScoringParameters, SignalWeights};
 use runtime::Context;
 use sqlx::Row;
 use support::Problem;

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use generated::prospector::{ProspectorService, errors, models};
+use prospector_api::prospector::{ProspectorService, errors, models};
 use support::{Paged, Paging};
 
 use crate::connector::HttpConnector;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use generated::prospector::models::{Budget, BudgetKind, LeadClient};
+use prospector_api::prospector::models::{Budget, BudgetKind, LeadClient};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};

@@ -3,15 +3,15 @@
 //! Visibility: a credential the caller cannot read answers 404, exactly like one that does not
 //! exist (or lives in another tenant); one they can read but not change answers 403.
 
-use generated::vault::models::{
-    self, Credential, CredentialKind, CredentialState, CredentialStateFilter, CredentialSummary, CredentialVersion,
-    RevealedSecret,
-};
-use generated::vault::{errors, operations as ops};
 use runtime::Context;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 use support::{InternalError, Operation, Paged, Paging, Problem};
+use vault_api::vault::models::{
+    self, Credential, CredentialKind, CredentialState, CredentialStateFilter, CredentialSummary, CredentialVersion,
+    RevealedSecret,
+};
+use vault_api::vault::{errors, operations as ops};
 
 use super::{Arg, Sql, Vault, contains_pattern, fault, forbidden, not_found};
 use crate::rbac::{Access, Perms};

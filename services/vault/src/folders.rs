@@ -5,10 +5,10 @@
 use runtime::Context;
 use std::collections::HashMap;
 
-use generated::vault::models::{self, Folder};
-use generated::vault::{errors, operations as ops};
 use sqlx::Row;
 use support::{Paged, Paging, Problem};
+use vault_api::vault::models::{self, Folder};
+use vault_api::vault::{errors, operations as ops};
 
 use super::{Vault, fault, forbidden, not_found};
 use crate::rbac::{Access, Perms};

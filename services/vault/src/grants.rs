@@ -1,12 +1,12 @@
 //! Grants on credentials and folders, and tenant role assignments: administrators only (the
 //! `vault:admin` scope lets a token ask; the tenant `admin` role lets the user do it).
 
-use generated::vault::models::{self, Grant, GrantTarget, Permission, RoleAssignment, TenantRole};
-use generated::vault::{errors, operations as ops};
 use runtime::Context;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 use support::{InternalError, Operation, Paged, Paging, Problem};
+use vault_api::vault::models::{self, Grant, GrantTarget, Permission, RoleAssignment, TenantRole};
+use vault_api::vault::{errors, operations as ops};
 
 use super::credentials::{folder_exists, hold_folder, load};
 use super::{Arg, Sql, Vault, fault, not_found};

@@ -4,12 +4,12 @@
 //! concurrent redeems exactly one changes the row, and only that one gets the secret. Only the
 //! user who issued a lease sees, redeems or revokes it.
 
-use generated::vault::models::{self, CredentialState, Lease, LeaseState, LeasedSecret};
-use generated::vault::{errors, operations as ops};
 use runtime::Context;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 use support::{Paged, Paging, Problem};
+use vault_api::vault::models::{self, CredentialState, Lease, LeaseState, LeasedSecret};
+use vault_api::vault::{errors, operations as ops};
 
 use super::credentials::{open_version, visible};
 use super::{Arg, Sql, Vault, fault, forbidden, not_found};

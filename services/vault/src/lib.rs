@@ -1,5 +1,5 @@
 //! The credential vault: the generated `VaultService` implemented on the Specwright platform,
-//! registered with the server builder as `generated::vault::api(Vault::open(…))`.
+//! registered with the server builder as `vault_api::vault::api(Vault::open(…))`.
 //!
 //! Every operation runs in one transaction with its audit row: the change and the row commit
 //! together, or neither does. A failed or denied operation rolls back and is audited in a
@@ -21,8 +21,8 @@ use std::sync::Arc;
 
 use runtime::module::BoxFuture;
 
-use generated::vault::{VaultService, errors, models, operations as ops};
 use support::{InternalError, Operation, Paged, Paging, Problem};
+use vault_api::vault::{VaultService, errors, models, operations as ops};
 
 use crate::crypto::Keyring;
 use crate::rbac::Access;
@@ -427,7 +427,7 @@ pub struct Module {
 
 impl runtime::Module for Module {
     fn info(&self) -> &'static support::ServiceInfo {
-        &generated::vault::SERVICE
+        &vault_api::vault::SERVICE
     }
 
     fn migrate<'a>(&'a self, store: &'a Store) -> BoxFuture<'a, anyhow::Result<()>> {
@@ -435,7 +435,7 @@ impl runtime::Module for Module {
     }
 
     fn open<'a>(&'a self, platform: &'a runtime::Platform) -> BoxFuture<'a, anyhow::Result<runtime::ServiceApi>> {
-        Box::pin(async move { Ok(generated::vault::api(Vault::open(platform, self.leases).await?)) })
+        Box::pin(async move { Ok(vault_api::vault::api(Vault::open(platform, self.leases).await?)) })
     }
 
     /// The tenant's first administrator: the `admin` role, assigned by `bootstrap`.

@@ -7,9 +7,9 @@
 
 use std::collections::HashMap;
 
-use generated::vault::models::{Permission, TenantRole};
 use sqlx::Row;
 use sqlx::any::AnyRow;
+use vault_api::vault::models::{Permission, TenantRole};
 
 use runtime::store::Tx;
 

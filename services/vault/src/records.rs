@@ -1,10 +1,10 @@
 //! Listing the audit log: tenant administrators and auditors, newest first.
 
-use generated::vault::models::{self, AuditEvent, AuditOutcome, AuthMethod};
-use generated::vault::{errors, operations as ops};
 use runtime::Context;
 use sqlx::Row;
 use support::{Paged, Paging, Problem};
+use vault_api::vault::models::{self, AuditEvent, AuditOutcome, AuthMethod};
+use vault_api::vault::{errors, operations as ops};
 
 use super::{Arg, Sql, Vault, fault};
 use runtime::audit;

@@ -2,11 +2,11 @@
 //! so it needs `canStore` on each of them (administrators always have it). Pruning removes tags
 //! no active credential carries and is for administrators.
 
-use generated::vault::models::{self, PruneReport, Tag};
-use generated::vault::{errors, operations as ops};
 use runtime::Context;
 use sqlx::Row;
 use support::{InternalError, Operation, Paged, Paging, Problem};
+use vault_api::vault::models::{self, PruneReport, Tag};
+use vault_api::vault::{errors, operations as ops};
 
 use super::{Arg, Sql, Vault, fault, not_found};
 use crate::rbac::{Access, Perms};

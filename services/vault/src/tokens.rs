@@ -1,12 +1,12 @@
 //! Personal access tokens of the calling user: create (the secret is shown once), list, revoke.
 //! A token's scopes never exceed the caller's own.
 
-use generated::vault::models::{self, CreatedToken, PersonalAccessToken};
-use generated::vault::{errors, operations as ops};
 use runtime::Context;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 use support::{Paged, Paging, Problem};
+use vault_api::vault::models::{self, CreatedToken, PersonalAccessToken};
+use vault_api::vault::{errors, operations as ops};
 
 use super::{Arg, Sql, Vault, fault, not_found};
 use runtime::store::{Nullable, now_ms, to_time};
@@ -69,7 +69,7 @@ pub(super) async fn create(
             .with("auth_method", "personal_token"),
         ));
     }
-    let service = &generated::vault::SERVICE;
+    let service = &vault_api::vault::SERVICE;
     for wanted in &input.scopes {
         // Every requested scope must exist and be one the caller's own scopes satisfy (a signed-in
         // session carries no scopes: RBAC bounds what its tokens reach).

@@ -170,7 +170,7 @@ static CATALOG: LazyLock<serde_json::Value> = LazyLock::new(|| {
     let scopes = |s: &support::ServiceInfo| {
         s.scopes.iter().map(|k| serde_json::json!({ "name": k.name, "description": k.description })).collect::<Vec<_>>()
     };
-    let (v, p) = (&generated::vault::SERVICE, &generated::prospector::SERVICE);
+    let (v, p) = (&vault_api::vault::SERVICE, &prospector_api::prospector::SERVICE);
     serde_json::json!({
         "vault": {
             "title": v.title,

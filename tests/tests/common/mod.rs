@@ -285,7 +285,7 @@ pub fn request(client: &reqwest::Client, server: &TestServer, op: &Operation) ->
 
 /// Every operation of both services.
 pub fn all_operations() -> Vec<&'static Operation> {
-    generated::vault::OPERATIONS.iter().chain(generated::prospector::OPERATIONS.iter()).copied().collect()
+    vault_api::vault::OPERATIONS.iter().chain(prospector_api::prospector::OPERATIONS.iter()).copied().collect()
 }
 
 /// Runs a test body on SQLite and on PostgreSQL: `on_both_backends!(name, |server| async { … })`.

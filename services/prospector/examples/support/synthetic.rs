@@ -5,8 +5,8 @@
 #![allow(dead_code, reason = "each example uses a different part")]
 
 use chrono::{DateTime, Duration, Utc};
-use generated::prospector::models::{Budget, BudgetKind, LeadClient};
 use prospector::posting::Posting;
+use prospector_api::prospector::models::{Budget, BudgetKind, LeadClient};
 
 pub const SKILLS: [&str; 20] = [
     "rust",

@@ -3,4 +3,3 @@
 //! spec or the generator (`codegen/`) and regenerate.
 pub use support;
 pub mod prospector;
-pub mod vault;
