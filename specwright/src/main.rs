@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use runtime::config::{Config, DEFAULT_ADDR, DEFAULT_DATA_DIR};
 use runtime::keys;
 
@@ -195,12 +195,7 @@ enum Command {
         #[command(subcommand)]
         command: UserCommand,
     },
-    /// Manage prospector API tokens.
-    ApiToken {
-        #[command(subcommand)]
-        command: ApiTokenCommand,
-    },
-    /// Manage the encryption keys of secrets at rest.
+    /// Manage keys: the authorization server's signing keys, and the keys of secrets at rest.
     Keys {
         #[command(subcommand)]
         command: KeysCommand,
@@ -273,39 +268,7 @@ fn read_password() -> anyhow::Result<String> {
 }
 
 #[derive(Subcommand)]
-enum ApiTokenCommand {
-    /// Create an API token for the prospector and print it (shown once; only its hash is kept).
-    Create {
-        #[command(flatten)]
-        common: Common,
-        /// The user the token acts for.
-        #[arg(long)]
-        sub: String,
-        /// The user's tenant.
-        #[arg(long)]
-        tenant: String,
-        /// What the token is for.
-        #[arg(long)]
-        name: String,
-        /// Rate-limit plan.
-        #[arg(long, default_value = "starter", value_parser = ["starter", "pro", "team"])]
-        plan: String,
-        /// Scopes (repeatable); the prospector needs `prospector`.
-        #[arg(long = "scope", default_values_t = vec!["prospector".to_string()])]
-        scopes: Vec<String>,
-        /// Days until it expires; never when absent.
-        #[arg(long, value_parser = clap::value_parser!(i64).range(1..=3650))]
-        expires_in_days: Option<i64>,
-    },
-}
-
-#[derive(Subcommand)]
 enum KeysCommand {
-    /// New master key and data key; re-wraps every data key. Running servers keep working.
-    Rotate {
-        #[command(flatten)]
-        common: Common,
-    },
     /// New token-signing key for the embedded authorization server. The old key keeps verifying
     /// (and stays in the JWKS) until retired, so live tokens stay valid; running servers pick the
     /// new key up within seconds.
@@ -352,12 +315,8 @@ impl Command {
             | Command::Token { common, .. }
             | Command::Tenant { command: TenantCommand::Create { common, .. } }
             | Command::User { command: UserCommand::Add { common, .. } | UserCommand::Remove { common, .. } }
-            | Command::ApiToken { command: ApiTokenCommand::Create { common, .. } }
             | Command::Keys {
-                command:
-                    KeysCommand::Rotate { common }
-                    | KeysCommand::RotateSigning { common }
-                    | KeysCommand::RetireSigning { common, .. },
+                command: KeysCommand::RotateSigning { common } | KeysCommand::RetireSigning { common, .. },
             } => common,
         })
     }
@@ -372,19 +331,35 @@ fn block_on<F: std::future::Future<Output = anyhow::Result<()>>>(f: F) -> anyhow
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// A module's own command (`keys rotate`, `api-token create`), over the migrated database.
+fn run_module_command(module: &dyn runtime::Module, path: &[String], args: &clap::ArgMatches) -> anyhow::Result<()> {
+    let common = Common::from_arg_matches(args)?;
+    runtime::logging::init(common.log_format);
+    block_on(async move {
+        let store = common.store().await?;
+        let config = common.config();
+        module.run_command(path, args, runtime::module::CommandContext { store: &store, config: &config }).await
+    })
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // The services' own commands join the binary's: each module brings its own.
+    let modules = specwright::modules(&specwright::Settings::default());
+    let line = runtime::module::CommandLine::new(Cli::command(), &modules, Common::augment_args);
+    let matches = line.command.clone().get_matches();
+    if let Some((index, path, args)) = line.owner(&matches) {
+        return exit(run_module_command(modules[index].as_ref(), &path, args));
+    }
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     if let Some(common) = cli.command.common() {
         runtime::logging::init(common.log_format);
     }
     let result = match cli.command {
         Command::Completions { shell } => {
-            clap_complete::generate(
-                shell,
-                &mut <Cli as clap::CommandFactory>::command(),
-                "specwright",
-                &mut std::io::stdout(),
-            );
+            clap_complete::generate(shell, &mut line.command.clone(), "specwright", &mut std::io::stdout());
             Ok(())
         }
         Command::Conformance { options } => {
@@ -435,35 +410,6 @@ fn main() -> ExitCode {
             println!("removed user {user}; their sessions and refresh tokens are revoked");
             Ok(())
         }),
-        Command::ApiToken {
-            command: ApiTokenCommand::Create { common, sub, tenant, name, plan, scopes, expires_in_days },
-        } => block_on(async move {
-            let store = common.store().await?;
-            let plan = prospector_api::prospector::models::Plan::parse(&plan)
-                .ok_or_else(|| anyhow::anyhow!("unknown plan {plan}"))?;
-            let expires_at = expires_in_days.map(|d| runtime::store::now_ms() + d * 86_400_000);
-            let new = prospector::api_tokens::NewToken { tenant, user: sub, name, scopes, plan, expires_at };
-            let created = prospector::api_tokens::insert(&store, new).await?;
-            eprintln!(
-                "created {} ({}, plan {}); store it now, it is not shown again:",
-                created.id, created.prefix, created.plan
-            );
-            println!("{}", created.token);
-            Ok(())
-        }),
-        Command::Keys { command: KeysCommand::Rotate { common } } => block_on(async move {
-            let store = common.store().await?;
-            // Progress on standard error, so standard output keeps the one-line report.
-            let report = vault::crypto::rotate_with_progress(&store, &common.data_dir, |done, total| {
-                eprintln!("re-wrapping data keys: {done} of {total}");
-            })
-            .await?;
-            println!(
-                "new master key {}, new data key {}, {} data keys re-wrapped",
-                report.master_key, report.data_key, report.rewrapped
-            );
-            Ok(())
-        }),
         Command::Keys { command: KeysCommand::RotateSigning { common } } => keys::SigningKeys::rotate(&common.data_dir)
             .map(|r| {
                 println!("new signing key {}; previous key {} still verifies until retired", r.active, r.previous);
@@ -472,6 +418,11 @@ fn main() -> ExitCode {
             keys::SigningKeys::retire(&common.data_dir, &kid).map(|()| println!("retired signing key {kid}"))
         }
     };
+    exit(result)
+}
+
+/// The exit status of a command's result, its error printed.
+fn exit(result: anyhow::Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

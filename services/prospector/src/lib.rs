@@ -22,10 +22,10 @@ pub async fn migrate(store: &runtime::store::Store) -> anyhow::Result<()> {
     store.migrate("prospector", sqlx::migrate!("./migrations/sqlite"), sqlx::migrate!("./migrations/postgres")).await
 }
 
-/// The prospector as a binary registers it: its migrations, its catalog entry and the service,
+/// The prospector as a binary registers it: its migrations, its catalog entry, the service,
 /// scanning `lead_sources` (`NAME=LOCATION` each; the embedded sample feed when empty) and
 /// submitting proposals through the platform connector at `platform_connector` (the recording
-/// outbox when `None`).
+/// outbox when `None`), and the command that issues API tokens (`api-token create`).
 #[derive(Debug, Clone, Default)]
 pub struct Module {
     /// The lead sources.
@@ -53,4 +53,62 @@ impl runtime::Module for Module {
             Ok(prospector_api::prospector::api(prospector))
         })
     }
+
+    fn commands(&self) -> Vec<clap::Command> {
+        use clap::Args as _;
+        vec![
+            clap::Command::new("api-token").about("Manage prospector API tokens").subcommand(
+                CreateApiToken::augment_args(clap::Command::new("create"))
+                    .about("Create an API token for the prospector and print it (shown once; only its hash is kept)"),
+            ),
+        ]
+    }
+
+    fn run_command<'a>(
+        &'a self,
+        path: &'a [String],
+        args: &'a clap::ArgMatches,
+        cx: runtime::module::CommandContext<'a>,
+    ) -> runtime::module::BoxFuture<'a, anyhow::Result<()>> {
+        Box::pin(async move {
+            use clap::FromArgMatches as _;
+            anyhow::ensure!(path == ["api-token", "create"], "`{}` is not a command of the prospector", path.join(" "));
+            let CreateApiToken { sub, tenant, name, plan, scopes, expires_in_days } =
+                CreateApiToken::from_arg_matches(args)?;
+            let plan = prospector_api::prospector::models::Plan::parse(&plan)
+                .ok_or_else(|| anyhow::anyhow!("unknown plan {plan}"))?;
+            let expires_at = expires_in_days.map(|d| runtime::store::now_ms() + d * 86_400_000);
+            let new = api_tokens::NewToken { tenant, user: sub, name, scopes, plan, expires_at };
+            let created = api_tokens::insert(cx.store, new).await?;
+            eprintln!(
+                "created {} ({}, plan {}); store it now, it is not shown again:",
+                created.id, created.prefix, created.plan
+            );
+            println!("{}", created.token);
+            Ok(())
+        })
+    }
+}
+
+/// `api-token create`'s arguments.
+#[derive(clap::Args)]
+struct CreateApiToken {
+    /// The user the token acts for.
+    #[arg(long)]
+    sub: String,
+    /// The user's tenant.
+    #[arg(long)]
+    tenant: String,
+    /// What the token is for.
+    #[arg(long)]
+    name: String,
+    /// Rate-limit plan.
+    #[arg(long, default_value = "starter", value_parser = ["starter", "pro", "team"])]
+    plan: String,
+    /// Scopes (repeatable); the prospector needs `prospector`.
+    #[arg(long = "scope", default_values_t = vec!["prospector".to_string()])]
+    scopes: Vec<String>,
+    /// Days until it expires; never when absent.
+    #[arg(long, value_parser = clap::value_parser!(i64).range(1..=3650))]
+    expires_in_days: Option<i64>,
 }

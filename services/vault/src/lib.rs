@@ -418,7 +418,8 @@ impl VaultService for Vault {
 }
 
 /// The vault as a binary registers it: its migrations, its catalog entry, the service granting
-/// leases by `leases`, and a new tenant's first administrator (the `admin` role).
+/// leases by `leases`, a new tenant's first administrator (the `admin` role) and the command that
+/// rotates the keys of secrets at rest (`keys rotate`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Module {
     /// Lease lifetimes.
@@ -455,6 +456,36 @@ impl runtime::Module for Module {
             .bind(runtime::store::now_ms())
             .execute(&mut **tx)
             .await?;
+            Ok(())
+        })
+    }
+
+    fn commands(&self) -> Vec<clap::Command> {
+        vec![
+            clap::Command::new("keys").about("Manage the encryption keys of secrets at rest").subcommand(
+                clap::Command::new("rotate")
+                    .about("New master key and data key; re-wraps every data key. Running servers keep working"),
+            ),
+        ]
+    }
+
+    fn run_command<'a>(
+        &'a self,
+        path: &'a [String],
+        _: &'a clap::ArgMatches,
+        cx: runtime::module::CommandContext<'a>,
+    ) -> BoxFuture<'a, anyhow::Result<()>> {
+        Box::pin(async move {
+            anyhow::ensure!(path == ["keys", "rotate"], "`{}` is not a command of the vault", path.join(" "));
+            // Progress on standard error, so standard output keeps the one-line report.
+            let report = crypto::rotate_with_progress(cx.store, &cx.config.data_dir, |done, total| {
+                eprintln!("re-wrapping data keys: {done} of {total}");
+            })
+            .await?;
+            println!(
+                "new master key {}, new data key {}, {} data keys re-wrapped",
+                report.master_key, report.data_key, report.rewrapped
+            );
             Ok(())
         })
     }
