@@ -104,6 +104,26 @@ impl Transaction {
         }
     }
 
+    /// Commits the work so far, for an operation that must make a step durable before it goes
+    /// on: a claim before it calls another system (never hold a transaction over a network call),
+    /// or a long import committing part by part so that other requests interleave and its
+    /// progress survives. The next [`Transaction::get`] begins a new transaction. The call's
+    /// audit row commits with its last step (or through the group commit when none follows);
+    /// a failure after a step rolls back only what followed it. Nothing to do when none has begun.
+    pub async fn commit_step<E: InternalError>(&mut self) -> Result<(), E> {
+        match self.tx.take() {
+            None => Ok(()),
+            Some(tx) => tx.commit().await.map_err(|e| fault(self.op.id, "committing a step", e)),
+        }
+    }
+
+    /// Rolls back the work since the last step, now rather than when the call ends: for a call
+    /// that, having failed, must undo what an earlier step committed through the store (a claim
+    /// released), which on SQLite's one writer would otherwise wait for this transaction.
+    pub fn discard(&mut self) {
+        self.tx = None;
+    }
+
     /// Whether the transaction has begun.
     pub fn is_begun(&self) -> bool {
         self.tx.is_some()
@@ -313,5 +333,24 @@ mod tests {
         drop(write);
         let mut unbegun = Context::new(caller(), &WRITE, None);
         assert_eq!(unbegun.tx.get::<Write>().await.map(|_| ()).map_err(|e| e.code()), Err("internal"));
+    }
+
+    #[tokio::test]
+    async fn a_committed_step_survives_a_later_failure_and_a_discard_undoes_only_what_followed() {
+        let (_dir, store) = store().await;
+        let mut cx = Context::new(caller(), &WRITE, Some(store.clone()));
+        let insert = |v: &'static str| sqlx::query("INSERT INTO kept (v) VALUES ($1)").bind(v);
+        insert("claim").execute(&mut **cx.tx.get::<Write>().await.unwrap()).await.unwrap();
+        cx.tx.commit_step::<Write>().await.unwrap();
+        assert!(!cx.tx.is_begun());
+        assert_eq!(kept(&store).await, ["claim"], "durable before the call goes on");
+        insert("discarded").execute(&mut **cx.tx.get::<Write>().await.unwrap()).await.unwrap();
+        cx.tx.discard();
+        // On SQLite's one writer, this write would wait for the discarded transaction.
+        sqlx::query("UPDATE kept SET v = 'released' WHERE v = 'claim'").execute(store.pool()).await.unwrap();
+        insert("last").execute(&mut **cx.tx.get::<Write>().await.unwrap()).await.unwrap();
+        let failed = conclude(None, cx, Err::<Success, _>(Write::Refused(Problem::new("no")))).await;
+        assert!(failed.is_err());
+        assert_eq!(kept(&store).await, ["released"], "the last step rolls back, the committed one stays");
     }
 }

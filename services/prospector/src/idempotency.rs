@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 use sqlx::Row;
 use support::{InternalError, Problem};
 
+use runtime::Context;
 use runtime::fault;
 use runtime::store::{Store, Tx, now_ms};
 
@@ -45,47 +46,47 @@ pub fn fingerprint(parts: &[&str]) -> String {
 }
 
 /// Starts `operation`: without a key it just runs; with one, the key is claimed, or its earlier
-/// result is replayed, or the conflict is answered through `conflict`. The fingerprint of the
-/// request is computed only when a key was sent.
+/// result is replayed, or the conflict is answered through `conflict`. The claim is the call's
+/// first step, committed before the operation runs, so a concurrent retry sees it. The
+/// fingerprint of the request is computed only when a key was sent.
 pub async fn start<T: DeserializeOwned, E: InternalError>(
-    store: &Store,
-    tenant: &str,
+    cx: &mut Context,
     operation: &'static str,
     key: Option<&str>,
     fingerprint: impl FnOnce() -> String,
     conflict: impl FnOnce(Problem) -> E,
 ) -> Result<Begin<T>, E> {
     let Some(key) = key else { return Ok(Begin::Run(None)) };
-    match begin(store, tenant, operation, key, &fingerprint()).await {
-        Err(e) => Err(fault(operation, "idempotency key", e)),
-        Ok(Err(problem)) => Err(conflict(problem)),
-        Ok(Ok(begun)) => Ok(begun),
-    }
+    let (tx, caller, _) = cx.parts::<E>().await?;
+    let found = begin(tx, &caller.tenant, operation, key, &fingerprint())
+        .await
+        .map_err(|e| fault(operation, "idempotency key", e))?;
+    cx.tx.commit_step::<E>().await?;
+    found.map_err(conflict)
 }
 
 /// Claims `key` for `operation`, or finds its earlier result. The inner `Err` is the conflict.
 async fn begin<T: DeserializeOwned>(
-    store: &Store,
+    tx: &mut Tx,
     tenant: &str,
     operation: &'static str,
     key: &str,
     fingerprint: &str,
 ) -> Result<Result<Begin<T>, Problem>, sqlx::Error> {
     let now = now_ms();
-    let mut tx = store.begin().await?;
     sqlx::query("DELETE FROM idempotency_keys WHERE tenant_id = $1 AND operation = $2 AND idem_key = $3 AND (created_at < $4 OR (state = 'running' AND created_at < $5))")
         .bind(tenant)
         .bind(operation)
         .bind(key)
         .bind(now - RETENTION_MS)
         .bind(now - STALE_MS)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
     let row = sqlx::query("SELECT fingerprint, state, response FROM idempotency_keys WHERE tenant_id = $1 AND operation = $2 AND idem_key = $3")
         .bind(tenant)
         .bind(operation)
         .bind(key)
-        .fetch_optional(&mut *tx)
+        .fetch_optional(&mut **tx)
         .await?;
     let outcome = match row {
         Some(r) => {
@@ -110,7 +111,7 @@ async fn begin<T: DeserializeOwned>(
                 .bind(key)
                 .bind(fingerprint)
                 .bind(now)
-                .execute(&mut *tx)
+                .execute(&mut **tx)
                 .await?
                 .rows_affected();
             if inserted == 1 {
@@ -120,7 +121,6 @@ async fn begin<T: DeserializeOwned>(
             }
         }
     };
-    tx.commit().await?;
     Ok(outcome)
 }
 

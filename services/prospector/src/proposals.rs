@@ -190,8 +190,8 @@ pub fn draft(
 
 /// `POST /proposals`.
 pub async fn create(
+    cx: &mut Context,
     store: &Store,
-    caller: &Caller,
     input: models::CreateProposalInput,
 ) -> Result<Proposal, errors::CreateProposalError> {
     use errors::CreateProposalError as E;
@@ -201,15 +201,15 @@ pub async fn create(
         idempotency::fingerprint(&[&serde_json::to_string(&request).unwrap_or_default()])
     };
     let key = input.idempotency_key.as_deref();
-    let claim =
-        match idempotency::start(store, &caller.tenant, "create_proposal", key, fingerprint, E::Conflict).await? {
-            Begin::Replay(p) => return Ok(p),
-            Begin::Run(claim) => claim,
-        };
+    let claim = match idempotency::start(cx, "create_proposal", key, fingerprint, E::Conflict).await? {
+        Begin::Replay(p) => return Ok(p),
+        Begin::Run(claim) => claim,
+    };
     let result = async {
-        let config = scoring::current(store, &caller.tenant).await.map_err(|e| fault("proposals", "configuration", e))?;
-        let mut tx = store.begin().await.map_err(|e| fault("proposals", "begin", e))?;
-        let lead = leads::load(&mut tx, &caller.tenant, &input.lead_id)
+        let (tx, caller, _) = cx.parts::<E>().await?;
+        let config =
+            scoring::current_in(&mut *tx, &caller.tenant).await.map_err(|e| fault("proposals", "configuration", e))?;
+        let lead = leads::load(&mut *tx, &caller.tenant, &input.lead_id)
             .await
             .map_err(|e| fault("proposals", "reading the lead", e))?
             .ok_or_else(|| E::NotFound(missing("lead", &input.lead_id).with("field", "lead_id")))?;
@@ -242,21 +242,23 @@ pub async fn create(
             .bind(Nullable(input.bid_amount))
             .bind(Nullable(currency.as_deref()))
             .bind(now)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await
             .map_err(|e| fault("proposals", "storing", e))?;
-        let proposal = load(&mut tx, &caller.tenant, &id)
+        let proposal = load(&mut *tx, &caller.tenant, &id)
             .await
             .map_err(|e| fault("proposals", "reading", e))?
             .ok_or_else(|| fault("proposals", "reading", "proposal vanished"))?;
         if let Some(claim) = &claim {
-            idempotency::finish(&mut tx, claim, &proposal).await.map_err(|e| fault("proposals", "idempotency", e))?;
+            idempotency::finish(&mut *tx, claim, &proposal).await.map_err(|e| fault("proposals", "idempotency", e))?;
+            // The claimed key's answer is durable before a retry can ask for it again.
+            cx.tx.commit_step::<E>().await?;
         }
-        tx.commit().await.map_err(|e| fault("proposals", "commit", e))?;
         Ok(proposal)
     }
     .await;
     if let (Err(_), Some(claim)) = (&result, &claim) {
+        cx.tx.discard();
         idempotency::abandon(store, claim).await;
     }
     result
@@ -408,39 +410,40 @@ async fn record(
 
 /// `POST /proposals/{id}/submit`.
 pub async fn submit(
+    cx: &mut Context,
     store: &Store,
     connector: &Connector,
-    caller: &Caller,
     input: models::SubmitProposalInput,
 ) -> Result<Proposal, errors::SubmitProposalError> {
     use errors::SubmitProposalError as E;
     let fingerprint = || idempotency::fingerprint(&[&input.id]);
     let key = input.idempotency_key.as_deref();
-    let claim =
-        match idempotency::start(store, &caller.tenant, "submit_proposal", key, fingerprint, E::Conflict).await? {
-            Begin::Replay(p) => return Ok(p),
-            Begin::Run(claim) => claim,
-        };
-    let result = submit_once(store, connector, caller, &input.id, claim.as_ref()).await;
+    let claim = match idempotency::start(cx, "submit_proposal", key, fingerprint, E::Conflict).await? {
+        Begin::Replay(p) => return Ok(p),
+        Begin::Run(claim) => claim,
+    };
+    let result = submit_once(cx, store, connector, &input.id, claim.as_ref()).await;
     if let (Err(_), Some(claim)) = (&result, &claim) {
+        cx.tx.discard();
         idempotency::abandon(store, claim).await;
     }
     result
 }
 
 async fn submit_once(
+    cx: &mut Context,
     store: &Store,
     connector: &Connector,
-    caller: &Caller,
     id: &str,
     claim: Option<&idempotency::Claim>,
 ) -> Result<Proposal, errors::SubmitProposalError> {
     use errors::SubmitProposalError as E;
     // 1. Check and claim the proposal, so concurrent submits (with or without a key) cannot both
-    //    reach the platform.
+    //    reach the platform: a step of its own, committed before the platform is called.
     let now = now_ms();
-    let mut tx = store.begin().await.map_err(|e| fault("proposals", "begin", e))?;
-    let proposal = load(&mut tx, &caller.tenant, id)
+    let tenant = cx.caller.tenant.clone();
+    let tx = cx.tx.get::<E>().await?;
+    let proposal = load(&mut *tx, &tenant, id)
         .await
         .map_err(|e| fault("proposals", "reading", e))?
         .ok_or_else(|| E::NotFound(missing("proposal", id)))?;
@@ -453,7 +456,7 @@ async fn submit_once(
         };
         return Err(E::Conflict(problem));
     }
-    let lead = leads::load(&mut tx, &caller.tenant, &proposal.lead_id)
+    let lead = leads::load(&mut *tx, &tenant, &proposal.lead_id)
         .await
         .map_err(|e| fault("proposals", "reading the lead", e))?
         .ok_or_else(|| fault("proposals", "reading the lead", "lead vanished"))?;
@@ -470,7 +473,7 @@ async fn submit_once(
         .bind(now)
         .bind(&proposal.id)
         .bind(now - STALE_SUBMIT_MS)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await
         .map_err(|e| fault("proposals", "claiming", e))?
         .rows_affected();
@@ -479,11 +482,11 @@ async fn submit_once(
             Problem::new("this proposal is being submitted by another request").with("current", "ready"),
         ));
     }
-    tx.commit().await.map_err(|e| fault("proposals", "commit", e))?;
+    cx.tx.commit_step::<E>().await?;
 
     let submission = Submission {
         proposal_id: proposal.id.clone(),
-        tenant: caller.tenant.clone(),
+        tenant: tenant.clone(),
         platform: lead.posting.platform.clone(),
         job_id: lead.posting.id.clone(),
         job_url: lead.posting.url.clone(),
@@ -502,48 +505,51 @@ async fn submit_once(
             }
         },
     };
-    // 3. Record the result.
+    // 3. Record the result, committed here so that a failure releases the claim.
     let finished = async {
-        let mut tx = store.begin().await?;
-        let reference = match reference {
-            Some(r) => r,
-            None => record(&mut tx, &caller.tenant, &proposal.id, "submit", &submission.platform, &serde_json::json!({
-                "proposal_id": submission.proposal_id, "platform": submission.platform, "job_id": submission.job_id,
-                "job_url": submission.job_url, "text": submission.text, "bid_amount": submission.bid_amount, "currency": submission.currency,
-            })).await?,
-        };
-        let at = now_ms();
-        sqlx::query("UPDATE proposals SET status = 'submitted', submitted_at = $1, platform_reference = $2, submitting_since = NULL, updated_at = $1 WHERE id = $3")
-            .bind(at)
-            .bind(&reference)
-            .bind(&proposal.id)
-            .execute(&mut *tx)
-            .await?;
-        if lead.status != LeadStatus::ProposalSent {
-            sqlx::query("UPDATE leads SET status = 'proposal_sent', updated_at = $1 WHERE id = $2")
+        let tx = cx.tx.get::<E>().await?;
+        let recorded = async {
+            let reference = match reference {
+                Some(r) => r,
+                None => record(&mut *tx, &tenant, &proposal.id, "submit", &submission.platform, &serde_json::json!({
+                    "proposal_id": submission.proposal_id, "platform": submission.platform, "job_id": submission.job_id,
+                    "job_url": submission.job_url, "text": submission.text, "bid_amount": submission.bid_amount, "currency": submission.currency,
+                })).await?,
+            };
+            let at = now_ms();
+            sqlx::query("UPDATE proposals SET status = 'submitted', submitted_at = $1, platform_reference = $2, submitting_since = NULL, updated_at = $1 WHERE id = $3")
                 .bind(at)
-                .bind(&lead.id)
-                .execute(&mut *tx)
+                .bind(&reference)
+                .bind(&proposal.id)
+                .execute(&mut **tx)
                 .await?;
+            if lead.status != LeadStatus::ProposalSent {
+                sqlx::query("UPDATE leads SET status = 'proposal_sent', updated_at = $1 WHERE id = $2")
+                    .bind(at)
+                    .bind(&lead.id)
+                    .execute(&mut **tx)
+                    .await?;
+            }
+            let done = load(&mut *tx, &tenant, &proposal.id)
+                .await
+                .map_err(sqlx::Error::Protocol)?
+                .ok_or(sqlx::Error::RowNotFound)?;
+            if let Some(claim) = claim {
+                idempotency::finish(&mut *tx, claim, &done).await?;
+            }
+            Ok::<_, sqlx::Error>(done)
         }
-        let done = load(&mut tx, &caller.tenant, &proposal.id)
-            .await
-            .map_err(sqlx::Error::Protocol)?
-            .ok_or(sqlx::Error::RowNotFound)?;
-        if let Some(claim) = claim {
-            idempotency::finish(&mut tx, claim, &done).await?;
-        }
-        tx.commit().await?;
-        Ok::<_, sqlx::Error>(done)
+        .await
+        .map_err(|e| fault("proposals", "recording the submission", e))?;
+        cx.tx.commit_step::<E>().await?;
+        Ok(recorded)
     }
     .await;
-    match finished {
-        Ok(p) => Ok(p),
-        Err(e) => {
-            release(store, &proposal.id).await;
-            Err(fault("proposals", "recording the submission", e))
-        }
+    if finished.is_err() {
+        cx.tx.discard();
+        release(store, &proposal.id).await;
     }
+    finished
 }
 
 async fn release(store: &Store, id: &str) {

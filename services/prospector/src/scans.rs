@@ -10,19 +10,21 @@ use crate::idempotency::{self, Begin};
 use crate::leads::{self, Found};
 use crate::scoring;
 use crate::sources::{self, Source};
-use runtime::caller::Caller;
+use runtime::Context;
 use runtime::fault;
-use runtime::store::{Store, now_ms};
+use runtime::store::{Store, Tx, now_ms};
 
 /// A scan lock older than this is taken to belong to a scan that died.
 const STALE_LOCK_MS: i64 = 15 * 60 * 1000;
 
-/// `POST /leads/scan`.
+/// `POST /leads/scan`: in steps, each committed before the next (the idempotency claim, the scan
+/// lock, the configuration, then each source's leads), so no transaction is held while a source
+/// is fetched and what a source brought is kept if a later one fails.
 pub async fn scan(
+    cx: &mut Context,
     store: &Store,
     configured: &[Source],
     http: &reqwest::Client,
-    caller: &Caller,
     input: ScanLeadsInput,
 ) -> Result<ScanReport, E> {
     let chosen: Vec<&Source> = match &input.sources {
@@ -42,31 +44,40 @@ pub async fn scan(
     let names: Vec<&str> = chosen.iter().map(|s| s.name.as_str()).collect();
     let fingerprint = || idempotency::fingerprint(&names);
     let key = input.idempotency_key.as_deref();
-    let claim = match idempotency::start(store, &caller.tenant, "scan_leads", key, fingerprint, E::Conflict).await? {
+    let claim = match idempotency::start(cx, "scan_leads", key, fingerprint, E::Conflict).await? {
         Begin::Replay(report) => return Ok(report),
         Begin::Run(claim) => claim,
     };
+    let tenant = cx.caller.tenant.clone();
     let scan_id = format!("scan_{}", uuid::Uuid::now_v7().simple());
-    let result = match lock(store, &caller.tenant, &scan_id).await {
-        Err(e) => Err(fault("scans", "locking", e)),
+    let locked = match cx.tx.get::<E>().await {
+        Ok(tx) => lock(tx, &tenant, &scan_id).await.map_err(|e| fault("scans", "locking", e)),
+        Err(e) => Err(e),
+    };
+    let result = match locked {
+        Ok(true) => match cx.tx.commit_step::<E>().await {
+            Ok(()) => {
+                let report = run(cx, &chosen, http, &scan_id).await;
+                cx.tx.discard();
+                unlock(store, &tenant, &scan_id).await;
+                report
+            }
+            Err(e) => Err(e),
+        },
         Ok(false) => Err(E::Conflict(
             Problem::new("a scan is already running for this account; retry when it has finished")
                 .with("field", "sources"),
         )),
-        Ok(true) => {
-            let report = run(store, &chosen, http, &caller.tenant, &scan_id).await;
-            unlock(store, &caller.tenant, &scan_id).await;
-            report
-        }
+        Err(e) => Err(e),
     };
     match (result, claim) {
         (Ok(report), Some(claim)) => {
-            let mut tx = store.begin().await.map_err(|e| fault("scans", "begin", e))?;
-            idempotency::finish(&mut tx, &claim, &report).await.map_err(|e| fault("scans", "idempotency", e))?;
-            tx.commit().await.map_err(|e| fault("scans", "commit", e))?;
+            let tx = cx.tx.get::<E>().await?;
+            idempotency::finish(tx, &claim, &report).await.map_err(|e| fault("scans", "idempotency", e))?;
             Ok(report)
         }
         (Err(e), Some(claim)) => {
+            cx.tx.discard();
             idempotency::abandon(store, &claim).await;
             Err(e)
         }
@@ -74,13 +85,14 @@ pub async fn scan(
     }
 }
 
-async fn lock(store: &Store, tenant: &str, scan_id: &str) -> Result<bool, sqlx::Error> {
+/// Takes the tenant's scan lock (one scan at a time) unless another scan holds it; a lock older
+/// than [`STALE_LOCK_MS`] is taken over.
+async fn lock(tx: &mut Tx, tenant: &str, scan_id: &str) -> Result<bool, sqlx::Error> {
     let now = now_ms();
-    let mut tx = store.begin().await?;
     sqlx::query("DELETE FROM scan_locks WHERE tenant_id = $1 AND started_at < $2")
         .bind(tenant)
         .bind(now - STALE_LOCK_MS)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
     let taken = sqlx::query(
         "INSERT INTO scan_locks (tenant_id, scan_id, started_at) VALUES ($1, $2, $3) ON CONFLICT (tenant_id) DO NOTHING",
@@ -88,11 +100,10 @@ async fn lock(store: &Store, tenant: &str, scan_id: &str) -> Result<bool, sqlx::
     .bind(tenant)
     .bind(scan_id)
     .bind(now)
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?
     .rows_affected()
         == 1;
-    tx.commit().await?;
     Ok(taken)
 }
 
@@ -107,15 +118,13 @@ async fn unlock(store: &Store, tenant: &str, scan_id: &str) {
     }
 }
 
-async fn run(
-    store: &Store,
-    chosen: &[&Source],
-    http: &reqwest::Client,
-    tenant: &str,
-    scan_id: &str,
-) -> Result<ScanReport, E> {
+async fn run(cx: &mut Context, chosen: &[&Source], http: &reqwest::Client, scan_id: &str) -> Result<ScanReport, E> {
     let started_at = Utc::now();
-    let config = scoring::current(store, tenant).await.map_err(|e| fault("scans", "reading the configuration", e))?;
+    let tenant = cx.caller.tenant.clone();
+    let config = scoring::current_in(cx.tx.get::<E>().await?, &tenant)
+        .await
+        .map_err(|e| fault("scans", "reading the configuration", e))?;
+    cx.tx.commit_step::<E>().await?;
     let mut results = Vec::new();
     for source in chosen {
         let fetched_at = Utc::now();
@@ -132,9 +141,9 @@ async fn run(
                 }
                 result.failed = found.failed.len() as i64;
                 result.fetched = (found.postings.len() + found.failed.len()) as i64;
-                let mut tx = store.begin().await.map_err(|e| fault("scans", "begin", e))?;
+                let tx = cx.tx.get::<E>().await?;
                 for posting in &found.postings {
-                    match leads::store_posting(&mut tx, tenant, &source.name, posting, &config, fetched_at)
+                    match leads::store_posting(tx, &tenant, &source.name, posting, &config, fetched_at)
                         .await
                         .map_err(|e| fault("scans", "storing a lead", e))?
                     {
@@ -142,7 +151,7 @@ async fn run(
                         Found::Duplicate => result.duplicates += 1,
                     }
                 }
-                tx.commit().await.map_err(|e| fault("scans", "commit", e))?;
+                cx.tx.commit_step::<E>().await?;
             }
         }
         results.push(result);

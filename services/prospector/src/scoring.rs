@@ -8,7 +8,6 @@ use runtime::Context;
 use sqlx::Row;
 use support::Problem;
 
-use runtime::caller::Caller;
 use runtime::fault;
 use runtime::store::{Nullable, Store, Tx, now_ms, to_time};
 
@@ -125,9 +124,23 @@ pub async fn current_in(tx: &mut Tx, tenant: &str) -> Result<ScoringConfig, sqlx
     }
 }
 
-/// The caller's current configuration.
-pub async fn get(store: &Store, caller: &Caller) -> Result<ScoringConfig, errors::GetScoringConfigError> {
-    current(store, &caller.tenant).await.map_err(|e| fault("scoring_config", "reading", e))
+/// The caller's current configuration. The spec marks this `GET` as writing: a tenant's first
+/// read stores the defaults as version 1, the version its leads then name.
+pub async fn get(cx: &mut Context) -> Result<ScoringConfig, errors::GetScoringConfigError> {
+    let (tx, caller, _) = cx.parts::<errors::GetScoringConfigError>().await?;
+    current_in(tx, &caller.tenant).await.map_err(|e| fault("scoring_config", "reading", e))
+}
+
+/// The tenant's current configuration as a read sees it: the stored one, or the defaults a first
+/// use would store as version 1.
+async fn read(tx: &mut Tx, tenant: &str) -> Result<ScoringConfig, sqlx::Error> {
+    match latest(tx, tenant).await? {
+        Some(c) => Ok(c),
+        None => {
+            let (weights, parameters) = defaults();
+            Ok(ScoringConfig { version: 1, weights, parameters, updated_at: chrono::Utc::now() })
+        }
+    }
 }
 
 /// Stores a new version; with `expected_version`, only if that is still the current one.
@@ -182,8 +195,7 @@ pub const DEFAULT_TIERS: i64 = 4;
 /// posting as last fetched and scored as of that moment, under the live and the proposed
 /// configuration. Read-only; the scoring runs off the async workers.
 pub async fn backtest(
-    store: &Store,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::BacktestInput,
 ) -> Result<models::BacktestReport, errors::RunBacktestError> {
     use crate::backtest::{self, Case, Point, Settings};
@@ -197,7 +209,10 @@ pub async fn backtest(
             Problem::new("since must be before until").with("field", "since").with("value", since.to_rfc3339()),
         ));
     }
-    let live = current(store, &caller.tenant).await.map_err(|e| fault("backtest", "reading the configuration", e))?;
+    // The spec marks the backtest read-only: one snapshot holds the configuration and the leads.
+    let tenant = cx.caller.tenant.clone();
+    let tx = cx.tx.get::<E>().await?;
+    let live = read(tx, &tenant).await.map_err(|e| fault("backtest", "reading the configuration", e))?;
     let settings = Settings {
         top_k: input.top_k.unwrap_or(DEFAULT_TOP_K).max(1) as usize,
         tiers: input.tiers.unwrap_or(DEFAULT_TIERS).max(2) as usize,
@@ -243,24 +258,18 @@ pub async fn backtest(
     // the chunk's last lead, then the chunk up to it. On SQLite the index `leads_replay` holds
     // every column read, so the rows and their postings are not read; on PostgreSQL a posting
     // long enough to matter is stored apart from its row.
-    let mut tx = store.begin_read().await.map_err(|e| fault("backtest", "begin", e))?;
+    let tx = cx.tx.get::<E>().await?;
     let mut after = (String::new(), i64::MIN, String::new());
     // Binds the filter both statements share: tenant, period and the key read up to ($1–$6).
     macro_rules! filtered {
         ($query:expr) => {
-            $query
-                .bind(&caller.tenant)
-                .bind(Nullable(since))
-                .bind(Nullable(until))
-                .bind(&after.0)
-                .bind(after.1)
-                .bind(&after.2)
+            $query.bind(&tenant).bind(Nullable(since)).bind(Nullable(until)).bind(&after.0).bind(after.1).bind(&after.2)
         };
     }
     for turn in 0.. {
         let last: Option<(String, i64, String)> = filtered!(sqlx::query_as(BACKTEST_LAST))
             .bind(BACKTEST_CHUNK as i64 - 1)
-            .fetch_optional(&mut *tx)
+            .fetch_optional(&mut **tx)
             .await
             .map_err(|e| fault("backtest", "reading leads", e))?;
         let chunk: Option<String> = match &last {
@@ -269,7 +278,7 @@ pub async fn backtest(
             }
             None => filtered!(sqlx::query_scalar(BACKTEST_REST)),
         }
-        .fetch_one(&mut *tx)
+        .fetch_one(&mut **tx)
         .await
         .map_err(|e| fault("backtest", "reading leads", e))?;
         // A send fails only once that scorer has stopped on a bad input: its error follows.
@@ -283,7 +292,7 @@ pub async fn backtest(
             None => break,
         }
     }
-    tx.commit().await.map_err(|e| fault("backtest", "reading leads", e))?;
+    cx.tx.end_read::<E>().await?;
     drop(senders);
     let mut cases: Vec<Case> = Vec::new();
     for scorer in scorers {

@@ -88,7 +88,7 @@ impl ProspectorService for Prospector {
         cx: &mut Context,
         input: models::ScanLeadsInput,
     ) -> Result<models::ScanReport, errors::ScanLeadsError> {
-        scans::scan(&self.store, &self.sources, &self.http, &cx.caller, input).await
+        scans::scan(cx, &self.store, &self.sources, &self.http, input).await
     }
 
     async fn update_lead(
@@ -121,7 +121,7 @@ impl ProspectorService for Prospector {
         cx: &mut Context,
         input: models::CreateProposalInput,
     ) -> Result<models::Proposal, errors::CreateProposalError> {
-        proposals::create(&self.store, &cx.caller, input).await
+        proposals::create(cx, &self.store, input).await
     }
 
     async fn update_proposal(
@@ -137,7 +137,7 @@ impl ProspectorService for Prospector {
         cx: &mut Context,
         input: models::SubmitProposalInput,
     ) -> Result<models::Proposal, errors::SubmitProposalError> {
-        proposals::submit(&self.store, &self.connector, &cx.caller, input).await
+        proposals::submit(cx, &self.store, &self.connector, input).await
     }
 
     async fn record_proposal_outcome(
@@ -177,7 +177,7 @@ impl ProspectorService for Prospector {
         &self,
         cx: &mut Context,
     ) -> Result<models::ScoringConfig, errors::GetScoringConfigError> {
-        scoring::get(&self.store, &cx.caller).await
+        scoring::get(cx).await
     }
 
     async fn update_scoring_config(
@@ -205,7 +205,7 @@ impl ProspectorService for Prospector {
         cx: &mut Context,
         input: models::BacktestInput,
     ) -> Result<models::BacktestReport, errors::RunBacktestError> {
-        scoring::backtest(&self.store, &cx.caller, input).await
+        scoring::backtest(cx, input).await
     }
 
     async fn list_api_tokens(

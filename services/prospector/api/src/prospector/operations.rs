@@ -296,7 +296,6 @@ pub static GET_SCORING_CONFIG: Operation = Operation {
     scope: "prospector",
     satisfied_by: &["prospector"],
     rate_limited: true,
-    read_only: true,
     tags: &["scoring"],
     ..BASE
 };
@@ -324,6 +323,7 @@ pub static RUN_BACKTEST: Operation = Operation {
     satisfied_by: &["prospector"],
     has_body: true,
     rate_limited: true,
+    read_only: true,
     tags: &["scoring"],
     input: &models::BACKTEST_INPUT_FIELDS,
     ..BASE
