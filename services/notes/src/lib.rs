@@ -68,7 +68,7 @@ impl runtime::Module for Module {
                 axum::http::header::CACHE_CONTROL,
                 axum::http::HeaderValue::from_static("private, max-age=10"),
             );
-            Ok(api(Notes::open(platform).await?).layer(support::Select::Operation("note_stats"), cache))
+            Ok(api(Notes::open_migrated(platform)).layer(support::Select::Operation("note_stats"), cache))
         })
     }
 }
@@ -76,8 +76,13 @@ impl runtime::Module for Module {
 impl Notes {
     /// The service over the platform's database, its own tables migrated.
     pub async fn open(platform: &Platform) -> anyhow::Result<Self> {
+        migrate(&platform.store).await?;
+        Ok(Self::open_migrated(platform))
+    }
+
+    /// [`Notes::open`] over a database whose migrations are applied (as a registered module's is).
+    fn open_migrated(platform: &Platform) -> Self {
         let store = platform.store.clone();
-        migrate(&store).await?;
         let notes = Notes {
             blobs: runtime::blobs::Blobs::new(store.clone()),
             store,
@@ -88,7 +93,7 @@ impl Notes {
         notes.webhooks.start();
         // Exports a stopped process left unfinished.
         tokio::spawn(notes.clone().resume_exports());
-        Ok(notes)
+        notes
     }
 
     /// Stores a new note for `caller`, as operation `op` (which its audit row names): what

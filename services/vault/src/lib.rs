@@ -80,6 +80,11 @@ impl Vault {
     /// directory's master key, granting leases by `leases`.
     pub async fn open(platform: &runtime::Platform, leases: LeasePolicy) -> anyhow::Result<Self> {
         migrate(&platform.store).await?;
+        Self::open_migrated(platform, leases).await
+    }
+
+    /// [`Vault::open`] over a database whose migrations are applied (as a registered module's is).
+    async fn open_migrated(platform: &runtime::Platform, leases: LeasePolicy) -> anyhow::Result<Self> {
         let source = crate::crypto::master_key_source(&platform.config.data_dir)?;
         let keyring = Arc::new(Keyring::load(&platform.store, source).await?);
         Ok(Vault::new(platform.store.clone(), keyring, leases))
@@ -436,7 +441,7 @@ impl runtime::Module for Module {
     }
 
     fn open<'a>(&'a self, platform: &'a runtime::Platform) -> BoxFuture<'a, anyhow::Result<runtime::ServiceApi>> {
-        Box::pin(async move { Ok(vault_api::vault::api(Vault::open(platform, self.leases).await?)) })
+        Box::pin(async move { Ok(vault_api::vault::api(Vault::open_migrated(platform, self.leases).await?)) })
     }
 
     /// The tenant's first administrator: the `admin` role, assigned by `bootstrap`.
