@@ -82,14 +82,15 @@ impl CommandLine {
     /// Merges the [`Module::commands`] of `modules` into `root`, in registration order, each leaf
     /// given the binary's common arguments by `leaf_args`.
     pub fn new(root: clap::Command, modules: &Modules, leaf_args: impl Fn(clap::Command) -> clap::Command) -> Self {
-        let mut line = CommandLine { command: root, owners: Vec::new() };
+        let mut owners = Vec::new();
+        let mut command = root;
         for (index, module) in modules.iter().enumerate() {
-            for command in module.commands() {
-                let root = std::mem::take(&mut line.command);
-                line.command = merge(root, command, &mut Vec::new(), index, &mut line.owners, &leaf_args);
+            let mut merging = Merging { path: Vec::new(), index, owners: &mut owners, leaf_args: &leaf_args };
+            for brought in module.commands() {
+                command = merging.merge(command, brought);
             }
         }
-        line
+        CommandLine { command, owners }
     }
 
     /// The module whose leaf command `matches` selects: its index, the leaf's path and its
@@ -104,53 +105,51 @@ impl CommandLine {
     }
 }
 
-/// `parent` with `command` added under it: merged into a subcommand of the same name when there
-/// is one, its leaves recorded as `index`'s.
-fn merge(
-    parent: clap::Command,
-    command: clap::Command,
-    path: &mut Vec<String>,
+/// One module's commands being merged into a command line.
+struct Merging<'a, F> {
+    /// Where the merge is, from the top.
+    path: Vec<String>,
+    /// The module's index.
     index: usize,
-    owners: &mut Vec<(Vec<String>, usize)>,
-    leaf_args: &impl Fn(clap::Command) -> clap::Command,
-) -> clap::Command {
-    let name = command.get_name().to_string();
-    path.push(name.clone());
-    let parent = if parent.find_subcommand(&name).is_some() {
-        let children: Vec<clap::Command> = command.get_subcommands().cloned().collect();
-        parent.mut_subcommand(&name, |mut group| {
-            for child in children {
-                group = merge(group, child, path, index, owners, leaf_args);
-            }
-            group
-        })
-    } else {
-        parent.subcommand(adopt(command, path, index, owners, leaf_args))
-    };
-    path.pop();
-    parent
+    /// Every module leaf so far, with its module.
+    owners: &'a mut Vec<(Vec<String>, usize)>,
+    /// What gives a leaf the binary's common arguments.
+    leaf_args: &'a F,
 }
 
-/// `command`, new to the line, with its leaves given the common arguments and recorded.
-fn adopt(
-    command: clap::Command,
-    path: &mut Vec<String>,
-    index: usize,
-    owners: &mut Vec<(Vec<String>, usize)>,
-    leaf_args: &impl Fn(clap::Command) -> clap::Command,
-) -> clap::Command {
-    if !command.has_subcommands() {
-        owners.push((path.clone(), index));
-        return leaf_args(command);
+impl<F: Fn(clap::Command) -> clap::Command> Merging<'_, F> {
+    /// `parent` with `command` added under it: merged into a subcommand of the same name when
+    /// there is one.
+    fn merge(&mut self, parent: clap::Command, command: clap::Command) -> clap::Command {
+        let name = command.get_name().to_string();
+        self.path.push(name.clone());
+        let parent = if parent.find_subcommand(&name).is_some() {
+            let children: Vec<clap::Command> = command.get_subcommands().cloned().collect();
+            parent.mut_subcommand(&name, |group| {
+                children.into_iter().fold(group, |group, child| self.merge(group, child))
+            })
+        } else {
+            parent.subcommand(self.adopt(command))
+        };
+        self.path.pop();
+        parent
     }
-    let children: Vec<String> = command.get_subcommands().map(|c| c.get_name().to_string()).collect();
-    let mut group = command;
-    for name in children {
-        path.push(name.clone());
-        group = group.mut_subcommand(&name, |child| adopt(child, path, index, owners, leaf_args));
-        path.pop();
+
+    /// `command`, new to the line, with its leaves given the common arguments and recorded.
+    fn adopt(&mut self, command: clap::Command) -> clap::Command {
+        if !command.has_subcommands() {
+            self.owners.push((self.path.clone(), self.index));
+            return (self.leaf_args)(command);
+        }
+        let children: Vec<String> = command.get_subcommands().map(|c| c.get_name().to_string()).collect();
+        let group = children.into_iter().fold(command, |group, name| {
+            self.path.push(name.clone());
+            let group = group.mut_subcommand(&name, |child| self.adopt(child));
+            self.path.pop();
+            group
+        });
+        group.subcommand_required(true)
     }
-    group.subcommand_required(true)
 }
 
 /// Registered modules, in registration order (the first answers paths no service claims).
