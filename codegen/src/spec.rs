@@ -321,7 +321,7 @@ impl StoredToken {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScopeDef {
-    /// Scope name as it appears in tokens, e.g. `vault:read`.
+    /// Scope name as it appears in tokens, e.g. `orders:read`.
     pub name: String,
     /// What the scope grants, shown on consent screens and in the OpenAPI scheme.
     pub description: String,
@@ -968,7 +968,7 @@ impl OperationDef {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpToolDef {
-    /// Tool name, e.g. `vault.list_credentials`.
+    /// Tool name, e.g. `orders.list_orders`.
     pub name: String,
     /// Human title.
     pub title: String,

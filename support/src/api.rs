@@ -42,7 +42,7 @@ impl<G: Gate> Api<G> {
     }
 
     /// The same service with `layer` around the REST route of every operation `select` picks
-    /// (see [`Layers`]): `api(notes).layer(Select::Tag("counts"), SetResponseHeaderLayer::…)`.
+    /// (see [`Layers`]): `api(service).layer(Select::Tag("counts"), SetResponseHeaderLayer::…)`.
     /// The first attached is the innermost.
     pub fn layer<L>(mut self, select: Select, layer: L) -> Self
     where

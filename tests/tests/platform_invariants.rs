@@ -61,16 +61,26 @@ fn holds_word(text: &str, needle: &str) -> bool {
 }
 
 #[test]
-fn the_runtime_names_no_service() {
+fn the_platform_crates_name_no_service() {
     let runtime = workspace().join("runtime");
     let mut sources = files(&runtime.join("src"), &["rs", "html", "css", "js"]);
     sources.extend(files(&runtime.join("migrations"), &["sql"]));
     sources.extend(files(&runtime.join("examples"), &["rs"]));
     sources.push(runtime.join("Cargo.toml"));
+    // What a service's generated code builds on, and the generator.
+    for platform in ["support", "codegen"] {
+        sources.extend(files(&workspace().join(platform).join("src"), &["rs"]));
+        sources.push(workspace().join(platform).join("Cargo.toml"));
+    }
     let mut found = Vec::new();
     for path in &sources {
         let text = std::fs::read_to_string(path).unwrap().to_lowercase();
         for (needle, what) in names() {
+            // The example service's name is also a word (the importer's notes on a document, a
+            // file name in a test): outside the runtime only its scopes and plans name it.
+            if needle == "notes" && !path.starts_with(&runtime) {
+                continue;
+            }
             for (n, line) in text.lines().enumerate() {
                 if holds_word(line, &needle) {
                     found.push(format!("{}:{}: {what}", path.strip_prefix(workspace()).unwrap().display(), n + 1));
