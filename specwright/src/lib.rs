@@ -5,29 +5,23 @@ pub mod console;
 
 use runtime::{Catalog, Platform, Server, ServerBuilder};
 
-/// The services' own settings (the platform's are in [`runtime::Config`]).
-#[derive(Debug, Clone, Default)]
+/// Every service this application serves, each registered once, in order (the vault first: it
+/// answers paths no service claims), with its own settings (the platform's are in
+/// [`runtime::Config`]); on the command line, each module's own options.
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct Settings {
-    /// Lease lifetimes of the vault (default and cap).
-    pub leases: vault::LeasePolicy,
-    /// Lead sources of the prospector, `NAME=LOCATION` each (a file, a folder, an http(s) feed URL
-    /// or `sample`); the embedded sample feed when empty.
-    pub lead_sources: Vec<String>,
-    /// Base URL of the platform's proposal API; `None` records submissions in the outbox table.
-    pub platform_connector: Option<String>,
+    /// The credential vault.
+    #[command(flatten)]
+    pub vault: vault::Module,
+    /// The lead-prospecting API.
+    #[command(flatten)]
+    pub prospector: prospector::Module,
 }
 
-/// Every service this application serves, each registered once, in order (the vault first: it
-/// answers paths no service claims): what serving, migrating, the catalog and `tenant create` all
-/// read.
+/// [`Settings`]' services as registered modules: what serving, migrating, the catalog and
+/// `tenant create` all read.
 pub fn modules(settings: &Settings) -> Vec<Box<dyn runtime::Module>> {
-    vec![
-        Box::new(vault::Module { leases: settings.leases }),
-        Box::new(prospector::Module {
-            lead_sources: settings.lead_sources.clone(),
-            platform_connector: settings.platform_connector.clone(),
-        }),
-    ]
+    vec![Box::new(settings.vault), Box::new(settings.prospector.clone())]
 }
 
 /// The services this application serves, registered with the builder over `platform`, their
@@ -81,4 +75,41 @@ pub async fn app(platform: &Platform, settings: &Settings) -> anyhow::Result<axu
 /// The services' descriptions (resources, scopes), as the `token` command and tests read them.
 pub fn catalog() -> Catalog {
     runtime::module::catalog(&modules(&Settings::default()))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    /// A command line with the services' options, as the binary's commands carry them.
+    #[derive(Parser)]
+    struct Line {
+        #[command(flatten)]
+        settings: super::Settings,
+    }
+
+    #[test]
+    fn each_service_reads_its_own_options_and_keeps_its_defaults_without_them() {
+        let line = Line::try_parse_from([
+            "specwright",
+            "--max-lease-ttl",
+            "60",
+            "--lead-source",
+            "a=sample,b=feeds/",
+            "--platform-connector",
+            "http://127.0.0.1:9/",
+        ])
+        .unwrap();
+        let (vault, prospector) = (line.settings.vault, line.settings.prospector);
+        assert_eq!((vault.leases.max_ttl, vault.leases.default_ttl), (60, 60), "the default lifetime is capped too");
+        assert_eq!(prospector.lead_sources, ["a=sample", "b=feeds/"]);
+        assert_eq!(prospector.platform_connector.as_deref(), Some("http://127.0.0.1:9/"));
+
+        let defaults = Line::try_parse_from(["specwright"]).unwrap().settings;
+        assert_eq!((defaults.vault.leases.max_ttl, defaults.vault.leases.default_ttl), (3600, 300));
+        assert!(defaults.prospector.lead_sources.is_empty() && defaults.prospector.platform_connector.is_none());
+        for refused in ["0", "86401", "an hour"] {
+            assert!(Line::try_parse_from(["specwright", "--max-lease-ttl", refused]).is_err(), "{refused}");
+        }
+    }
 }

@@ -42,9 +42,9 @@ struct Common {
     /// PostgreSQL URL (`postgres://…`); default: the SQLite file `specwright.db` in the data directory.
     #[arg(long, env = "DATABASE_URL")]
     database_url: Option<String>,
-    /// Largest lease lifetime granted, in seconds.
-    #[arg(long, env = "SPECWRIGHT_MAX_LEASE_TTL", default_value_t = 3600, value_parser = clap::value_parser!(i64).range(1..=86400))]
-    max_lease_ttl: i64,
+    /// The services' own options.
+    #[command(flatten)]
+    services: specwright::Settings,
     /// Accept tokens issued for the vault REST API at the MCP endpoint too.
     #[arg(long, env = "SPECWRIGHT_MCP_ACCEPT_REST_TOKENS")]
     mcp_accept_rest_tokens: bool,
@@ -54,11 +54,6 @@ struct Common {
     /// How many server processes share the Redis counters (each keeps its share if Redis fails).
     #[arg(long, env = "SPECWRIGHT_REPLICAS", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     replicas: u32,
-    /// A prospector lead source, `NAME=LOCATION` (repeatable; comma-separated in the variable):
-    /// a JSON/NDJSON/RSS/Atom/JSON Feed file, a folder of them, an http(s) feed URL, or `sample`.
-    /// Default: the embedded sample feed.
-    #[arg(long = "lead-source", env = "SPECWRIGHT_LEAD_SOURCES", value_delimiter = ',')]
-    lead_sources: Vec<String>,
     /// An external identity provider's issuer URL: turns the embedded authorization server, its
     /// sign-in and the console off, and accepts that issuer's tokens (keys found through its
     /// RFC 8414 or OpenID metadata).
@@ -67,10 +62,6 @@ struct Common {
     /// The claim of the external issuer's tokens that names the user's tenant.
     #[arg(long, env = "SPECWRIGHT_TENANT_CLAIM", default_value = "tenant")]
     tenant_claim: String,
-    /// Base URL of the platform's proposal API (POST {url}/proposals); default: record
-    /// submissions in the outbox table.
-    #[arg(long, env = "SPECWRIGHT_PLATFORM_CONNECTOR")]
-    platform_connector: Option<String>,
     /// Largest number of database connections; default 1 on SQLite (one writer), 16 on PostgreSQL.
     #[arg(long, env = "SPECWRIGHT_DB_MAX_CONNECTIONS", value_parser = clap::value_parser!(u32).range(1..=1000))]
     db_max_connections: Option<u32>,
@@ -117,16 +108,6 @@ impl Common {
             runtime::store::Store::open_with(config.database_url.as_deref(), &config.data_dir, config.pool).await?;
         specwright::migrate(&store).await?;
         Ok(store)
-    }
-
-    fn settings(&self) -> specwright::Settings {
-        let mut leases = vault::LeasePolicy { max_ttl: self.max_lease_ttl, ..Default::default() };
-        leases.default_ttl = leases.default_ttl.min(self.max_lease_ttl);
-        specwright::Settings {
-            leases,
-            lead_sources: self.lead_sources.clone(),
-            platform_connector: self.platform_connector.clone(),
-        }
     }
 
     fn config(&self) -> Config {
@@ -369,7 +350,7 @@ fn main() -> ExitCode {
         }
         Command::Serve { common } => tokio::runtime::Runtime::new()
             .map_err(anyhow::Error::from)
-            .and_then(|rt| rt.block_on(serve(common.config(), common.settings()))),
+            .and_then(|rt| rt.block_on(serve(common.config(), common.services))),
         Command::Token { common, sub, tenant, scope, ttl, plan, audience } => (|| {
             let config = common.config();
             if !config.embedded_issuer() {

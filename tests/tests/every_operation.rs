@@ -420,7 +420,7 @@ async fn run(backend: common::Backend) {
         // A wait that never ends (a task waiting for the connection it holds) fails after the
         // timeout; honest waits in this workload stay near a second (a scan) on a loaded machine.
         config.pool = runtime::store::PoolSettings { max_connections: Some(1), ..Default::default() };
-        settings.lead_sources = vec![format!("first={}", first.display()), "sample=sample".into()];
+        settings.prospector.lead_sources = vec![format!("first={}", first.display()), "sample=sample".into()];
     })
     .await
     else {

@@ -316,7 +316,8 @@ async fn a_feed_posting_holding_nul_fails_alone(backend: common::Backend) {
     )
     .unwrap();
     let sources = vec![format!("files={}", dir.path().display())];
-    let Some(server) = common::TestServer::start_configured(backend, |_, s| s.lead_sources = sources).await else {
+    let Some(server) = common::TestServer::start_configured(backend, |_, s| s.prospector.lead_sources = sources).await
+    else {
         return;
     };
     let token = server.team_token("alice", "acme");

@@ -267,7 +267,9 @@ on_both_backends!(http_connector_submits_once_with_retries, |server| {
     };
     drop(server);
     let server =
-        common::TestServer::start_configured(backend, |_, s| s.platform_connector = Some(url.clone())).await.unwrap();
+        common::TestServer::start_configured(backend, |_, s| s.prospector.platform_connector = Some(url.clone()))
+            .await
+            .unwrap();
     let token = server.team_token("pat", "acme");
     let lead = best_lead(&server, &token).await;
     let ready = || async {
@@ -384,7 +386,9 @@ async fn http_feed_sources_are_scanned() {
         format!("files={}", dir.path().display()),
     ];
     let server =
-        common::TestServer::start_configured(common::Backend::Sqlite, |_, s| s.lead_sources = sources).await.unwrap();
+        common::TestServer::start_configured(common::Backend::Sqlite, |_, s| s.prospector.lead_sources = sources)
+            .await
+            .unwrap();
     let token = server.team_token("pat", "acme");
     let (s, r) = post_with_key(&server, &token, "/v1/prospector/leads/scan", None, json!({})).await;
     assert_eq!(s, 200, "{r}");

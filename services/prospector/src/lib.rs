@@ -26,11 +26,17 @@ pub async fn migrate(store: &runtime::store::Store) -> anyhow::Result<()> {
 /// scanning `lead_sources` (`NAME=LOCATION` each; the embedded sample feed when empty) and
 /// submitting proposals through the platform connector at `platform_connector` (the recording
 /// outbox when `None`), and the command that issues API tokens (`api-token create`).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, clap::Args)]
+#[group(id = "prospector")]
 pub struct Module {
-    /// The lead sources.
+    /// A prospector lead source, `NAME=LOCATION` (repeatable; comma-separated in the variable):
+    /// a JSON/NDJSON/RSS/Atom/JSON Feed file, a folder of them, an http(s) feed URL, or `sample`.
+    /// Default: the embedded sample feed.
+    #[arg(long = "lead-source", env = "SPECWRIGHT_LEAD_SOURCES", value_delimiter = ',')]
     pub lead_sources: Vec<String>,
-    /// Base URL of the platform's proposal API.
+    /// Base URL of the platform's proposal API (POST {url}/proposals); default: record
+    /// submissions in the outbox table.
+    #[arg(long, env = "SPECWRIGHT_PLATFORM_CONNECTOR")]
     pub platform_connector: Option<String>,
 }
 

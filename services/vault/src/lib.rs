@@ -52,6 +52,19 @@ impl Default for LeasePolicy {
     }
 }
 
+impl LeasePolicy {
+    /// The default policy capped at `max_ttl` seconds (1 to 86,400): the command line's
+    /// `--max-lease-ttl`.
+    pub fn capped(max_ttl: &str) -> Result<Self, String> {
+        let max_ttl: i64 = max_ttl.parse().map_err(|_| format!("`{max_ttl}` is not a number of seconds"))?;
+        if !(1..=86_400).contains(&max_ttl) {
+            return Err(format!("{max_ttl} is not in 1..=86400"));
+        }
+        let default = LeasePolicy::default();
+        Ok(LeasePolicy { max_ttl, default_ttl: default.default_ttl.min(max_ttl) })
+    }
+}
+
 /// The vault.
 #[derive(Debug, Clone)]
 pub struct Vault {
@@ -425,9 +438,18 @@ impl VaultService for Vault {
 /// The vault as a binary registers it: its migrations, its catalog entry, the service granting
 /// leases by `leases`, a new tenant's first administrator (the `admin` role) and the command that
 /// rotates the keys of secrets at rest (`keys rotate`).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+#[group(id = "vault")]
 pub struct Module {
-    /// Lease lifetimes.
+    /// Largest lease lifetime granted, in seconds.
+    #[arg(
+        long = "max-lease-ttl",
+        id = "max_lease_ttl",
+        value_name = "MAX_LEASE_TTL",
+        env = "SPECWRIGHT_MAX_LEASE_TTL",
+        default_value = "3600",
+        value_parser = LeasePolicy::capped
+    )]
     pub leases: LeasePolicy,
 }
 
