@@ -55,6 +55,13 @@ pub struct Config {
     pub metrics_addr: Option<SocketAddr>,
     /// How webhook deliveries are made: which URLs, the retry schedule, the timeout.
     pub webhooks: crate::webhooks::WebhookSettings,
+    /// Browser origins (`https://app.example.com`) besides the public URL's that may call the MCP
+    /// endpoints: their `Origin` passes the DNS-rebinding check and their requests get CORS
+    /// answers. None by default: only the server's own origin.
+    pub mcp_allowed_origins: Vec<String>,
+    /// `Host` names besides the public URL's host and the loopback names the MCP endpoints
+    /// answer (a name a proxy forwards unchanged).
+    pub mcp_allowed_hosts: Vec<String>,
 }
 
 impl Config {
@@ -78,6 +85,8 @@ impl Config {
             http: crate::server::HttpLimits::default(),
             metrics_addr: None,
             webhooks: crate::webhooks::WebhookSettings::default(),
+            mcp_allowed_origins: Vec::new(),
+            mcp_allowed_hosts: Vec::new(),
         }
     }
 
@@ -87,8 +96,9 @@ impl Config {
     /// rate limits), `{PREFIX}_METRICS_ADDR` (Prometheus metrics, off when unset), and for
     /// webhooks `{PREFIX}_WEBHOOKS_RETRY_SECONDS` (the waits before each retry, comma-separated),
     /// `{PREFIX}_WEBHOOKS_TIMEOUT_SECONDS` and `{PREFIX}_WEBHOOKS_ALLOW_PRIVATE=1` (deliveries to
-    /// `http` and private addresses: development and tests only). An empty variable counts as
-    /// unset; a malformed one is an error naming it.
+    /// `http` and private addresses: development and tests only), and for the MCP endpoint
+    /// `{PREFIX}_MCP_ALLOWED_ORIGINS` and `{PREFIX}_MCP_ALLOWED_HOSTS` (comma-separated). An empty
+    /// variable counts as unset; a malformed one is an error naming it.
     pub fn from_env(prefix: &str, default_addr: &str, default_data_dir: &str) -> anyhow::Result<Config> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let named = |suffix: &str| format!("{prefix}_{suffix}");
@@ -113,6 +123,17 @@ impl Config {
             anyhow::ensure!(n > 0, "{}: must be at least 1", named("WEBHOOKS_TIMEOUT_SECONDS"));
             config.webhooks.timeout = std::time::Duration::from_secs(n);
         }
+        let list = |suffix: &str| -> Vec<String> {
+            var(&named(suffix)).map_or_else(Vec::new, |v| {
+                v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect()
+            })
+        };
+        config.mcp_allowed_origins = list("MCP_ALLOWED_ORIGINS")
+            .iter()
+            .map(|o| parse_origin(o))
+            .collect::<Result<_, _>>()
+            .map_err(|e| anyhow::anyhow!("{}: {e}", named("MCP_ALLOWED_ORIGINS")))?;
+        config.mcp_allowed_hosts = list("MCP_ALLOWED_HOSTS");
         if let Some(v) = var(&named("WEBHOOKS_ALLOW_PRIVATE")) {
             config.webhooks.allow_private = match v.as_str() {
                 "1" | "true" => true,
@@ -232,9 +253,36 @@ pub fn parse_public_url(text: &str) -> Result<String, String> {
     Ok(given.to_string())
 }
 
+/// Checks a browser origin (`--mcp-allowed-origin`): `http(s)://host[:port]` as the `Origin`
+/// header carries it, with no path, query or credentials (RFC 6454 section 6.1). Returns its
+/// serialization (lowercase host, no default port, no trailing slash).
+pub fn parse_origin(text: &str) -> Result<String, String> {
+    let url = url::Url::parse(text).map_err(|e| format!("{text} is not an origin ({e})"))?;
+    let origin = url.origin();
+    if !matches!(url.scheme(), "http" | "https") || !origin.is_tuple() {
+        return Err(format!("{text}: an origin is http(s)://host[:port]"));
+    }
+    if url.path() != "/" || url.query().is_some() || url.fragment().is_some() || !url.username().is_empty() {
+        return Err(format!("{text}: an origin is http(s)://host[:port], with no path, query or credentials"));
+    }
+    Ok(origin.ascii_serialization())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_allowed_origin_is_scheme_host_and_port_only() {
+        assert_eq!(parse_origin("https://App.Example.com/").as_deref(), Ok("https://app.example.com"));
+        assert_eq!(parse_origin("https://app.example.com:443").as_deref(), Ok("https://app.example.com"));
+        assert_eq!(parse_origin("http://localhost:6274").as_deref(), Ok("http://localhost:6274"));
+        for refused in
+            ["https://app.example.com/path", "app.example.com", "ftp://app.example.com", "https://u@a.example", "*"]
+        {
+            assert!(parse_origin(refused).is_err(), "{refused}");
+        }
+    }
 
     fn config(public: &str) -> Config {
         Config::new("127.0.0.1:8080".parse().unwrap(), Some(public.into()), "data".into())

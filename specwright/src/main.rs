@@ -48,6 +48,15 @@ struct Common {
     /// Accept tokens issued for the vault REST API at the MCP endpoint too.
     #[arg(long, env = "SPECWRIGHT_MCP_ACCEPT_REST_TOKENS")]
     mcp_accept_rest_tokens: bool,
+    /// A browser origin besides the public URL's that may call the MCP endpoint (repeatable;
+    /// comma-separated in the variable), e.g. the MCP Inspector's `http://localhost:6274`: its
+    /// requests pass the DNS-rebinding check and get CORS answers.
+    #[arg(long = "mcp-allowed-origin", env = "SPECWRIGHT_MCP_ALLOWED_ORIGINS", value_delimiter = ',', value_parser = runtime::config::parse_origin)]
+    mcp_allowed_origins: Vec<String>,
+    /// A `Host` name besides the public URL's host and the loopback names that the MCP endpoint
+    /// answers (repeatable; comma-separated in the variable).
+    #[arg(long = "mcp-allowed-host", env = "SPECWRIGHT_MCP_ALLOWED_HOSTS", value_delimiter = ',')]
+    mcp_allowed_hosts: Vec<String>,
     /// Redis URL for rate-limit counters shared by several server processes; default: in process.
     #[arg(long, env = "REDIS_URL")]
     redis_url: Option<String>,
@@ -115,6 +124,8 @@ impl Common {
         c.trusted_proxies = self.trusted_proxies.iter().copied().collect();
         c.database_url = self.database_url.clone();
         c.mcp_accepts_rest_tokens = self.mcp_accept_rest_tokens;
+        c.mcp_allowed_origins = self.mcp_allowed_origins.clone();
+        c.mcp_allowed_hosts = self.mcp_allowed_hosts.clone();
         c.redis_url = self.redis_url.clone();
         c.replicas = self.replicas;
         c.external_issuer = self.issuer.clone();

@@ -217,6 +217,79 @@ async fn every_request_is_authorised_before_the_protocol_layer() {
     assert_eq!(s, 403);
 }
 
+/// Browser-based clients of an origin the operator allows: the preflight is answered before
+/// authorisation, with the MCP headers allowed; each answer (the 401 challenge included) names
+/// the origin and exposes the headers a client reads. Another origin gets no CORS answer and its
+/// requests are refused (DNS rebinding protection), as every origin is when none is allowed.
+#[tokio::test]
+async fn an_allowed_browser_origin_gets_cors_answers_and_no_other_origin_does() {
+    const APP: &str = "http://localhost:6274";
+    let server = common::TestServer::start_configured(common::Backend::Sqlite, |config, _| {
+        config.mcp_allowed_origins = vec![APP.into()];
+    })
+    .await
+    .unwrap();
+    server.tenant("acme", "alice").await;
+    let read = server.token_for("alice", "acme", "vault:read");
+    let preflight = |origin: &'static str| {
+        server
+            .client()
+            .request(reqwest::Method::OPTIONS, server.url("/api/mcp"))
+            .header("origin", origin)
+            .header("access-control-request-method", "POST")
+            .header("access-control-request-headers", "authorization,content-type,mcp-protocol-version,mcp-method")
+            .send()
+    };
+    let allowed = preflight(APP).await.unwrap();
+    assert_eq!(allowed.status(), 200);
+    let h = allowed.headers();
+    assert_eq!(h["access-control-allow-origin"], APP);
+    let allowed_headers = h["access-control-allow-headers"].to_str().unwrap().to_string();
+    for name in ["authorization", "mcp-protocol-version", "mcp-method", "mcp-name", "mcp-session-id", "last-event-id"] {
+        assert!(allowed_headers.contains(name), "{name} in {allowed_headers}");
+    }
+    assert!(h.get("access-control-allow-credentials").is_none(), "bearer tokens only");
+    let foreign = preflight("https://evil.example").await.unwrap();
+    assert!(foreign.headers().get("access-control-allow-origin").is_none());
+
+    let with = |token: Option<String>| Mcp { server: &server, token, version: "2025-11-25" };
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    let (s, h, _) = with(Some(read.clone())).send(ping.clone(), Some(APP)).await;
+    assert_eq!((s, h["access-control-allow-origin"].to_str().unwrap()), (200, APP));
+    let exposed = h["access-control-expose-headers"].to_str().unwrap().to_lowercase();
+    for name in ["mcp-session-id", "mcp-protocol-version", "www-authenticate"] {
+        assert!(exposed.contains(name), "{name} in {exposed}");
+    }
+    let (s, h, _) = with(None).send(ping.clone(), Some(APP)).await;
+    assert_eq!(s, 401);
+    assert_eq!(h["access-control-allow-origin"], APP, "the browser may read the challenge");
+    assert!(h["www-authenticate"].to_str().unwrap().contains("resource_metadata="));
+    let (s, h, _) = with(Some(read)).send(ping, Some("https://evil.example")).await;
+    assert_eq!(s, 403);
+    assert!(h.get("access-control-allow-origin").is_none());
+
+    // Without an allowed origin, nothing is answered with CORS.
+    let (plain, token, _) = setup().await;
+    let preflight = plain
+        .client()
+        .request(reqwest::Method::OPTIONS, plain.url("/api/mcp"))
+        .header("origin", APP)
+        .header("access-control-request-method", "POST")
+        .send()
+        .await
+        .unwrap();
+    assert!(preflight.headers().get("access-control-allow-origin").is_none());
+    let mcp = Mcp { server: &plain, token: Some(token), version: "2025-11-25" };
+    let (s, _, _) = mcp.send(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}), Some(APP)).await;
+    assert_eq!(s, 403);
+    // The server itself under a loopback name, on its own port, is no rebinding.
+    let port = plain.base.rsplit(':').next().unwrap().to_string();
+    for own in [format!("http://localhost:{port}"), format!("http://127.0.0.1:{port}")] {
+        let (s, _, _) = mcp.send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}), Some(&own)).await;
+        assert_eq!(s, 200, "{own}");
+    }
+}
+
 /// JSON-RPC 2.0 and the Streamable HTTP transport: a body that is not JSON is a parse error, JSON
 /// that is not a JSON-RPC message an invalid request, each as HTTP 400 with a JSON-RPC error body
 /// (it used to be HTTP 415 with a line of text); after authentication, which still comes first.
