@@ -62,6 +62,10 @@ pub struct Config {
     /// `Host` names besides the public URL's host and the loopback names the MCP endpoints
     /// answer (a name a proxy forwards unchanged).
     pub mcp_allowed_hosts: Vec<String>,
+    /// Whether clients of the embedded authorization server may register themselves (RFC 7591
+    /// Dynamic Client Registration, which MCP's 2026-07-28 revision deprecates). On by default;
+    /// off, the metadata has no `registration_endpoint` and its path answers 404.
+    pub dynamic_registration: bool,
 }
 
 impl Config {
@@ -87,6 +91,7 @@ impl Config {
             webhooks: crate::webhooks::WebhookSettings::default(),
             mcp_allowed_origins: Vec::new(),
             mcp_allowed_hosts: Vec::new(),
+            dynamic_registration: true,
         }
     }
 
@@ -97,7 +102,8 @@ impl Config {
     /// webhooks `{PREFIX}_WEBHOOKS_RETRY_SECONDS` (the waits before each retry, comma-separated),
     /// `{PREFIX}_WEBHOOKS_TIMEOUT_SECONDS` and `{PREFIX}_WEBHOOKS_ALLOW_PRIVATE=1` (deliveries to
     /// `http` and private addresses: development and tests only), and for the MCP endpoint
-    /// `{PREFIX}_MCP_ALLOWED_ORIGINS` and `{PREFIX}_MCP_ALLOWED_HOSTS` (comma-separated). An empty
+    /// `{PREFIX}_MCP_ALLOWED_ORIGINS` and `{PREFIX}_MCP_ALLOWED_HOSTS` (comma-separated), and
+    /// `{PREFIX}_DYNAMIC_REGISTRATION=0` to turn client self-registration off. An empty
     /// variable counts as unset; a malformed one is an error naming it.
     pub fn from_env(prefix: &str, default_addr: &str, default_data_dir: &str) -> anyhow::Result<Config> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
@@ -134,13 +140,16 @@ impl Config {
             .collect::<Result<_, _>>()
             .map_err(|e| anyhow::anyhow!("{}: {e}", named("MCP_ALLOWED_ORIGINS")))?;
         config.mcp_allowed_hosts = list("MCP_ALLOWED_HOSTS");
-        if let Some(v) = var(&named("WEBHOOKS_ALLOW_PRIVATE")) {
-            config.webhooks.allow_private = match v.as_str() {
-                "1" | "true" => true,
-                "0" | "false" => false,
-                other => anyhow::bail!("{}: `{other}` is not 1 or 0", named("WEBHOOKS_ALLOW_PRIVATE")),
-            };
-        }
+        let flag = |suffix: &str, default: bool| -> anyhow::Result<bool> {
+            match var(&named(suffix)).as_deref() {
+                None => Ok(default),
+                Some("1" | "true") => Ok(true),
+                Some("0" | "false") => Ok(false),
+                Some(other) => anyhow::bail!("{}: `{other}` is not 1 or 0", named(suffix)),
+            }
+        };
+        config.webhooks.allow_private = flag("WEBHOOKS_ALLOW_PRIVATE", config.webhooks.allow_private)?;
+        config.dynamic_registration = flag("DYNAMIC_REGISTRATION", true)?;
         Ok(config)
     }
 

@@ -57,6 +57,11 @@ struct Common {
     /// answers (repeatable; comma-separated in the variable).
     #[arg(long = "mcp-allowed-host", env = "SPECWRIGHT_MCP_ALLOWED_HOSTS", value_delimiter = ',')]
     mcp_allowed_hosts: Vec<String>,
+    /// Whether clients may register themselves with the embedded authorization server (RFC 7591
+    /// Dynamic Client Registration, deprecated by MCP's 2026-07-28 revision): `false` leaves
+    /// `registration_endpoint` out of its metadata and answers the path 404.
+    #[arg(long, env = "SPECWRIGHT_DYNAMIC_REGISTRATION", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    dynamic_registration: bool,
     /// Redis URL for rate-limit counters shared by several server processes; default: in process.
     #[arg(long, env = "REDIS_URL")]
     redis_url: Option<String>,
@@ -126,6 +131,7 @@ impl Common {
         c.mcp_accepts_rest_tokens = self.mcp_accept_rest_tokens;
         c.mcp_allowed_origins = self.mcp_allowed_origins.clone();
         c.mcp_allowed_hosts = self.mcp_allowed_hosts.clone();
+        c.dynamic_registration = self.dynamic_registration;
         c.redis_url = self.redis_url.clone();
         c.replicas = self.replicas;
         c.external_issuer = self.issuer.clone();

@@ -473,6 +473,51 @@ async fn registration_accepts_only_loopback_or_https_redirect_uris() {
     assert_eq!((status, body["error"].as_str()), (400, Some("invalid_client_metadata")));
     let (status, _) = register("{not json".into()).await;
     assert_eq!(status, 400);
+
+    // The application type MCP clients send (OpenID Connect Dynamic Client Registration): a native
+    // application redirects to a loopback host or an https URL it claims, a web application to
+    // a host that is not a loopback one; the registration answers it back.
+    for (kind, uri, expected) in [
+        (json!("native"), "http://127.0.0.1:8765/cb", Some("native")),
+        (json!("native"), "https://app.example.com/cb", Some("native")),
+        (json!("web"), "https://app.example.com/cb", Some("web")),
+        (json!("web"), "http://localhost:6274/oauth/callback", None),
+        (json!("web"), "https://127.0.0.1/cb", None),
+        (json!("spa"), "https://app.example.com/cb", None),
+        (json!(7), "https://app.example.com/cb", None),
+    ] {
+        let (status, body) = register(json!({ "redirect_uris": [uri], "application_type": kind }).to_string()).await;
+        match expected {
+            Some(kind) => assert_eq!((status, body["application_type"].as_str()), (201, Some(kind)), "{body}"),
+            None => {
+                assert_eq!(status, 400, "{kind} {uri}: {body}");
+                assert!(body["error_description"].as_str().is_some_and(|d| !d.is_empty()), "{body}");
+            }
+        }
+    }
+}
+
+/// An operator who wants clients to identify themselves otherwise turns self-registration off:
+/// the metadata stops naming the endpoint, and the endpoint is gone.
+#[tokio::test]
+async fn dynamic_registration_can_be_turned_off() {
+    let server = common::TestServer::start_configured(common::Backend::Sqlite, |config, _| {
+        config.dynamic_registration = false;
+    })
+    .await
+    .unwrap();
+    let metadata: Value =
+        http().get(server.url("/.well-known/oauth-authorization-server")).send().await.unwrap().json().await.unwrap();
+    assert!(metadata.get("registration_endpoint").is_none(), "{metadata}");
+    assert!(metadata.get("token_endpoint").is_some());
+    let resp = http()
+        .post(server.url("/oauth/register"))
+        .header("content-type", "application/json")
+        .body(json!({ "redirect_uris": [CALLBACK] }).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404);
 }
 
 #[tokio::test]

@@ -55,6 +55,31 @@ pub(super) fn redirect_uri_allowed(uri: &str) -> Result<(), String> {
     }
 }
 
+/// The kind of application a client registers as (OpenID Connect Dynamic Client Registration 1.0
+/// `application_type`, which MCP clients send since the 2026-07-28 revision) and what it allows
+/// of a redirect URI [`redirect_uri_allowed`] accepts: a `native` application (desktop, CLI, a
+/// page served on `localhost`) redirects to a loopback host, or to an https URL it claims (RFC
+/// 8252 section 7.2); a `web` application is served from a host that is not a loopback one. A
+/// client that names none keeps the general rule.
+pub(super) fn application_type_allows(kind: Option<&str>, uri: &str) -> Result<(), String> {
+    let loopback = || {
+        reqwest::Url::parse(uri).ok().and_then(|u| u.host().map(|h| h.to_owned())).is_some_and(|h| match h {
+            url::Host::Domain(d) => d == "localhost",
+            url::Host::Ipv4(ip) => ip.is_loopback(),
+            url::Host::Ipv6(ip) => ip.is_loopback(),
+        })
+    };
+    match kind {
+        None | Some("native") => Ok(()),
+        Some("web") if loopback() => Err(format!(
+            "{uri}: a web application's redirect URI is https on a host that is not a loopback one; \
+             a client served on localhost registers with application_type native"
+        )),
+        Some("web") => Ok(()),
+        Some(other) => Err(format!("application_type {other} is neither native nor web")),
+    }
+}
+
 /// Registers (or updates) the documentation page's client, so "Authorize" in Swagger UI runs the
 /// authorization-code flow with PKCE against this server. Skipped when the public URL is neither
 /// HTTPS nor loopback (such a redirect URI is not allowed).
@@ -109,11 +134,18 @@ pub(super) async fn register(State(s): State<Arc<AuthServer>>, headers: HeaderMa
         Ok(_) => return registration_error("invalid_redirect_uri", "redirect_uris must list 1 to 10 URIs"),
         Err(r) => return r.into_response(),
     };
+    let application_type = match meta.get("application_type") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(kind)) if matches!(kind.as_str(), "native" | "web") => Some(kind.clone()),
+        Some(_) => return registration_error("invalid_client_metadata", "application_type is native or web"),
+    };
     for uri in &redirect_uris {
         if uri.len() > 2000 {
             return registration_error("invalid_redirect_uri", "a redirect URI is at most 2000 characters");
         }
-        if let Err(why) = redirect_uri_allowed(uri) {
+        if let Err(why) =
+            redirect_uri_allowed(uri).and_then(|()| application_type_allows(application_type.as_deref(), uri))
+        {
             return registration_error("invalid_redirect_uri", &why);
         }
     }
@@ -178,6 +210,9 @@ pub(super) async fn register(State(s): State<Arc<AuthServer>>, headers: HeaderMa
     }
     if let Some(sc) = scope {
         doc["scope"] = json!(sc);
+    }
+    if let Some(kind) = application_type {
+        doc["application_type"] = json!(kind);
     }
     let mut resp = (StatusCode::CREATED, axum::Json(doc)).into_response();
     resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

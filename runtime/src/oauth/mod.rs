@@ -129,7 +129,7 @@ impl AuthServer {
     pub fn metadata(&self) -> Value {
         let issuer = self.config.issuer();
         let scopes: Vec<&str> = self.catalog.scopes().map(|s| s.name).collect();
-        json!({
+        let mut doc = json!({
             "issuer": issuer,
             "authorization_endpoint": self.config.url(AUTHORIZE_PATH),
             "token_endpoint": self.config.url(TOKEN_PATH),
@@ -146,7 +146,13 @@ impl AuthServer {
             "authorization_response_iss_parameter_supported": true,
             "protected_resources": self.catalog.resources(&self.config),
             "service_documentation": self.config.url(&self.documentation),
-        })
+        });
+        if !self.config.dynamic_registration
+            && let Some(fields) = doc.as_object_mut()
+        {
+            fields.shift_remove("registration_endpoint");
+        }
+        doc
     }
 }
 
@@ -176,11 +182,10 @@ pub fn router(server: Arc<AuthServer>) -> Router {
         // path followed by the issuer's path (a proxy forwards it here unchanged, README).
         machine = machine.route(&format!("{METADATA_PATH}{base}"), get(doc));
     }
-    let machine = machine
-        .route(TOKEN_PATH, post(token))
-        .route(REGISTER_PATH, post(register))
-        .route(REVOKE_PATH, post(revoke))
-        .layer(cors);
+    if server.config.dynamic_registration {
+        machine = machine.route(REGISTER_PATH, post(register));
+    }
+    let machine = machine.route(TOKEN_PATH, post(token)).route(REVOKE_PATH, post(revoke)).layer(cors);
     Router::new()
         .route(AUTHORIZE_PATH, get(authorize_get).post(authorize_post))
         .route(LOGIN_PATH, get(login_page).post(login))
