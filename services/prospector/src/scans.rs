@@ -50,26 +50,21 @@ pub async fn scan(
     };
     let tenant = cx.caller.tenant.clone();
     let scan_id = format!("scan_{}", uuid::Uuid::now_v7().simple());
-    let locked = match cx.tx.get::<E>().await {
-        Ok(tx) => lock(tx, &tenant, &scan_id).await.map_err(|e| fault("scans", "locking", e)),
-        Err(e) => Err(e),
-    };
-    let result = match locked {
-        Ok(true) => match cx.tx.commit_step::<E>().await {
-            Ok(()) => {
-                let report = run(cx, &chosen, http, &scan_id).await;
-                cx.tx.discard();
-                unlock(store, &tenant, &scan_id).await;
-                report
-            }
-            Err(e) => Err(e),
-        },
-        Ok(false) => Err(E::Conflict(
-            Problem::new("a scan is already running for this account; retry when it has finished")
-                .with("field", "sources"),
-        )),
-        Err(e) => Err(e),
-    };
+    let result = async {
+        let taken = lock(cx.tx.get::<E>().await?, &tenant, &scan_id).await.map_err(|e| fault("scans", "locking", e))?;
+        if !taken {
+            return Err(E::Conflict(
+                Problem::new("a scan is already running for this account; retry when it has finished")
+                    .with("field", "sources"),
+            ));
+        }
+        cx.tx.commit_step::<E>().await?;
+        let report = run(cx, &chosen, http, &scan_id).await;
+        cx.tx.discard();
+        unlock(store, &tenant, &scan_id).await;
+        report
+    }
+    .await;
     match (result, claim) {
         (Ok(report), Some(claim)) => {
             let tx = cx.tx.get::<E>().await?;
