@@ -66,6 +66,9 @@ pub struct Config {
     /// Dynamic Client Registration, which MCP's 2026-07-28 revision deprecates). On by default;
     /// off, the metadata has no `registration_endpoint` and its path answers 404.
     pub dynamic_registration: bool,
+    /// Whether clients of the embedded authorization server may name themselves by the URL of a
+    /// Client ID Metadata Document, and how it is fetched.
+    pub client_documents: crate::oauth::DocumentSettings,
 }
 
 impl Config {
@@ -92,6 +95,7 @@ impl Config {
             mcp_allowed_origins: Vec::new(),
             mcp_allowed_hosts: Vec::new(),
             dynamic_registration: true,
+            client_documents: crate::oauth::DocumentSettings::default(),
         }
     }
 
@@ -103,7 +107,10 @@ impl Config {
     /// `{PREFIX}_WEBHOOKS_TIMEOUT_SECONDS` and `{PREFIX}_WEBHOOKS_ALLOW_PRIVATE=1` (deliveries to
     /// `http` and private addresses: development and tests only), and for the MCP endpoint
     /// `{PREFIX}_MCP_ALLOWED_ORIGINS` and `{PREFIX}_MCP_ALLOWED_HOSTS` (comma-separated), and
-    /// `{PREFIX}_DYNAMIC_REGISTRATION=0` to turn client self-registration off. An empty
+    /// `{PREFIX}_DYNAMIC_REGISTRATION=0` to turn client self-registration off,
+    /// `{PREFIX}_CLIENT_METADATA_DOCUMENTS=0` to refuse clients named by a metadata document's
+    /// URL and `{PREFIX}_CLIENT_METADATA_ALLOW_PRIVATE=1` to fetch such documents from `http` and
+    /// private addresses (development and tests only). An empty
     /// variable counts as unset; a malformed one is an error naming it.
     pub fn from_env(prefix: &str, default_addr: &str, default_data_dir: &str) -> anyhow::Result<Config> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
@@ -150,6 +157,8 @@ impl Config {
         };
         config.webhooks.allow_private = flag("WEBHOOKS_ALLOW_PRIVATE", config.webhooks.allow_private)?;
         config.dynamic_registration = flag("DYNAMIC_REGISTRATION", true)?;
+        config.client_documents.enabled = flag("CLIENT_METADATA_DOCUMENTS", true)?;
+        config.client_documents.allow_private = flag("CLIENT_METADATA_ALLOW_PRIVATE", false)?;
         Ok(config)
     }
 

@@ -14,6 +14,7 @@ pub mod config;
 pub mod context;
 pub mod cors;
 pub mod docs;
+pub mod egress;
 pub mod fault;
 pub mod files;
 pub mod idp;

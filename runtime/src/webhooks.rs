@@ -13,9 +13,9 @@
 //! - **No requests inward.** A subscriber's URL must be `https` and reach a public address:
 //!   private, loopback and link-local addresses are refused when the name resolves (so a later
 //!   DNS change cannot point the platform at its own network), redirects are not followed.
-//!   `WebhookSettings::allow_private` lifts both for local development and tests.
+//!   `WebhookSettings::allow_private` lifts both for local development and tests. The guard is
+//!   the platform's one for every URL someone else chose ([`crate::egress`]).
 
-use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Duration;
@@ -104,14 +104,11 @@ const KEPT_FOR_MS: i64 = 7 * 24 * 3600 * 1000;
 impl Webhooks {
     /// The outbox of `store`, delivering as `settings` say once [`start`](Self::start)ed.
     pub fn new(store: Store, settings: WebhookSettings) -> Self {
-        let mut client = reqwest::Client::builder()
-            .timeout(settings.timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("Specwright-Webhooks/", env!("CARGO_PKG_VERSION")));
-        if !settings.allow_private {
-            client = client.dns_resolver(Arc::new(PublicOnly));
-        }
-        let client = client.build().unwrap_or_default();
+        let client = crate::egress::client(
+            settings.timeout,
+            concat!("Specwright-Webhooks/", env!("CARGO_PKG_VERSION")),
+            settings.allow_private,
+        );
         Webhooks {
             store,
             settings: Arc::new(settings),
@@ -412,44 +409,14 @@ impl Webhooks {
         match sent {
             Ok(resp) if resp.status().is_success() => Ok(resp.status().as_u16()),
             Ok(resp) => Err((Some(resp.status().as_u16()), format!("the receiver answered {}", resp.status()))),
-            Err(e) => Err((None, describe(&e))),
+            Err(e) => Err((None, crate::egress::describe(&e))),
         }
     }
 
     fn check_url(&self, url: &str) -> Result<String, SubscribeError> {
-        check_url(url, self.settings.allow_private)
+        crate::egress::check_url(url, self.settings.allow_private)
+            .map_err(|why| SubscribeError::Url(format!("url {why}")))
     }
-}
-
-/// `url` if deliveries may go there: absolute `https` (or `http` where private targets are
-/// allowed), a host, no credentials, and not an address inside the platform's network.
-pub fn check_url(url: &str, allow_private: bool) -> Result<String, SubscribeError> {
-    let bad = |why: &str| Err(SubscribeError::Url(format!("url {why}")));
-    if url.len() > 2048 {
-        return bad("is longer than 2,048 characters");
-    }
-    let Ok(parsed) = url::Url::parse(url) else { return bad("is not an absolute URL") };
-    match parsed.scheme() {
-        "https" => {}
-        "http" if allow_private => {}
-        _ => return bad("must be https"),
-    }
-    if !parsed.username().is_empty() || parsed.password().is_some() {
-        return bad("must not carry credentials");
-    }
-    let ip = match parsed.host() {
-        None => return bad("has no host"),
-        Some(url::Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
-        Some(url::Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
-        Some(url::Host::Domain(_)) => None,
-    };
-    if let Some(ip) = ip
-        && !allow_private
-        && !is_public(ip)
-    {
-        return bad("names a private, loopback or link-local address");
-    }
-    Ok(parsed.to_string())
 }
 
 impl Webhooks {
@@ -485,116 +452,4 @@ struct Claimed {
     event_type: String,
     body: String,
     attempts: i64,
-}
-
-/// What went wrong with a request, without the URL's query (which may carry a token).
-fn describe(e: &reqwest::Error) -> String {
-    let what = if e.is_timeout() {
-        "no answer in time"
-    } else if e.is_connect() {
-        "could not connect"
-    } else {
-        "the request failed"
-    };
-    let mut source: Option<&dyn std::error::Error> = std::error::Error::source(e);
-    let mut detail = String::new();
-    while let Some(s) = source {
-        detail = s.to_string();
-        source = s.source();
-    }
-    if detail.is_empty() { what.to_string() } else { format!("{what}: {detail}") }
-}
-
-/// Whether deliveries may go to `ip`: not loopback, private, link-local, shared (carrier-grade
-/// NAT), unspecified, broadcast, multicast or documentation space, nor an IPv4 address of those
-/// inside IPv6.
-pub fn is_public(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            !(v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.is_multicast()
-                || v4.is_documentation()
-                || a == 0
-                || (a == 100 && (64..128).contains(&b)))
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public(IpAddr::V4(v4));
-            }
-            let first = v6.segments()[0];
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00
-                || (first & 0xffc0) == 0xfe80)
-        }
-    }
-}
-
-/// Resolves a subscriber's host to its public addresses only, so no name can lead a delivery
-/// into the platform's own network, whatever it resolves to at the time.
-struct PublicOnly;
-
-impl reqwest::dns::Resolve for PublicOnly {
-    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
-        Box::pin(async move {
-            let found: Vec<SocketAddr> = tokio::net::lookup_host((name.as_str(), 0)).await?.collect();
-            let public: Vec<SocketAddr> = found.into_iter().filter(|a| is_public(a.ip())).collect();
-            if public.is_empty() {
-                let refused: Box<dyn std::error::Error + Send + Sync> =
-                    format!("{} resolves to no public address", name.as_str()).into();
-                return Err(refused);
-            }
-            Ok(Box::new(public.into_iter()) as reqwest::dns::Addrs)
-        })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_subscriber_url_is_https_to_a_public_host_without_credentials() {
-        let refused = |url: &str| check_url(url, false).expect_err(url).to_string();
-        assert_eq!(
-            check_url("https://hooks.example.com/inbox?k=1", false).unwrap(),
-            "https://hooks.example.com/inbox?k=1"
-        );
-        assert_eq!(refused("http://hooks.example.com/"), "url must be https");
-        assert_eq!(refused("ftp://hooks.example.com/"), "url must be https");
-        assert_eq!(refused("https://user:pw@hooks.example.com/"), "url must not carry credentials");
-        assert_eq!(refused("https://127.0.0.1/"), "url names a private, loopback or link-local address");
-        assert_eq!(refused("https://[::1]:8443/"), "url names a private, loopback or link-local address");
-        assert_eq!(refused("https://169.254.169.254/latest"), "url names a private, loopback or link-local address");
-        assert_eq!(refused("/relative"), "url is not an absolute URL");
-        assert!(check_url("http://127.0.0.1:9000/hook", true).is_ok(), "allowed for development and tests");
-    }
-
-    #[test]
-    fn only_public_addresses_receive_deliveries() {
-        for private in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "192.168.1.1",
-            "169.254.169.254",
-            "100.64.0.1",
-            "0.0.0.0",
-            "::1",
-            "fd00::1",
-            "fe80::1",
-            "::ffff:127.0.0.1",
-        ] {
-            assert!(!is_public(private.parse().unwrap()), "{private}");
-        }
-        for public in ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946", "8.8.8.8"] {
-            assert!(is_public(public.parse().unwrap()), "{public}");
-        }
-    }
 }

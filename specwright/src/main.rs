@@ -62,6 +62,16 @@ struct Common {
     /// `registration_endpoint` out of its metadata and answers the path 404.
     #[arg(long, env = "SPECWRIGHT_DYNAMIC_REGISTRATION", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     dynamic_registration: bool,
+    /// Whether clients may name themselves by the `https` URL of a Client ID Metadata Document
+    /// (fetched when they sign in, as MCP clients do since the 2025-11-25 revision): `false`
+    /// accepts registered clients only.
+    #[arg(long, env = "SPECWRIGHT_CLIENT_METADATA_DOCUMENTS", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    client_metadata_documents: bool,
+    /// Fetch client metadata documents from `http` URLs and private or loopback addresses too:
+    /// for development and tests only (anyone could make the server send requests into its own
+    /// network).
+    #[arg(long, env = "SPECWRIGHT_CLIENT_METADATA_ALLOW_PRIVATE")]
+    client_metadata_allow_private: bool,
     /// Redis URL for rate-limit counters shared by several server processes; default: in process.
     #[arg(long, env = "REDIS_URL")]
     redis_url: Option<String>,
@@ -132,6 +142,8 @@ impl Common {
         c.mcp_allowed_origins = self.mcp_allowed_origins.clone();
         c.mcp_allowed_hosts = self.mcp_allowed_hosts.clone();
         c.dynamic_registration = self.dynamic_registration;
+        c.client_documents.enabled = self.client_metadata_documents;
+        c.client_documents.allow_private = self.client_metadata_allow_private;
         c.redis_url = self.redis_url.clone();
         c.replicas = self.replicas;
         c.external_issuer = self.issuer.clone();

@@ -9,6 +9,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use reqwest::redirect::Policy;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 const PASSWORD: &str = "correct horse battery";
 const CALLBACK: &str = "http://127.0.0.1:53682/callback";
@@ -75,7 +77,12 @@ impl<'a> Browser<'a> {
         assert_eq!(resp.status(), 201);
         let doc: Value = resp.json().await.unwrap();
         assert_eq!(doc["token_endpoint_auth_method"], "none");
-        Browser { server, http: http(), cookie: None, client_id: doc["client_id"].as_str().unwrap().to_string() }
+        Browser::named(server, doc["client_id"].as_str().unwrap())
+    }
+
+    /// A browser for the client `client_id` (registered or named by its metadata document).
+    fn named(server: &'a common::TestServer, client_id: &str) -> Browser<'a> {
+        Browser { server, http: http(), cookie: None, client_id: client_id.to_string() }
     }
 
     fn authorize_url(&self, scope: &str, challenge: &str, extra: &[(&str, &str)]) -> String {
@@ -736,3 +743,315 @@ async fn the_documentation_page_signs_in_through_the_embedded_server() {
     let (status, _) = server.call("GET", "/api/v1/credentials", tokens["access_token"].as_str().unwrap(), None).await;
     assert_eq!(status, 200);
 }
+
+/// One answer of the client's host: status, headers, body.
+type Answer = (u16, Vec<(&'static str, String)>, String);
+
+/// What a client publishes on its own host: metadata documents and key sets, each answered with
+/// the status and headers a test sets, and how often each was fetched.
+#[derive(Clone, Default)]
+struct ClientHost {
+    served: Arc<Mutex<HashMap<String, Answer>>>,
+    hits: Arc<Mutex<HashMap<String, usize>>>,
+    base: String,
+}
+
+impl ClientHost {
+    async fn start() -> ClientHost {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let host = ClientHost { base: format!("http://{}", listener.local_addr().unwrap()), ..Default::default() };
+        let shared = host.clone();
+        let app = axum::Router::new().fallback(move |uri: axum::http::Uri| {
+            let shared = shared.clone();
+            async move {
+                let path = uri.path().to_string();
+                *shared.hits.lock().unwrap().entry(path.clone()).or_default() += 1;
+                let Some((status, headers, body)) = shared.served.lock().unwrap().get(&path).cloned() else {
+                    return axum::http::Response::builder().status(404).body(axum::body::Body::empty()).unwrap();
+                };
+                let mut resp = axum::http::Response::builder().status(status);
+                for (k, v) in headers {
+                    resp = resp.header(k, v);
+                }
+                resp.body(axum::body::Body::from(body)).unwrap()
+            }
+        });
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        host
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    fn serve(&self, path: &str, status: u16, headers: &[(&'static str, &str)], body: String) {
+        let headers = headers.iter().map(|(k, v)| (*k, v.to_string())).collect();
+        self.served.lock().unwrap().insert(path.to_string(), (status, headers, body));
+    }
+
+    /// Serves at `path` the metadata document of a client whose id is that URL, with `extra`
+    /// fields, kept for five minutes.
+    fn document(&self, path: &str, extra: Value) -> String {
+        let id = self.url(path);
+        let mut doc = json!({ "client_id": id, "client_name": "Test <Agent>", "redirect_uris": [CALLBACK] });
+        for (k, v) in extra.as_object().unwrap() {
+            doc[k] = v.clone();
+        }
+        self.serve(
+            path,
+            200,
+            &[("content-type", "application/json"), ("cache-control", "max-age=300")],
+            doc.to_string(),
+        );
+        id
+    }
+
+    fn hits(&self, path: &str) -> usize {
+        self.hits.lock().unwrap().get(path).copied().unwrap_or(0)
+    }
+}
+
+/// A server that fetches client metadata documents from this machine (tests only).
+async fn fetching_locally(backend: common::Backend) -> Option<common::TestServer> {
+    common::TestServer::start_configured(backend, |config, _| config.client_documents.allow_private = true).await
+}
+
+on_both_backends!(a_client_named_by_its_metadata_document_signs_in_without_registering, fetching_locally, |server| {
+    with_user(&server).await;
+    let host = ClientHost::start().await;
+    let metadata: Value =
+        http().get(server.url("/.well-known/oauth-authorization-server")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(metadata["client_id_metadata_document_supported"], true);
+    assert_eq!(metadata["token_endpoint_auth_methods_supported"], json!(["none", "private_key_jwt"]));
+
+    let id = host.document("/oauth/client.json", json!({}));
+    let mut browser = Browser::named(&server, &id);
+    let (verifier, challenge) = pkce();
+    let first = browser.get(&browser.authorize_url("vault:read", &challenge, &[])).await;
+    assert_eq!(first.status(), 302, "to the sign-in page");
+    let signed_in = browser.sign_in("alice", PASSWORD, &param(&location(&first), "next").unwrap()).await;
+    let consent = browser.get(&server.url(&location(&signed_in))).await;
+    assert_eq!(consent.status(), 200);
+    let html = consent.text().await.unwrap();
+    assert!(html.contains("Published by <strong>127.0.0.1</strong>"), "the host is shown: {html}");
+    assert!(html.contains("Allow only an application you started yourself."), "localhost warned: {html}");
+    let mut form = hidden_fields(&html);
+    form.push(("decision".into(), "approve".into()));
+    let approved = browser.post_form("/oauth/authorize", &form).await;
+    assert_eq!(approved.status(), 303);
+    let code = param(&location(&approved), "code").expect("a code");
+    let (status, tokens) = browser.exchange(&code, &verifier).await;
+    assert_eq!(status, 200, "{tokens}");
+    let (status, refreshed) = browser.refresh(tokens["refresh_token"].as_str().unwrap()).await;
+    assert_eq!(status, 200, "{refreshed}");
+    assert_eq!(host.hits("/oauth/client.json"), 1, "fetched once, then kept as its max-age allows");
+
+    // Consent is remembered per client id; a document that stops listing the redirect URI
+    // (fetched anew once not kept) refuses it.
+    let (to, consented) = browser.authorize("vault:read", &pkce().1, &[]).await;
+    assert!(!consented && to.starts_with(CALLBACK), "{to}");
+    let other = host.document("/other.json", json!({ "redirect_uris": ["https://app.example.com/cb"] }));
+    let stranger = Browser { cookie: browser.cookie.clone(), ..Browser::named(&server, &other) };
+    let refused = stranger.get(&stranger.authorize_url("vault:read", &challenge, &[])).await;
+    assert_eq!(refused.status(), 400);
+    assert!(refused.text().await.unwrap().contains("is not a redirect URI registered for this client"));
+
+    // A client published on a real host and redirecting there too gets no localhost warning.
+    let mixed = host.document("/mixed.json", json!({ "redirect_uris": [CALLBACK, "https://app.example.com/cb"] }));
+    let browser = Browser { cookie: browser.cookie.clone(), ..Browser::named(&server, &mixed) };
+    let page = browser.get(&browser.authorize_url("vault:read", &challenge, &[])).await.text().await.unwrap();
+    assert!(page.contains("Published by") && !page.contains("Allow only an application"), "{page}");
+});
+
+/// Every way a document can be unfit is refused with the reason, on the page (the client cannot
+/// be trusted with a redirect) and at the token endpoint (`invalid_client`); failures are not kept.
+#[tokio::test]
+async fn an_unfit_metadata_document_is_refused_with_the_reason() {
+    let server = fetching_locally(common::Backend::Sqlite).await.unwrap();
+    let host = ClientHost::start().await;
+    let doc = |path: &str, extra: Value| {
+        let id = host.url(path);
+        let mut doc = json!({ "client_id": id, "redirect_uris": [CALLBACK] });
+        for (k, v) in extra.as_object().unwrap() {
+            doc[k] = v.clone();
+        }
+        doc.to_string()
+    };
+    let json_type = [("content-type", "application/json")];
+    host.serve("/wrong-id.json", 200, &json_type, doc("/elsewhere.json", json!({})));
+    host.serve("/secret.json", 200, &json_type, doc("/secret.json", json!({ "client_secret": "s3cret" })));
+    host.serve(
+        "/basic.json",
+        200,
+        &json_type,
+        doc("/basic.json", json!({ "token_endpoint_auth_method": "client_secret_basic" })),
+    );
+    host.serve("/big.json", 200, &json_type, doc("/big.json", json!({ "client_name": "x".repeat(6000) })));
+    host.serve("/moved.json", 302, &[("location", "/secret.json")], String::new());
+    host.serve("/gone.json", 500, &[("cache-control", "max-age=600")], String::new());
+    host.serve("/not-json.json", 200, &[], "<html>".into());
+    let (_, challenge) = pkce();
+    for (path, why) in [
+        ("/wrong-id.json", "client_id is"),
+        ("/secret.json", "carries a client secret"),
+        ("/basic.json", "token_endpoint_auth_method is none or private_key_jwt"),
+        ("/big.json", "is larger than 5120 bytes"),
+        ("/moved.json", "redirects are not followed"),
+        ("/gone.json", "answered 500"),
+        ("/missing.json", "answered 404"),
+        ("/not-json.json", "is not JSON"),
+    ] {
+        let browser = Browser::named(&server, &host.url(path));
+        let page = browser.get(&browser.authorize_url("vault:read", &challenge, &[])).await;
+        assert_eq!(page.status(), 400, "{path}");
+        let text = unescape(&page.text().await.unwrap());
+        assert!(text.contains("metadata document") && text.contains(why), "{path}: {text}");
+        let (status, body) = browser.exchange("some-code", "some-verifier").await;
+        assert_eq!((status, body["error"].as_str()), (401, Some("invalid_client")), "{path}: {body}");
+        assert!(body["error_description"].as_str().unwrap().contains(why), "{path}: {body}");
+    }
+    assert_eq!(host.hits("/gone.json"), 2, "a failed fetch is never kept, whatever its headers say");
+    assert_eq!(host.hits("/moved.json"), 2, "the redirect was not followed");
+    assert_eq!(host.hits("/secret.json"), 2, "only fetched under its own URL");
+}
+
+/// By default a client id may not point the server at its own network: `http`, literal private
+/// addresses, and names that resolve to them are refused before or at connection; with documents
+/// turned off, a URL is just an unknown client.
+#[tokio::test]
+async fn client_ids_that_point_inward_are_refused_and_documents_can_be_turned_off() {
+    let server = common::TestServer::start().await;
+    let host = ClientHost::start().await;
+    let port = host.base.rsplit(':').next().unwrap().to_string();
+    host.document("/client.json", json!({}));
+    let (_, challenge) = pkce();
+    for (id, why) in [
+        (host.url("/client.json"), "the client id must be https"),
+        (format!("https://127.0.0.1:{port}/client.json"), "names a private, loopback or link-local address"),
+        (format!("https://[::1]:{port}/client.json"), "names a private, loopback or link-local address"),
+        ("https://169.254.169.254/latest/meta-data/iam".into(), "names a private, loopback or link-local address"),
+        ("https://10.0.0.1/client.json".into(), "names a private, loopback or link-local address"),
+        (format!("https://localhost:{port}/client.json"), "resolves to no public address"),
+        ("https://app.example.com".into(), "must have a path"),
+        ("https://app.example.com/a/../client.json".into(), "must not have a . or .. path segment"),
+    ] {
+        let browser = Browser::named(&server, &id);
+        let page = browser.get(&browser.authorize_url("vault:read", &challenge, &[])).await;
+        assert_eq!(page.status(), 400, "{id}");
+        let text = unescape(&page.text().await.unwrap());
+        assert!(text.contains(why), "{id}: {text}");
+    }
+    assert_eq!(host.hits("/client.json"), 0, "nothing inward was fetched");
+
+    let off = common::TestServer::start_configured(common::Backend::Sqlite, |config, _| {
+        config.client_documents.enabled = false;
+    })
+    .await
+    .unwrap();
+    let metadata: Value =
+        http().get(off.url("/.well-known/oauth-authorization-server")).send().await.unwrap().json().await.unwrap();
+    assert!(metadata.get("client_id_metadata_document_supported").is_none(), "{metadata}");
+    assert_eq!(metadata["token_endpoint_auth_methods_supported"], json!(["none"]));
+    let browser = Browser::named(&off, "https://app.example.com/client.json");
+    let page = browser.get(&browser.authorize_url("vault:read", &challenge, &[])).await;
+    assert_eq!(page.status(), 400);
+    assert!(page.text().await.unwrap().contains("is registered here"));
+}
+
+// A client whose document says `private_key_jwt` proves itself at the token endpoint with a JWT
+// signed by a key at its `jwks_uri`: naming itself and this server, short-lived, used once.
+on_both_backends!(a_document_client_with_private_key_jwt_signs_its_token_requests, fetching_locally, |server| {
+    with_user(&server).await;
+    let host = ClientHost::start().await;
+    let keys_dir = tempfile::tempdir().unwrap();
+    let keys = runtime::keys::SigningKeys::load_or_create(keys_dir.path()).unwrap();
+    let pem = std::fs::read(keys_dir.path().join(runtime::keys::KEY_FILE)).unwrap();
+    let signer = jsonwebtoken::EncodingKey::from_ed_pem(&pem).unwrap();
+    host.serve("/jwks.json", 200, &[("cache-control", "max-age=60")], keys.jwks().to_string());
+    let id = host.document(
+        "/signed.json",
+        json!({ "token_endpoint_auth_method": "private_key_jwt", "jwks_uri": host.url("/jwks.json") }),
+    );
+    let now = chrono::Utc::now().timestamp();
+    let assertion = |claims: Value, key: &jsonwebtoken::EncodingKey| {
+        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::EdDSA);
+        header.kid = Some(keys.kid());
+        let mut full = json!({ "iss": id, "sub": id, "aud": server.base, "exp": now + 60,
+                               "iat": now, "jti": uuid::Uuid::new_v4().to_string() });
+        for (k, v) in claims.as_object().unwrap() {
+            full[k] = v.clone();
+        }
+        jsonwebtoken::encode(&header, &full, key).unwrap()
+    };
+    let mut browser = Browser::named(&server, &id);
+    let (code, verifier) = browser.code("vault:read").await;
+    let exchange = |extra: Vec<(&'static str, String)>| {
+        let mut form: Vec<(&str, String)> = vec![
+            ("grant_type", "authorization_code".into()),
+            ("code", code.clone()),
+            ("redirect_uri", CALLBACK.into()),
+            ("code_verifier", verifier.clone()),
+        ];
+        form.extend(extra);
+        let http = http();
+        let url = server.url("/oauth/token");
+        async move {
+            let resp = http.post(url).form(&form).send().await.unwrap();
+            (resp.status().as_u16(), resp.json::<Value>().await.unwrap())
+        }
+    };
+    let jwt_bearer = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+    let with = |jwt: String| vec![("client_assertion_type", jwt_bearer.to_string()), ("client_assertion", jwt)];
+
+    let (status, body) = exchange(vec![("client_id", id.clone())]).await;
+    assert_eq!((status, body["error"].as_str()), (401, Some("invalid_client")), "no assertion: {body}");
+    let stranger = jsonwebtoken::EncodingKey::from_ed_pem(
+        &std::fs::read({
+            let d = tempfile::tempdir().unwrap();
+            runtime::keys::SigningKeys::load_or_create(d.path()).unwrap();
+            let p = d.path().join(runtime::keys::KEY_FILE);
+            let bytes = std::fs::read(&p).unwrap();
+            let out = keys_dir.path().join("stranger.pem");
+            std::fs::write(&out, bytes).unwrap();
+            out
+        })
+        .unwrap(),
+    )
+    .unwrap();
+    for (why, jwt) in [
+        ("another key", assertion(json!({}), &stranger)),
+        ("another audience", assertion(json!({ "aud": "https://elsewhere.example" }), &signer)),
+        ("another issuer", assertion(json!({ "iss": "https://elsewhere.example/c.json" }), &signer)),
+        ("expired", assertion(json!({ "exp": now - 120 }), &signer)),
+        ("too long-lived", assertion(json!({ "exp": now + 3600 }), &signer)),
+        ("no jti", assertion(json!({ "jti": "" }), &signer)),
+    ] {
+        let (status, body) = exchange(with(jwt)).await;
+        assert_eq!((status, body["error"].as_str()), (401, Some("invalid_client")), "{why}: {body}");
+    }
+    // The assertion alone names the client (no client_id), audience the token endpoint.
+    let good = assertion(json!({ "aud": server.url("/oauth/token") }), &signer);
+    let (status, tokens) = exchange(with(good.clone())).await;
+    assert_eq!(status, 200, "{tokens}");
+    let refresh = tokens["refresh_token"].as_str().unwrap().to_string();
+    let refresh_with = |jwt: String| {
+        let form = vec![
+            ("grant_type", "refresh_token".to_string()),
+            ("refresh_token", refresh.clone()),
+            ("client_id", id.clone()),
+            ("client_assertion_type", jwt_bearer.to_string()),
+            ("client_assertion", jwt),
+        ];
+        let http = http();
+        let url = server.url("/oauth/token");
+        async move {
+            let resp = http.post(url).form(&form).send().await.unwrap();
+            (resp.status().as_u16(), resp.json::<Value>().await.unwrap())
+        }
+    };
+    let (status, body) = refresh_with(good).await;
+    assert_eq!((status, body["error"].as_str()), (401, Some("invalid_client")), "replayed: {body}");
+    assert!(body["error_description"].as_str().unwrap().contains("used before"), "{body}");
+    let (status, body) = refresh_with(assertion(json!({}), &signer)).await;
+    assert_eq!(status, 200, "a fresh assertion refreshes (the replay left the token usable): {body}");
+});

@@ -49,12 +49,19 @@ impl AuthServer {
     pub(super) async fn validate(&self, p: &Params) -> Result<AuthRequest, AuthError> {
         let page = |m: String| AuthError::Page(StatusCode::BAD_REQUEST, m);
         let client_id = p.get("client_id").ok_or_else(|| page("The request names no client (client_id).".into()))?;
-        let client = find_client(&self.store, client_id)
-            .await
-            .map_err(|e| {
-                AuthError::Page(StatusCode::INTERNAL_SERVER_ERROR, format!("Could not look the client up: {e}"))
-            })?
-            .ok_or_else(|| page(format!("No client {client_id} is registered here.")))?;
+        let client = match self.client(client_id).await {
+            Ok(c) => c,
+            Err(ClientError::Unknown) => return Err(page(format!("No client {client_id} is registered here."))),
+            Err(ClientError::Document(why)) => {
+                return Err(page(format!("The client's metadata document at {client_id} cannot be used: {why}.")));
+            }
+            Err(ClientError::Storage(e)) => {
+                return Err(AuthError::Page(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    format!("Could not look the client up: {e}"),
+                ));
+            }
+        };
         let redirect_uri = match p.get("redirect_uri") {
             Some(r) if client.redirect_uris.iter().any(|u| u == r) => r.to_string(),
             Some(r) => return Err(page(format!("{r} is not a redirect URI registered for this client."))),
@@ -203,16 +210,18 @@ impl AuthServer {
         let mut hidden: Vec<(String, String)> =
             p.0.iter().filter(|(k, _)| k != "decision" && k != "csrf").cloned().collect();
         hidden.push(("csrf".into(), session.csrf.clone()));
-        pages::consent(
-            &self.config.path(AUTHORIZE_PATH),
-            req.client.name.as_deref().unwrap_or(&req.client.id),
-            &req.client.id,
-            &req.redirect_uri,
-            &session.user,
-            &lines,
-            &req.resources,
-            &hidden,
-        )
+        pages::consent(&pages::Consent {
+            action: &self.config.path(AUTHORIZE_PATH),
+            client_name: req.client.name.as_deref().unwrap_or(&req.client.id),
+            client_id: &req.client.id,
+            client_host: req.client.host().as_deref(),
+            local_only: req.client.document.is_some() && req.client.local_only(),
+            redirect_uri: &req.redirect_uri,
+            user: &session.user,
+            scopes: &lines,
+            resources: &req.resources,
+            hidden: &hidden,
+        })
     }
 }
 

@@ -13,18 +13,71 @@ use sqlx::Row;
 use crate::config::Config;
 use crate::store::{Nullable, Store, now_ms};
 
+use super::documents::{DocumentAuth, is_document_id};
 use super::*;
 
-/// A registered client.
+/// A client: registered here, or described by its metadata document.
 #[derive(Debug, Clone)]
 pub(super) struct Client {
     pub(super) id: String,
     pub(super) name: Option<String>,
     pub(super) redirect_uris: Vec<String>,
     pub(super) grant_types: Vec<String>,
+    /// How a client described by a metadata document authenticates; `None` for a registered
+    /// (public) client.
+    pub(super) document: Option<DocumentAuth>,
 }
 
-pub(super) async fn find_client(store: &Store, id: &str) -> sqlx::Result<Option<Client>> {
+impl Client {
+    /// The host of a client known by its metadata document's URL, which the consent page shows
+    /// (the name in a document is the client's own claim; the host is where it is published).
+    pub(super) fn host(&self) -> Option<String> {
+        self.document.as_ref()?;
+        reqwest::Url::parse(&self.id).ok()?.host_str().map(str::to_string)
+    }
+
+    /// Whether every redirect URI is on a loopback host: anyone can run such a client on their
+    /// own machine, so its identity proves less.
+    pub(super) fn local_only(&self) -> bool {
+        self.redirect_uris.iter().all(|uri| {
+            reqwest::Url::parse(uri).ok().and_then(|u| u.host().map(|h| h.to_owned())).is_some_and(|h| match h {
+                url::Host::Domain(d) => d == "localhost",
+                url::Host::Ipv4(ip) => ip.is_loopback(),
+                url::Host::Ipv6(ip) => ip.is_loopback(),
+            })
+        })
+    }
+}
+
+/// Why a client id does not lead to a client.
+pub(super) enum ClientError {
+    /// Nothing is registered under it (and it is not a metadata document's URL).
+    Unknown,
+    /// Its metadata document could not be fetched or is not acceptable.
+    Document(String),
+    /// The database failed.
+    Storage(sqlx::Error),
+}
+
+impl AuthServer {
+    /// The client `id` names: a client registered here, or, where metadata documents are
+    /// accepted and `id` is a URL, the one its document describes.
+    pub(super) async fn client(&self, id: &str) -> Result<Client, ClientError> {
+        if self.documents.enabled() && is_document_id(id) {
+            let described = self.documents.client(id).await.map_err(ClientError::Document)?;
+            return Ok(Client {
+                id: id.to_string(),
+                name: described.name,
+                redirect_uris: described.redirect_uris,
+                grant_types: described.grant_types,
+                document: Some(described.auth),
+            });
+        }
+        find_client(&self.store, id).await.map_err(ClientError::Storage)?.ok_or(ClientError::Unknown)
+    }
+}
+
+async fn find_client(store: &Store, id: &str) -> sqlx::Result<Option<Client>> {
     let row = sqlx::query("SELECT id, name, redirect_uris, grant_types FROM oauth_clients WHERE id = $1")
         .bind(id)
         .fetch_optional(store.pool())
@@ -34,6 +87,7 @@ pub(super) async fn find_client(store: &Store, id: &str) -> sqlx::Result<Option<
         name: r.get(1),
         redirect_uris: serde_json::from_str(&r.get::<String, _>(2)).unwrap_or_default(),
         grant_types: r.get::<String, _>(3).split_whitespace().map(str::to_string).collect(),
+        document: None,
     }))
 }
 

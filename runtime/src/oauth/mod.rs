@@ -3,8 +3,10 @@
 //! `iss` in responses per RFC 9207, `resource` per RFC 8707), the token endpoint (authorization
 //! code and rotating refresh tokens), revocation (RFC 7009), and the sign-in session.
 
+mod assertion;
 mod authorize;
 mod clients;
+mod documents;
 pub mod pages;
 mod params;
 pub mod sessions;
@@ -16,6 +18,7 @@ pub mod users;
 use authorize::*;
 pub use clients::register_docs_client;
 use clients::*;
+pub use documents::{DOCUMENT_LIMIT, DocumentSettings};
 use params::*;
 use signin::*;
 use throttle::*;
@@ -72,6 +75,8 @@ pub struct AuthServer {
     keys: Arc<SigningKeys>,
     config: Config,
     throttle: Arc<Throttle>,
+    /// Client metadata documents fetched and kept.
+    documents: Arc<documents::Documents>,
     /// The registered services: the scopes this server grants and the resources it mints for.
     catalog: Catalog,
     /// Where sign-in lands when no page asked for it.
@@ -97,11 +102,13 @@ fn redirect(status: StatusCode, location: &str) -> Response {
 impl AuthServer {
     /// The server over `store`, signing with `keys`.
     pub fn new(store: Store, keys: Arc<SigningKeys>, config: Config, catalog: Catalog) -> Self {
+        let documents = Arc::new(documents::Documents::new(config.client_documents.clone()));
         AuthServer {
             store,
             keys,
             config,
             throttle: Arc::default(),
+            documents,
             catalog,
             home: "/".into(),
             documentation: "/".into(),
@@ -151,6 +158,15 @@ impl AuthServer {
             && let Some(fields) = doc.as_object_mut()
         {
             fields.shift_remove("registration_endpoint");
+        }
+        if self.documents.enabled() {
+            // Clients may name themselves by their metadata document's URL; such a client may
+            // authenticate with a signed assertion instead of being public.
+            doc["client_id_metadata_document_supported"] = json!(true);
+            doc["token_endpoint_auth_methods_supported"] = json!(["none", "private_key_jwt"]);
+            let algorithms: Vec<Value> =
+                assertion::ALGORITHMS.iter().filter_map(|a| serde_json::to_value(a).ok()).collect();
+            doc["token_endpoint_auth_signing_alg_values_supported"] = json!(algorithms);
         }
         doc
     }

@@ -28,7 +28,8 @@ input[type=text],input[type=password]{width:100%;box-sizing:border-box;padding:.
 button{font:inherit;padding:.5rem 1.2rem;margin:1rem .5rem 0 0;border-radius:4px;border:1px solid #2b59c3;background:#2b59c3;color:#fff;cursor:pointer}\
 button.secondary{background:#fff;color:#2b59c3}.error{color:#a4161a;font-weight:600}\
 ul.scopes{padding-left:1.2rem}ul.scopes li{margin:.5rem 0}code{background:#eef0f4;padding:0 .25rem;border-radius:3px}\
-.muted{color:#5a6272;font-size:.9rem}";
+.muted{color:#5a6272;font-size:.9rem}\
+.warning{background:#fff4e5;border-left:4px solid #b35c00;padding:.5rem .8rem}";
 
 /// A complete page with the security headers every page of ours carries.
 pub fn page(status: StatusCode, title: &str, body: &str) -> Response {
@@ -98,29 +99,61 @@ pub struct ScopeLine<'a> {
     pub description: &'a str,
 }
 
+/// What the consent screen shows.
+pub struct Consent<'a> {
+    /// Where the form posts (the authorization endpoint's path under the public URL).
+    pub action: &'a str,
+    /// The client's name (its id when it gave none).
+    pub client_name: &'a str,
+    /// The client's id.
+    pub client_id: &'a str,
+    /// The host a client known by its metadata document's URL is published at.
+    pub client_host: Option<&'a str>,
+    /// Whether such a client redirects only to this computer (a warning is shown).
+    pub local_only: bool,
+    /// Where the answer goes.
+    pub redirect_uri: &'a str,
+    /// Who is signed in.
+    pub user: &'a str,
+    /// The scopes asked for.
+    pub scopes: &'a [ScopeLine<'a>],
+    /// The resources the token will be for.
+    pub resources: &'a [String],
+    /// The request's parameters, carried back by the form.
+    pub hidden: &'a [(String, String)],
+}
+
 /// The consent screen: who asks, each scope with what it grants, for which resources; the form
 /// posts to `action` (the authorization endpoint's path under the public URL) and carries the
 /// request's parameters back with the session's CSRF token.
-#[allow(clippy::too_many_arguments, reason = "one page, each argument a distinct thing it shows")]
-pub fn consent(
-    action: &str,
-    client_name: &str,
-    client_id: &str,
-    redirect_uri: &str,
-    user: &str,
-    scopes: &[ScopeLine<'_>],
-    resources: &[String],
-    hidden: &[(String, String)],
-) -> Response {
-    let scope_items: String =
-        scopes.iter().map(|s| format!("<li><code>{}</code>: {}</li>", escape(s.name), escape(s.description))).collect();
-    let resource_items: String = resources.iter().map(|r| format!("<li><code>{}</code></li>", escape(r))).collect();
-    let fields: String = hidden
+pub fn consent(c: &Consent<'_>) -> Response {
+    let scope_items: String = c
+        .scopes
+        .iter()
+        .map(|s| format!("<li><code>{}</code>: {}</li>", escape(s.name), escape(s.description)))
+        .collect();
+    let resource_items: String = c.resources.iter().map(|r| format!("<li><code>{}</code></li>", escape(r))).collect();
+    let fields: String = c
+        .hidden
         .iter()
         .map(|(k, v)| format!("<input type=\"hidden\" name=\"{}\" value=\"{}\">", escape(k), escape(v)))
         .collect();
+    let published = match c.client_host {
+        Some(host) => format!(
+            "<p class=\"host\">Published by <strong>{}</strong>: the name above is the application's own claim; \
+             the address it is published at is not.</p>",
+            escape(host)
+        ),
+        None => String::new(),
+    };
+    let warning = if c.local_only {
+        "<p class=\"warning\"><strong>Allow only an application you started yourself.</strong> It receives the \
+         answer on this computer (localhost), where any program can claim to be it.</p>"
+    } else {
+        ""
+    };
     let body = format!(
-        "<h1>Allow {name} to use your account?</h1>\
+        "<h1>Allow {name} to use your account?</h1>{published}{warning}\
          <p>Signed in as <strong>{user}</strong>. <span class=\"muted\">Client id <code>{client_id}</code>; \
          it will receive the answer at <code>{redirect}</code>.</span></p>\
          <h2>It asks for</h2><ul class=\"scopes\">{scope_items}</ul>\
@@ -129,11 +162,11 @@ pub fn consent(
          <button type=\"submit\" name=\"decision\" value=\"approve\">Allow</button>\
          <button type=\"submit\" name=\"decision\" value=\"deny\" class=\"secondary\">Deny</button></form>\
          <p class=\"muted\">You will not be asked again for these scopes from this client.</p>",
-        action = escape(action),
-        name = escape(client_name),
-        user = escape(user),
-        client_id = escape(client_id),
-        redirect = escape(redirect_uri),
+        action = escape(c.action),
+        name = escape(c.client_name),
+        user = escape(c.user),
+        client_id = escape(c.client_id),
+        redirect = escape(c.redirect_uri),
     );
     page(StatusCode::OK, "Allow access", &body)
 }
@@ -157,8 +190,19 @@ mod tests {
     async fn forms_post_where_they_are_told() {
         let login = html(super::login("/sw/login", "/console/", None, "")).await;
         assert_eq!(links(&login), ["/sw/login"]);
-        let consent =
-            html(super::consent("/sw/oauth/authorize", "c", "id", "http://127.0.0.1/cb", "alice", &[], &[], &[])).await;
+        let consent = html(super::consent(&super::Consent {
+            action: "/sw/oauth/authorize",
+            client_name: "c",
+            client_id: "id",
+            client_host: None,
+            local_only: false,
+            redirect_uri: "http://127.0.0.1/cb",
+            user: "alice",
+            scopes: &[],
+            resources: &[],
+            hidden: &[],
+        }))
+        .await;
         assert_eq!(links(&consent), ["/sw/oauth/authorize"]);
     }
 }

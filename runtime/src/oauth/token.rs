@@ -14,6 +14,8 @@ use crate::keys::Claims;
 use crate::store::now_ms;
 use crate::tokens::hash;
 
+use super::assertion::{AssertionError, JWT_BEARER, claimed_issuer};
+use super::documents::DocumentAuth;
 use super::*;
 
 /// The token endpoint's error answer (RFC 6749 section 5.2).
@@ -324,14 +326,62 @@ pub(super) async fn token(State(s): State<Arc<AuthServer>>, headers: HeaderMap, 
             "clients here are public (token_endpoint_auth_method none); send client_id in the body, no credentials",
         );
     }
-    let Some(client_id) = p.get("client_id") else {
-        return token_error(StatusCode::UNAUTHORIZED, "invalid_client", "client_id is required");
+    let assertion = match (p.get("client_assertion_type"), p.get("client_assertion")) {
+        (None, None) => None,
+        (Some(JWT_BEARER), Some(a)) => Some(a),
+        _ => {
+            return token_error(
+                StatusCode::UNAUTHORIZED,
+                "invalid_client",
+                &format!("a client assertion is client_assertion_type={JWT_BEARER} with client_assertion"),
+            );
+        }
     };
-    let client = match find_client(&s.store, client_id).await {
-        Ok(Some(c)) => c,
-        Ok(None) => return token_error(StatusCode::UNAUTHORIZED, "invalid_client", "no such client is registered"),
-        Err(e) => return internal(e),
+    let client_id = match (p.get("client_id"), assertion.and_then(claimed_issuer)) {
+        (Some(id), _) => id.to_string(),
+        (None, Some(iss)) => iss,
+        (None, None) => return token_error(StatusCode::UNAUTHORIZED, "invalid_client", "client_id is required"),
     };
+    let client = match s.client(&client_id).await {
+        Ok(c) => c,
+        Err(ClientError::Unknown) => {
+            return token_error(StatusCode::UNAUTHORIZED, "invalid_client", "no such client is registered");
+        }
+        Err(ClientError::Document(why)) => {
+            return token_error(
+                StatusCode::UNAUTHORIZED,
+                "invalid_client",
+                &format!("the client's metadata document cannot be used: {why}"),
+            );
+        }
+        Err(ClientError::Storage(e)) => return internal(e),
+    };
+    match (&client.document, assertion) {
+        (Some(DocumentAuth::PrivateKeyJwt(keys)), Some(assertion)) => {
+            match s.verify_assertion(&client.id, keys, assertion).await {
+                Ok(()) => {}
+                Err(AssertionError::Refused(why)) => {
+                    return token_error(StatusCode::UNAUTHORIZED, "invalid_client", &why);
+                }
+                Err(AssertionError::Storage(e)) => return internal(e),
+            }
+        }
+        (Some(DocumentAuth::PrivateKeyJwt(_)), None) => {
+            return token_error(
+                StatusCode::UNAUTHORIZED,
+                "invalid_client",
+                "this client authenticates with private_key_jwt: send client_assertion_type and client_assertion",
+            );
+        }
+        (_, Some(_)) => {
+            return token_error(
+                StatusCode::UNAUTHORIZED,
+                "invalid_client",
+                "this client is public (token_endpoint_auth_method none): send no client_assertion",
+            );
+        }
+        (_, None) => {}
+    }
     match p.get("grant_type") {
         Some(g)
             if !client.grant_types.iter().any(|x| x == g) && matches!(g, "authorization_code" | "refresh_token") =>

@@ -307,6 +307,23 @@ macro_rules! on_both_backends {
             }
         }
     };
+    // The same, each server started by `$start(backend)` (a configured server).
+    ($name:ident, $start:path, |$server:ident| $body:block) => {
+        mod $name {
+            use super::*;
+            async fn run($server: common::TestServer) $body
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn sqlite() {
+                run($start(common::Backend::Sqlite).await.unwrap()).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn postgres() {
+                if let Some(s) = $start(common::Backend::Postgres).await {
+                    run(s).await
+                }
+            }
+        }
+    };
 }
 
 /// The path of a third-party tool `.ci/run` installs and names in `var` (an entry of
