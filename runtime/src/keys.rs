@@ -1,5 +1,7 @@
-//! The embedded authorization server's signing key: an Ed25519 key kept in the data directory
-//! (created on first run, mode 0600), used to mint access tokens and to verify them.
+//! The embedded authorization server's signing keys, kept in the data directory (created on
+//! first run, mode 0600): an Ed25519 key that mints access tokens and verifies them, and an RSA
+//! key that signs OpenID Connect ID tokens ([`crate::id_keys`]). Both rotate together; previous
+//! keys stay published until retired.
 
 use std::path::{Path, PathBuf};
 
@@ -13,8 +15,14 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
 
+use crate::id_keys::IdKey;
+
 /// File name of the signing key inside the data directory.
 pub const KEY_FILE: &str = "signing-key.pem";
+/// File name of the ID token key inside the data directory.
+pub const ID_KEY_FILE: &str = "id-token-key.pem";
+/// Folder (inside the data directory) of previous ID token keys, still published.
+pub const ID_PREVIOUS_DIR: &str = "id-token-keys";
 
 /// Claims of an access token minted by the embedded authorization server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -80,27 +88,38 @@ impl Key {
     }
 }
 
-/// The active key (signs new tokens) and the previous ones (still verify).
+/// The active key (signs new tokens) and the previous ones (still verify), and the same of ID
+/// token keys (none in a data directory the server has not started on since they came).
 struct KeySet {
     active: Key,
     previous: Vec<Key>,
+    id_active: Option<IdKey>,
+    id_previous: Vec<IdKey>,
+}
+
+/// The `.pem` files of `dir`, sorted (none when it does not exist).
+fn pem_files(dir: &Path) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "pem"))
+                .collect()
+        })
+        .unwrap_or_default();
+    paths.sort();
+    paths
 }
 
 impl KeySet {
     fn read(data_dir: &Path) -> Result<Self> {
         let active = Key::read(&data_dir.join(KEY_FILE))?;
-        let mut previous = Vec::new();
-        if let Ok(entries) = std::fs::read_dir(data_dir.join(PREVIOUS_DIR)) {
-            let mut paths: Vec<PathBuf> = entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "pem"))
-                .collect();
-            paths.sort();
-            for p in paths {
-                previous.push(Key::read(&p)?);
-            }
-        }
-        Ok(KeySet { active, previous })
+        let previous = pem_files(&data_dir.join(PREVIOUS_DIR)).iter().map(|p| Key::read(p)).collect::<Result<_>>()?;
+        let id_file = data_dir.join(ID_KEY_FILE);
+        let id_active = if id_file.exists() { Some(IdKey::read(&id_file)?) } else { None };
+        let id_previous =
+            pem_files(&data_dir.join(ID_PREVIOUS_DIR)).iter().map(|p| IdKey::read(p)).collect::<Result<_>>()?;
+        Ok(KeySet { active, previous, id_active, id_previous })
     }
 
     fn find(&self, kid: &str) -> Option<&Key> {
@@ -138,6 +157,10 @@ pub struct Rotation {
     pub previous: String,
     /// The key that signs from now on.
     pub active: String,
+    /// The ID token key that signed until now (still published).
+    pub id_previous: String,
+    /// The ID token key that signs from now on.
+    pub id_active: String,
 }
 
 impl SigningKeys {
@@ -148,6 +171,10 @@ impl SigningKeys {
         if !path.exists() {
             // Processes starting together on a new directory keep one first key between them.
             crate::files::create_once(&path, new_key_pem()?.as_bytes())?;
+        }
+        let id_path = data_dir.join(ID_KEY_FILE);
+        if !id_path.exists() {
+            crate::files::create_once(&id_path, IdKey::new_pem()?.as_bytes())?;
         }
         Self::load(data_dir)
     }
@@ -182,17 +209,33 @@ impl SigningKeys {
         // Write the new key beside the active one, then rename over it: readers see either set.
         crate::files::replace_private(&data_dir.join(KEY_FILE), new_key_pem()?.as_bytes())?;
         let new = Key::read(&data_dir.join(KEY_FILE))?;
-        Ok(Rotation { previous: old.kid, active: new.kid })
+        // The ID token key the same way, in its own folder.
+        let id_old = IdKey::read(&data_dir.join(ID_KEY_FILE))?;
+        let id_previous_dir = data_dir.join(ID_PREVIOUS_DIR);
+        std::fs::create_dir_all(&id_previous_dir)?;
+        let kept = id_previous_dir.join(format!("{}.pem", id_old.kid));
+        if !kept.exists() {
+            crate::files::create_private(&kept, &Zeroizing::new(std::fs::read(data_dir.join(ID_KEY_FILE))?))?;
+        }
+        crate::files::replace_private(&data_dir.join(ID_KEY_FILE), IdKey::new_pem()?.as_bytes())?;
+        let id_new = IdKey::read(&data_dir.join(ID_KEY_FILE))?;
+        Ok(Rotation { previous: old.kid, active: new.kid, id_previous: id_old.kid, id_active: id_new.kid })
     }
 
-    /// Stops publishing and accepting a previous key (tokens it signed stop verifying).
+    /// Stops publishing and accepting a previous key (tokens it signed stop verifying), an
+    /// access-token or an ID token key.
     pub fn retire(data_dir: &Path, kid: &str) -> Result<()> {
         let path = data_dir.join(PREVIOUS_DIR).join(format!("{kid}.pem"));
-        if Key::read(&path).map(|k| k.kid != kid).unwrap_or(true) {
-            anyhow::bail!("{kid} is not a previous signing key (the active key cannot be retired; rotate first)");
+        if Key::read(&path).is_ok_and(|k| k.kid == kid) {
+            std::fs::remove_file(&path)?;
+            return Ok(());
         }
-        std::fs::remove_file(&path)?;
-        Ok(())
+        let path = data_dir.join(ID_PREVIOUS_DIR).join(format!("{kid}.pem"));
+        if IdKey::read(&path).is_ok_and(|k| k.kid == kid) {
+            std::fs::remove_file(&path)?;
+            return Ok(());
+        }
+        anyhow::bail!("{kid} is not a previous signing key (the active key cannot be retired; rotate first)")
     }
 
     /// The key set, re-read first when the last read is older than `age`.
@@ -232,11 +275,19 @@ impl SigningKeys {
         self.current().active.jwk()
     }
 
-    /// The JWK Set: the active key, then the previous ones.
+    /// The JWK Set: the active key, then the previous ones, then the ID token keys the same way.
     pub fn jwks(&self) -> serde_json::Value {
         let set = self.current();
-        let keys: Vec<_> = std::iter::once(&set.active).chain(&set.previous).map(Key::jwk).collect();
+        let mut keys: Vec<_> = std::iter::once(&set.active).chain(&set.previous).map(Key::jwk).collect();
+        keys.extend(set.id_active.iter().chain(&set.id_previous).map(IdKey::jwk));
         serde_json::json!({ "keys": keys })
+    }
+
+    /// Signs `claims` as an OpenID Connect ID token (RS256) with the active ID token key.
+    pub fn sign_id_token(&self, claims: &serde_json::Value) -> Result<String> {
+        let set = self.current();
+        let key = set.id_active.as_ref().context("this data directory has no ID token key yet; restart the server")?;
+        key.sign(claims)
     }
 
     /// Signs `claims` as a compact JWT with the active key.

@@ -17,6 +17,7 @@ pub mod docs;
 pub mod egress;
 pub mod fault;
 pub mod files;
+mod id_keys;
 pub mod idp;
 pub mod keys;
 pub mod logging;

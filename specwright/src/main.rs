@@ -423,6 +423,10 @@ fn main() -> ExitCode {
         Command::Keys { command: KeysCommand::RotateSigning { common } } => keys::SigningKeys::rotate(&common.data_dir)
             .map(|r| {
                 println!("new signing key {}; previous key {} still verifies until retired", r.active, r.previous);
+                println!(
+                    "new ID token key {}; previous key {} stays published until retired",
+                    r.id_active, r.id_previous
+                );
             }),
         Command::Keys { command: KeysCommand::RetireSigning { common, kid } } => {
             keys::SigningKeys::retire(&common.data_dir, &kid).map(|()| println!("retired signing key {kid}"))

@@ -142,8 +142,11 @@ impl<'a> Browser<'a> {
         assert_eq!(resp.status(), 200, "consent page expected");
         let html = resp.text().await.unwrap();
         for s in scope.split_whitespace() {
-            let info = vault_api::vault::SERVICE.scopes.iter().find(|i| i.name == s).unwrap();
-            assert!(html.contains(s) && html.contains(&info.description.replace('\'', "&#39;")), "{s} shown: {html}");
+            let description = match vault_api::vault::SERVICE.scopes.iter().find(|i| i.name == s) {
+                Some(info) => info.description.replace('\'', "&#39;"),
+                None => "Learn who you are".to_string(),
+            };
+            assert!(html.contains(s) && html.contains(&description), "{s} shown: {html}");
         }
         assert!(html.contains("Test &lt;Agent&gt;"), "client name escaped: {html}");
         let mut form = hidden_fields(&html);
@@ -195,13 +198,11 @@ fn claims_of(jwt: &str) -> Value {
 async fn metadata_advertises_endpoints_scopes_and_pkce_and_the_prm_points_at_it() {
     let server = common::TestServer::start().await;
     let issuer = server.base.clone();
-    // This server issues no ID tokens, so it serves no OpenID discovery document: clients that
-    // fall back to that URL must not find an invalid one (it lacked subject_types_supported and
-    // id_token_signing_alg_values_supported, and the TypeScript MCP SDK refused it).
-    let openid = reqwest::get(server.url("/.well-known/openid-configuration")).await.unwrap();
-    assert_eq!(openid.status(), 404, "no OpenID discovery document is served");
-    for path in ["/.well-known/oauth-authorization-server"] {
+    let rfc8414: Value =
+        reqwest::get(server.url("/.well-known/oauth-authorization-server")).await.unwrap().json().await.unwrap();
+    for path in ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"] {
         let doc: Value = reqwest::get(server.url(path)).await.unwrap().json().await.unwrap();
+        assert_eq!(doc, rfc8414, "one document at both locations");
         assert_eq!(doc["issuer"], issuer.as_str());
         assert_eq!(doc["authorization_endpoint"], format!("{issuer}/oauth/authorize"));
         assert_eq!(doc["token_endpoint"], format!("{issuer}/oauth/token"));
@@ -209,7 +210,15 @@ async fn metadata_advertises_endpoints_scopes_and_pkce_and_the_prm_points_at_it(
         assert_eq!(doc["jwks_uri"], format!("{issuer}/.well-known/jwks.json"));
         assert_eq!(doc["code_challenge_methods_supported"], json!(["S256"]));
         assert_eq!(doc["authorization_response_iss_parameter_supported"], true);
-        assert_eq!(doc["scopes_supported"], json!(["vault:read", "vault:write", "vault:admin", "prospector"]));
+        assert_eq!(
+            doc["scopes_supported"],
+            json!(["vault:read", "vault:write", "vault:admin", "prospector", "openid"])
+        );
+        // What OpenID Connect Discovery 1.0 section 3 requires of a provider.
+        assert_eq!(doc["userinfo_endpoint"], format!("{issuer}/oauth/userinfo"));
+        assert_eq!(doc["subject_types_supported"], json!(["public"]));
+        assert_eq!(doc["id_token_signing_alg_values_supported"], json!(["RS256"]));
+        assert_eq!(doc["response_types_supported"], json!(["code"]));
     }
     let prm: Value =
         reqwest::get(server.url("/.well-known/oauth-protected-resource/api/mcp")).await.unwrap().json().await.unwrap();
@@ -555,12 +564,28 @@ async fn rotating_the_signing_key_keeps_live_tokens_valid() {
     }
     let jwks: Value = reqwest::get(server.url("/.well-known/jwks.json")).await.unwrap().json().await.unwrap();
     let kids: Vec<&str> = jwks["keys"].as_array().unwrap().iter().map(|k| k["kid"].as_str().unwrap()).collect();
-    assert_eq!(kids, [rotation.active.as_str(), rotation.previous.as_str()]);
-    // Retiring the old key ends the tokens it signed.
+    assert_eq!(
+        kids,
+        [
+            rotation.active.as_str(),
+            rotation.previous.as_str(),
+            rotation.id_active.as_str(),
+            rotation.id_previous.as_str()
+        ]
+    );
+    // Retiring the old keys ends the tokens they signed.
     runtime::keys::SigningKeys::retire(server.dir.path(), &rotation.previous).unwrap();
+    runtime::keys::SigningKeys::retire(server.dir.path(), &rotation.id_previous).unwrap();
+    assert!(
+        runtime::keys::SigningKeys::retire(server.dir.path(), &rotation.id_active).is_err(),
+        "the active key stays"
+    );
     std::thread::sleep(std::time::Duration::from_millis(5100));
     let (status, _) = server.call("GET", "/api/v1/credentials", &before, None).await;
     assert_eq!(status, 401);
+    let left: Value = reqwest::get(server.url("/.well-known/jwks.json")).await.unwrap().json().await.unwrap();
+    let kids: Vec<&str> = left["keys"].as_array().unwrap().iter().map(|k| k["kid"].as_str().unwrap()).collect();
+    assert_eq!(kids, [rotation.active.as_str(), rotation.id_active.as_str()]);
 }
 
 on_both_backends!(session_cookies_meet_rbac_tenancy_and_csrf_but_no_scopes, |server| {
@@ -1054,4 +1079,75 @@ on_both_backends!(a_document_client_with_private_key_jwt_signs_its_token_request
     assert!(body["error_description"].as_str().unwrap().contains("used before"), "{body}");
     let (status, body) = refresh_with(assertion(json!({}), &signer)).await;
     assert_eq!(status, 200, "a fresh assertion refreshes (the replay left the token usable): {body}");
+});
+
+// A minimal OpenID Provider: `openid` yields an RS256 ID token naming the user, the client, the
+// sign-in time, the request's nonce and the access token's hash, verifiable with the published
+// keys; the access token reads the user at userinfo; `prompt=none` never shows a page.
+on_both_backends!(openid_yields_an_id_token_and_userinfo, |server| {
+    with_user(&server).await;
+    let mut browser = Browser::new(&server).await;
+    let (verifier, challenge) = pkce();
+    let started = chrono::Utc::now().timestamp();
+
+    // prompt=none before signing in: an error at the client, no sign-in page.
+    let silent = browser.get(&browser.authorize_url("openid vault:read", &challenge, &[("prompt", "none")])).await;
+    assert_eq!(silent.status(), 302);
+    assert_eq!(param(&location(&silent), "error").as_deref(), Some("login_required"), "{}", location(&silent));
+
+    let (to, consented) = browser.authorize("openid vault:read", &challenge, &[("nonce", "n-0S6_WzA2Mj")]).await;
+    assert!(consented);
+    let (status, tokens) = browser.exchange(&param(&to, "code").unwrap(), &verifier).await;
+    assert_eq!(status, 200, "{tokens}");
+    let id_token = tokens["id_token"].as_str().expect("an ID token for the openid scope");
+    let access = tokens["access_token"].as_str().unwrap();
+
+    let header = jsonwebtoken::decode_header(id_token).unwrap();
+    assert_eq!((header.alg, header.typ.as_deref()), (jsonwebtoken::Algorithm::RS256, Some("JWT")));
+    let jwks: jsonwebtoken::jwk::JwkSet =
+        reqwest::get(server.url("/.well-known/jwks.json")).await.unwrap().json().await.unwrap();
+    let key = jwks.find(header.kid.as_deref().unwrap()).expect("the ID token's key is published");
+    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::RS256);
+    validation.set_audience(&[&browser.client_id]);
+    validation.set_issuer(&[&server.base]);
+    let claims =
+        jsonwebtoken::decode::<Value>(id_token, &jsonwebtoken::DecodingKey::from_jwk(key).unwrap(), &validation)
+            .unwrap()
+            .claims;
+    assert_eq!(claims["sub"], "alice");
+    assert_eq!(claims["tenant"], "acme");
+    assert_eq!(claims["nonce"], "n-0S6_WzA2Mj");
+    let auth_time = claims["auth_time"].as_i64().unwrap();
+    assert!((started - 5..=chrono::Utc::now().timestamp()).contains(&auth_time), "{claims}");
+    let digest = Sha256::digest(access.as_bytes());
+    assert_eq!(claims["at_hash"], URL_SAFE_NO_PAD.encode(&digest[..16]));
+    assert!(claims_of(access)["aud"].as_array().unwrap().contains(&json!(server.url("/oauth/userinfo"))));
+
+    // userinfo: the user, for this access token; not for one without openid, nor without one.
+    let info = http().get(server.url("/oauth/userinfo")).bearer_auth(access).send().await.unwrap();
+    assert_eq!(info.status(), 200);
+    assert_eq!(info.json::<Value>().await.unwrap(), json!({ "sub": "alice", "tenant": "acme" }));
+    let plain = server.token_for("alice", "acme", "vault:read");
+    let refused = http().post(server.url("/oauth/userinfo")).bearer_auth(&plain).send().await.unwrap();
+    assert_eq!(refused.status(), 401);
+    assert!(refused.headers()["www-authenticate"].to_str().unwrap().contains("invalid_token"));
+    assert_eq!(http().get(server.url("/oauth/userinfo")).send().await.unwrap().status(), 401);
+
+    // A refresh brings a new ID token: same user and sign-in time, no nonce.
+    let (status, refreshed) = browser.refresh(tokens["refresh_token"].as_str().unwrap()).await;
+    assert_eq!(status, 200, "{refreshed}");
+    let again = claims_of(refreshed["id_token"].as_str().unwrap());
+    assert_eq!((again["sub"].clone(), again["auth_time"].as_i64()), (json!("alice"), Some(auth_time)));
+    assert!(again.get("nonce").is_none(), "{again}");
+
+    // Signed in and consented: prompt=none answers with a code; asking for more: consent_required.
+    let (_, challenge) = pkce();
+    let quiet = browser.get(&browser.authorize_url("openid vault:read", &challenge, &[("prompt", "none")])).await;
+    assert!(param(&location(&quiet), "code").is_some(), "{}", location(&quiet));
+    let more = browser.get(&browser.authorize_url("openid vault:write", &challenge, &[("prompt", "none")])).await;
+    assert_eq!(param(&location(&more), "error").as_deref(), Some("consent_required"));
+    // Without openid, no ID token.
+    let (code, verifier) = browser.code("vault:read").await;
+    let (_, plain) = browser.exchange(&code, &verifier).await;
+    assert!(plain.get("id_token").is_none(), "{plain}");
 });

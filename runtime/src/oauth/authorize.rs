@@ -11,7 +11,7 @@ use axum::response::Response;
 use sqlx::Row;
 
 use super::sessions::Session;
-use crate::store::now_ms;
+use crate::store::{Nullable, now_ms};
 use crate::tokens::hash;
 
 use super::*;
@@ -25,6 +25,10 @@ pub(super) struct AuthRequest {
     pub(super) state: Option<String>,
     pub(super) code_challenge: String,
     pub(super) resources: Vec<String>,
+    /// OpenID Connect: the value the ID token must echo.
+    pub(super) nonce: Option<String>,
+    /// OpenID Connect `prompt=none`: answer without showing any page (or with an error).
+    pub(super) silent: bool,
 }
 
 /// Why an authorization request fails: shown to the user when the client or redirect URI cannot
@@ -112,7 +116,9 @@ impl AuthServer {
         if requested.is_empty() {
             return Err(fail("invalid_scope", format!("scope is required ({})", self.catalog.scope_list())));
         }
-        if let Some(unknown) = requested.iter().find(|s| self.catalog.scopes().all(|i| i.name != **s)) {
+        if let Some(unknown) =
+            requested.iter().find(|s| **s != OPENID_SCOPE && self.catalog.scopes().all(|i| i.name != **s))
+        {
             return Err(fail("invalid_scope", format!("unknown scope {unknown}")));
         }
         let scopes: BTreeSet<String> = requested.iter().map(|s| s.to_string()).collect();
@@ -130,7 +136,21 @@ impl AuthServer {
         if resources.is_empty() {
             resources = self.default_resources(&scopes);
         }
-        Ok(AuthRequest { client, redirect_uri, scopes, state, code_challenge, resources })
+        if scopes.contains(OPENID_SCOPE) {
+            // The access token of an OpenID request reads the user's claims at the userinfo endpoint.
+            resources.push(self.config.url(USERINFO_PATH));
+        }
+        let nonce = match p.get("nonce") {
+            Some(n) if n.len() > 512 => return Err(fail("invalid_request", "nonce is at most 512 characters".into())),
+            n => n.map(str::to_string),
+        };
+        let silent = match p.get("prompt") {
+            None => false,
+            Some("none") => true,
+            Some(other) if other.split_whitespace().all(|v| matches!(v, "login" | "consent")) => false,
+            Some(other) => return Err(fail("invalid_request", format!("prompt {other} is not supported"))),
+        };
+        Ok(AuthRequest { client, redirect_uri, scopes, state, code_challenge, resources, nonce, silent })
     }
 
     /// The audience of a token whose request named no resource: the resources its scopes reach.
@@ -170,8 +190,8 @@ impl AuthServer {
     pub(super) async fn grant(&self, status: StatusCode, session: &Session, req: &AuthRequest) -> Response {
         let code = crate::tokens::random_secret();
         let result = sqlx::query(
-            "INSERT INTO oauth_codes (hash, client_id, user_id, tenant_id, redirect_uri, scope, resource, code_challenge, family_id, expires_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            "INSERT INTO oauth_codes (hash, client_id, user_id, tenant_id, redirect_uri, scope, resource, code_challenge, family_id, expires_at, nonce, auth_time) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
         )
         .bind(hash(&code))
         .bind(&req.client.id)
@@ -183,6 +203,8 @@ impl AuthServer {
         .bind(&req.code_challenge)
         .bind(uuid::Uuid::new_v4().to_string())
         .bind(now_ms() + self.config.oauth_code_ttl_seconds * 1000)
+        .bind(Nullable(req.nonce.as_deref()))
+        .bind(session.signed_in_at)
         .execute(self.store.pool())
         .await;
         if let Err(e) = result {
@@ -204,8 +226,13 @@ impl AuthServer {
         let lines: Vec<pages::ScopeLine<'_>> = req
             .scopes
             .iter()
-            .filter_map(|s| self.catalog.scopes().find(|i| i.name == s))
-            .map(|i| pages::ScopeLine { name: i.name, description: i.description })
+            .filter_map(|s| match self.catalog.scopes().find(|i| i.name == s) {
+                Some(i) => Some(pages::ScopeLine { name: i.name, description: i.description }),
+                None if s == OPENID_SCOPE => {
+                    Some(pages::ScopeLine { name: OPENID_SCOPE, description: OPENID_SCOPE_DESCRIPTION })
+                }
+                None => None,
+            })
             .collect();
         let mut hidden: Vec<(String, String)> =
             p.0.iter().filter(|(k, _)| k != "decision" && k != "csrf").cloned().collect();
@@ -225,6 +252,11 @@ impl AuthServer {
     }
 }
 
+/// The answer to a `prompt=none` request that would need a page (OpenID Connect Core 3.1.2.6).
+fn silent_refusal(req: AuthRequest, error: &'static str, description: &str) -> AuthError {
+    AuthError::Redirect { redirect_uri: req.redirect_uri, state: req.state, error, description: description.into() }
+}
+
 /// `GET /oauth/authorize`: sign in first, then consent (unless given before), then the code.
 pub(super) async fn authorize_get(
     State(s): State<Arc<AuthServer>>,
@@ -241,11 +273,17 @@ pub(super) async fn authorize_get(
         Err(e) => return s.error_response(e),
     };
     let Some((_, session)) = s.session(&headers).await else {
+        if req.silent {
+            return s.error_response(silent_refusal(req, "login_required", "the user is not signed in"));
+        }
         let next = format!("{AUTHORIZE_PATH}?{query}");
         return redirect(StatusCode::FOUND, &with_query(&s.config.url(LOGIN_PATH), &[("next", &next)]));
     };
     match s.consented(&session.user, &req).await {
         Ok(true) => s.grant(StatusCode::FOUND, &session, &req).await,
+        Ok(false) if req.silent => {
+            s.error_response(silent_refusal(req, "consent_required", "the user has not approved these scopes"))
+        }
         Ok(false) => s.consent_page(&session, &req, &p),
         Err(e) => pages::error(StatusCode::INTERNAL_SERVER_ERROR, &format!("Could not read consents: {e}")),
     }

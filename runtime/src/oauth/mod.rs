@@ -1,7 +1,8 @@
 //! The embedded OAuth 2.1 authorization server: metadata (RFC 8414), dynamic client registration
 //! (RFC 7591), the authorization endpoint with sign-in and a consent screen (PKCE S256 required,
 //! `iss` in responses per RFC 9207, `resource` per RFC 8707), the token endpoint (authorization
-//! code and rotating refresh tokens), revocation (RFC 7009), and the sign-in session.
+//! code and rotating refresh tokens), revocation (RFC 7009), the sign-in session, and a minimal
+//! OpenID Provider (discovery, ID tokens for the `openid` scope, userinfo).
 
 mod assertion;
 mod authorize;
@@ -13,6 +14,7 @@ pub mod sessions;
 mod signin;
 mod throttle;
 mod token;
+mod userinfo;
 pub mod users;
 
 use authorize::*;
@@ -23,6 +25,7 @@ use params::*;
 use signin::*;
 use throttle::*;
 use token::*;
+use userinfo::*;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -54,6 +57,14 @@ pub const LOGIN_PATH: &str = "/login";
 pub const LOGOUT_PATH: &str = "/logout";
 /// RFC 8414 metadata.
 pub const METADATA_PATH: &str = "/.well-known/oauth-authorization-server";
+/// OpenID Connect Discovery 1.0: the same metadata, where OpenID relying parties look.
+pub const OPENID_CONFIGURATION_PATH: &str = "/.well-known/openid-configuration";
+/// OpenID Connect userinfo endpoint.
+pub const USERINFO_PATH: &str = "/oauth/userinfo";
+/// The scope that asks for an ID token (OpenID Connect Core 1.0 section 3.1.2.1).
+pub const OPENID_SCOPE: &str = "openid";
+/// What the consent screen says the `openid` scope grants.
+const OPENID_SCOPE_DESCRIPTION: &str = "Learn who you are: your user name and tenant, in a signed ID token.";
 
 /// The client the API documentation page (Swagger UI at `/docs/`) signs in with, registered at
 /// start-up with the page's redirect URI.
@@ -135,7 +146,7 @@ impl AuthServer {
     /// The RFC 8414 metadata document.
     pub fn metadata(&self) -> Value {
         let issuer = self.config.issuer();
-        let scopes: Vec<&str> = self.catalog.scopes().map(|s| s.name).collect();
+        let scopes: Vec<&str> = self.catalog.scopes().map(|s| s.name).chain([OPENID_SCOPE]).collect();
         let mut doc = json!({
             "issuer": issuer,
             "authorization_endpoint": self.config.url(AUTHORIZE_PATH),
@@ -153,6 +164,14 @@ impl AuthServer {
             "authorization_response_iss_parameter_supported": true,
             "protected_resources": self.catalog.resources(&self.config),
             "service_documentation": self.config.url(&self.documentation),
+            // OpenID Connect Discovery 1.0 section 3: what an OpenID Provider states besides.
+            "userinfo_endpoint": self.config.url(USERINFO_PATH),
+            "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": ["RS256"],
+            "claims_supported": ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "tenant"],
+            "request_parameter_supported": false,
+            "request_uri_parameter_supported": false,
+            "prompt_values_supported": ["none", "login", "consent"],
         });
         if !self.config.dynamic_registration
             && let Some(fields) = doc.as_object_mut()
@@ -188,15 +207,17 @@ pub fn router(server: Arc<AuthServer>) -> Router {
         .allow_methods([axum::http::Method::GET, axum::http::Method::POST])
         .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION])
         .max_age(std::time::Duration::from_secs(3600));
+    // RFC 8414 metadata and the OpenID Provider Configuration are one document, at the
+    // issuer's path-appended locations and (for a proxy that forwards them unchanged) the
+    // path-inserted ones RFC 8414 section 3.1 describes for an issuer with a path.
     let mut machine = Router::new()
-        // No OpenID discovery document: this server issues no ID tokens, and a document without
-        // the fields OpenID Connect Discovery 1.0 requires (section 3) makes clients that fall back
-        // to it fail; RFC 8414 metadata alone describes this server.
-        .route(METADATA_PATH, get(doc.clone()));
+        .route(METADATA_PATH, get(doc.clone()))
+        .route(OPENID_CONFIGURATION_PATH, get(doc.clone()))
+        .route(USERINFO_PATH, get(userinfo).post(userinfo));
     if !base.is_empty() {
-        // RFC 8414 section 3.1: an issuer with a path publishes its metadata at the well-known
-        // path followed by the issuer's path (a proxy forwards it here unchanged, README).
-        machine = machine.route(&format!("{METADATA_PATH}{base}"), get(doc));
+        machine = machine
+            .route(&format!("{METADATA_PATH}{base}"), get(doc.clone()))
+            .route(&format!("{OPENID_CONFIGURATION_PATH}{base}"), get(doc));
     }
     if server.config.dynamic_registration {
         machine = machine.route(REGISTER_PATH, post(register));

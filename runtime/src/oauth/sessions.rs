@@ -28,6 +28,8 @@ pub struct Session {
     pub tenant: String,
     /// The token state-changing requests must echo.
     pub csrf: String,
+    /// When the user signed in, epoch milliseconds (an ID token's `auth_time`).
+    pub signed_in_at: i64,
 }
 
 /// Starts a session; returns the cookie value and the session.
@@ -48,17 +50,19 @@ pub async fn create(store: &Store, user: &str, tenant: &str) -> sqlx::Result<(St
     .bind(now + LIFETIME_MS)
     .execute(store.pool())
     .await?;
-    Ok((secret, Session { user: user.into(), tenant: tenant.into(), csrf }))
+    Ok((secret, Session { user: user.into(), tenant: tenant.into(), csrf, signed_in_at: now }))
 }
 
 /// The live session a cookie value names.
 pub async fn lookup(store: &Store, secret: &str) -> sqlx::Result<Option<Session>> {
-    let row = sqlx::query("SELECT user_id, tenant_id, csrf_token FROM sessions WHERE hash = $1 AND expires_at > $2")
-        .bind(hash(secret))
-        .bind(now_ms())
-        .fetch_optional(store.pool())
-        .await?;
-    Ok(row.map(|r| Session { user: r.get(0), tenant: r.get(1), csrf: r.get(2) }))
+    let row = sqlx::query(
+        "SELECT user_id, tenant_id, csrf_token, created_at FROM sessions WHERE hash = $1 AND expires_at > $2",
+    )
+    .bind(hash(secret))
+    .bind(now_ms())
+    .fetch_optional(store.pool())
+    .await?;
+    Ok(row.map(|r| Session { user: r.get(0), tenant: r.get(1), csrf: r.get(2), signed_in_at: r.get(3) }))
 }
 
 /// The session a request's cookie names, with the cookie's value, if it is live.

@@ -10,6 +10,10 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use sqlx::Row;
 
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use sha2::{Digest, Sha256};
+
 use crate::keys::Claims;
 use crate::store::now_ms;
 use crate::tokens::hash;
@@ -71,6 +75,10 @@ pub(super) struct Grant {
     pub(super) scope: String,
     pub(super) resources: Vec<String>,
     pub(super) family: String,
+    /// When the user signed in, epoch milliseconds (unknown for grants made before it was kept).
+    pub(super) auth_time: Option<i64>,
+    /// The authorization request's nonce (the code's grant only; refreshed ID tokens carry none).
+    pub(super) nonce: Option<String>,
 }
 
 impl AuthServer {
@@ -94,11 +102,19 @@ impl AuthServer {
             Ok(t) => t,
             Err(e) => return internal(e),
         };
+        let id_token = if scope.split_whitespace().any(|s| s == OPENID_SCOPE) {
+            match self.id_token(grant, &access, now) {
+                Ok(t) => Some(t),
+                Err(e) => return internal(e),
+            }
+        } else {
+            None
+        };
         let refresh = crate::tokens::random_secret();
         let now_ms = now_ms();
         let stored = sqlx::query(
-            "INSERT INTO oauth_refresh_tokens (hash, family_id, client_id, user_id, tenant_id, scope, resource, created_at, expires_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            "INSERT INTO oauth_refresh_tokens (hash, family_id, client_id, user_id, tenant_id, scope, resource, created_at, expires_at, auth_time) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
         )
         .bind(hash(&refresh))
         .bind(&grant.family)
@@ -109,22 +125,49 @@ impl AuthServer {
         .bind(serde_json::to_string(&grant.resources).unwrap_or_default())
         .bind(now_ms)
         .bind(now_ms + REFRESH_TTL_MS)
+        .bind(grant.auth_time)
         .execute(self.store.pool())
         .await;
         if let Err(e) = stored {
             return internal(e);
         }
-        let mut resp = axum::Json(json!({
+        let mut answer = json!({
             "access_token": access,
             "token_type": "Bearer",
             "expires_in": ACCESS_TTL_SECONDS,
             "scope": scope,
             "refresh_token": refresh,
-        }))
-        .into_response();
+        });
+        if let Some(id_token) = id_token {
+            answer["id_token"] = json!(id_token);
+        }
+        let mut resp = axum::Json(answer).into_response();
         resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         resp.headers_mut().insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
         resp
+    }
+
+    /// The OpenID Connect ID token of `grant` (Core 1.0 sections 2 and 3.1.3.6), issued with the
+    /// access token `access` at `now` (epoch seconds): who signed in, for which client, when, the
+    /// request's nonce, and `at_hash` binding it to the access token.
+    fn id_token(&self, grant: &Grant, access: &str, now: i64) -> anyhow::Result<String> {
+        let digest = Sha256::digest(access.as_bytes());
+        let mut claims = json!({
+            "iss": self.config.issuer(),
+            "sub": grant.user,
+            "aud": grant.client_id,
+            "exp": now + ACCESS_TTL_SECONDS,
+            "iat": now,
+            "at_hash": URL_SAFE_NO_PAD.encode(&digest[..16]),
+            "tenant": grant.tenant,
+        });
+        if let Some(at) = grant.auth_time {
+            claims["auth_time"] = json!(at / 1000);
+        }
+        if let Some(nonce) = &grant.nonce {
+            claims["nonce"] = json!(nonce);
+        }
+        self.keys.sign_id_token(&claims)
     }
 
     pub(super) async fn revoke_family(&self, family: &str) {
@@ -177,7 +220,7 @@ impl AuthServer {
         };
         let code_hash = hash(code);
         let row = match sqlx::query(
-            "SELECT client_id, user_id, tenant_id, redirect_uri, scope, resource, code_challenge, family_id, expires_at, used_at \
+            "SELECT client_id, user_id, tenant_id, redirect_uri, scope, resource, code_challenge, family_id, expires_at, used_at, nonce, auth_time \
              FROM oauth_codes WHERE hash = $1",
         )
         .bind(&code_hash)
@@ -229,6 +272,8 @@ impl AuthServer {
             scope: row.get(4),
             resources: serde_json::from_str(&row.get::<String, _>(5)).unwrap_or_default(),
             family,
+            nonce: row.get(10),
+            auth_time: row.get(11),
         };
         let audience = match self.audience(p, &grant.resources) {
             Ok(a) => a,
@@ -244,7 +289,7 @@ impl AuthServer {
         };
         let token_hash = hash(token);
         let row = match sqlx::query(
-            "SELECT family_id, client_id, user_id, tenant_id, scope, resource, expires_at, rotated_at, revoked_at \
+            "SELECT family_id, client_id, user_id, tenant_id, scope, resource, expires_at, rotated_at, revoked_at, auth_time \
              FROM oauth_refresh_tokens WHERE hash = $1",
         )
         .bind(&token_hash)
@@ -287,6 +332,8 @@ impl AuthServer {
             scope: row.get(4),
             resources: serde_json::from_str(&row.get::<String, _>(5)).unwrap_or_default(),
             family,
+            auth_time: row.get(9),
+            nonce: None,
         };
         // A refresh may narrow the scope (RFC 6749 section 6), never widen it.
         let scope = match p.get("scope") {
