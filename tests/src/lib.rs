@@ -41,6 +41,11 @@ pub const OPTIONAL_TOOLS: &[OptionalTool] = &[
         suite: "MCP end to end with the official Python SDK (mcp_clients.rs)",
     },
     OptionalTool {
+        var: "SPECWRIGHT_OIDC_PYTHON",
+        what: "Authlib, an OpenID Connect relying party",
+        suite: "OpenID discovery and ID tokens checked by a third-party relying party (oauth.rs)",
+    },
+    OptionalTool {
         var: "SPECWRIGHT_JSONSCHEMA_PYTHON",
         what: "Python's jsonschema",
         suite: "every spec file against spec.schema.json, as an editor checks it (spec_files.rs)",

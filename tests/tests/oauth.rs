@@ -1151,3 +1151,38 @@ on_both_backends!(openid_yields_an_id_token_and_userinfo, |server| {
     let (_, plain) = browser.exchange(&code, &verifier).await;
     assert!(plain.get("id_token").is_none(), "{plain}");
 });
+
+/// A relying party no one here wrote (Authlib, `tests/oidc/relying_party.py`) discovers the
+/// provider, checks the configuration by its rules, redeems a code, validates the ID token
+/// (signature, iss, aud, exp, iat, nonce, at_hash, auth_time) and reads userinfo.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_third_party_relying_party_accepts_discovery_and_the_id_token() {
+    let Some(python) = common::tool("SPECWRIGHT_OIDC_PYTHON") else {
+        return;
+    };
+    let server = common::TestServer::start().await;
+    with_user(&server).await;
+    let mut browser = Browser::new(&server).await;
+    let (verifier, challenge) = pkce();
+    let nonce = uuid::Uuid::new_v4().simple().to_string();
+    let (to, _) = browser.authorize("openid vault:read", &challenge, &[("nonce", &nonce)]).await;
+    let args = vec![
+        xtask::workspace_root().join("tests/oidc/relying_party.py").display().to_string(),
+        server.url("/.well-known/openid-configuration"),
+        browser.client_id.clone(),
+        CALLBACK.to_string(),
+        param(&to, "code").unwrap(),
+        verifier,
+        nonce.clone(),
+    ];
+    let out = tokio::task::spawn_blocking(move || std::process::Command::new(python).args(args).output().unwrap())
+        .await
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "the relying party refused:\n{text}");
+    let found: Value = serde_json::from_str(text.lines().rev().find(|l| l.starts_with('{')).unwrap()).unwrap();
+    assert_eq!(found["issuer"], server.base.as_str());
+    assert_eq!(found["sub"], "alice");
+    assert_eq!(found["nonce"], nonce.as_str());
+    assert_eq!(found["userinfo"], json!({ "sub": "alice", "tenant": "acme" }));
+}

@@ -134,16 +134,24 @@ async fn under_a_path_prefix_sign_in_consent_console_docs_and_documents_all_go_t
     let mut browser = Browser::new(&origin);
 
     // Metadata at the RFC 8414 / RFC 9728 places for an issuer and resources under /sw, and under
-    // the prefix itself; every URL in them is under the public URL.
+    // the prefix itself, and the OpenID Provider Configuration at both OpenID places (a client
+    // whose proxy routes only /sw finds it under the prefix); every URL in them is under the
+    // public URL.
     for url in [
         format!("{origin}/.well-known/oauth-authorization-server/sw"),
         format!("{public}/.well-known/oauth-authorization-server"),
+        format!("{origin}/.well-known/openid-configuration/sw"),
+        format!("{public}/.well-known/openid-configuration"),
     ] {
         let resp = reqwest::get(&url).await.unwrap();
         assert_eq!(resp.status(), 200, "{url}");
         let doc: Value = resp.json().await.unwrap();
         assert_eq!(doc["issuer"], public.as_str(), "{url}");
-        for (field, path) in [("authorization_endpoint", "/oauth/authorize"), ("token_endpoint", "/oauth/token")] {
+        for (field, path) in [
+            ("authorization_endpoint", "/oauth/authorize"),
+            ("token_endpoint", "/oauth/token"),
+            ("userinfo_endpoint", "/oauth/userinfo"),
+        ] {
             assert_eq!(doc[field], format!("{public}{path}").as_str(), "{url}: {field}");
         }
     }
@@ -363,6 +371,7 @@ fn the_test_proxy_forwards_the_prefix_stripped_and_its_well_known_documents_unch
         t("/.well-known/oauth-protected-resource/sw/api/mcp").as_deref(),
         Some("/.well-known/oauth-protected-resource/sw/api/mcp")
     );
+    assert_eq!(t("/.well-known/openid-configuration/sw").as_deref(), Some("/.well-known/openid-configuration/sw"));
     assert_eq!(t("/.well-known/oauth-protected-resource/swx"), None);
 }
 

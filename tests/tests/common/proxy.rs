@@ -102,6 +102,7 @@ pub fn target(prefix: &str, path_and_query: &str) -> Option<String> {
     let well_known = [
         format!("/.well-known/oauth-authorization-server{prefix}"),
         format!("/.well-known/oauth-protected-resource{prefix}"),
+        format!("/.well-known/openid-configuration{prefix}"),
     ];
     well_known.iter().any(|w| path == w || path.starts_with(&format!("{w}/"))).then(|| path_and_query.to_string())
 }
