@@ -279,14 +279,15 @@ fn read_password() -> anyhow::Result<String> {
 
 #[derive(Subcommand)]
 enum KeysCommand {
-    /// New token-signing key for the embedded authorization server. The old key keeps verifying
-    /// (and stays in the JWKS) until retired, so live tokens stay valid; running servers pick the
-    /// new key up within seconds.
+    /// New token-signing keys for the embedded authorization server (the access-token key and the
+    /// ID token key). The old keys keep verifying (and stay in the JWKS) until retired, so live
+    /// tokens stay valid; running servers pick the new keys up within seconds.
     RotateSigning {
         #[command(flatten)]
         common: Common,
     },
-    /// Stop publishing and accepting a previous signing key (tokens it signed stop working).
+    /// Stop publishing and accepting a previous signing key, an access-token or an ID token key
+    /// (tokens it signed stop working).
     RetireSigning {
         #[command(flatten)]
         common: Common,
