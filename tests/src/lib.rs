@@ -51,6 +51,11 @@ pub const OPTIONAL_TOOLS: &[OptionalTool] = &[
         suite: "every spec file against spec.schema.json, as an editor checks it (spec_files.rs)",
     },
     OptionalTool {
+        var: "SPECWRIGHT_MCP_CONFORMANCE",
+        what: "the official MCP conformance suite",
+        suite: "the vault's and notes' MCP endpoints through @modelcontextprotocol/conformance (mcp_conformance.rs)",
+    },
+    OptionalTool {
         var: "SPECWRIGHT_MCP_INSPECTOR",
         what: "the MCP Inspector CLI",
         suite: "MCP end to end with the MCP Inspector CLI (mcp_clients.rs)",

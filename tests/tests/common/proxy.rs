@@ -32,6 +32,10 @@ struct Forwarder {
     backend: String,
     prefix: String,
     http: reqwest::Client,
+    /// Headers added to forwarded requests that lack them (an operator's proxy that
+    /// authenticates on the client's behalf): each request gets the next set, in turn.
+    added: Vec<HeaderMap>,
+    turn: std::sync::atomic::AtomicUsize,
 }
 
 /// Headers that describe one connection, not the message (RFC 9110 section 7.6.1).
@@ -63,7 +67,15 @@ impl Proxy {
 
     /// Starts forwarding to `backend` (`http://127.0.0.1:<port>` of the real server).
     pub fn start(self, backend: &str) {
+        self.start_adding(backend, vec![HeaderMap::new()])
+    }
+
+    /// Starts forwarding to `backend`, adding to each request the headers it lacks of the next
+    /// set of `added`, in turn (several tokens spread a long run over their rate limits).
+    pub fn start_adding(self, backend: &str, added: Vec<HeaderMap>) {
         let forwarder = Arc::new(Forwarder {
+            added,
+            turn: Default::default(),
             backend: backend.trim_end_matches('/').to_string(),
             prefix: self.prefix,
             http: reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client"),
@@ -123,6 +135,12 @@ async fn forward(
         None => peer.ip().to_string(),
     };
     headers.insert("x-forwarded-for", HeaderValue::from_str(&chain).expect("address list"));
+    let turn = p.turn.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % p.added.len().max(1);
+    for (name, value) in p.added.get(turn).into_iter().flatten() {
+        if !headers.contains_key(name) {
+            headers.insert(name.clone(), value.clone());
+        }
+    }
     let body = axum::body::to_bytes(body, 16 * 1024 * 1024).await.expect("request body");
     let sent = p.http.request(parts.method, format!("{}{target}", p.backend)).headers(headers).body(body).send().await;
     let upstream = match sent {
