@@ -70,6 +70,21 @@ async fn the_official_python_sdk_completes_the_oauth_flow_through_a_path_strippi
     python_oauth_flow(&python, &server, &format!("{public}/api/mcp")).await;
 }
 
+/// The same behind the common ingress rule: only `/sw/…` is routed, so the RFC 8414 and OpenID
+/// path-inserted locations at the host's root answer 404 and the SDK finds the authorization
+/// server's metadata at `/sw/.well-known/openid-configuration` (OpenID Connect Discovery).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_python_sdk_completes_the_oauth_flow_when_only_the_prefix_is_routed() {
+    let Some(python) = common::tool("SPECWRIGHT_MCP_PYTHON") else {
+        return;
+    };
+    let (server, public) = common::proxy::serve_behind_prefix_only("/sw", |_| {}).await;
+    let origin = public.trim_end_matches("/sw");
+    let root = reqwest::get(format!("{origin}/.well-known/oauth-authorization-server/sw")).await.unwrap();
+    assert_eq!(root.status(), 404, "the host's root is not routed here");
+    python_oauth_flow(&python, &server, &format!("{public}/api/mcp")).await;
+}
+
 /// Runs `tests/mcp_clients/python_oauth.py` against the MCP endpoint at `url` (served by `server`)
 /// and checks its summary.
 async fn python_oauth_flow(python: &str, server: &common::TestServer, url: &str) {

@@ -6,6 +6,7 @@
 //!   (`/.well-known/oauth-authorization-server/<prefix>`,
 //!   `/.well-known/oauth-protected-resource/<prefix>/…`) are forwarded unchanged, since clients look
 //!   for them there and not under the prefix;
+//!   (unless the proxy routes only the prefix, [`Proxy::prefix_only`], the common ingress rule);
 //! - anything else belongs to other sites of the host: 404 from the proxy itself.
 //!
 //! The `Host` header is kept, the client's address is appended to `X-Forwarded-For`, and
@@ -24,6 +25,8 @@ use axum::response::{IntoResponse, Response};
 pub struct Proxy {
     listener: tokio::net::TcpListener,
     prefix: String,
+    /// Whether the well-known documents of the prefix at the host's root are forwarded too.
+    well_known: bool,
     /// `http://127.0.0.1:<port>`.
     pub origin: String,
 }
@@ -31,6 +34,7 @@ pub struct Proxy {
 struct Forwarder {
     backend: String,
     prefix: String,
+    well_known: bool,
     http: reqwest::Client,
     /// Headers added to forwarded requests that lack them (an operator's proxy that
     /// authenticates on the client's behalf): each request gets the next set, in turn.
@@ -57,7 +61,14 @@ impl Proxy {
     pub async fn bind(prefix: &str) -> Proxy {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind the proxy");
         let origin = format!("http://{}", listener.local_addr().expect("proxy address"));
-        Proxy { listener, prefix: prefix.to_string(), origin }
+        Proxy { listener, prefix: prefix.to_string(), origin, well_known: true }
+    }
+
+    /// The same proxy routing only the prefix (the common ingress rule): the well-known documents
+    /// at the host's root belong to other sites too and answer 404.
+    pub fn prefix_only(mut self) -> Proxy {
+        self.well_known = false;
+        self
     }
 
     /// The public URL of the server behind this proxy: `http://127.0.0.1:<port>/<prefix>`.
@@ -77,6 +88,7 @@ impl Proxy {
             added,
             turn: Default::default(),
             backend: backend.trim_end_matches('/').to_string(),
+            well_known: self.well_known,
             prefix: self.prefix,
             http: reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client"),
         });
@@ -91,7 +103,21 @@ impl Proxy {
 /// A SQLite server whose public URL is `prefix` on a path-stripping proxy in front of it, and that
 /// public URL; `configure` adjusts the rest of its configuration.
 pub async fn serve_behind(prefix: &str, configure: impl FnOnce(&mut runtime::Config)) -> (super::TestServer, String) {
-    let proxy = Proxy::bind(prefix).await;
+    serve_behind_proxy(Proxy::bind(prefix).await, configure).await
+}
+
+/// [`serve_behind`] with a proxy that routes only the prefix.
+pub async fn serve_behind_prefix_only(
+    prefix: &str,
+    configure: impl FnOnce(&mut runtime::Config),
+) -> (super::TestServer, String) {
+    serve_behind_proxy(Proxy::bind(prefix).await.prefix_only(), configure).await
+}
+
+async fn serve_behind_proxy(
+    proxy: Proxy,
+    configure: impl FnOnce(&mut runtime::Config),
+) -> (super::TestServer, String) {
     let public = proxy.public_url();
     let server = super::TestServer::start_configured(super::Backend::Sqlite, |c, _| {
         c.public_url = public.clone();
@@ -125,7 +151,8 @@ async fn forward(
     request: Request,
 ) -> Response {
     let path_and_query = request.uri().path_and_query().map_or("/", |pq| pq.as_str()).to_string();
-    let Some(target) = target(&p.prefix, &path_and_query) else {
+    let routed = target(&p.prefix, &path_and_query).filter(|_| p.well_known || path_and_query.starts_with(&p.prefix));
+    let Some(target) = routed else {
         return (StatusCode::NOT_FOUND, "not proxied: another site of this host").into_response();
     };
     let (parts, body) = request.into_parts();
