@@ -56,6 +56,11 @@ pub const OPTIONAL_TOOLS: &[OptionalTool] = &[
         suite: "the vault's and notes' MCP endpoints through @modelcontextprotocol/conformance (mcp_conformance.rs)",
     },
     OptionalTool {
+        var: "SPECWRIGHT_MCP_CLIENT_NODE_MODULES",
+        what: "the TypeScript MCP client 2.x",
+        suite: "MCP sign-in, step-up and both revisions with the official TypeScript client (mcp_clients.rs)",
+    },
+    OptionalTool {
         var: "SPECWRIGHT_MCP_INSPECTOR",
         what: "the MCP Inspector CLI",
         suite: "MCP end to end with the MCP Inspector CLI (mcp_clients.rs)",

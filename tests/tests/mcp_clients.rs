@@ -85,6 +85,46 @@ async fn the_official_python_sdk_completes_the_oauth_flow_when_only_the_prefix_i
     python_oauth_flow(&python, &server, &format!("{public}/api/mcp")).await;
 }
 
+/// The official TypeScript client 2.x (`@modelcontextprotocol/client`) behind a proxy that
+/// routes only `/sw`: discovery, registration, sign-in, consent, tools and step-up, once in the
+/// 2025 handshake (its default) and once negotiating the 2026-07-28 revision.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_client_signs_in_and_steps_up_in_both_revisions_when_only_the_prefix_is_routed() {
+    let Some(modules) = common::tool("SPECWRIGHT_MCP_CLIENT_NODE_MODULES") else {
+        return;
+    };
+    let (server, public) = common::proxy::serve_behind_prefix_only("/sw", |_| {}).await;
+    server.tenant("acme", "alice").await;
+    runtime::oauth::users::add(&server.state.store, "alice", "acme", "correct horse battery").await.unwrap();
+    let script = xtask::workspace_root().join("tests/mcp_clients/ts_oauth.mjs").display().to_string();
+    let node = std::env::var("SPECWRIGHT_NODE").unwrap_or_else(|_| "node".into());
+    for (mode, revision) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
+        let args = vec![
+            script.clone(),
+            format!("{public}/api/mcp"),
+            "alice".into(),
+            "correct horse battery".into(),
+            mode.into(),
+        ];
+        let (node, modules) = (node.clone(), modules.clone());
+        let out = tokio::task::spawn_blocking(move || {
+            Command::new(node).args(args).env("SPECWRIGHT_MCP_CLIENT_NODE_MODULES", modules).output().expect("run node")
+        })
+        .await
+        .unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "TypeScript client ({mode}) failed:\n{text}");
+        let summary: serde_json::Value = text
+            .lines()
+            .rev()
+            .find(|l| l.starts_with('{'))
+            .and_then(|l| serde_json::from_str(l).ok())
+            .unwrap_or_else(|| panic!("no JSON summary in:\n{text}"));
+        assert_eq!(summary["consents"], 2, "{summary}");
+        assert_eq!(summary["protocol_version"], revision, "{summary}");
+    }
+}
+
 /// Runs `tests/mcp_clients/python_oauth.py` against the MCP endpoint at `url` (served by `server`)
 /// and checks its summary.
 async fn python_oauth_flow(python: &str, server: &common::TestServer, url: &str) {

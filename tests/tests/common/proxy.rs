@@ -114,10 +114,7 @@ pub async fn serve_behind_prefix_only(
     serve_behind_proxy(Proxy::bind(prefix).await.prefix_only(), configure).await
 }
 
-async fn serve_behind_proxy(
-    proxy: Proxy,
-    configure: impl FnOnce(&mut runtime::Config),
-) -> (super::TestServer, String) {
+async fn serve_behind_proxy(proxy: Proxy, configure: impl FnOnce(&mut runtime::Config)) -> (super::TestServer, String) {
     let public = proxy.public_url();
     let server = super::TestServer::start_configured(super::Backend::Sqlite, |c, _| {
         c.public_url = public.clone();
