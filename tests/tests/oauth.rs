@@ -1186,3 +1186,76 @@ async fn a_third_party_relying_party_accepts_discovery_and_the_id_token() {
     assert_eq!(found["nonce"], nonce.as_str());
     assert_eq!(found["userinfo"], json!({ "sub": "alice", "tenant": "acme" }));
 }
+
+// The applications a user approved, listed and revoked from the console: one registered (RFC
+// 7591) and one named by its metadata document; revoking ends its refresh tokens and its approval
+// (the next authorization asks again), in one transaction; the other application keeps working.
+on_both_backends!(connected_applications_are_listed_and_revoked_from_the_console, fetching_locally, |server| {
+    with_user(&server).await;
+    let host = ClientHost::start().await;
+    let mut registered = Browser::new(&server).await;
+    let (code, verifier) = registered.code("vault:read").await;
+    let (_, kept) = registered.exchange(&code, &verifier).await;
+    let id = host.document("/app.json", json!({ "application_type": "native" }));
+    let mut published = Browser { cookie: registered.cookie.clone(), ..Browser::named(&server, &id) };
+    let (to, consented) = published.authorize("vault:read vault:write", &pkce().1, &[]).await;
+    assert!(consented, "{to}");
+    let (code, verifier) = published.code("vault:read").await;
+    let (_, tokens) = published.exchange(&code, &verifier).await;
+    let refresh = tokens["refresh_token"].as_str().unwrap().to_string();
+
+    let cookie = registered.cookie.clone().unwrap();
+    let get = |path: &str| http().get(server.url(path)).header("cookie", &cookie).send();
+    let listed: Value = get("/console/applications").await.unwrap().json().await.unwrap();
+    let apps = listed["data"].as_array().unwrap();
+    assert_eq!(apps.len(), 2, "{listed}");
+    let doc_app = apps.iter().find(|a| a["client_id"] == id.as_str()).unwrap();
+    assert_eq!(doc_app["kind"], "document");
+    assert_eq!(doc_app["host"], "127.0.0.1");
+    assert_eq!(doc_app["name"], "Test <Agent>", "the name it gave when approved");
+    assert_eq!(doc_app["scopes"], json!(["vault:read", "vault:write"]));
+    assert_eq!(doc_app["active_refresh_tokens"], 1);
+    let reg_app = apps.iter().find(|a| a["client_id"] == registered.client_id.as_str()).unwrap();
+    assert_eq!((reg_app["kind"].as_str(), reg_app["name"].as_str()), (Some("registered"), Some("Test <Agent>")));
+
+    let csrf = get("/console/session").await.unwrap().json::<Value>().await.unwrap()["csrf_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let revoke = |body: String, csrf: Option<&str>| {
+        let mut rb = http()
+            .post(server.url("/console/applications/revoke"))
+            .header("cookie", &cookie)
+            .header("content-type", "application/json")
+            .body(body);
+        if let Some(t) = csrf {
+            rb = rb.header("x-csrf-token", t);
+        }
+        rb.send()
+    };
+    let body = json!({ "client_id": id }).to_string();
+    assert_eq!(revoke(body.clone(), None).await.unwrap().status(), 401, "no CSRF token: nothing revoked");
+    assert_eq!(revoke("{\"client_id\": 1}".into(), Some(&csrf)).await.unwrap().status(), 400);
+    let resp = revoke(json!({ "client_id": id, "extra": 1 }).to_string(), Some(&csrf)).await.unwrap();
+    assert_eq!(resp.status(), 400, "unknown fields are refused");
+    let unknown = revoke(json!({ "client_id": "swc_nobody" }).to_string(), Some(&csrf)).await.unwrap();
+    assert_eq!(unknown.status(), 404);
+    let (status, rotated) = published.refresh(&refresh).await;
+    assert_eq!(status, 200, "still working before the revocation: {rotated}");
+    let refresh = rotated["refresh_token"].as_str().unwrap().to_string();
+    let done = revoke(body.clone(), Some(&csrf)).await.unwrap();
+    assert_eq!(done.status(), 200);
+    let done: Value = done.json().await.unwrap();
+    assert_eq!(done["data"]["consents"], 1, "{done}");
+    assert!(done["data"]["refresh_tokens"].as_u64().unwrap() >= 1, "{done}");
+    let (status, body) = published.refresh(&refresh).await;
+    assert_eq!((status, body["error"].as_str()), (400, Some("invalid_grant")), "{body}");
+    let (_, asked_again) = published.authorize("vault:read", &pkce().1, &[]).await;
+    assert!(asked_again, "the approval is gone: the consent screen again");
+    let listed: Value = get("/console/applications").await.unwrap().json().await.unwrap();
+    let left: Vec<&str> = listed["data"].as_array().unwrap().iter().map(|a| a["client_id"].as_str().unwrap()).collect();
+    assert!(left.contains(&registered.client_id.as_str()), "{listed}");
+    let (status, _) = registered.refresh(kept["refresh_token"].as_str().unwrap()).await;
+    assert_eq!(status, 200, "the other application keeps working");
+    assert_eq!(http().get(server.url("/console/applications")).send().await.unwrap().status(), 401);
+});

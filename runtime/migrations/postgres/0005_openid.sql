@@ -3,3 +3,7 @@
 ALTER TABLE oauth_codes ADD COLUMN nonce TEXT;
 ALTER TABLE oauth_codes ADD COLUMN auth_time BIGINT;
 ALTER TABLE oauth_refresh_tokens ADD COLUMN auth_time BIGINT;
+
+-- The name a client gave when the user approved it (a client named by its metadata document is
+-- registered nowhere): what the console lists under "Connected applications".
+ALTER TABLE oauth_consents ADD COLUMN client_name TEXT;

@@ -322,13 +322,14 @@ pub(super) async fn authorize_post(State(s): State<Arc<AuthServer>>, headers: He
     }
     let scope = normalise(&req.scopes);
     let stored = sqlx::query(
-        "INSERT INTO oauth_consents (user_id, client_id, scope, granted_at) VALUES ($1, $2, $3, $4) \
-         ON CONFLICT (user_id, client_id, scope) DO UPDATE SET granted_at = excluded.granted_at",
+        "INSERT INTO oauth_consents (user_id, client_id, scope, granted_at, client_name) VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (user_id, client_id, scope) DO UPDATE SET granted_at = excluded.granted_at, client_name = excluded.client_name",
     )
     .bind(&session.user)
     .bind(&req.client.id)
     .bind(&scope)
     .bind(now_ms())
+    .bind(Nullable(req.client.name.as_deref()))
     .execute(s.store.pool())
     .await;
     if let Err(e) = stored {

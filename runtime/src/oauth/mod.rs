@@ -8,6 +8,7 @@ mod assertion;
 mod authorize;
 mod clients;
 mod documents;
+pub mod grants;
 pub mod pages;
 mod params;
 pub mod sessions;

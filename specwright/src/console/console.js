@@ -718,11 +718,82 @@
     };
   }
 
+  // Epoch milliseconds as the ISO string `when` shows.
+  const iso = (ms) => (ms ? new Date(ms).toISOString() : null);
+
+  async function applicationsPage() {
+    const status = liveNotice('applications-status');
+    const box = h('div', { testid: 'applications' });
+
+    async function revoke(app, button) {
+      const name = app.name || app.client_id;
+      if (!window.confirm(`Revoke “${name}”? It can no longer refresh its tokens, and it must ask you again before it gets new ones. Access tokens it already holds work until they expire (within the hour).`)) return;
+      button.disabled = true;
+      notify(status, 'info', `Revoking “${name}”…`);
+      try {
+        const res = await api('POST', '/console/applications/revoke', { client_id: app.client_id });
+        notify(status, 'ok', `“${name}” revoked: ${res.data.refresh_tokens} sign-in(s) ended; it must ask you again.`);
+        await reload();
+      } catch (e) {
+        button.disabled = false;
+        notify(status, 'error', `The application was not revoked: ${describe(e)}`);
+      }
+    }
+
+    function identity(app) {
+      if (app.kind === 'document') {
+        return [h('span', { class: 'tag' }, 'metadata document'), ' published by ', h('strong', {}, app.host || '?'),
+          h('br', {}), h('code', { class: 'small' }, app.client_id)];
+      }
+      return [h('span', { class: 'tag' }, 'registered'), ' ', h('code', { class: 'small' }, app.client_id)];
+    }
+
+    async function reload() {
+      let res;
+      try {
+        res = await api('GET', '/console/applications');
+      } catch (e) {
+        box.replaceChildren(h('p', { class: 'notice error', role: 'alert' }, `Could not load the list: ${describe(e)}`));
+        return;
+      }
+      if (!res.data.length) {
+        box.replaceChildren(h('p', { class: 'empty' }, 'No application holds access to your account.'));
+        return;
+      }
+      box.replaceChildren(table('Connected applications', ['Application', 'Identity', 'Scopes', 'Approved', 'Last sign-in', 'Active', ''],
+        res.data.map((app) => {
+          const button = h('button', { type: 'button', class: 'danger small', 'aria-label': `Revoke ${app.name || app.client_id}`, testid: 'revoke-application' }, 'Revoke');
+          button.addEventListener('click', () => revoke(app, button));
+          return h('tr', { testid: 'application-row', 'data-client-id': app.client_id },
+            h('td', {}, h('strong', {}, app.name || '(no name)')),
+            h('td', {}, identity(app)),
+            h('td', {}, tags(app.scopes)),
+            h('td', {}, when(iso(app.approved_at))),
+            h('td', {}, when(iso(app.last_issued_at), 'never')),
+            h('td', { class: 'num' }, String(app.active_refresh_tokens)),
+            h('td', {}, button));
+        })));
+    }
+
+    await reload();
+    return {
+      title: 'Connected applications',
+      nodes: [
+        h('p', { class: 'crumbs' }, 'Settings'),
+        h('h1', {}, 'Connected applications'),
+        h('p', { class: 'lead' }, 'Applications you allowed to use your account through sign-in (MCP clients, tools, web applications). A registered application got its id from this server; one named by a metadata document is identified by the address it is published at. Revoking one ends its sign-ins and its approval.'),
+        status,
+        box,
+      ],
+    };
+  }
+
   // ---- Routing --------------------------------------------------------------------------------
 
   const routes = [
     { re: /^\/console\/$/, view: overview, nav: '/console/' },
     { re: /^\/console\/tokens$/, view: tokensPage, nav: '/console/tokens' },
+    { re: /^\/console\/applications$/, view: applicationsPage, nav: '/console/applications' },
     { re: /^\/console\/folders$/, view: foldersPage, nav: '/console/folders' },
     { re: /^\/console\/folders\/([^/]+)$/, view: folderPage, nav: '/console/folders' },
     { re: /^\/console\/credentials$/, view: credentialsPage, nav: '/console/credentials' },

@@ -4,7 +4,9 @@
 //! so it has exactly the user's rights (RBAC and tenancy; no scopes).
 //!
 //! Pages (real paths, the script routes between them): `/console/` (overview),
-//! `/console/tokens` (Settings → API tokens), `/console/folders`, `/console/folders/{id}`,
+//! `/console/tokens` (Settings → API tokens), `/console/applications` (Settings → connected
+//! applications, over the console's own `GET /console/applications` and
+//! `POST /console/applications/revoke`), `/console/folders`, `/console/folders/{id}`,
 //! `/console/credentials`, `/console/credentials/{key}`. Without a session every page redirects to
 //! the sign-in form, which comes back to it. Every link, file and redirect is under the public
 //! URL's path (the page names it in `<meta name="specwright-base">` for the script).
@@ -69,7 +71,7 @@ fn harden(resp: &mut Response) {
 fn known_page(path: &str) -> bool {
     let mut segments = path.split('/');
     match (segments.next(), segments.next(), segments.next()) {
-        (Some("" | "tokens" | "folders" | "credentials"), None, _) => true,
+        (Some("" | "tokens" | "applications" | "folders" | "credentials"), None, _) => true,
         (Some("folders" | "credentials"), Some(id), None) => !id.is_empty(),
         _ => false,
     }
@@ -96,6 +98,8 @@ struct Console {
     page: std::sync::Arc<Asset>,
     /// The sign-in form's path under the public URL.
     login: String,
+    /// The public URL's origin, which state-changing requests must come from.
+    origin: runtime::config::Origin,
 }
 
 /// A console page: the page shell (its script renders the page the path names), or, without a
@@ -219,6 +223,79 @@ async fn session(State(console): State<Console>, headers: HeaderMap) -> Response
     resp
 }
 
+/// A JSON answer of the console's own endpoints, with its error envelope.
+fn answer(status: StatusCode, body: serde_json::Value) -> Response {
+    let mut resp = (status, axum::Json(body)).into_response();
+    resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    harden(&mut resp);
+    resp
+}
+
+fn refusal(status: StatusCode, code: &str, message: &str) -> Response {
+    answer(status, serde_json::json!({ "error": { "code": code, "message": message } }))
+}
+
+/// `GET /console/applications`: the applications the signed-in user approved (Connected
+/// applications), registered or named by a metadata document.
+async fn applications(State(console): State<Console>, headers: HeaderMap) -> Response {
+    let session = match sessions::from_headers(&console.store, &headers).await {
+        Ok(Some((_, s))) => s,
+        Ok(None) => return refusal(StatusCode::UNAUTHORIZED, "unauthorized", "Sign in first."),
+        Err(e) => return storage_failure(e),
+    };
+    match runtime::oauth::grants::list(&console.store, &session.user).await {
+        Ok(apps) => answer(StatusCode::OK, serde_json::json!({ "data": apps })),
+        Err(e) => storage_failure(e),
+    }
+}
+
+/// `POST /console/applications/revoke` with `{"client_id": …}`: ends what the signed-in user
+/// granted that application. Needs the session's CSRF token and this origin, as every
+/// state-changing cookie request.
+async fn revoke_application(State(console): State<Console>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
+    let session = match sessions::from_headers(&console.store, &headers).await {
+        Ok(Some((_, s))) => s,
+        Ok(None) => return refusal(StatusCode::UNAUTHORIZED, "unauthorized", "Sign in first."),
+        Err(e) => return storage_failure(e),
+    };
+    if !sessions::csrf_ok(&axum::http::Method::POST, &headers, &session, &console.origin, None) {
+        return refusal(
+            StatusCode::UNAUTHORIZED,
+            "auth/csrf",
+            "This request did not come from the console (CSRF token or origin); nothing was revoked.",
+        );
+    }
+    let client_id = match serde_json::from_slice::<serde_json::Value>(&body) {
+        Ok(serde_json::Value::Object(fields)) if fields.len() == 1 => {
+            fields.get("client_id").and_then(|v| v.as_str()).map(str::to_string)
+        }
+        _ => None,
+    };
+    let Some(client_id) = client_id else {
+        return refusal(
+            StatusCode::BAD_REQUEST,
+            "validation_error",
+            "Send {\"client_id\": \"…\"} as JSON, nothing else.",
+        );
+    };
+    match runtime::oauth::grants::revoke(&console.store, &session.user, &client_id).await {
+        Ok(r) if r.consents == 0 && r.refresh_tokens == 0 => {
+            refusal(StatusCode::NOT_FOUND, "not_found", "You have not approved this application.")
+        }
+        Ok(r) => {
+            tracing::info!(user = %session.user, client_id = %client_id, consents = r.consents,
+                refresh_tokens = r.refresh_tokens, "application access revoked");
+            answer(StatusCode::OK, serde_json::json!({ "data": r }))
+        }
+        Err(e) => storage_failure(e),
+    }
+}
+
+fn storage_failure(e: impl std::fmt::Display) -> Response {
+    tracing::error!(error = %e, "console: storage failed");
+    refusal(StatusCode::SERVICE_UNAVAILABLE, "unavailable", "The server's storage is unavailable; try again.")
+}
+
 /// The console's routes.
 pub fn router(state: &runtime::Platform) -> Router {
     let config = &state.config;
@@ -226,12 +303,15 @@ pub fn router(state: &runtime::Platform) -> Router {
         store: state.store.clone(),
         page: std::sync::Arc::new(page_shell(&config.base_path())),
         login: config.path(runtime::oauth::LOGIN_PATH),
+        origin: config.origin(),
     };
     let home = config.path(HOME);
     Router::new()
         .route("/console", get(move || async move { axum::response::Redirect::permanent(&home) }))
         .route(HOME, get(page))
         .route("/console/session", get(session))
+        .route("/console/applications", get(applications))
+        .route("/console/applications/revoke", axum::routing::post(revoke_application))
         .route("/console/assets/console.js", get(|headers: HeaderMap| async move { asset(&SCRIPT, &headers) }))
         .route("/console/assets/console.css", get(|headers: HeaderMap| async move { asset(&STYLESHEET, &headers) }))
         .route("/console/{*page}", get(page))
@@ -272,7 +352,7 @@ mod tests {
 
     #[test]
     fn pages() {
-        for p in ["", "tokens", "folders", "credentials", "folders/fld_1", "credentials/db.main"] {
+        for p in ["", "tokens", "applications", "folders", "credentials", "folders/fld_1", "credentials/db.main"] {
             assert!(known_page(p), "{p}");
         }
         for p in ["nope", "folders/", "folders/a/b", "tokens/x", "assets"] {
