@@ -261,6 +261,18 @@ async function main() {
     await page.getByTestId('vault-token-row').filter({ hasText: 'console-test-read' }).filter({ hasText: 'revoked' }).waitFor();
     await shot('11-tokens-revoked');
 
+    step = 'connected applications: the approved application is listed, then revoked in the UI';
+    await page.getByRole('link', { name: 'Connected applications' }).click();
+    await page.waitForURL(`${base}/console/applications`);
+    const appRow = page.getByTestId('application-row').filter({ hasText: 'console-test-app' });
+    await appRow.waitFor();
+    check((await appRow.textContent()).includes('registered'), 'the application is shown as registered');
+    await shot('12-applications');
+    page.once('dialog', (d) => d.accept());
+    await appRow.getByTestId('revoke-application').click();
+    await page.getByTestId('applications-status').filter({ hasText: 'revoked' }).waitFor();
+    await appRow.waitFor({ state: 'detached' });
+
     step = 'an unknown console page says so';
     await page.goto(`${base}/console/nowhere`);
     await page.getByTestId('page-error').waitFor();

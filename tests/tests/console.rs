@@ -175,6 +175,30 @@ async fn in_a_real_browser(
     let body = json!({ "principal": "carol", "permissions": ["canReveal"] });
     call("POST", "/api/v1/credentials/prod-db-password/grants".into(), body).await;
 
+    // An application alice approved: registered over HTTP as any client would; the approval is
+    // the row the consent screen writes (the consent flow itself is tested in oauth.rs).
+    let registered: Value = reqwest::Client::new()
+        .post(format!("{url}/oauth/register"))
+        .json(&json!({ "client_name": "console-test-app", "redirect_uris": ["http://127.0.0.1:53682/cb"] }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let app = registered["client_id"].as_str().unwrap().to_string();
+    sqlx::query(
+        "INSERT INTO oauth_consents (user_id, client_id, scope, granted_at, client_name) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind("alice")
+    .bind(&app)
+    .bind("vault:read")
+    .bind(chrono::Utc::now().timestamp_millis())
+    .bind("console-test-app")
+    .execute(server.state.store.pool())
+    .await
+    .unwrap();
+
     let out = xtask::workspace_root().join("target/test-output").join(output);
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(&out).unwrap();
@@ -195,9 +219,16 @@ async fn in_a_real_browser(
     assert!(output.status.success(), "the console browser test failed (screenshots in {}):\n{log}", out.display());
     println!("{log}");
 
-    for name in
-        ["01-sign-in", "02-overview", "03-folders", "04-folder", "05-credential", "07-tokens", "10-tokens-listed"]
-    {
+    for name in [
+        "01-sign-in",
+        "02-overview",
+        "03-folders",
+        "04-folder",
+        "05-credential",
+        "07-tokens",
+        "10-tokens-listed",
+        "12-applications",
+    ] {
         let file = out.join(format!("{name}.png"));
         assert!(std::fs::metadata(&file).is_ok_and(|m| m.len() > 1000), "no screenshot {}", file.display());
     }
@@ -218,4 +249,7 @@ async fn in_a_real_browser(
     assert!(listed["data"].as_array().unwrap().iter().all(|t| t["name"] != "console-test-crm"), "{listed}");
     let (_, grants) = server.call("GET", &format!("/api/v1/folders/{prod}/grants"), &admin, None).await;
     assert!(grants["data"].as_array().unwrap().iter().any(|g| g["principal"] == "dave"), "{grants}");
+    // The application revoked in the page is no longer approved.
+    let apps = runtime::oauth::grants::list(&server.state.store, "alice").await.unwrap();
+    assert!(apps.iter().all(|a| a.client_id != app), "{apps:?}");
 }
