@@ -655,3 +655,56 @@ async fn tool_calls_refused_as_invalid_are_audited_as_failed() {
         rows[0]
     );
 }
+
+/// A browser-based MCP client in headless Chromium (`tests/browser_client/`): a page on an origin
+/// the operator allowed signs the user in and lists and calls tools, everything across origins
+/// through CORS (the challenge read from `WWW-Authenticate`, discovery, registration, the token,
+/// the MCP calls); the same page on an origin not allowed is refused by the browser itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_based_client_on_an_allowed_origin_signs_in_and_calls_tools() {
+    let (Some(modules), Some(chromium)) =
+        (common::tool("SPECWRIGHT_PLAYWRIGHT_NODE_MODULES"), common::tool("SPECWRIGHT_CHROMIUM"))
+    else {
+        return;
+    };
+    // The application's two origins: one allowed, one not; each serves the same page.
+    let page = std::fs::read_to_string(xtask::workspace_root().join("tests/browser_client/app.html")).unwrap();
+    let mut origins = Vec::new();
+    for _ in 0..2 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        origins.push(format!("http://{}", listener.local_addr().unwrap()));
+        let page = page.clone();
+        let app = axum::Router::new().fallback(move || {
+            let page = page.clone();
+            async move { ([("content-type", "text/html; charset=utf-8")], page) }
+        });
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    }
+    let allowed = origins[0].clone();
+    let server = common::TestServer::start_configured(common::Backend::Sqlite, |config, _| {
+        config.mcp_allowed_origins = vec![allowed.clone()];
+    })
+    .await
+    .unwrap();
+    server.tenant("acme", "alice").await;
+    runtime::oauth::users::add(&server.state.store, "alice", "acme", "correct horse battery").await.unwrap();
+    let script = xtask::workspace_root().join("tests/browser_client/browser_client.mjs");
+    let node = std::env::var("SPECWRIGHT_NODE").unwrap_or_else(|_| "node".into());
+    let mut cmd = std::process::Command::new(node);
+    cmd.arg(script)
+        .args([server.url("/api/mcp"), origins[0].clone(), origins[1].clone()])
+        .args(["alice", "correct horse battery"])
+        .env("SPECWRIGHT_PLAYWRIGHT_NODE_MODULES", modules)
+        .env("CHROMIUM", chromium)
+        .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1");
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "the browser client failed:\n{text}");
+    let found: Value = serde_json::from_str(text.lines().rev().find(|l| l.starts_with('{')).unwrap()).unwrap();
+    let ok = &found["allowed"];
+    assert_eq!(ok["challenge_readable"], true, "{found}");
+    assert_eq!(ok["tools"], 10, "{found}");
+    assert_eq!(ok["call_is_error"], false, "{found}");
+    assert_eq!(ok["protocol_version"], "2025-11-25", "{found}");
+    assert_eq!(found["refused"]["blocked"], true, "{found}");
+}
