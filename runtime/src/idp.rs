@@ -17,17 +17,7 @@ use serde_json::Value;
 use crate::keys::Claims;
 
 /// Algorithms accepted from an external provider: asymmetric only (never `none` or HMAC).
-const ALGORITHMS: [Algorithm; 9] = [
-    Algorithm::RS256,
-    Algorithm::RS384,
-    Algorithm::RS512,
-    Algorithm::PS256,
-    Algorithm::PS384,
-    Algorithm::PS512,
-    Algorithm::ES256,
-    Algorithm::ES384,
-    Algorithm::EdDSA,
-];
+const ALGORITHMS: [Algorithm; 9] = crate::keys::ASYMMETRIC_ALGORITHMS;
 const DEFAULT_TTL: Duration = Duration::from_secs(300);
 const MIN_REFRESH: Duration = Duration::from_secs(10);
 

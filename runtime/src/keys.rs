@@ -17,6 +17,20 @@ use zeroize::Zeroizing;
 
 use crate::id_keys::IdKey;
 
+/// The signature algorithms accepted from others' keys (an external issuer's tokens, clients'
+/// assertions): asymmetric only, never `none` or HMAC (a shared secret this server would hold).
+pub const ASYMMETRIC_ALGORITHMS: [Algorithm; 9] = [
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::PS384,
+    Algorithm::PS512,
+    Algorithm::ES256,
+    Algorithm::ES384,
+    Algorithm::EdDSA,
+];
+
 /// File name of the signing key inside the data directory.
 pub const KEY_FILE: &str = "signing-key.pem";
 /// File name of the ID token key inside the data directory.

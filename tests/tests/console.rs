@@ -177,16 +177,7 @@ async fn in_a_real_browser(
 
     // An application alice approved: registered over HTTP as any client would; the approval is
     // the row the consent screen writes (the consent flow itself is tested in oauth.rs).
-    let registered: Value = reqwest::Client::new()
-        .post(format!("{url}/oauth/register"))
-        .json(&json!({ "client_name": "console-test-app", "redirect_uris": ["http://127.0.0.1:53682/cb"] }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let app = registered["client_id"].as_str().unwrap().to_string();
+    let app = common::register_client(url, "console-test-app", "http://127.0.0.1:53682/cb").await;
     sqlx::query(
         "INSERT INTO oauth_consents (user_id, client_id, scope, granted_at, client_name) VALUES ($1, $2, $3, $4, $5)",
     )

@@ -181,16 +181,7 @@ async fn under_a_path_prefix_sign_in_consent_console_docs_and_documents_all_go_t
     }
 
     // A client registers and sends the user to the authorization endpoint.
-    let registered: Value = reqwest::Client::new()
-        .post(format!("{public}/oauth/register"))
-        .json(&json!({ "client_name": "proxied", "redirect_uris": [CALLBACK] }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let client_id = registered["client_id"].as_str().expect("registered").to_string();
+    let client_id = common::register_client(&public, "proxied", CALLBACK).await;
     let (verifier, challenge) = pkce();
     let query = serde_urlencoded::to_string([
         ("response_type", "code"),

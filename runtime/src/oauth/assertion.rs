@@ -20,17 +20,7 @@ pub(super) const JWT_BEARER: &str = "urn:ietf:params:oauth:client-assertion-type
 
 /// The signature algorithms an assertion may use (asymmetric only: the server holds no secret
 /// of the client's).
-pub(super) const ALGORITHMS: [Algorithm; 9] = [
-    Algorithm::RS256,
-    Algorithm::RS384,
-    Algorithm::RS512,
-    Algorithm::PS256,
-    Algorithm::PS384,
-    Algorithm::PS512,
-    Algorithm::ES256,
-    Algorithm::ES384,
-    Algorithm::EdDSA,
-];
+pub(super) const ALGORITHMS: [Algorithm; 9] = crate::keys::ASYMMETRIC_ALGORITHMS;
 
 /// The furthest in the future an assertion may expire: it is a one-request credential, and the
 /// server keeps its `jti` until then.

@@ -347,3 +347,18 @@ pub fn tool(var: &str) -> Option<String> {
         }
     }
 }
+
+/// Registers a public client named `name` with the authorization server at `base` (a server's
+/// public URL) over RFC 7591, as any client does; its `client_id`.
+pub async fn register_client(base: &str, name: &str, redirect_uri: &str) -> String {
+    let registered: serde_json::Value = reqwest::Client::new()
+        .post(format!("{base}/oauth/register"))
+        .json(&serde_json::json!({ "client_name": name, "redirect_uris": [redirect_uri] }))
+        .send()
+        .await
+        .expect("register")
+        .json()
+        .await
+        .expect("registration answer");
+    registered["client_id"].as_str().expect("registered").to_string()
+}
