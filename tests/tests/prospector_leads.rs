@@ -314,3 +314,122 @@ on_both_backends!(list_totals_stay_exact_through_every_kind_of_change, |server| 
     assert_eq!(s, 200, "{report}");
     check("after a second scan").await;
 });
+
+// The lead list's totals come from `lead_counts` (triggers keep it in every lead write's
+// transaction) for the filters it covers (min_score, status, platform): after random writes of
+// every kind, in one row and many, that table equals a recount, and every total equals
+// `COUNT(*)` of the same filter, whole and fractional `min_score` alike; another tenant's
+// writes change nothing here.
+on_both_backends!(lead_counts_equal_a_recount_after_random_writes, |server| {
+    let token = server.team_token("pat", "acme");
+    let other = server.team_token("gus", "globex");
+    for t in [&token, &other] {
+        let (s, report) = scan(&server, t, None, json!({})).await;
+        assert_eq!(s, 200, "{report}");
+    }
+    let pool = server.state.store.pool();
+    let ids = |tenant: &'static str| async move {
+        sqlx::query_scalar::<_, String>("SELECT id FROM leads WHERE tenant_id = $1 ORDER BY id")
+            .bind(tenant)
+            .fetch_all(pool)
+            .await
+            .unwrap()
+    };
+    // A small deterministic generator (xorshift), so a failure replays.
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    const STATUSES: [&str; 8] =
+        ["new", "reviewing", "shortlisted", "dismissed", "proposal_sent", "won", "lost", "archived"];
+    const PLATFORMS: [&str; 3] = ["upwork", "contra", "freelancer"];
+    const COLUMNS: &str = "tenant_id, source, platform, external_id, job_title, posting, fetched_at, search_text, \
+        budget_value, posted_at, status, outcome, tags, score, confidence, breakdown, config_version, created_at, updated_at";
+    for round in 0..6 {
+        for _ in 0..40 {
+            let tenant = if next(5) == 0 { "globex" } else { "acme" };
+            let known = ids(tenant).await;
+            let id = known[next(known.len() as u64) as usize].clone();
+            let score = next(10_001) as f64 / 100.0;
+            let status = STATUSES[next(8) as usize];
+            let platform = PLATFORMS[next(3) as usize];
+            let statement = match next(6) {
+                0 => sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "INSERT INTO leads (id, {COLUMNS}) SELECT $1, tenant_id, source, $2, $3, job_title, posting, \
+                     fetched_at, search_text, budget_value, posted_at, $4, outcome, tags, $5, confidence, breakdown, \
+                     config_version, created_at, updated_at FROM leads WHERE id = $6"
+                )))
+                .bind(format!("lead_r{round}_{}", next(1 << 40)))
+                .bind(platform)
+                .bind(format!("ext-{}", next(1 << 40)))
+                .bind(status)
+                .bind(score)
+                .bind(id),
+                1 => sqlx::query("UPDATE leads SET score = $1 WHERE id = $2").bind(score).bind(id),
+                2 => sqlx::query("UPDATE leads SET status = $1, platform = $2, external_id = $3 WHERE id = $4")
+                    .bind(status)
+                    .bind(platform)
+                    .bind(format!("ext-{}", next(1 << 40)))
+                    .bind(id),
+                // Many rows in one statement, some crossing a whole score, some not.
+                3 => sqlx::query("UPDATE leads SET score = score * 0.93 WHERE tenant_id = $1 AND platform = $2")
+                    .bind(tenant)
+                    .bind(platform),
+                4 => sqlx::query("UPDATE leads SET tags = $1 WHERE id = $2").bind("[\"x\"]").bind(id),
+                _ if known.len() > 20 => sqlx::query("DELETE FROM leads WHERE id = $1").bind(id),
+                _ => sqlx::query("UPDATE leads SET score = 100 WHERE id = $1").bind(id),
+            };
+            statement.execute(pool).await.unwrap();
+        }
+        // The table equals a recount (rows at zero aside).
+        let kept: Vec<(String, String, String, i64, i64)> = sqlx::query_as(
+            "SELECT tenant_id, status, platform, CAST(score_floor AS BIGINT), CAST(n AS BIGINT) FROM lead_counts \
+             WHERE n <> 0 ORDER BY 1, 2, 3, 4",
+        )
+        .fetch_all(pool)
+        .await
+        .unwrap();
+        let whole = match server.state.store.backend() {
+            runtime::store::Backend::Sqlite => "CAST(score AS INTEGER)",
+            runtime::store::Backend::Postgres => "CAST(FLOOR(score) AS BIGINT)",
+        };
+        let recount: Vec<(String, String, String, i64, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT tenant_id, status, platform, {whole}, COUNT(*) FROM leads GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4"
+        )))
+        .fetch_all(pool)
+        .await
+        .unwrap();
+        assert_eq!(kept, recount, "round {round}: lead_counts drifted from the leads");
+        // Every total equals COUNT(*) of its filter.
+        for min in [None, Some(33.0), Some(33.5), Some(99.99)] {
+            for status in [None, Some("archived")] {
+                for platform in [None, Some("upwork")] {
+                    let mut query = String::from("/v1/prospector/leads?per_page=1");
+                    let mut sql = String::from("SELECT COUNT(*) FROM leads WHERE tenant_id = 'acme'");
+                    if let Some(m) = min {
+                        query.push_str(&format!("&min_score={m}"));
+                        sql.push_str(&format!(" AND score >= {m}"));
+                    }
+                    match status {
+                        Some(s) => {
+                            query.push_str(&format!("&status={s}"));
+                            sql.push_str(&format!(" AND status = '{s}'"));
+                        }
+                        None => sql.push_str(" AND status <> 'archived'"),
+                    }
+                    if let Some(p) = platform {
+                        query.push_str(&format!("&platform={p}"));
+                        sql.push_str(&format!(" AND platform = '{p}'"));
+                    }
+                    let (s, list) = server.call("GET", &query, &token, None).await;
+                    assert_eq!(s, 200, "{list}");
+                    let expected: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(pool).await.unwrap();
+                    assert_eq!(list["meta"]["total"].as_i64(), Some(expected), "round {round}: {query}");
+                }
+            }
+        }
+    }
+});

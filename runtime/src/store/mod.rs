@@ -112,29 +112,52 @@ pub struct Store {
     /// Rows to insert once the database answers again, started on first use
     /// ([`Store::insert_later`]).
     later: Arc<OnceLock<tokio::sync::mpsc::Sender<Grouped>>>,
-    /// Totals of [`Store::page_versioned`], by filter and version.
+    /// Totals of [`Store::page_versioned`], by filter and version, and the counts in flight.
     counts: Counts,
 }
 
 /// Most totals [`Counts`] keeps before it starts again from none.
 const COUNTS_MAX: usize = 4096;
 
-/// Totals of filtered pages, each with the version of the rows it counted.
+/// Totals of filtered pages, each with the version of the rows it counted, and the turn of the
+/// one count of each filter in flight.
 #[derive(Debug, Clone, Default)]
-struct Counts(Arc<Mutex<HashMap<String, (i64, u64)>>>);
+struct Counts {
+    totals: Arc<Mutex<HashMap<String, (i64, u64)>>>,
+    turns: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
+}
 
 impl Counts {
+    /// The total of `key` counted at `version` or a later one.
     fn get(&self, key: &str, version: i64) -> Option<u64> {
-        let map = self.0.lock().ok()?;
-        map.get(key).filter(|(v, _)| *v == version).map(|(_, total)| *total)
+        let map = self.totals.lock().ok()?;
+        map.get(key).filter(|(v, _)| *v >= version).map(|(_, total)| *total)
     }
 
     fn put(&self, key: String, version: i64, total: u64) {
-        if let Ok(mut map) = self.0.lock() {
+        if let Ok(mut map) = self.totals.lock() {
             if map.len() >= COUNTS_MAX && !map.contains_key(&key) {
                 map.clear();
             }
-            map.insert(key, (version, total));
+            // Never replace a count with one of an older version (a slower count finishing late).
+            if map.get(&key).is_none_or(|(v, _)| *v <= version) {
+                map.insert(key, (version, total));
+            }
+        }
+    }
+
+    /// The lock whose holder counts `key`: one count of a filter at a time.
+    fn turn(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut turns = self.turns.lock().unwrap_or_else(|p| p.into_inner());
+        turns.entry(key.to_string()).or_default().clone()
+    }
+
+    /// Forgets the lock of `key` once no request holds or waits for it.
+    fn done_with(&self, key: &str, turn: Arc<tokio::sync::Mutex<()>>) {
+        let mut turns = self.turns.lock().unwrap_or_else(|p| p.into_inner());
+        drop(turn);
+        if turns.get(key).is_some_and(|t| Arc::strong_count(t) == 1) {
+            turns.remove(key);
         }
     }
 }
@@ -503,25 +526,47 @@ impl Store {
 
     /// One page of `select`, and how many rows its filter matches over all pages, both read in
     /// one snapshot: one statement, the count an uncorrelated subquery the database evaluates
-    /// once (a page past the end, which carries no count, is counted in a read transaction).
+    /// once.
     pub async fn page(&self, select: Select<'_>, paging: support::Paging) -> Result<(u64, Vec<AnyRow>), sqlx::Error> {
-        use sqlx::Row;
         let count = format!("(SELECT COUNT(*) FROM {} WHERE {})", select.table, select.filter);
-        let rows = self.page_rows(&select, paging, &count).await?;
+        self.page_totalled(select, paging, &count).await
+    }
+
+    /// As [`Store::page`], the total read by `total`: an SQL expression over the select's own
+    /// arguments (`$N`; scalar subqueries, or a sum of them) that answers the filter's count
+    /// without counting every match, such as a sum over an aggregate table its triggers keep in
+    /// the same transactions as the rows. One statement, so the page and its total come from one
+    /// snapshot; a page past the end, which carries no total, reads it alone.
+    pub async fn page_totalled(
+        &self,
+        select: Select<'_>,
+        paging: support::Paging,
+        total: &str,
+    ) -> Result<(u64, Vec<AnyRow>), sqlx::Error> {
+        use sqlx::Row;
+        let rows = self.page_rows(&select, paging, &format!("({total})")).await?;
         match rows.first() {
             Some(first) => Ok((first.get::<i64, _>(first.len() - 1).max(0) as u64, rows)),
             None if paging.offset() == 0 => Ok((0, rows)),
-            None => self.page_counted(select, paging, None).await,
+            None => {
+                let alone = format!("SELECT ({total})");
+                let row =
+                    bind_all(sqlx::query(sqlx::AssertSqlSafe(alone)), select.args).fetch_one(&self.readers).await?;
+                Ok((row.get::<i64, _>(0).max(0) as u64, rows))
+            }
         }
     }
 
     /// As [`Store::page`], with the total kept exact without counting every match on each request:
     /// `version` is a query (its `$N` placeholders are the select's own arguments) that reads a
-    /// number which changes, in the same transaction, whenever a row that could match changes (a
-    /// trigger maintains it). The count is computed once per filter and version, and reused while
-    /// the version read in the page's own snapshot is the same; so it is always the count of that
-    /// snapshot. A page whose version has a count costs one statement; otherwise the version,
-    /// count and page are read in one read transaction.
+    /// number which grows, in the same transaction, whenever a row that could match changes (a
+    /// trigger maintains it). The count is computed once per filter and version and reused while
+    /// no newer version is read: the total is the count at the page's version, or at one read
+    /// since (a change that committed between the page's statement and the count), never an
+    /// older one. At most one count per filter is in flight: requests that find none for their
+    /// version wait for the one being made and use it, so a change does not make every request
+    /// arriving meanwhile count again. A page whose version has a count costs one statement;
+    /// otherwise the version, count and page are read in one read transaction.
     pub async fn page_versioned(
         &self,
         select: Select<'_>,
@@ -530,13 +575,23 @@ impl Store {
     ) -> Result<(u64, Vec<AnyRow>), sqlx::Error> {
         use sqlx::Row;
         let rows = self.page_rows(&select, paging, &format!("({version})")).await?;
-        if let Some(first) = rows.first() {
-            let version = first.get::<Option<i64>, _>(first.len() - 1).unwrap_or(0);
-            if let Some(total) = self.counts.get(&count_key(&select), version) {
-                return Ok((total, rows));
-            }
+        let key = count_key(&select);
+        let Some(first) = rows.first() else { return self.page_counted(select, paging, version).await };
+        let seen = first.get::<Option<i64>, _>(first.len() - 1).unwrap_or(0);
+        if let Some(total) = self.counts.get(&key, seen) {
+            return Ok((total, rows));
         }
-        self.page_counted(select, paging, Some(version)).await
+        let turn = self.counts.turn(&key);
+        let counted = {
+            let _mine = turn.lock().await;
+            match self.counts.get(&key, seen) {
+                // Counted while this request waited its turn.
+                Some(total) => Ok((total, rows)),
+                None => self.page_counted(select, paging, version).await,
+            }
+        };
+        self.counts.done_with(&key, turn);
+        counted
     }
 
     /// One statement: the page of `select` with `last` (an expression over the same arguments)
@@ -561,28 +616,24 @@ impl Store {
             .await
     }
 
-    /// The page, its version (when given) and its count, in one read transaction.
+    /// The page, its version and its count, in one read transaction; the count kept for later
+    /// pages of the same version.
     async fn page_counted(
         &self,
         select: Select<'_>,
         paging: support::Paging,
-        version: Option<&'static str>,
+        version: &'static str,
     ) -> Result<(u64, Vec<AnyRow>), sqlx::Error> {
         use sqlx::Row;
         let key = count_key(&select);
         let Select { columns, table, filter, order, args } = select;
         let mut tx = self.begin_read().await?;
-        // The version (when given) and the count in one statement: the version's placeholders
-        // are the filter's own arguments.
-        let head = match version {
-            Some(version) => format!("SELECT COUNT(*), ({version}) FROM {table} WHERE {filter}"),
-            None => format!("SELECT COUNT(*) FROM {table} WHERE {filter}"),
-        };
+        // The version and the count in one statement: the version's placeholders are the
+        // filter's own arguments.
+        let head = format!("SELECT COUNT(*), ({version}) FROM {table} WHERE {filter}");
         let head = bind_all(sqlx::query(sqlx::AssertSqlSafe(head)), args).fetch_one(&mut *tx).await?;
         let total = head.get::<i64, _>(0).max(0) as u64;
-        if version.is_some() {
-            self.counts.put(key, head.get::<Option<i64>, _>(1).unwrap_or(0), total);
-        }
+        self.counts.put(key, head.get::<Option<i64>, _>(1).unwrap_or(0), total);
         let n = args.len();
         let select =
             format!("SELECT {columns} FROM {table} WHERE {filter} ORDER BY {order} LIMIT ${} OFFSET ${}", n + 1, n + 2);

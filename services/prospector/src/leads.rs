@@ -15,7 +15,7 @@ use crate::posting::Posting;
 use crate::scoring;
 use runtime::caller::Caller;
 use runtime::fault;
-use runtime::store::{Arg, Nullable, Select, Store, Tx, now_ms, to_time};
+use runtime::store::{Arg, Backend, Nullable, Select, Store, Tx, now_ms, to_time};
 
 /// Columns every lead read selects, in the order [`Stored::from_row`] expects.
 pub const COLUMNS: &str = "id, posting, status, tags, breakdown, score, confidence, created_at, updated_at, fetched_at";
@@ -168,28 +168,35 @@ pub async fn list(
     input: models::ListLeadsInput,
     paging: Paging,
 ) -> Result<Paged<Lead>, errors::ListLeadsError> {
-    let mut filter = String::from("tenant_id = $1");
+    // `scope`: the conditions on the columns `lead_counts` keeps (tenant, status, platform);
+    // `filter`: all of them, on the leads.
+    let mut scope = String::from("tenant_id = $1");
     let mut args = vec![Arg::Text(Some(caller.tenant.clone()))];
-    let mut push = |filter: &mut String, clause: &str, arg: Arg| {
+    let mut push = |arg: Arg| {
         args.push(arg);
-        filter.push_str(&clause.replace("$?", &format!("${}", args.len())));
+        format!("${}", args.len())
     };
-    if let Some(min) = input.min_score {
-        push(&mut filter, " AND score >= $?", Arg::Real(min));
-    }
+    let min = input.min_score.map(|min| push(Arg::Real(min)));
     match input.status {
-        Some(s) => push(&mut filter, " AND status = $?", Arg::Text(Some(s.as_str().into()))),
-        None => filter.push_str(" AND status <> 'archived'"),
+        Some(s) => scope.push_str(&format!(" AND status = {}", push(Arg::Text(Some(s.as_str().into()))))),
+        None => scope.push_str(" AND status <> 'archived'"),
     }
     if let Some(p) = &input.platform {
-        push(&mut filter, " AND platform = $?", Arg::Text(Some(p.trim().to_lowercase())));
+        scope.push_str(&format!(" AND platform = {}", push(Arg::Text(Some(p.trim().to_lowercase())))));
     }
-    for tag in input.tag.iter().flatten() {
+    let mut filter = scope.clone();
+    if let Some(min) = &min {
+        filter.push_str(&format!(" AND score >= {min}"));
+    }
+    let tags = input.tag.iter().flatten().collect::<Vec<_>>();
+    for tag in &tags {
         // Tags are stored as a compact JSON array of pattern-checked strings.
-        push(&mut filter, " AND tags LIKE $? ESCAPE '\\'", Arg::Text(Some(contains_pattern(&format!("\"{tag}\"")))));
+        let pattern = push(Arg::Text(Some(contains_pattern(&format!("\"{tag}\"")))));
+        filter.push_str(&format!(" AND tags LIKE {pattern} ESCAPE '\\'"));
     }
     if let Some(q) = &input.q {
-        push(&mut filter, " AND search_text LIKE $? ESCAPE '\\'", Arg::Text(Some(contains_pattern(&q.to_lowercase()))));
+        let pattern = push(Arg::Text(Some(contains_pattern(&q.to_lowercase()))));
+        filter.push_str(&format!(" AND search_text LIKE {pattern} ESCAPE '\\'"));
     }
     let sort = input.sort.as_deref().unwrap_or("-score");
     let (descending, key) = match sort.strip_prefix('-') {
@@ -209,17 +216,30 @@ pub async fn list(
         "score" | "created_at" => format!("{column} {dir}, id {dir}"),
         _ => format!("({column} IS NULL), {column} {dir}, id {dir}"),
     };
-    // The total is exact: counted once per filter while the tenant's leads are unchanged (a
-    // trigger changes `lead_versions` with every change to them).
-    let version = "SELECT version FROM lead_versions WHERE tenant_id = $1";
-    let (total, rows) = store
-        .page_versioned(
-            Select { columns: COLUMNS, table: "leads", filter: &filter, order: &order, args: &args },
-            paging,
-            version,
-        )
-        .await
-        .map_err(|e| fault("leads", "listing", e))?;
+    let select = Select { columns: COLUMNS, table: "leads", filter: &filter, order: &order, args: &args };
+    let listed = if tags.is_empty() && input.q.is_none() {
+        // The total is exact and costs a few rows: a sum over `lead_counts` (by whole score), plus
+        // the leads whose score is at least a fractional `min_score` but whose whole score is
+        // below it (a narrow range of the score index); read in the page's own statement.
+        let whole = match store.backend() {
+            Backend::Sqlite => "CAST(score AS INTEGER)",
+            Backend::Postgres => "FLOOR(score)",
+        };
+        let total = match &min {
+            None => format!("(SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM lead_counts WHERE {scope})"),
+            Some(min) => format!(
+                "(SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM lead_counts WHERE {scope} AND score_floor >= {min}) \
+                 + (SELECT COUNT(*) FROM leads WHERE {scope} AND score >= {min} AND score < {min} + 1 AND {whole} < {min})"
+            ),
+        };
+        store.page_totalled(select, paging, &total).await
+    } else {
+        // Tags and free text are not in `lead_counts`: the total is counted once per filter while
+        // the tenant's leads are unchanged (a trigger changes `lead_versions` with every change
+        // to them), one count of a filter at a time.
+        store.page_versioned(select, paging, "SELECT version FROM lead_versions WHERE tenant_id = $1").await
+    };
+    let (total, rows) = listed.map_err(|e| fault("leads", "listing", e))?;
     let items = rows
         .iter()
         .map(|r| Stored::from_row(r).map(|s| s.lead()))
