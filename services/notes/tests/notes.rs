@@ -91,12 +91,13 @@ async fn both_protected_resource_metadata_documents_are_served() {
         assert_eq!(doc["resource"], s.url(resource), "{path}");
         assert_eq!(doc["resource_name"], name, "{path}");
     }
-    // Nothing of the platform's other users leaks in: no vault documents, no vault scopes.
+    // Nothing of the platform's other users leaks in: no vault documents, no vault scopes (the
+    // authorization server's own `openid` aside).
     let root = client.get(s.url("/.well-known/oauth-protected-resource")).send().await.unwrap();
     assert_eq!(root.status(), 404);
     let meta: Value =
         client.get(s.url("/.well-known/oauth-authorization-server")).send().await.unwrap().json().await.unwrap();
-    assert_eq!(meta["scopes_supported"], json!(["notes:read", "notes:write"]));
+    assert_eq!(meta["scopes_supported"], json!(["notes:read", "notes:write", "openid"]));
 }
 
 /// (The kit checks the listing, the `SCOPE:` lines and the refusals one tier below.)
