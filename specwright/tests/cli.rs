@@ -130,7 +130,7 @@ fn users_are_added_from_stdin_sign_in_and_signing_keys_rotate_from_the_command_l
     let (ok, out) = run(&["user", "add", "alice", "--tenant", "acme"], "correct horse battery\n");
     assert!(ok && out.contains("created user alice in tenant acme"), "{out}");
     let (ok, out) = run(&["keys", "rotate-signing"], "");
-    assert!(ok && out.contains("new signing key"), "{out}");
+    assert!(ok && out.contains("new signing key") && out.contains("new ID token key"), "{out}");
 
     let _server = Servers(vec![serve(&common)]);
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -148,10 +148,12 @@ fn users_are_added_from_stdin_sign_in_and_signing_keys_rotate_from_the_command_l
         let ok = login("correct horse battery").await.unwrap();
         assert_eq!(ok.status(), 303);
         assert!(ok.headers()["set-cookie"].to_str().unwrap().starts_with("specwright_session="));
-        // Both the new and the previous signing key are published.
+        // Both the new and the previous signing key are published, for access tokens (Ed25519)
+        // and for ID tokens (RSA) alike.
         let jwks: serde_json::Value =
             client.get(format!("{base}/.well-known/jwks.json")).send().await.unwrap().json().await.unwrap();
-        assert_eq!(jwks["keys"].as_array().unwrap().len(), 2, "{jwks}");
+        let kinds: Vec<&str> = jwks["keys"].as_array().unwrap().iter().map(|k| k["kty"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["OKP", "OKP", "RSA", "RSA"], "{jwks}");
     });
 }
 
