@@ -68,7 +68,25 @@ pub struct Config {
     pub dynamic_registration: bool,
     /// Whether clients of the embedded authorization server may name themselves by the URL of a
     /// Client ID Metadata Document, and how it is fetched.
-    pub client_documents: crate::oauth::DocumentSettings,
+    pub client_documents: DocumentSettings,
+}
+
+/// Whether and how the authorization server accepts Client ID Metadata Documents.
+#[derive(Debug, Clone)]
+pub struct DocumentSettings {
+    /// Accept `https` client ids described by a metadata document (on by default).
+    pub enabled: bool,
+    /// Fetch from `http` URLs and private, loopback and link-local addresses (development and
+    /// tests only: it lets anyone make the server send requests inside its own network).
+    pub allow_private: bool,
+    /// How long a fetch may take.
+    pub timeout: std::time::Duration,
+}
+
+impl Default for DocumentSettings {
+    fn default() -> Self {
+        DocumentSettings { enabled: true, allow_private: false, timeout: std::time::Duration::from_secs(5) }
+    }
 }
 
 impl Config {
@@ -95,7 +113,7 @@ impl Config {
             mcp_allowed_origins: Vec::new(),
             mcp_allowed_hosts: Vec::new(),
             dynamic_registration: true,
-            client_documents: crate::oauth::DocumentSettings::default(),
+            client_documents: DocumentSettings::default(),
         }
     }
 

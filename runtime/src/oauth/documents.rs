@@ -22,6 +22,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use serde_json::Value;
 
 use super::clients::{application_type_allows, redirect_uri_allowed};
+pub use crate::config::DocumentSettings;
 
 /// Largest client metadata document read, in bytes (the draft's recommended limit).
 pub const DOCUMENT_LIMIT: usize = 5 * 1024;
@@ -31,24 +32,6 @@ const KEYS_LIMIT: usize = 64 * 1024;
 const LONGEST_KEPT: Duration = Duration::from_secs(24 * 3600);
 /// Most documents kept at once.
 const KEPT_AT_MOST: usize = 1024;
-
-/// Whether and how the authorization server accepts Client ID Metadata Documents.
-#[derive(Debug, Clone)]
-pub struct DocumentSettings {
-    /// Accept `https` client ids described by a metadata document (on by default).
-    pub enabled: bool,
-    /// Fetch from `http` URLs and private, loopback and link-local addresses (development and
-    /// tests only: it lets anyone make the server send requests inside its own network).
-    pub allow_private: bool,
-    /// How long a fetch may take.
-    pub timeout: Duration,
-}
-
-impl Default for DocumentSettings {
-    fn default() -> Self {
-        DocumentSettings { enabled: true, allow_private: false, timeout: Duration::from_secs(5) }
-    }
-}
 
 /// How a client described by a document proves itself at the token endpoint.
 #[derive(Debug, Clone, PartialEq)]
