@@ -4,13 +4,14 @@
 # stored leads (default 100,000), first with no writes, then while one lead's tags are updated
 # every 0.5 s, then while also a scan inserts 1,000 new leads every 5 s.
 # Usage: COUNT=1000000 bash xtask/bench/leads_under_writes.sh [postgres://…]
-#   (no argument: the embedded SQLite default; DURATION per run, default 15s)
+#   (no argument: the embedded SQLite default; DURATION per run, default 15s). BIN and SEED name
+#   another build's server and seed_leads example (an earlier release, for a side-by-side run).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)" >&2; exit 1; }
-cargo build -q --release -p specwright --bin specwright
-cargo build -q --release -p prospector --example seed_leads
-bin=target/release/specwright
+[ -n "${BIN:-}" ] || cargo build -q --release -p specwright --bin specwright
+[ -n "${SEED:-}" ] || cargo build -q --release -p prospector --example seed_leads
+bin=${BIN:-target/release/specwright}
 count=${COUNT:-100000}
 data=$(mktemp -d)
 port=$((20000 + RANDOM % 20000))
@@ -18,7 +19,7 @@ common=(--data-dir "$data" --addr "127.0.0.1:$port")
 [ $# -ge 1 ] && { common+=(--database-url "$1"); export DATABASE_URL=$1; }
 backend=${1:+PostgreSQL}; backend=${backend:-SQLite}
 tenant="writes$port"
-target/release/examples/seed_leads "$data" "$tenant" "$count" >/dev/null
+${SEED:-target/release/examples/seed_leads} "$data" "$tenant" "$count" >/dev/null
 export TOKENS="$data/tokens"
 $bin token --sub u0 --tenant "$tenant" --scope prospector --plan team --ttl 3600 "${common[@]}" >/dev/null
 seq 1 600 | xargs -P 2 -I{} $bin token --sub "u{}" --tenant "$tenant" --scope prospector --plan team --ttl 3600 "${common[@]}" >"$TOKENS"
