@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The lead list while leads change: GET /leads?min_score=40&sort=-score&per_page=20&page=50 (and
-# the same with a tag filter, whose total is counted rather than summed) with wrk over COUNT
+# a first page with a text search, `q`, whose total is counted rather than summed) with wrk over COUNT
 # stored leads (default 100,000), first with no writes, then while one lead's tags are updated
 # every 0.5 s, then while also a scan inserts 1,000 new leads every 5 s.
 # Usage: COUNT=1000000 bash xtask/bench/leads_under_writes.sh [postgres://…]
@@ -74,14 +74,14 @@ run() { # scenario, query
   echo "| $backend | $count | $1 | $(wrk_cells rotate.lua "$base") |"
 }
 list="/v1/prospector/leads?min_score=40&sort=-score&per_page=20&page=50"
-tagged="/v1/prospector/leads?min_score=40&sort=-score&per_page=20&tag=t1"
+searched="/v1/prospector/leads?min_score=40&sort=-score&per_page=20&q=rust"
 echo "| backend | leads | scenario | requests/s | p50 | p99 | non-2xx |"
 echo "|---|---|---|---|---|---|---|"
 run "page 50, no writes" "$list"
-run "tag filter, no writes" "$tagged"
+run "text search, no writes" "$searched"
 patches & p=$!
 run "page 50, a write every 0.5 s" "$list"
-run "tag filter, a write every 0.5 s" "$tagged"
+run "text search, a write every 0.5 s" "$searched"
 scans & s=$!
 run "page 50, a write every 0.5 s and 1,000 new leads every 5 s" "$list"
 kill $p $s 2>/dev/null || true
