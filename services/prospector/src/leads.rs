@@ -15,7 +15,7 @@ use crate::posting::Posting;
 use crate::scoring;
 use runtime::caller::Caller;
 use runtime::fault;
-use runtime::store::{Arg, Backend, Nullable, Select, Store, Tx, now_ms, to_time};
+use runtime::store::{Arg, Nullable, Select, Store, Tx, now_ms, to_time};
 
 /// Columns every lead read selects, in the order [`Stored::from_row`] expects.
 pub const COLUMNS: &str = "id, posting, status, tags, breakdown, score, confidence, created_at, updated_at, fetched_at";
@@ -216,27 +216,31 @@ pub async fn list(
         "score" | "created_at" => format!("{column} {dir}, id {dir}"),
         _ => format!("({column} IS NULL), {column} {dir}, id {dir}"),
     };
-    let select = Select { columns: COLUMNS, table: "leads", filter: &filter, order: &order, args: &args };
     let listed = if tags.is_empty() && input.q.is_none() {
-        // The total is exact and costs a few rows: a sum over `lead_counts` (by whole score), plus
-        // the leads whose score is at least a fractional `min_score` but whose whole score is
-        // below it (a narrow range of the score index); read in the page's own statement.
-        let whole = match store.backend() {
-            Backend::Sqlite => "CAST(score AS INTEGER)",
-            Backend::Postgres => "FLOOR(score)",
-        };
-        let total = match &min {
-            None => format!("(SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM lead_counts WHERE {scope})"),
-            Some(min) => format!(
-                "(SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM lead_counts WHERE {scope} AND score_floor >= {min}) \
-                 + (SELECT COUNT(*) FROM leads WHERE {scope} AND score >= {min} AND score < {min} + 1 AND {whole} < {min})"
+        // The total is exact and costs a few rows: a sum over `lead_counts` (by whole score), plus,
+        // for a fractional `min_score`, the leads between it and the next whole score (a range of
+        // the score index within one whole score); read in the page's own statement.
+        let total = match (&min, input.min_score) {
+            (Some(min), Some(value)) if value.fract() == 0.0 => format!(
+                "(SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM lead_counts WHERE {scope} AND score_floor >= {min})"
             ),
+            (Some(min), Some(value)) => {
+                args.push(Arg::Real(value.ceil()));
+                let next = format!("${}", args.len());
+                format!(
+                    "(SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM lead_counts WHERE {scope} AND score_floor >= {next}) \
+                     + (SELECT COUNT(*) FROM leads WHERE {scope} AND score >= {min} AND score < {next})"
+                )
+            }
+            _ => format!("(SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM lead_counts WHERE {scope})"),
         };
+        let select = Select { columns: COLUMNS, table: "leads", filter: &filter, order: &order, args: &args };
         store.page_totalled(select, paging, &total).await
     } else {
         // Tags and free text are not in `lead_counts`: the total is counted once per filter while
         // the tenant's leads are unchanged (a trigger changes `lead_versions` with every change
         // to them), one count of a filter at a time.
+        let select = Select { columns: COLUMNS, table: "leads", filter: &filter, order: &order, args: &args };
         store.page_versioned(select, paging, "SELECT version FROM lead_versions WHERE tenant_id = $1").await
     };
     let (total, rows) = listed.map_err(|e| fault("leads", "listing", e))?;
