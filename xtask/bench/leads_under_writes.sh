@@ -8,29 +8,12 @@
 #   another build's server and seed_leads example (an earlier release, for a side-by-side run).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)" >&2; exit 1; }
-[ -n "${BIN:-}" ] || cargo build -q --release -p specwright --bin specwright
-[ -n "${SEED:-}" ] || cargo build -q --release -p prospector --example seed_leads
-bin=${BIN:-target/release/specwright}
-count=${COUNT:-100000}
-data=$(mktemp -d)
-port=$((20000 + RANDOM % 20000))
-common=(--data-dir "$data" --addr "127.0.0.1:$port")
-[ $# -ge 1 ] && { common+=(--database-url "$1"); export DATABASE_URL=$1; }
-backend=${1:+PostgreSQL}; backend=${backend:-SQLite}
-tenant="writes$port"
-${SEED:-target/release/examples/seed_leads} "$data" "$tenant" "$count" >/dev/null
-export TOKENS="$data/tokens"
-$bin token --sub u0 --tenant "$tenant" --scope prospector --plan team --ttl 3600 "${common[@]}" >/dev/null
-seq 1 600 | xargs -P 2 -I{} $bin token --sub "u{}" --tenant "$tenant" --scope prospector --plan team --ttl 3600 "${common[@]}" >"$TOKENS"
+source xtask/bench/seeded.sh
 # The scans read this file; the scanner loop below writes 1,000 new postings into it before each.
-feed="$data/bulk.ndjson"
+feed=$(mktemp)
 : >"$feed"
-RUST_LOG=warn $bin serve "${common[@]}" --lead-source "bulk=$feed" 2>"$data/server.log" &
-pid=$!
-trap 'kill $pid 2>/dev/null; kill $(jobs -p) 2>/dev/null; rm -rf "$data"' EXIT
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
-base="http://127.0.0.1:$port"
+seeded_server "$@" -- --lead-source "bulk=$feed"
+trap 'kill $pid 2>/dev/null; kill $(jobs -p) 2>/dev/null; rm -rf "$data" "$feed"' EXIT
 dur=${DURATION:-15s}
 source xtask/bench/wrk.sh
 writer=$(sed -n 2p "$TOKENS")

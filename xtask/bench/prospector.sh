@@ -6,28 +6,8 @@
 # SEED=path/to/seed_leads seeds with that build's example (its migrations must match the server's).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)" >&2; exit 1; }
-cargo build -q --release -p specwright --bin specwright
-cargo build -q --release -p prospector --example seed_leads
-bin=${BIN:-target/release/specwright}
-count=${COUNT:-100000}
-data=$(mktemp -d)
-port=$((20000 + RANDOM % 20000))
-common=(--data-dir "$data" --addr "127.0.0.1:$port")
-[ $# -ge 1 ] && { common+=(--database-url "$1"); export DATABASE_URL=$1; }
-backend=${1:+PostgreSQL}; backend=${backend:-SQLite}
-tenant="bench$port"
-${SEED:-target/release/examples/seed_leads} "$data" "$tenant" "$count"
-# Team plan: 300/minute per token; 600 tokens keep a 15 s run well under every token's limit.
-export TOKENS="$data/tokens"
-# One token first, so that builds before the first key was created atomically never race on it.
-$bin token --sub u0 --tenant "$tenant" --scope prospector --plan team --ttl 3600 "${common[@]}" >/dev/null
-seq 1 600 | xargs -P 2 -I{} $bin token --sub "u{}" --tenant "$tenant" --scope prospector --plan team --ttl 3600 "${common[@]}" >"$TOKENS"
-RUST_LOG=warn $bin serve "${common[@]}" 2>"$data/server.log" &
-pid=$!
-trap 'kill $pid 2>/dev/null; rm -rf "$data"' EXIT
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
-base="http://127.0.0.1:$port"
+source xtask/bench/seeded.sh
+seeded_server "$@"
 dur=${DURATION:-15s}
 source xtask/bench/wrk.sh
 row() {

@@ -1,0 +1,34 @@
+# Sourced by the prospector bench scripts: `seeded_server [postgres://…] [-- serve options…]`
+# builds the release server and the seed_leads example (unless BIN and SEED name another build's,
+# for a side-by-side run; its migrations must match its server's), seeds COUNT leads (default
+# 100,000) into a tenant of a new data directory, makes 600 Team-plan tokens (300 requests a
+# minute each: a 15 s wrk run stays under every token's limit) into $TOKENS, starts the server
+# and waits for it. Sets bin, count, data, backend, base and pid; the server stops on exit.
+seeded_server() {
+  command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)" >&2; exit 1; }
+  [ -n "${BIN:-}" ] || cargo build -q --release -p specwright --bin specwright
+  [ -n "${SEED:-}" ] || cargo build -q --release -p prospector --example seed_leads
+  bin=${BIN:-target/release/specwright}
+  count=${COUNT:-100000}
+  data=$(mktemp -d)
+  local port=$((20000 + RANDOM % 20000)) tenant
+  local common=(--data-dir "$data" --addr "127.0.0.1:$port")
+  if [ $# -ge 1 ] && [ "$1" != "--" ]; then
+    common+=(--database-url "$1")
+    export DATABASE_URL=$1
+    shift
+  fi
+  [ "${1:-}" = "--" ] && shift
+  backend=${DATABASE_URL:+PostgreSQL}; backend=${backend:-SQLite}
+  tenant="bench$port"
+  ${SEED:-target/release/examples/seed_leads} "$data" "$tenant" "$count"
+  export TOKENS="$data/tokens"
+  # One token first, so that builds before the first key was created atomically never race on it.
+  $bin token --sub u0 --tenant "$tenant" --scope prospector --plan team --ttl 3600 "${common[@]}" >/dev/null
+  seq 1 600 | xargs -P 2 -I{} $bin token --sub "u{}" --tenant "$tenant" --scope prospector --plan team --ttl 3600 "${common[@]}" >"$TOKENS"
+  RUST_LOG=warn $bin serve "${common[@]}" "$@" 2>"$data/server.log" &
+  pid=$!
+  trap 'kill $pid 2>/dev/null; kill $(jobs -p) 2>/dev/null; rm -rf "$data"' EXIT
+  base="http://127.0.0.1:$port"
+  for _ in $(seq 100); do curl -sf "$base/healthz" >/dev/null && break; sleep 0.1; done
+}
