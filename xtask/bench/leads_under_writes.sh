@@ -13,7 +13,6 @@ source xtask/bench/seeded.sh
 feed=$(mktemp)
 : >"$feed"
 seeded_server "$@" -- --lead-source "bulk=$feed"
-trap 'kill $pid 2>/dev/null; kill $(jobs -p) 2>/dev/null; rm -rf "$data" "$feed"' EXIT
 dur=${DURATION:-15s}
 source xtask/bench/wrk.sh
 writer=$(sed -n 2p "$TOKENS")

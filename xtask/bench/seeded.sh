@@ -3,7 +3,16 @@
 # for a side-by-side run; its migrations must match its server's), seeds COUNT leads (default
 # 100,000) into a tenant of a new data directory, makes 600 Team-plan tokens (300 requests a
 # minute each: a 15 s wrk run stays under every token's limit) into $TOKENS, starts the server
-# and waits for it. Sets bin, count, data, backend, base and pid; the server stops on exit.
+# and waits for it. Sets bin, count, data, backend, base and pid; the server stops on exit. With a
+# PostgreSQL URL the run gets a database of its own beside that URL's (dropped on exit).
+bench_cleanup() {
+  kill "$pid" 2>/dev/null
+  kill $(jobs -p) 2>/dev/null
+  wait "$pid" 2>/dev/null
+  rm -rf "$data" ${feed:+"$feed"}
+  if [ -n "${fresh_db:-}" ]; then psql -q "$admin_url" -c "DROP DATABASE IF EXISTS $fresh_db" >/dev/null; fi
+}
+
 seeded_server() {
   command -v wrk >/dev/null || { echo "install wrk (apt-get install wrk)" >&2; exit 1; }
   [ -n "${BIN:-}" ] || cargo build -q --release -p specwright --bin specwright
@@ -13,9 +22,15 @@ seeded_server() {
   data=$(mktemp -d)
   local port=$((20000 + RANDOM % 20000)) tenant
   local common=(--data-dir "$data" --addr "127.0.0.1:$port")
+  fresh_db=
   if [ $# -ge 1 ] && [ "$1" != "--" ]; then
-    common+=(--database-url "$1")
-    export DATABASE_URL=$1
+    # A database of its own, dropped on exit: a server's keys live in its data directory, which
+    # this run makes anew, so a database another run left behind would not open.
+    fresh_db="bench_$port"
+    psql -q "$1" -c "CREATE DATABASE $fresh_db" >/dev/null
+    export DATABASE_URL="${1%/*}/$fresh_db"
+    common+=(--database-url "$DATABASE_URL")
+    admin_url=$1
     shift
   fi
   [ "${1:-}" = "--" ] && shift
@@ -28,7 +43,10 @@ seeded_server() {
   seq 1 600 | xargs -P 2 -I{} $bin token --sub "u{}" --tenant "$tenant" --scope prospector --plan team --ttl 3600 "${common[@]}" >"$TOKENS"
   RUST_LOG=warn $bin serve "${common[@]}" "$@" 2>"$data/server.log" &
   pid=$!
-  trap 'kill $pid 2>/dev/null; kill $(jobs -p) 2>/dev/null; rm -rf "$data"' EXIT
+  trap 'bench_cleanup' EXIT
   base="http://127.0.0.1:$port"
-  for _ in $(seq 100); do curl -sf "$base/healthz" >/dev/null && break; sleep 0.1; done
+  for _ in $(seq 600); do curl -sf "$base/healthz" >/dev/null && return 0; sleep 0.1; done
+  echo "the server did not answer /healthz within 60 s; its log:" >&2
+  tail -n 20 "$data/server.log" >&2
+  exit 1
 }
