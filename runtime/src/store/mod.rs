@@ -145,19 +145,30 @@ impl Counts {
             }
         }
     }
+}
 
-    /// The lock whose holder counts `key`: one count of a filter at a time.
-    fn turn(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
-        let mut turns = self.turns.lock().unwrap_or_else(|p| p.into_inner());
-        turns.entry(key.to_string()).or_default().clone()
+/// A request's place in line to count a filter: one count of a filter at a time. The lock is
+/// forgotten once no request holds or waits for it, also when a request is cancelled meanwhile.
+struct Turn {
+    turns: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
+    key: String,
+    lock: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Turn {
+    fn take(counts: &Counts, key: &str) -> Turn {
+        let mut turns = counts.turns.lock().unwrap_or_else(|p| p.into_inner());
+        let lock = turns.entry(key.to_string()).or_default().clone();
+        Turn { turns: counts.turns.clone(), key: key.to_string(), lock }
     }
+}
 
-    /// Forgets the lock of `key` once no request holds or waits for it.
-    fn done_with(&self, key: &str, turn: Arc<tokio::sync::Mutex<()>>) {
+impl Drop for Turn {
+    fn drop(&mut self) {
         let mut turns = self.turns.lock().unwrap_or_else(|p| p.into_inner());
-        drop(turn);
-        if turns.get(key).is_some_and(|t| Arc::strong_count(t) == 1) {
-            turns.remove(key);
+        // This request's handle and the map's: nobody else waits.
+        if Arc::strong_count(&self.lock) == 2 {
+            turns.remove(&self.key);
         }
     }
 }
@@ -581,17 +592,13 @@ impl Store {
         if let Some(total) = self.counts.get(&key, seen) {
             return Ok((total, rows));
         }
-        let turn = self.counts.turn(&key);
-        let counted = {
-            let _mine = turn.lock().await;
-            match self.counts.get(&key, seen) {
-                // Counted while this request waited its turn.
-                Some(total) => Ok((total, rows)),
-                None => self.page_counted(select, paging, version).await,
-            }
-        };
-        self.counts.done_with(&key, turn);
-        counted
+        let turn = Turn::take(&self.counts, &key);
+        let _mine = turn.lock.lock().await;
+        match self.counts.get(&key, seen) {
+            // Counted while this request waited its turn.
+            Some(total) => Ok((total, rows)),
+            None => self.page_counted(select, paging, version).await,
+        }
     }
 
     /// One statement: the page of `select` with `last` (an expression over the same arguments)
@@ -669,6 +676,59 @@ mod tests {
             .await
             .unwrap();
         (store, dir)
+    }
+
+    /// Requests that find no count for their version line up behind the one counting and use its
+    /// total; the line is forgotten afterwards, also when a waiting request is cancelled.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn one_count_of_a_filter_at_a_time_and_nothing_left_behind() {
+        let (store, _dir) = store().await;
+        for i in 0..50 {
+            query(
+                "INSERT INTO grouped (id, note) VALUES ($1, $2)",
+                &[Arg::Int(i), Arg::Text(Some(format!("n{}", i % 2)))],
+            )
+            .execute(store.pool())
+            .await
+            .unwrap();
+        }
+        let args = [Arg::Text(Some("n1".into()))];
+        let select = Select { columns: "id", table: "grouped", filter: "note = $1", order: "id", args: &args };
+        let key = count_key(&select);
+        let paging = support::Paging { page: 1, per_page: 10 };
+        let version = "SELECT 7 WHERE $1 IS NOT NULL";
+        // The line is taken: every request waits; one that is cancelled while waiting leaves nothing.
+        let held = Turn::take(&store.counts, &key);
+        let holding = held.lock.clone().lock_owned().await;
+        let waiting: Vec<_> = (0..8)
+            .map(|_| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let args = [Arg::Text(Some("n1".into()))];
+                    let select =
+                        Select { columns: "id", table: "grouped", filter: "note = $1", order: "id", args: &args };
+                    store.page_versioned(select, paging, version).await.map(|(total, rows)| (total, rows.len()))
+                })
+            })
+            .collect();
+        let cancelled = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let args = [Arg::Text(Some("n1".into()))];
+                let select = Select { columns: "id", table: "grouped", filter: "note = $1", order: "id", args: &args };
+                store.page_versioned(select, paging, version).await.map(|(total, _)| total)
+            })
+        };
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        cancelled.abort();
+        assert!(store.counts.get(&key, 7).is_none(), "nobody counted while the line was held");
+        drop(holding);
+        drop(held);
+        for w in waiting {
+            assert_eq!(w.await.unwrap().unwrap(), (25, 10));
+        }
+        assert_eq!(store.counts.get(&key, 7), Some(25));
+        assert!(store.counts.turns.lock().unwrap().is_empty(), "the line is forgotten");
     }
 
     /// Concurrent writers share commits, every acknowledged row is stored, and the one row that
