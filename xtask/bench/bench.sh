@@ -77,3 +77,17 @@ if [ $# -ge 1 ]; then
   server=${1%%\?*}
   bench_backend PostgreSQL "${server%/*}/$bench_db${1#"$server"}"
 fi
+
+# The team's hand-written anchor (an axum + rusqlite server doing the list's work, group-committed
+# audit included; `../shared/perf` beside the repository, or $SPECWRIGHT_PERF_ANCHOR): three
+# side-by-side runs of its own script against this build, each printing hello-world, /healthz, the
+# anchor's list and this list with the two ratios.
+anchor=${SPECWRIGHT_PERF_ANCHOR:-../shared/perf}
+if [ -f "$anchor/run.sh" ]; then
+  echo
+  echo "anchor ($anchor/run.sh), commit $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes'), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs):"
+  for run in 1 2 3; do echo "run $run: $(bash "$anchor/run.sh" "$sw" "${dur%s}")"; done
+else
+  echo
+  echo "anchor: skipped ($anchor/run.sh not found; set SPECWRIGHT_PERF_ANCHOR to its folder)"
+fi

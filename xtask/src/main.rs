@@ -23,7 +23,9 @@ const USAGE: &str = "usage: cargo xtask generate [--check]
                     three languages into target/sdk/)
   bench [POSTGRES_URL]
                     axum hello-world, the hand-written reference (xtask/bench/reference) and the
-                    generated vault routes in one run, with their ratios (needs wrk)";
+                    generated vault routes in one run, with their ratios; then three runs against
+                    the team's rusqlite anchor ($SPECWRIGHT_PERF_ANCHOR, default ../shared/perf)
+                    when it is there (needs wrk)";
 
 /// `cargo xtask sdk [--out DIR] [LANGUAGE]...`
 fn sdk(root: &std::path::Path, args: &[&str]) -> anyhow::Result<bool> {

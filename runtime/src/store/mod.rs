@@ -22,8 +22,12 @@
 //!   sends the NULL of an `Option<f64>` as a `REAL` (f32), so a proposal without a bid made every
 //!   later proposal with a bid fail on that connection. [`Nullable`] sends each NULL with the type
 //!   of its values.
+//!
+//! On SQLite, every statement is planned once per connection, whatever values are bound to it
+//! (see [`plans`]): a bound `LIMIT` no longer makes each execution parse and plan it again.
 
 mod batch;
+mod plans;
 mod tx;
 mod values;
 use batch::*;
@@ -307,6 +311,9 @@ impl Store {
         // SQLite allows one writer at a time, so one writing connection makes writers queue fairly
         // in the pool instead of spinning in SQLite's sleeping busy handler (which gave p99
         // latencies near a second under load); reads run on a pool of their own beside it.
+        if backend == Backend::Sqlite {
+            plans::register();
+        }
         let max = settings.max_connections.unwrap_or(if backend == Backend::Sqlite { 1 } else { 16 }).max(1);
         let pool = pool_options(backend, max, settings.acquire_timeout, false)
             .connect(&url)

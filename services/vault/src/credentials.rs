@@ -9,7 +9,7 @@ use sqlx::any::AnyRow;
 use support::{InternalError, Operation, Paged, Paging, Problem};
 use vault_api::vault::models::{
     self, Credential, CredentialKind, CredentialState, CredentialStateFilter, CredentialSummary, CredentialVersion,
-    RevealedSecret,
+    RevealedSecret, TenantRole,
 };
 use vault_api::vault::{errors, operations as ops};
 
@@ -195,11 +195,74 @@ pub(super) async fn list(
     input: models::ListCredentialsInput,
     paging: Paging,
 ) -> Result<Paged<CredentialSummary>, errors::ListCredentialsError> {
-    let (tx, caller, _targets) = cx.parts::<errors::ListCredentialsError>().await?;
     let op = &ops::LIST_CREDENTIALS;
-    let access = vault.access(tx, op, caller).await?;
+    let caller = &cx.caller;
+    // No transaction: each statement reads one snapshot on a reader connection. The first reads
+    // the caller's access and, when they administer the tenant (who may read every credential),
+    // the page and its total as well, so the usual list costs one statement. Anyone else gets the
+    // page of what their grants let them read from a second statement.
+    let mut db = vault.store.readers().acquire().await.map_err(|e| fault(op.id, "reading", e))?;
+    let first = page_statement(vault, caller, &input, paging, Readable::IfAdministrator);
+    let row = first.query().fetch_one(&mut *db).await.map_err(|e| fault(op.id, "listing credentials", e))?;
+    let access = Access::from_row(&row, 0);
+    let (total, json) = if access.is_admin() {
+        (row.get::<i64, _>(3), row.get::<Option<String>, _>(4))
+    } else {
+        let (keys, folders) = access.readable();
+        let second = page_statement(vault, caller, &input, paging, Readable::Granted { keys, folders });
+        let row = second.query().fetch_one(&mut *db).await.map_err(|e| fault(op.id, "listing credentials", e))?;
+        (row.get::<i64, _>(0), row.get::<Option<String>, _>(1))
+    };
+    let listed: Vec<Listed> = match json {
+        Some(json) => serde_json::from_str(&json).map_err(|e| fault(op.id, "reading the page", e))?,
+        None => Vec::new(),
+    };
+    let items = listed
+        .into_iter()
+        .map(|(key, kind, folder_id, description, state, current_version, updated_at, tags)| CredentialSummary {
+            key,
+            kind: CredentialKind::parse(&kind).unwrap_or(CredentialKind::Generic),
+            folder_id,
+            description,
+            tags: tags.map(|t| t.split(TAG_SEPARATOR).map(str::to_string).collect()).unwrap_or_default(),
+            state: CredentialState::parse(&state).unwrap_or(CredentialState::Active),
+            current_version,
+            updated_at: to_time(updated_at),
+        })
+        .collect();
+    Ok(Paged { items, total: total.max(0) as u64 })
+}
+
+/// Which credentials a list's statement may show.
+enum Readable {
+    /// All of them if the caller administers the tenant, none otherwise; the statement starts
+    /// with the caller's access ([`crate::rbac::COLUMNS`]).
+    IfAdministrator,
+    /// These credentials, and those in these folders.
+    Granted { keys: Vec<String>, folders: Vec<String> },
+}
+
+/// The statement of a list's page: one row, the count of every match and the page as one JSON
+/// array (each credential an array of its summary's columns and tags), after the caller's access
+/// for [`Readable::IfAdministrator`]. sqlx hands each row of a result across its SQLite worker
+/// thread on its own, so a page of 20 rows would cost 20 hand-offs; one row costs one. The
+/// database escapes the values, so any text a credential holds survives.
+fn page_statement(
+    vault: &Vault,
+    caller: &Caller,
+    input: &models::ListCredentialsInput,
+    paging: Paging,
+    readable: Readable,
+) -> Sql {
     let mut filter = Sql::new("");
     filter.push(" WHERE tenant_id = ?", Arg::text(caller.tenant.clone()));
+    let access = match readable {
+        Readable::IfAdministrator => {
+            filter.args.push(Arg::text(caller.subject.clone()));
+            format!("{}, ", crate::rbac::COLUMNS)
+        }
+        Readable::Granted { .. } => String::new(),
+    };
     match input.state.unwrap_or(CredentialStateFilter::Active) {
         CredentialStateFilter::Active => filter.raw(" AND state = 'active'"),
         CredentialStateFilter::Archived => filter.raw(" AND state = 'archived'"),
@@ -222,25 +285,26 @@ pub(super) async fn list(
             Arg::text(tag.clone()),
         );
     }
-    if !access.is_admin() {
-        let (keys, folders) = access.readable();
-        filter.raw(" AND (");
-        filter.push_in("key", &keys);
-        filter.raw(" OR");
-        filter.push_in("folder_id", &folders);
-        filter.raw(")");
-    }
-    // One statement, one row: the count of every match, and the page as one JSON array (each
-    // credential an array of its summary's columns and tags). sqlx hands each row of a result
-    // across its SQLite worker thread on its own, so a page of 20 rows cost 20 hand-offs; one
-    // row costs one. The database escapes the values, so any text a credential holds survives.
+    match readable {
+        Readable::IfAdministrator => filter.raw(&format!(
+            " AND EXISTS (SELECT 1 FROM role_assignments WHERE tenant_id = $1 AND user_id = $2 AND role = '{}')",
+            TenantRole::Admin.as_str()
+        )),
+        Readable::Granted { keys, folders } => {
+            filter.raw(" AND (");
+            filter.push_in("key", &keys);
+            filter.raw(" OR");
+            filter.push_in("folder_id", &folders);
+            filter.raw(")")
+        }
+    };
     let aggregate = match vault.store.backend() {
         Backend::Sqlite => "json_group_array(json_array(",
         Backend::Postgres => "json_agg(json_build_array(",
     };
     let mut page = Sql {
         text: format!(
-            "SELECT (SELECT COUNT(*) FROM credentials{0}), (SELECT CAST({aggregate}{SUMMARY_COLUMNS}, tags) ORDER BY key) AS TEXT) \
+            "SELECT {access}(SELECT COUNT(*) FROM credentials{0}), (SELECT CAST({aggregate}{SUMMARY_COLUMNS}, tags) ORDER BY key) AS TEXT) \
              FROM (SELECT {SUMMARY_COLUMNS}, {TAGS} AS tags FROM credentials{0} ORDER BY key",
             filter.text
         ),
@@ -249,26 +313,7 @@ pub(super) async fn list(
     page.push(" LIMIT ?", Arg::Int(i64::from(paging.per_page)));
     page.push(" OFFSET ?", Arg::Int(paging.offset() as i64));
     page.raw(") AS page)");
-    let row = page.query().fetch_one(&mut **tx).await.map_err(|e| fault(op.id, "listing credentials", e))?;
-    let total: i64 = row.get(0);
-    let listed: Vec<Listed> = match row.get::<Option<String>, _>(1) {
-        Some(json) => serde_json::from_str(&json).map_err(|e| fault(op.id, "reading the page", e))?,
-        None => Vec::new(),
-    };
-    let items = listed
-        .into_iter()
-        .map(|(key, kind, folder_id, description, state, current_version, updated_at, tags)| CredentialSummary {
-            key,
-            kind: CredentialKind::parse(&kind).unwrap_or(CredentialKind::Generic),
-            folder_id,
-            description,
-            tags: tags.map(|t| t.split(TAG_SEPARATOR).map(str::to_string).collect()).unwrap_or_default(),
-            state: CredentialState::parse(&state).unwrap_or(CredentialState::Active),
-            current_version,
-            updated_at: to_time(updated_at),
-        })
-        .collect();
-    Ok(Paged { items, total: total.max(0) as u64 })
+    page
 }
 
 /// The columns of a credential's summary in a list's page; its tags ([`TAGS`]) follow: what
