@@ -35,15 +35,19 @@ pub enum Conditional {
 /// The strong entity tag of a JSON value: a quoted base64url SHA-256 digest (128 bits) of its
 /// compact text.
 pub fn etag_of(value: &Value) -> String {
-    let text = serde_json::to_vec(value).unwrap_or_default();
-    let digest = Sha256::digest(&text);
+    etag_of_text(&value.to_string())
+}
+
+/// The strong entity tag of a value's compact JSON text (as [`etag_of`] its value).
+pub fn etag_of_text(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
     format!("\"{}\"", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&digest[..16]))
 }
 
 /// The entity tag a conditional operation answers for `output`: the same digest the REST answer's
 /// `ETag` carries.
 pub fn etag<T: Serialize>(output: &T) -> String {
-    etag_of(&serde_json::to_value(output).unwrap_or(Value::Null))
+    etag_of_text(crate::JsonText::of(output).as_str())
 }
 
 /// One `If-Match` / `If-None-Match` list: `*`, or entity tags (`"x"`, weak `W/"x"`).

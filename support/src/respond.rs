@@ -4,7 +4,7 @@
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderName, HeaderValue, StatusCode, header, request::Parts};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -24,6 +24,48 @@ fn finish(parts: &Parts, op: &'static Operation, mut resp: Response) -> Response
     resp
 }
 
+/// JSON text, written once from an operation's output: a REST answer's body carries it as it is
+/// (the wire format's envelope written around it), and only an MCP tool result, which carries a
+/// JSON value, parses it back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonText(String);
+
+impl JsonText {
+    /// The compact JSON text of `value` (`null` for a value JSON cannot hold).
+    pub fn of<T: Serialize + ?Sized>(value: &T) -> JsonText {
+        JsonText(serde_json::to_string(value).unwrap_or_else(|_| "null".to_string()))
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The JSON value the text holds.
+    pub fn value(&self) -> Value {
+        serde_json::from_str(&self.0).unwrap_or(Value::Null)
+    }
+
+    /// A `200` answer with this body, as `application/json`.
+    fn into_response(self) -> Response {
+        let mut resp = Response::new(Body::from(self.0));
+        resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        resp
+    }
+}
+
+impl From<Value> for JsonText {
+    fn from(value: Value) -> Self {
+        JsonText(value.to_string())
+    }
+}
+
+impl std::fmt::Display for JsonText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// What an operation answers on success, before the service's wire format writes it.
 #[derive(Debug)]
 pub enum Success {
@@ -34,11 +76,11 @@ pub enum Success {
     /// No content.
     Empty,
     /// The operation's output.
-    One(Value),
+    One(JsonText),
     /// One page of a list.
     Page {
         /// This page's items (a JSON array).
-        items: Value,
+        items: JsonText,
         /// Items matching the request over all pages.
         total: u64,
         /// The page asked for.
@@ -56,12 +98,12 @@ pub enum Success {
 impl Success {
     /// The output of an operation.
     pub fn one<T: Serialize>(value: &T) -> Self {
-        Success::One(serde_json::to_value(value).unwrap_or(Value::Null))
+        Success::One(JsonText::of(value))
     }
 
     /// A page of a list operation.
     pub fn page<T: Serialize>(page: &Paged<T>, paging: Paging) -> Self {
-        Success::Page { items: serde_json::to_value(&page.items).unwrap_or(Value::Null), total: page.total, paging }
+        Success::Page { items: JsonText::of(&page.items), total: page.total, paging }
     }
 
     /// This answer with one more header; a value that cannot be a header value (a control
@@ -91,23 +133,25 @@ impl Success {
     fn etag(&self) -> Option<String> {
         match self {
             Success::Empty | Success::File(_) | Success::Streamed(_) => None,
-            Success::One(v) => Some(conditional::etag_of(v)),
-            Success::Page { items, total, paging } => Some(conditional::etag_of(
-                &json!({ "items": items, "total": total, "page": paging.page, "per_page": paging.per_page }),
-            )),
+            Success::One(v) => Some(conditional::etag_of_text(v.as_str())),
+            Success::Page { items, total, paging } => Some(conditional::etag_of_text(&format!(
+                "{{\"items\":{items},\"total\":{total},\"page\":{},\"per_page\":{}}}",
+                paging.page, paging.per_page
+            ))),
             Success::Headed { inner, .. } => inner.etag(),
         }
     }
 
     /// The envelope format's body: `{"data": …}`, a page with its `meta`; `None` for no content.
-    fn enveloped(self) -> Option<Value> {
+    fn enveloped(self) -> Option<JsonText> {
         match self {
             Success::Empty | Success::File(_) | Success::Streamed(_) => None,
             Success::Headed { inner, .. } => inner.enveloped(),
-            Success::One(v) => Some(json!({ "data": v })),
-            Success::Page { items, total, paging } => Some(json!({
-                "data": items, "meta": { "total": total, "page": paging.page, "per_page": paging.per_page }
-            })),
+            Success::One(v) => Some(JsonText(format!("{{\"data\":{v}}}"))),
+            Success::Page { items, total, paging } => Some(JsonText(format!(
+                "{{\"data\":{items},\"meta\":{{\"total\":{total},\"page\":{},\"per_page\":{}}}}}",
+                paging.page, paging.per_page
+            ))),
         }
     }
 
@@ -117,20 +161,21 @@ impl Success {
     /// "per_page"}`; `{}` for no content.
     pub fn into_tool_body(self, service: &ServiceInfo) -> Value {
         match (self.split().0, service.wire.success) {
-            (Success::One(v @ Value::Array(_)), SuccessFormat::Bare) => json!({ "items": v }),
-            (Success::One(v @ Value::Object(_)), SuccessFormat::Bare) => v,
-            (Success::One(v), SuccessFormat::Bare) => json!({ "value": v }),
+            (Success::One(v), SuccessFormat::Bare) => match v.value() {
+                v @ Value::Array(_) => json!({ "items": v }),
+                v @ Value::Object(_) => v,
+                v => json!({ "value": v }),
+            },
             (Success::Page { items, total, paging }, SuccessFormat::Bare) => {
-                json!({ "items": items, "total": total, "page": paging.page, "per_page": paging.per_page })
+                json!({ "items": items.value(), "total": total, "page": paging.page, "per_page": paging.per_page })
             }
-            (success, _) => success.enveloped().unwrap_or_else(|| Value::Object(Map::new())),
+            (success, _) => success.enveloped().map_or_else(|| Value::Object(Map::new()), |text| text.value()),
         }
     }
 }
 
 /// The success response of an operation, in its service's wire format.
 pub fn respond(parts: &Parts, op: &'static Operation, success: Success) -> Response {
-    let json = |v: &Value| axum::Json(v).into_response();
     let (success, headers) = success.split();
     let etag = op.conditional.and_then(|_| success.etag());
     if let Some(tag) = &etag
@@ -154,16 +199,16 @@ pub fn respond(parts: &Parts, op: &'static Operation, success: Success) -> Respo
         },
         (Success::File(file), _) => file.into_response(),
         (Success::Streamed(resp), _) => resp,
-        (Success::One(v), SuccessFormat::Bare) => json(&v),
+        (Success::One(v), SuccessFormat::Bare) => v.into_response(),
         (Success::Page { items, total, paging }, SuccessFormat::Bare) => {
-            let mut resp = json(&items);
+            let mut resp = items.into_response();
             resp.headers_mut().insert("x-total-count", HeaderValue::from(total));
             if let Ok(link) = HeaderValue::from_str(&page_links(parts.uri.query(), total, paging)) {
                 resp.headers_mut().insert(header::LINK, link);
             }
             resp
         }
-        (success, _) => success.enveloped().map_or_else(|| Response::new(Body::empty()), |v| json(&v)),
+        (success, _) => success.enveloped().map_or_else(|| Response::new(Body::empty()), JsonText::into_response),
     };
     with_headers(finish(parts, op, resp), etag, headers)
 }

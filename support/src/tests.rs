@@ -225,14 +225,14 @@ fn a_write_that_requires_if_match_is_refused_without_it_and_receives_it_with_it(
 fn a_tagged_read_answers_its_etag_and_304_when_the_client_holds_it() {
     let body = json!({"id": "t1"});
     let tag = etag(&body);
-    let fresh = respond(&request("GET", &[]), &TAGGED, Success::One(body.clone()));
+    let fresh = respond(&request("GET", &[]), &TAGGED, Success::One(body.clone().into()));
     assert_eq!((fresh.status().as_u16(), fresh.headers()["etag"].to_str().unwrap()), (200, tag.as_str()));
-    let held = respond(&request("GET", &[("if-none-match", &tag)]), &TAGGED, Success::One(body.clone()));
+    let held = respond(&request("GET", &[("if-none-match", &tag)]), &TAGGED, Success::One(body.clone().into()));
     assert_eq!((held.status().as_u16(), held.headers()["etag"].to_str().unwrap()), (304, tag.as_str()));
-    let written = respond(&request("PUT", &[("if-none-match", &tag)]), &GUARDED, Success::One(body));
+    let written = respond(&request("PUT", &[("if-none-match", &tag)]), &GUARDED, Success::One(body.into()));
     assert_eq!(written.status().as_u16(), 200, "a write answers its tag but never 304");
     assert_eq!(written.headers()["etag"].to_str().unwrap(), tag);
-    let untagged = respond(&request("GET", &[]), &OP, Success::One(json!({})));
+    let untagged = respond(&request("GET", &[]), &OP, Success::One(json!({}).into()));
     assert!(untagged.headers().get("etag").is_none(), "only conditional operations are tagged");
 }
 
@@ -594,4 +594,28 @@ fn layers_wrap_only_what_they_select_the_first_attached_innermost() {
     }));
     let answer = block_on(layers.wrap(&OP, route).oneshot(Request::new(Body::empty()))).unwrap();
     assert_eq!(answer.headers()["x-layers"], "inner,outer");
+}
+
+/// Answers are written from the output's JSON text with the envelope around it: byte for byte what
+/// serialising the whole body as one JSON value writes, and the page's tag is the digest of the
+/// same text as before.
+#[tokio::test]
+async fn envelopes_are_written_around_the_output_text_byte_for_byte() {
+    let items = json!([
+        {"key": "a\"b\\c\u{1f}é", "n": 1.5, "big": u64::MAX, "none": null, "nested": {"z": [true, false], "a": -0.0}},
+        {"key": "second", "n": 1e300, "empty": {}}
+    ]);
+    let paging = Paging { page: 3, per_page: 2 };
+    let page = Paged { items: items.as_array().unwrap().clone(), total: 7 };
+    let resp = respond(&request("GET", &[]), &OP, Success::page(&page, paging));
+    assert_eq!(resp.headers()["content-type"], "application/json");
+    let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX).await.unwrap();
+    let whole = json!({"data": items, "meta": {"total": 7, "page": 3, "per_page": 2}});
+    assert_eq!(bytes, serde_json::to_vec(&whole).unwrap());
+    let one = respond(&request("GET", &[]), &OP, Success::one(&items[0]));
+    let bytes = axum::body::to_bytes(one.into_body(), usize::MAX).await.unwrap();
+    assert_eq!(bytes, serde_json::to_vec(&json!({"data": items[0]})).unwrap());
+    let tagged = respond(&request("GET", &[]), &TAGGED, Success::page(&page, paging));
+    let expected = conditional::etag_of(&json!({"items": items, "total": 7, "page": 3, "per_page": 2}));
+    assert_eq!(tagged.headers()["etag"].to_str().unwrap(), expected);
 }

@@ -61,41 +61,109 @@ impl Stored {
 
     fn score(&self) -> LeadScore {
         let s = &self.breakdown.signals;
-        LeadScore {
-            composite: self.composite,
-            confidence: self.confidence,
-            signals: ScoreSignals {
-                skill_match: s.skill_match.value,
-                budget: s.budget.value,
-                client_history: s.client_history.value,
-                competition: s.competition.value,
-                timeline: s.timeline.value,
-            },
-        }
+        let values =
+            [s.skill_match.value, s.budget.value, s.client_history.value, s.competition.value, s.timeline.value];
+        lead_score(self.composite, self.confidence, values)
     }
 
     /// The list view.
     pub fn lead(&self) -> Lead {
-        let p = &self.posting;
-        Lead {
+        let listed = Listed {
             id: self.id.clone(),
-            job_title: p.title.clone(),
-            platform: p.platform.clone(),
-            url: p.url.clone(),
-            description: p.description.clone(),
-            skills: p.skills.clone(),
-            budget: p.budget.clone(),
-            client: p.client.clone(),
-            proposals_count: p.proposals_count,
-            posted_at: p.posted_at,
-            score: self.score(),
+            posting: self.posting.clone(),
             status: self.status,
             tags: self.tags.clone(),
+            score: self.score(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        };
+        listed.lead()
+    }
+}
+
+/// A lead's score as the API shows it: the composite, its confidence and each signal's value
+/// (skill match, budget, client history, competition, timeline).
+fn lead_score(composite: f64, confidence: f64, values: [f64; 5]) -> LeadScore {
+    let [skill_match, budget, client_history, competition, timeline] = values;
+    LeadScore {
+        composite,
+        confidence,
+        signals: ScoreSignals { skill_match, budget, client_history, competition, timeline },
+    }
+}
+
+/// What a list shows of a lead, read from a row selected with [`COLUMNS`]: of the stored score
+/// breakdown only each signal's value, so the explanation sentences (most of its text) are
+/// skipped, never copied.
+struct Listed {
+    id: String,
+    posting: Posting,
+    status: LeadStatus,
+    tags: Vec<String>,
+    score: LeadScore,
+    created_at: i64,
+    updated_at: i64,
+}
+
+/// The signal values of a stored [`ScoreBreakdown`].
+#[derive(serde::Deserialize)]
+struct ListedBreakdown {
+    signals: ListedSignals,
+}
+
+#[derive(serde::Deserialize)]
+struct ListedSignals {
+    skill_match: ListedSignal,
+    budget: ListedSignal,
+    client_history: ListedSignal,
+    competition: ListedSignal,
+    timeline: ListedSignal,
+}
+
+#[derive(serde::Deserialize)]
+struct ListedSignal {
+    value: f64,
+}
+
+impl Listed {
+    fn from_row(r: &AnyRow) -> Result<Listed, String> {
+        let id: String = r.get(0);
+        let posting = serde_json::from_str(r.get::<&str, _>(1)).map_err(|e| format!("lead {id} posting: {e}"))?;
+        let status = LeadStatus::parse(r.get::<&str, _>(2)).ok_or_else(|| format!("lead {id}: bad status"))?;
+        let tags = serde_json::from_str(r.get::<&str, _>(3)).map_err(|e| format!("lead {id} tags: {e}"))?;
+        let b: ListedBreakdown =
+            serde_json::from_str(r.get::<&str, _>(4)).map_err(|e| format!("lead {id} breakdown: {e}"))?;
+        let s = b.signals;
+        let values =
+            [s.skill_match.value, s.budget.value, s.client_history.value, s.competition.value, s.timeline.value];
+        let score = lead_score(r.get(5), r.get(6), values);
+        Ok(Listed { id, posting, status, tags, score, created_at: r.get(7), updated_at: r.get(8) })
+    }
+
+    /// The list view.
+    fn lead(self) -> Lead {
+        let p = self.posting;
+        Lead {
+            id: self.id,
+            job_title: p.title,
+            platform: p.platform,
+            url: p.url,
+            description: p.description,
+            skills: p.skills,
+            budget: p.budget,
+            client: p.client,
+            proposals_count: p.proposals_count,
+            posted_at: p.posted_at,
+            score: self.score,
+            status: self.status,
+            tags: self.tags,
             created_at: to_time(self.created_at),
             updated_at: to_time(self.updated_at),
         }
     }
+}
 
+impl Stored {
     /// The detail view, with the breakdown.
     pub fn detail(&self) -> LeadDetail {
         let l = self.lead();
@@ -246,7 +314,7 @@ pub async fn list(
     let (total, rows) = listed.map_err(|e| fault("leads", "listing", e))?;
     let items = rows
         .iter()
-        .map(|r| Stored::from_row(r).map(|s| s.lead()))
+        .map(|r| Listed::from_row(r).map(Listed::lead))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| fault("leads", "reading", e))?;
     Ok(Paged { items, total })
