@@ -721,6 +721,24 @@ on_both_backends!(lists_show_what_each_caller_may_read, |server| {
     assert_eq!((s, keys(&b).len(), b["meta"]["total"].as_i64()), (200, 0, Some(4)), "past the end: {b}");
     let (_, b) = server.call("GET", "/api/v1/credentials?q=zzz", &admin, None).await;
     assert_eq!((keys(&b).len(), b["meta"]["total"].as_i64()), (0, Some(0)), "nothing matches: {b}");
+    // Tags given in any order list sorted; credentials stored out of order list by key.
+    for key in ["m-last", "m-first"] {
+        let tags = json!(["zeta", "alpha", "mid-1", "mid.2", "mid_0", "9"]);
+        let (s, b) = server
+            .call("POST", "/api/v1/credentials", &admin, Some(json!({"key": key, "value": "v", "tags": tags})))
+            .await;
+        assert_eq!(s, 201, "{b}");
+    }
+    let (_, b) = server.call("GET", "/api/v1/credentials?q=m-", &admin, None).await;
+    assert_eq!(keys(&b), vec!["m-first".to_string(), "m-last".into()], "{b}");
+    let (_, stored) = server.call("GET", "/api/v1/credentials/m-first", &admin, None).await;
+    assert_eq!(b["data"][0]["tags"], stored["data"]["tags"], "the list and the credential agree on the order: {b}");
+    let (_, b) = server.call("GET", "/api/v1/credentials?q=m-&per_page=1&page=2", &admin, None).await;
+    assert_eq!(keys(&b), vec!["m-last".to_string()], "{b}");
+    for key in ["m-first", "m-last"] {
+        let (s, _) = server.call("POST", &format!("/api/v1/credentials/{key}/archive"), &admin, Some(json!({}))).await;
+        assert_eq!(s, 200);
+    }
     // A member sees nothing until granted, then exactly the granted folder.
     let (s, _) =
         server.call("PUT", "/api/v1/tenants/acme/role-assignments/bob", &admin, Some(json!({"role": "member"}))).await;

@@ -37,9 +37,10 @@ pub(super) struct Row_ {
 
 const COLUMNS: &str = "key, kind, folder_id, description, username, url, state, current_version, created_at, created_by, updated_at, archived_at";
 
-/// A credential's tags as one column of a list's page: sorted, joined by [`TAG_SEPARATOR`] (a
-/// control character no tag can hold), NULL without tags; `string_agg` is SQLite's too.
-const TAGS: &str = "(SELECT string_agg(tag, '\u{1f}' ORDER BY tag) FROM credential_tags AS t \
+/// A credential's tags as one column of a list's page, `{order}` their order within it: joined by
+/// [`TAG_SEPARATOR`] (a control character no tag can hold), NULL without tags; `string_agg` is
+/// SQLite's too.
+const TAGS: &str = "(SELECT string_agg(tag, '\u{1f}'{order}) FROM credential_tags AS t \
                     WHERE t.tenant_id = credentials.tenant_id AND t.key = credentials.key)";
 const TAG_SEPARATOR: char = '\u{1f}';
 
@@ -217,20 +218,35 @@ pub(super) async fn list(
         Some(json) => serde_json::from_str(&json).map_err(|e| fault(op.id, "reading the page", e))?,
         None => Vec::new(),
     };
-    let items = listed
+    let sqlite = vault.store.backend() == Backend::Sqlite;
+    let mut items: Vec<CredentialSummary> = listed
         .into_iter()
         .map(|(key, kind, folder_id, description, state, current_version, updated_at, tags)| CredentialSummary {
             key,
             kind: CredentialKind::parse(&kind).unwrap_or(CredentialKind::Generic),
             folder_id,
             description,
-            tags: tags.map(|t| t.split(TAG_SEPARATOR).map(str::to_string).collect()).unwrap_or_default(),
+            tags: tags
+                .map(|t| in_order(t.split(TAG_SEPARATOR).map(str::to_string).collect(), sqlite))
+                .unwrap_or_default(),
             state: CredentialState::parse(&state).unwrap_or(CredentialState::Active),
             current_version,
             updated_at: to_time(updated_at),
         })
         .collect();
+    if sqlite {
+        // In the page's order (see `page_statement`).
+        items.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+    }
     Ok(Paged { items, total: total.max(0) as u64 })
+}
+
+/// `list`, sorted when `sort` (the aggregate that read it kept no order).
+fn in_order(mut list: Vec<String>, sort: bool) -> Vec<String> {
+    if sort {
+        list.sort_unstable();
+    }
+    list
 }
 
 /// Which credentials a list's statement may show.
@@ -286,8 +302,10 @@ fn page_statement(
         );
     }
     match readable {
+        // A scalar subquery, which the database evaluates once; SQLite runs an `EXISTS` as a join,
+        // one lookup of the role per credential.
         Readable::IfAdministrator => filter.raw(&format!(
-            " AND EXISTS (SELECT 1 FROM role_assignments WHERE tenant_id = $1 AND user_id = $2 AND role = '{}')",
+            " AND (SELECT role FROM role_assignments WHERE tenant_id = $1 AND user_id = $2) = '{}'",
             TenantRole::Admin.as_str()
         )),
         Readable::Granted { keys, folders } => {
@@ -298,14 +316,19 @@ fn page_statement(
             filter.raw(")")
         }
     };
-    let aggregate = match vault.store.backend() {
-        Backend::Sqlite => "json_group_array(json_array(",
-        Backend::Postgres => "json_agg(json_build_array(",
+    // The page's rows and each one's tags arrive in order, but neither aggregate promises to keep
+    // it, and on SQLite an ordered aggregate sorts every group in a temporary b-tree: there the
+    // order is restored after reading (`in_order`, and the list's sort by key; SQLite compares
+    // text byte by byte, as Rust does). PostgreSQL orders in the aggregates, by its own collation.
+    let (aggregate, order, tag_order) = match vault.store.backend() {
+        Backend::Sqlite => ("json_group_array(json_array(", "", ""),
+        Backend::Postgres => ("json_agg(json_build_array(", " ORDER BY key", " ORDER BY tag"),
     };
+    let tags = TAGS.replace("{order}", tag_order);
     let mut page = Sql {
         text: format!(
-            "SELECT {access}(SELECT COUNT(*) FROM credentials{0}), (SELECT CAST({aggregate}{SUMMARY_COLUMNS}, tags) ORDER BY key) AS TEXT) \
-             FROM (SELECT {SUMMARY_COLUMNS}, {TAGS} AS tags FROM credentials{0} ORDER BY key",
+            "SELECT {access}(SELECT COUNT(*) FROM credentials{0}), (SELECT CAST({aggregate}{SUMMARY_COLUMNS}, tags){order}) AS TEXT) \
+             FROM (SELECT {SUMMARY_COLUMNS}, {tags} AS tags FROM credentials{0} ORDER BY key",
             filter.text
         ),
         args: filter.args,
