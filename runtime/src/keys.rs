@@ -3,6 +3,7 @@
 //! key that signs OpenID Connect ID tokens ([`crate::id_keys`]). Both rotate together; previous
 //! keys stay published until retired.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -148,6 +149,27 @@ pub struct SigningKeys {
     set: std::sync::RwLock<std::sync::Arc<KeySet>>,
     /// When the files were last read, epoch milliseconds (an atomic: every request reads it).
     checked: std::sync::atomic::AtomicI64,
+    /// Access tokens already verified.
+    verified: std::sync::Mutex<HashMap<String, Verified>>,
+}
+
+/// Most verified tokens [`SigningKeys`] keeps before it starts again from none.
+const VERIFIED_MAX: usize = 8192;
+
+/// An access token whose signature, issuer and audiences were checked, kept so that a client
+/// sending it again (as every client does until it expires) is not verified again: an Ed25519
+/// verification is a quarter of the work of a small authenticated read. A token is found by its
+/// whole text; it is accepted again only for the same issuer and audiences, only while the key
+/// that verified it is still one the set verifies with (a retired key's tokens are refused on
+/// their next use), and only until it expires.
+struct Verified {
+    issuer: String,
+    audiences: Vec<String>,
+    /// The key that verified it, and whether the token named it (`kid`) or was verified with the
+    /// active key.
+    kid: String,
+    named: bool,
+    claims: Claims,
 }
 
 impl std::fmt::Debug for SigningKeys {
@@ -204,6 +226,7 @@ impl SigningKeys {
             dir: data_dir.to_path_buf(),
             set: std::sync::RwLock::new(std::sync::Arc::new(set)),
             checked: std::sync::atomic::AtomicI64::new(crate::store::now_ms()),
+            verified: std::sync::Mutex::default(),
         })
     }
 
@@ -323,13 +346,54 @@ impl SigningKeys {
     /// of the set (the header's `kid` picks it). Only EdDSA is accepted (so never `none`). The
     /// error says why the token is refused, in words fit for a challenge (never the token).
     pub fn verify(&self, token: &str, issuer: &str, audiences: &[String]) -> Result<Claims, &'static str> {
+        self.verify_at(token, issuer, audiences, chrono::Utc::now().timestamp())
+    }
+
+    /// [`SigningKeys::verify`] at `now` (epoch seconds): a token verified before is looked up
+    /// ([`Verified`]), any other verified and kept.
+    fn verify_at(&self, token: &str, issuer: &str, audiences: &[String], now: i64) -> Result<Claims, &'static str> {
+        let set = self.current();
+        let verified = self.verified.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(v) = verified.get(token)
+            && v.issuer == issuer
+            && v.audiences == audiences
+            && if v.named { set.find(&v.kid).is_some() } else { set.active.kid == v.kid }
+        {
+            // The leeway `decode` allows.
+            return if v.claims.exp < now - 5 { Err("the token has expired") } else { Ok(v.claims.clone()) };
+        }
+        drop(verified);
+        let (claims, kid, named) = self.verify_signed(token, issuer, audiences, set)?;
+        let mut verified = self.verified.lock().unwrap_or_else(|p| p.into_inner());
+        if verified.len() >= VERIFIED_MAX {
+            verified.clear();
+        }
+        let kept = Verified {
+            issuer: issuer.to_string(),
+            audiences: audiences.to_vec(),
+            kid,
+            named,
+            claims: claims.clone(),
+        };
+        verified.insert(token.to_string(), kept);
+        Ok(claims)
+    }
+
+    /// Verifies `token`'s signature and claims with a key of `set` (re-read when the token names
+    /// a key it lacks); its claims, the key's id and whether the token named it.
+    fn verify_signed(
+        &self,
+        token: &str,
+        issuer: &str,
+        audiences: &[String],
+        set: std::sync::Arc<KeySet>,
+    ) -> Result<(Claims, String, bool), &'static str> {
         use jsonwebtoken::errors::ErrorKind;
         let header = jsonwebtoken::decode_header(token).map_err(|_| "the token is malformed")?;
         if header.alg != Algorithm::EdDSA {
             return Err("the token's algorithm is not accepted");
         }
         check_access_token_type(&header)?;
-        let set = self.current();
         let set = match header.kid.as_deref() {
             // Perhaps a key rotated in since the last read: look again (at most once a second, so
             // unknown kids cannot make every request read the disk).
@@ -346,7 +410,7 @@ impl SigningKeys {
         v.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         v.leeway = 5;
         v.validate_nbf = true;
-        jsonwebtoken::decode::<Claims>(token, &key.decoding, &v).map(|d| d.claims).map_err(|e| match e.kind() {
+        let claims = jsonwebtoken::decode::<Claims>(token, &key.decoding, &v).map(|d| d.claims).map_err(|e| match e.kind() {
             ErrorKind::ExpiredSignature => "the token has expired",
             ErrorKind::ImmatureSignature => "the token is not valid yet",
             ErrorKind::InvalidAudience => "the token is not issued for this resource",
@@ -354,7 +418,8 @@ impl SigningKeys {
             ErrorKind::InvalidSignature => "the token's signature is not valid",
             ErrorKind::InvalidAlgorithm => "the token's algorithm is not accepted",
             _ => "the token is malformed",
-        })
+        })?;
+        Ok((claims, key.kid.clone(), header.kid.is_some()))
     }
 }
 
@@ -409,5 +474,37 @@ mod first_key {
             });
             assert!(kids.iter().all(|k| *k == kids[0]), "{kids:?}");
         }
+    }
+}
+
+#[cfg(test)]
+mod verified_tokens {
+    use super::*;
+
+    /// A token verified once is accepted again without a second verification, for the same issuer
+    /// and audiences, until it expires, and no longer once the key that signed it is retired.
+    #[test]
+    fn a_verified_token_is_kept_until_it_expires_or_its_key_is_retired() {
+        let dir = tempfile::tempdir().unwrap();
+        let keys = SigningKeys::load_or_create(dir.path()).unwrap();
+        let (issuer, aud) = ("https://as.example", vec!["https://as.example/api".to_string()]);
+        let c = claims(issuer, "alice", "acme", "vault:read", aud.clone(), 60, None);
+        let token = keys.mint(&c).unwrap();
+        let now = chrono::Utc::now().timestamp();
+        assert_eq!(keys.verify_at(&token, issuer, &aud, now).unwrap().jti, c.jti);
+        assert_eq!(keys.verified.lock().unwrap().len(), 1, "kept");
+        assert_eq!(keys.verify_at(&token, issuer, &aud, now).unwrap().jti, c.jti, "accepted again");
+        // Another resource or issuer is not this token's: verified in full, and refused.
+        let other = vec!["https://as.example/elsewhere".to_string()];
+        assert_eq!(keys.verify_at(&token, issuer, &other, now).unwrap_err(), "the token is not issued for this resource");
+        assert!(keys.verify_at(&token, "https://evil.example", &aud, now).is_err());
+        assert_eq!(keys.verify_at(&token, issuer, &aud, now + 66).unwrap_err(), "the token has expired");
+        // A rotation keeps it (the previous key still verifies); retiring that key ends it.
+        let rotation = SigningKeys::rotate(dir.path()).unwrap();
+        keys.reload();
+        assert!(keys.verify_at(&token, issuer, &aud, now).is_ok(), "still valid after a rotation");
+        SigningKeys::retire(dir.path(), &rotation.previous).unwrap();
+        keys.reload();
+        assert_eq!(keys.verify_at(&token, issuer, &aud, now).unwrap_err(), "the token's signature is not valid");
     }
 }
