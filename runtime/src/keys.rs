@@ -368,13 +368,8 @@ impl SigningKeys {
         if verified.len() >= VERIFIED_MAX {
             verified.clear();
         }
-        let kept = Verified {
-            issuer: issuer.to_string(),
-            audiences: audiences.to_vec(),
-            kid,
-            named,
-            claims: claims.clone(),
-        };
+        let kept =
+            Verified { issuer: issuer.to_string(), audiences: audiences.to_vec(), kid, named, claims: claims.clone() };
         verified.insert(token.to_string(), kept);
         Ok(claims)
     }
@@ -410,15 +405,16 @@ impl SigningKeys {
         v.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         v.leeway = 5;
         v.validate_nbf = true;
-        let claims = jsonwebtoken::decode::<Claims>(token, &key.decoding, &v).map(|d| d.claims).map_err(|e| match e.kind() {
-            ErrorKind::ExpiredSignature => "the token has expired",
-            ErrorKind::ImmatureSignature => "the token is not valid yet",
-            ErrorKind::InvalidAudience => "the token is not issued for this resource",
-            ErrorKind::InvalidIssuer => "the token is not issued by this server's authorization server",
-            ErrorKind::InvalidSignature => "the token's signature is not valid",
-            ErrorKind::InvalidAlgorithm => "the token's algorithm is not accepted",
-            _ => "the token is malformed",
-        })?;
+        let claims =
+            jsonwebtoken::decode::<Claims>(token, &key.decoding, &v).map(|d| d.claims).map_err(|e| match e.kind() {
+                ErrorKind::ExpiredSignature => "the token has expired",
+                ErrorKind::ImmatureSignature => "the token is not valid yet",
+                ErrorKind::InvalidAudience => "the token is not issued for this resource",
+                ErrorKind::InvalidIssuer => "the token is not issued by this server's authorization server",
+                ErrorKind::InvalidSignature => "the token's signature is not valid",
+                ErrorKind::InvalidAlgorithm => "the token's algorithm is not accepted",
+                _ => "the token is malformed",
+            })?;
         Ok((claims, key.kid.clone(), header.kid.is_some()))
     }
 }
@@ -496,7 +492,10 @@ mod verified_tokens {
         assert_eq!(keys.verify_at(&token, issuer, &aud, now).unwrap().jti, c.jti, "accepted again");
         // Another resource or issuer is not this token's: verified in full, and refused.
         let other = vec!["https://as.example/elsewhere".to_string()];
-        assert_eq!(keys.verify_at(&token, issuer, &other, now).unwrap_err(), "the token is not issued for this resource");
+        assert_eq!(
+            keys.verify_at(&token, issuer, &other, now).unwrap_err(),
+            "the token is not issued for this resource"
+        );
         assert!(keys.verify_at(&token, "https://evil.example", &aud, now).is_err());
         assert_eq!(keys.verify_at(&token, issuer, &aud, now + 66).unwrap_err(), "the token has expired");
         // A rotation keeps it (the previous key still verifies); retiring that key ends it.
