@@ -684,8 +684,9 @@ on_both_backends!(master_keys_that_are_not_the_databases_stop_the_start, |server
 });
 
 on_both_backends!(lists_show_what_each_caller_may_read, |server| {
-    // Lists show exactly what the caller may read, decided from the access read in the page's
-    // snapshot: an administrator's, a member's by grant, and after a change of role.
+    // Lists show exactly what the caller may read, decided from the access read with the page (in
+    // the page's own statement for an administrator): an administrator's, a member's by grant,
+    // and after a change of role.
     let (admin, folder) = acme(&server).await;
     for key in ["a1", "a2", "a3"] {
         store(&server, &admin, key, "v", &folder).await;
