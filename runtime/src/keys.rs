@@ -484,7 +484,7 @@ mod verified_tokens {
         let dir = tempfile::tempdir().unwrap();
         let keys = SigningKeys::load_or_create(dir.path()).unwrap();
         let (issuer, aud) = ("https://as.example", vec!["https://as.example/api".to_string()]);
-        let c = claims(issuer, "alice", "acme", "vault:read", aud.clone(), 60, None);
+        let c = claims(issuer, "alice", "acme", "reports:read", aud.clone(), 60, None);
         let token = keys.mint(&c).unwrap();
         let now = chrono::Utc::now().timestamp();
         assert_eq!(keys.verify_at(&token, issuer, &aud, now).unwrap().jti, c.jti);
