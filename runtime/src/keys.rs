@@ -153,6 +153,10 @@ pub struct SigningKeys {
     verified: std::sync::Mutex<HashMap<String, Verified>>,
 }
 
+/// Clock skew allowed on an access token's expiry and not-before, both when it is verified and
+/// when a kept one is accepted again.
+const LEEWAY_SECONDS: i64 = 5;
+
 /// Most verified tokens [`SigningKeys`] keeps before it starts again from none.
 const VERIFIED_MAX: usize = 8192;
 
@@ -359,8 +363,11 @@ impl SigningKeys {
             && v.audiences == audiences
             && if v.named { set.find(&v.kid).is_some() } else { set.active.kid == v.kid }
         {
-            // The leeway `decode` allows.
-            return if v.claims.exp < now - 5 { Err("the token has expired") } else { Ok(v.claims.clone()) };
+            return if v.claims.exp < now - LEEWAY_SECONDS {
+                Err("the token has expired")
+            } else {
+                Ok(v.claims.clone())
+            };
         }
         drop(verified);
         let (claims, kid, named) = self.verify_signed(token, issuer, audiences, set)?;
@@ -403,7 +410,7 @@ impl SigningKeys {
         v.set_issuer(&[issuer]);
         v.set_audience(audiences);
         v.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
-        v.leeway = 5;
+        v.leeway = LEEWAY_SECONDS as u64;
         v.validate_nbf = true;
         let claims =
             jsonwebtoken::decode::<Claims>(token, &key.decoding, &v).map(|d| d.claims).map_err(|e| match e.kind() {
