@@ -864,6 +864,13 @@ pub struct OperationDef {
     /// one version. The implementation gives the file a reader of parts (`File::ranges`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ranges: bool,
+    /// The implementation returns its output already rendered as JSON (`support::Rendered<T>`,
+    /// which only a `T` makes; a page of them when paginated): for an output it keeps rendered
+    /// because rendering costs more than keeping it, such as the items of a large page kept per
+    /// version of each item. The answer and the documents are the same as without it. For an
+    /// output that is one model without header fields, or a page of a model.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prerendered: bool,
     /// The operation changes nothing, so it runs in a read-only transaction that never waits for
     /// writers (and its audit row is group-committed). Defaults to true for `GET`, false
     /// otherwise; set it on a `POST` that only reads (a reveal, a search with a body).

@@ -207,3 +207,32 @@ fn keys_beside_the_fields_are_a_flattened_map_checked_documented_and_diffed() {
         ["breaking: todos: model `Weights`: other keys' values narrowed: minimum 1 → 5 [additional-keys-narrowed]"]
     );
 }
+
+#[test]
+fn a_prerendered_output_is_handed_over_as_json_text_and_documented_the_same() {
+    let rendered = TODOS.replacen("paginated = true,", "paginated = true, prerendered = true,", 1).replacen(
+        "output = \"Todo\", errors = [\"not_found\"",
+        "output = \"Todo\", prerendered = true, errors = [\"not_found\"",
+        1,
+    );
+    let files = codegen::generate(&[("todos.toml", &rendered)]).unwrap_or_else(|e| panic!("{e}"));
+    let plain = codegen::generate(&[("todos.toml", TODOS)]).unwrap();
+    let text = |files: &[codegen::File], end: &str| {
+        files.iter().find(|f| f.path.ends_with(end)).unwrap_or_else(|| panic!("{end}")).text.clone()
+    };
+    let service = text(&files, "todos/service.rs");
+    assert!(service.contains("Paged<support::Rendered<models::Todo>>"), "{service}");
+    assert!(service.contains("Output = Result<support::Rendered<models::Todo>, errors::GetTodoError>"), "{service}");
+    let router = text(&files, "todos/router.rs");
+    assert!(router.contains("Success::rendered_page(&out, paging)") && router.contains("Success::rendered(&out)"));
+    for doc in ["openapi/todos.json", "openapi/todos.3.0.json", "mcp/todos.json"] {
+        if plain.iter().any(|f| f.path == doc) {
+            assert_eq!(text(&files, doc), text(&plain, doc), "{doc} says the same");
+        }
+    }
+    let refused = |spec: String| codegen::load("todos.toml", &spec).expect_err("refused").to_string();
+    assert!(
+        refused(TODOS.replacen("input = \"DeleteTodo\",", "input = \"DeleteTodo\", prerendered = true,", 1))
+            .contains("`prerendered` is for an output that is one model or a page of one")
+    );
+}

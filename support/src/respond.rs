@@ -66,6 +66,41 @@ impl std::fmt::Display for JsonText {
     }
 }
 
+/// The JSON text of one `T`, rendered once and handed over as it is: what an implementation
+/// keeps when rendering an output costs more than keeping it (the items of a large page, kept
+/// rendered per version of each item). Only a `T` makes one ([`Rendered::of`]), so the answer is
+/// what serialising the `T` would give, byte for byte; clones share the text.
+pub struct Rendered<T> {
+    text: std::sync::Arc<str>,
+    of: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T: Serialize> Rendered<T> {
+    /// The compact JSON text of `value`, as [`Success::one`] would write it.
+    pub fn of(value: &T) -> Rendered<T> {
+        Rendered { text: JsonText::of(value).0.into(), of: std::marker::PhantomData }
+    }
+}
+
+impl<T> Rendered<T> {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+impl<T> Clone for Rendered<T> {
+    fn clone(&self) -> Self {
+        Rendered { text: self.text.clone(), of: std::marker::PhantomData }
+    }
+}
+
+impl<T> std::fmt::Debug for Rendered<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Rendered").field(&&*self.text).finish()
+    }
+}
+
 /// What an operation answers on success, before the service's wire format writes it.
 #[derive(Debug)]
 pub enum Success {
@@ -104,6 +139,26 @@ impl Success {
     /// A page of a list operation.
     pub fn page<T: Serialize>(page: &Paged<T>, paging: Paging) -> Self {
         Success::Page { items: JsonText::of(&page.items), total: page.total, paging }
+    }
+
+    /// The output of an operation, already rendered.
+    pub fn rendered<T>(value: &Rendered<T>) -> Self {
+        Success::One(JsonText(value.as_str().to_owned()))
+    }
+
+    /// A page of a list operation whose items are already rendered: the same text as
+    /// [`Success::page`] writes for the items they were rendered from.
+    pub fn rendered_page<T>(page: &Paged<Rendered<T>>, paging: Paging) -> Self {
+        let mut items = String::with_capacity(2 + page.items.iter().map(|i| i.as_str().len() + 1).sum::<usize>());
+        items.push('[');
+        for (n, item) in page.items.iter().enumerate() {
+            if n > 0 {
+                items.push(',');
+            }
+            items.push_str(item.as_str());
+        }
+        items.push(']');
+        Success::Page { items: JsonText(items), total: page.total, paging }
     }
 
     /// This answer with one more header; a value that cannot be a header value (a control

@@ -619,3 +619,29 @@ async fn envelopes_are_written_around_the_output_text_byte_for_byte() {
     let expected = conditional::etag_of(&json!({"items": items, "total": 7, "page": 3, "per_page": 2}));
     assert_eq!(tagged.headers()["etag"].to_str().unwrap(), expected);
 }
+
+#[tokio::test]
+async fn rendered_outputs_answer_what_their_values_would() {
+    let items = json!([{"key": "a\"b\u{1f}é", "n": 1.5, "nested": {"z": [true]}}, {"key": "second", "n": 1e300}, {}]);
+    let values: Vec<Value> = items.as_array().unwrap().clone();
+    let paging = Paging { page: 2, per_page: 3 };
+    for n in [0, 1, 3] {
+        let page = Paged { items: values[..n].to_vec(), total: 9 };
+        let rendered = Paged { items: page.items.iter().map(Rendered::of).collect(), total: 9 };
+        for op in [&OP, &TAGGED] {
+            let a = respond(&request("GET", &[]), op, Success::page(&page, paging));
+            let b = respond(&request("GET", &[]), op, Success::rendered_page(&rendered, paging));
+            assert_eq!(a.headers().get("etag"), b.headers().get("etag"));
+            let a = axum::body::to_bytes(a.into_body(), usize::MAX).await.unwrap();
+            let b = axum::body::to_bytes(b.into_body(), usize::MAX).await.unwrap();
+            assert_eq!(a, b, "a page of {n}");
+        }
+    }
+    let one = Rendered::of(&values[0]);
+    let a =
+        axum::body::to_bytes(respond(&request("GET", &[]), &TAGGED, Success::one(&values[0])).into_body(), usize::MAX);
+    let b =
+        axum::body::to_bytes(respond(&request("GET", &[]), &TAGGED, Success::rendered(&one)).into_body(), usize::MAX);
+    assert_eq!(a.await.unwrap(), b.await.unwrap());
+    assert_eq!(one.clone().as_str(), serde_json::to_string(&values[0]).unwrap());
+}

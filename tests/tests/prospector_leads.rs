@@ -433,3 +433,69 @@ on_both_backends!(lead_counts_equal_a_recount_after_random_writes, |server| {
         }
     }
 });
+
+async fn listed(server: &common::TestServer, token: &str) -> Vec<Value> {
+    let (s, list) = server.call("GET", "/v1/prospector/leads?per_page=100&sort=created_at", token, None).await;
+    assert_eq!(s, 200, "{list}");
+    list["data"].as_array().unwrap().clone()
+}
+
+/// The first listed leads equal their details, less the breakdown (twice: the second list is
+/// rendered from what the first kept; a few leads, as the plan's rate limit allows).
+async fn agree(server: &common::TestServer, token: &str, moment: &str) {
+    for _ in 0..2 {
+        for lead in listed(server, token).await.into_iter().take(8) {
+            let id = lead["id"].as_str().unwrap();
+            let (s, detail) = server.call("GET", &format!("/v1/prospector/leads/{id}"), token, None).await;
+            assert_eq!(s, 200, "{detail}");
+            let mut detail = detail["data"].clone();
+            detail.as_object_mut().unwrap().remove("breakdown");
+            assert_eq!(lead, detail, "{moment}");
+        }
+    }
+}
+
+// A list shows each lead as stored now, whatever changed it and however often it was listed
+// before (lists keep each lead rendered, per stored version): after a status change, a tag, a
+// rescoring and a change made straight in the database, every listed lead equals its detail
+// (less the breakdown), read anew.
+on_both_backends!(listed_leads_show_every_change_at_once, |server| {
+    let token = server.team_token("pat", "acme");
+    let (s, report) = scan(&server, &token, None, json!({})).await;
+    assert_eq!(s, 200, "{report}");
+    agree(&server, &token, "after the scan").await;
+    let first = listed(&server, &token).await[0]["id"].as_str().unwrap().to_string();
+    let path = format!("/v1/prospector/leads/{first}");
+    assert_eq!(server.call("PATCH", &path, &token, Some(json!({"status": "reviewing"}))).await.0, 200);
+    assert_eq!(listed(&server, &token).await[0]["status"], "reviewing");
+    assert_eq!(server.call("PATCH", &path, &token, Some(json!({"tags": ["hot"]}))).await.0, 200);
+    assert_eq!(listed(&server, &token).await[0]["tags"], json!(["hot"]));
+    agree(&server, &token, "after a status change and a tag").await;
+    let config = json!({"weights": {"skill_match": 10, "budget": 40, "client_history": 20, "competition": 20, "timeline": 10},
+        "parameters": {"skills": ["go"], "budget_floor": 50, "budget_target": 500, "currency": "USD", "max_competition": 50,
+        "stale_after_days": 14, "evidence_prior": 5, "top_tier_min_confidence": 0.5}});
+    let (s, body) = server.call("PUT", "/v1/prospector/scoring/config", &token, Some(config)).await;
+    assert_eq!(s, 200, "{body}");
+    for _ in 0..50 {
+        let (_, detail) = server.call("GET", &path, &token, None).await;
+        if detail["data"]["breakdown"]["config_version"] == 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    agree(&server, &token, "after a rescoring").await;
+    // Straight in the database, within the same millisecond as far as `updated_at` tells.
+    let pool = server.state.store.pool();
+    let posting: String =
+        sqlx::query_scalar("SELECT posting FROM leads WHERE id = $1").bind(&first).fetch_one(pool).await.unwrap();
+    let mut posting: Value = serde_json::from_str(&posting).unwrap();
+    posting["title"] = json!("Retitled where no request sees it");
+    sqlx::query("UPDATE leads SET posting = $1 WHERE id = $2")
+        .bind(posting.to_string())
+        .bind(&first)
+        .execute(pool)
+        .await
+        .unwrap();
+    assert_eq!(listed(&server, &token).await[0]["job_title"], "Retitled where no request sees it");
+    agree(&server, &token, "after a change in the database").await;
+});

@@ -62,6 +62,7 @@ impl OpCx<'_, '_> {
             conditional: None,
             mcp: None,
             ranges: false,
+            prerendered: false,
         };
         if op.get("deprecated").and_then(Value::as_bool) == Some(true) {
             // The spec language dates a deprecation (its `Deprecation` header): the date a

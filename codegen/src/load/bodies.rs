@@ -162,6 +162,25 @@ pub(super) fn check_stream(c: &mut Collector, place: &str, op: &OperationDef) {
     }
 }
 
+/// What a prerendered output needs: one model (or a page of one) whose fields are all in the body.
+pub(super) fn check_prerendered(c: &mut Collector, place: &str, op: &OperationDef, models: &IndexMap<String, Model>) {
+    if !op.prerendered {
+        return;
+    }
+    let model = op.output.as_deref().and_then(|o| models.get(o));
+    match model {
+        None => c.push(
+            place,
+            "`prerendered` is for an output that is one model or a page of one",
+            "remove `prerendered`, or answer a model",
+        ),
+        Some(m) if op.stream.is_some() || m.fields_in(Location::Header).next().is_some() => {
+            c.push(place, "a prerendered output is one JSON body: no stream, no header fields", "remove `prerendered`")
+        }
+        Some(_) => {}
+    }
+}
+
 /// The output that is a file, not a model.
 pub(super) const FILE: &str = "file";
 

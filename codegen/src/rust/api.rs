@@ -78,7 +78,9 @@ pub(super) fn router_file(api: &Api) -> TokenStream {
             (None, _) if op.file_output => quote!(.map(support::Success::File)),
             (None, _) if op.value_output.is_some() => quote!(.map(|out| support::Success::one(&out))),
             (None, _) => quote!(.map(|()| support::Success::Empty)),
+            (Some(_), true) if op.def.prerendered => quote!(.map(|out| support::Success::rendered_page(&out, paging))),
             (Some(_), true) => quote!(.map(|out| support::Success::page(&out, paging))),
+            (Some(_), false) if op.def.prerendered => quote!(.map(|out| support::Success::rendered(&out))),
             (Some(_), false) if headers.is_empty() => quote!(.map(|out| support::Success::one(&out))),
             (Some(o), false) => {
                 // The output's header fields become response headers; with no body field left,

@@ -152,6 +152,8 @@ pub(crate) fn output_type(op: &Operation) -> TokenStream {
         Some(m) => {
             let t = type_ident(m);
             match (op.def.paginated, op.list_output) {
+                (true, _) if op.def.prerendered => quote!(Paged<support::Rendered<models::#t>>),
+                (false, false) if op.def.prerendered => quote!(support::Rendered<models::#t>),
                 (true, _) => quote!(Paged<models::#t>),
                 (false, true) => quote!(Vec<models::#t>),
                 (false, false) => quote!(models::#t),

@@ -8,7 +8,7 @@ use prospector_api::prospector::models::{self, Lead, LeadDetail, LeadScore, Lead
 use runtime::Context;
 use sqlx::Row;
 use sqlx::any::AnyRow;
-use support::{Paged, Paging, Problem};
+use support::{Paged, Paging, Problem, Rendered};
 
 use crate::engine::{self, Scored};
 use crate::posting::Posting;
@@ -229,13 +229,122 @@ async fn fetch<'e, E: sqlx::Executor<'e, Database = sqlx::Any>>(
     row.as_ref().map(Stored::from_row).transpose()
 }
 
+/// Leads as lists show them, kept rendered per stored version: rendering a lead (parsing its
+/// posting and score breakdown, writing its JSON) costs several times reading its row, and a page
+/// of 100 is read far more often than its leads change.
+///
+/// An entry holds a lead's rendering with a fingerprint of the row it was rendered from (every
+/// column the rendering reads: 64 bits of XXH3, seeded at random per process); a row whose fingerprint
+/// differs is rendered anew, so whatever changes a lead (an update, a rescore, a scan's refresh,
+/// a migration, another process on the same database) is shown at once, with no invalidation to
+/// forget. Rows are still read, and filtered by tenant, on every request: an entry is only ever a
+/// row this request read. At most `2 × KEPT_PER_GENERATION` entries are kept: when the newer
+/// generation is full it becomes the older one and the older one is dropped, and an entry found
+/// in the older one moves to the newer (leads read again stay).
+pub struct Renderings {
+    seed: u64,
+    kept: std::sync::Mutex<Generations>,
+}
+
+impl Default for Renderings {
+    fn default() -> Self {
+        use std::hash::BuildHasher;
+        let seed = std::collections::hash_map::RandomState::new().hash_one(0u64);
+        Renderings { seed, kept: Default::default() }
+    }
+}
+
+/// Lead renderings kept in a generation.
+const KEPT_PER_GENERATION: usize = 8_192;
+
+#[derive(Default)]
+struct Generations {
+    newer: std::collections::HashMap<String, (u64, Rendered<Lead>)>,
+    older: std::collections::HashMap<String, (u64, Rendered<Lead>)>,
+}
+
+impl std::fmt::Debug for Renderings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kept = self.kept.lock().map(|g| g.newer.len() + g.older.len()).unwrap_or(0);
+        f.debug_struct("Renderings").field("kept", &kept).finish()
+    }
+}
+
+impl Renderings {
+    /// The fingerprint of a row selected with [`COLUMNS`]: of each column a list shows.
+    fn fingerprint(&self, r: &AnyRow) -> u64 {
+        let mut h = xxhash_rust::xxh3::Xxh3::with_seed(self.seed);
+        for text in [0, 1, 2, 3, 4] {
+            let text = r.get::<&str, _>(text);
+            h.update(&(text.len() as u64).to_le_bytes());
+            h.update(text.as_bytes());
+        }
+        h.update(&r.get::<f64, _>(5).to_bits().to_le_bytes());
+        h.update(&r.get::<f64, _>(6).to_bits().to_le_bytes());
+        h.update(&r.get::<i64, _>(7).to_le_bytes());
+        h.update(&r.get::<i64, _>(8).to_le_bytes());
+        h.digest()
+    }
+
+    /// The list view of each row, rendered or as kept.
+    fn render(&self, rows: &[AnyRow]) -> Result<Vec<Rendered<Lead>>, String> {
+        let prints: Vec<u64> = rows.iter().map(|r| self.fingerprint(r)).collect();
+        let mut found: Vec<Option<Rendered<Lead>>> = vec![None; rows.len()];
+        if let Ok(mut kept) = self.kept.lock() {
+            for ((r, print), found) in rows.iter().zip(&prints).zip(&mut found) {
+                let id = r.get::<&str, _>(0);
+                *found = match kept.newer.get(id) {
+                    Some((p, rendered)) if p == print => Some(rendered.clone()),
+                    _ => match kept.older.remove(id) {
+                        Some((p, rendered)) if p == *print => {
+                            kept.keep(id.to_owned(), p, rendered.clone());
+                            Some(rendered)
+                        }
+                        _ => None,
+                    },
+                };
+            }
+        }
+        let mut rendered = Vec::with_capacity(rows.len());
+        let mut new = Vec::new();
+        for ((r, print), found) in rows.iter().zip(prints).zip(found) {
+            match found {
+                Some(kept) => rendered.push(kept),
+                None => {
+                    let lead = Rendered::of(&Listed::from_row(r)?.lead());
+                    new.push((r.get::<String, _>(0), print, lead.clone()));
+                    rendered.push(lead);
+                }
+            }
+        }
+        if !new.is_empty()
+            && let Ok(mut kept) = self.kept.lock()
+        {
+            for (id, print, lead) in new {
+                kept.keep(id, print, lead);
+            }
+        }
+        Ok(rendered)
+    }
+}
+
+impl Generations {
+    fn keep(&mut self, id: String, print: u64, lead: Rendered<Lead>) {
+        if self.newer.len() >= KEPT_PER_GENERATION && !self.newer.contains_key(&id) {
+            self.older = std::mem::take(&mut self.newer);
+        }
+        self.newer.insert(id, (print, lead));
+    }
+}
+
 /// `GET /leads`.
 pub async fn list(
     store: &Store,
+    renderings: &Renderings,
     caller: &Caller,
     input: models::ListLeadsInput,
     paging: Paging,
-) -> Result<Paged<Lead>, errors::ListLeadsError> {
+) -> Result<Paged<Rendered<Lead>>, errors::ListLeadsError> {
     // `scope`: the conditions on the columns `lead_counts` keeps (tenant, status, platform);
     // `filter`: all of them, on the leads.
     let mut scope = String::from("tenant_id = $1");
@@ -312,11 +421,7 @@ pub async fn list(
         store.page_versioned(select, paging, "SELECT version FROM lead_versions WHERE tenant_id = $1").await
     };
     let (total, rows) = listed.map_err(|e| fault("leads", "listing", e))?;
-    let items = rows
-        .iter()
-        .map(|r| Listed::from_row(r).map(Listed::lead))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| fault("leads", "reading", e))?;
+    let items = renderings.render(&rows).map_err(|e| fault("leads", "reading", e))?;
     Ok(Paged { items, total })
 }
 

@@ -19,6 +19,7 @@ pub struct Prospector {
     sources: Arc<Vec<Source>>,
     http: reqwest::Client,
     connector: Arc<Connector>,
+    renderings: Arc<leads::Renderings>,
 }
 
 impl Prospector {
@@ -59,6 +60,7 @@ impl Prospector {
             sources: Arc::new(parsed),
             http: sources::http_client(),
             connector: Arc::new(connector),
+            renderings: Arc::default(),
         })
     }
 }
@@ -71,8 +73,8 @@ impl ProspectorService for Prospector {
         cx: &mut Context,
         input: models::ListLeadsInput,
         paging: Paging,
-    ) -> Result<Paged<models::Lead>, errors::ListLeadsError> {
-        leads::list(&self.store, &cx.caller, input, paging).await
+    ) -> Result<Paged<support::Rendered<models::Lead>>, errors::ListLeadsError> {
+        leads::list(&self.store, &self.renderings, &cx.caller, input, paging).await
     }
 
     async fn get_lead(

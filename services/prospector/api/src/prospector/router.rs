@@ -64,7 +64,7 @@ impl<S: ProspectorService> Endpoint<S, S::Context> for ListLeads {
     type Error = errors::ListLeadsError;
     const OP: &'static Operation = &operations::LIST_LEADS;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_leads(cx, input, paging).await.map(|out| support::Success::page(&out, paging))
+        s.list_leads(cx, input, paging).await.map(|out| support::Success::rendered_page(&out, paging))
     }
 }
 /// `GET /v1/prospector/leads/{id}`: Get a lead with its score breakdown

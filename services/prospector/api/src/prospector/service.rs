@@ -19,7 +19,7 @@ pub trait ProspectorService: Send + Sync + 'static {
         cx: &mut Self::Context,
         input: models::ListLeadsInput,
         paging: Paging,
-    ) -> impl Future<Output = Result<Paged<models::Lead>, errors::ListLeadsError>> + Send;
+    ) -> impl Future<Output = Result<Paged<support::Rendered<models::Lead>>, errors::ListLeadsError>> + Send;
     /// Get a lead with its score breakdown
     ///
     /// `GET /v1/prospector/leads/{id}` · scope `prospector`
