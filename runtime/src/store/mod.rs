@@ -28,6 +28,7 @@
 
 mod batch;
 mod plans;
+mod sqlite_memory;
 mod tx;
 mod values;
 use batch::*;

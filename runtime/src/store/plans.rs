@@ -17,27 +17,20 @@
 //! driver no handle, to set it on the store's connections alone); it changes plans, never
 //! results.
 //!
-//! Before that, SQLite's memory statistics are turned off for the process
-//! (`SQLITE_CONFIG_MEMSTATUS`, on unless SQLite was built without it): they make every allocation
-//! SQLite does take one mutex shared by every connection of the process, so readers on several
-//! threads queued on it (each row a list reads is copied out of SQLite, an allocation per column).
-//! Nothing in the platform reads those statistics. SQLite takes the setting only before it first
-//! initialises, which registering the extension does.
+//! Registering it initialises SQLite, so SQLite's memory is configured first
+//! ([`super::sqlite_memory`]).
 
 use std::sync::Once;
 
 use libsqlite3_sys as ffi;
 
-/// Turns SQLite's memory statistics off (if SQLite has not initialised yet) and registers
-/// [`stable_plans`] for every SQLite connection opened from now on in this process. Idempotent.
+/// Configures SQLite's memory (if SQLite has not initialised yet) and registers [`stable_plans`]
+/// for every SQLite connection opened from now on in this process. Idempotent.
 pub(super) fn register() {
     static REGISTERED: Once = Once::new();
     REGISTERED.call_once(|| {
-        // SAFETY: a configuration call with its one int argument, made before SQLite initialises
-        // (it answers SQLITE_MISUSE, changing nothing, when it already has).
-        let rc = unsafe { ffi::sqlite3_config(ffi::SQLITE_CONFIG_MEMSTATUS, 0 as std::ffi::c_int) };
-        if rc != ffi::SQLITE_OK {
-            tracing::debug!(code = rc, "SQLite was initialised before the store: its memory statistics stay on");
+        if !super::sqlite_memory::configure() {
+            tracing::debug!("SQLite was initialised before the store: it keeps its own allocator and statistics");
         }
         // SAFETY: `stable_plans` has the signature SQLite calls an automatic extension with, and
         // stays valid for the life of the process.
