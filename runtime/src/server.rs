@@ -346,6 +346,10 @@ pub async fn serve(
     limits: HttpLimits,
     shutdown: impl std::future::Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
+    // Handlers become routes, with their layers, once here rather than on every request (a
+    // router given no state otherwise converts each handler it calls, as `axum::serve` avoids
+    // the same way).
+    let app = app.with_state::<()>(());
     let cap = limits.connection_cap();
     let registry = Arc::new(Registry::new());
     let sweeper = {
