@@ -17,6 +17,15 @@ async fn scan(server: &common::TestServer, token: &str, key: Option<&str>, body:
     (status, resp.json().await.unwrap_or(Value::Null))
 }
 
+/// Changes the scoring configuration (its weights and skills), which rescores the open leads.
+async fn rescore(server: &common::TestServer, token: &str) {
+    let config = json!({"weights": {"skill_match": 10, "budget": 40, "client_history": 20, "competition": 20, "timeline": 10},
+        "parameters": {"skills": ["go"], "budget_floor": 50, "budget_target": 500, "currency": "USD", "max_competition": 50,
+        "stale_after_days": 14, "evidence_prior": 5, "top_tier_min_confidence": 0.5}});
+    let (s, body) = server.call("PUT", "/v1/prospector/scoring/config", token, Some(config)).await;
+    assert_eq!(s, 200, "{body}");
+}
+
 fn ids(list: &Value) -> Vec<String> {
     list["data"].as_array().unwrap().iter().map(|l| l["id"].as_str().unwrap().to_string()).collect()
 }
@@ -299,11 +308,7 @@ on_both_backends!(list_totals_stay_exact_through_every_kind_of_change, |server| 
     check("after a lead was archived").await;
     assert_eq!(patch(second, json!({"tags": ["exact"]})).await.0, 200);
     check("after a lead was tagged").await;
-    let config = json!({"weights": {"skill_match": 10, "budget": 40, "client_history": 20, "competition": 20, "timeline": 10},
-        "parameters": {"skills": ["go"], "budget_floor": 50, "budget_target": 500, "currency": "USD", "max_competition": 50,
-        "stale_after_days": 14, "evidence_prior": 5, "top_tier_min_confidence": 0.5}});
-    let (s, body) = server.call("PUT", "/v1/prospector/scoring/config", &token, Some(config)).await;
-    assert_eq!(s, 200, "{body}");
+    rescore(&server, &token).await;
     // While the background rescoring runs and after it ends.
     for _ in 0..5 {
         check("during and after a rescoring").await;
@@ -471,11 +476,7 @@ on_both_backends!(listed_leads_show_every_change_at_once, |server| {
     assert_eq!(server.call("PATCH", &path, &token, Some(json!({"tags": ["hot"]}))).await.0, 200);
     assert_eq!(listed(&server, &token).await[0]["tags"], json!(["hot"]));
     agree(&server, &token, "after a status change and a tag").await;
-    let config = json!({"weights": {"skill_match": 10, "budget": 40, "client_history": 20, "competition": 20, "timeline": 10},
-        "parameters": {"skills": ["go"], "budget_floor": 50, "budget_target": 500, "currency": "USD", "max_competition": 50,
-        "stale_after_days": 14, "evidence_prior": 5, "top_tier_min_confidence": 0.5}});
-    let (s, body) = server.call("PUT", "/v1/prospector/scoring/config", &token, Some(config)).await;
-    assert_eq!(s, 200, "{body}");
+    rescore(&server, &token).await;
     for _ in 0..50 {
         let (_, detail) = server.call("GET", &path, &token, None).await;
         if detail["data"]["breakdown"]["config_version"] == 2 {
