@@ -461,7 +461,7 @@ async fn agree(server: &common::TestServer, token: &str, moment: &str) {
 }
 
 // A list shows each lead as stored now, whatever changed it and however often it was listed
-// before (lists keep each lead rendered, per stored version): after a status change, a tag, a
+// before (lists keep each lead rendered, per row revision): after a status change, a tag, a
 // rescoring and a change made straight in the database, every listed lead equals its detail
 // (less the breakdown), read anew.
 on_both_backends!(listed_leads_show_every_change_at_once, |server| {
@@ -499,4 +499,18 @@ on_both_backends!(listed_leads_show_every_change_at_once, |server| {
         .unwrap();
     assert_eq!(listed(&server, &token).await[0]["job_title"], "Retitled where no request sees it");
     agree(&server, &token, "after a change in the database").await;
+    // Even one that writes an earlier revision back: the row's revision still advances.
+    posting["title"] = json!("Retitled with an old revision");
+    sqlx::query("UPDATE leads SET posting = $1, revision = 1 WHERE id = $2")
+        .bind(posting.to_string())
+        .bind(&first)
+        .execute(pool)
+        .await
+        .unwrap();
+    assert_eq!(listed(&server, &token).await[0]["job_title"], "Retitled with an old revision");
+    let (s, by_score) = server.call("GET", "/v1/prospector/leads?per_page=100", &token, None).await;
+    assert_eq!(s, 200, "{by_score}");
+    let shown = by_score["data"].as_array().unwrap().iter().find(|l| l["id"] == first.as_str()).unwrap().clone();
+    assert_eq!(shown["job_title"], "Retitled with an old revision");
+    agree(&server, &token, "after a change that wrote an old revision").await;
 });

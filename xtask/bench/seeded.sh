@@ -1,8 +1,9 @@
 # Sourced by the prospector bench scripts: `seeded_server [postgres://…] [-- serve options…]`
 # builds the release server and the seed_leads example (unless BIN and SEED name another build's,
 # for a side-by-side run; its migrations must match its server's), seeds COUNT leads (default
-# 100,000) into a tenant of a new data directory, makes 600 Team-plan tokens (300 requests a
-# minute each: a 15 s wrk run stays under every token's limit) into $TOKENS, starts the server
+# 100,000) into a tenant of a new data directory, makes TOKEN_COUNT (default 3,000) Team-plan
+# tokens (300 requests a minute each: three 15 s wrk runs at 10,000 requests/s stay under every
+# token's limit) into $TOKENS, starts the server
 # and waits for it. Sets bin, count, data, backend, base and pid; the server stops on exit. With a
 # PostgreSQL URL the run gets a database of its own beside that URL's (dropped on exit).
 bench_cleanup() {
@@ -40,7 +41,7 @@ seeded_server() {
   export TOKENS="$data/tokens"
   # One token first, so that builds before the first key was created atomically never race on it.
   $bin token --sub u0 --tenant "$tenant" --scope prospector --plan team --ttl 3600 "${common[@]}" >/dev/null
-  seq 1 600 | xargs -P 2 -I{} $bin token --sub "u{}" --tenant "$tenant" --scope prospector --plan team --ttl 3600 "${common[@]}" >"$TOKENS"
+  seq 1 "${TOKEN_COUNT:-3000}" | xargs -P 2 -I{} $bin token --sub "u{}" --tenant "$tenant" --scope prospector --plan team --ttl 3600 "${common[@]}" >"$TOKENS"
   RUST_LOG=warn $bin serve "${common[@]}" "$@" 2>"$data/server.log" &
   pid=$!
   trap 'bench_cleanup' EXIT

@@ -229,38 +229,36 @@ async fn fetch<'e, E: sqlx::Executor<'e, Database = sqlx::Any>>(
     row.as_ref().map(Stored::from_row).transpose()
 }
 
-/// Leads as lists show them, kept rendered per stored version: rendering a lead (parsing its
-/// posting and score breakdown, writing its JSON) costs several times reading its row, and a page
-/// of 100 is read far more often than its leads change.
+/// Leads as lists show them, kept rendered per stored revision: rendering a lead (reading its
+/// posting and score breakdown, parsing them, writing its JSON) costs several times reading its
+/// id and revision from the index that orders the list, and a page of 100 is read far more often
+/// than its leads change.
 ///
-/// An entry holds a lead's rendering with a fingerprint of the row it was rendered from (every
-/// column the rendering reads: 64 bits of XXH3, seeded at random per process); a row whose fingerprint
-/// differs is rendered anew, so whatever changes a lead (an update, a rescore, a scan's refresh,
-/// a migration, another process on the same database) is shown at once, with no invalidation to
-/// forget. Rows are still read, and filtered by tenant, on every request: an entry is only ever a
-/// row this request read. At most `2 × KEPT_PER_GENERATION` entries are kept: when the newer
-/// generation is full it becomes the older one and the older one is dropped, and an entry found
-/// in the older one moves to the newer (leads read again stay).
+/// An entry holds a lead's rendering with the `revision` of the row it was rendered from. Every
+/// change to a lead's row advances its revision (its writers do, and a trigger does for any
+/// change that does not: one made outside the service, a migration), so a lead whose revision
+/// differs is read and rendered anew and whatever changed it is shown at once, with no
+/// invalidation to forget. A page's ids and revisions are read, filtered by tenant, on every
+/// request; an entry is only used for a lead that request read. At most
+/// `2 × KEPT_PER_GENERATION` entries are kept: when the newer generation is full it becomes the
+/// older one and the older one is dropped, and an entry found in the older one moves to the
+/// newer (leads read again stay).
+#[derive(Default)]
 pub struct Renderings {
-    seed: u64,
     kept: std::sync::Mutex<Generations>,
-}
-
-impl Default for Renderings {
-    fn default() -> Self {
-        use std::hash::BuildHasher;
-        let seed = std::collections::hash_map::RandomState::new().hash_one(0u64);
-        Renderings { seed, kept: Default::default() }
-    }
 }
 
 /// Lead renderings kept in a generation.
 const KEPT_PER_GENERATION: usize = 8_192;
 
+/// What a list reads of a lead it has no rendering of: the columns [`Listed::from_row`] reads
+/// (the first nine of [`COLUMNS`]) and the revision.
+const LISTED: &str = "id, posting, status, tags, breakdown, score, confidence, created_at, updated_at, revision";
+
 #[derive(Default)]
 struct Generations {
-    newer: std::collections::HashMap<String, (u64, Rendered<Lead>)>,
-    older: std::collections::HashMap<String, (u64, Rendered<Lead>)>,
+    newer: std::collections::HashMap<String, (i64, Rendered<Lead>)>,
+    older: std::collections::HashMap<String, (i64, Rendered<Lead>)>,
 }
 
 impl std::fmt::Debug for Renderings {
@@ -271,33 +269,19 @@ impl std::fmt::Debug for Renderings {
 }
 
 impl Renderings {
-    /// The fingerprint of a row selected with [`COLUMNS`]: of each column a list shows.
-    fn fingerprint(&self, r: &AnyRow) -> u64 {
-        let mut h = xxhash_rust::xxh3::Xxh3::with_seed(self.seed);
-        for text in [0, 1, 2, 3, 4] {
-            let text = r.get::<&str, _>(text);
-            h.update(&(text.len() as u64).to_le_bytes());
-            h.update(text.as_bytes());
-        }
-        h.update(&r.get::<f64, _>(5).to_bits().to_le_bytes());
-        h.update(&r.get::<f64, _>(6).to_bits().to_le_bytes());
-        h.update(&r.get::<i64, _>(7).to_le_bytes());
-        h.update(&r.get::<i64, _>(8).to_le_bytes());
-        h.digest()
-    }
-
-    /// The list view of each row, rendered or as kept.
-    fn render(&self, rows: &[AnyRow]) -> Result<Vec<Rendered<Lead>>, String> {
-        let prints: Vec<u64> = rows.iter().map(|r| self.fingerprint(r)).collect();
-        let mut found: Vec<Option<Rendered<Lead>>> = vec![None; rows.len()];
+    /// The list view of the leads of `tenant` that `heads` names (rows of id and revision, in
+    /// the page's order): as kept when the revision is the one read, else read (one statement
+    /// for all of them) and rendered. A lead deleted between the two reads is left out.
+    async fn page(&self, store: &Store, tenant: &str, heads: &[AnyRow]) -> Result<Vec<Rendered<Lead>>, String> {
+        let mut found: Vec<Option<Rendered<Lead>>> = vec![None; heads.len()];
         if let Ok(mut kept) = self.kept.lock() {
-            for ((r, print), found) in rows.iter().zip(&prints).zip(&mut found) {
-                let id = r.get::<&str, _>(0);
+            for (head, found) in heads.iter().zip(&mut found) {
+                let (id, revision) = (head.get::<&str, _>(0), head.get::<i64, _>(1));
                 *found = match kept.newer.get(id) {
-                    Some((p, rendered)) if p == print => Some(rendered.clone()),
+                    Some((r, rendered)) if *r == revision => Some(rendered.clone()),
                     _ => match kept.older.remove(id) {
-                        Some((p, rendered)) if p == *print => {
-                            kept.keep(id.to_owned(), p, rendered.clone());
+                        Some((r, rendered)) if r == revision => {
+                            kept.keep(id.to_owned(), r, rendered.clone());
                             Some(rendered)
                         }
                         _ => None,
@@ -305,35 +289,41 @@ impl Renderings {
                 };
             }
         }
-        let mut rendered = Vec::with_capacity(rows.len());
-        let mut new = Vec::new();
-        for ((r, print), found) in rows.iter().zip(prints).zip(found) {
-            match found {
-                Some(kept) => rendered.push(kept),
-                None => {
-                    let lead = Rendered::of(&Listed::from_row(r)?.lead());
-                    new.push((r.get::<String, _>(0), print, lead.clone()));
-                    rendered.push(lead);
-                }
+        let missing: Vec<&str> =
+            heads.iter().zip(&found).filter(|(_, f)| f.is_none()).map(|(h, _)| h.get::<&str, _>(0)).collect();
+        if missing.is_empty() {
+            return Ok(found.into_iter().flatten().collect());
+        }
+        let ids: Vec<String> = (0..missing.len()).map(|i| format!("${}", i + 2)).collect();
+        let sql = format!("SELECT {LISTED} FROM leads WHERE tenant_id = $1 AND id IN ({})", ids.join(", "));
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(tenant);
+        for id in &missing {
+            query = query.bind(*id);
+        }
+        let rows = query.fetch_all(store.readers()).await.map_err(|e| e.to_string())?;
+        let mut read = std::collections::HashMap::with_capacity(rows.len());
+        for r in &rows {
+            let lead = Rendered::of(&Listed::from_row(r)?.lead());
+            read.insert(r.get::<String, _>(0), (r.get::<i64, _>(9), lead));
+        }
+        if let Ok(mut kept) = self.kept.lock() {
+            for (id, (revision, lead)) in &read {
+                kept.keep(id.clone(), *revision, lead.clone());
             }
         }
-        if !new.is_empty()
-            && let Ok(mut kept) = self.kept.lock()
-        {
-            for (id, print, lead) in new {
-                kept.keep(id, print, lead);
-            }
-        }
-        Ok(rendered)
+        let page = heads.iter().zip(found).filter_map(|(head, found)| {
+            found.or_else(|| read.get(head.get::<&str, _>(0)).map(|(_, lead)| lead.clone()))
+        });
+        Ok(page.collect())
     }
 }
 
 impl Generations {
-    fn keep(&mut self, id: String, print: u64, lead: Rendered<Lead>) {
+    fn keep(&mut self, id: String, revision: i64, lead: Rendered<Lead>) {
         if self.newer.len() >= KEPT_PER_GENERATION && !self.newer.contains_key(&id) {
             self.older = std::mem::take(&mut self.newer);
         }
-        self.newer.insert(id, (print, lead));
+        self.newer.insert(id, (revision, lead));
     }
 }
 
@@ -411,17 +401,17 @@ pub async fn list(
             }
             _ => format!("(SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM lead_counts WHERE {scope})"),
         };
-        let select = Select { columns: COLUMNS, table: "leads", filter: &filter, order: &order, args: &args };
+        let select = Select { columns: "id, revision", table: "leads", filter: &filter, order: &order, args: &args };
         store.page_totalled(select, paging, &total).await
     } else {
         // Tags and free text are not in `lead_counts`: the total is counted once per filter while
         // the tenant's leads are unchanged (a trigger changes `lead_versions` with every change
         // to them), one count of a filter at a time.
-        let select = Select { columns: COLUMNS, table: "leads", filter: &filter, order: &order, args: &args };
+        let select = Select { columns: "id, revision", table: "leads", filter: &filter, order: &order, args: &args };
         store.page_versioned(select, paging, "SELECT version FROM lead_versions WHERE tenant_id = $1").await
     };
-    let (total, rows) = listed.map_err(|e| fault("leads", "listing", e))?;
-    let items = renderings.render(&rows).map_err(|e| fault("leads", "reading", e))?;
+    let (total, heads) = listed.map_err(|e| fault("leads", "listing", e))?;
+    let items = renderings.page(store, &caller.tenant, &heads).await.map_err(|e| fault("leads", "reading", e))?;
     Ok(Paged { items, total })
 }
 
@@ -471,7 +461,8 @@ pub async fn move_status(
         _ => None,
     };
     let moved = sqlx::query(
-        "UPDATE leads SET status = $1, outcome = COALESCE($4, outcome), updated_at = $2 WHERE id = $3 AND status = $5",
+        "UPDATE leads SET status = $1, outcome = COALESCE($4, outcome), updated_at = $2, revision = revision + 1 \
+         WHERE id = $3 AND status = $5",
     )
     .bind(to.as_str())
     .bind(now)
@@ -522,7 +513,7 @@ pub async fn update(cx: &mut Context, input: models::UpdateLeadInput) -> Result<
                 unique.push(t);
             }
         }
-        sqlx::query("UPDATE leads SET tags = $1, updated_at = $2 WHERE id = $3")
+        sqlx::query("UPDATE leads SET tags = $1, updated_at = $2, revision = revision + 1 WHERE id = $3")
             .bind(serde_json::to_string(&unique).unwrap_or_else(|_| "[]".into()))
             .bind(now)
             .bind(&lead.id)
@@ -600,7 +591,7 @@ pub async fn store_posting(
             sqlx::query(
                 "UPDATE leads SET job_title = $1, posting = $2, scoring_input = $3, fetched_at = $4, search_text = $5, \
                  budget_value = $6, posted_at = $7, score = $8, confidence = $9, breakdown = $10, config_version = $11, \
-                 updated_at = $12 WHERE id = $13",
+                 updated_at = $12, revision = revision + 1 WHERE id = $13",
             )
             .bind(c.title)
             .bind(c.posting)
@@ -704,7 +695,7 @@ pub async fn rescore(store: &Store, tenant: &str) -> Result<u64, String> {
                 config.version,
                 to_time(lead.fetched_at),
             );
-            sqlx::query("UPDATE leads SET score = $1, confidence = $2, breakdown = $3, config_version = $4, updated_at = $5 WHERE id = $6 AND config_version < $4")
+            sqlx::query("UPDATE leads SET score = $1, confidence = $2, breakdown = $3, config_version = $4, updated_at = $5, revision = revision + 1 WHERE id = $6 AND config_version < $4")
                 .bind(s.score.composite)
                 .bind(s.score.confidence)
                 .bind(serde_json::to_string(&s.breakdown).unwrap_or_default())

@@ -524,7 +524,7 @@ async fn submit_once(
                 .execute(&mut **tx)
                 .await?;
             if lead.status != LeadStatus::ProposalSent {
-                sqlx::query("UPDATE leads SET status = 'proposal_sent', updated_at = $1 WHERE id = $2")
+                sqlx::query("UPDATE leads SET status = 'proposal_sent', updated_at = $1, revision = revision + 1 WHERE id = $2")
                     .bind(at)
                     .bind(&lead.id)
                     .execute(&mut **tx)
