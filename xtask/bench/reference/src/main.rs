@@ -10,6 +10,11 @@
 //! read the credential and its version and open it (AES-256-GCM under a cached data key); and
 //! write one audit row per request, durable before the response, through a group commit (one
 //! writer, reads on their own connections, as a hand-written service would do it).
+//!
+//! On SQLite it reads through sqlx (the team's rusqlite anchor, `../shared/perf`, measures the
+//! driver's share there); on PostgreSQL through tokio-postgres, the driver a hand-written
+//! PostgreSQL service would pick, with a deadpool pool and statements prepared once per
+//! connection, so the PostgreSQL ratio is against a server with no driver layer in between.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -54,8 +59,38 @@ struct AuditRow {
     done: oneshot::Sender<bool>,
 }
 
+/// Where the reference reads: sqlx over SQLite, or tokio-postgres.
+enum Reads {
+    Sqlx(AnyPool),
+    Postgres(deadpool_postgres::Pool),
+}
+
+/// A credential as the list shows it.
+struct Listed {
+    key: String,
+    kind: String,
+    folder_id: Option<String>,
+    description: Option<String>,
+    state: String,
+    current_version: i64,
+    updated_at: i64,
+}
+
+/// A page of credentials, the total and each listed key's tags.
+type Page = (i64, Vec<Listed>, HashMap<String, Vec<String>>);
+
+/// What a reveal reads: the credential and its current version's sealed value.
+struct Sealed {
+    key: String,
+    kind: String,
+    username: Option<String>,
+    version: i64,
+    data_key_id: String,
+    sealed: Vec<u8>,
+}
+
 struct App {
-    reads: AnyPool,
+    reads: Reads,
     decoding: DecodingKey,
     validation: Validation,
     audit: mpsc::Sender<AuditRow>,
@@ -86,15 +121,6 @@ impl App {
         Ok(claims)
     }
 
-    async fn is_admin(&self, tx: &mut sqlx::Transaction<'_, sqlx::Any>, c: &Claims) -> sqlx::Result<bool> {
-        let role = sqlx::query("SELECT role FROM role_assignments WHERE tenant_id = $1 AND user_id = $2")
-            .bind(&c.tenant)
-            .bind(&c.sub)
-            .fetch_optional(&mut **tx)
-            .await?;
-        Ok(role.is_some_and(|r| r.get::<String, _>(0) == "admin"))
-    }
-
     async fn audited(&self, c: &Claims, operation: &'static str, targets: String) -> bool {
         let (done, outcome) = oneshot::channel();
         let row =
@@ -102,24 +128,177 @@ impl App {
         self.audit.send(row).await.is_ok() && outcome.await.unwrap_or(false)
     }
 
-    async fn data_key(&self, tx: &mut sqlx::Transaction<'_, sqlx::Any>, id: &str) -> Result<Aes256Gcm> {
+    /// The data key `id`, unwrapped once and kept.
+    async fn data_key(&self, id: &str) -> Result<Aes256Gcm> {
         if let Some(k) = self.data_keys.read().map_err(|_| anyhow!("poisoned"))?.get(id) {
             return Ok(k.clone());
         }
-        let row = sqlx::query("SELECT master_key_id, wrapped FROM data_keys WHERE id = $1")
-            .bind(id)
-            .fetch_one(&mut **tx)
-            .await?;
-        let master = self.masters.get(&row.get::<String, _>(0)).context("unknown master key")?;
-        let raw = open(
-            &Aes256Gcm::new_from_slice(master)?,
-            &row.get::<Vec<u8>, _>(1),
-            format!("specwright/data-key/v1|{id}").as_bytes(),
-        )?;
+        const WRAPPED: &str = "SELECT master_key_id, wrapped FROM data_keys WHERE id = $1";
+        let (master, wrapped): (String, Vec<u8>) = match &self.reads {
+            Reads::Sqlx(pool) => {
+                let row = sqlx::query(WRAPPED).bind(id).fetch_one(pool).await?;
+                (row.get(0), row.get(1))
+            }
+            Reads::Postgres(pool) => {
+                let client = pool.get().await?;
+                let row = client.query_one(&client.prepare_cached(WRAPPED).await?, &[&id]).await?;
+                (row.get(0), row.get(1))
+            }
+        };
+        let master = self.masters.get(&master).context("unknown master key")?;
+        let raw =
+            open(&Aes256Gcm::new_from_slice(master)?, &wrapped, format!("specwright/data-key/v1|{id}").as_bytes())?;
         let key = Aes256Gcm::new_from_slice(&raw)?;
         self.data_keys.write().map_err(|_| anyhow!("poisoned"))?.insert(id.to_string(), key.clone());
         Ok(key)
     }
+
+    /// The caller's page of credentials, or `None` when the caller is not the tenant's admin.
+    async fn page(&self, c: &Claims, per_page: i64, page: i64) -> Result<Option<Page>> {
+        let offset = (page - 1) * per_page;
+        match &self.reads {
+            Reads::Sqlx(pool) => {
+                let mut tx = pool.begin().await?;
+                let role = sqlx::query(ROLE).bind(&c.tenant).bind(&c.sub).fetch_optional(&mut *tx).await?;
+                if !is_admin(role.map(|r| r.get(0))) {
+                    return Ok(None);
+                }
+                let total: i64 = sqlx::query(COUNT).bind(&c.tenant).fetch_one(&mut *tx).await?.get(0);
+                let rows = sqlx::query(PAGE).bind(&c.tenant).bind(per_page).bind(offset).fetch_all(&mut *tx).await?;
+                let listed: Vec<Listed> = rows
+                    .iter()
+                    .map(|r| Listed {
+                        key: r.get(0),
+                        kind: r.get(1),
+                        folder_id: r.get(2),
+                        description: r.get(3),
+                        state: r.get(4),
+                        current_version: r.get(5),
+                        updated_at: r.get(6),
+                    })
+                    .collect();
+                let mut tags: HashMap<String, Vec<String>> = HashMap::new();
+                if !listed.is_empty() {
+                    let mut q = sqlx::query(sqlx::AssertSqlSafe(tags_of(listed.len()))).bind(&c.tenant);
+                    for l in &listed {
+                        q = q.bind(&l.key);
+                    }
+                    for t in q.fetch_all(&mut *tx).await? {
+                        tags.entry(t.get(0)).or_default().push(t.get(1));
+                    }
+                }
+                tx.commit().await?;
+                Ok(Some((total, listed, tags)))
+            }
+            Reads::Postgres(pool) => {
+                let client = pool.get().await?;
+                let role = client.query_opt(&client.prepare_cached(ROLE).await?, &[&c.tenant, &c.sub]).await?;
+                if !is_admin(role.map(|r| r.get(0))) {
+                    return Ok(None);
+                }
+                let total: i64 = client.query_one(&client.prepare_cached(COUNT).await?, &[&c.tenant]).await?.get(0);
+                let rows = client.query(&client.prepare_cached(PAGE).await?, &[&c.tenant, &per_page, &offset]).await?;
+                let listed: Vec<Listed> = rows
+                    .iter()
+                    .map(|r| Listed {
+                        key: r.get(0),
+                        kind: r.get(1),
+                        folder_id: r.get(2),
+                        description: r.get(3),
+                        state: r.get(4),
+                        current_version: r.get(5),
+                        updated_at: r.get(6),
+                    })
+                    .collect();
+                let mut tags: HashMap<String, Vec<String>> = HashMap::new();
+                if !listed.is_empty() {
+                    let keys: Vec<&str> = listed.iter().map(|l| l.key.as_str()).collect();
+                    let statement = client
+                        .prepare_cached(
+                            "SELECT key, tag FROM credential_tags WHERE tenant_id = $1 AND key = ANY($2) ORDER BY tag",
+                        )
+                        .await?;
+                    for t in client.query(&statement, &[&c.tenant, &keys]).await? {
+                        tags.entry(t.get(0)).or_default().push(t.get(1));
+                    }
+                }
+                Ok(Some((total, listed, tags)))
+            }
+        }
+    }
+
+    /// The caller's credential `key` with its current version, or `None` when the caller is not
+    /// the tenant's admin or the tenant has no such credential.
+    async fn sealed(&self, c: &Claims, key: &str) -> Result<Option<Sealed>> {
+        match &self.reads {
+            Reads::Sqlx(pool) => {
+                let mut tx = pool.begin().await?;
+                let role = sqlx::query(ROLE).bind(&c.tenant).bind(&c.sub).fetch_optional(&mut *tx).await?;
+                if !is_admin(role.map(|r| r.get(0))) {
+                    return Ok(None);
+                }
+                let Some(row) = sqlx::query(CREDENTIAL).bind(&c.tenant).bind(key).fetch_optional(&mut *tx).await?
+                else {
+                    return Ok(None);
+                };
+                let version: i64 = row.get(4);
+                let v = sqlx::query(VERSION).bind(&c.tenant).bind(key).bind(version).fetch_one(&mut *tx).await?;
+                tx.commit().await?;
+                Ok(Some(Sealed {
+                    key: row.get(0),
+                    kind: row.get(1),
+                    username: row.get(2),
+                    version,
+                    data_key_id: v.get(0),
+                    sealed: v.get(1),
+                }))
+            }
+            Reads::Postgres(pool) => {
+                let client = pool.get().await?;
+                let role = client.query_opt(&client.prepare_cached(ROLE).await?, &[&c.tenant, &c.sub]).await?;
+                if !is_admin(role.map(|r| r.get(0))) {
+                    return Ok(None);
+                }
+                let Some(row) = client.query_opt(&client.prepare_cached(CREDENTIAL).await?, &[&c.tenant, &key]).await?
+                else {
+                    return Ok(None);
+                };
+                let version: i64 = row.get(4);
+                let v = client.query_one(&client.prepare_cached(VERSION).await?, &[&c.tenant, &key, &version]).await?;
+                Ok(Some(Sealed {
+                    key: row.get(0),
+                    kind: row.get(1),
+                    username: row.get(2),
+                    version,
+                    data_key_id: v.get(0),
+                    sealed: v.get(1),
+                }))
+            }
+        }
+    }
+}
+
+/// Whether the caller's role (`None`: none in the tenant) is the admin's.
+fn is_admin(role: Option<String>) -> bool {
+    role.as_deref() == Some("admin")
+}
+
+const ROLE: &str = "SELECT role FROM role_assignments WHERE tenant_id = $1 AND user_id = $2";
+const COUNT: &str = "SELECT COUNT(*) FROM credentials WHERE tenant_id = $1 AND state = 'active'";
+const PAGE: &str = "SELECT key, kind, folder_id, description, state, current_version, updated_at FROM credentials \
+                    WHERE tenant_id = $1 AND state = 'active' ORDER BY key LIMIT $2 OFFSET $3";
+const CREDENTIAL: &str =
+    "SELECT key, kind, username, state, current_version FROM credentials WHERE tenant_id = $1 AND key = $2";
+const VERSION: &str =
+    "SELECT data_key_id, sealed FROM credential_versions WHERE tenant_id = $1 AND key = $2 AND version = $3";
+
+/// The tags of `n` keys of a tenant (`$1`), the keys `$2` to `$n+1`.
+fn tags_of(n: usize) -> String {
+    let placeholders: Vec<String> = (0..n).map(|i| format!("${}", i + 2)).collect();
+    format!(
+        "SELECT key, tag FROM credential_tags WHERE tenant_id = $1 AND key IN ({}) ORDER BY tag",
+        placeholders.join(", ")
+    )
 }
 
 fn open(key: &Aes256Gcm, sealed: &[u8], aad: &[u8]) -> Result<Vec<u8>> {
@@ -141,62 +320,28 @@ async fn list(State(app): State<Shared>, headers: HeaderMap, Query(q): Query<Lis
         Err((status, code)) => return error(status, code),
     };
     let (per_page, page) = (q.per_page.unwrap_or(20).clamp(1, 100), q.page.unwrap_or(1).max(1));
-    let body = async {
-        let mut tx = app.reads.begin().await?;
-        if !app.is_admin(&mut tx, &caller).await? {
-            return Ok::<_, sqlx::Error>(None);
-        }
-        let total: i64 = sqlx::query("SELECT COUNT(*) FROM credentials WHERE tenant_id = $1 AND state = 'active'")
-            .bind(&caller.tenant)
-            .fetch_one(&mut *tx)
-            .await?
-            .get(0);
-        let rows = sqlx::query(
-            "SELECT key, kind, folder_id, description, state, current_version, updated_at FROM credentials \
-             WHERE tenant_id = $1 AND state = 'active' ORDER BY key LIMIT $2 OFFSET $3",
-        )
-        .bind(&caller.tenant)
-        .bind(per_page)
-        .bind((page - 1) * per_page)
-        .fetch_all(&mut *tx)
-        .await?;
-        let keys: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
-        let mut tags: HashMap<String, Vec<String>> = HashMap::new();
-        if !keys.is_empty() {
-            let placeholders: Vec<String> = (0..keys.len()).map(|i| format!("${}", i + 2)).collect();
-            let sql = format!(
-                "SELECT key, tag FROM credential_tags WHERE tenant_id = $1 AND key IN ({}) ORDER BY tag",
-                placeholders.join(", ")
-            );
-            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(&caller.tenant);
-            for k in &keys {
-                q = q.bind(k);
-            }
-            for t in q.fetch_all(&mut *tx).await? {
-                tags.entry(t.get(0)).or_default().push(t.get(1));
-            }
-        }
-        tx.commit().await?;
-        let items: Vec<Value> = rows
-            .iter()
-            .map(|r| {
-                let key: String = r.get(0);
-                let updated = chrono::DateTime::from_timestamp_millis(r.get::<i64, _>(6)).unwrap_or_default();
-                json!({
-                    "key": key,
-                    "kind": r.get::<String, _>(1),
-                    "folder_id": r.get::<Option<String>, _>(2),
-                    "description": r.get::<Option<String>, _>(3),
-                    "tags": tags.remove(&key).unwrap_or_default(),
-                    "state": r.get::<String, _>(4),
-                    "current_version": r.get::<i64, _>(5),
-                    "updated_at": updated.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+    let body = app.page(&caller, per_page, page).await.map(|read| {
+        read.map(|(total, listed, mut tags)| {
+            let items: Vec<Value> = listed
+                .into_iter()
+                .map(|l| {
+                    let updated = chrono::DateTime::from_timestamp_millis(l.updated_at).unwrap_or_default();
+                    json!({
+                        "tags": tags.remove(&l.key).unwrap_or_default(),
+                        "key": l.key,
+                        "kind": l.kind,
+                        "folder_id": l.folder_id,
+                        "description": l.description,
+                        "state": l.state,
+                        "current_version": l.current_version,
+                        "updated_at": updated.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                    })
                 })
-            })
-            .collect();
-        Ok(Some(json!({ "data": items, "meta": { "total": total, "page": page, "per_page": per_page } })))
-    };
-    match body.await {
+                .collect();
+            json!({ "data": items, "meta": { "total": total, "page": page, "per_page": per_page } })
+        })
+    });
+    match body {
         Ok(Some(body)) if app.audited(&caller, "list_credentials", "[]".into()).await => {
             axum::Json(body).into_response()
         }
@@ -211,37 +356,13 @@ async fn reveal(State(app): State<Shared>, headers: HeaderMap, Path(key): Path<S
         Err((status, code)) => return error(status, code),
     };
     let body = async {
-        let mut tx = app.reads.begin().await?;
-        if !app.is_admin(&mut tx, &caller).await? {
-            return Ok::<_, anyhow::Error>(None);
-        }
-        let Some(row) = sqlx::query(
-            "SELECT key, kind, username, state, current_version FROM credentials WHERE tenant_id = $1 AND key = $2",
-        )
-        .bind(&caller.tenant)
-        .bind(&key)
-        .fetch_optional(&mut *tx)
-        .await?
-        else {
-            return Ok(None);
-        };
-        let version: i64 = row.get(4);
-        let v = sqlx::query(
-            "SELECT data_key_id, sealed FROM credential_versions WHERE tenant_id = $1 AND key = $2 AND version = $3",
-        )
-        .bind(&caller.tenant)
-        .bind(&key)
-        .bind(version)
-        .fetch_one(&mut *tx)
-        .await?;
-        let data_key = app.data_key(&mut tx, &v.get::<String, _>(0)).await?;
-        tx.commit().await?;
+        let Some(s) = app.sealed(&caller, &key).await? else { return Ok::<_, anyhow::Error>(None) };
+        let data_key = app.data_key(&s.data_key_id).await?;
         let aad =
-            format!("specwright/secret/v1|{}:{}|{}:{key}|{version}", caller.tenant.len(), caller.tenant, key.len());
-        let value = String::from_utf8(open(&data_key, &v.get::<Vec<u8>, _>(1), aad.as_bytes())?)?;
+            format!("specwright/secret/v1|{}:{}|{}:{key}|{}", caller.tenant.len(), caller.tenant, key.len(), s.version);
+        let value = String::from_utf8(open(&data_key, &s.sealed, aad.as_bytes())?)?;
         Ok(Some(json!({ "data": {
-            "key": row.get::<String, _>(0), "version": version, "kind": row.get::<String, _>(1),
-            "username": row.get::<Option<String>, _>(2), "value": value,
+            "key": s.key, "version": s.version, "kind": s.kind, "username": s.username, "value": value,
         }})))
     };
     match body.await {
@@ -255,8 +376,19 @@ async fn reveal(State(app): State<Shared>, headers: HeaderMap, Path(key): Path<S
     }
 }
 
+/// Where the audit rows go: sqlx's one SQLite writer connection, or one tokio-postgres
+/// connection.
+enum Writer {
+    Sqlite(AnyPool),
+    Postgres { client: tokio_postgres::Client, insert: tokio_postgres::Statement },
+}
+
+const AUDIT: &str = "INSERT INTO audit_events (tenant_id, id, occurred_at, request_id, actor, auth_method, token_id, \
+                     scope, operation, targets, outcome, status, error_code) \
+                     VALUES ($1, $2, $3, '', $4, 'bearer', $5, 'vault:read', $6, $7, 'allowed', 200, NULL)";
+
 /// The group commit: every row queued while the last commit ran goes into the next one.
-async fn audit_writer(writer: AnyPool, mut queue: mpsc::Receiver<AuditRow>, sqlite: bool) {
+async fn audit_writer(mut writer: Writer, mut queue: mpsc::Receiver<AuditRow>) {
     while let Some(first) = queue.recv().await {
         let mut rows = vec![first];
         while rows.len() < 256 {
@@ -265,28 +397,43 @@ async fn audit_writer(writer: AnyPool, mut queue: mpsc::Receiver<AuditRow>, sqli
                 Err(_) => break,
             }
         }
-        let committed = async {
-            let mut tx = if sqlite { writer.begin_with("BEGIN IMMEDIATE").await? } else { writer.begin().await? };
-            for r in &rows {
-                sqlx::query(
-                    "INSERT INTO audit_events (tenant_id, id, occurred_at, request_id, actor, auth_method, token_id, \
-                     scope, operation, targets, outcome, status, error_code) \
-                     VALUES ($1, $2, $3, '', $4, 'bearer', $5, 'vault:read', $6, $7, 'allowed', 200, NULL)",
-                )
-                .bind(&r.tenant)
-                .bind(format!("aud_{}", uuid::Uuid::now_v7().simple()))
-                .bind(chrono::Utc::now().timestamp_millis())
-                .bind(&r.actor)
-                .bind(&r.jti)
-                .bind(r.operation)
-                .bind(&r.targets)
-                .execute(&mut *tx)
-                .await?;
+        let ids: Vec<String> = rows.iter().map(|_| format!("aud_{}", uuid::Uuid::now_v7().simple())).collect();
+        let now = chrono::Utc::now().timestamp_millis();
+        let committed = match &mut writer {
+            Writer::Sqlite(pool) => async {
+                let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+                for (r, id) in rows.iter().zip(&ids) {
+                    sqlx::query(AUDIT)
+                        .bind(&r.tenant)
+                        .bind(id)
+                        .bind(now)
+                        .bind(&r.actor)
+                        .bind(&r.jti)
+                        .bind(r.operation)
+                        .bind(&r.targets)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                tx.commit().await
             }
-            tx.commit().await
-        }
-        .await
-        .is_ok();
+            .await
+            .is_ok(),
+            // The inserts pipelined on the one connection, then the commit.
+            Writer::Postgres { client, insert } => async {
+                let tx = client.transaction().await?;
+                type Param<'p> = &'p (dyn tokio_postgres::types::ToSql + Sync);
+                let params: Vec<[Param; 7]> = rows
+                    .iter()
+                    .zip(&ids)
+                    .map(|(r, id)| [&r.tenant as Param, id, &now, &r.actor, &r.jti, &r.operation, &r.targets])
+                    .collect();
+                let inserts = params.iter().map(|p| tx.execute(&*insert, p));
+                futures_util::future::try_join_all(inserts).await?;
+                tx.commit().await
+            }
+            .await
+            .is_ok(),
+        };
         for r in rows {
             let _ = r.done.send(committed);
         }
@@ -308,10 +455,19 @@ async fn vault(addr: &str, data_dir: &str, public_url: &str, database_url: Optio
         let bytes = base64::engine::general_purpose::STANDARD.decode(b64.trim())?;
         masters.insert(id.to_string(), bytes.try_into().map_err(|_| anyhow!("master key length"))?);
     }
-    let (writer, reads, sqlite) = match database_url {
+    let (writer, reads) = match database_url {
         Some(url) => {
-            let pool = AnyPoolOptions::new().max_connections(16).connect(url).await?;
-            (pool.clone(), pool, false)
+            let config: tokio_postgres::Config = url.parse()?;
+            let (client, connection) = config.connect(tokio_postgres::NoTls).await?;
+            tokio::spawn(connection);
+            let insert = client.prepare(AUDIT).await?;
+            let manager = deadpool_postgres::Manager::from_config(
+                config,
+                tokio_postgres::NoTls,
+                deadpool_postgres::ManagerConfig { recycling_method: deadpool_postgres::RecyclingMethod::Fast },
+            );
+            let pool = deadpool_postgres::Pool::builder(manager).max_size(16).build()?;
+            (Writer::Postgres { client, insert }, Reads::Postgres(pool))
         }
         None => {
             let url = format!("sqlite://{}", dir.join("specwright.db").display());
@@ -323,11 +479,11 @@ async fn vault(addr: &str, data_dir: &str, public_url: &str, database_url: Optio
                 })
                 .connect(&url)
                 .await?;
-            (writer, reads, true)
+            (Writer::Sqlite(writer), Reads::Sqlx(reads))
         }
     };
     let (audit, queue) = mpsc::channel(1024);
-    tokio::spawn(audit_writer(writer, queue, sqlite));
+    tokio::spawn(audit_writer(writer, queue));
     let app = Arc::new(App {
         reads,
         decoding: DecodingKey::from_ed_der(&public),
