@@ -178,6 +178,56 @@ on_both_backends!(a_posting_that_cannot_be_read_fails_the_backtest_cleanly, |ser
     assert_eq!(report["data"]["sample"]["leads"], 60, "{report}");
 });
 
+// Backtests run one after another over the same history answer from the leads as stored at each
+// run: a change made straight in the database between two runs (an outcome, a stored input, a
+// new historical lead) shows in the next report, though the history is kept parsed between runs.
+on_both_backends!(a_backtest_after_a_change_to_the_history_reads_it_anew, |server| {
+    let token = server.team_token("pat", "acme");
+    seed(&server, "acme").await;
+    let backtest = || async {
+        let (s, report) =
+            server.call("POST", "/v1/prospector/scoring/backtest", &token, Some(proposal(60.0, 5.0))).await;
+        assert_eq!(s, 200, "{report}");
+        report["data"].clone()
+    };
+    let first = backtest().await;
+    assert_eq!(backtest().await, first, "the same history, the same report");
+    let won = first["sample"]["won"].as_i64().unwrap();
+
+    execute(&server, "UPDATE leads SET outcome = 'lost' WHERE tenant_id = 'acme' AND external_id = 'hist-0'").await;
+    let flipped = backtest().await;
+    assert_eq!(flipped["sample"]["won"].as_i64(), Some(won - 1), "{flipped}");
+    assert_eq!(backtest().await, flipped);
+
+    // The input of a lost lead rewritten to ask for exactly the configured skills: under the
+    // proposal, which weighs skills most, it climbs into the top tier.
+    let top_lost = |report: &Value| {
+        report["proposed"]["win_rate_by_tier"][0]["leads"].as_i64().unwrap()
+            - report["proposed"]["win_rate_by_tier"][0]["won"].as_i64().unwrap()
+    };
+    let mut tx = server.state.store.begin().await.unwrap();
+    let input: String =
+        sqlx::query_scalar("SELECT scoring_input FROM leads WHERE tenant_id = 'acme' AND external_id = 'hist-1'")
+            .fetch_one(&mut *tx)
+            .await
+            .unwrap();
+    let mut input: Value = serde_json::from_str(&input).unwrap();
+    input["skills"] = json!(["rust", "postgresql"]);
+    input["budget"]["max"] = json!(500.0);
+    sqlx::query("UPDATE leads SET scoring_input = $1 WHERE tenant_id = 'acme' AND external_id = 'hist-1'")
+        .bind(input.to_string())
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let rewritten = backtest().await;
+    assert_ne!(rewritten["proposed"], flipped["proposed"], "{rewritten}");
+    assert!(top_lost(&rewritten) > top_lost(&flipped), "{rewritten}");
+
+    execute(&server, "DELETE FROM leads WHERE tenant_id = 'acme' AND external_id = 'hist-2'").await;
+    assert_eq!(backtest().await["sample"]["leads"], 59);
+});
+
 /// Runs `sql` (one or more statements) in a transaction of the server's store.
 async fn execute(server: &common::TestServer, sql: &str) {
     let mut tx = server.state.store.begin().await.unwrap();

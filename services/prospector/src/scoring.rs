@@ -4,6 +4,8 @@
 
 use prospector_api::prospector::errors;
 use prospector_api::prospector::models::{self, ScoringConfig, ScoringParameters, SignalWeights};
+use std::sync::Arc;
+
 use runtime::Context;
 use sqlx::Row;
 use support::Problem;
@@ -191,11 +193,76 @@ pub async fn update(
 pub const DEFAULT_TOP_K: i64 = 25;
 pub const DEFAULT_TIERS: i64 = 4;
 
+/// Historical leads as backtests replay them (each parsed scoring input, with what the report
+/// reads of the lead), kept per tenant and period while the tenant's leads are unchanged: a
+/// configuration is tuned by running backtest after backtest over the same history, and reading
+/// and parsing the history is half of each run.
+///
+/// A set is kept under the tenant's lead version (`lead_versions`, which a trigger advances in the
+/// transaction of every change to its leads) read in the backtest's own snapshot, and used only by
+/// a backtest that reads the same version in its snapshot: its leads are then exactly those the
+/// database holds for it, so the report is the one a fresh read gives. At most
+/// [`REPLAYS_KEPT`] leads are kept over all sets (the oldest set goes first); a history larger
+/// than that is read and parsed every time, in chunks, as before.
+#[derive(Default)]
+pub struct Replays {
+    kept: std::sync::Mutex<Vec<(ReplayKey, Arc<Vec<Replay>>)>>,
+}
+
+impl std::fmt::Debug for Replays {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let sets = self.kept.lock().map(|k| k.len()).unwrap_or(0);
+        f.debug_struct("Replays").field("sets", &sets).finish()
+    }
+}
+
+/// Leads kept parsed over every tenant and period, at most.
+pub const REPLAYS_KEPT: usize = 250_000;
+
+/// What a set of replayed leads answers for: a tenant, a period and the tenant's lead version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ReplayKey {
+    tenant: String,
+    since: Option<i64>,
+    until: Option<i64>,
+    version: Option<i64>,
+}
+
+/// A historical lead, parsed, as a backtest replays it.
+struct Replay {
+    id: String,
+    input: crate::posting::ScoringInput,
+    fetched_at: i64,
+    won: bool,
+    created_at: i64,
+}
+
+impl Replays {
+    fn get(&self, key: &ReplayKey) -> Option<Arc<Vec<Replay>>> {
+        let kept = self.kept.lock().ok()?;
+        kept.iter().find(|(k, _)| k == key).map(|(_, leads)| leads.clone())
+    }
+
+    /// Keeps `leads` under `key`, in place of any set of the same tenant and period.
+    fn keep(&self, key: ReplayKey, leads: Vec<Replay>) {
+        if leads.len() > REPLAYS_KEPT {
+            return;
+        }
+        let Ok(mut kept) = self.kept.lock() else { return };
+        kept.retain(|(k, _)| (&k.tenant, k.since, k.until) != (&key.tenant, key.since, key.until));
+        kept.push((key, Arc::new(leads)));
+        while kept.iter().map(|(_, leads)| leads.len()).sum::<usize>() > REPLAYS_KEPT {
+            kept.remove(0);
+        }
+    }
+}
+
 /// `POST /scoring/backtest`: replays the tenant's leads with a known outcome, each from its
 /// posting as last fetched and scored as of that moment, under the live and the proposed
 /// configuration. Read-only; the scoring runs off the async workers.
 pub async fn backtest(
     cx: &mut Context,
+    replays: &Replays,
     input: models::BacktestInput,
 ) -> Result<models::BacktestReport, errors::RunBacktestError> {
     use crate::backtest::{self, Case, Point, Settings};
@@ -209,10 +276,16 @@ pub async fn backtest(
             Problem::new("since must be before until").with("field", "since").with("value", since.to_rfc3339()),
         ));
     }
-    // The spec marks the backtest read-only: one snapshot holds the configuration and the leads.
+    // The spec marks the backtest read-only: one snapshot holds the configuration, the tenant's
+    // lead version and the leads.
     let tenant = cx.caller.tenant.clone();
     let tx = cx.tx.get::<E>().await?;
     let live = read(tx, &tenant).await.map_err(|e| fault("backtest", "reading the configuration", e))?;
+    let version: Option<i64> = sqlx::query_scalar("SELECT version FROM lead_versions WHERE tenant_id = $1")
+        .bind(&tenant)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(|e| fault("backtest", "reading leads", e))?;
     let settings = Settings {
         top_k: input.top_k.unwrap_or(DEFAULT_TOP_K).max(1) as usize,
         tiers: input.tiers.unwrap_or(DEFAULT_TIERS).max(2) as usize,
@@ -220,37 +293,71 @@ pub async fn backtest(
         proposed_min_confidence: input.parameters.top_tier_min_confidence,
         current_config_version: live.version,
     };
+    let (since, until) = (input.since.map(|t| t.timestamp_millis()), input.until.map(|t| t.timestamp_millis()));
+    let key = ReplayKey { tenant: tenant.clone(), since, until, version };
+    let configs = Arc::new((live, input));
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, BACKTEST_MAX_SCORERS);
+    // Composite and confidence only: the explanation sentences are most of a score's cost.
+    let case = |(live, proposed): &(ScoringConfig, models::BacktestInput), lead: &Replay| {
+        let at = to_time(lead.fetched_at);
+        let point = |(composite, confidence): (f64, f64)| Point { composite, confidence };
+        Case {
+            current: point(engine::point(&lead.input, &live.weights, &live.parameters, at)),
+            proposed: point(engine::point(&lead.input, &proposed.weights, &proposed.parameters, at)),
+            id: lead.id.clone(),
+            won: lead.won,
+            found_at: to_time(lead.created_at),
+        }
+    };
+
+    if let Some(leads) = replays.get(&key) {
+        // The same leads as this snapshot holds, already parsed: scored on every core.
+        cx.tx.end_read::<E>().await?;
+        let share = leads.len().div_ceil(workers).max(1);
+        let scorers: Vec<_> = (0..workers)
+            .map(|w| {
+                let (leads, configs) = (leads.clone(), configs.clone());
+                tokio::task::spawn_blocking(move || {
+                    let part = leads.get(w * share..((w + 1) * share).min(leads.len())).unwrap_or_default();
+                    part.iter().map(|lead| case(&configs, lead)).collect::<Vec<Case>>()
+                })
+            })
+            .collect();
+        let mut cases: Vec<Case> = Vec::with_capacity(leads.len());
+        for scorer in scorers {
+            cases.append(&mut scorer.await.map_err(|e| fault("backtest", "computing", e))?);
+        }
+        return tokio::task::spawn_blocking(move || backtest::evaluate(&cases, &settings))
+            .await
+            .map_err(|e| fault("backtest", "computing", e));
+    }
+
     // The stored scoring inputs (not the whole postings) stream from the database in chunks,
     // dealt in turn to one blocking scorer per core, which parse and score each lead as it
-    // arrives and keep only its two points: memory holds a few chunks of inputs, never all of
-    // them, and reading overlaps scoring.
-    let (since, until) = (input.since.map(|t| t.timestamp_millis()), input.until.map(|t| t.timestamp_millis()));
-    let configs = std::sync::Arc::new((live, input));
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, BACKTEST_MAX_SCORERS);
+    // arrives and keep its two points, and its parsed lead while the history stays small
+    // enough to keep ([`REPLAYS_KEPT`]): memory holds a few chunks of inputs, never all of a
+    // larger history, and reading overlaps scoring.
+    let parsed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let (mut scorers, mut senders) = (Vec::with_capacity(workers), Vec::with_capacity(workers));
     for _ in 0..workers {
         let (chunks, mut arriving) = tokio::sync::mpsc::channel::<String>(BACKTEST_CHUNKS_IN_FLIGHT);
-        let configs = configs.clone();
+        let (configs, parsed) = (configs.clone(), parsed.clone());
         senders.push(chunks);
         scorers.push(tokio::task::spawn_blocking(move || {
-            let (live, proposed) = &*configs;
-            // Composite and confidence only: the explanation sentences are most of a score's cost.
-            let point = |(composite, confidence): (f64, f64)| Point { composite, confidence };
             let mut cases: Vec<Case> = Vec::new();
+            let mut kept: Option<Vec<Replay>> = Some(Vec::new());
             while let Some(chunk) = arriving.blocking_recv() {
                 for lead in chunk.split(RECORD) {
-                    let Replayed { id, input, fetched_at, won, created_at } = Replayed::parse(lead)?;
-                    let at = to_time(fetched_at);
-                    cases.push(Case {
-                        current: point(engine::point(&input, &live.weights, &live.parameters, at)),
-                        proposed: point(engine::point(&input, &proposed.weights, &proposed.parameters, at)),
-                        id: id.to_string(),
-                        won,
-                        found_at: to_time(created_at),
-                    });
+                    let lead = Replay::parse(lead)?;
+                    cases.push(case(&configs, &lead));
+                    let room = parsed.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < REPLAYS_KEPT;
+                    match kept.as_mut() {
+                        Some(kept) if room => kept.push(lead),
+                        _ => kept = None,
+                    }
                 }
             }
-            Ok::<_, String>(cases)
+            Ok::<_, String>((cases, kept))
         }));
     }
     // Chunks of leads in index order, each read as one row holding the whole chunk as text (one
@@ -295,12 +402,20 @@ pub async fn backtest(
     cx.tx.end_read::<E>().await?;
     drop(senders);
     let mut cases: Vec<Case> = Vec::new();
+    let mut leads: Option<Vec<Replay>> = Some(Vec::new());
     for scorer in scorers {
-        let mut part = scorer
+        let (mut part, kept) = scorer
             .await
             .map_err(|e| fault("backtest", "computing", e))?
             .map_err(|e| fault("backtest", "reading leads", e))?;
         cases.append(&mut part);
+        leads = leads.zip(kept).map(|(mut all, mut kept)| {
+            all.append(&mut kept);
+            all
+        });
+    }
+    if let Some(leads) = leads {
+        replays.keep(key, leads);
     }
     tokio::task::spawn_blocking(move || backtest::evaluate(&cases, &settings))
         .await
@@ -353,24 +468,15 @@ const BACKTEST_CHUNKS_IN_FLIGHT: usize = 4;
 /// At most this many scorers, whatever the core count: a backtest shares the server.
 const BACKTEST_MAX_SCORERS: usize = 4;
 
-/// A historical lead as a backtest chunk carries it.
-struct Replayed<'a> {
-    id: &'a str,
-    input: crate::posting::ScoringInput,
-    fetched_at: i64,
-    won: bool,
-    created_at: i64,
-}
-
-impl<'a> Replayed<'a> {
-    /// One record of a chunk; anything but five sound fields is an error naming the lead.
-    fn parse(record: &'a str) -> Result<Self, String> {
+impl Replay {
+    /// One record of a backtest chunk; anything but five sound fields is an error naming the lead.
+    fn parse(record: &str) -> Result<Replay, String> {
         let mut fields = record.split(FIELD);
         let mut next = || fields.next().ok_or_else(|| format!("a stored lead with too few fields: {record:.40}"));
         let (id, input, fetched_at, outcome, created_at) = (next()?, next()?, next()?, next()?, next()?);
         let number = |x: &str| x.parse::<i64>().map_err(|e| format!("lead {id}: {e}"));
-        let lead = Replayed {
-            id,
+        let lead = Replay {
+            id: id.to_owned(),
             input: serde_json::from_str(input).map_err(|e| format!("lead {id}: {e}"))?,
             fetched_at: number(fetched_at)?,
             won: match outcome {
@@ -384,5 +490,56 @@ impl<'a> Replayed<'a> {
             None => Ok(lead),
             Some(_) => Err(format!("lead {id}: more than five fields")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leads(n: usize) -> Vec<Replay> {
+        let input: crate::posting::ScoringInput = serde_json::from_str("{}").unwrap();
+        (0..n)
+            .map(|i| Replay {
+                id: format!("lead_{i}"),
+                input: input.clone(),
+                fetched_at: 0,
+                won: i % 2 == 0,
+                created_at: 0,
+            })
+            .collect()
+    }
+
+    fn key(tenant: &str, since: Option<i64>, version: i64) -> ReplayKey {
+        ReplayKey { tenant: tenant.into(), since, until: None, version: Some(version) }
+    }
+
+    /// A set answers only for its tenant, period and version; a newer version of the same
+    /// tenant and period replaces it; the sets never hold more than `REPLAYS_KEPT` leads (the
+    /// oldest goes first), and a larger history is not kept at all.
+    #[test]
+    fn kept_replays_answer_for_their_version_and_stay_within_the_bound() {
+        let replays = Replays::default();
+        replays.keep(key("acme", None, 1), leads(10));
+        assert_eq!(replays.get(&key("acme", None, 1)).map(|l| l.len()), Some(10));
+        assert!(replays.get(&key("acme", None, 2)).is_none(), "another version");
+        assert!(replays.get(&key("acme", Some(5), 1)).is_none(), "another period");
+        assert!(replays.get(&key("globex", None, 1)).is_none(), "another tenant");
+
+        replays.keep(key("acme", None, 2), leads(3));
+        assert!(replays.get(&key("acme", None, 1)).is_none(), "replaced by the newer version");
+        assert_eq!(replays.get(&key("acme", None, 2)).map(|l| l.len()), Some(3));
+
+        replays.keep(key("globex", None, 1), leads(REPLAYS_KEPT - 3));
+        assert!(replays.get(&key("acme", None, 2)).is_some(), "both fit");
+        replays.keep(key("initech", None, 1), leads(1));
+        assert!(replays.get(&key("acme", None, 2)).is_none(), "the oldest set went first");
+        assert!(replays.get(&key("globex", None, 1)).is_some());
+        assert!(replays.get(&key("initech", None, 1)).is_some());
+
+        replays.keep(key("umbrella", None, 1), leads(REPLAYS_KEPT + 1));
+        assert!(replays.get(&key("umbrella", None, 1)).is_none(), "too large to keep");
+        let kept: usize = replays.kept.lock().unwrap().iter().map(|(_, l)| l.len()).sum();
+        assert!(kept <= REPLAYS_KEPT, "{kept}");
     }
 }

@@ -20,6 +20,7 @@ pub struct Prospector {
     http: reqwest::Client,
     connector: Arc<Connector>,
     renderings: Arc<leads::Renderings>,
+    replays: Arc<scoring::Replays>,
 }
 
 impl Prospector {
@@ -61,6 +62,7 @@ impl Prospector {
             http: sources::http_client(),
             connector: Arc::new(connector),
             renderings: Arc::default(),
+            replays: Arc::default(),
         })
     }
 }
@@ -207,7 +209,7 @@ impl ProspectorService for Prospector {
         cx: &mut Context,
         input: models::BacktestInput,
     ) -> Result<models::BacktestReport, errors::RunBacktestError> {
-        scoring::backtest(cx, input).await
+        scoring::backtest(cx, &self.replays, input).await
     }
 
     async fn list_api_tokens(
