@@ -184,12 +184,7 @@ on_both_backends!(a_posting_that_cannot_be_read_fails_the_backtest_cleanly, |ser
 on_both_backends!(a_backtest_after_a_change_to_the_history_reads_it_anew, |server| {
     let token = server.team_token("pat", "acme");
     seed(&server, "acme").await;
-    let backtest = || async {
-        let (s, report) =
-            server.call("POST", "/v1/prospector/scoring/backtest", &token, Some(proposal(60.0, 5.0))).await;
-        assert_eq!(s, 200, "{report}");
-        report["data"].clone()
-    };
+    let backtest = || async { backtest(&server, &token).await["data"].clone() };
     let first = backtest().await;
     assert_eq!(backtest().await, first, "the same history, the same report");
     let won = first["sample"]["won"].as_i64().unwrap();
@@ -228,6 +223,13 @@ on_both_backends!(a_backtest_after_a_change_to_the_history_reads_it_anew, |serve
     assert_eq!(backtest().await["sample"]["leads"], 59);
 });
 
+/// The answer of a backtest of `proposal(60.0, 5.0)`, which must succeed.
+async fn backtest(server: &common::TestServer, token: &str) -> Value {
+    let (s, report) = server.call("POST", "/v1/prospector/scoring/backtest", token, Some(proposal(60.0, 5.0))).await;
+    assert_eq!(s, 200, "{report}");
+    report
+}
+
 /// Runs `sql` (one or more statements) in a transaction of the server's store.
 async fn execute(server: &common::TestServer, sql: &str) {
     let mut tx = server.state.store.begin().await.unwrap();
@@ -241,12 +243,7 @@ async fn execute(server: &common::TestServer, sql: &str) {
 on_both_backends!(leads_stored_before_the_scoring_input_column_replay_the_same, |server| {
     let token = server.team_token("pat", "acme");
     seed(&server, "acme").await;
-    let backtest = || async {
-        let (s, report) =
-            server.call("POST", "/v1/prospector/scoring/backtest", &token, Some(proposal(60.0, 5.0))).await;
-        assert_eq!(s, 200, "{report}");
-        report
-    };
+    let backtest = || backtest(&server, &token);
     let compact = backtest().await;
     assert_eq!(compact["data"]["sample"]["leads"], 60, "{compact}");
 

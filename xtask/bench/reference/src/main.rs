@@ -76,6 +76,36 @@ struct Listed {
     updated_at: i64,
 }
 
+/// A [`Listed`] from a row of [`PAGE`]: the same for sqlx's rows and tokio-postgres's, whose
+/// `get` differ only in their type parameters.
+macro_rules! listed {
+    ($r:expr) => {
+        Listed {
+            key: $r.get(0),
+            kind: $r.get(1),
+            folder_id: $r.get(2),
+            description: $r.get(3),
+            state: $r.get(4),
+            current_version: $r.get(5),
+            updated_at: $r.get(6),
+        }
+    };
+}
+
+/// A [`Sealed`] from a row of [`CREDENTIAL`] and one of [`VERSION`] (as [`listed!`]).
+macro_rules! sealed {
+    ($credential:expr, $version:expr, $sealed:expr) => {
+        Sealed {
+            key: $credential.get(0),
+            kind: $credential.get(1),
+            username: $credential.get(2),
+            version: $version,
+            data_key_id: $sealed.get(0),
+            sealed: $sealed.get(1),
+        }
+    };
+}
+
 /// A page of credentials, the total and each listed key's tags.
 type Page = (i64, Vec<Listed>, HashMap<String, Vec<String>>);
 
@@ -159,24 +189,12 @@ impl App {
         match &self.reads {
             Reads::Sqlx(pool) => {
                 let mut tx = pool.begin().await?;
-                let role = sqlx::query(ROLE).bind(&c.tenant).bind(&c.sub).fetch_optional(&mut *tx).await?;
-                if !is_admin(role.map(|r| r.get(0))) {
+                if !sqlx_admin(&mut tx, c).await? {
                     return Ok(None);
                 }
                 let total: i64 = sqlx::query(COUNT).bind(&c.tenant).fetch_one(&mut *tx).await?.get(0);
                 let rows = sqlx::query(PAGE).bind(&c.tenant).bind(per_page).bind(offset).fetch_all(&mut *tx).await?;
-                let listed: Vec<Listed> = rows
-                    .iter()
-                    .map(|r| Listed {
-                        key: r.get(0),
-                        kind: r.get(1),
-                        folder_id: r.get(2),
-                        description: r.get(3),
-                        state: r.get(4),
-                        current_version: r.get(5),
-                        updated_at: r.get(6),
-                    })
-                    .collect();
+                let listed: Vec<Listed> = rows.iter().map(|r| listed!(r)).collect();
                 let mut tags: HashMap<String, Vec<String>> = HashMap::new();
                 if !listed.is_empty() {
                     let mut q = sqlx::query(sqlx::AssertSqlSafe(tags_of(listed.len()))).bind(&c.tenant);
@@ -192,24 +210,12 @@ impl App {
             }
             Reads::Postgres(pool) => {
                 let client = pool.get().await?;
-                let role = client.query_opt(&client.prepare_cached(ROLE).await?, &[&c.tenant, &c.sub]).await?;
-                if !is_admin(role.map(|r| r.get(0))) {
+                if !postgres_admin(&client, c).await? {
                     return Ok(None);
                 }
                 let total: i64 = client.query_one(&client.prepare_cached(COUNT).await?, &[&c.tenant]).await?.get(0);
                 let rows = client.query(&client.prepare_cached(PAGE).await?, &[&c.tenant, &per_page, &offset]).await?;
-                let listed: Vec<Listed> = rows
-                    .iter()
-                    .map(|r| Listed {
-                        key: r.get(0),
-                        kind: r.get(1),
-                        folder_id: r.get(2),
-                        description: r.get(3),
-                        state: r.get(4),
-                        current_version: r.get(5),
-                        updated_at: r.get(6),
-                    })
-                    .collect();
+                let listed: Vec<Listed> = rows.iter().map(|r| listed!(r)).collect();
                 let mut tags: HashMap<String, Vec<String>> = HashMap::new();
                 if !listed.is_empty() {
                     let keys: Vec<&str> = listed.iter().map(|l| l.key.as_str()).collect();
@@ -233,8 +239,7 @@ impl App {
         match &self.reads {
             Reads::Sqlx(pool) => {
                 let mut tx = pool.begin().await?;
-                let role = sqlx::query(ROLE).bind(&c.tenant).bind(&c.sub).fetch_optional(&mut *tx).await?;
-                if !is_admin(role.map(|r| r.get(0))) {
+                if !sqlx_admin(&mut tx, c).await? {
                     return Ok(None);
                 }
                 let Some(row) = sqlx::query(CREDENTIAL).bind(&c.tenant).bind(key).fetch_optional(&mut *tx).await?
@@ -244,19 +249,11 @@ impl App {
                 let version: i64 = row.get(4);
                 let v = sqlx::query(VERSION).bind(&c.tenant).bind(key).bind(version).fetch_one(&mut *tx).await?;
                 tx.commit().await?;
-                Ok(Some(Sealed {
-                    key: row.get(0),
-                    kind: row.get(1),
-                    username: row.get(2),
-                    version,
-                    data_key_id: v.get(0),
-                    sealed: v.get(1),
-                }))
+                Ok(Some(sealed!(row, version, v)))
             }
             Reads::Postgres(pool) => {
                 let client = pool.get().await?;
-                let role = client.query_opt(&client.prepare_cached(ROLE).await?, &[&c.tenant, &c.sub]).await?;
-                if !is_admin(role.map(|r| r.get(0))) {
+                if !postgres_admin(&client, c).await? {
                     return Ok(None);
                 }
                 let Some(row) = client.query_opt(&client.prepare_cached(CREDENTIAL).await?, &[&c.tenant, &key]).await?
@@ -265,22 +262,22 @@ impl App {
                 };
                 let version: i64 = row.get(4);
                 let v = client.query_one(&client.prepare_cached(VERSION).await?, &[&c.tenant, &key, &version]).await?;
-                Ok(Some(Sealed {
-                    key: row.get(0),
-                    kind: row.get(1),
-                    username: row.get(2),
-                    version,
-                    data_key_id: v.get(0),
-                    sealed: v.get(1),
-                }))
+                Ok(Some(sealed!(row, version, v)))
             }
         }
     }
 }
 
-/// Whether the caller's role (`None`: none in the tenant) is the admin's.
-fn is_admin(role: Option<String>) -> bool {
-    role.as_deref() == Some("admin")
+/// Whether the caller is the tenant's admin, read through sqlx.
+async fn sqlx_admin(tx: &mut sqlx::Transaction<'_, sqlx::Any>, c: &Claims) -> sqlx::Result<bool> {
+    let role = sqlx::query(ROLE).bind(&c.tenant).bind(&c.sub).fetch_optional(&mut **tx).await?;
+    Ok(role.is_some_and(|r| r.get::<String, _>(0) == "admin"))
+}
+
+/// Whether the caller is the tenant's admin, read through tokio-postgres.
+async fn postgres_admin(client: &deadpool_postgres::Client, c: &Claims) -> Result<bool> {
+    let role = client.query_opt(&client.prepare_cached(ROLE).await?, &[&c.tenant, &c.sub]).await?;
+    Ok(role.is_some_and(|r| r.get::<_, &str>(0) == "admin"))
 }
 
 const ROLE: &str = "SELECT role FROM role_assignments WHERE tenant_id = $1 AND user_id = $2";
