@@ -362,3 +362,82 @@ async fn a_database_refusing_connections_or_writes_answers_503_and_heals() {
     let (s, _, b) = vault_status(&server, &admin, "POST", "/api/v1/credentials", Some(store)).await;
     assert_eq!(s, 201, "writable again: {b}");
 }
+
+/// PostgreSQL connections are pinged before use only when idle for a while or after a lost one,
+/// so the pool must heal the other ways when the server closes every connection (a restart, a
+/// failover, an operator): a transaction whose `BEGIN` meets a closed connection begins again on
+/// a checked one; the requests that draw a closed connection before the first loss is seen
+/// answer 503 with `Retry-After` (never a 500, never a hang); and from then on every connection
+/// is checked, so when the server closes them all again every request succeeds, reads and writes,
+/// however many arrive at once. A connection that dies inside a transaction is never handed out
+/// again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn connections_closed_by_the_server_heal_at_once() {
+    let Some(server) = common::TestServer::start_configured(common::Backend::Postgres, |c, _| {
+        c.pool.acquire_timeout = ACQUIRE;
+    })
+    .await
+    else {
+        return;
+    };
+    server.tenant("acme", "alice").await;
+    let admin = server.token_for("alice", "acme", "vault:admin");
+    let (_, close) = database_of(&server);
+    let store = &server.state.store;
+
+    // Busy connections, back in the pool, closed by the server: the next transaction begins.
+    let warm = (0..4).map(|_| async {
+        let mut tx = store.begin_read().await.unwrap();
+        sqlx::query("SELECT pg_sleep(0.05)").execute(&mut *tx).await.unwrap();
+        tx.commit().await.unwrap();
+    });
+    futures_util::future::join_all(warm).await;
+    as_administrator(&close).await;
+    let tx = store.begin().await.expect("a transaction begins on a live connection");
+    tx.commit().await.unwrap();
+
+    let burst = |round: usize| {
+        let (server, admin) = (&server, &admin);
+        futures_util::future::join_all((0..16).map(move |i| async move {
+            match i % 2 {
+                0 => vault_status(server, admin, "GET", "/api/v1/credentials", None).await,
+                _ => {
+                    let body = json!({"key": format!("k{round}-{i}"), "value": "pw"});
+                    vault_status(server, admin, "POST", "/api/v1/credentials", Some(body)).await
+                }
+            }
+        }))
+    };
+    let succeeded = |(status, _, _): &(u16, Option<String>, Value)| *status == 200 || *status == 201;
+    for answer in burst(0).await {
+        assert!(succeeded(&answer), "{answer:?}");
+    }
+    as_administrator(&close).await;
+    for answer in burst(1).await {
+        let (status, retry, body) = &answer;
+        assert!(
+            succeeded(&answer) || (*status, retry.as_deref()) == (503, Some("5")),
+            "right after the connections closed: {status} {body}"
+        );
+    }
+    for round in 2..=3 {
+        as_administrator(&close).await;
+        for answer in burst(round).await {
+            assert!(succeeded(&answer), "round {round}, closed again after a loss was seen: {answer:?}");
+        }
+    }
+
+    // A connection that dies inside a transaction: the statement fails, and the pool does not
+    // hand that connection out again.
+    let mut tx = store.begin_read().await.unwrap();
+    let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *tx).await.unwrap();
+    as_administrator(&format!("SELECT pg_terminate_backend({pid})")).await;
+    let failed = sqlx::query_scalar::<_, i32>("SELECT 1").fetch_one(&mut *tx).await;
+    assert!(failed.is_err(), "a statement on a terminated connection fails");
+    drop(tx);
+    for _ in 0..20 {
+        let mut tx = store.begin_read().await.expect("a transaction begins on a live connection");
+        let other: i32 = sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *tx).await.unwrap();
+        assert_ne!(other, pid, "the dead connection was handed out again");
+    }
+}

@@ -105,8 +105,27 @@ pub fn classify_code(source: CodeSource, code: &str) -> StorageFault {
     }
 }
 
-/// Classifies a storage error.
+/// Classifies a storage error. One that says a connection was lost is also recorded for the
+/// pool, which then checks its connections before use for a while (see [`super::liveness`]).
 pub fn classify(e: &sqlx::Error) -> StorageFault {
+    if says_connection_lost(e) {
+        super::liveness::connection_lost();
+    }
+    classify_only(e)
+}
+
+/// Whether `e` says the connection it came from may be gone: lost (I/O, TLS, SQLSTATE class 08),
+/// its session ended by the server (class 57: shutdown, an administrator's termination), or a
+/// reply the driver could not read (the stream is then out of step).
+pub fn says_connection_lost(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Protocol(_))
+        || matches!(
+            classify_only(e),
+            StorageFault::Unavailable(Unavailable::ConnectionLost | Unavailable::OperatorIntervention)
+        )
+}
+
+fn classify_only(e: &sqlx::Error) -> StorageFault {
     match e {
         sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed => StorageFault::Unavailable(Unavailable::NoConnection),
         sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::WorkerCrashed => {

@@ -27,6 +27,7 @@
 //! (see [`plans`]): a bound `LIMIT` no longer makes each execution parse and plan it again.
 
 mod batch;
+mod liveness;
 mod plans;
 mod sqlite_memory;
 mod tx;
@@ -211,24 +212,46 @@ pub const DATABASE_FILE: &str = "specwright.db";
 /// and a transaction no one is left to take is dropped there, which rolls it back like any
 /// other. SQLite needs none of this: its worker counts the transaction as it begins it, so the
 /// pool's clean-up ([`pool_options`]) sees an abandoned one and closes that connection.
+///
+/// The whole begin (a connection, then its `BEGIN` answered) takes at most `within`, the
+/// acquire timeout: a connection that went silent (a partition) fails the request in that time
+/// as an unanswered ping would. A `BEGIN` that fails on a lost connection (one that died while
+/// idle in the pool, which is used without a ping while it is fresh: see [`liveness`]) is tried
+/// once more, on a connection the pool now checks first.
 async fn begin_whole(
     pool: &AnyPool,
     statement: Option<&'static str>,
+    within: Duration,
 ) -> Result<Transaction<'static, Any>, sqlx::Error> {
-    let pool = pool.clone();
-    let begin = async move {
-        match statement {
-            Some(statement) => pool.begin_with(statement).await,
-            None => pool.begin().await,
+    let deadline = tokio::time::Instant::now() + within;
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let pool = pool.clone();
+        let begin = tokio::spawn(async move {
+            match statement {
+                Some(statement) => pool.begin_with(statement).await,
+                None => pool.begin().await,
+            }
+        });
+        let Ok(joined) = tokio::time::timeout_at(deadline, begin).await else {
+            liveness::connection_lost();
+            return Err(sqlx::Error::PoolTimedOut);
+        };
+        match joined.map_err(|e| sqlx::Error::Io(std::io::Error::other(e)))? {
+            Err(e) if tries == 1 && fault_kind::says_connection_lost(&e) => {
+                liveness::connection_lost();
+                tracing::info!("beginning a transaction again after a lost connection: {e}");
+            }
+            begun => return begun,
         }
-    };
-    tokio::spawn(begin).await.map_err(|e| sqlx::Error::Io(std::io::Error::other(e)))?
+    }
 }
 
 /// The options of a pool: its size, the acquire timeout, the clean-up of connections returned
-/// inside a transaction and, on SQLite, no ping before each use, the busy timeout and foreign
-/// keys (plus `query_only` for the readers' pool, so a write in a read transaction fails instead
-/// of taking the write lock).
+/// inside a transaction, the pings before use (on PostgreSQL only where [`liveness`] says, on
+/// SQLite none) and, on SQLite, the busy timeout and foreign keys (plus `query_only` for the
+/// readers' pool, so a write in a read transaction fails instead of taking the write lock).
 fn pool_options(backend: Backend, max: u32, acquire_timeout: Duration, read_only: bool) -> AnyPoolOptions {
     let options = AnyPoolOptions::new()
         .max_connections(max)
@@ -249,12 +272,21 @@ fn pool_options(backend: Backend, max: u32, acquire_timeout: Duration, read_only
                 Ok(true)
             })
         });
+    let options = options.test_before_acquire(false);
     if backend != Backend::Sqlite {
-        return options;
+        // A PostgreSQL connection is pinged before use only when it may have died unseen.
+        return options.before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if liveness::ping_before_use(meta.idle_for) {
+                    conn.ping().await?;
+                }
+                Ok(true)
+            })
+        });
     }
     // An in-process SQLite connection does not go stale the way a network one does, so it is
-    // not pinged (a round trip to its worker thread) before each use; PostgreSQL's are.
-    options.test_before_acquire(false).after_connect(move |conn, _| {
+    // never pinged (a round trip to its worker thread) before use.
+    options.after_connect(move |conn, _| {
         Box::pin(async move {
             // WAL lets readers run beside the single writer; the busy timeout makes
             // writers queue instead of failing while another transaction commits.
@@ -439,7 +471,7 @@ impl Store {
         let started = std::time::Instant::now();
         let begun = match self.backend {
             Backend::Sqlite => self.writer.begin(&self.pool, self.acquire_timeout).await.map(Inner::Member),
-            Backend::Postgres => begin_whole(&self.pool, None).await.map(Inner::Own),
+            Backend::Postgres => begin_whole(&self.pool, None, self.acquire_timeout).await.map(Inner::Own),
         };
         self.opened(begun, started, false)
     }
@@ -512,7 +544,10 @@ impl Store {
         let started = std::time::Instant::now();
         let begun = match self.backend {
             Backend::Sqlite => self.readers.begin().await,
-            Backend::Postgres => begin_whole(&self.pool, Some("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")).await,
+            Backend::Postgres => {
+                begin_whole(&self.pool, Some("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"), self.acquire_timeout)
+                    .await
+            }
         }
         .map(Inner::Own);
         self.opened(begun, started, true)
