@@ -338,7 +338,7 @@ on_both_backends!(a_backtest_reads_every_lead_once_across_chunks, |server| {
             .iter()
             .filter(|(_, _, created, _)| (since..until).contains(created))
             .map(|(id, won, created, scoring)| Case {
-                id: id.clone(),
+                id: id.as_str().into(),
                 won: *won,
                 found_at: to_time(*created),
                 current: point(engine::point(scoring, &w, &p, fetched)),

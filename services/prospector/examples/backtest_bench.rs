@@ -81,7 +81,7 @@ fn main() {
             .iter()
             .zip(&points)
             .map(|((p, won), (current, proposed))| Case {
-                id: p.id.clone(),
+                id: p.id.as_str().into(),
                 won: *won,
                 found_at: as_of,
                 current: *current,

@@ -64,8 +64,8 @@ pub struct Point {
 /// One historical lead with a known outcome, scored under both configurations.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Case {
-    /// The lead id: breaks ranking ties.
-    pub id: String,
+    /// The lead id: breaks ranking ties (shared with the kept parsed lead).
+    pub id: std::sync::Arc<str>,
     pub won: bool,
     /// When the lead was found: the sample's period.
     pub found_at: DateTime<Utc>,
@@ -176,7 +176,7 @@ fn round(x: f64) -> f64 {
 fn canonical_positions(cases: &[Case]) -> Vec<u32> {
     // Sorting (id, index) pairs reads each key in place; the other fields are compared only
     // between cases that share an id.
-    let mut idx: Vec<(&str, u32)> = cases.iter().enumerate().map(|(i, c)| (c.id.as_str(), i as u32)).collect();
+    let mut idx: Vec<(&str, u32)> = cases.iter().enumerate().map(|(i, c)| (&*c.id, i as u32)).collect();
     idx.sort_unstable_by(|(ida, a), (idb, b)| {
         ida.cmp(idb).then_with(|| {
             let (a, b) = (&cases[*a as usize], &cases[*b as usize]);

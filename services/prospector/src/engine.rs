@@ -120,17 +120,69 @@ pub fn score(
     score_with(&posting.scoring_input(), weights, params, config_version, as_of, true)
 }
 
-/// The composite score and confidence of [`score`], without the explanation sentences: what a
-/// backtest needs of each of up to millions of historical leads (the sentences are most of the
-/// cost of a score). The same arithmetic, so the same figures.
+/// The composite score and confidence of [`score`], without the explanation sentences and the
+/// breakdown: what a backtest needs of each of up to millions of historical leads (the sentences
+/// and the breakdown are most of the cost of a score). The same arithmetic ([`Weighted`]), so the
+/// same figures.
 pub fn point(
     input: &ScoringInput,
     weights: &SignalWeights,
     params: &ScoringParameters,
     as_of: DateTime<Utc>,
 ) -> (f64, f64) {
-    let s = score_with(input, weights, params, 0, as_of, false).score;
-    (s.composite, s.confidence)
+    let weighted = Weighted::of(weights, &signals(input, params, as_of, false));
+    (weighted.composite(), weighted.confidence(evidence(input.client.as_ref(), params.evidence_prior)))
+}
+
+/// The five signals of `posting`, in the order of [`SignalWeights`]'s fields.
+fn signals(posting: &ScoringInput, params: &ScoringParameters, as_of: DateTime<Utc>, explain: bool) -> [Signal; 5] {
+    [
+        skill_match(posting, params, explain),
+        budget(posting, params, explain),
+        client_history(posting, explain),
+        competition(posting, params, explain),
+        timeline(posting, params, as_of, explain),
+    ]
+}
+
+/// The weights of a score and the sums its figures are derived from.
+struct Weighted {
+    /// The usable weights, in the order of the signals.
+    w: [f64; 5],
+    /// `W_total`: every weight.
+    total: f64,
+    /// `W_avail`: the weights of the available signals.
+    available: f64,
+    /// `Σ(w·v)` over the available signals.
+    sum: f64,
+}
+
+impl Weighted {
+    fn of(weights: &SignalWeights, signals: &[Signal; 5]) -> Weighted {
+        let w = [weights.skill_match, weights.budget, weights.client_history, weights.competition, weights.timeline]
+            .map(usable_weight);
+        let total: f64 = w.iter().sum();
+        let available: f64 = w.iter().zip(signals).filter(|(_, s)| s.available).map(|(w, _)| *w).sum();
+        let sum: f64 = w.iter().zip(signals).filter(|(_, s)| s.available).map(|(w, s)| w * s.value).sum();
+        Weighted { w, total, available, sum }
+    }
+
+    /// `x` as a share of the available weight, in percent (0 when no weight is available).
+    fn share(&self, x: f64) -> f64 {
+        if self.available > 0.0 { 100.0 * x / self.available } else { 0.0 }
+    }
+
+    fn composite(&self) -> f64 {
+        bounded(self.share(self.sum), 0.0, 100.0, COMPOSITE_DECIMALS)
+    }
+
+    fn coverage(&self) -> f64 {
+        if self.total > 0.0 { self.available / self.total } else { 0.0 }
+    }
+
+    fn confidence(&self, evidence: f64) -> f64 {
+        bounded(self.coverage() * evidence, 0.0, 1.0, FRACTION_DECIMALS)
+    }
 }
 
 fn score_with(
@@ -141,32 +193,19 @@ fn score_with(
     as_of: DateTime<Utc>,
     explain: bool,
 ) -> Scored {
-    let signals = [
-        skill_match(posting, params, explain),
-        budget(posting, params, explain),
-        client_history(posting, explain),
-        competition(posting, params, explain),
-        timeline(posting, params, as_of, explain),
-    ];
-    let w = [weights.skill_match, weights.budget, weights.client_history, weights.competition, weights.timeline]
-        .map(usable_weight);
-
-    let w_total: f64 = w.iter().sum();
-    let w_avail: f64 = w.iter().zip(&signals).filter(|(_, s)| s.available).map(|(w, _)| *w).sum();
-    let weighted: f64 = w.iter().zip(&signals).filter(|(_, s)| s.available).map(|(w, s)| w * s.value).sum();
-    let share = |x: f64| if w_avail > 0.0 { 100.0 * x / w_avail } else { 0.0 };
-
-    let composite = bounded(share(weighted), 0.0, 100.0, COMPOSITE_DECIMALS);
-    let coverage = if w_total > 0.0 { w_avail / w_total } else { 0.0 };
+    let signals = signals(posting, params, as_of, explain);
+    let weighted = Weighted::of(weights, &signals);
+    let composite = weighted.composite();
+    let coverage = weighted.coverage();
     let evidence = evidence(posting.client.as_ref(), params.evidence_prior);
-    let confidence = bounded(coverage * evidence, 0.0, 1.0, FRACTION_DECIMALS);
+    let confidence = weighted.confidence(evidence);
 
     let [skill_match, budget, client_history, competition, timeline] = {
         let mut i = 0;
         signals.map(|s| {
-            let weight = w[i];
+            let weight = weighted.w[i];
             i += 1;
-            let contribution = if s.available { share(weight * s.value) } else { 0.0 };
+            let contribution = if s.available { weighted.share(weight * s.value) } else { 0.0 };
             SignalDetail {
                 value: bounded(s.value, 0.0, 1.0, FRACTION_DECIMALS),
                 available: s.available,

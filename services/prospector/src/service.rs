@@ -209,7 +209,7 @@ impl ProspectorService for Prospector {
         cx: &mut Context,
         input: models::BacktestInput,
     ) -> Result<models::BacktestReport, errors::RunBacktestError> {
-        scoring::backtest(cx, &self.replays, input).await
+        scoring::backtest(cx, &self.store, &self.replays, input).await
     }
 
     async fn list_api_tokens(
