@@ -326,20 +326,24 @@ async fn vault_status(
     (status, retry, resp.json().await.unwrap_or(Value::Null))
 }
 
+/// A PostgreSQL server (requests wait [`ACQUIRE`] at most for a connection) with the tenant
+/// `acme` and its administrator's vault token.
+async fn administered() -> Option<(common::TestServer, String)> {
+    let server = common::TestServer::start_configured(common::Backend::Postgres, |c, _| {
+        c.pool.acquire_timeout = ACQUIRE;
+    })
+    .await?;
+    server.tenant("acme", "alice").await;
+    let admin = server.token_for("alice", "acme", "vault:admin");
+    Some((server, admin))
+}
+
 /// A database that refuses connections (an operator's `ALLOW_CONNECTIONS false`, a restore:
 /// SQLSTATE 55000) or accepts only reads (a standby after a failover: 25006) answers 503 with
 /// `Retry-After`, like an unreachable one, and the first request after it accepts again succeeds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_database_refusing_connections_or_writes_answers_503_and_heals() {
-    let Some(server) = common::TestServer::start_configured(common::Backend::Postgres, |c, _| {
-        c.pool.acquire_timeout = ACQUIRE;
-    })
-    .await
-    else {
-        return;
-    };
-    server.tenant("acme", "alice").await;
-    let admin = server.token_for("alice", "acme", "vault:admin");
+    let Some((server, admin)) = administered().await else { return };
     let (name, close) = database_of(&server);
     let unavailable = |(status, retry, body): (u16, Option<String>, Value), what: &str| {
         assert_eq!((status, retry.as_deref()), (503, Some("5")), "{what}: {body}");
@@ -373,15 +377,7 @@ async fn a_database_refusing_connections_or_writes_answers_503_and_heals() {
 /// again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn connections_closed_by_the_server_heal_at_once() {
-    let Some(server) = common::TestServer::start_configured(common::Backend::Postgres, |c, _| {
-        c.pool.acquire_timeout = ACQUIRE;
-    })
-    .await
-    else {
-        return;
-    };
-    server.tenant("acme", "alice").await;
-    let admin = server.token_for("alice", "acme", "vault:admin");
+    let Some((server, admin)) = administered().await else { return };
     let (_, close) = database_of(&server);
     let store = &server.state.store;
 
