@@ -235,7 +235,6 @@ async fn begin_whole(
             }
         });
         let Ok(joined) = tokio::time::timeout_at(deadline, begin).await else {
-            liveness::connection_lost();
             return Err(sqlx::Error::PoolTimedOut);
         };
         match joined.map_err(|e| sqlx::Error::Io(std::io::Error::other(e)))? {

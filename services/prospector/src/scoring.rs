@@ -373,35 +373,39 @@ pub async fn backtest(
         }));
     }
     // The period is read in two halves at once: the first in this snapshot, the second on a
-    // connection of its own, in a snapshot that holds the same lead version (so the same leads;
-    // else it is read here too, after the first).
+    // connection of its own, in a snapshot that holds the same lead version (so the same leads).
+    // Whichever claims the second half first reads it: the helper once its snapshot is checked,
+    // or this read once the first half is done. So a backtest never waits for a second
+    // connection (on a busy or one-connection pool this read takes the second half too), and
+    // no lead is read twice.
     let tx = cx.tx.get::<E>().await?;
     let middle = middle(tx, &tenant, since, until).await.map_err(|e| fault("backtest", "reading leads", e))?;
-    let mut second = middle.map(|middle| {
-        let (store, tenant, senders) = (store.clone(), tenant.clone(), senders.clone());
+    let claim = Arc::new(std::sync::atomic::AtomicU8::new(UNCLAIMED));
+    let mut helper = middle.map(|middle| {
+        let (store, tenant, senders, claim) = (store.clone(), tenant.clone(), senders.clone(), claim.clone());
         Aborting(tokio::spawn(async move {
             let mut tx = store.begin_read().await?;
-            if lead_version(&mut tx, &tenant).await? != version {
-                return Ok(false);
+            if lead_version(&mut tx, &tenant).await? != version || !claimed(&claim, BY_HELPER) {
+                return Ok(());
             }
             read_period(&mut tx, &tenant, (Some(middle), until), &senders, 1).await?;
-            tx.commit().await?;
-            Ok::<_, sqlx::Error>(true)
+            tx.commit().await
         }))
     });
     let first = (since, middle.or(until));
     read_period(tx, &tenant, first, &senders, 0).await.map_err(|e| fault("backtest", "reading leads", e))?;
-    if let Some((second, middle)) = second.as_mut().zip(middle) {
-        match (&mut second.0).await.map_err(|e| fault("backtest", "reading leads", e))? {
-            Ok(true) => {}
-            elsewhere => {
-                if let Err(e) = elsewhere {
-                    tracing::debug!("backtest: the second half of the period is read in the request's snapshot: {e}");
-                }
-                read_period(tx, &tenant, (Some(middle), until), &senders, 0)
-                    .await
-                    .map_err(|e| fault("backtest", "reading leads", e))?;
-            }
+    if let Some(middle) = middle {
+        if claimed(&claim, BY_REQUEST) {
+            // The helper has not begun: stop it (it will find the half claimed if it gets that far).
+            drop(helper.take());
+            read_period(tx, &tenant, (Some(middle), until), &senders, 0)
+                .await
+                .map_err(|e| fault("backtest", "reading leads", e))?;
+        } else if let Some(helper) = helper.as_mut() {
+            (&mut helper.0)
+                .await
+                .map_err(|e| fault("backtest", "reading leads", e))?
+                .map_err(|e| fault("backtest", "reading leads", e))?;
         }
     }
     cx.tx.end_read::<E>().await?;
@@ -425,6 +429,17 @@ pub async fn backtest(
     tokio::task::spawn_blocking(move || backtest::evaluate(&flatten(parts), &settings))
         .await
         .map_err(|e| fault("backtest", "computing", e))
+}
+
+/// Who reads the second half of a backtest's period: nobody yet, its helper, or the request.
+const UNCLAIMED: u8 = 0;
+const BY_HELPER: u8 = 1;
+const BY_REQUEST: u8 = 2;
+
+/// Claims the second half for `by`; false when it is already claimed.
+fn claimed(claim: &std::sync::atomic::AtomicU8, by: u8) -> bool {
+    use std::sync::atomic::Ordering::{AcqRel, Acquire};
+    claim.compare_exchange(UNCLAIMED, by, AcqRel, Acquire).is_ok()
 }
 
 /// A task stopped when its handle is dropped: a backtest whose request is gone stops reading.
