@@ -380,12 +380,12 @@ pub async fn backtest(
     // no lead is read twice.
     let tx = cx.tx.get::<E>().await?;
     let middle = middle(tx, &tenant, since, until).await.map_err(|e| fault("backtest", "reading leads", e))?;
-    let claim = Arc::new(std::sync::atomic::AtomicU8::new(UNCLAIMED));
+    let claim = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut helper = middle.map(|middle| {
         let (store, tenant, senders, claim) = (store.clone(), tenant.clone(), senders.clone(), claim.clone());
         Aborting(tokio::spawn(async move {
             let mut tx = store.begin_read().await?;
-            if lead_version(&mut tx, &tenant).await? != version || !claimed(&claim, BY_HELPER) {
+            if lead_version(&mut tx, &tenant).await? != version || !claimed(&claim) {
                 return Ok(());
             }
             read_period(&mut tx, &tenant, (Some(middle), until), &senders, 1).await?;
@@ -395,7 +395,7 @@ pub async fn backtest(
     let first = (since, middle.or(until));
     read_period(tx, &tenant, first, &senders, 0).await.map_err(|e| fault("backtest", "reading leads", e))?;
     if let Some(middle) = middle {
-        if claimed(&claim, BY_REQUEST) {
+        if claimed(&claim) {
             // The helper has not begun: stop it (it will find the half claimed if it gets that far).
             drop(helper.take());
             read_period(tx, &tenant, (Some(middle), until), &senders, 0)
@@ -431,15 +431,10 @@ pub async fn backtest(
         .map_err(|e| fault("backtest", "computing", e))
 }
 
-/// Who reads the second half of a backtest's period: nobody yet, its helper, or the request.
-const UNCLAIMED: u8 = 0;
-const BY_HELPER: u8 = 1;
-const BY_REQUEST: u8 = 2;
-
-/// Claims the second half for `by`; false when it is already claimed.
-fn claimed(claim: &std::sync::atomic::AtomicU8, by: u8) -> bool {
-    use std::sync::atomic::Ordering::{AcqRel, Acquire};
-    claim.compare_exchange(UNCLAIMED, by, AcqRel, Acquire).is_ok()
+/// Claims the second half of a backtest's period for the caller (the helper or the request);
+/// false when the other already did.
+fn claimed(claim: &std::sync::atomic::AtomicBool) -> bool {
+    !claim.swap(true, std::sync::atomic::Ordering::AcqRel)
 }
 
 /// A task stopped when its handle is dropped: a backtest whose request is gone stops reading.
