@@ -6,7 +6,7 @@ mod common;
 
 use chrono::{Duration, Utc};
 use prospector::posting::Posting;
-use prospector::{engine, leads, scoring};
+use prospector::{engine, leads, replay, scoring};
 use prospector_api::prospector::models::{Budget, BudgetKind, LeadClient, LeadStatus};
 use serde_json::{Value, json};
 
@@ -152,17 +152,17 @@ on_both_backends!(backtest_compares_configurations_deterministically, |server| {
     assert_eq!((s, theirs["data"]["sample"]["leads"].as_i64()), (200, Some(0)), "{theirs}");
 });
 
-// A stored posting that no longer parses fails the backtest with a 500 envelope (never a panic or
-// a hang: the streaming reader stops when the scoring task gives up), and the next backtest of a
-// sound sample still answers.
-on_both_backends!(a_posting_that_cannot_be_read_fails_the_backtest_cleanly, |server| {
+// A stored replay record that does not decode fails the backtest with a 500 envelope (never a
+// panic or a hang: the streaming reader stops when the scoring task gives up), and the next
+// backtest of a sound sample still answers.
+on_both_backends!(a_record_that_cannot_be_read_fails_the_backtest_cleanly, |server| {
     let token = server.team_token("pat", "acme");
     seed(&server, "acme").await;
     let other = server.team_token("pat", "globex");
     seed(&server, "globex").await;
     let mut tx = server.state.store.begin().await.unwrap();
-    sqlx::query("UPDATE leads SET scoring_input = $1 WHERE tenant_id = $2 AND external_id = $3")
-        .bind("{not json")
+    sqlx::query("UPDATE leads SET replay = $1 WHERE tenant_id = $2 AND external_id = $3")
+        .bind(b"\x05\0\0\0\x01not a record".to_vec())
         .bind("acme")
         .bind("hist-7")
         .execute(&mut *tx)
@@ -172,7 +172,7 @@ on_both_backends!(a_posting_that_cannot_be_read_fails_the_backtest_cleanly, |ser
     let (s, body) = server.call("POST", "/v1/prospector/scoring/backtest", &token, Some(proposal(60.0, 5.0))).await;
     assert_eq!(s, 500, "{body}");
     assert!(body["error"]["code"].is_string(), "the error envelope: {body}");
-    assert!(!body.to_string().contains("not json"), "no stored content in the answer: {body}");
+    assert!(!body.to_string().contains("record"), "no stored content in the answer: {body}");
     let (s, report) = server.call("POST", "/v1/prospector/scoring/backtest", &other, Some(proposal(60.0, 5.0))).await;
     assert_eq!(s, 200, "{report}");
     assert_eq!(report["data"]["sample"]["leads"], 60, "{report}");
@@ -200,17 +200,17 @@ on_both_backends!(a_backtest_after_a_change_to_the_history_reads_it_anew, |serve
         report["proposed"]["win_rate_by_tier"][0]["leads"].as_i64().unwrap()
             - report["proposed"]["win_rate_by_tier"][0]["won"].as_i64().unwrap()
     };
-    let mut tx = server.state.store.begin().await.unwrap();
-    let input: String =
-        sqlx::query_scalar("SELECT scoring_input FROM leads WHERE tenant_id = 'acme' AND external_id = 'hist-1'")
-            .fetch_one(&mut *tx)
+    let record: Vec<u8> =
+        sqlx::query_scalar("SELECT replay FROM leads WHERE tenant_id = 'acme' AND external_id = 'hist-1'")
+            .fetch_one(server.state.store.pool())
             .await
             .unwrap();
-    let mut input: Value = serde_json::from_str(&input).unwrap();
-    input["skills"] = json!(["rust", "postgresql"]);
-    input["budget"]["max"] = json!(500.0);
-    sqlx::query("UPDATE leads SET scoring_input = $1 WHERE tenant_id = 'acme' AND external_id = 'hist-1'")
-        .bind(input.to_string())
+    let mut lead = replay::records(&record).next().unwrap().unwrap();
+    lead.input.skills = vec!["rust".into(), "postgresql".into()];
+    lead.input.budget.as_mut().unwrap().max = Some(500.0);
+    let mut tx = server.state.store.begin().await.unwrap();
+    sqlx::query("UPDATE leads SET replay = $1 WHERE tenant_id = 'acme' AND external_id = 'hist-1'")
+        .bind(replay::encode(&lead.id, lead.fetched_at, lead.created_at, &lead.input))
         .execute(&mut *tx)
         .await
         .unwrap();
@@ -237,54 +237,50 @@ async fn execute(server: &common::TestServer, sql: &str) {
     tx.commit().await.unwrap();
 }
 
-// Leads stored before `scoring_input` existed: with the column empty, a backtest replays them
-// from their whole posting; the migration's fill (its statements after the column is added) then
-// writes inputs that replay the same; and a posting that is not JSON keeps its column empty.
-on_both_backends!(leads_stored_before_the_scoring_input_column_replay_the_same, |server| {
+// Leads without a replay record (stored before the column, or by a release that did not write
+// it): the fill the service runs as it starts writes records that replay as the ones written with
+// the posting, empties the leads' JSON inputs, and goes by a lead whose posting does not parse,
+// over which a backtest then answers an error; filled once, a lead is not written again.
+on_both_backends!(leads_without_a_replay_record_are_filled_at_start_and_replay_the_same, |server| {
     let token = server.team_token("pat", "acme");
     seed(&server, "acme").await;
     let backtest = || backtest(&server, &token);
-    let compact = backtest().await;
-    assert_eq!(compact["data"]["sample"]["leads"], 60, "{compact}");
-
-    execute(&server, "UPDATE leads SET scoring_input = NULL WHERE tenant_id = 'acme' AND external_id <> 'hist-3'")
-        .await;
-    assert_eq!(backtest().await, compact, "replayed from the whole postings");
-
-    let migration = match server.state.store.backend() {
-        runtime::store::Backend::Sqlite => {
-            include_str!("../../services/prospector/migrations/sqlite/0003_scoring_input.sql")
-        }
-        runtime::store::Backend::Postgres => {
-            include_str!("../../services/prospector/migrations/postgres/0003_scoring_input.sql")
-        }
-    };
-    let fill = migration.split_once("TEXT;").expect("the migration adds the column first").1;
-    let nulls = || async {
-        let mut tx = server.state.store.begin().await.unwrap();
-        let ids: Vec<String> =
-            sqlx::query_scalar("SELECT external_id FROM leads WHERE tenant_id = 'acme' AND scoring_input IS NULL")
-                .fetch_all(&mut *tx)
-                .await
-                .unwrap();
-        tx.commit().await.unwrap();
+    let written = backtest().await;
+    assert_eq!(written["data"]["sample"]["leads"], 60, "{written}");
+    let store = &server.state.store;
+    let column = |name: &'static str| async move {
+        let sql = format!("SELECT external_id FROM leads WHERE tenant_id = 'acme' AND {name} IS NOT NULL");
+        let mut ids: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_all(store.pool()).await.unwrap();
+        ids.sort();
         ids
     };
-    // A posting that is not JSON keeps its column empty and stops nothing else.
-    execute(&server, "UPDATE leads SET posting = posting || ' ' WHERE tenant_id = 'acme' AND external_id = 'hist-5'")
-        .await;
-    execute(&server, "UPDATE leads SET posting = '{' || posting WHERE tenant_id = 'acme' AND external_id = 'hist-5'")
-        .await;
-    execute(&server, fill).await;
-    assert_eq!(nulls().await, ["hist-5"], "every lead with a JSON posting is filled, the other kept empty");
+
     execute(
         &server,
-        "UPDATE leads SET posting = TRIM(SUBSTR(posting, 2)) WHERE tenant_id = 'acme' AND external_id = 'hist-5'",
+        "UPDATE leads SET replay = NULL, scoring_input = posting WHERE tenant_id = 'acme' AND external_id <> 'hist-3'",
     )
     .await;
-    execute(&server, fill).await;
-    assert!(nulls().await.is_empty());
-    assert_eq!(backtest().await, compact, "the migration's inputs replay as the stored ones");
+    execute(&server, "UPDATE leads SET posting = '{' || posting WHERE tenant_id = 'acme' AND external_id = 'hist-5'")
+        .await;
+    let (s, body) = server.call("POST", "/v1/prospector/scoring/backtest", &token, Some(proposal(60.0, 5.0))).await;
+    assert_eq!(s, 500, "leads without records are not silently left out: {body}");
+
+    assert_eq!(leads::fill_replays(store).await.unwrap(), 58);
+    let mut with_records: Vec<String> = (0..60).filter(|i| *i != 5).map(|i| format!("hist-{i}")).collect();
+    with_records.sort();
+    assert_eq!(column("replay").await, with_records, "every lead but the one whose posting does not parse");
+    assert_eq!(column("scoring_input").await, ["hist-5"], "the JSON inputs of filled leads emptied");
+    let (s, body) = server.call("POST", "/v1/prospector/scoring/backtest", &token, Some(proposal(60.0, 5.0))).await;
+    assert_eq!(s, 500, "{body}");
+
+    execute(
+        &server,
+        "UPDATE leads SET posting = SUBSTR(posting, 2) WHERE tenant_id = 'acme' AND external_id = 'hist-5'",
+    )
+    .await;
+    assert_eq!(leads::fill_replays(store).await.unwrap(), 1, "only the lead still without one");
+    assert_eq!(leads::fill_replays(store).await.unwrap(), 0);
+    assert_eq!(backtest().await, written, "the filled records replay as the ones written with the postings");
 });
 
 // More leads than one chunk of the backtest's read (2,048), in large groups created at the same

@@ -30,7 +30,10 @@ async fn main() -> anyhow::Result<()> {
     let now = Utc::now();
     let mut rng = Rng(0x5EED_0000_0000_0001 ^ count as u64);
     let start = Instant::now();
-    for chunk in (0..count).collect::<Vec<_>>().chunks(5_000) {
+    // Oldest first, as a service finds them: an index in creation order then fills its pages as
+    // it does in use (newest first, every insert lands before the last and splits a page in
+    // half, which leaves such an index twice its size).
+    for chunk in (0..count).rev().collect::<Vec<_>>().chunks(5_000) {
         let mut tx = store.begin().await?;
         for &i in chunk {
             // Found over the last 180 days, fetched when found.

@@ -533,7 +533,8 @@ pub async fn update(cx: &mut Context, input: models::UpdateLeadInput) -> Result<
 struct PostingColumns<'a> {
     title: &'a str,
     posting: String,
-    scoring_input: String,
+    /// What a backtest replays of the lead ([`crate::replay`]).
+    replay: Vec<u8>,
     /// Text `q` searches: title, description and skills, lowercased.
     search_text: String,
     /// What the `budget` sort key orders by: the budget maximum (or its only figure).
@@ -542,11 +543,12 @@ struct PostingColumns<'a> {
 }
 
 impl<'a> PostingColumns<'a> {
-    fn of(p: &'a Posting) -> Self {
+    /// The columns of lead `id`, found at `created_at`, of posting `p` fetched at `fetched_at`.
+    fn of(p: &'a Posting, id: &str, fetched_at: i64, created_at: i64) -> Self {
         PostingColumns {
             title: &p.title,
             posting: serde_json::to_string(p).unwrap_or_default(),
-            scoring_input: serde_json::to_string(&p.scoring_input()).unwrap_or_default(),
+            replay: crate::replay::encode(id, fetched_at, created_at, &p.scoring_input()),
             search_text: format!("{}\n{}\n{}", p.title, p.description.as_deref().unwrap_or(""), p.skills.join(" "))
                 .to_lowercase(),
             budget_value: p.budget.as_ref().and_then(|b| b.max.or(b.min)),
@@ -576,26 +578,27 @@ pub async fn store_posting(
 ) -> Result<Found, sqlx::Error> {
     let scored = engine::score(posting, &config.weights, &config.parameters, config.version, fetched_at);
     let now = now_ms();
-    let existing =
-        sqlx::query("SELECT id, status FROM leads WHERE tenant_id = $1 AND platform = $2 AND external_id = $3")
-            .bind(tenant)
-            .bind(&posting.platform)
-            .bind(&posting.id)
-            .fetch_optional(&mut **tx)
-            .await?;
+    let existing = sqlx::query(
+        "SELECT id, status, created_at FROM leads WHERE tenant_id = $1 AND platform = $2 AND external_id = $3",
+    )
+    .bind(tenant)
+    .bind(&posting.platform)
+    .bind(&posting.id)
+    .fetch_optional(&mut **tx)
+    .await?;
     if let Some(row) = existing {
         let id: String = row.get(0);
         let status = LeadStatus::parse(&row.get::<String, _>(1));
         if status.is_some_and(|s| OPEN.contains(&s)) {
-            let c = PostingColumns::of(posting);
+            let c = PostingColumns::of(posting, &id, fetched_at.timestamp_millis(), row.get(2));
             sqlx::query(
-                "UPDATE leads SET job_title = $1, posting = $2, scoring_input = $3, fetched_at = $4, search_text = $5, \
+                "UPDATE leads SET job_title = $1, posting = $2, replay = $3, fetched_at = $4, search_text = $5, \
                  budget_value = $6, posted_at = $7, score = $8, confidence = $9, breakdown = $10, config_version = $11, \
                  updated_at = $12, revision = revision + 1 WHERE id = $13",
             )
             .bind(c.title)
             .bind(c.posting)
-            .bind(c.scoring_input)
+            .bind(c.replay)
             .bind(fetched_at.timestamp_millis())
             .bind(c.search_text)
             .bind(Nullable(c.budget_value))
@@ -629,9 +632,9 @@ pub async fn insert(
     now: i64,
 ) -> Result<String, sqlx::Error> {
     let id = format!("lead_{}", uuid::Uuid::now_v7().simple());
-    let c = PostingColumns::of(posting);
+    let c = PostingColumns::of(posting, &id, fetched_at.timestamp_millis(), now);
     sqlx::query(
-        "INSERT INTO leads (id, tenant_id, source, platform, external_id, job_title, posting, scoring_input, fetched_at, \
+        "INSERT INTO leads (id, tenant_id, source, platform, external_id, job_title, posting, replay, fetched_at, \
          search_text, budget_value, posted_at, status, outcome, tags, score, confidence, breakdown, config_version, \
          created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $19, $8, $9, $10, $11, $12, $18, '[]', $13, $14, $15, $16, $17, $17)",
@@ -658,10 +661,60 @@ pub async fn insert(
         LeadStatus::Lost => Some("lost"),
         _ => None,
     }))
-    .bind(c.scoring_input)
+    .bind(c.replay)
     .execute(&mut **tx)
     .await?;
     Ok(id)
+}
+
+/// Leads whose replay record [`fill_replays`] writes per transaction.
+const FILL_BATCH: i64 = 1000;
+
+/// Writes the replay record ([`crate::replay`]) of every lead without one: those stored before
+/// the column existed, or by a release that did not write it. Batches of [`FILL_BATCH`] leads,
+/// each in a transaction of its own, in the order of their ids, so a fill that stops (a restart)
+/// goes on where it stopped; the lead's `scoring_input` (the record's JSON predecessor) is
+/// emptied as its record is written. A lead whose posting does not parse keeps none (a backtest
+/// over it then answers an error). Returns how many records were written.
+pub async fn fill_replays(store: &Store) -> Result<u64, sqlx::Error> {
+    let (mut after, mut filled) = (String::new(), 0);
+    loop {
+        let mut tx = store.begin().await?;
+        let leads: Vec<(String, String, i64, i64)> = sqlx::query_as(
+            "SELECT id, posting, fetched_at, created_at FROM leads WHERE replay IS NULL AND id > $1 ORDER BY id LIMIT $2",
+        )
+        .bind(&after)
+        .bind(FILL_BATCH)
+        .fetch_all(&mut *tx)
+        .await?;
+        let Some((last, ..)) = leads.last() else { return tx.commit().await.map(|()| filled) };
+        after = last.clone();
+        let records: Vec<(&String, Vec<u8>)> = leads
+            .iter()
+            .filter_map(|(id, posting, fetched_at, created_at)| {
+                let posting = serde_json::from_str::<Posting>(posting).ok()?;
+                Some((id, crate::replay::encode(id, *fetched_at, *created_at, &posting.scoring_input())))
+            })
+            .collect();
+        if records.is_empty() {
+            tx.commit().await?;
+            continue;
+        }
+        // One statement per batch: the ids and records as a table of values (whose columns both
+        // backends name `column1`, `column2`), each lead found by its key.
+        let values = (0..records.len()).map(|i| format!("(${}, ${})", 2 * i + 1, 2 * i + 2)).collect::<Vec<_>>();
+        let sql = format!(
+            "UPDATE leads SET replay = filled.column2, scoring_input = NULL, revision = revision + 1 \
+             FROM (VALUES {}) AS filled WHERE leads.id = filled.column1 AND leads.replay IS NULL",
+            values.join(", ")
+        );
+        let mut update = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for (id, record) in &records {
+            update = update.bind(*id).bind(record.as_slice());
+        }
+        filled += update.execute(&mut *tx).await?.rows_affected();
+        tx.commit().await?;
+    }
 }
 
 /// Rescores the tenant's open leads scored with an older configuration than the current one,

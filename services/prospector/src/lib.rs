@@ -10,6 +10,7 @@ pub mod idempotency;
 pub mod leads;
 pub mod posting;
 pub mod proposals;
+pub mod replay;
 pub mod scans;
 pub mod scoring;
 mod service;
@@ -17,9 +18,15 @@ pub mod sources;
 
 pub use service::Prospector;
 
-/// Applies the prospector's own migrations (its tables beside the platform's).
+/// Applies the prospector's own migrations (its tables beside the platform's), then fills what
+/// the migrations leave to the service: the replay records of leads stored before them.
 pub async fn migrate(store: &runtime::store::Store) -> anyhow::Result<()> {
-    store.migrate("prospector", sqlx::migrate!("./migrations/sqlite"), sqlx::migrate!("./migrations/postgres")).await
+    store.migrate("prospector", sqlx::migrate!("./migrations/sqlite"), sqlx::migrate!("./migrations/postgres")).await?;
+    let filled = leads::fill_replays(store).await?;
+    if filled > 0 {
+        tracing::info!(filled, "wrote the replay records of leads stored before them");
+    }
+    Ok(())
 }
 
 /// The prospector as a binary registers it: its migrations, its catalog entry, the service,

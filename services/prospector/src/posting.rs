@@ -34,10 +34,9 @@ pub struct Posting {
     pub posted_at: Option<DateTime<Utc>>,
 }
 
-/// What the scoring engine reads of a posting, and nothing else. Stored beside the posting
-/// (`leads.scoring_input`) so that a backtest replays a million leads without reading their
-/// descriptions; it also parses from a whole posting (other fields are ignored), which is how
-/// leads stored before that column are replayed.
+/// What the scoring engine reads of a posting, and nothing else: what a backtest replays of each
+/// historical lead (kept beside the posting as its replay record, [`crate::replay`]). It also
+/// parses from a whole posting (other fields are ignored).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScoringInput {
     #[serde(default)]

@@ -10,8 +10,9 @@ use runtime::Context;
 use sqlx::Row;
 use support::Problem;
 
+use crate::replay::Replay;
 use runtime::fault;
-use runtime::store::{Nullable, Store, Tx, now_ms, to_time};
+use runtime::store::{Backend, Nullable, Store, Tx, now_ms, to_time};
 
 /// The configuration a tenant starts from.
 pub fn defaults() -> (SignalWeights, ScoringParameters) {
@@ -210,7 +211,7 @@ pub struct Replays {
 }
 
 /// Leads as they were read, a chunk at a time (so no vector of them all is ever grown and copied).
-type Chunks = Vec<Vec<Replay>>;
+type Chunks = Vec<Vec<Replayed>>;
 
 impl std::fmt::Debug for Replays {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -233,13 +234,10 @@ struct ReplayKey {
     version: Option<i64>,
 }
 
-/// A historical lead, parsed, as a backtest replays it.
-struct Replay {
-    id: Arc<str>,
-    input: crate::posting::ScoringInput,
-    fetched_at: i64,
+/// A historical lead as a backtest replays it: its record, and its outcome.
+struct Replayed {
+    lead: Replay,
     won: bool,
-    created_at: i64,
 }
 
 /// The number of leads in `chunks`.
@@ -306,14 +304,14 @@ pub async fn backtest(
     let configs = Arc::new((live, input));
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, BACKTEST_MAX_SCORERS);
     // Composite and confidence only: the explanation sentences are most of a score's cost.
-    let case = |(live, proposed): &(ScoringConfig, models::BacktestInput), lead: &Replay| {
+    let case = |(live, proposed): &(ScoringConfig, models::BacktestInput), Replayed { lead, won }: &Replayed| {
         let at = to_time(lead.fetched_at);
         let point = |(composite, confidence): (f64, f64)| Point { composite, confidence };
         Case {
             current: point(engine::point(&lead.input, &live.weights, &live.parameters, at)),
             proposed: point(engine::point(&lead.input, &proposed.weights, &proposed.parameters, at)),
             id: lead.id.clone(),
-            won: lead.won,
+            won: *won,
             found_at: to_time(lead.created_at),
         }
     };
@@ -354,14 +352,14 @@ pub async fn backtest(
     let parsed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let (mut scorers, mut senders) = (Vec::with_capacity(workers), Vec::with_capacity(workers));
     for _ in 0..workers {
-        let (chunks, mut arriving) = tokio::sync::mpsc::channel::<String>(BACKTEST_CHUNKS_IN_FLIGHT);
+        let (chunks, mut arriving) = tokio::sync::mpsc::channel::<Chunk>(BACKTEST_CHUNKS_IN_FLIGHT);
         let (configs, parsed) = (configs.clone(), parsed.clone());
         senders.push(chunks);
         scorers.push(tokio::task::spawn_blocking(move || {
             let mut cases: Vec<Vec<Case>> = Vec::new();
             let mut kept: Option<Chunks> = Some(Vec::new());
             while let Some(chunk) = arriving.blocking_recv() {
-                let leads = chunk.split(RECORD).map(Replay::parse).collect::<Result<Vec<_>, _>>()?;
+                let leads = chunk.replayed()?;
                 cases.push(leads.iter().map(|lead| case(&configs, lead)).collect());
                 let read = parsed.fetch_add(leads.len(), std::sync::atomic::Ordering::Relaxed) + leads.len();
                 match kept.as_mut() {
@@ -388,17 +386,19 @@ pub async fn backtest(
             if lead_version(&mut tx, &tenant).await? != version || !claimed(&claim) {
                 return Ok(());
             }
-            read_period(&mut tx, &tenant, (Some(middle), until), &senders, 1).await?;
+            read_period(&mut tx, store.backend(), &tenant, (Some(middle), until), &senders, 1).await?;
             tx.commit().await
         }))
     });
     let first = (since, middle.or(until));
-    read_period(tx, &tenant, first, &senders, 0).await.map_err(|e| fault("backtest", "reading leads", e))?;
+    read_period(tx, store.backend(), &tenant, first, &senders, 0)
+        .await
+        .map_err(|e| fault("backtest", "reading leads", e))?;
     if let Some(middle) = middle {
         if claimed(&claim) {
             // The helper has not begun: stop it (it will find the half claimed if it gets that far).
             drop(helper.take());
-            read_period(tx, &tenant, (Some(middle), until), &senders, 0)
+            read_period(tx, store.backend(), &tenant, (Some(middle), until), &senders, 0)
                 .await
                 .map_err(|e| fault("backtest", "reading leads", e))?;
         } else if let Some(helper) = helper.as_mut() {
@@ -479,13 +479,14 @@ const BACKTEST_SPAN: &str = "SELECT MIN(lo), MAX(hi) FROM (\
 /// won, dealt to `scorers` starting at `first` (see [`read_outcome`]).
 async fn read_period(
     tx: &mut Tx,
+    backend: Backend,
     tenant: &str,
     (since, until): (Option<i64>, Option<i64>),
-    scorers: &[tokio::sync::mpsc::Sender<String>],
+    scorers: &[tokio::sync::mpsc::Sender<Chunk>],
     first: usize,
 ) -> Result<(), sqlx::Error> {
     for won in [false, true] {
-        read_outcome(tx, Outcome { tenant, won, since, until }, scorers, first).await?;
+        read_outcome(tx, Outcome { backend, tenant, won, since, until }, scorers, first).await?;
     }
     Ok(())
 }
@@ -493,26 +494,51 @@ async fn read_period(
 /// The leads of one outcome a backtest reads: the tenant's, won or lost, created in the period.
 #[derive(Debug, Clone, Copy)]
 struct Outcome<'a> {
+    backend: Backend,
     tenant: &'a str,
     won: bool,
     since: Option<i64>,
     until: Option<i64>,
 }
 
+/// Leads of one outcome as read in one statement: how many, and their replay records one after
+/// the other (none when no lead of the chunk has one).
+struct Chunk {
+    won: bool,
+    leads: i64,
+    records: Option<Vec<u8>>,
+}
+
+impl Chunk {
+    /// The chunk's leads, decoded: an error when a record does not decode, or when a lead has none
+    /// (its posting could not be read when the records were filled).
+    fn replayed(&self) -> Result<Vec<Replayed>, String> {
+        let records = crate::replay::records(self.records.as_deref().unwrap_or_default());
+        let leads = records.map(|r| r.map(|lead| Replayed { lead, won: self.won })).collect::<Result<Vec<_>, _>>()?;
+        match self.leads - leads.len() as i64 {
+            0 => Ok(leads),
+            missing => Err(format!("{missing} stored leads without a replay record (their posting does not parse)")),
+        }
+    }
+}
+
 /// Reads the leads of `part` in chunks in index order, each read as one row holding the whole
-/// chunk as text (one round trip to the database per chunk, not per lead), all in `tx`'s
+/// chunk's replay records (one round trip to the database per chunk, not per lead), all in `tx`'s
 /// snapshot: first the key of the chunk's last lead, then the chunk up to it. On SQLite the index
-/// `leads_replay` holds every column read, so the rows and their postings are not read; on
-/// PostgreSQL a posting long enough to matter is stored apart from its row. The chunks are dealt
-/// in turn to `scorers`, starting at `first`; a send fails only once that scorer has stopped on a
-/// bad input, whose error the caller reports.
+/// `leads_replay` holds every column read, so the rows and their postings are not read. The
+/// chunks are dealt in turn to `scorers`, starting at `first`; a send fails only once that scorer
+/// has stopped on a bad record, whose error the caller reports.
 async fn read_outcome(
     tx: &mut Tx,
     part: Outcome<'_>,
-    scorers: &[tokio::sync::mpsc::Sender<String>],
+    scorers: &[tokio::sync::mpsc::Sender<Chunk>],
     first: usize,
 ) -> Result<(), sqlx::Error> {
     let outcome = if part.won { "won" } else { "lost" };
+    let (chunk_up_to, rest) = match part.backend {
+        Backend::Sqlite => (SQLITE_CHUNK_UP_TO, SQLITE_REST),
+        Backend::Postgres => (POSTGRES_CHUNK_UP_TO, POSTGRES_REST),
+    };
     // The index range starts at the period's start (the key is read after the one before it).
     let mut after = (part.since.map_or(i64::MIN, |since| since.saturating_sub(1)), String::new());
     // Binds the filter both statements share: tenant, outcome, period and the key read up to
@@ -531,15 +557,14 @@ async fn read_outcome(
     for turn in first.. {
         let last: Option<(i64, String)> =
             filtered!(sqlx::query_as(BACKTEST_LAST)).bind(BACKTEST_CHUNK as i64 - 1).fetch_optional(&mut **tx).await?;
-        let chunk: Option<String> = match &last {
-            Some((created_at, id)) => filtered!(sqlx::query_scalar(BACKTEST_CHUNK_UP_TO)).bind(created_at).bind(id),
-            None => filtered!(sqlx::query_scalar(BACKTEST_REST)),
+        let (leads, records): (i64, Option<Vec<u8>>) = match &last {
+            Some((created_at, id)) => filtered!(sqlx::query_as(chunk_up_to)).bind(created_at).bind(id),
+            None => filtered!(sqlx::query_as(rest)),
         }
         .fetch_one(&mut **tx)
         .await?;
-        if let Some(chunk) = chunk
-            && scorers[turn % scorers.len()].send(chunk).await.is_err()
-        {
+        let chunk = Chunk { won: part.won, leads, records };
+        if leads > 0 && scorers[turn % scorers.len()].send(chunk).await.is_err() {
             return Ok(());
         }
         match last {
@@ -562,61 +587,27 @@ macro_rules! replayed_after {
     };
 }
 
-/// The leads of a chunk as one text: records separated by [`RECORD`], fields by [`FIELD`]
-/// (`string_agg` is SQLite's `group_concat` too; `concat_ws` writes each record at once, where a
-/// chain of `||` copies it once per operand). A lead without a stored input (one its migration
-/// could not fill, or one a release before the column stored) gives its whole posting, which
-/// parses as the same input.
-macro_rules! replayed_chunk {
-    () => {
-        "SELECT string_agg(concat_ws('\u{1f}', id, COALESCE(scoring_input, \
-         (SELECT whole.posting FROM leads AS whole WHERE whole.id = leads.id)), fetched_at, outcome, created_at), \
-         '\u{1e}') "
-    };
-}
-
 /// The key of the chunk's last lead: the one $7 places after the first.
 const BACKTEST_LAST: &str =
     concat!("SELECT created_at, id ", replayed_after!(), " ORDER BY created_at, id LIMIT 1 OFFSET $7");
-/// The chunk up to its last lead's key ($7, $8), by an index range on both ends.
-const BACKTEST_CHUNK_UP_TO: &str = concat!(replayed_chunk!(), replayed_after!(), " AND (created_at, id) <= ($7, $8)");
-/// The last, shorter chunk.
-const BACKTEST_REST: &str = concat!(replayed_chunk!(), replayed_after!());
-/// Separates the leads of a chunk, and the fields of a lead: control characters that JSON text
-/// (a stored input or posting) never holds unescaped, nor do ids, numbers and outcomes.
-const RECORD: char = '\u{1e}';
-const FIELD: char = '\u{1f}';
+/// The leads of a chunk and their records, concatenated: SQLite's `group_concat` joins blobs
+/// byte for byte (as text, which the cast makes a blob again); PostgreSQL's `string_agg` joins
+/// `bytea`. Up to the chunk's last lead's key ($7, $8), by an index range on both ends; the last,
+/// shorter chunk to the end.
+macro_rules! chunk_statements {
+    ($up_to:ident, $rest:ident, $select:literal) => {
+        const $up_to: &str = concat!($select, replayed_after!(), " AND (created_at, id) <= ($7, $8)");
+        const $rest: &str = concat!($select, replayed_after!());
+    };
+}
+chunk_statements!(SQLITE_CHUNK_UP_TO, SQLITE_REST, "SELECT count(*), CAST(group_concat(replay, '') AS BLOB) ");
+chunk_statements!(POSTGRES_CHUNK_UP_TO, POSTGRES_REST, "SELECT count(*), string_agg(replay, ''::bytea) ");
 
-/// Chunks read ahead of each scorer: the most raw inputs a backtest holds at once is
+/// Chunks read ahead of each scorer: the most records a backtest holds at once is
 /// `scorers × (BACKTEST_CHUNKS_IN_FLIGHT + 1) × BACKTEST_CHUNK` plus the one being filled.
 const BACKTEST_CHUNKS_IN_FLIGHT: usize = 4;
 /// At most this many scorers, whatever the core count: a backtest shares the server.
 const BACKTEST_MAX_SCORERS: usize = 4;
-
-impl Replay {
-    /// One record of a backtest chunk; anything but five sound fields is an error naming the lead.
-    fn parse(record: &str) -> Result<Replay, String> {
-        let mut fields = record.split(FIELD);
-        let mut next = || fields.next().ok_or_else(|| format!("a stored lead with too few fields: {record:.40}"));
-        let (id, input, fetched_at, outcome, created_at) = (next()?, next()?, next()?, next()?, next()?);
-        let number = |x: &str| x.parse::<i64>().map_err(|e| format!("lead {id}: {e}"));
-        let lead = Replay {
-            id: id.into(),
-            input: serde_json::from_str(input).map_err(|e| format!("lead {id}: {e}"))?,
-            fetched_at: number(fetched_at)?,
-            won: match outcome {
-                "won" => true,
-                "lost" => false,
-                other => return Err(format!("lead {id}: outcome {other:?}")),
-            },
-            created_at: number(created_at)?,
-        };
-        match fields.next() {
-            None => Ok(lead),
-            Some(_) => Err(format!("lead {id}: more than five fields")),
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -624,12 +615,9 @@ mod tests {
 
     fn leads(n: usize) -> Chunks {
         let input: crate::posting::ScoringInput = serde_json::from_str("{}").unwrap();
-        let lead = |i: usize| Replay {
-            id: format!("lead_{i}").into(),
-            input: input.clone(),
-            fetched_at: 0,
+        let lead = |i: usize| Replayed {
+            lead: Replay { id: format!("lead_{i}").into(), input: input.clone(), fetched_at: 0, created_at: 0 },
             won: i.is_multiple_of(2),
-            created_at: 0,
         };
         vec![(0..n / 2).map(lead).collect(), (n / 2..n).map(lead).collect()]
     }

@@ -1,0 +1,16 @@
+-- What a backtest replays of each lead (its id, fetch and creation times, and what the scoring
+-- engine reads of its posting) as one binary record, written with the posting by every write of
+-- it (leads::PostingColumns; the layout is described in replay.rs). The service fills the record
+-- of every lead stored before this column when it starts (leads::fill_replays), in batches, and
+-- then empties the lead's `scoring_input`: the column stays, unwritten, so a release before this
+-- one still runs against this schema (it replays a lead without it from its posting).
+ALTER TABLE leads ADD COLUMN replay BLOB;
+
+-- The backtest's read (a tenant's leads with an outcome, by creation time, each chunk's records
+-- concatenated) answered from this index alone, a third of the size of the one it replaces.
+DROP INDEX IF EXISTS leads_replay;
+CREATE INDEX IF NOT EXISTS leads_replay ON leads (tenant_id, outcome, created_at, id, replay);
+
+-- The leads whose record is still to be filled: empty once they are, so the check at each start
+-- costs nothing.
+CREATE INDEX IF NOT EXISTS leads_without_replay ON leads (id) WHERE replay IS NULL;
