@@ -7,7 +7,7 @@
 //! (the freelancer's real skills, budget, client, competition, freshness, plus noise). Then times
 //! (a) scoring every posting's scoring input under the current configuration (the defaults,
 //! which configure no skills) and a proposed one (skills configured, other weights) with
-//! `engine::point` (the score without its explanation sentences), on one thread per core (at most
+//! `engine::Points` (the score without its explanation sentences), on one thread per core (at most
 //! four) as the server does, and (b) `backtest::evaluate` of the two, and prints one table row
 //! per size.
 
@@ -62,13 +62,10 @@ fn main() {
                         (&current_w, &current_p, &proposed_w, &proposed_p);
                     scope.spawn(move || {
                         let point = |(composite, confidence): (f64, f64)| Point { composite, confidence };
+                        let current = engine::Points::new(current_w, current_p);
+                        let proposed = engine::Points::new(proposed_w, proposed_p);
                         part.iter()
-                            .map(|p| {
-                                (
-                                    point(engine::point(p, current_w, current_p, as_of)),
-                                    point(engine::point(p, proposed_w, proposed_p, as_of)),
-                                )
-                            })
+                            .map(|p| (point(current.of(p, as_of)), point(proposed.of(p, as_of))))
                             .collect::<Vec<_>>()
                     })
                 })

@@ -130,14 +130,45 @@ pub fn point(
     params: &ScoringParameters,
     as_of: DateTime<Utc>,
 ) -> (f64, f64) {
-    let weighted = Weighted::of(weights, &signals(input, params, as_of, false));
-    (weighted.composite(), weighted.confidence(evidence(input.client.as_ref(), params.evidence_prior)))
+    Points::new(weights, params).of(input, as_of)
 }
 
-/// The five signals of `posting`, in the order of [`SignalWeights`]'s fields.
-fn signals(posting: &ScoringInput, params: &ScoringParameters, as_of: DateTime<Utc>, explain: bool) -> [Signal; 5] {
+/// [`point`] under one configuration for many inputs: what depends on the configuration alone
+/// (its skills, trimmed) is worked out once.
+pub struct Points<'a> {
+    weights: &'a SignalWeights,
+    params: &'a ScoringParameters,
+    mine: Vec<&'a str>,
+}
+
+impl<'a> Points<'a> {
+    pub fn new(weights: &'a SignalWeights, params: &'a ScoringParameters) -> Self {
+        Points { weights, params, mine: configured_skills(params) }
+    }
+
+    /// The composite and confidence of `input` as of `as_of`.
+    pub fn of(&self, input: &ScoringInput, as_of: DateTime<Utc>) -> (f64, f64) {
+        let weighted = Weighted::of(self.weights, &signals(input, self.params, &self.mine, as_of, false));
+        (weighted.composite(), weighted.confidence(evidence(input.client.as_ref(), self.params.evidence_prior)))
+    }
+}
+
+/// The configured skills a job's are matched against: trimmed, the empty ones left out.
+fn configured_skills(params: &ScoringParameters) -> Vec<&str> {
+    params.skills.iter().map(|s| s.trim()).filter(|s| !s.is_empty()).collect()
+}
+
+/// The five signals of `posting`, in the order of [`SignalWeights`]'s fields (`mine`: the
+/// configured skills, [`configured_skills`]).
+fn signals(
+    posting: &ScoringInput,
+    params: &ScoringParameters,
+    mine: &[&str],
+    as_of: DateTime<Utc>,
+    explain: bool,
+) -> [Signal; 5] {
     [
-        skill_match(posting, params, explain),
+        skill_match(posting, mine, explain),
         budget(posting, params, explain),
         client_history(posting, explain),
         competition(posting, params, explain),
@@ -193,7 +224,7 @@ fn score_with(
     as_of: DateTime<Utc>,
     explain: bool,
 ) -> Scored {
-    let signals = signals(posting, params, as_of, explain);
+    let signals = signals(posting, params, &configured_skills(params), as_of, explain);
     let weighted = Weighted::of(weights, &signals);
     let composite = weighted.composite();
     let coverage = weighted.coverage();
@@ -262,11 +293,10 @@ fn same_skill(a: &str, b: &str) -> bool {
     a.eq_ignore_ascii_case(b) || (!(a.is_ascii() && b.is_ascii()) && a.to_lowercase() == b.to_lowercase())
 }
 
-fn skill_match(posting: &ScoringInput, params: &ScoringParameters, explain: bool) -> Signal {
+fn skill_match(posting: &ScoringInput, mine: &[&str], explain: bool) -> Signal {
     let asked = || posting.skills.iter().map(|s| s.trim()).filter(|s| !s.is_empty());
-    let mine = || params.skills.iter().map(|s| s.trim()).filter(|s| !s.is_empty());
     let n = asked().count();
-    match (n == 0, mine().next().is_none()) {
+    match (n == 0, mine.is_empty()) {
         (true, true) => return Signal::unavailable("The job lists no skills and no skills are configured."),
         (true, false) => return Signal::unavailable("The job lists no skills to match."),
         (false, true) => {
@@ -278,7 +308,7 @@ fn skill_match(posting: &ScoringInput, params: &ScoringParameters, explain: bool
         }
         (false, false) => {}
     }
-    let matched = || asked().filter(|a| mine().any(|m| same_skill(a, m)));
+    let matched = || asked().filter(|a| mine.iter().any(|m| same_skill(a, m)));
     let hits = matched().count();
     let explanation = if hits == 0 {
         say!(explain, "0 of {n} required {} {}.", plural(n, "skill", "skills"), plural(n, "matches", "match"))

@@ -144,6 +144,29 @@ pub fn records(chunk: &[u8]) -> impl Iterator<Item = Result<Replay, String>> + '
     })
 }
 
+/// The greatest key (created_at, id) of the records of a chunk (none when it holds none), read
+/// from their heads alone.
+pub fn last_key(chunk: &[u8]) -> Result<Option<(i64, &str)>, String> {
+    let mut rest = chunk;
+    let mut last: Option<(i64, &str)> = None;
+    while !rest.is_empty() {
+        let mut r = Reader(rest);
+        let length = u32::from_le_bytes(r.take()?) as usize;
+        let (record, after) = r.0.split_at_checked(length).ok_or("a replay record longer than its chunk")?;
+        rest = after;
+        let mut r = Reader(record);
+        if r.byte()? != FORMAT {
+            return Err("a replay record of another format".into());
+        }
+        let id = r.text()?;
+        let (_fetched_at, created_at) = (r.i64()?, r.i64()?);
+        if last.is_none_or(|key| (created_at, id) > key) {
+            last = Some((created_at, id));
+        }
+    }
+    Ok(last)
+}
+
 /// One record, after its length.
 fn decode(record: &[u8]) -> Result<Replay, String> {
     let mut r = Reader(record);
@@ -155,7 +178,12 @@ fn decode(record: &[u8]) -> Result<Replay, String> {
     let named = |e: String| format!("the replay record of lead {id}: {e}");
     let mut input = || -> Result<(i64, i64, ScoringInput), String> {
         let (fetched_at, created_at) = (r.i64()?, r.i64()?);
-        let skills = (0..r.len()?).map(|_| r.text().map(str::to_string)).collect::<Result<_, _>>()?;
+        let count = r.len()?;
+        // Each skill takes at least a byte: a count beyond the record's length is damage.
+        let mut skills = Vec::with_capacity(count.min(r.0.len()));
+        for _ in 0..count {
+            skills.push(r.text()?.to_string());
+        }
         let budget = match r.byte()? {
             0 => None,
             kind @ (1 | 2) => Some(Budget {
@@ -285,6 +313,19 @@ mod tests {
         assert_eq!(decoded, expected);
         let max = decoded[2].input.budget.as_ref().unwrap().max.unwrap();
         assert!(max == 0.0 && max.is_sign_negative(), "the sign of -0.0 kept");
+    }
+
+    /// The last key of a chunk is its greatest (created_at, id), in whatever order its records
+    /// come; ties on the time go to the greater id.
+    #[test]
+    fn the_last_key_of_a_chunk_is_its_greatest() {
+        let chunk: Vec<u8> = [("lead_b", 5), ("lead_c", 7), ("lead_a", 7), ("lead_z", 6)]
+            .iter()
+            .flat_map(|(id, created_at)| encode(id, 0, *created_at, &input()))
+            .collect();
+        assert_eq!(last_key(&chunk), Ok(Some((7, "lead_c"))));
+        assert_eq!(last_key(&[]), Ok(None));
+        assert!(last_key(&chunk[..chunk.len() - 1]).is_err());
     }
 
     /// A cut, padded or foreign record is an error naming the lead once its id is read, never a

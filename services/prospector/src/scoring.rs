@@ -10,7 +10,8 @@ use runtime::Context;
 use sqlx::Row;
 use support::Problem;
 
-use crate::replay::Replay;
+use crate::backtest::{Case, Point};
+use crate::engine;
 use runtime::fault;
 use runtime::store::{Backend, Nullable, Store, Tx, now_ms, to_time};
 
@@ -194,24 +195,23 @@ pub async fn update(
 pub const DEFAULT_TOP_K: i64 = 25;
 pub const DEFAULT_TIERS: i64 = 4;
 
-/// Historical leads as backtests replay them (each parsed scoring input, with what the report
-/// reads of the lead), kept per tenant and period while the tenant's leads are unchanged: a
-/// configuration is tuned by running backtest after backtest over the same history, and reading
-/// and parsing the history is most of each run.
+/// Historical leads as backtests replay them (the chunks of replay records as they were read),
+/// kept per tenant and period while the tenant's leads are unchanged: a configuration is tuned by
+/// running backtest after backtest over the same history, and reading it is most of each run.
 ///
 /// A set is kept under the tenant's lead version (`lead_versions`, which a trigger advances in the
 /// transaction of every change to its leads) read in the backtest's own snapshot, and used only by
 /// a backtest that reads the same version in its snapshot: its leads are then exactly those the
 /// database holds for it, so the report is the one a fresh read gives. At most
-/// [`REPLAYS_KEPT`] leads are kept over all sets (the oldest set goes first); a history larger
-/// than that is read and parsed every time, in chunks, as before.
+/// [`REPLAYS_KEPT`] bytes of records are kept over all sets (the oldest set goes first); a history
+/// larger than that is read every time, in chunks, as before.
 #[derive(Default)]
 pub struct Replays {
     kept: std::sync::Mutex<Vec<(ReplayKey, Arc<Chunks>)>>,
 }
 
-/// Leads as they were read, a chunk at a time (so no vector of them all is ever grown and copied).
-type Chunks = Vec<Vec<Replayed>>;
+/// Leads as they were read, a chunk at a time.
+type Chunks = Vec<Chunk>;
 
 impl std::fmt::Debug for Replays {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -220,10 +220,10 @@ impl std::fmt::Debug for Replays {
     }
 }
 
-/// Leads kept parsed over every tenant and period, at most: about 110 MB (a parsed lead with its
-/// skills, budget and client takes about 730 bytes; 100,000 of them added 73 MB to the server's
-/// resident memory).
-pub const REPLAYS_KEPT: usize = 150_000;
+/// Bytes of replay records kept over every tenant and period, at most: 96 MiB, the records of
+/// about 680,000 leads of the benchmark's history (about 150 bytes each; a lead is decoded again
+/// at each run, which costs a tenth of reading it).
+pub const REPLAYS_KEPT: usize = 96 << 20;
 
 /// What a set of replayed leads answers for: a tenant, a period and the tenant's lead version.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -234,15 +234,9 @@ struct ReplayKey {
     version: Option<i64>,
 }
 
-/// A historical lead as a backtest replays it: its record, and its outcome.
-struct Replayed {
-    lead: Replay,
-    won: bool,
-}
-
-/// The number of leads in `chunks`.
-fn count(chunks: &Chunks) -> usize {
-    chunks.iter().map(Vec::len).sum()
+/// The bytes of the records of `chunks`.
+fn bytes(chunks: &Chunks) -> usize {
+    chunks.iter().map(Chunk::bytes).sum()
 }
 
 impl Replays {
@@ -253,13 +247,13 @@ impl Replays {
 
     /// Keeps `leads` under `key`, in place of any set of the same tenant and period.
     fn keep(&self, key: ReplayKey, leads: Chunks) {
-        if count(&leads) > REPLAYS_KEPT {
+        if bytes(&leads) > REPLAYS_KEPT {
             return;
         }
         let Ok(mut kept) = self.kept.lock() else { return };
         kept.retain(|(k, _)| (&k.tenant, k.since, k.until) != (&key.tenant, key.since, key.until));
         kept.push((key, Arc::new(leads)));
-        while kept.iter().map(|(_, leads)| count(leads)).sum::<usize>() > REPLAYS_KEPT {
+        while kept.iter().map(|(_, leads)| bytes(leads)).sum::<usize>() > REPLAYS_KEPT {
             kept.remove(0);
         }
     }
@@ -274,8 +268,7 @@ pub async fn backtest(
     replays: &Replays,
     input: models::BacktestInput,
 ) -> Result<models::BacktestReport, errors::RunBacktestError> {
-    use crate::backtest::{self, Case, Point, Settings};
-    use crate::engine;
+    use crate::backtest::{self, Case, Settings};
     use errors::RunBacktestError as E;
     check(&input.weights, &input.parameters).map_err(E::ValidationError)?;
     if let (Some(since), Some(until)) = (input.since, input.until)
@@ -304,17 +297,12 @@ pub async fn backtest(
     let configs = Arc::new((live, input));
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, BACKTEST_MAX_SCORERS);
     // Composite and confidence only: the explanation sentences are most of a score's cost.
-    let case = |(live, proposed): &(ScoringConfig, models::BacktestInput), Replayed { lead, won }: &Replayed| {
-        let at = to_time(lead.fetched_at);
-        let point = |(composite, confidence): (f64, f64)| Point { composite, confidence };
-        Case {
-            current: point(engine::point(&lead.input, &live.weights, &live.parameters, at)),
-            proposed: point(engine::point(&lead.input, &proposed.weights, &proposed.parameters, at)),
-            id: lead.id.clone(),
-            won: *won,
-            found_at: to_time(lead.created_at),
-        }
-    };
+    fn points((live, proposed): &(ScoringConfig, models::BacktestInput)) -> (engine::Points<'_>, engine::Points<'_>) {
+        (
+            engine::Points::new(&live.weights, &live.parameters),
+            engine::Points::new(&proposed.weights, &proposed.parameters),
+        )
+    }
     // Cases come back a chunk at a time and are laid out once, in a vector of their exact size.
     let flatten = |parts: Vec<Vec<Case>>| {
         let mut cases = Vec::with_capacity(parts.iter().map(Vec::len).sum());
@@ -323,47 +311,55 @@ pub async fn backtest(
     };
 
     if let Some(leads) = replays.get(&key) {
-        // The same leads as this snapshot holds, already parsed: scored on every core.
+        // The same leads as this snapshot holds, as read: decoded and scored on every core.
         cx.tx.end_read::<E>().await?;
         let scorers: Vec<_> = (0..workers)
             .map(|w| {
                 let (leads, configs) = (leads.clone(), configs.clone());
                 tokio::task::spawn_blocking(move || {
+                    let points = points(&configs);
                     let mine = leads.iter().skip(w).step_by(workers);
-                    mine.map(|chunk| chunk.iter().map(|lead| case(&configs, lead)).collect())
-                        .collect::<Vec<Vec<Case>>>()
+                    mine.map(|chunk| chunk.cases(&points)).collect::<Result<Vec<Vec<Case>>, _>>()
                 })
             })
             .collect();
         let mut parts = Vec::new();
         for scorer in scorers {
-            parts.append(&mut scorer.await.map_err(|e| fault("backtest", "computing", e))?);
+            let mut part = scorer
+                .await
+                .map_err(|e| fault("backtest", "computing", e))?
+                .map_err(|e| fault("backtest", "reading leads", e))?;
+            parts.append(&mut part);
         }
         return tokio::task::spawn_blocking(move || backtest::evaluate(&flatten(parts), &settings))
             .await
             .map_err(|e| fault("backtest", "computing", e));
     }
 
-    // The stored scoring inputs (not the whole postings) stream from the database in chunks,
-    // dealt in turn to one blocking scorer per core, which parse and score each lead as it
-    // arrives and keep its two points, and its parsed lead while the history stays small
-    // enough to keep ([`REPLAYS_KEPT`]): memory holds a few chunks of inputs, never all of a
-    // larger history, and reading overlaps scoring.
-    let parsed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    // The replay records (not the whole postings) stream from the database in chunks, dealt in
+    // turn to one blocking scorer per core, which decodes and scores each lead as it arrives and
+    // keeps its two points, and the chunk while the history stays small enough to keep
+    // ([`REPLAYS_KEPT`]): memory holds a few chunks, never all of a larger history, and reading
+    // overlaps scoring.
+    let read = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let (mut scorers, mut senders) = (Vec::with_capacity(workers), Vec::with_capacity(workers));
     for _ in 0..workers {
         let (chunks, mut arriving) = tokio::sync::mpsc::channel::<Chunk>(BACKTEST_CHUNKS_IN_FLIGHT);
-        let (configs, parsed) = (configs.clone(), parsed.clone());
+        let (configs, read) = (configs.clone(), read.clone());
         senders.push(chunks);
         scorers.push(tokio::task::spawn_blocking(move || {
+            let points = points(&configs);
             let mut cases: Vec<Vec<Case>> = Vec::new();
             let mut kept: Option<Chunks> = Some(Vec::new());
             while let Some(chunk) = arriving.blocking_recv() {
-                let leads = chunk.replayed()?;
-                cases.push(leads.iter().map(|lead| case(&configs, lead)).collect());
-                let read = parsed.fetch_add(leads.len(), std::sync::atomic::Ordering::Relaxed) + leads.len();
+                cases.push(chunk.cases(&points)?);
+                let bytes = chunk.bytes();
                 match kept.as_mut() {
-                    Some(kept) if read <= REPLAYS_KEPT => kept.push(leads),
+                    Some(kept)
+                        if read.fetch_add(bytes, std::sync::atomic::Ordering::Relaxed) + bytes <= REPLAYS_KEPT =>
+                    {
+                        kept.push(chunk)
+                    }
                     _ => kept = None,
                 }
             }
@@ -510,24 +506,44 @@ struct Chunk {
 }
 
 impl Chunk {
-    /// The chunk's leads, decoded: an error when a record does not decode, or when a lead has none
-    /// (its posting could not be read when the records were filled).
-    fn replayed(&self) -> Result<Vec<Replayed>, String> {
-        let records = crate::replay::records(self.records.as_deref().unwrap_or_default());
-        let leads = records.map(|r| r.map(|lead| Replayed { lead, won: self.won })).collect::<Result<Vec<_>, _>>()?;
-        match self.leads - leads.len() as i64 {
-            0 => Ok(leads),
+    /// The chunk's leads, decoded and scored under the current and the proposed configuration
+    /// (composite and confidence only: the explanation sentences are most of a score's cost): an
+    /// error when a record does not decode, or when a lead has none (its posting could not be read
+    /// when the records were filled).
+    fn cases(&self, (current, proposed): &(engine::Points, engine::Points)) -> Result<Vec<Case>, String> {
+        // Laid out once, in a vector of the chunk's size.
+        let mut cases = Vec::with_capacity(usize::try_from(self.leads).unwrap_or_default());
+        for lead in crate::replay::records(self.records.as_deref().unwrap_or_default()) {
+            let lead = lead?;
+            let at = to_time(lead.fetched_at);
+            let point = |(composite, confidence): (f64, f64)| Point { composite, confidence };
+            cases.push(Case {
+                current: point(current.of(&lead.input, at)),
+                proposed: point(proposed.of(&lead.input, at)),
+                id: lead.id,
+                won: self.won,
+                found_at: to_time(lead.created_at),
+            });
+        }
+        match self.leads - cases.len() as i64 {
+            0 => Ok(cases),
             missing => Err(format!("{missing} stored leads without a replay record (their posting does not parse)")),
         }
+    }
+
+    /// The bytes its records take.
+    fn bytes(&self) -> usize {
+        self.records.as_ref().map_or(0, Vec::len)
     }
 }
 
 /// Reads the leads of `part` in chunks in index order, each read as one row holding the whole
-/// chunk's replay records (one round trip to the database per chunk, not per lead), all in `tx`'s
-/// snapshot: first the key of the chunk's last lead, then the chunk up to it. On SQLite the index
-/// `leads_replay` holds every column read, so the rows and their postings are not read. The
-/// chunks are dealt in turn to `scorers`, starting at `first`; a send fails only once that scorer
-/// has stopped on a bad record, whose error the caller reports.
+/// chunk's replay records (one round trip to the database per chunk, not per lead, and one walk
+/// of the index), all in `tx`'s snapshot. The next chunk starts after the last key (created_at,
+/// id) of this one, which its records state. On SQLite the index `leads_replay` holds every column
+/// read, so the rows and their postings are not read. The chunks are dealt in turn to `scorers`,
+/// starting at `first`; a send fails only once that scorer has stopped on a bad record, whose
+/// error the caller reports.
 async fn read_outcome(
     tx: &mut Tx,
     part: Outcome<'_>,
@@ -535,39 +551,44 @@ async fn read_outcome(
     first: usize,
 ) -> Result<(), sqlx::Error> {
     let outcome = if part.won { "won" } else { "lost" };
-    let (chunk_up_to, rest) = match part.backend {
-        Backend::Sqlite => (SQLITE_CHUNK_UP_TO, SQLITE_REST),
-        Backend::Postgres => (POSTGRES_CHUNK_UP_TO, POSTGRES_REST),
+    let statement = match part.backend {
+        Backend::Sqlite => SQLITE_CHUNK,
+        Backend::Postgres => POSTGRES_CHUNK,
     };
     // The index range starts at the period's start (the key is read after the one before it).
     let mut after = (part.since.map_or(i64::MIN, |since| since.saturating_sub(1)), String::new());
-    // Binds the filter both statements share: tenant, outcome, period and the key read up to
-    // ($1–$6).
-    macro_rules! filtered {
-        ($query:expr) => {
-            $query
-                .bind(part.tenant)
-                .bind(outcome)
-                .bind(Nullable(part.since))
-                .bind(Nullable(part.until))
-                .bind(after.0)
-                .bind(&after.1)
-        };
-    }
     for turn in first.. {
-        let last: Option<(i64, String)> =
-            filtered!(sqlx::query_as(BACKTEST_LAST)).bind(BACKTEST_CHUNK as i64 - 1).fetch_optional(&mut **tx).await?;
-        let (leads, records): (i64, Option<Vec<u8>>) = match &last {
-            Some((created_at, id)) => filtered!(sqlx::query_as(chunk_up_to)).bind(created_at).bind(id),
-            None => filtered!(sqlx::query_as(rest)),
-        }
-        .fetch_one(&mut **tx)
-        .await?;
+        let (leads, records, newest): (i64, Option<Vec<u8>>, Option<i64>) = sqlx::query_as(statement)
+            .bind(part.tenant)
+            .bind(outcome)
+            .bind(Nullable(part.since))
+            .bind(Nullable(part.until))
+            .bind(after.0)
+            .bind(&after.1)
+            .bind(BACKTEST_CHUNK as i64)
+            .fetch_one(&mut **tx)
+            .await?;
+        // A full chunk may have more after it: they start after its last key, which must be
+        // past the one this chunk started after and be the newest row's (a record out of step
+        // with its row would otherwise read a lead twice or not at all).
+        let next = match leads == BACKTEST_CHUNK as i64 {
+            true => {
+                let last = crate::replay::last_key(records.as_deref().unwrap_or_default());
+                let last = last.map_err(|e| sqlx::Error::Decode(e.into()))?;
+                match last {
+                    Some((created_at, id)) if (created_at, id) > (after.0, &after.1) && Some(created_at) == newest => {
+                        Some((created_at, id.to_string()))
+                    }
+                    _ => return Err(sqlx::Error::Decode("a chunk's replay records out of step with its rows".into())),
+                }
+            }
+            false => None,
+        };
         let chunk = Chunk { won: part.won, leads, records };
         if leads > 0 && scorers[turn % scorers.len()].send(chunk).await.is_err() {
             return Ok(());
         }
-        match last {
+        match next {
             Some(key) => after = key,
             None => return Ok(()),
         }
@@ -578,30 +599,24 @@ async fn read_outcome(
 /// Leads per chunk read from the database and sent to a scorer.
 const BACKTEST_CHUNK: usize = 2048;
 
-/// The filter of a backtest's read: the tenant's ($1) leads with the outcome $2, created in the
-/// period ($3, $4), after the key ($5, $6) in the order (created_at, id).
-macro_rules! replayed_after {
-    () => {
-        "FROM leads WHERE tenant_id = $1 AND outcome = $2 AND ($3 IS NULL OR created_at >= $3) \
-         AND ($4 IS NULL OR created_at < $4) AND (created_at, id) > ($5, $6)"
+/// A chunk of a backtest's read: of the tenant's ($1) leads with the outcome $2, created in the
+/// period ($3, $4), the first $7 after the key ($5, $6) in the order (created_at, id), from an
+/// index range; how many, their records concatenated, and the newest creation time. SQLite's
+/// `group_concat` joins blobs byte for byte (as text, which the cast makes a blob again);
+/// PostgreSQL's `string_agg` joins `bytea`.
+macro_rules! chunk_statement {
+    ($aggregate:literal) => {
+        concat!(
+            "SELECT count(*), ",
+            $aggregate,
+            ", max(created_at) FROM (SELECT created_at, replay FROM leads WHERE tenant_id = $1 AND outcome = $2 \
+             AND ($3 IS NULL OR created_at >= $3) AND ($4 IS NULL OR created_at < $4) AND (created_at, id) > ($5, $6) \
+             ORDER BY created_at, id LIMIT $7) AS chunk"
+        )
     };
 }
-
-/// The key of the chunk's last lead: the one $7 places after the first.
-const BACKTEST_LAST: &str =
-    concat!("SELECT created_at, id ", replayed_after!(), " ORDER BY created_at, id LIMIT 1 OFFSET $7");
-/// The leads of a chunk and their records, concatenated: SQLite's `group_concat` joins blobs
-/// byte for byte (as text, which the cast makes a blob again); PostgreSQL's `string_agg` joins
-/// `bytea`. Up to the chunk's last lead's key ($7, $8), by an index range on both ends; the last,
-/// shorter chunk to the end.
-macro_rules! chunk_statements {
-    ($up_to:ident, $rest:ident, $select:literal) => {
-        const $up_to: &str = concat!($select, replayed_after!(), " AND (created_at, id) <= ($7, $8)");
-        const $rest: &str = concat!($select, replayed_after!());
-    };
-}
-chunk_statements!(SQLITE_CHUNK_UP_TO, SQLITE_REST, "SELECT count(*), CAST(group_concat(replay, '') AS BLOB) ");
-chunk_statements!(POSTGRES_CHUNK_UP_TO, POSTGRES_REST, "SELECT count(*), string_agg(replay, ''::bytea) ");
+const SQLITE_CHUNK: &str = chunk_statement!("CAST(group_concat(replay, '') AS BLOB)");
+const POSTGRES_CHUNK: &str = chunk_statement!("string_agg(replay, ''::bytea)");
 
 /// Chunks read ahead of each scorer: the most records a backtest holds at once is
 /// `scorers × (BACKTEST_CHUNKS_IN_FLIGHT + 1) × BACKTEST_CHUNK` plus the one being filled.
@@ -613,13 +628,10 @@ const BACKTEST_MAX_SCORERS: usize = 4;
 mod tests {
     use super::*;
 
+    /// Chunks of `n` bytes of records in all.
     fn leads(n: usize) -> Chunks {
-        let input: crate::posting::ScoringInput = serde_json::from_str("{}").unwrap();
-        let lead = |i: usize| Replayed {
-            lead: Replay { id: format!("lead_{i}").into(), input: input.clone(), fetched_at: 0, created_at: 0 },
-            won: i.is_multiple_of(2),
-        };
-        vec![(0..n / 2).map(lead).collect(), (n / 2..n).map(lead).collect()]
+        let chunk = |bytes: usize| Chunk { won: true, leads: 1, records: Some(vec![0; bytes]) };
+        vec![chunk(n / 2), chunk(n - n / 2)]
     }
 
     fn key(tenant: &str, since: Option<i64>, version: i64) -> ReplayKey {
@@ -627,20 +639,20 @@ mod tests {
     }
 
     /// A set answers only for its tenant, period and version; a newer version of the same
-    /// tenant and period replaces it; the sets never hold more than `REPLAYS_KEPT` leads (the
-    /// oldest goes first), and a larger history is not kept at all.
+    /// tenant and period replaces it; the sets never hold more than `REPLAYS_KEPT` bytes of
+    /// records (the oldest goes first), and a larger history is not kept at all.
     #[test]
     fn kept_replays_answer_for_their_version_and_stay_within_the_bound() {
         let replays = Replays::default();
         replays.keep(key("acme", None, 1), leads(10));
-        assert_eq!(replays.get(&key("acme", None, 1)).map(|l| count(&l)), Some(10));
+        assert_eq!(replays.get(&key("acme", None, 1)).map(|l| bytes(&l)), Some(10));
         assert!(replays.get(&key("acme", None, 2)).is_none(), "another version");
         assert!(replays.get(&key("acme", Some(5), 1)).is_none(), "another period");
         assert!(replays.get(&key("globex", None, 1)).is_none(), "another tenant");
 
         replays.keep(key("acme", None, 2), leads(3));
         assert!(replays.get(&key("acme", None, 1)).is_none(), "replaced by the newer version");
-        assert_eq!(replays.get(&key("acme", None, 2)).map(|l| count(&l)), Some(3));
+        assert_eq!(replays.get(&key("acme", None, 2)).map(|l| bytes(&l)), Some(3));
 
         replays.keep(key("globex", None, 1), leads(REPLAYS_KEPT - 3));
         assert!(replays.get(&key("acme", None, 2)).is_some(), "both fit");
@@ -651,7 +663,7 @@ mod tests {
 
         replays.keep(key("umbrella", None, 1), leads(REPLAYS_KEPT + 1));
         assert!(replays.get(&key("umbrella", None, 1)).is_none(), "too large to keep");
-        let kept: usize = replays.kept.lock().unwrap().iter().map(|(_, l)| count(l)).sum();
+        let kept: usize = replays.kept.lock().unwrap().iter().map(|(_, l)| bytes(l)).sum();
         assert!(kept <= REPLAYS_KEPT, "{kept}");
     }
 }
