@@ -220,10 +220,10 @@ impl std::fmt::Debug for Replays {
     }
 }
 
-/// Bytes of replay records kept over every tenant and period, at most: 96 MiB, the records of
-/// about 680,000 leads of the benchmark's history (about 150 bytes each; a lead is decoded again
+/// Bytes of replay records kept over every tenant and period, at most: 32 MiB, the records of
+/// about 220,000 leads of the benchmark's history (about 150 bytes each; a lead is decoded again
 /// at each run, which costs a tenth of reading it).
-pub const REPLAYS_KEPT: usize = 96 << 20;
+pub const REPLAYS_KEPT: usize = 32 << 20;
 
 /// What a set of replayed leads answers for: a tenant, a period and the tenant's lead version.
 #[derive(Debug, Clone, PartialEq, Eq)]
