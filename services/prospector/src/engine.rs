@@ -886,6 +886,16 @@ mod tests {
             prop_assert_eq!(point(&p.scoring_input(), &c.0, &c.1, as_of()), (scored.score.composite, scored.score.confidence));
         }
 
+        /// A lead replayed from its stored record scores as its posting does, to the bit.
+        #[test]
+        fn a_replayed_lead_scores_as_its_posting(p in posting_strategy(), c in config_strategy()) {
+            let record = crate::replay::encode("lead_x", 0, 0, &p.scoring_input());
+            let replayed = crate::replay::records(&record).next().unwrap().unwrap();
+            let scored = score(&p, &c.0, &c.1, 1, as_of());
+            let points = Points::new(&c.0, &c.1);
+            prop_assert_eq!(points.of(&replayed.input, as_of()), (scored.score.composite, scored.score.confidence));
+        }
+
         #[test]
         fn same_input_same_output(p in posting_strategy(), c in config_strategy()) {
             let a = score(&p, &c.0, &c.1, 7, as_of());
