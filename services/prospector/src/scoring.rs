@@ -571,18 +571,16 @@ async fn read_outcome(
         // A full chunk may have more after it: they start after its last key, which must be
         // past the one this chunk started after and be the newest row's (a record out of step
         // with its row would otherwise read a lead twice or not at all).
-        let next = match leads == BACKTEST_CHUNK as i64 {
-            true => {
-                let last = crate::replay::last_key(records.as_deref().unwrap_or_default());
-                let last = last.map_err(|e| sqlx::Error::Decode(e.into()))?;
-                match last {
-                    Some((created_at, id)) if (created_at, id) > (after.0, &after.1) && Some(created_at) == newest => {
-                        Some((created_at, id.to_string()))
-                    }
-                    _ => return Err(sqlx::Error::Decode("a chunk's replay records out of step with its rows".into())),
+        let next = if leads == BACKTEST_CHUNK as i64 {
+            let last = crate::replay::last_key(records.as_deref().unwrap_or_default());
+            match last.map_err(|e| sqlx::Error::Decode(e.into()))? {
+                Some((created_at, id)) if (created_at, id) > (after.0, &after.1) && Some(created_at) == newest => {
+                    Some((created_at, id.to_string()))
                 }
+                _ => return Err(sqlx::Error::Decode("a chunk's replay records out of step with its rows".into())),
             }
-            false => None,
+        } else {
+            None
         };
         let chunk = Chunk { won: part.won, leads, records };
         if leads > 0 && scorers[turn % scorers.len()].send(chunk).await.is_err() {
