@@ -119,47 +119,17 @@ fn optional<const N: usize>(out: &mut Vec<u8>, value: Option<[u8; N]>) {
 }
 
 /// The records of a chunk, in order; an error names what is wrong (and the lead, once its id is
-/// read), and ends the iteration.
+/// read).
 pub fn records(chunk: &[u8]) -> impl Iterator<Item = Result<Replay, String>> + '_ {
-    let mut rest = chunk;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let record = match rest.split_first_chunk::<4>() {
-            Some((length, after)) => match after.split_at_checked(u32::from_le_bytes(*length) as usize) {
-                Some((record, after)) => {
-                    rest = after;
-                    Ok(record)
-                }
-                None => Err("a replay record longer than its chunk".to_string()),
-            },
-            None => Err("a replay record without its length".to_string()),
-        };
-        let decoded = record.and_then(decode);
-        if decoded.is_err() {
-            rest = &[];
-        }
-        Some(decoded)
-    })
+    framed(chunk).map(|record| record.and_then(decode))
 }
 
 /// The greatest key (created_at, id) of the records of a chunk (none when it holds none), read
 /// from their heads alone.
 pub fn last_key(chunk: &[u8]) -> Result<Option<(i64, &str)>, String> {
-    let mut rest = chunk;
     let mut last: Option<(i64, &str)> = None;
-    while !rest.is_empty() {
-        let mut r = Reader(rest);
-        let length = u32::from_le_bytes(r.take()?) as usize;
-        let (record, after) = r.0.split_at_checked(length).ok_or("a replay record longer than its chunk")?;
-        rest = after;
-        let mut r = Reader(record);
-        if r.byte()? != FORMAT {
-            return Err("a replay record of another format".into());
-        }
-        let id = r.text()?;
-        let (_fetched_at, created_at) = (r.i64()?, r.i64()?);
+    for record in framed(chunk) {
+        let (id, _fetched_at, created_at) = head(&mut Reader(record?))?;
         if last.is_none_or(|key| (created_at, id) > key) {
             last = Some((created_at, id));
         }
@@ -167,17 +137,51 @@ pub fn last_key(chunk: &[u8]) -> Result<Option<(i64, &str)>, String> {
     Ok(last)
 }
 
-/// One record, after its length.
-fn decode(record: &[u8]) -> Result<Replay, String> {
-    let mut r = Reader(record);
+/// The records of a chunk, each after its length; a framing error ends the iteration.
+fn framed(chunk: &[u8]) -> impl Iterator<Item = Result<&[u8], String>> + '_ {
+    let mut rest = chunk;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut r = Reader(rest);
+        let record = r.take::<4>().map_err(|_| "a replay record without its length".to_string()).and_then(|length| {
+            let (record, after) =
+                r.0.split_at_checked(u32::from_le_bytes(length) as usize)
+                    .ok_or("a replay record longer than its chunk")?;
+            rest = after;
+            Ok(record)
+        });
+        if record.is_err() {
+            rest = &[];
+        }
+        Some(record)
+    })
+}
+
+/// The head of a record: its format checked, its id, fetched_at and created_at (errors after the
+/// id name the lead); `r` is left at its scoring input.
+fn head<'a>(r: &mut Reader<'a>) -> Result<(&'a str, i64, i64), String> {
     match r.byte()? {
         FORMAT => {}
         other => return Err(format!("a replay record of format {other}, not {FORMAT}")),
     }
-    let id: Arc<str> = r.text()?.into();
-    let named = |e: String| format!("the replay record of lead {id}: {e}");
-    let mut input = || -> Result<(i64, i64, ScoringInput), String> {
-        let (fetched_at, created_at) = (r.i64()?, r.i64()?);
+    let id = r.text()?;
+    let fetched_at = r.i64().map_err(|e| named(id, e))?;
+    let created_at = r.i64().map_err(|e| named(id, e))?;
+    Ok((id, fetched_at, created_at))
+}
+
+/// An error of the record of lead `id`.
+fn named(id: &str, e: String) -> String {
+    format!("the replay record of lead {id}: {e}")
+}
+
+/// One record, after its length.
+fn decode(record: &[u8]) -> Result<Replay, String> {
+    let mut r = Reader(record);
+    let (id, fetched_at, created_at) = head(&mut r)?;
+    let mut input = || -> Result<ScoringInput, String> {
         let count = r.len()?;
         // Each skill takes at least a byte: a count beyond the record's length is damage.
         let mut skills = Vec::with_capacity(count.min(r.0.len()));
@@ -212,13 +216,13 @@ fn decode(record: &[u8]) -> Result<Replay, String> {
             let (seconds, nanos) = (r.i64()?, u32::from_le_bytes(r.take()?));
             DateTime::from_timestamp(seconds, nanos).ok_or_else(|| format!("posting date {seconds}.{nanos:09}"))
         })?;
-        Ok((fetched_at, created_at, ScoringInput { skills, budget, client, proposals_count, posted_at }))
+        Ok(ScoringInput { skills, budget, client, proposals_count, posted_at })
     };
-    let (fetched_at, created_at, input) = input().map_err(named)?;
+    let input = input().map_err(|e| named(id, e))?;
     if !r.0.is_empty() {
-        return Err(named(format!("{} bytes after its end", r.0.len())));
+        return Err(named(id, format!("{} bytes after its end", r.0.len())));
     }
-    Ok(Replay { id, input, fetched_at, created_at })
+    Ok(Replay { id: id.into(), input, fetched_at, created_at })
 }
 
 /// What is left of a record to decode.
