@@ -10,7 +10,7 @@
 //! ```
 //!
 //! ```ignore
-//! // src/lib.rs: each service of the spec folder becomes a module (`shop`, …), as in a workspace's `services/NAME/api/`.
+//! // src/lib.rs: each service of the spec folder becomes a module (`shop`, …), as in a workspace's `generated/NAME/`.
 //! include!(concat!(env!("OUT_DIR"), "/specwright.rs"));
 //! ```
 //!

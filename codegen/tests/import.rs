@@ -133,7 +133,7 @@ fn an_operation_without_a_scope_needs_a_rule_and_json_reads_too() {
 /// the spec says them, not as fields.
 #[test]
 fn the_notes_document_imports_back_with_its_features() {
-    let doc = import::parse(include_str!("../../services/notes/api/openapi/notes.json")).unwrap();
+    let doc = import::parse(include_str!("../../generated/notes/openapi/notes.json")).unwrap();
     let imported = import::import(&doc, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
     let report = &imported.report;
     let left_out: Vec<&str> =

@@ -382,10 +382,10 @@ fn run(paths: &[PathBuf]) {
 fn specwrights_own_documents_import_back_to_the_same_contract() {
     let root = workspace();
     run(&[
-        root.join("services/vault/api/openapi/vault.json"),
-        root.join("services/prospector/api/openapi/prospector.json"),
-        root.join("services/notes/api/openapi/notes.json"),
-        root.join("services/notes/api/openapi/notes.3.0.json"),
+        root.join("generated/vault/openapi/vault.json"),
+        root.join("generated/prospector/openapi/prospector.json"),
+        root.join("generated/notes/openapi/notes.json"),
+        root.join("generated/notes/openapi/notes.3.0.json"),
     ]);
 }
 
@@ -415,16 +415,16 @@ fn specwrights_own_documents_import_back_to_their_contract() {
     let root = workspace();
     let carried_by_no_document = ["plan-stricter", "security-scheme-changed", "tool-removed"];
     for (spec, doc, name, also) in [
-        ("services/vault/spec/vault.toml", "services/vault/api/openapi/vault.json", "vault", &[][..]),
+        ("spec/vault/vault.toml", "generated/vault/openapi/vault.json", "vault", &[][..]),
         (
-            "services/prospector/spec/prospector.toml",
-            "services/prospector/api/openapi/prospector.json",
+            "spec/prospector/prospector.toml",
+            "generated/prospector/openapi/prospector.json",
             "prospector",
             &[][..],
         ),
         (
-            "services/notes/spec/notes.toml",
-            "services/notes/api/openapi/notes.json",
+            "spec/notes/notes.toml",
+            "generated/notes/openapi/notes.json",
             "notes",
             &["union-variant-removed", "union-variant-added", "input-field-narrowed", "input-field-loosened"][..],
         ),

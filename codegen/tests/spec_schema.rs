@@ -1,4 +1,4 @@
-//! The JSON Schema of the spec format, exported for editors as `codegen/spec.schema.json`.
+//! The JSON Schema of the spec format, exported for editors as `spec/spec.schema.json` (in this repository, and in every project `new-service` lays out).
 
 use serde_json::Value;
 

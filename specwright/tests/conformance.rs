@@ -32,9 +32,9 @@ fn rows<'a>(table: &'a str, check: &str, needle: &str) -> Vec<&'a str> {
 
 /// The served services' specs copied into one folder, with `edit` applied to `vault.toml`.
 fn edited_spec(into: &Path, edit: impl Fn(String) -> String) {
-    let services = Path::new(env!("CARGO_MANIFEST_DIR")).join("../services");
+    let specs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec");
     for (service, name) in [("vault", "vault.toml"), ("prospector", "prospector.toml")] {
-        let text = std::fs::read_to_string(services.join(service).join("spec").join(name)).unwrap();
+        let text = std::fs::read_to_string(specs.join(service).join(name)).unwrap();
         let text = if name == "vault.toml" { edit(text) } else { text };
         std::fs::write(into.join(name), text).unwrap();
     }
@@ -160,7 +160,7 @@ fn the_served_services_conform_and_a_spec_they_do_not_serve_fails() {
     assert!(failed.stdout.contains("answered 403, expected the gate to admit it"), "{}", failed.stdout);
 
     // The spec as the repository has it conforms through --spec too.
-    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../services/prospector/spec");
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec/prospector");
     let same =
         conformance(&["--url", &url, "--data-dir", data, "--spec", spec.to_str().unwrap(), "--service", "prospector"]);
     assert_eq!(same.code, Some(0), "{}{}", same.stdout, same.stderr);

@@ -1,4 +1,4 @@
-//! `cargo xtask generate --check` as part of the test suite: every committed `services/NAME/api/` is
+//! `cargo xtask generate --check` as part of the test suite: every committed `generated/NAME/` is
 //! exactly what the spec generates.
 
 #[test]

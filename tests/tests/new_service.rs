@@ -41,19 +41,19 @@ async fn new_service_lays_out_a_service_that_builds_and_answers_501_until_writte
     let created =
         xtask::new_service::new_service(root, "shelf").unwrap_or_else(|e| panic!("new-service failed: {e:#}"));
     for path in [
-        "services/shelf/spec/shelf.toml",
+        "spec/shelf/shelf.toml",
         "services/shelf/src/lib.rs",
         "services/shelf/src/main.rs",
         "services/shelf/migrations/sqlite/0001_shelf.sql",
         "services/shelf/migrations/postgres/0001_shelf.sql",
-        "services/shelf/api/src/shelf/router.rs",
+        "generated/shelf/src/shelf/router.rs",
     ] {
         assert!(root.join(path).is_file(), "expected {path} among {:?}", created.files);
     }
     let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
     assert!(
-        manifest.contains("\"services/shelf\", \"services/shelf/api\"")
-            && manifest.contains("shelf-api = { path = \"services/shelf/api\" }"),
+        manifest.contains("\"services/shelf\", \"generated/shelf\"")
+            && manifest.contains("shelf-api = { path = \"generated/shelf\" }"),
         "registered:\n{manifest}"
     );
     let drift = xtask::check(root).unwrap();
@@ -85,8 +85,8 @@ async fn new_service_from_an_openapi_document_serves_it_guarded_and_answers_501_
     let (spec, report) = codegen::scaffold::import_for("shop", &document, true).unwrap();
     assert!(report.partial());
     xtask::new_service::new_service_from(root, "shop", Some(&spec)).unwrap_or_else(|e| panic!("{e:#}"));
-    let written = std::fs::read_to_string(root.join("services/shop/spec/shop.toml")).unwrap();
-    assert!(written.starts_with("#:schema ../../../codegen/spec.schema.json\n"), "{written}");
+    let written = std::fs::read_to_string(root.join("spec/shop/shop.toml")).unwrap();
+    assert!(written.starts_with("#:schema ../spec.schema.json\n"), "{written}");
     let drift = xtask::check(root).unwrap();
     assert!(drift.is_empty(), "expected `generate --check` to be clean after new-service --from:\n{drift}");
 

@@ -13,7 +13,7 @@ fn documents() -> Vec<std::path::PathBuf> {
     ["vault", "prospector", "notes"]
         .into_iter()
         .flat_map(|s| {
-            [format!("{s}.json"), format!("{s}.3.0.json")].map(|n| root.join(format!("services/{s}/api/openapi/{n}")))
+            [format!("{s}.json"), format!("{s}.3.0.json")].map(|n| root.join(format!("generated/{s}/openapi/{n}")))
         })
         .collect()
 }

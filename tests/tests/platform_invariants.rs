@@ -107,9 +107,9 @@ fn the_runtime_depends_on_no_service_or_generated_crate() {
     }
     // Every crate of a service (its implementation and its generated API) and the binary.
     let mut forbidden = vec!["specwright".to_string()];
-    for service in std::fs::read_dir(workspace().join("services")).unwrap() {
-        let dir = service.unwrap().path();
-        for manifest in [dir.join("Cargo.toml"), dir.join("api/Cargo.toml")] {
+    for folder in ["services", "generated"] {
+        for dir in std::fs::read_dir(workspace().join(folder)).unwrap() {
+            let manifest = dir.unwrap().path().join("Cargo.toml");
             let manifest: toml::Table = std::fs::read_to_string(manifest).unwrap().parse().unwrap();
             forbidden.push(manifest["package"]["name"].as_str().unwrap().to_string());
         }

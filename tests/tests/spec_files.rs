@@ -1,5 +1,5 @@
 //! Spec files are written by people, in editors that complete and check them against
-//! `codegen/spec.schema.json` (taplo, Even Better TOML): every spec of the repository names the
+//! `spec/spec.schema.json` (taplo, Even Better TOML): every spec of the repository names the
 //! schema on its first line, by a path that reaches it, and every valid spec (the starter
 //! `new-service` writes included) passes the schema, so the schema never refuses what the
 //! generator accepts. The schema check runs Python's `jsonschema` (Draft 2020-12, as schemars
@@ -41,7 +41,7 @@ fn spec_files() -> Vec<PathBuf> {
 
 #[test]
 fn every_spec_file_names_the_schema_by_a_path_that_reaches_it() {
-    let schema = root().join("codegen/spec.schema.json").canonicalize().unwrap();
+    let schema = root().join(xtask::SCHEMA_PATH).canonicalize().unwrap();
     let files = spec_files();
     assert!(files.len() >= 20, "expected the services' specs and the fixtures, found {files:?}");
     for file in files {
@@ -54,7 +54,7 @@ fn every_spec_file_names_the_schema_by_a_path_that_reaches_it() {
         assert_eq!(
             resolved.ok().as_deref(),
             Some(schema.as_path()),
-            "{}: `{first}` does not reach codegen/spec.schema.json",
+            "{}: `{first}` does not reach spec/spec.schema.json",
             file.display()
         );
     }
@@ -83,7 +83,7 @@ for doc in json.load(open(sys.argv[2])):
     let out = Command::new(python)
         .arg("-c")
         .arg(script)
-        .arg(root().join("codegen/spec.schema.json"))
+        .arg(root().join(xtask::SCHEMA_PATH))
         .arg(input.path())
         .output()
         .expect("run python");

@@ -1,5 +1,5 @@
 //! Developer tasks behind `cargo xtask`: regenerate every service's API crate from its spec
-//! (`services/NAME/spec/` → `services/NAME/api/`), or check that it is up to date.
+//! (`spec/NAME/` → `generated/NAME/`), or check that it is up to date.
 
 pub mod new_service;
 pub mod sdk;
@@ -11,27 +11,31 @@ use anyhow::Result;
 use codegen::project;
 pub use codegen::project::Drift;
 
-/// The workspace root (the folder holding `services/`).
+/// The workspace root (the folder holding `spec/`, `generated/` and `services/`).
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
-/// Every spec folder of the workspace and the crate folder its output goes to: one per service,
-/// each laid out as a user's own is (`services/NAME/spec/` → `services/NAME/api/`, as
-/// `new-service` writes it), in name order.
+/// Every spec folder of the workspace and the crate folder its output goes to: one per service
+/// (`spec/NAME/` → `generated/NAME/`, as `new-service` writes it), in name order.
 pub fn projects(root: &Path) -> Vec<(String, String)> {
-    let mut services: Vec<String> = std::fs::read_dir(root.join("services"))
+    let mut services: Vec<String> = std::fs::read_dir(root.join(SPEC_DIR))
         .into_iter()
         .flatten()
         .filter_map(|e| e.ok())
-        .filter(|e| e.path().join("spec").is_dir() && e.path().join("api/Cargo.toml").is_file())
+        .filter(|e| e.path().is_dir() && root.join(GENERATED_DIR).join(e.file_name()).join("Cargo.toml").is_file())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     services.sort();
-    services.into_iter().map(|s| (format!("services/{s}/spec"), format!("services/{s}/api"))).collect()
+    services.into_iter().map(|s| (format!("{SPEC_DIR}/{s}"), format!("{GENERATED_DIR}/{s}"))).collect()
 }
+
+/// The folder holding one spec folder per service (each with its `released/` contract).
+pub const SPEC_DIR: &str = "spec";
+/// The folder holding one generated API crate per service.
+pub const GENERATED_DIR: &str = "generated";
 /// The JSON Schema of the spec format, written beside the specs.
-const SCHEMA_PATH: &str = "codegen/spec.schema.json";
+pub const SCHEMA_PATH: &str = "spec/spec.schema.json";
 
 /// Runs the generator over every project's `*.toml` specs ([`projects`]) and returns every output
 /// file, keyed by its path relative to `root`, Rust files formatted with the workspace's rustfmt

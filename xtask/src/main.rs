@@ -4,22 +4,22 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage: cargo xtask generate [--check]
 
-  generate          regenerate every service's API crate from its spec (services/NAME/spec/ →
-                    services/NAME/api/) and codegen/spec.schema.json
+  generate          regenerate every service's API crate from its spec (spec/NAME/ →
+                    generated/NAME/) and spec/spec.schema.json
   spec-diff [OLD NEW]
-                    every contract change between two spec folders (default: each service's spec/released/ → spec/),
+                    every contract change between two spec folders (default: each service's spec/NAME/released/ → spec/NAME/),
                     breaking or compatible; fails when a breaking one comes without a new major
                     version of its service
   new-service NAME [--from OPENAPI_FILE [--allow-partial]]
-                    start a service as a user's own: services/NAME/ with its spec (the starter, or
-                    imported from an OpenAPI document), generated API crate, implementation (every
+                    start a service as a user's own: spec/NAME/ (the starter, or imported from an
+                    OpenAPI document), generated/NAME/, services/NAME/ (the implementation, every
                     method answering 501 until written), migrations and binary, registered in the
                     workspace
   generate --check  fail, listing the files, when the committed output is not what the spec generates
   validate PATH     check a spec file, or every spec of a folder, and print every problem
   bench-generate    time generation (median of 11 runs) and count generated lines per operation
   sdk [--out DIR] [rust|python|typescript]...
-                    generate client SDKs of the vault and the prospector from their services/NAME/api/openapi/ (default: all
+                    generate client SDKs of the vault and the prospector from their generated/NAME/openapi/ (default: all
                     three languages into target/sdk/)
   bench [POSTGRES_URL]
                     axum hello-world, the hand-written reference (xtask/bench/reference) and the
@@ -105,7 +105,7 @@ fn main() -> ExitCode {
                 println!("  {f}");
             }
             println!(
-                "next: write its methods in services/{name}/src/lib.rs, change services/{name}/spec/{name}.toml and \
+                "next: write its methods in services/{name}/src/service.rs, change spec/{name}/{name}.toml and \
                  run `cargo xtask generate`; serve it with `cargo run -p {}`",
                 name.replace('_', "-")
             );

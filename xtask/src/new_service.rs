@@ -1,9 +1,9 @@
 //! `cargo xtask new-service NAME`: a service of this workspace laid out as a user's own is, like
-//! `services/notes/`: its spec (`services/NAME/spec/NAME.toml`, the starter of
-//! [`codegen::scaffold::spec`]), its generated API crate (`services/NAME/api/`), its
-//! implementation crate (every method answering `501 not_implemented` until written), its
-//! migrations and its binary; then the workspace's registration (members and the API crate as a
-//! workspace dependency) and a generation.
+//! notes: its spec (`spec/NAME/NAME.toml`, the starter of [`codegen::scaffold::spec`]), its
+//! generated API crate (`generated/NAME/`), its implementation crate (`services/NAME/`: every
+//! method answering `501 not_implemented` until written, its migrations and its binary); then the
+//! workspace's registration (members and the API crate as a workspace dependency) and a
+//! generation.
 
 use std::path::Path;
 
@@ -17,7 +17,7 @@ pub struct Created {
     pub files: Vec<String>,
 }
 
-/// Lays out service `name` under `root/services/` and registers it with the workspace at `root`.
+/// Lays out service `name` under `root/spec/`, `root/generated/` and `root/services/` and registers it with the workspace at `root`.
 pub fn new_service(root: &Path, name: &str) -> Result<Created> {
     new_service_from(root, name, None)
 }
@@ -28,11 +28,12 @@ pub fn new_service_from(root: &Path, name: &str, from: Option<&str>) -> Result<C
     let crate_name = name.replace('_', "-");
     let api_crate = format!("{crate_name}-api");
     let module = format!("{}::{name}", api_crate.replace('-', "_"));
-    let service = scaffold::service(name, &crate_name, "../../../codegen/spec.schema.json", &module, false, from)
+    let service = scaffold::service(name, &crate_name, "../spec.schema.json", &module, false, from)
         .map_err(anyhow::Error::msg)?;
-    let dir = root.join("services").join(name);
-    if dir.exists() {
-        bail!("{} already exists", dir.display());
+    for dir in [root.join("services").join(name), root.join("spec").join(name), root.join("generated").join(name)] {
+        if dir.exists() {
+            bail!("{} already exists", dir.display());
+        }
     }
     let manifest_path = root.join("Cargo.toml");
     let manifest = std::fs::read_to_string(&manifest_path).context("reading the workspace's Cargo.toml")?;
@@ -47,7 +48,7 @@ pub fn new_service_from(root: &Path, name: &str, from: Option<&str>) -> Result<C
         .context("the workspace's Cargo.toml has no [workspace.dependencies]")?;
 
     let mut files: Vec<(String, String)> = vec![
-        (format!("services/{name}/api/Cargo.toml"), api_manifest(name, &api_crate)),
+        (format!("generated/{name}/Cargo.toml"), api_manifest(name, &api_crate)),
         (format!("services/{name}/Cargo.toml"), implementation_manifest(name, &crate_name, &api_crate)),
     ];
     for (path, text) in service {
@@ -56,7 +57,12 @@ pub fn new_service_from(root: &Path, name: &str, from: Option<&str>) -> Result<C
         } else {
             text
         };
-        files.push((format!("services/{name}/{path}"), text));
+        // The spec goes to the workspace's spec folder; the rest is the implementation crate's.
+        let path = match path.strip_prefix("spec/") {
+            Some(spec) => format!("spec/{name}/{spec}"),
+            None => format!("services/{name}/{path}"),
+        };
+        files.push((path, text));
     }
 
     for (path, text) in &files {
@@ -67,20 +73,20 @@ pub fn new_service_from(root: &Path, name: &str, from: Option<&str>) -> Result<C
     let mut registered = manifest.clone();
     registered.insert_str(
         deps + "[workspace.dependencies]\n".len(),
-        &format!("{api_crate} = {{ path = \"services/{name}/api\" }}\n"),
+        &format!("{api_crate} = {{ path = \"generated/{name}\" }}\n"),
     );
-    registered.insert_str(members_end, &format!(", \"services/{name}\", \"services/{name}/api\""));
+    registered.insert_str(members_end, &format!(", \"services/{name}\", \"generated/{name}\""));
     std::fs::write(&manifest_path, registered).context("registering the service in the workspace's Cargo.toml")?;
     crate::generate(root)?;
     let mut written: Vec<String> = files.into_iter().map(|(p, _)| p).collect();
-    written.push(format!("services/{name}/api/ (generated)"));
+    written.push(format!("generated/{name}/ (generated)"));
     written.push("Cargo.toml (members, workspace dependency)".into());
     Ok(Created { files: written })
 }
 
 fn api_manifest(name: &str, api_crate: &str) -> String {
     format!(
-        "[package]\nname = \"{api_crate}\"\ndescription = \"Generated from services/{name}/spec/ by `cargo xtask generate`. \
+        "[package]\nname = \"{api_crate}\"\ndescription = \"Generated from spec/{name}/ by `cargo xtask generate`. \
          Never edit src/ by hand.\"\nedition.workspace = true\nversion.workspace = true\nlicense.workspace = true\n\
          publish = false\n\n[dependencies]\nsupport.workspace = true\naxum.workspace = true\nserde.workspace = true\n\
          serde_json.workspace = true\nchrono.workspace = true\n"
