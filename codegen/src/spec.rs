@@ -876,6 +876,13 @@ pub struct OperationDef {
     /// otherwise; set it on a `POST` that only reads (a reveal, a search with a body).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
+    /// Input fields naming what the call touches, in this order: the `targets` of its audit row
+    /// (where the service turns audit on), taken from the decoded input before the
+    /// implementation runs, so a call that fails keeps them too. Each names a field of the
+    /// input that is a string, an optional string or a list of strings; the implementation may
+    /// report more (an identifier it creates) through its context.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub audit_targets: Vec<String>,
     /// The operation is deprecated: the documents say so, and every answer carries a
     /// `Deprecation` header (RFC 9745) and, with a sunset, a `Sunset` header (RFC 8594).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -416,12 +416,7 @@ fn specwrights_own_documents_import_back_to_their_contract() {
     let carried_by_no_document = ["plan-stricter", "security-scheme-changed", "tool-removed"];
     for (spec, doc, name, also) in [
         ("spec/vault/vault.toml", "generated/vault/openapi/vault.json", "vault", &[][..]),
-        (
-            "spec/prospector/prospector.toml",
-            "generated/prospector/openapi/prospector.json",
-            "prospector",
-            &[][..],
-        ),
+        ("spec/prospector/prospector.toml", "generated/prospector/openapi/prospector.json", "prospector", &[][..]),
         (
             "spec/notes/notes.toml",
             "generated/notes/openapi/notes.json",

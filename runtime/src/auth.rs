@@ -358,8 +358,10 @@ impl Gate for BearerGate {
     type Caller = Caller;
     type Context = crate::context::Context;
 
-    fn context(&self, caller: Caller, op: &'static Operation) -> Self::Context {
-        crate::context::Context::new(caller, op, self.database.clone())
+    fn context(&self, caller: Caller, op: &'static Operation, targets: Vec<String>) -> Self::Context {
+        let mut cx = crate::context::Context::new(caller, op, self.database.clone());
+        cx.targets = targets;
+        cx
     }
 
     /// Commits or rolls back the call's transaction and, where this gate audits, records it.

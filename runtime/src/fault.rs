@@ -1,8 +1,22 @@
 //! The fault reporter every service implementation answers server faults through.
 
-use support::{InternalError, Problem};
+use support::{InternalError, Operation, Problem};
 
 use crate::store::{StorageFault, fault_kind};
+
+/// [`fault`] at an operation, named by its id in the log: `cx.op.fault("loading grants", e)`, or
+/// `op.fault(…)` in a helper handed the operation. What a request's code reports its faults
+/// through, so the log always names the operation that met the fault.
+pub trait OperationFault {
+    /// The fault `what` (what the operation was doing) met `cause`, as the operation's error.
+    fn fault<E: InternalError>(&self, what: &str, cause: impl std::fmt::Display + 'static) -> E;
+}
+
+impl OperationFault for Operation {
+    fn fault<E: InternalError>(&self, what: &str, cause: impl std::fmt::Display + 'static) -> E {
+        fault(self.id, what, cause)
+    }
+}
 
 /// A server fault: logged with where it happened and its cause (never a secret), answered
 /// without detail. Every service implementation reports faults through this one function, and

@@ -42,5 +42,5 @@ pub use app::{Platform, Server, ServerBuilder};
 pub use catalog::Catalog;
 pub use config::Config;
 pub use context::Context;
-pub use fault::fault;
+pub use fault::{OperationFault, fault};
 pub use module::Module;

@@ -1,11 +1,12 @@
-//! Personal access tokens: random secrets shown once, stored only as a SHA-256 hash, carrying
-//! scopes and an optional expiry. Checked on every request, so a revoked or expired token fails
-//! on its very next use.
+//! Stored tokens (personal access tokens and API tokens): random secrets shown once, stored only
+//! as a SHA-256 hash, carrying scopes, an optional plan and an optional expiry. Issued and
+//! revoked here for every service that offers them ([`issue`], [`revoke`]); checked on every
+//! request ([`authenticate`]), so a revoked or expired token fails on its very next use.
 
 use sha2::{Digest, Sha256};
 use sqlx::Row;
 
-use crate::store::{Store, now_ms};
+use crate::store::{Nullable, Store, now_ms};
 
 /// Every personal access token starts with this, so the gate knows it is not a JWT.
 pub const PERSONAL_PREFIX: &str = "swp_";
@@ -58,6 +59,116 @@ impl Kind {
             Kind::Api => API_PREFIX,
         }
     }
+
+    /// The table the kind is stored in.
+    fn table(self) -> &'static str {
+        match self {
+            Kind::Personal => "personal_tokens",
+            Kind::Api => "api_tokens",
+        }
+    }
+
+    /// What every id of the kind starts with.
+    fn id_prefix(self) -> &'static str {
+        match self {
+            Kind::Personal => "pat_",
+            Kind::Api => "tok_",
+        }
+    }
+}
+
+/// A stored token to issue ([`issue`]).
+#[derive(Debug, Clone, Copy)]
+pub struct NewToken<'a> {
+    /// Which kind: its secret's prefix and its table.
+    pub kind: Kind,
+    /// The tenant and the user the token acts as.
+    pub tenant: &'a str,
+    pub user: &'a str,
+    /// Its label.
+    pub name: &'a str,
+    /// Its scopes (stored sorted, each once).
+    pub scopes: &'a [String],
+    /// Its rate-limit plan (API tokens only; `None` for personal ones).
+    pub plan: Option<&'a str>,
+    /// When it stops working, epoch milliseconds.
+    pub expires_at: Option<i64>,
+}
+
+/// A token just issued: the secret is here once, and never stored.
+#[derive(Debug, Clone)]
+pub struct Issued {
+    /// Its id (`pat_…`, `tok_…`), what lists and revocations name.
+    pub id: String,
+    /// The secret, to show its owner once.
+    pub secret: String,
+    /// The secret's first eight characters, kept to tell tokens apart in lists.
+    pub prefix: String,
+    /// Its scopes, sorted, each once.
+    pub scopes: Vec<String>,
+    /// When it was issued, epoch milliseconds.
+    pub created_at: i64,
+}
+
+/// Mints a token of `new.kind` and stores its hash through `db` (the call's transaction, or the
+/// pool outside a request): the one place a stored token is made.
+pub async fn issue<'e>(
+    db: impl sqlx::Executor<'e, Database = sqlx::Any>,
+    new: NewToken<'_>,
+) -> Result<Issued, sqlx::Error> {
+    let secret = mint(new.kind);
+    let id = format!("{}{}", new.kind.id_prefix(), &uuid::Uuid::new_v4().simple().to_string()[..16]);
+    let prefix: String = secret.chars().take(8).collect();
+    let mut scopes = new.scopes.to_vec();
+    scopes.sort();
+    scopes.dedup();
+    let created_at = now_ms();
+    // Personal tokens have no plan column; the statement is one of two constants.
+    let insert = match new.kind {
+        Kind::Personal => {
+            "INSERT INTO personal_tokens (id, tenant_id, user_id, name, prefix, hash, scopes, created_at, expires_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+        }
+        Kind::Api => {
+            "INSERT INTO api_tokens (id, tenant_id, user_id, name, prefix, hash, scopes, created_at, expires_at, plan) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+        }
+    };
+    let mut query = sqlx::query(insert)
+        .bind(&id)
+        .bind(new.tenant)
+        .bind(new.user)
+        .bind(new.name)
+        .bind(&prefix)
+        .bind(hash(&secret))
+        .bind(scopes.join(" "))
+        .bind(created_at)
+        .bind(Nullable(new.expires_at));
+    if new.kind == Kind::Api {
+        query = query.bind(new.plan.unwrap_or_default());
+    }
+    query.execute(db).await?;
+    Ok(Issued { id, secret, prefix, scopes, created_at })
+}
+
+/// Revokes the active token `id` of `user` in `tenant` through `db`: whether there was one (a
+/// token of another user or tenant, or one already revoked, is not there). It fails from its
+/// very next request.
+pub async fn revoke<'e>(
+    db: impl sqlx::Executor<'e, Database = sqlx::Any>,
+    kind: Kind,
+    tenant: &str,
+    user: &str,
+    id: &str,
+) -> Result<bool, sqlx::Error> {
+    // The table name is one of two constants; every value is bound.
+    let statement = format!(
+        "UPDATE {} SET revoked_at = $1 WHERE id = $2 AND tenant_id = $3 AND user_id = $4 AND revoked_at IS NULL",
+        kind.table()
+    );
+    let done =
+        sqlx::query(sqlx::AssertSqlSafe(statement)).bind(now_ms()).bind(id).bind(tenant).bind(user).execute(db).await?;
+    Ok(done.rows_affected() > 0)
 }
 
 /// A freshly minted secret: the kind's prefix + 40 random base62 characters (≈238 bits).

@@ -25,6 +25,11 @@ pub trait Endpoint<S, C>: 'static {
         input: Self::Input,
         paging: Paging,
     ) -> impl Future<Output = Reply<Self::Error>> + Send;
+    /// What the call touches, read from its input before the call: the `targets` of its audit
+    /// row, as the spec's `audit_targets` names them (none unless it does).
+    fn targets(_input: &Self::Input) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// What [`Endpoint::call`] answers: the success, which the service's wire format writes, or the
@@ -91,7 +96,7 @@ where
             return rejected;
         }
     };
-    let mut cx = app.gate.context(caller, op);
+    let mut cx = app.gate.context(caller, op, E::targets(&input));
     let result = E::call(&app.service, &mut cx, input, paging).await;
     match app.gate.conclude(cx, result).await {
         Ok(body) => respond(&parts, op, body),
@@ -107,7 +112,7 @@ where
     E: Endpoint<S, G::Context>,
 {
     let (input, paging) = admit_arguments::<G, E::Input>(gate, &caller, E::OP, arguments).await?;
-    let mut cx = gate.context(caller, E::OP);
+    let mut cx = gate.context(caller, E::OP, E::targets(&input));
     let result = E::call(service, &mut cx, input, paging).await;
     match gate.conclude(cx, result).await {
         Ok(success) => Ok(success.into_tool_body(E::OP.service)),

@@ -18,8 +18,9 @@ pub trait Gate: Send + Sync + 'static {
     /// reports for its audit row). The generated service trait names it (`type Context`).
     type Context: Send + 'static;
 
-    /// The context of one call of `op` by `caller`, whose input has decoded.
-    fn context(&self, caller: Self::Caller, op: &'static Operation) -> Self::Context;
+    /// The context of one call of `op` by `caller`, whose input has decoded; `targets` are what
+    /// the input says the call touches (the spec's `audit_targets`), for its audit row.
+    fn context(&self, caller: Self::Caller, op: &'static Operation, targets: Vec<String>) -> Self::Context;
 
     /// Ends one call: finishes what its context began (commits or rolls back its transaction,
     /// records the call) and answers `result`, or the failure that finishing met instead (the

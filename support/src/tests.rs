@@ -295,7 +295,7 @@ impl Gate for Open {
     type Caller = &'static str;
     type Context = &'static str;
 
-    fn context(&self, caller: Self::Caller, _: &'static Operation) -> Self::Context {
+    fn context(&self, caller: Self::Caller, _: &'static Operation, _: Vec<String>) -> Self::Context {
         caller
     }
 

@@ -364,6 +364,34 @@ on_both_backends!(every_operation_is_audited_allowed_or_denied, |server| {
     assert!(times.windows(2).all(|w| w[0] >= w[1]), "newest first: {times:?}");
 });
 
+on_both_backends!(audit_rows_name_the_inputs_the_spec_declares_as_targets, |server| {
+    // The spec's `audit_targets`: several fields in order, a list spread out, kept on refusals too.
+    let (admin, folder) = acme(&server).await;
+    store(&server, &admin, "pg", "x", &folder).await;
+    let (s, _) = server.call("PATCH", "/api/v1/credentials/pg", &admin, Some(json!({"tags": ["db", "legacy"]}))).await;
+    assert_eq!(s, 200);
+    let (s, _) = server.call("PATCH", "/api/v1/tags/legacy", &admin, Some(json!({"new_name": "old"}))).await;
+    assert_eq!(s, 200);
+    let merge = json!({"sources": ["old", "db"], "target": "database"});
+    let (s, _) = server.call("POST", "/api/v1/tags/merge", &admin, Some(merge)).await;
+    assert_eq!(s, 200);
+    let grant = grant_on_folder(&server, &admin, &folder, "bob", json!(["canReveal"])).await;
+    let grant_id = grant["data"]["id"].as_str().unwrap();
+    let (s, _) = server.call("DELETE", &format!("/api/v1/credentials/pg/grants/{grant_id}"), &admin, None).await;
+    assert_eq!(s, 404, "a folder's grant is not the credential's");
+    let (_, audit) = server.call("GET", "/api/v1/audit?per_page=100", &admin, None).await;
+    let rows = audit["data"].as_array().unwrap();
+    let targets = |op: &str| {
+        rows.iter().find(|r| r["operation"] == op).unwrap_or_else(|| panic!("{op} audited: {audit}"))["targets"].clone()
+    };
+    assert_eq!(targets("update_credential"), json!(["pg"]));
+    assert_eq!(targets("rename_tag"), json!(["legacy", "old"]));
+    assert_eq!(targets("merge_tags"), json!(["old", "db", "database"]));
+    let created = targets("create_folder_grant");
+    assert_eq!(created.as_array().unwrap()[..2], [json!(folder), json!("bob")], "{created}");
+    assert_eq!(targets("delete_credential_grant"), json!(["pg", grant_id]), "a refused call keeps its targets");
+});
+
 on_both_backends!(a_failed_audit_write_fails_the_operation_and_returns_no_secret, |server| {
     let (admin, folder) = acme(&server).await;
     store(&server, &admin, "guarded", "TOP-SECRET-VALUE", &folder).await;

@@ -63,6 +63,7 @@ impl OpCx<'_, '_> {
             mcp: None,
             ranges: false,
             prerendered: false,
+            audit_targets: Vec::new(),
         };
         if op.get("deprecated").and_then(Value::as_bool) == Some(true) {
             // The spec language dates a deprecation (its `Deprecation` header): the date a

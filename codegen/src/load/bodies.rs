@@ -181,6 +181,40 @@ pub(super) fn check_prerendered(c: &mut Collector, place: &str, op: &OperationDe
     }
 }
 
+/// What `audit_targets` names: fields of the input that are strings, optional strings or lists of
+/// strings, each once.
+pub(super) fn check_audit_targets(c: &mut Collector, place: &str, op: &OperationDef, models: &IndexMap<String, Model>) {
+    if op.audit_targets.is_empty() {
+        return;
+    }
+    let Some(input) = op.input.as_deref().and_then(|i| models.get(i)) else {
+        return c.push(
+            place,
+            "`audit_targets` names input fields, but the operation has no input model",
+            "remove `audit_targets`, or add `input`",
+        );
+    };
+    for (i, name) in op.audit_targets.iter().enumerate() {
+        if op.audit_targets[..i].contains(name) {
+            c.push(place, format!("`audit_targets` names `{name}` twice"), "name each field once");
+            continue;
+        }
+        match input.fields.iter().find(|f| f.name == *name && !f.injected) {
+            None => c.push(
+                place,
+                format!("`audit_targets` names `{name}`, which is not a field of `{}`", input.name),
+                format!("use one of: {}", input.fields.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ")),
+            ),
+            Some(f) if !matches!(&f.ty, Ty::String) && !matches!(&f.ty, Ty::List(t) if **t == Ty::String) => c.push(
+                place,
+                format!("`audit_targets` names `{}.{name}`, which is not a string or a list of strings", input.name),
+                "name a string field (an identifier the call touches)",
+            ),
+            Some(_) => {}
+        }
+    }
+}
+
 /// The output that is a file, not a model.
 pub(super) const FILE: &str = "file";
 

@@ -195,6 +195,7 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
         check_body_format(c, &place, op, models);
         check_stream(c, &place, op);
         check_prerendered(c, &place, op, models);
+        check_audit_targets(c, &place, op, models);
         check_conditional(c, &place, op, spec, models);
         if op.paginated && (op.output.is_none() || op.input.is_none() || op.method() != Method::Get) {
             c.push(

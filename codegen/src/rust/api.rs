@@ -8,6 +8,42 @@ use crate::spec::Location;
 
 use super::*;
 
+/// The `targets` of an operation's `Endpoint`: the input fields its spec names in
+/// `audit_targets`, read in order (nothing when it names none: the trait's default).
+fn audit_targets(api: &Api, op: &Operation) -> TokenStream {
+    let Some(input) = op.def.input.as_ref().filter(|_| !op.def.audit_targets.is_empty()) else {
+        return quote!();
+    };
+    let model = &api.models[input];
+    let fields: Vec<&Field> =
+        op.def.audit_targets.iter().filter_map(|name| model.fields.iter().find(|f| f.name == *name)).collect();
+    let body = if fields.iter().all(|f| f.required() && !matches!(f.ty, Ty::List(_))) {
+        let values = fields.iter().map(|f| {
+            let ident = field_ident(&f.name);
+            quote!(input.#ident.clone())
+        });
+        quote!(vec![#(#values),*])
+    } else {
+        // Each field as an iterator of its values: a string one, a list its items, an optional
+        // field none when absent.
+        let parts = fields.iter().map(|f| {
+            let ident = field_ident(&f.name);
+            match (&f.ty, f.required()) {
+                (Ty::List(_), true) => quote!(.chain(input.#ident.iter().cloned())),
+                (Ty::List(_), false) => quote!(.chain(input.#ident.iter().flatten().cloned())),
+                (_, true) => quote!(.chain(std::iter::once(input.#ident.clone()))),
+                (_, false) => quote!(.chain(input.#ident.clone())),
+            }
+        });
+        quote!(std::iter::empty() #(#parts)* .collect())
+    };
+    quote! {
+        fn targets(input: &Self::Input) -> Vec<String> {
+            #body
+        }
+    }
+}
+
 pub(super) fn service_file(api: &Api) -> TokenStream {
     let tname = trait_name(api);
     let methods = api.operations.iter().map(|op| {
@@ -103,6 +139,7 @@ pub(super) fn router_file(api: &Api) -> TokenStream {
             }
         };
         let doc = format!(" `{} {base}{}`: {}", op.method().as_str(), op.def.path, op.def.summary);
+        let targets = audit_targets(api, op);
         quote! {
             #[doc = #doc]
             pub struct #ep;
@@ -114,6 +151,7 @@ pub(super) fn router_file(api: &Api) -> TokenStream {
                 async fn call(s: &S, cx: &mut S::Context, #input: Self::Input, #paging: Paging) -> Reply<Self::Error> {
                     s.#m(cx #args).await #body
                 }
+                #targets
             }
         }
     });

@@ -3,15 +3,17 @@
 //! attachment, so a refused upload (no such note, a name taken) leaves nothing anyone can reach,
 //! and the platform sweeps it.
 
-use notes_api::notes::{errors, models, operations};
+use notes_api::notes::{errors, models};
 use runtime::Context;
+use runtime::OperationFault;
 use runtime::blobs::Blobs;
 use runtime::caller::Caller;
 use runtime::store::{Nullable, Tx, now_ms};
 use sqlx::Row;
 use support::{Problem, Upload};
 
-use crate::{Notes, not_found, time};
+use crate::rows::{not_found, time};
+use crate::state::Notes;
 
 const COLUMNS: &str = "name, media_type, size, sha256, caption, created_at";
 
@@ -128,8 +130,8 @@ impl Notes {
         cx: &mut Context,
         input: models::UploadAttachmentInput,
     ) -> Result<models::Attachment, errors::UploadAttachmentError> {
+        let op = cx.op;
         use errors::UploadAttachmentError as E;
-        let op = &operations::UPLOAD_ATTACHMENT;
         let Some(name) = input.file.filename.clone() else {
             return Err(E::Validation(
                 Problem::new("file needs a file name (the part's `filename`)").with("field", "file"),
@@ -147,7 +149,7 @@ impl Notes {
             Refused::Taken => E::NameTaken(
                 Problem::new(format!("note {} has an attachment {name}", input.id)).with("name", name.as_str()),
             ),
-            Refused::Fault(e) => runtime::fault(op.id, "recording the attachment", e),
+            Refused::Fault(e) => op.fault("recording the attachment", e),
         })
     }
 
@@ -156,8 +158,8 @@ impl Notes {
         cx: &mut Context,
         input: models::PutAttachmentInput,
     ) -> Result<models::Attachment, errors::PutAttachmentError> {
+        let op = cx.op;
         use errors::PutAttachmentError as E;
-        let op = &operations::PUT_ATTACHMENT;
         cx.target(input.id.clone());
         cx.target(input.name.clone());
         let (tx, caller, _) = cx.parts::<errors::PutAttachmentError>().await?;
@@ -166,8 +168,8 @@ impl Notes {
 
         recorded.map_err(|refused| match refused {
             Refused::NoNote => E::NotFound(not_found(&input.id)),
-            Refused::Taken => runtime::fault(op.id, "replacing the attachment", "a replace found the name taken"),
-            Refused::Fault(e) => runtime::fault(op.id, "recording the attachment", e),
+            Refused::Taken => op.fault("replacing the attachment", "a replace found the name taken"),
+            Refused::Fault(e) => op.fault("recording the attachment", e),
         })
     }
 
@@ -176,7 +178,7 @@ impl Notes {
         cx: &mut Context,
         input: models::AttachmentsInput,
     ) -> Result<Vec<models::Attachment>, errors::ListAttachmentsError> {
-        let op = &operations::LIST_ATTACHMENTS;
+        let op = cx.op;
         cx.target(input.id.clone());
         let (tx, caller, _) = cx.parts::<errors::ListAttachmentsError>().await?;
         let listed = async {
@@ -198,7 +200,7 @@ impl Notes {
         match listed {
             Ok(Some(list)) => Ok(list),
             Ok(None) => Err(errors::ListAttachmentsError::NotFound(not_found(&input.id))),
-            Err(e) => Err(runtime::fault(op.id, "listing attachments", e)),
+            Err(e) => Err(op.fault("listing attachments", e)),
         }
     }
 
@@ -207,8 +209,8 @@ impl Notes {
         cx: &mut Context,
         input: models::AttachmentRef,
     ) -> Result<support::File, errors::GetAttachmentError> {
+        let op = cx.op;
         use errors::GetAttachmentError as E;
-        let op = &operations::GET_ATTACHMENT;
         cx.target(input.id.clone());
         cx.target(input.name.clone());
         let (tx, caller, _) = cx.parts::<E>().await?;
@@ -223,7 +225,7 @@ impl Notes {
         let found = match row {
             Ok(Some(row)) => Ok((row.get::<String, _>(0), row.get::<String, _>(1))),
             Ok(None) => Err(E::NotFound(missing(&input.id, &input.name))),
-            Err(e) => Err(runtime::fault(op.id, "reading the attachment", e)),
+            Err(e) => Err(op.fault("reading the attachment", e)),
         };
         let (blob, media_type) = found?;
         // The file is read through the store: the read's transaction ends first. Tagged with its
@@ -232,7 +234,7 @@ impl Notes {
         match self.blobs.file(&cx.caller.tenant, &blob, &media_type).await {
             Ok(Some(file)) => Ok(file.named(input.name)),
             Ok(None) => Err(E::NotFound(missing(&input.id, &input.name))),
-            Err(e) => Err(runtime::fault(op.id, "reading the attachment's file", e)),
+            Err(e) => Err(op.fault("reading the attachment's file", e)),
         }
     }
 
@@ -241,7 +243,7 @@ impl Notes {
         cx: &mut Context,
         input: models::DeleteAttachmentInput,
     ) -> Result<(), errors::DeleteAttachmentError> {
-        let op = &operations::DELETE_ATTACHMENT;
+        let op = cx.op;
         cx.target(input.id.clone());
         cx.target(input.name.clone());
         let (tx, caller, _) = cx.parts::<errors::DeleteAttachmentError>().await?;
@@ -263,7 +265,7 @@ impl Notes {
         match deleted {
             Ok(true) => Ok(()),
             Ok(false) => Err(errors::DeleteAttachmentError::NotFound(missing(&input.id, &input.name))),
-            Err(e) => Err(runtime::fault(op.id, "deleting the attachment", e)),
+            Err(e) => Err(op.fault("deleting the attachment", e)),
         }
     }
 }

@@ -4,15 +4,17 @@
 //! at once; streams of other processes (several servers on one PostgreSQL) see it within a
 //! second, when they look again.
 
+use runtime::OperationFault;
 use std::time::Duration;
 
-use notes_api::notes::{errors, models, operations};
+use notes_api::notes::{errors, models};
 use runtime::Context;
 use runtime::store::{Store, Tx, now_ms};
 use sqlx::Row;
 use support::{Event, EventSender, Events, Problem};
 
-use crate::{Notes, time};
+use crate::rows::time;
+use crate::state::Notes;
 
 /// Changes kept per tenant to resume from.
 const KEPT: i64 = 10_000;
@@ -75,7 +77,7 @@ impl Notes {
         cx: &mut Context,
         input: models::WatchNotesInput,
     ) -> Result<Events<models::NoteChange>, errors::WatchNotesError> {
-        let op = &operations::WATCH_NOTES;
+        let op = cx.op;
         // An empty `Last-Event-ID` names no event (the SSE rule): as if it were not sent.
         let last = input.last_event_id.as_deref().map(str::trim).filter(|id| !id.is_empty());
         let resume = match (input.since, last) {
@@ -98,7 +100,7 @@ impl Notes {
                 .fetch_optional(&mut **tx)
                 .await
                 .map(|row| row.map_or(0, |r| r.get::<i64, _>(0)))
-                .map_err(|e| runtime::fault(op.id, "reading where the changes are", e)),
+                .map_err(|e| op.fault("reading where the changes are", e)),
             Err(refused) => Err(refused),
         };
         let start = start?;

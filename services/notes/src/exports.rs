@@ -5,12 +5,13 @@
 //! done, the next start of any process, or the next read of its status after the lease, takes
 //! it over, so a restart loses none.
 
+use runtime::OperationFault;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::body::Bytes;
 use futures_util::StreamExt;
-use notes_api::notes::{errors, models, operations};
+use notes_api::notes::{errors, models};
 use runtime::Context;
 use runtime::blobs::Blobs;
 use runtime::sql::{Arg, Sql};
@@ -18,7 +19,8 @@ use runtime::store::{Nullable, Store, now_ms};
 use sqlx::Row;
 use support::Problem;
 
-use crate::{COLUMNS, Notes, note, tags_of, time};
+use crate::rows::{COLUMNS, note, tags_of, time};
+use crate::state::Notes;
 
 /// How long a process holds a job it writes before another may take it over.
 const LEASE_MS: i64 = 5 * 60 * 1000;
@@ -42,7 +44,7 @@ impl Notes {
         cx: &mut Context,
         input: models::CreateExportInput,
     ) -> Result<models::ExportStarted, errors::CreateExportError> {
-        let op = &operations::CREATE_EXPORT;
+        let op = cx.op;
         let id = format!("export_{}", uuid::Uuid::now_v7().simple());
         cx.target(id.clone());
         let (tx, caller, _) = cx.parts::<errors::CreateExportError>().await?;
@@ -57,7 +59,7 @@ impl Notes {
         .bind(now_ms() + LEASE_MS)
         .execute(&mut **tx)
         .await
-        .map_err(|e| runtime::fault(op.id, "recording the export", e))
+        .map_err(|e| op.fault("recording the export", e))
         .map(|_| models::ExportStarted {
             id: id.clone(),
             state: models::ExportState::Pending,
@@ -79,7 +81,7 @@ impl Notes {
         cx: &mut Context,
         input: models::ExportRef,
     ) -> Result<models::NoteExport, errors::GetExportError> {
-        let op = &operations::GET_EXPORT;
+        let op = cx.op;
         cx.target(input.id.clone());
         let (tx, caller, _) = cx.parts::<errors::GetExportError>().await?;
         let row = sqlx::query(
@@ -111,7 +113,7 @@ impl Notes {
                 })
             }
             Ok(None) => Err(errors::GetExportError::NotFound(problem_missing(&input.id))),
-            Err(e) => Err(runtime::fault(op.id, "reading the export", e)),
+            Err(e) => Err(op.fault("reading the export", e)),
         };
         let status = found?;
         if orphaned {
@@ -126,7 +128,7 @@ impl Notes {
         cx: &mut Context,
         input: models::DownloadExportInput,
     ) -> Result<support::File, errors::DownloadExportError> {
-        let op = &operations::DOWNLOAD_EXPORT;
+        let op = cx.op;
         cx.target(input.id.clone());
         let (tx, caller, _) = cx.parts::<errors::DownloadExportError>().await?;
         let row = sqlx::query("SELECT state, blob_id FROM note_exports WHERE tenant_id = $1 AND id = $2")
@@ -142,7 +144,7 @@ impl Notes {
                 )),
             },
             Ok(None) => Err(errors::DownloadExportError::NotFound(problem_missing(&input.id))),
-            Err(e) => Err(runtime::fault(op.id, "reading the export", e)),
+            Err(e) => Err(op.fault("reading the export", e)),
         };
         let blob = found?;
         // The file is read through the store: the read's transaction ends first.
@@ -150,7 +152,7 @@ impl Notes {
         match self.blobs.file(&cx.caller.tenant, &blob, "text/csv").await {
             Ok(Some(file)) => Ok(file.named(format!("notes-{}.csv", input.id))),
             Ok(None) => Err(errors::DownloadExportError::NotFound(problem_missing(&input.id))),
-            Err(e) => Err(runtime::fault(op.id, "reading the export's file", e)),
+            Err(e) => Err(op.fault("reading the export's file", e)),
         }
     }
 

@@ -2,13 +2,14 @@
 //! (`note.changed`), which `changes::record` queues in the transaction of each change. The
 //! platform's outbox (`runtime::webhooks`) signs, delivers and retries them.
 
-use notes_api::notes::{errors, models, operations, webhooks};
+use notes_api::notes::{errors, models, webhooks};
 use runtime::Context;
+use runtime::OperationFault;
 use runtime::store::to_time;
 use runtime::webhooks::{SubscribeError, Webhooks};
 use support::Problem;
 
-use crate::Notes;
+use crate::state::Notes;
 
 /// The service's name in the platform's subscription tables.
 const SERVICE: &str = "notes";
@@ -19,7 +20,7 @@ impl Notes {
         cx: &mut Context,
         input: models::SubscribeInput,
     ) -> Result<models::NewSubscription, errors::SubscribeError> {
-        let op = &operations::SUBSCRIBE;
+        let op = cx.op;
         let (tx, caller, targets) = cx.parts::<errors::SubscribeError>().await?;
         let events = input.events.unwrap_or_default();
         let made = self
@@ -43,7 +44,7 @@ impl Notes {
                     .with("value", event)
                     .with("allowed", webhooks::EVENT_TYPES.to_vec()),
             )),
-            Err(SubscribeError::Storage(e)) => Err(runtime::fault(op.id, "storing the subscription", e)),
+            Err(SubscribeError::Storage(e)) => Err(op.fault("storing the subscription", e)),
         };
         targets.extend(result.iter().map(|s| s.id.clone()));
         result
@@ -53,7 +54,7 @@ impl Notes {
         &self,
         cx: &mut Context,
     ) -> Result<Vec<models::Subscription>, errors::ListSubscriptionsError> {
-        let op = &operations::LIST_SUBSCRIPTIONS;
+        let op = cx.op;
         let (tx, caller, _) = cx.parts::<errors::ListSubscriptionsError>().await?;
 
         Webhooks::subscriptions(&mut *tx, &caller.tenant, SERVICE)
@@ -68,7 +69,7 @@ impl Notes {
                     })
                     .collect()
             })
-            .map_err(|e| runtime::fault(op.id, "listing subscriptions", e))
+            .map_err(|e| op.fault("listing subscriptions", e))
     }
 
     pub(crate) async fn unsubscribe_url(
@@ -76,7 +77,7 @@ impl Notes {
         cx: &mut Context,
         input: models::SubscriptionRef,
     ) -> Result<(), errors::UnsubscribeError> {
-        let op = &operations::UNSUBSCRIBE;
+        let op = cx.op;
         cx.target(input.id.clone());
         let (tx, caller, _) = cx.parts::<errors::UnsubscribeError>().await?;
 
@@ -85,7 +86,7 @@ impl Notes {
             Ok(false) => Err(errors::UnsubscribeError::NotFound(
                 Problem::new(format!("there is no subscription {}", input.id)).with("id", input.id.as_str()),
             )),
-            Err(e) => Err(runtime::fault(op.id, "deleting the subscription", e)),
+            Err(e) => Err(op.fault("deleting the subscription", e)),
         }
     }
 }

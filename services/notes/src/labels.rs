@@ -3,13 +3,16 @@
 //! `count_notes` answers a number, `count_tags` a map of label to count, and `note_stats` named
 //! fields with a map beside them.
 
+use runtime::OperationFault;
 use std::collections::BTreeMap;
 
-use notes_api::notes::{errors, models, operations};
+use notes_api::notes::{errors, models};
 use runtime::Context;
 use sqlx::Row;
 
-use crate::{Notes, Refused, change, load, not_found, tags_of};
+use crate::edits::{Refused, change};
+use crate::rows::{load, not_found, tags_of};
+use crate::state::Notes;
 
 impl Notes {
     /// Replaces the labels of the caller's note with `input.tags` (sorted, each once).
@@ -18,7 +21,7 @@ impl Notes {
         cx: &mut Context,
         input: models::SetTagsInput,
     ) -> Result<Vec<String>, errors::SetNoteTagsError> {
-        let op = &operations::SET_NOTE_TAGS;
+        let op = cx.op;
         cx.target(input.id.clone());
         let (tx, caller, _) = cx.parts::<errors::SetNoteTagsError>().await?;
         let (tenant, id) = (caller.tenant.as_str(), input.id.as_str());
@@ -50,7 +53,7 @@ impl Notes {
         let result = match stored {
             Ok(Some(tags)) => Ok(tags),
             Ok(None) => Err(errors::SetNoteTagsError::NotFound(not_found(id))),
-            Err(e) => Err(runtime::fault(op.id, "labelling the note", e)),
+            Err(e) => Err(op.fault("labelling the note", e)),
         };
         let tags = result?;
         self.changed_on_commit(cx);
@@ -63,7 +66,7 @@ impl Notes {
         cx: &mut Context,
         input: models::RenameNoteInput,
     ) -> Result<models::Note, errors::RenameNoteError> {
-        let op = &operations::RENAME_NOTE;
+        let op = cx.op;
         cx.target(input.id.clone());
         let (tx, caller, _) = cx.parts::<errors::RenameNoteError>().await?;
         let rename = models::UpdateNoteInput {
@@ -79,10 +82,8 @@ impl Notes {
             change(&mut *tx, self.store.for_update(), caller, rename).await.map_err(|failure| match failure {
                 Refused::NotFound(p) => errors::RenameNoteError::NotFound(p),
                 // A title fits every state, and a rename sends no `If-Match`.
-                Refused::Conflict(p) | Refused::Precondition(p) => {
-                    runtime::fault(op.id, "renaming the note", p.message)
-                }
-                Refused::Fault(e) => runtime::fault(op.id, "renaming the note", e),
+                Refused::Conflict(p) | Refused::Precondition(p) => op.fault("renaming the note", p.message),
+                Refused::Fault(e) => op.fault("renaming the note", e),
             });
         let renamed = renamed?;
         self.changed_on_commit(cx);
@@ -95,7 +96,7 @@ impl Notes {
         cx: &mut Context,
         input: models::CountNotesInput,
     ) -> Result<i64, errors::CountNotesError> {
-        let op = &operations::COUNT_NOTES;
+        let op = cx.op;
         let (tx, caller, _) = cx.parts::<errors::CountNotesError>().await?;
         let counted = match input.state {
             Some(state) => {
@@ -113,12 +114,12 @@ impl Notes {
             }
         };
 
-        counted.map(|row| row.get::<i64, _>(0)).map_err(|e| runtime::fault(op.id, "counting notes", e))
+        counted.map(|row| row.get::<i64, _>(0)).map_err(|e| op.fault("counting notes", e))
     }
 
     /// The caller's notes in all and per state: named fields and a map beside them.
     pub(crate) async fn stats(&self, cx: &mut Context) -> Result<models::NoteStats, errors::NoteStatsError> {
-        let op = &operations::NOTE_STATS;
+        let op = cx.op;
         let (tx, caller, _) = cx.parts::<errors::NoteStatsError>().await?;
 
         sqlx::query("SELECT state, COUNT(*) FROM notes WHERE tenant_id = $1 GROUP BY state")
@@ -130,12 +131,12 @@ impl Notes {
                     rows.iter().map(|r| (r.get::<String, _>(0), r.get::<i64, _>(1))).collect();
                 models::NoteStats { total: additional.values().sum(), additional }
             })
-            .map_err(|e| runtime::fault(op.id, "counting notes", e))
+            .map_err(|e| op.fault("counting notes", e))
     }
 
     /// Each label of the caller's notes with the number of notes carrying it.
     pub(crate) async fn count_labels(&self, cx: &mut Context) -> Result<BTreeMap<String, i64>, errors::CountTagsError> {
-        let op = &operations::COUNT_TAGS;
+        let op = cx.op;
         let (tx, caller, _) = cx.parts::<errors::CountTagsError>().await?;
 
         sqlx::query("SELECT tag, COUNT(*) FROM note_tags WHERE tenant_id = $1 GROUP BY tag")
@@ -143,6 +144,6 @@ impl Notes {
             .fetch_all(&mut **tx)
             .await
             .map(|rows| rows.iter().map(|r| (r.get::<String, _>(0), r.get::<i64, _>(1))).collect())
-            .map_err(|e| runtime::fault(op.id, "counting labels", e))
+            .map_err(|e| op.fault("counting labels", e))
     }
 }

@@ -9,7 +9,7 @@ use support::{Paged, Paging, Problem};
 
 use runtime::caller::{AuthMethod, Caller};
 use runtime::fault;
-use runtime::store::{Arg, Nullable, Select, Store, now_ms, to_time};
+use runtime::store::{Arg, Select, Store, now_ms, to_time};
 use runtime::tokens::{self, Kind};
 
 fn rank(plan: Plan) -> u8 {
@@ -78,36 +78,29 @@ pub struct NewToken {
 
 /// Stores a new token and returns it with its secret (shown once).
 pub async fn insert(store: &Store, new: NewToken) -> Result<CreatedApiToken, sqlx::Error> {
-    let secret = tokens::mint(Kind::Api);
-    let id = format!("tok_{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
-    let prefix: String = secret.chars().take(8).collect();
-    let now = now_ms();
-    let mut scopes = new.scopes.clone();
-    scopes.sort();
-    scopes.dedup();
-    sqlx::query("INSERT INTO api_tokens (id, tenant_id, user_id, name, prefix, hash, scopes, plan, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)")
-        .bind(&id)
-        .bind(&new.tenant)
-        .bind(&new.user)
-        .bind(&new.name)
-        .bind(&prefix)
-        .bind(tokens::hash(&secret))
-        .bind(scopes.join(" "))
-        .bind(new.plan.as_str())
-        .bind(now)
-        .bind(Nullable(new.expires_at))
-        .execute(store.pool())
-        .await?;
+    let issued = tokens::issue(
+        store.pool(),
+        tokens::NewToken {
+            kind: Kind::Api,
+            tenant: &new.tenant,
+            user: &new.user,
+            name: &new.name,
+            scopes: &new.scopes,
+            plan: Some(new.plan.as_str()),
+            expires_at: new.expires_at,
+        },
+    )
+    .await?;
     Ok(CreatedApiToken {
-        id,
+        id: issued.id,
         name: new.name,
-        prefix,
-        scopes,
+        prefix: issued.prefix,
+        scopes: issued.scopes,
         plan: new.plan,
-        created_at: to_time(now),
+        created_at: to_time(issued.created_at),
         expires_at: new.expires_at.map(to_time),
         last_used_at: None,
-        token: secret,
+        token: issued.secret,
     })
 }
 
@@ -166,16 +159,10 @@ pub async fn revoke(
     caller: &Caller,
     input: models::RevokeApiTokenInput,
 ) -> Result<(), errors::RevokeApiTokenError> {
-    let n = sqlx::query("UPDATE api_tokens SET revoked_at = $1 WHERE id = $2 AND tenant_id = $3 AND user_id = $4 AND revoked_at IS NULL")
-        .bind(now_ms())
-        .bind(&input.id)
-        .bind(&caller.tenant)
-        .bind(&caller.subject)
-        .execute(store.pool())
+    let revoked = tokens::revoke(store.pool(), Kind::Api, &caller.tenant, &caller.subject, &input.id)
         .await
-        .map_err(|e| fault("api_tokens", "revoking", e))?
-        .rows_affected();
-    if n == 0 {
+        .map_err(|e| fault("api_tokens", "revoking", e))?;
+    if !revoked {
         return Err(errors::RevokeApiTokenError::NotFound(
             Problem::new(format!("No active token {}.", input.id)).with("id", input.id.clone()),
         ));

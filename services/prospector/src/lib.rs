@@ -15,8 +15,9 @@ pub mod scans;
 pub mod scoring;
 mod service;
 pub mod sources;
+mod state;
 
-pub use service::Prospector;
+pub use state::Prospector;
 
 /// Applies the prospector's own migrations (its tables beside the platform's), then fills what
 /// the migrations leave to the service: the replay records of leads stored before them.
@@ -27,6 +28,19 @@ pub async fn migrate(store: &runtime::store::Store) -> anyhow::Result<()> {
         tracing::info!(filled, "wrote the replay records of leads stored before them");
     }
     Ok(())
+}
+
+impl Prospector {
+    /// The prospector over the platform's database, its own tables migrated (see
+    /// [`Prospector::new`] for the rest).
+    pub async fn open(
+        platform: &runtime::Platform,
+        sources: &[String],
+        connector_url: Option<&str>,
+    ) -> anyhow::Result<Self> {
+        migrate(&platform.store).await?;
+        Self::new(platform.store.clone(), sources, connector_url)
+    }
 }
 
 /// The prospector as a binary registers it: its migrations, its catalog entry, the service,

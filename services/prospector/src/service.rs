@@ -1,71 +1,12 @@
 //! The lead-prospecting API's operations, each delegating to its domain module.
 
-use std::sync::Arc;
-
 use prospector_api::prospector::{ProspectorService, errors, models};
 use support::{Paged, Paging};
 
-use crate::connector::HttpConnector;
-use crate::proposals::Connector;
-use crate::sources::{self, Source};
-use crate::{api_tokens, contracts, leads, proposals, scans, scoring};
 use runtime::Context;
-use runtime::store::Store;
 
-/// The lead-prospecting API.
-#[derive(Debug, Clone)]
-pub struct Prospector {
-    store: Store,
-    sources: Arc<Vec<Source>>,
-    http: reqwest::Client,
-    connector: Arc<Connector>,
-    renderings: Arc<leads::Renderings>,
-    replays: Arc<scoring::Replays>,
-}
-
-impl Prospector {
-    /// The prospector over the platform's database, its own tables migrated (see
-    /// [`Prospector::new`] for the rest).
-    pub async fn open(
-        platform: &runtime::Platform,
-        sources: &[String],
-        connector_url: Option<&str>,
-    ) -> anyhow::Result<Self> {
-        crate::migrate(&platform.store).await?;
-        Self::new(platform.store.clone(), sources, connector_url)
-    }
-
-    /// The prospector over `store`, scanning `sources` (`NAME=LOCATION` each; the embedded sample
-    /// feed when empty) and submitting through the HTTP platform connector at `connector_url`
-    /// (the recording outbox when `None`).
-    pub fn new(store: Store, sources: &[String], connector_url: Option<&str>) -> anyhow::Result<Self> {
-        let mut parsed: Vec<Source> = Vec::new();
-        for spec in sources {
-            let source = Source::parse(spec).map_err(|e| anyhow::anyhow!("lead source {spec:?}: {e}"))?;
-            if parsed.iter().any(|s| s.name == source.name) {
-                anyhow::bail!("lead source {:?} is configured twice", source.name);
-            }
-            parsed.push(source);
-        }
-        if parsed.is_empty() {
-            parsed.push(Source::sample());
-        }
-        let connector = match connector_url {
-            Some(url) => {
-                Connector::Http(HttpConnector::new(url).map_err(|e| anyhow::anyhow!("platform connector: {e}"))?)
-            }
-            None => Connector::Outbox,
-        };
-        Ok(Prospector {
-            store,
-            sources: Arc::new(parsed),
-            http: sources::http_client(),
-            connector: Arc::new(connector),
-            renderings: Arc::default(),
-            replays: Arc::default(),
-        })
-    }
-}
+use crate::state::Prospector;
+use crate::{api_tokens, contracts, leads, proposals, scans, scoring};
 
 impl ProspectorService for Prospector {
     type Context = Context;

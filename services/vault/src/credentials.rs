@@ -13,9 +13,12 @@ use vault_api::vault::models::{
 };
 use vault_api::vault::{errors, operations as ops};
 
-use super::{Arg, Sql, Vault, contains_pattern, fault, forbidden, not_found};
+use crate::problems::{forbidden, not_found};
 use crate::rbac::{Access, Perms};
+use crate::state::Vault;
+use runtime::OperationFault;
 use runtime::caller::Caller;
+use runtime::sql::{Arg, Sql, contains_pattern};
 use runtime::store::{Backend, Nullable, Tx, now_ms, to_time};
 
 /// A credential's row.
@@ -86,7 +89,7 @@ pub(super) async fn visible<E: InternalError>(
     access: &Access,
     key: &str,
 ) -> Result<Result<(Row_, Perms), Problem>, E> {
-    let row = load(tx, &caller.tenant, key).await.map_err(|e| fault(op.id, "loading a credential", e))?;
+    let row = load(tx, &caller.tenant, key).await.map_err(|e| op.fault("loading a credential", e))?;
     Ok(match row {
         Some(r) => {
             let perms = access.on_credential(&r.key, r.folder_id.as_deref());
@@ -112,13 +115,13 @@ pub(super) async fn view<E: InternalError>(
     tenant: &str,
     r: Row_,
 ) -> Result<Credential, E> {
-    let tags = tags_of(tx, tenant, &r.key).await.map_err(|e| fault(op.id, "loading tags", e))?;
+    let tags = tags_of(tx, tenant, &r.key).await.map_err(|e| op.fault("loading tags", e))?;
     let versions = sqlx::query("SELECT version, created_at, created_by FROM credential_versions WHERE tenant_id = $1 AND key = $2 ORDER BY version DESC")
         .bind(tenant)
         .bind(&r.key)
         .fetch_all(&mut **tx)
         .await
-        .map_err(|e| fault(op.id, "loading versions", e))?
+        .map_err(|e| op.fault("loading versions", e))?
         .into_iter()
         .map(|v| CredentialVersion { version: v.get(0), created_at: to_time(v.get(1)), created_by: v.get(2) })
         .collect();
@@ -196,26 +199,26 @@ pub(super) async fn list(
     input: models::ListCredentialsInput,
     paging: Paging,
 ) -> Result<Paged<CredentialSummary>, errors::ListCredentialsError> {
-    let op = &ops::LIST_CREDENTIALS;
+    let op = cx.op;
     let caller = &cx.caller;
     // No transaction: each statement reads one snapshot on a reader connection. The first reads
     // the caller's access and, when they administer the tenant (who may read every credential),
     // the page and its total as well, so the usual list costs one statement. Anyone else gets the
     // page of what their grants let them read from a second statement.
-    let mut db = vault.store.readers().acquire().await.map_err(|e| fault(op.id, "reading", e))?;
+    let mut db = vault.store.readers().acquire().await.map_err(|e| op.fault("reading", e))?;
     let first = page_statement(vault, caller, &input, paging, Readable::IfAdministrator);
-    let row = first.query().fetch_one(&mut *db).await.map_err(|e| fault(op.id, "listing credentials", e))?;
+    let row = first.query().fetch_one(&mut *db).await.map_err(|e| op.fault("listing credentials", e))?;
     let access = Access::from_row(&row, 0);
     let (total, json) = if access.is_admin() {
         (row.get::<i64, _>(3), row.get::<Option<String>, _>(4))
     } else {
         let (keys, folders) = access.readable();
         let second = page_statement(vault, caller, &input, paging, Readable::Granted { keys, folders });
-        let row = second.query().fetch_one(&mut *db).await.map_err(|e| fault(op.id, "listing credentials", e))?;
+        let row = second.query().fetch_one(&mut *db).await.map_err(|e| op.fault("listing credentials", e))?;
         (row.get::<i64, _>(0), row.get::<Option<String>, _>(1))
     };
     let listed: Vec<Listed> = match json {
-        Some(json) => serde_json::from_str(&json).map_err(|e| fault(op.id, "reading the page", e))?,
+        Some(json) => serde_json::from_str(&json).map_err(|e| op.fault("reading the page", e))?,
         None => Vec::new(),
     };
     let sqlite = vault.store.backend() == Backend::Sqlite;
@@ -352,13 +355,13 @@ pub(super) async fn store(
     cx: &mut Context,
     input: models::StoreCredentialInput,
 ) -> Result<Credential, errors::StoreCredentialError> {
+    let op = cx.op;
     let (tx, caller, _targets) = cx.parts::<errors::StoreCredentialError>().await?;
     use errors::StoreCredentialError as E;
-    let op = &ops::STORE_CREDENTIAL;
     let access = vault.access(tx, op, caller).await?;
     match &input.folder_id {
         Some(f) => {
-            if !hold_folder(tx, &caller.tenant, f).await.map_err(|e| fault(op.id, "loading a folder", e))? {
+            if !hold_folder(tx, &caller.tenant, f).await.map_err(|e| op.fault("loading a folder", e))? {
                 return Err(E::ResourceNotFound(not_found("folder", f)));
             }
             if !access.on_folder(Some(f)).has(Perms::STORE) {
@@ -370,7 +373,7 @@ pub(super) async fn store(
         }
         None => {}
     }
-    if load(tx, &caller.tenant, &input.key).await.map_err(|e| fault(op.id, "loading a credential", e))?.is_some() {
+    if load(tx, &caller.tenant, &input.key).await.map_err(|e| op.fault("loading a credential", e))?.is_some() {
         return Err(E::ResourceConflict(
             Problem::new(format!("A credential with key {} already exists; rotate it instead.", input.key))
                 .with("key", input.key.clone()),
@@ -393,16 +396,16 @@ pub(super) async fn store(
     .bind(&caller.subject)
     .execute(&mut **tx)
     .await
-    .map_err(|e| fault(op.id, "inserting a credential", e))?;
+    .map_err(|e| op.fault("inserting a credential", e))?;
     insert_version(vault, tx, op, caller, NewVersion { key: &input.key, version: 1, value: &input.value, at: now })
         .await?;
     set_tags(tx, &caller.tenant, &input.key, input.tags.as_deref().unwrap_or_default())
         .await
-        .map_err(|e| fault(op.id, "storing tags", e))?;
+        .map_err(|e| op.fault("storing tags", e))?;
     let row = load(tx, &caller.tenant, &input.key)
         .await
-        .map_err(|e| fault(op.id, "reloading", e))?
-        .ok_or_else(|| fault(op.id, "reloading", "row vanished"))?;
+        .map_err(|e| op.fault("reloading", e))?
+        .ok_or_else(|| op.fault("reloading", "row vanished"))?;
     view(tx, op, &caller.tenant, row).await
 }
 
@@ -426,7 +429,7 @@ async fn insert_version<E: InternalError>(
         .keyring
         .seal(tx, &caller.tenant, key, version, value.as_bytes())
         .await
-        .map_err(|e| fault(op.id, "sealing the secret", e))?;
+        .map_err(|e| op.fault("sealing the secret", e))?;
     sqlx::query("INSERT INTO credential_versions (tenant_id, key, version, data_key_id, sealed, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7)")
         .bind(&caller.tenant)
         .bind(key)
@@ -437,7 +440,7 @@ async fn insert_version<E: InternalError>(
         .bind(&caller.subject)
         .execute(&mut **tx)
         .await
-        .map_err(|e| fault(op.id, "inserting a version", e))?;
+        .map_err(|e| op.fault("inserting a version", e))?;
     Ok(())
 }
 
@@ -446,8 +449,8 @@ pub(super) async fn get(
     cx: &mut Context,
     input: models::CredentialRef,
 ) -> Result<Credential, errors::GetCredentialError> {
+    let op = cx.op;
     let (tx, caller, _) = cx.parts::<errors::GetCredentialError>().await?;
-    let op = &ops::GET_CREDENTIAL;
     let access = vault.access(tx, op, caller).await?;
     let (row, _) =
         visible(tx, op, caller, &access, &input.key).await?.map_err(errors::GetCredentialError::ResourceNotFound)?;
@@ -459,9 +462,9 @@ pub(super) async fn update(
     cx: &mut Context,
     input: models::UpdateCredentialInput,
 ) -> Result<Credential, errors::UpdateCredentialError> {
+    let op = cx.op;
     let (tx, caller, targets) = cx.parts::<errors::UpdateCredentialError>().await?;
     use errors::UpdateCredentialError as E;
-    let op = &ops::UPDATE_CREDENTIAL;
     let access = vault.access(tx, op, caller).await?;
     let (row, perms) = visible(tx, op, caller, &access, &input.key).await?.map_err(E::ResourceNotFound)?;
     if !perms.has(Perms::STORE) {
@@ -477,7 +480,7 @@ pub(super) async fn update(
     if let Some(target) = &input.folder_id {
         match target {
             Some(f) => {
-                if !hold_folder(tx, &caller.tenant, f).await.map_err(|e| fault(op.id, "loading a folder", e))? {
+                if !hold_folder(tx, &caller.tenant, f).await.map_err(|e| op.fault("loading a folder", e))? {
                     return Err(E::ResourceNotFound(not_found("folder", f)));
                 }
                 if !access.on_folder(Some(f)).has(Perms::STORE) {
@@ -506,14 +509,14 @@ pub(super) async fn update(
         .bind(&row.key)
         .execute(&mut **tx)
         .await
-        .map_err(|e| fault(op.id, "updating a credential", e))?;
+        .map_err(|e| op.fault("updating a credential", e))?;
     if let Some(tags) = &input.tags {
-        set_tags(tx, &caller.tenant, &row.key, tags).await.map_err(|e| fault(op.id, "storing tags", e))?;
+        set_tags(tx, &caller.tenant, &row.key, tags).await.map_err(|e| op.fault("storing tags", e))?;
     }
     let row = load(tx, &caller.tenant, &row.key)
         .await
-        .map_err(|e| fault(op.id, "reloading", e))?
-        .ok_or_else(|| fault(op.id, "reloading", "row vanished"))?;
+        .map_err(|e| op.fault("reloading", e))?
+        .ok_or_else(|| op.fault("reloading", "row vanished"))?;
     view(tx, op, &caller.tenant, row).await
 }
 
@@ -534,7 +537,7 @@ pub(super) async fn open_version<E: InternalError>(
     .bind(version)
     .fetch_optional(&mut **tx)
     .await
-    .map_err(|e| fault(op.id, "loading a version", e))?
+    .map_err(|e| op.fault("loading a version", e))?
     else {
         return Ok(None);
     };
@@ -558,8 +561,8 @@ async fn open_sealed<E: InternalError>(
         .keyring
         .open(db, data_key, tenant, key, version, sealed)
         .await
-        .map_err(|e| fault(op.id, "opening a secret", e))?;
-    String::from_utf8(plain).map_err(|e| fault(op.id, "decoding a secret", e))
+        .map_err(|e| op.fault("opening a secret", e))?;
+    String::from_utf8(plain).map_err(|e| op.fault("decoding a secret", e))
 }
 
 /// Reveal's one statement: the caller's access ($1 tenant, $2 user), the credential ($3) and the
@@ -589,7 +592,7 @@ pub(super) async fn reveal(
 ) -> Result<RevealedSecret, errors::RevealCredentialError> {
     use errors::RevealCredentialError as E;
     let op = &ops::REVEAL_CREDENTIAL;
-    let mut db = vault.store.readers().acquire().await.map_err(|e| fault(op.id, "reading", e))?;
+    let mut db = vault.store.readers().acquire().await.map_err(|e| op.fault("reading", e))?;
     let found = sqlx::query(sqlx::AssertSqlSafe(REVEAL.as_str()))
         .bind(&caller.tenant)
         .bind(&caller.subject)
@@ -597,7 +600,7 @@ pub(super) async fn reveal(
         .bind(Nullable(input.version))
         .fetch_one(&mut *db)
         .await
-        .map_err(|e| fault(op.id, "loading a credential", e))?;
+        .map_err(|e| op.fault("loading a credential", e))?;
     let access = Access::from_row(&found, 0);
     let row = found.get::<Option<String>, _>(REVEAL_CREDENTIAL_AT).map(|_| from_row_at(&found, REVEAL_CREDENTIAL_AT));
     let perms = row.as_ref().map(|r| access.on_credential(&r.key, r.folder_id.as_deref())).unwrap_or_default();
@@ -655,7 +658,7 @@ where
         .bind(&row.key)
         .execute(&mut **tx)
         .await
-        .map_err(|e| fault::<E>(op.id, "changing state", e))?;
+        .map_err(|e| op.fault::<E>("changing state", e))?;
         if state == CredentialState::Archived {
             // Archived credentials are not leasable: revoke what is outstanding.
             let revoked = sqlx::query("UPDATE leases SET state = 'revoked', revoked_at = $1 WHERE tenant_id = $2 AND credential_key = $3 AND state = 'active' RETURNING id")
@@ -664,14 +667,14 @@ where
                 .bind(&row.key)
                 .fetch_all(&mut **tx)
                 .await
-                .map_err(|e| fault::<E>(op.id, "revoking leases", e))?;
+                .map_err(|e| op.fault::<E>("revoking leases", e))?;
             targets.extend(revoked.iter().map(|r| r.get::<String, _>(0)));
         }
     }
     let row = load(tx, &caller.tenant, key)
         .await
-        .map_err(|e| fault::<E>(op.id, "reloading", e))?
-        .ok_or_else(|| fault::<E>(op.id, "reloading", "row vanished"))?;
+        .map_err(|e| op.fault::<E>("reloading", e))?
+        .ok_or_else(|| op.fault::<E>("reloading", "row vanished"))?;
     view(tx, op, &caller.tenant, row).await
 }
 
@@ -701,9 +704,9 @@ pub(super) async fn rotate(
     cx: &mut Context,
     input: models::RotateCredentialInput,
 ) -> Result<Credential, errors::RotateCredentialError> {
+    let op = cx.op;
     let (tx, caller, _) = cx.parts::<errors::RotateCredentialError>().await?;
     use errors::RotateCredentialError as E;
-    let op = &ops::ROTATE_CREDENTIAL;
     let access = vault.access(tx, op, caller).await?;
     let (row, perms) = visible(tx, op, caller, &access, &input.key).await?.map_err(E::ResourceNotFound)?;
     if !perms.has(Perms::STORE) {
@@ -726,11 +729,11 @@ pub(super) async fn rotate(
     }
     sql.raw(" RETURNING current_version, updated_at");
     let Some(updated) =
-        sql.query().fetch_optional(&mut **tx).await.map_err(|e| fault(op.id, "advancing the version", e))?
+        sql.query().fetch_optional(&mut **tx).await.map_err(|e| op.fault("advancing the version", e))?
     else {
         let current = load(tx, &caller.tenant, &row.key)
             .await
-            .map_err(|e| fault(op.id, "reloading", e))?
+            .map_err(|e| op.fault("reloading", e))?
             .map(|r| r.current_version)
             .unwrap_or(row.current_version);
         return Err(E::CredentialVersionConflict(
@@ -747,7 +750,7 @@ pub(super) async fn rotate(
     insert_version(vault, tx, op, caller, NewVersion { key: &row.key, version, value: &input.value, at: now }).await?;
     let row = load(tx, &caller.tenant, &row.key)
         .await
-        .map_err(|e| fault(op.id, "reloading", e))?
-        .ok_or_else(|| fault(op.id, "reloading", "row vanished"))?;
+        .map_err(|e| op.fault("reloading", e))?
+        .ok_or_else(|| op.fault("reloading", "row vanished"))?;
     view(tx, op, &caller.tenant, row).await
 }

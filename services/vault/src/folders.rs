@@ -7,11 +7,13 @@ use std::collections::HashMap;
 
 use sqlx::Row;
 use support::{Paged, Paging, Problem};
+use vault_api::vault::errors;
 use vault_api::vault::models::{self, Folder};
-use vault_api::vault::{errors, operations as ops};
 
-use super::{Vault, fault, forbidden, not_found};
+use crate::problems::{forbidden, not_found};
 use crate::rbac::{Access, Perms};
+use crate::state::Vault;
+use runtime::OperationFault;
 use runtime::store::{Nullable, Tx, now_ms, to_time};
 
 #[derive(Debug, Clone)]
@@ -84,8 +86,8 @@ async fn one<E: support::InternalError>(
     access: &Access,
     id: &str,
 ) -> Result<Option<Folder>, E> {
-    let t = tree(tx, tenant).await.map_err(|e| fault(op.id, "loading folders", e))?;
-    let c = counts(tx, tenant, access).await.map_err(|e| fault(op.id, "counting credentials", e))?;
+    let t = tree(tx, tenant).await.map_err(|e| op.fault("loading folders", e))?;
+    let c = counts(tx, tenant, access).await.map_err(|e| op.fault("counting credentials", e))?;
     Ok(view(&t, &c, id))
 }
 
@@ -98,8 +100,8 @@ async fn tree_for_change<E: support::InternalError>(
     op: &support::Operation,
     tenant: &str,
 ) -> Result<HashMap<String, Node>, E> {
-    runtime::tenants::take_turn(tx, tenant).await.map_err(|e| fault(op.id, "taking its turn", e))?;
-    tree(tx, tenant).await.map_err(|e| fault(op.id, "loading folders", e))
+    runtime::tenants::take_turn(tx, tenant).await.map_err(|e| op.fault("taking its turn", e))?;
+    tree(tx, tenant).await.map_err(|e| op.fault("loading folders", e))
 }
 
 fn sibling_taken(tree: &HashMap<String, Node>, parent: Option<&str>, name: &str, except: Option<&str>) -> bool {
@@ -112,11 +114,11 @@ pub(super) async fn list(
     input: models::ListFoldersInput,
     paging: Paging,
 ) -> Result<Paged<Folder>, errors::ListFoldersError> {
+    let op = cx.op;
     let (tx, caller, _) = cx.parts::<errors::ListFoldersError>().await?;
-    let op = &ops::LIST_FOLDERS;
     let access = vault.access(tx, op, caller).await?;
-    let t = tree(tx, &caller.tenant).await.map_err(|e| fault(op.id, "loading folders", e))?;
-    let c = counts(tx, &caller.tenant, &access).await.map_err(|e| fault(op.id, "counting credentials", e))?;
+    let t = tree(tx, &caller.tenant).await.map_err(|e| op.fault("loading folders", e))?;
+    let c = counts(tx, &caller.tenant, &access).await.map_err(|e| op.fault("counting credentials", e))?;
     let mut all: Vec<Folder> = t
         .iter()
         .filter(|(_, n)| input.parent_id.as_ref().is_none_or(|p| n.parent.as_ref() == Some(p)))
@@ -133,9 +135,9 @@ pub(super) async fn create(
     cx: &mut Context,
     input: models::CreateFolderInput,
 ) -> Result<Folder, errors::CreateFolderError> {
+    let op = cx.op;
     let (tx, caller, targets) = cx.parts::<errors::CreateFolderError>().await?;
     use errors::CreateFolderError as E;
-    let op = &ops::CREATE_FOLDER;
     let access = vault.access(tx, op, caller).await?;
     let t = tree_for_change(tx, op, &caller.tenant).await?;
     match &input.parent_id {
@@ -168,9 +170,9 @@ pub(super) async fn create(
     .bind(now)
     .execute(&mut **tx)
     .await
-    .map_err(|e| fault(op.id, "inserting a folder", e))?;
+    .map_err(|e| op.fault("inserting a folder", e))?;
     targets.push(id.clone());
-    one(tx, op, &caller.tenant, &access, &id).await?.ok_or_else(|| fault(op.id, "reloading", "row vanished"))
+    one(tx, op, &caller.tenant, &access, &id).await?.ok_or_else(|| op.fault("reloading", "row vanished"))
 }
 
 pub(super) async fn update(
@@ -178,9 +180,9 @@ pub(super) async fn update(
     cx: &mut Context,
     input: models::UpdateFolderInput,
 ) -> Result<Folder, errors::UpdateFolderError> {
+    let op = cx.op;
     let (tx, caller, _) = cx.parts::<errors::UpdateFolderError>().await?;
     use errors::UpdateFolderError as E;
-    let op = &ops::UPDATE_FOLDER;
     let access = vault.access(tx, op, caller).await?;
     let t = tree_for_change(tx, op, &caller.tenant).await?;
     let node = t.get(&input.id).cloned().ok_or_else(|| E::ResourceNotFound(not_found("folder", &input.id)))?;
@@ -231,8 +233,8 @@ pub(super) async fn update(
         .bind(&input.id)
         .execute(&mut **tx)
         .await
-        .map_err(|e| fault(op.id, "updating a folder", e))?;
-    one(tx, op, &caller.tenant, &access, &input.id).await?.ok_or_else(|| fault(op.id, "reloading", "row vanished"))
+        .map_err(|e| op.fault("updating a folder", e))?;
+    one(tx, op, &caller.tenant, &access, &input.id).await?.ok_or_else(|| op.fault("reloading", "row vanished"))
 }
 
 pub(super) async fn delete(
@@ -240,9 +242,9 @@ pub(super) async fn delete(
     cx: &mut Context,
     input: models::DeleteFolderInput,
 ) -> Result<(), errors::DeleteFolderError> {
+    let op = cx.op;
     let (tx, caller, _) = cx.parts::<errors::DeleteFolderError>().await?;
     use errors::DeleteFolderError as E;
-    let op = &ops::DELETE_FOLDER;
     let access = vault.access(tx, op, caller).await?;
     let t = tree_for_change(tx, op, &caller.tenant).await?;
     let Some(node) = t.get(&input.id) else {
@@ -260,14 +262,14 @@ pub(super) async fn delete(
     // not the tree's turn: hold it too, so the count below sees every one committed before.
     crate::credentials::hold_folder(tx, &caller.tenant, &input.id)
         .await
-        .map_err(|e| fault(op.id, "holding the folder", e))?;
+        .map_err(|e| op.fault("holding the folder", e))?;
     let children = t.values().filter(|n| n.parent.as_deref() == Some(input.id.as_str())).count();
     let credentials: i64 = sqlx::query("SELECT COUNT(*) FROM credentials WHERE tenant_id = $1 AND folder_id = $2")
         .bind(&caller.tenant)
         .bind(&input.id)
         .fetch_one(&mut **tx)
         .await
-        .map_err(|e| fault(op.id, "counting credentials", e))?
+        .map_err(|e| op.fault("counting credentials", e))?
         .get(0);
     if children > 0 || credentials > 0 {
         return Err(E::FolderNotEmpty(
@@ -288,7 +290,7 @@ pub(super) async fn delete(
             .bind(&input.id)
             .execute(&mut **tx)
             .await
-            .map_err(|e| fault(op.id, "deleting a folder", e))?;
+            .map_err(|e| op.fault("deleting a folder", e))?;
     }
     Ok(())
 }

@@ -8,10 +8,13 @@ use support::{InternalError, Operation, Paged, Paging, Problem};
 use vault_api::vault::models::{self, Grant, GrantTarget, Permission, RoleAssignment, TenantRole};
 use vault_api::vault::{errors, operations as ops};
 
-use super::credentials::{folder_exists, hold_folder, load};
-use super::{Arg, Sql, Vault, fault, not_found};
+use crate::credentials::{folder_exists, hold_folder, load};
+use crate::problems::not_found;
 use crate::rbac::{self, Access};
+use crate::state::Vault;
+use runtime::OperationFault;
 use runtime::caller::Caller;
+use runtime::sql::{Arg, Sql};
 use runtime::store::{Tx, now_ms, to_time};
 
 fn admin_only() -> Problem {
@@ -47,7 +50,7 @@ async fn target_exists<E: InternalError>(
         GrantTarget::Folder if !op.read_only => hold_folder(tx, tenant, id).await,
         GrantTarget::Folder => folder_exists(tx, tenant, id).await,
     };
-    r.map_err(|e| fault::<E>(op.id, "loading a grant target", e))
+    r.map_err(|e| op.fault::<E>("loading a grant target", e))
 }
 
 /// Which grants a list shows.
@@ -140,13 +143,12 @@ pub(super) async fn list<E: InternalError + From<GrantError>>(
         }
     }
     let count = Sql { text: format!("SELECT COUNT(*) FROM grants{}", sql.text), args: sql.args.clone() };
-    let total: i64 =
-        count.query().fetch_one(&mut **tx).await.map_err(|e| fault::<E>(op.id, "counting grants", e))?.get(0);
+    let total: i64 = count.query().fetch_one(&mut **tx).await.map_err(|e| op.fault::<E>("counting grants", e))?.get(0);
     let mut page =
         Sql { text: format!("SELECT {COLUMNS} FROM grants{} ORDER BY created_at, id", sql.text), args: sql.args };
     page.push(" LIMIT ?", Arg::Int(i64::from(paging.per_page)));
     page.push(" OFFSET ?", Arg::Int(paging.offset() as i64));
-    let rows = page.query().fetch_all(&mut **tx).await.map_err(|e| fault::<E>(op.id, "listing grants", e))?;
+    let rows = page.query().fetch_all(&mut **tx).await.map_err(|e| op.fault::<E>("listing grants", e))?;
     Ok(Paged { items: rows.iter().map(from_row).collect(), total: total.max(0) as u64 })
 }
 
@@ -192,7 +194,7 @@ pub(super) async fn create<E: InternalError + From<GrantError>>(
     .bind(&caller.subject)
     .fetch_one(&mut **tx)
     .await
-    .map_err(|e| fault::<E>(op.id, "granting", e))?
+    .map_err(|e| op.fault::<E>("granting", e))?
     .get(0);
     targets.push(id.clone());
     let sql = format!("SELECT {COLUMNS} FROM grants WHERE tenant_id = $1 AND id = $2");
@@ -201,7 +203,7 @@ pub(super) async fn create<E: InternalError + From<GrantError>>(
         .bind(&id)
         .fetch_one(&mut **tx)
         .await
-        .map_err(|e| fault::<E>(op.id, "reloading", e))?;
+        .map_err(|e| op.fault::<E>("reloading", e))?;
     Ok(from_row(&row))
 }
 
@@ -224,7 +226,7 @@ pub(super) async fn delete<E: InternalError + From<GrantError>>(
         sql.push(" AND target = ?", Arg::text(target.as_str()));
         sql.push(" AND target_id = ?", Arg::text(id.to_string()));
     }
-    let n = sql.query().execute(&mut **tx).await.map_err(|e| fault::<E>(op.id, "deleting a grant", e))?.rows_affected();
+    let n = sql.query().execute(&mut **tx).await.map_err(|e| op.fault::<E>("deleting a grant", e))?.rows_affected();
     if n == 0 {
         return Err(E::from(GrantError::NotFound(not_found("grant", grant_id))));
     }
@@ -260,16 +262,16 @@ pub(super) async fn list_roles(
     input: models::ListRoleAssignmentsInput,
     paging: Paging,
 ) -> Result<Paged<RoleAssignment>, errors::ListRoleAssignmentsError> {
+    let op = cx.op;
     let (tx, caller, _) = cx.parts::<errors::ListRoleAssignmentsError>().await?;
     type E = errors::ListRoleAssignmentsError;
-    let op = &ops::LIST_ROLE_ASSIGNMENTS;
     own_tenant(caller, &input.tenant_id)?;
     require_admin::<E>(vault, tx, op, caller).await??;
     let total: i64 = sqlx::query("SELECT COUNT(*) FROM role_assignments WHERE tenant_id = $1")
         .bind(&caller.tenant)
         .fetch_one(&mut **tx)
         .await
-        .map_err(|e| fault::<E>(op.id, "counting", e))?
+        .map_err(|e| op.fault::<E>("counting", e))?
         .get(0);
     let rows = sqlx::query("SELECT tenant_id, user_id, role, assigned_at, assigned_by FROM role_assignments WHERE tenant_id = $1 ORDER BY user_id LIMIT $2 OFFSET $3")
         .bind(&caller.tenant)
@@ -277,7 +279,7 @@ pub(super) async fn list_roles(
         .bind(paging.offset() as i64)
         .fetch_all(&mut **tx)
         .await
-        .map_err(|e| fault::<E>(op.id, "listing roles", e))?;
+        .map_err(|e| op.fault::<E>("listing roles", e))?;
     Ok(Paged { items: rows.iter().map(role_from_row).collect(), total: total.max(0) as u64 })
 }
 
@@ -286,18 +288,16 @@ pub(super) async fn assign_role(
     cx: &mut Context,
     input: models::AssignRoleInput,
 ) -> Result<RoleAssignment, errors::AssignRoleError> {
+    let op = cx.op;
     let (tx, caller, _) = cx.parts::<errors::AssignRoleError>().await?;
     use errors::AssignRoleError as E;
-    let op = &ops::ASSIGN_ROLE;
     own_tenant(caller, &input.tenant_id)?;
     require_admin::<E>(vault, tx, op, caller).await??;
-    let current = Access::load(tx, &caller.tenant, &input.user_id)
-        .await
-        .map_err(|e| fault::<E>(op.id, "loading a role", e))?
-        .role;
+    let current =
+        Access::load(tx, &caller.tenant, &input.user_id).await.map_err(|e| op.fault::<E>("loading a role", e))?.role;
     if current == Some(TenantRole::Admin)
         && input.role != TenantRole::Admin
-        && admins(tx, &caller.tenant).await.map_err(|e| fault::<E>(op.id, "counting admins", e))? <= 1
+        && admins(tx, &caller.tenant).await.map_err(|e| op.fault::<E>("counting admins", e))? <= 1
     {
         return Err(E::ResourceConflict(
             Problem::new("This is the tenant's last administrator; assign another first.")
@@ -316,7 +316,7 @@ pub(super) async fn assign_role(
     .bind(&caller.subject)
     .execute(&mut **tx)
     .await
-    .map_err(|e| fault::<E>(op.id, "assigning a role", e))?;
+    .map_err(|e| op.fault::<E>("assigning a role", e))?;
     Ok(RoleAssignment {
         tenant_id: caller.tenant.clone(),
         user_id: input.user_id,
@@ -331,9 +331,9 @@ pub(super) async fn remove_role(
     cx: &mut Context,
     input: models::RemoveRoleAssignmentInput,
 ) -> Result<(), errors::RemoveRoleAssignmentError> {
+    let op = cx.op;
     let (tx, caller, _) = cx.parts::<errors::RemoveRoleAssignmentError>().await?;
     use errors::RemoveRoleAssignmentError as E;
-    let op = &ops::REMOVE_ROLE_ASSIGNMENT;
     own_tenant(caller, &input.tenant_id)?;
     require_admin::<E>(vault, tx, op, caller).await??;
     let row = sqlx::query("SELECT tenant_id, user_id, role, assigned_at, assigned_by FROM role_assignments WHERE tenant_id = $1 AND user_id = $2")
@@ -341,10 +341,10 @@ pub(super) async fn remove_role(
         .bind(&input.user_id)
         .fetch_optional(&mut **tx)
         .await
-        .map_err(|e| fault::<E>(op.id, "loading a role", e))?
+        .map_err(|e| op.fault::<E>("loading a role", e))?
         .ok_or_else(|| E::ResourceNotFound(not_found("role assignment for", &input.user_id)))?;
     if role_from_row(&row).role == TenantRole::Admin
-        && admins(tx, &caller.tenant).await.map_err(|e| fault::<E>(op.id, "counting admins", e))? <= 1
+        && admins(tx, &caller.tenant).await.map_err(|e| op.fault::<E>("counting admins", e))? <= 1
     {
         return Err(E::ResourceConflict(
             Problem::new("This is the tenant's last administrator; assign another first.")
@@ -356,6 +356,6 @@ pub(super) async fn remove_role(
         .bind(&input.user_id)
         .execute(&mut **tx)
         .await
-        .map_err(|e| fault::<E>(op.id, "removing a role", e))?;
+        .map_err(|e| op.fault::<E>("removing a role", e))?;
     Ok(())
 }

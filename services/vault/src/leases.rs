@@ -8,13 +8,16 @@ use runtime::Context;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 use support::{Paged, Paging, Problem};
+use vault_api::vault::errors;
 use vault_api::vault::models::{self, CredentialState, Lease, LeaseState, LeasedSecret};
-use vault_api::vault::{errors, operations as ops};
 
-use super::credentials::{open_version, visible};
-use super::{Arg, Sql, Vault, fault, forbidden, not_found};
+use crate::credentials::{open_version, visible};
+use crate::problems::{forbidden, not_found};
 use crate::rbac::Perms;
+use crate::state::Vault;
+use runtime::OperationFault;
 use runtime::caller::Caller;
+use runtime::sql::{Arg, Sql};
 use runtime::store::{Nullable, Tx, now_ms, to_time};
 
 const COLUMNS: &str = "id, credential_key, version, state, issued_to, purpose, ttl_seconds, expires_at, created_at, redeemed_at, revoked_at";
@@ -57,8 +60,8 @@ pub(super) async fn list(
     input: models::ListLeasesInput,
     paging: Paging,
 ) -> Result<Paged<Lease>, errors::ListLeasesError> {
+    let op = cx.op;
     let (tx, caller, _) = cx.parts::<errors::ListLeasesError>().await?;
-    let op = &ops::LIST_LEASES;
     let now = now_ms();
     let mut filter = Sql::new(" WHERE tenant_id = $1 AND issued_to = $2");
     filter.args = vec![Arg::text(caller.tenant.clone()), Arg::text(caller.subject.clone())];
@@ -74,14 +77,14 @@ pub(super) async fn list(
         None => &mut filter,
     };
     let count = Sql { text: format!("SELECT COUNT(*) FROM leases{}", filter.text), args: filter.args.clone() };
-    let total: i64 = count.query().fetch_one(&mut **tx).await.map_err(|e| fault(op.id, "counting leases", e))?.get(0);
+    let total: i64 = count.query().fetch_one(&mut **tx).await.map_err(|e| op.fault("counting leases", e))?.get(0);
     let mut page = Sql {
         text: format!("SELECT {COLUMNS} FROM leases{} ORDER BY created_at DESC, id DESC", filter.text),
         args: filter.args,
     };
     page.push(" LIMIT ?", Arg::Int(i64::from(paging.per_page)));
     page.push(" OFFSET ?", Arg::Int(paging.offset() as i64));
-    let rows = page.query().fetch_all(&mut **tx).await.map_err(|e| fault(op.id, "listing leases", e))?;
+    let rows = page.query().fetch_all(&mut **tx).await.map_err(|e| op.fault("listing leases", e))?;
     Ok(Paged { items: rows.iter().map(|r| from_row(r, now)).collect(), total: total.max(0) as u64 })
 }
 
@@ -90,9 +93,9 @@ pub(super) async fn issue(
     cx: &mut Context,
     input: models::IssueLeaseInput,
 ) -> Result<Lease, errors::IssueLeaseError> {
+    let op = cx.op;
     let (tx, caller, targets) = cx.parts::<errors::IssueLeaseError>().await?;
     use errors::IssueLeaseError as E;
-    let op = &ops::ISSUE_LEASE;
     let access = vault.access(tx, op, caller).await?;
     let (row, perms) = visible(tx, op, caller, &access, &input.credential_key).await?.map_err(E::ResourceNotFound)?;
     if !perms.has(Perms::REVEAL) {
@@ -111,7 +114,7 @@ pub(super) async fn issue(
         .bind(version)
         .fetch_optional(&mut **tx)
         .await
-        .map_err(|e| fault(op.id, "loading a version", e))?;
+        .map_err(|e| op.fault("loading a version", e))?;
     if exists.is_none() {
         return Err(E::ResourceNotFound(
             Problem::new(format!("Credential {} has no version {version}.", row.key)).with("version", version),
@@ -135,12 +138,12 @@ pub(super) async fn issue(
     .bind(now)
     .execute(&mut **tx)
     .await
-    .map_err(|e| fault(op.id, "inserting a lease", e))?;
+    .map_err(|e| op.fault("inserting a lease", e))?;
     targets.push(id.clone());
     let row = load_mine(tx, caller, &id)
         .await
-        .map_err(|e| fault(op.id, "reloading", e))?
-        .ok_or_else(|| fault(op.id, "reloading", "row vanished"))?;
+        .map_err(|e| op.fault("reloading", e))?
+        .ok_or_else(|| op.fault("reloading", "row vanished"))?;
     Ok(from_row(&row, now))
 }
 
@@ -154,9 +157,9 @@ pub(super) async fn redeem(
     cx: &mut Context,
     input: models::RedeemLeaseInput,
 ) -> Result<LeasedSecret, errors::RedeemLeaseError> {
+    let op = cx.op;
     let (tx, caller, targets) = cx.parts::<errors::RedeemLeaseError>().await?;
     use errors::RedeemLeaseError as E;
-    let op = &ops::REDEEM_LEASE;
     let now = now_ms();
     let claimed = sqlx::query(
         "UPDATE leases SET state = 'redeemed', redeemed_at = $1 \
@@ -169,9 +172,9 @@ pub(super) async fn redeem(
     .bind(&caller.subject)
     .fetch_optional(&mut **tx)
     .await
-    .map_err(|e| fault(op.id, "redeeming a lease", e))?;
+    .map_err(|e| op.fault("redeeming a lease", e))?;
     let Some(claimed) = claimed else {
-        return match load_mine(tx, caller, &input.lease_id).await.map_err(|e| fault(op.id, "loading a lease", e))? {
+        return match load_mine(tx, caller, &input.lease_id).await.map_err(|e| op.fault("loading a lease", e))? {
             Some(r) => Err(E::LeaseUnavailable(unavailable(&from_row(&r, now)))),
             None => Err(E::ResourceNotFound(not_found("lease", &input.lease_id))),
         };
@@ -205,9 +208,9 @@ pub(super) async fn revoke(
     cx: &mut Context,
     input: models::RevokeLeaseInput,
 ) -> Result<Lease, errors::RevokeLeaseError> {
+    let op = cx.op;
     let (tx, caller, _) = cx.parts::<errors::RevokeLeaseError>().await?;
     use errors::RevokeLeaseError as E;
-    let op = &ops::REVOKE_LEASE;
     let now = now_ms();
     let done = sqlx::query("UPDATE leases SET state = 'revoked', revoked_at = $1 WHERE tenant_id = $2 AND id = $3 AND issued_to = $4 AND state = 'active' AND expires_at > $1")
         .bind(now)
@@ -216,11 +219,11 @@ pub(super) async fn revoke(
         .bind(&caller.subject)
         .execute(&mut **tx)
         .await
-        .map_err(|e| fault(op.id, "revoking a lease", e))?
+        .map_err(|e| op.fault("revoking a lease", e))?
         .rows_affected();
     let row = load_mine(tx, caller, &input.id)
         .await
-        .map_err(|e| fault(op.id, "loading a lease", e))?
+        .map_err(|e| op.fault("loading a lease", e))?
         .ok_or_else(|| E::ResourceNotFound(not_found("lease", &input.id)))?;
     let lease = from_row(&row, now);
     if done == 0 {

@@ -3,11 +3,13 @@
 use runtime::Context;
 use sqlx::Row;
 use support::{Paged, Paging, Problem};
+use vault_api::vault::errors;
 use vault_api::vault::models::{self, AuditEvent, AuditOutcome, AuthMethod};
-use vault_api::vault::{errors, operations as ops};
 
-use super::{Arg, Sql, Vault, fault};
+use crate::state::Vault;
+use runtime::OperationFault;
 use runtime::audit;
+use runtime::sql::{Arg, Sql};
 use runtime::store::to_time;
 
 pub(super) async fn list(
@@ -16,8 +18,8 @@ pub(super) async fn list(
     input: models::ListAuditInput,
     paging: Paging,
 ) -> Result<Paged<AuditEvent>, errors::ListAuditError> {
+    let op = cx.op;
     let (tx, caller, _) = cx.parts::<errors::ListAuditError>().await?;
-    let op = &ops::LIST_AUDIT;
     let access = vault.access(tx, op, caller).await?;
     if !access.can_audit() {
         return Err(errors::ListAuditError::AuthForbidden(
@@ -47,8 +49,7 @@ pub(super) async fn list(
         sql.push(" AND occurred_at < ?", Arg::Int(u.timestamp_millis()));
     }
     let count = Sql { text: format!("SELECT COUNT(*) FROM audit_events{}", sql.text), args: sql.args.clone() };
-    let total: i64 =
-        count.query().fetch_one(&mut **tx).await.map_err(|e| fault(op.id, "counting audit rows", e))?.get(0);
+    let total: i64 = count.query().fetch_one(&mut **tx).await.map_err(|e| op.fault("counting audit rows", e))?.get(0);
     let mut page = Sql {
         text: format!(
             "SELECT id, occurred_at, request_id, actor, auth_method, token_id, scope, tenant_id, operation, targets, outcome, status, error_code FROM audit_events{} ORDER BY occurred_at DESC, id DESC",
@@ -58,7 +59,7 @@ pub(super) async fn list(
     };
     page.push(" LIMIT ?", Arg::Int(i64::from(paging.per_page)));
     page.push(" OFFSET ?", Arg::Int(paging.offset() as i64));
-    let rows = page.query().fetch_all(&mut **tx).await.map_err(|e| fault(op.id, "listing audit rows", e))?;
+    let rows = page.query().fetch_all(&mut **tx).await.map_err(|e| op.fault("listing audit rows", e))?;
     let items = rows
         .iter()
         .map(|r| AuditEvent {

@@ -5,11 +5,14 @@
 use runtime::Context;
 use sqlx::Row;
 use support::{InternalError, Operation, Paged, Paging, Problem};
+use vault_api::vault::errors;
 use vault_api::vault::models::{self, PruneReport, Tag};
-use vault_api::vault::{errors, operations as ops};
 
-use super::{Arg, Sql, Vault, fault, not_found};
+use crate::problems::not_found;
 use crate::rbac::{Access, Perms};
+use crate::state::Vault;
+use runtime::OperationFault;
+use runtime::sql::{Arg, Sql};
 use runtime::store::Tx;
 
 /// Credentials (key, folder) carrying any of `tags`.
@@ -84,7 +87,7 @@ async fn retag<E: InternalError>(
     to: &str,
     onto: Onto,
 ) -> Result<(), E> {
-    let q = |e| fault::<E>(op.id, "retagging", e);
+    let q = |e| op.fault::<E>("retagging", e);
     let create = match onto {
         Onto::New if !from.iter().any(|f| f == to) => "INSERT INTO tags (tenant_id, name) VALUES ($1, $2)",
         _ => "INSERT INTO tags (tenant_id, name) VALUES ($1, $2) ON CONFLICT DO NOTHING",
@@ -114,14 +117,14 @@ pub(super) async fn list(
     input: models::ListTagsInput,
     paging: Paging,
 ) -> Result<Paged<Tag>, errors::ListTagsError> {
+    let op = cx.op;
     let (tx, caller, _) = cx.parts::<errors::ListTagsError>().await?;
-    let op = &ops::LIST_TAGS;
     let access = vault.access(tx, op, caller).await?;
     let rows = sqlx::query("SELECT t.tag, c.key, c.folder_id FROM credential_tags t JOIN credentials c ON c.tenant_id = t.tenant_id AND c.key = t.key WHERE t.tenant_id = $1")
         .bind(&caller.tenant)
         .fetch_all(&mut **tx)
         .await
-        .map_err(|e| fault(op.id, "listing tags", e))?;
+        .map_err(|e| op.fault("listing tags", e))?;
     let mut counts: std::collections::BTreeMap<String, i64> = std::collections::BTreeMap::new();
     for r in rows {
         let (tag, key, folder): (String, String, Option<String>) = (r.get(0), r.get(1), r.get(2));
@@ -135,7 +138,7 @@ pub(super) async fn list(
             .bind(&caller.tenant)
             .fetch_all(&mut **tx)
             .await
-            .map_err(|e| fault(op.id, "listing tags", e))?;
+            .map_err(|e| op.fault("listing tags", e))?;
         for r in all {
             counts.entry(r.get(0)).or_default();
         }
@@ -154,15 +157,15 @@ pub(super) async fn rename(
     cx: &mut Context,
     input: models::RenameTagInput,
 ) -> Result<Tag, errors::RenameTagError> {
+    let op = cx.op;
     let (tx, caller, _) = cx.parts::<errors::RenameTagError>().await?;
     use errors::RenameTagError as E;
-    let op = &ops::RENAME_TAG;
     let access = vault.access(tx, op, caller).await?;
-    if !exists(tx, &caller.tenant, &input.name).await.map_err(|e| fault(op.id, "loading a tag", e))? {
+    if !exists(tx, &caller.tenant, &input.name).await.map_err(|e| op.fault("loading a tag", e))? {
         return Err(E::ResourceNotFound(not_found("tag", &input.name)));
     }
     if input.new_name != input.name
-        && exists(tx, &caller.tenant, &input.new_name).await.map_err(|e| fault(op.id, "loading a tag", e))?
+        && exists(tx, &caller.tenant, &input.new_name).await.map_err(|e| op.fault("loading a tag", e))?
     {
         return Err(E::ResourceConflict(
             Problem::new(format!("Tag {} already exists; merge the tags instead.", input.new_name))
@@ -171,14 +174,14 @@ pub(super) async fn rename(
     }
     let holders = carriers(tx, &caller.tenant, std::slice::from_ref(&input.name))
         .await
-        .map_err(|e| fault(op.id, "loading carriers", e))?;
+        .map_err(|e| op.fault("loading carriers", e))?;
     match check_carriers(&access, &input.name, &holders) {
         Ok(()) => {}
         Err(None) => return Err(E::ResourceNotFound(not_found("tag", &input.name))),
         Err(Some(p)) => return Err(E::AuthForbidden(p)),
     }
     retag(tx, op, &caller.tenant, std::slice::from_ref(&input.name), &input.new_name, Onto::New).await?;
-    let credential_count = count(tx, &caller.tenant, &input.new_name).await.map_err(|e| fault(op.id, "counting", e))?;
+    let credential_count = count(tx, &caller.tenant, &input.new_name).await.map_err(|e| op.fault("counting", e))?;
     Ok(Tag { name: input.new_name, credential_count })
 }
 
@@ -187,19 +190,19 @@ pub(super) async fn merge(
     cx: &mut Context,
     input: models::MergeTagsInput,
 ) -> Result<Tag, errors::MergeTagsError> {
+    let op = cx.op;
     let (tx, caller, _) = cx.parts::<errors::MergeTagsError>().await?;
     use errors::MergeTagsError as E;
-    let op = &ops::MERGE_TAGS;
     let access = vault.access(tx, op, caller).await?;
     for s in &input.sources {
-        if !exists(tx, &caller.tenant, s).await.map_err(|e| fault(op.id, "loading a tag", e))? {
+        if !exists(tx, &caller.tenant, s).await.map_err(|e| op.fault("loading a tag", e))? {
             return Err(E::ResourceNotFound(not_found("tag", s)));
         }
     }
     for source in &input.sources {
         let holders = carriers(tx, &caller.tenant, std::slice::from_ref(source))
             .await
-            .map_err(|e| fault(op.id, "loading carriers", e))?;
+            .map_err(|e| op.fault("loading carriers", e))?;
         match check_carriers(&access, source, &holders) {
             Ok(()) => {}
             Err(None) => return Err(E::ResourceNotFound(not_found("tag", source))),
@@ -207,7 +210,7 @@ pub(super) async fn merge(
         }
     }
     retag(tx, op, &caller.tenant, &input.sources, &input.target, Onto::Any).await?;
-    let credential_count = count(tx, &caller.tenant, &input.target).await.map_err(|e| fault(op.id, "counting", e))?;
+    let credential_count = count(tx, &caller.tenant, &input.target).await.map_err(|e| op.fault("counting", e))?;
     Ok(Tag { name: input.target, credential_count })
 }
 
@@ -216,9 +219,9 @@ pub(super) async fn prune(
     cx: &mut Context,
     input: models::PruneTagsInput,
 ) -> Result<PruneReport, errors::PruneTagsError> {
+    let op = cx.op;
     let (tx, caller, targets) = cx.parts::<errors::PruneTagsError>().await?;
     use errors::PruneTagsError as E;
-    let op = &ops::PRUNE_TAGS;
     let access = vault.access(tx, op, caller).await?;
     if !access.is_admin() {
         return Err(E::AuthForbidden(
@@ -232,7 +235,7 @@ pub(super) async fn prune(
     .bind(&caller.tenant)
     .fetch_all(&mut **tx)
     .await
-    .map_err(|e| fault(op.id, "finding unused tags", e))?;
+    .map_err(|e| op.fault("finding unused tags", e))?;
     let removed: Vec<String> = rows.into_iter().map(|r| r.get(0)).collect();
     let dry_run = input.dry_run.unwrap_or(false);
     if !dry_run {
@@ -246,7 +249,7 @@ pub(super) async fn prune(
                     .bind(tag)
                     .execute(&mut **tx)
                     .await
-                    .map_err(|e| fault(op.id, "pruning", e))?;
+                    .map_err(|e| op.fault("pruning", e))?;
             }
         }
         targets.extend(removed.iter().cloned());

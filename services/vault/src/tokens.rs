@@ -5,11 +5,14 @@ use runtime::Context;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 use support::{Paged, Paging, Problem};
+use vault_api::vault::errors;
 use vault_api::vault::models::{self, CreatedToken, PersonalAccessToken};
-use vault_api::vault::{errors, operations as ops};
 
-use super::{Arg, Sql, Vault, fault, not_found};
-use runtime::store::{Nullable, now_ms, to_time};
+use crate::problems::not_found;
+use crate::state::Vault;
+use runtime::OperationFault;
+use runtime::sql::{Arg, Sql};
+use runtime::store::{now_ms, to_time};
 use runtime::tokens as secrets;
 
 const COLUMNS: &str = "id, name, prefix, scopes, created_at, expires_at, last_used_at, revoked_at";
@@ -33,22 +36,22 @@ pub(super) async fn list(
     input: models::ListTokensInput,
     paging: Paging,
 ) -> Result<Paged<PersonalAccessToken>, errors::ListTokensError> {
+    let op = cx.op;
     let (tx, caller, _) = cx.parts::<errors::ListTokensError>().await?;
-    let op = &ops::LIST_TOKENS;
     let mut sql = Sql::new(" WHERE tenant_id = $1 AND user_id = $2");
     sql.args = vec![Arg::text(caller.tenant.clone()), Arg::text(caller.subject.clone())];
     if !input.include_revoked.unwrap_or(false) {
         sql.push(" AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)", Arg::Int(now_ms()));
     }
     let count = Sql { text: format!("SELECT COUNT(*) FROM personal_tokens{}", sql.text), args: sql.args.clone() };
-    let total: i64 = count.query().fetch_one(&mut **tx).await.map_err(|e| fault(op.id, "counting tokens", e))?.get(0);
+    let total: i64 = count.query().fetch_one(&mut **tx).await.map_err(|e| op.fault("counting tokens", e))?.get(0);
     let mut page = Sql {
         text: format!("SELECT {COLUMNS} FROM personal_tokens{} ORDER BY created_at DESC, id", sql.text),
         args: sql.args,
     };
     page.push(" LIMIT ?", Arg::Int(i64::from(paging.per_page)));
     page.push(" OFFSET ?", Arg::Int(paging.offset() as i64));
-    let rows = page.query().fetch_all(&mut **tx).await.map_err(|e| fault(op.id, "listing tokens", e))?;
+    let rows = page.query().fetch_all(&mut **tx).await.map_err(|e| op.fault("listing tokens", e))?;
     Ok(Paged { items: rows.iter().map(from_row).collect(), total: total.max(0) as u64 })
 }
 
@@ -57,9 +60,9 @@ pub(super) async fn create(
     cx: &mut Context,
     input: models::CreateTokenInput,
 ) -> Result<CreatedToken, errors::CreateTokenError> {
+    let op = cx.op;
     let (tx, caller, targets) = cx.parts::<errors::CreateTokenError>().await?;
     use errors::CreateTokenError as E;
-    let op = &ops::CREATE_TOKEN;
     if caller.method == runtime::caller::AuthMethod::PersonalToken {
         // A leaked token must not be able to mint a successor that outlives its revocation.
         return Err(E::AuthForbidden(
@@ -91,34 +94,25 @@ pub(super) async fn create(
                 .with("value", exp.to_rfc3339()),
         ));
     }
-    let secret = secrets::mint(secrets::Kind::Personal);
-    let id = format!("pat_{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
-    let prefix: String = secret.chars().take(8).collect();
-    let mut scopes = input.scopes.clone();
-    scopes.sort();
-    scopes.dedup();
-    sqlx::query("INSERT INTO personal_tokens (id, tenant_id, user_id, name, prefix, hash, scopes, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
-        .bind(&id)
-        .bind(&caller.tenant)
-        .bind(&caller.subject)
-        .bind(&input.name)
-        .bind(&prefix)
-        .bind(secrets::hash(&secret))
-        .bind(scopes.join(" "))
-        .bind(now)
-        .bind(Nullable(input.expires_at.map(|e| e.timestamp_millis())))
-        .execute(&mut **tx)
-        .await
-        .map_err(|e| fault(op.id, "storing a token", e))?;
-    targets.push(id.clone());
+    let new = secrets::NewToken {
+        kind: secrets::Kind::Personal,
+        tenant: &caller.tenant,
+        user: &caller.subject,
+        name: &input.name,
+        scopes: &input.scopes,
+        plan: None,
+        expires_at: input.expires_at.map(|e| e.timestamp_millis()),
+    };
+    let issued = secrets::issue(&mut **tx, new).await.map_err(|e| op.fault("storing a token", e))?;
+    targets.push(issued.id.clone());
     Ok(CreatedToken {
-        id,
+        id: issued.id,
         name: input.name,
-        prefix,
-        scopes,
-        created_at: to_time(now),
+        prefix: issued.prefix,
+        scopes: issued.scopes,
+        created_at: to_time(issued.created_at),
         expires_at: input.expires_at,
-        token: secret,
+        token: issued.secret,
     })
 }
 
@@ -127,18 +121,12 @@ pub(super) async fn revoke(
     cx: &mut Context,
     input: models::RevokeTokenInput,
 ) -> Result<(), errors::RevokeTokenError> {
+    let op = cx.op;
     let (tx, caller, _) = cx.parts::<errors::RevokeTokenError>().await?;
-    let op = &ops::REVOKE_TOKEN;
-    let n = sqlx::query("UPDATE personal_tokens SET revoked_at = $1 WHERE id = $2 AND tenant_id = $3 AND user_id = $4 AND revoked_at IS NULL")
-        .bind(now_ms())
-        .bind(&input.token_id)
-        .bind(&caller.tenant)
-        .bind(&caller.subject)
-        .execute(&mut **tx)
+    let revoked = secrets::revoke(&mut **tx, secrets::Kind::Personal, &caller.tenant, &caller.subject, &input.token_id)
         .await
-        .map_err(|e| fault(op.id, "revoking a token", e))?
-        .rows_affected();
-    if n == 0 {
+        .map_err(|e| op.fault("revoking a token", e))?;
+    if !revoked {
         return Err(errors::RevokeTokenError::ResourceNotFound(not_found("active token", &input.token_id)));
     }
     Ok(())

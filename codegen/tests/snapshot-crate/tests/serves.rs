@@ -102,7 +102,7 @@ impl Gate for Open {
     type Caller = ();
     type Context = ();
 
-    fn context(&self, (): (), _: &'static Operation) {}
+    fn context(&self, (): (), _: &'static Operation, _: Vec<String>) {}
 
     async fn admit(&self, _: &mut Parts, _: &'static Operation) -> Result<(), Response> {
         Ok(())

@@ -109,6 +109,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for StoreCredential {
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.store_credential(cx, input).await.map(|out| support::Success::one(&out))
     }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.key.clone()]
+    }
 }
 /// `GET /api/v1/credentials/{key}`: Read a credential's metadata
 pub struct GetCredential;
@@ -118,6 +121,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for GetCredential {
     const OP: &'static Operation = &operations::GET_CREDENTIAL;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.get_credential(cx, input).await.map(|out| support::Success::one(&out))
+    }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.key.clone()]
     }
 }
 /// `PATCH /api/v1/credentials/{key}`: Change a credential's metadata or folder
@@ -129,6 +135,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for UpdateCredential {
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.update_credential(cx, input).await.map(|out| support::Success::one(&out))
     }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.key.clone()]
+    }
 }
 /// `POST /api/v1/credentials/{key}/reveal`: Reveal a credential's secret
 pub struct RevealCredential;
@@ -138,6 +147,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for RevealCredential {
     const OP: &'static Operation = &operations::REVEAL_CREDENTIAL;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.reveal_credential(cx, input).await.map(|out| support::Success::one(&out))
+    }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.key.clone()]
     }
 }
 /// `POST /api/v1/credentials/{key}/archive`: Archive a credential
@@ -149,6 +161,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for ArchiveCredential {
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.archive_credential(cx, input).await.map(|out| support::Success::one(&out))
     }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.key.clone()]
+    }
 }
 /// `POST /api/v1/credentials/{key}/restore`: Restore an archived credential
 pub struct RestoreCredential;
@@ -159,6 +174,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for RestoreCredential {
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.restore_credential(cx, input).await.map(|out| support::Success::one(&out))
     }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.key.clone()]
+    }
 }
 /// `POST /api/v1/credentials/{key}/rotate`: Rotate a credential's secret
 pub struct RotateCredential;
@@ -168,6 +186,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for RotateCredential {
     const OP: &'static Operation = &operations::ROTATE_CREDENTIAL;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.rotate_credential(cx, input).await.map(|out| support::Success::one(&out))
+    }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.key.clone()]
     }
 }
 /// `GET /api/v1/folders`: List folders
@@ -199,6 +220,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for UpdateFolder {
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.update_folder(cx, input).await.map(|out| support::Success::one(&out))
     }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.id.clone()]
+    }
 }
 /// `DELETE /api/v1/folders/{id}`: Delete an empty folder
 pub struct DeleteFolder;
@@ -208,6 +232,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for DeleteFolder {
     const OP: &'static Operation = &operations::DELETE_FOLDER;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.delete_folder(cx, input).await.map(|()| support::Success::Empty)
+    }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.id.clone()]
     }
 }
 /// `GET /api/v1/tags`: List tags
@@ -229,6 +256,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for RenameTag {
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.rename_tag(cx, input).await.map(|out| support::Success::one(&out))
     }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.name.clone(), input.new_name.clone()]
+    }
 }
 /// `POST /api/v1/tags/merge`: Merge tags into one
 pub struct MergeTags;
@@ -238,6 +268,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for MergeTags {
     const OP: &'static Operation = &operations::MERGE_TAGS;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.merge_tags(cx, input).await.map(|out| support::Success::one(&out))
+    }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        std::iter::empty().chain(input.sources.iter().cloned()).chain(std::iter::once(input.target.clone())).collect()
     }
 }
 /// `POST /api/v1/tags/prune`: Remove tags no active credential carries
@@ -269,6 +302,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for IssueLease {
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.issue_lease(cx, input).await.map(|out| support::Success::one(&out))
     }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.credential_key.clone()]
+    }
 }
 /// `POST /api/v1/leases/read`: Redeem a lease for its secret
 pub struct RedeemLease;
@@ -279,6 +315,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for RedeemLease {
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.redeem_lease(cx, input).await.map(|out| support::Success::one(&out))
     }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.lease_id.clone()]
+    }
 }
 /// `DELETE /api/v1/leases/{id}`: Revoke a lease
 pub struct RevokeLease;
@@ -288,6 +327,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for RevokeLease {
     const OP: &'static Operation = &operations::REVOKE_LEASE;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.revoke_lease(cx, input).await.map(|out| support::Success::one(&out))
+    }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.id.clone()]
     }
 }
 /// `GET /api/v1/grants`: List every grant of the tenant
@@ -309,6 +351,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for DeleteGrant {
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.delete_grant(cx, input).await.map(|()| support::Success::Empty)
     }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.grant_id.clone()]
+    }
 }
 /// `GET /api/v1/credentials/{key}/grants`: List a credential's grants
 pub struct ListCredentialGrants;
@@ -318,6 +363,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for ListCredentialGrants {
     const OP: &'static Operation = &operations::LIST_CREDENTIAL_GRANTS;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
         s.list_credential_grants(cx, input, paging).await.map(|out| support::Success::page(&out, paging))
+    }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.key.clone()]
     }
 }
 /// `POST /api/v1/credentials/{key}/grants`: Grant a user permissions on a credential
@@ -329,6 +377,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for CreateCredentialGrant {
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.create_credential_grant(cx, input).await.map(|out| support::Success::one(&out))
     }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.key.clone(), input.principal.clone()]
+    }
 }
 /// `DELETE /api/v1/credentials/{key}/grants/{grant_id}`: Remove a grant from a credential
 pub struct DeleteCredentialGrant;
@@ -338,6 +389,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for DeleteCredentialGrant {
     const OP: &'static Operation = &operations::DELETE_CREDENTIAL_GRANT;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.delete_credential_grant(cx, input).await.map(|()| support::Success::Empty)
+    }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.key.clone(), input.grant_id.clone()]
     }
 }
 /// `GET /api/v1/folders/{id}/grants`: List a folder's grants
@@ -349,6 +403,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for ListFolderGrants {
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
         s.list_folder_grants(cx, input, paging).await.map(|out| support::Success::page(&out, paging))
     }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.id.clone()]
+    }
 }
 /// `POST /api/v1/folders/{id}/grants`: Grant a user permissions on a folder
 pub struct CreateFolderGrant;
@@ -358,6 +415,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for CreateFolderGrant {
     const OP: &'static Operation = &operations::CREATE_FOLDER_GRANT;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.create_folder_grant(cx, input).await.map(|out| support::Success::one(&out))
+    }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.id.clone(), input.principal.clone()]
     }
 }
 /// `DELETE /api/v1/folders/{id}/grants/{grant_id}`: Remove a grant from a folder
@@ -369,6 +429,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for DeleteFolderGrant {
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.delete_folder_grant(cx, input).await.map(|()| support::Success::Empty)
     }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.id.clone(), input.grant_id.clone()]
+    }
 }
 /// `GET /api/v1/tenants/{tenant_id}/role-assignments`: List the tenant's role assignments
 pub struct ListRoleAssignments;
@@ -378,6 +441,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for ListRoleAssignments {
     const OP: &'static Operation = &operations::LIST_ROLE_ASSIGNMENTS;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
         s.list_role_assignments(cx, input, paging).await.map(|out| support::Success::page(&out, paging))
+    }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.tenant_id.clone()]
     }
 }
 /// `PUT /api/v1/tenants/{tenant_id}/role-assignments/{user_id}`: Assign a user a role in the tenant
@@ -389,6 +455,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for AssignRole {
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.assign_role(cx, input).await.map(|out| support::Success::one(&out))
     }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.tenant_id.clone(), input.user_id.clone()]
+    }
 }
 /// `DELETE /api/v1/tenants/{tenant_id}/role-assignments/{user_id}`: Remove a user's role in the tenant
 pub struct RemoveRoleAssignment;
@@ -398,6 +467,9 @@ impl<S: VaultService> Endpoint<S, S::Context> for RemoveRoleAssignment {
     const OP: &'static Operation = &operations::REMOVE_ROLE_ASSIGNMENT;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.remove_role_assignment(cx, input).await.map(|()| support::Success::Empty)
+    }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.tenant_id.clone(), input.user_id.clone()]
     }
 }
 /// `GET /api/v1/audit`: List audit rows
@@ -438,5 +510,8 @@ impl<S: VaultService> Endpoint<S, S::Context> for RevokeToken {
     const OP: &'static Operation = &operations::REVOKE_TOKEN;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.revoke_token(cx, input).await.map(|()| support::Success::Empty)
+    }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.token_id.clone()]
     }
 }
