@@ -1,6 +1,6 @@
 //! Every invalid spec is rejected with messages that name the file, the place and the fix.
 //!
-//! Each fixture under `tests/fixtures/invalid/` is `tests/fixtures/valid/notes.toml` with exactly
+//! Each fixture under `tests/fixtures/invalid/` is `tests/fixtures/valid/memos.toml` with exactly
 //! one defect, so the expected text below is the complete output of `codegen::load`: one line per
 //! problem, formatted `{file}: {place}: {problem}; fix: {fix}`.
 
@@ -32,8 +32,8 @@ fn assert_rejected_with(name: &str, expected: &[&str]) {
 #[test]
 fn the_valid_fixture_loads() {
     // Guards every test below: each invalid fixture differs from this one by a single defect.
-    if let Err(e) = codegen::load("notes.toml", &fixture("valid", "notes")) {
-        panic!("expected notes.toml to be valid, got:\n{e}");
+    if let Err(e) = codegen::load("memos.toml", &fixture("valid", "memos")) {
+        panic!("expected memos.toml to be valid, got:\n{e}");
     }
 }
 
@@ -41,8 +41,8 @@ fn the_valid_fixture_loads() {
 fn operation_naming_an_unknown_scope() {
     assert_rejected_with(
         "unknown_scope",
-        &["unknown_scope.toml: operation `create_note`: unknown scope `notes:wrte`; \
-           fix: use one of: notes:read, notes:write, or declare it under [[security.scopes]]"],
+        &["unknown_scope.toml: operation `create_memo`: unknown scope `memos:wrte`; \
+           fix: use one of: memos:read, memos:write, or declare it under [[security.scopes]]"],
     );
 }
 
@@ -50,7 +50,7 @@ fn operation_naming_an_unknown_scope() {
 fn operation_listing_an_undeclared_error_code() {
     assert_rejected_with(
         "undeclared_error_code",
-        &["undeclared_error_code.toml: operation `update_note`: undeclared error code `conflict`; \
+        &["undeclared_error_code.toml: operation `update_memo`: undeclared error code `conflict`; \
            fix: declare [errors.\"conflict\"] or use one of: unauthenticated, invalid_token, insufficient_scope, \
            malformed, not_found, method_not_allowed, too_large, unsupported_media_type, validation, rate_limited, \
            internal, request_timeout, unavailable"],
@@ -62,7 +62,7 @@ fn duplicate_operation_id() {
     assert_rejected_with(
         "duplicate_operation_id",
         &[
-            "duplicate_operation_id.toml: operation `update_note`: [[operations]] entry #4 repeats the id of entry #3; fix: give each [[operations]] entry a unique `id`",
+            "duplicate_operation_id.toml: operation `update_memo`: [[operations]] entry #4 repeats the id of entry #3; fix: give each [[operations]] entry a unique `id`",
         ],
     );
 }
@@ -71,18 +71,18 @@ fn duplicate_operation_id() {
 fn two_operations_with_the_same_method_and_path() {
     assert_rejected_with(
         "duplicate_route",
-        &["duplicate_route.toml: operation `delete_note`: PATCH /notes/{id} is also the route of operation \
-           `update_note`; fix: change the method or path of one of them"],
+        &["duplicate_route.toml: operation `delete_memo`: PATCH /memos/{id} is also the route of operation \
+           `update_memo`; fix: change the method or path of one of them"],
     );
 }
 
 #[test]
 fn two_operations_whose_paths_differ_only_in_parameter_names() {
-    // `PATCH /notes/{note}` and `PATCH /notes/{id}` match the same requests.
+    // `PATCH /memos/{memo}` and `PATCH /memos/{id}` match the same requests.
     assert_rejected_with(
         "duplicate_route_other_param_name",
         &[
-            "duplicate_route_other_param_name.toml: operation `delete_note`: PATCH /notes/{note} is the same route as PATCH /notes/{id} of operation `update_note` (parameter names do not tell routes apart); fix: change the method or path of one of them",
+            "duplicate_route_other_param_name.toml: operation `delete_memo`: PATCH /memos/{memo} is the same route as PATCH /memos/{id} of operation `update_memo` (parameter names do not tell routes apart); fix: change the method or path of one of them",
         ],
     );
 }
@@ -91,8 +91,8 @@ fn two_operations_whose_paths_differ_only_in_parameter_names() {
 fn path_parameter_without_an_input_field() {
     assert_rejected_with(
         "path_param_without_field",
-        &["path_param_without_field.toml: operation `update_note`: path parameter `version` has no model field; \
-           fix: add field `version` with `in = \"path\"` to model `UpdateNoteInput`"],
+        &["path_param_without_field.toml: operation `update_memo`: path parameter `version` has no model field; \
+           fix: add field `version` with `in = \"path\"` to model `UpdateMemoInput`"],
     );
 }
 
@@ -101,7 +101,7 @@ fn path_parameter_whose_field_is_not_in_the_path() {
     assert_rejected_with(
         "path_param_field_not_in_path",
         &[
-            "path_param_field_not_in_path.toml: operation `update_note`: path parameter `id` maps to field `UpdateNoteInput.id`, which cannot carry it; fix: on `UpdateNoteInput.id`: set `in = \"path\"`",
+            "path_param_field_not_in_path.toml: operation `update_memo`: path parameter `id` maps to field `UpdateMemoInput.id`, which cannot carry it; fix: on `UpdateMemoInput.id`: set `in = \"path\"`",
         ],
     );
 }
@@ -110,8 +110,8 @@ fn path_parameter_whose_field_is_not_in_the_path() {
 fn mcp_tool_without_a_scope_is_named() {
     assert_rejected_with(
         "mcp_tool_without_scope",
-        &["mcp_tool_without_scope.toml: operation `list_notes`: tool `notes.list` has no scope; \
-           fix: add `scope = \"...\"`, one of: notes:read, notes:write"],
+        &["mcp_tool_without_scope.toml: operation `list_memos`: tool `memos.list` has no scope; \
+           fix: add `scope = \"...\"`, one of: memos:read, memos:write"],
     );
 }
 
@@ -119,21 +119,21 @@ fn mcp_tool_without_a_scope_is_named() {
 fn operation_without_a_scope() {
     assert_rejected_with(
         "operation_without_scope",
-        &["operation_without_scope.toml: operation `delete_note`: has no scope; \
-           fix: add `scope = \"...\"`, one of: notes:read, notes:write"],
+        &["operation_without_scope.toml: operation `delete_memo`: has no scope; \
+           fix: add `scope = \"...\"`, one of: memos:read, memos:write"],
     );
 }
 
-/// Body fields can fail validation; so can a lone path string (`delete_note`), since the decoder
+/// Body fields can fail validation; so can a lone path string (`delete_memo`), since the decoder
 /// refuses any string holding U+0000.
 #[test]
 fn any_input_must_declare_the_validation_error() {
     assert_rejected_with(
         "missing_validation_error",
         &[
-            "missing_validation_error.toml: operation `create_note`: its input can fail validation but it declares \
+            "missing_validation_error.toml: operation `create_memo`: its input can fail validation but it declares \
              no validation error; fix: add `validation` to `errors`",
-            "missing_validation_error.toml: operation `delete_note`: its input can fail validation but it declares \
+            "missing_validation_error.toml: operation `delete_memo`: its input can fail validation but it declares \
              no validation error; fix: add `validation` to `errors`",
         ],
     );
@@ -144,14 +144,14 @@ fn unknown_field_type() {
     assert_rejected_with(
         "unknown_field_type",
         &[
-            "unknown_field_type.toml: model `Note` field `created_at`: unknown type `timestamp`; fix: use string, integer, number, boolean, datetime, date, json, file, T[], map<T>, or a name declared under [enums], [models] or [unions]",
+            "unknown_field_type.toml: model `Memo` field `created_at`: unknown type `timestamp`; fix: use string, integer, number, boolean, datetime, date, json, file, T[], map<T>, or a name declared under [enums], [models] or [unions]",
         ],
     );
 }
 
 #[test]
 fn toml_syntax_error_names_the_line() {
-    // Line 164 holds `summary = "Delete a note` with its closing quote missing.
+    // Line 164 holds `summary = "Delete a memo` with its closing quote missing.
     assert_rejected_with(
         "toml_syntax_error",
         &[
@@ -174,9 +174,9 @@ fn scope_implies_cycle_is_reported_for_every_scope_in_it() {
     assert_rejected_with(
         "scope_implies_cycle",
         &[
-            "scope_implies_cycle.toml: scope `notes:read`: implies itself through a cycle; \
+            "scope_implies_cycle.toml: scope `memos:read`: implies itself through a cycle; \
              fix: make `implies` point only at lower tiers",
-            "scope_implies_cycle.toml: scope `notes:write`: implies itself through a cycle; \
+            "scope_implies_cycle.toml: scope `memos:write`: implies itself through a cycle; \
              fix: make `implies` point only at lower tiers",
         ],
     );
@@ -185,7 +185,7 @@ fn scope_implies_cycle_is_reported_for_every_scope_in_it() {
 #[test]
 fn generate_reports_every_problem_of_every_spec_and_emits_nothing() {
     let result = codegen::generate(&[
-        ("notes.toml", &fixture("valid", "notes")),
+        ("memos.toml", &fixture("valid", "memos")),
         ("unknown_scope.toml", &fixture("invalid", "unknown_scope")),
         ("scope_implies_cycle.toml", &fixture("invalid", "scope_implies_cycle")),
     ]);
@@ -197,9 +197,9 @@ fn generate_reports_every_problem_of_every_spec_and_emits_nothing() {
     assert_eq!(
         places,
         [
-            ("unknown_scope.toml", "operation `create_note`"),
-            ("scope_implies_cycle.toml", "scope `notes:read`"),
-            ("scope_implies_cycle.toml", "scope `notes:write`"),
+            ("unknown_scope.toml", "operation `create_memo`"),
+            ("scope_implies_cycle.toml", "scope `memos:read`"),
+            ("scope_implies_cycle.toml", "scope `memos:write`"),
         ],
         "expected the problems of both invalid specs, in argument order, and none from the valid one"
     );

@@ -1,15 +1,15 @@
-//! The MCP tool descriptors generated for the `notes` fixture (`mcp/notes.tools.json`).
+//! The MCP tool descriptors generated for the `memos` fixture (`mcp/memos.tools.json`).
 
 use serde_json::{Value, json};
 
-const NOTES: &str = include_str!("fixtures/valid/notes.toml");
+const MEMOS: &str = include_str!("fixtures/valid/memos.toml");
 
 fn tools() -> Vec<Value> {
-    let files = codegen::generate(&[("notes.toml", NOTES)]).unwrap_or_else(|e| panic!("expected a valid spec:\n{e}"));
+    let files = codegen::generate(&[("memos.toml", MEMOS)]).unwrap_or_else(|e| panic!("expected a valid spec:\n{e}"));
     let file = files
         .iter()
-        .find(|f| f.path == "mcp/notes.tools.json")
-        .unwrap_or_else(|| panic!("expected mcp/notes.tools.json to be generated"));
+        .find(|f| f.path == "mcp/memos.tools.json")
+        .unwrap_or_else(|| panic!("expected mcp/memos.tools.json to be generated"));
     serde_json::from_str(&file.text).unwrap_or_else(|e| panic!("expected the descriptors to be a JSON array: {e}"))
 }
 
@@ -20,12 +20,12 @@ fn tool(name: &str) -> Value {
 #[test]
 fn one_tool_per_operation_with_an_mcp_table_in_spec_order() {
     let names: Vec<Value> = tools().iter().map(|t| t["name"].clone()).collect();
-    assert_eq!(names, [json!("notes.list"), json!("notes.create")], "expected exactly the two tools of the spec");
+    assert_eq!(names, [json!("memos.list"), json!("memos.create")], "expected exactly the two tools of the spec");
 }
 
 #[test]
 fn every_description_ends_with_the_required_scope() {
-    for (name, scope) in [("notes.list", "notes:read"), ("notes.create", "notes:write")] {
+    for (name, scope) in [("memos.list", "memos:read"), ("memos.create", "memos:write")] {
         let description = tool(name)["description"].as_str().unwrap_or_default().to_string();
         assert_eq!(
             description.lines().last(),
@@ -44,13 +44,13 @@ fn every_input_schema_is_an_object() {
 
 #[test]
 fn get_operations_are_read_only() {
-    assert_eq!(tool("notes.list")["annotations"]["readOnlyHint"], true, "expected notes.list (GET) to be read-only");
-    assert_eq!(tool("notes.create")["annotations"]["readOnlyHint"], false, "expected notes.create (POST) to write");
+    assert_eq!(tool("memos.list")["annotations"]["readOnlyHint"], true, "expected memos.list (GET) to be read-only");
+    assert_eq!(tool("memos.create")["annotations"]["readOnlyHint"], false, "expected memos.create (POST) to write");
 }
 
 #[test]
 fn create_input_is_closed_and_requires_the_title() {
-    let schema = &tool("notes.create")["inputSchema"];
-    assert_eq!(schema["additionalProperties"], false, "expected notes.create to reject unknown arguments");
+    let schema = &tool("memos.create")["inputSchema"];
+    assert_eq!(schema["additionalProperties"], false, "expected memos.create to reject unknown arguments");
     assert_eq!(schema["required"], json!(["title"]), "expected `title` to be the only required argument");
 }

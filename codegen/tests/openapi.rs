@@ -1,15 +1,15 @@
-//! Properties of the OpenAPI documents generated for the `notes` fixture: what SDK generators and
+//! Properties of the OpenAPI documents generated for the `memos` fixture: what SDK generators and
 //! API consumers may rely on, independently of the exact bytes the snapshots pin down.
 
 use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-const NOTES: &str = include_str!("fixtures/valid/notes.toml");
+const MEMOS: &str = include_str!("fixtures/valid/memos.toml");
 
 /// The generated file at `path`, parsed as JSON.
 fn generated_json(path: &str) -> Value {
-    let files = codegen::generate(&[("notes.toml", NOTES)]).unwrap_or_else(|e| panic!("expected a valid spec:\n{e}"));
+    let files = codegen::generate(&[("memos.toml", MEMOS)]).unwrap_or_else(|e| panic!("expected a valid spec:\n{e}"));
     let file = files.iter().find(|f| f.path == path).unwrap_or_else(|| panic!("expected {path} to be generated"));
     serde_json::from_str(&file.text).unwrap_or_else(|e| panic!("expected {path} to be JSON: {e}"))
 }
@@ -57,18 +57,18 @@ fn all_objects(doc: &Value) -> Vec<(String, &serde_json::Map<String, Value>)> {
 
 #[test]
 fn openapi_31_document_declares_its_version() {
-    let doc = generated_json("openapi/notes.json");
-    assert_eq!(doc["openapi"], "3.1.0", "expected openapi/notes.json to be an OpenAPI 3.1.0 document");
+    let doc = generated_json("openapi/memos.json");
+    assert_eq!(doc["openapi"], "3.1.0", "expected openapi/memos.json to be an OpenAPI 3.1.0 document");
 }
 
 #[test]
 fn every_operation_has_an_id_and_requires_its_oauth2_scope() {
-    let doc = generated_json("openapi/notes.json");
+    let doc = generated_json("openapi/memos.json");
     let expected = [
-        ("list_notes", "notes:read"),
-        ("create_note", "notes:write"),
-        ("update_note", "notes:write"),
-        ("delete_note", "notes:write"),
+        ("list_memos", "memos:read"),
+        ("create_memo", "memos:write"),
+        ("update_memo", "memos:write"),
+        ("delete_memo", "memos:write"),
     ];
     let ids: BTreeSet<String> = operations(&doc).into_iter().map(|(id, _)| id).collect();
     assert_eq!(
@@ -89,8 +89,8 @@ fn every_operation_has_an_id_and_requires_its_oauth2_scope() {
 /// does.
 #[test]
 fn every_validation_response_states_the_nul_rule() {
-    let doc = generated_json("openapi/notes.json");
-    for id in ["list_notes", "create_note", "update_note", "delete_note"] {
+    let doc = generated_json("openapi/memos.json");
+    for id in ["list_memos", "create_memo", "update_memo", "delete_memo"] {
         let text = operation(&doc, id)["responses"]["422"]["description"].as_str().unwrap_or_default().to_string();
         assert!(
             text.starts_with("`validation`: ")
@@ -104,7 +104,7 @@ fn every_validation_response_states_the_nul_rule() {
 
 #[test]
 fn every_operation_documents_every_status_it_may_answer() {
-    let doc = generated_json("openapi/notes.json");
+    let doc = generated_json("openapi/memos.json");
     // Every operation may answer 401 (unauthenticated, invalid_token), 403 (insufficient_scope),
     // 408, 500 and 503 (request timeout, internal, unavailable: service-wide); operations with a
     // body also 400 (malformed), 413 and 415.
@@ -112,11 +112,11 @@ fn every_operation_documents_every_status_it_may_answer() {
     const BODY: [u16; 3] = [400, 413, 415];
     // (operation, success status, statuses of the codes it lists in `errors`, has a request body)
     let cases: [(&str, u16, &[u16], bool); 4] = [
-        ("list_notes", 200, &[422], false),
-        ("create_note", 201, &[422], true),
-        ("update_note", 200, &[404, 422], true),
+        ("list_memos", 200, &[422], false),
+        ("create_memo", 201, &[422], true),
+        ("update_memo", 200, &[404, 422], true),
         // A lone path string can fail too: a string holding U+0000 is refused.
-        ("delete_note", 204, &[404, 422], false),
+        ("delete_memo", 204, &[404, 422], false),
     ];
     for (id, success, declared, has_body) in cases {
         let op = operation(&doc, id);
@@ -149,34 +149,34 @@ fn every_operation_documents_every_status_it_may_answer() {
 
 #[test]
 fn a_status_shared_by_several_codes_names_each_of_them() {
-    let doc = generated_json("openapi/notes.json");
+    let doc = generated_json("openapi/memos.json");
     let text =
-        operation(&doc, "list_notes")["responses"]["401"]["description"].as_str().unwrap_or_default().to_string();
+        operation(&doc, "list_memos")["responses"]["401"]["description"].as_str().unwrap_or_default().to_string();
     for code in ["`unauthenticated`", "`invalid_token`"] {
-        assert!(text.contains(code), "expected the 401 response of list_notes to name {code}, got: {text}");
+        assert!(text.contains(code), "expected the 401 response of list_memos to name {code}, got: {text}");
     }
 }
 
 #[test]
 fn oauth2_scheme_lists_every_scope() {
-    let doc = generated_json("openapi/notes.json");
+    let doc = generated_json("openapi/memos.json");
     let scopes = &doc["components"]["securitySchemes"]["oauth2"]["flows"]["authorizationCode"]["scopes"];
     assert_eq!(
         scopes,
-        &json!({ "notes:read": "Read notes.", "notes:write": "Create and change notes." }),
+        &json!({ "memos:read": "Read memos.", "memos:write": "Create and change memos." }),
         "expected the oauth2 authorization-code flow to list both scopes with their descriptions"
     );
 }
 
 #[test]
 fn openapi_30_document_declares_its_version() {
-    let doc = generated_json("openapi/notes.3.0.json");
-    assert_eq!(doc["openapi"], "3.0.3", "expected openapi/notes.3.0.json to be an OpenAPI 3.0.3 document");
+    let doc = generated_json("openapi/memos.3.0.json");
+    assert_eq!(doc["openapi"], "3.0.3", "expected openapi/memos.3.0.json to be an OpenAPI 3.0.3 document");
 }
 
 #[test]
 fn openapi_30_document_uses_no_31_only_constructs() {
-    let doc = generated_json("openapi/notes.3.0.json");
+    let doc = generated_json("openapi/memos.3.0.json");
     for (at, object) in all_objects(&doc) {
         assert!(!object.get("type").is_some_and(Value::is_array), "expected no `type` array in 3.0, found one at {at}");
         assert!(object.get("type") != Some(&json!("null")), "expected no `type: null` in 3.0, found one at {at}");
@@ -194,29 +194,29 @@ fn openapi_30_document_uses_no_31_only_constructs() {
 
 #[test]
 fn openapi_30_keeps_examples_as_a_single_example() {
-    let v31 = generated_json("openapi/notes.json");
-    let v30 = generated_json("openapi/notes.3.0.json");
-    let title = "/components/schemas/CreateNoteInputBody/properties/title";
+    let v31 = generated_json("openapi/memos.json");
+    let v30 = generated_json("openapi/memos.3.0.json");
+    let title = "/components/schemas/CreateMemoInputBody/properties/title";
     assert_eq!(v31.pointer(title).map(|t| &t["examples"]), Some(&json!(["Groceries"])), "3.1: `examples` array");
     assert_eq!(v30.pointer(title).map(|t| &t["example"]), Some(&json!("Groceries")), "3.0: single `example`");
 }
 
 #[test]
 fn nullable_field_becomes_nullable_true_in_30() {
-    // `UpdateNoteInput` mixes path and body fields, so its body part is the schema `UpdateNoteInputBody`.
-    let body_ref = "#/components/schemas/UpdateNoteInputBody";
-    let due = "/components/schemas/UpdateNoteInputBody/properties/due";
+    // `UpdateMemoInput` mixes path and body fields, so its body part is the schema `UpdateMemoInputBody`.
+    let body_ref = "#/components/schemas/UpdateMemoInputBody";
+    let due = "/components/schemas/UpdateMemoInputBody/properties/due";
 
-    let v31 = generated_json("openapi/notes.json");
+    let v31 = generated_json("openapi/memos.json");
     assert_eq!(
-        operation(&v31, "update_note")["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+        operation(&v31, "update_memo")["requestBody"]["content"]["application/json"]["schema"]["$ref"],
         body_ref,
-        "expected update_note's body to be UpdateNoteInputBody"
+        "expected update_memo's body to be UpdateMemoInputBody"
     );
     let due31 = v31.pointer(due).unwrap_or_else(|| panic!("expected {due} in 3.1"));
     assert_eq!(due31["type"], json!(["string", "null"]), "expected 3.1 to spell the nullable `due` as a type array");
 
-    let v30 = generated_json("openapi/notes.3.0.json");
+    let v30 = generated_json("openapi/memos.3.0.json");
     let due30 = v30.pointer(due).unwrap_or_else(|| panic!("expected {due} in 3.0"));
     assert_eq!(due30["type"], "string", "expected 3.0 `due` to have the single type `string`");
     assert_eq!(due30["format"], "date-time", "expected 3.0 `due` to keep its date-time format");
@@ -232,13 +232,13 @@ fn request_schemas_say_what_the_decoder_accepts() {
         .replacen(
             "fields.title = { type = \"string\", min_length = 1, max_length = 200, description = \"What to do.\" }",
             "fields.title = { type = \"string\", min_length = 1, max_length = 200, description = \"What to do.\" }\n\
-             fields.note = { type = \"Note\", optional = true, description = \"A note.\" }\n\
+             fields.memo = { type = \"Memo\", optional = true, description = \"A memo.\" }\n\
              fields.tag = { type = \"string\", optional = true, description = \"A tag.\" }",
             1,
         )
         .replacen(
             "[models.Todo]",
-            "[models.Note]\ndescription = \"A note.\"\nfields.text = { type = \"string\", description = \"Its text.\" }\n\n\
+            "[models.Memo]\ndescription = \"A memo.\"\nfields.text = { type = \"string\", description = \"Its text.\" }\n\n\
              [models.FormTodo]\ndescription = \"A to-do from a form.\"\nfields.title = { type = \"string\", description = \"What.\" }\n\
              fields.tag = { type = \"string\", optional = true, description = \"A tag.\" }\n\n[models.Todo]",
             1,
@@ -253,7 +253,7 @@ fn request_schemas_say_what_the_decoder_accepts() {
     let doc: Value =
         serde_json::from_str(&files.iter().find(|f| f.path == "openapi/todos.json").unwrap().text).unwrap();
     let schemas = &doc["components"]["schemas"];
-    assert_eq!(schemas["Note"]["additionalProperties"], json!(false), "nested in a request: closed");
+    assert_eq!(schemas["Memo"]["additionalProperties"], json!(false), "nested in a request: closed");
     assert_eq!(schemas["NewTodo"]["properties"]["tag"]["type"], json!(["string", "null"]), "JSON: null is absence");
     assert_eq!(schemas["FormTodo"]["properties"]["tag"]["type"], json!("string"), "a form has no null");
 }

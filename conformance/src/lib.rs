@@ -1,7 +1,8 @@
 //! The conformance kit: a black-box check that a running server enforces what its spec says.
 //!
 //! A [`Contract`] is what the spec promises, read from a binary's registered services
-//! ([`Contract::from_services`]) or from a spec folder ([`Contract::from_spec_dir`]). [`run`] sends
+//! ([`Contract::from_services`]) or built by the caller (a binary that carries the generator
+//! builds one from a spec folder: `specwright conformance --spec DIR`). [`run`] sends
 //! requests to a server at its public URL, with tokens minted from the data directory's signing
 //! key the way `specwright token` mints them, and returns a [`Report`] of every check:
 //!
@@ -61,7 +62,7 @@ pub async fn run(contract: &Contract, target: &Target) -> Report {
     run.report
 }
 
-/// `conformance`: check a running server against the services of this binary or of a spec folder.
+/// `conformance`: check a running server against the services of this binary.
 #[derive(Debug, Clone, clap::Parser)]
 #[command(
     about = "Check that a running server enforces its spec: challenges, scopes, PRM, OpenAPI, MCP tools and rate-limit headers."
@@ -74,9 +75,6 @@ pub struct Options {
     /// binary's own.
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
-    /// Check against the specs in this folder instead of the services compiled into the binary.
-    #[arg(long)]
-    pub spec: Option<PathBuf>,
     /// Check only these services (repeatable); default: all.
     #[arg(long = "service")]
     pub services: Vec<String>,
@@ -118,11 +116,14 @@ impl Options {
     /// passed, 1 when one failed, 2 when the checks could not run. `registered` are the binary's
     /// services and `data_dir` its data directory when `--data-dir` is not given.
     pub fn run<'a>(&self, registered: impl IntoIterator<Item = &'a support::ServiceInfo>, data_dir: &Path) -> ExitCode {
+        self.check(|| Contract::from_services(registered), data_dir)
+    }
+
+    /// What [`Options::run`] does, against the contract `contract` makes (for example one a
+    /// binary generates from a spec folder, as `specwright conformance --spec DIR` does).
+    pub fn check(&self, contract: impl FnOnce() -> anyhow::Result<Contract>, data_dir: &Path) -> ExitCode {
         let outcome = (|| {
-            let mut contract = match &self.spec {
-                Some(dir) => Contract::from_spec_dir(dir)?,
-                None => Contract::from_services(registered)?,
-            };
+            let mut contract = contract()?;
             if !self.services.is_empty() {
                 let known: Vec<String> = contract.services.iter().map(|s| s.name.clone()).collect();
                 if let Some(unknown) = self.services.iter().find(|s| !known.contains(s)) {

@@ -2,6 +2,7 @@
 //! the platform exactly as a user's own service would be, and registered once ([`modules`]).
 
 pub mod console;
+pub mod spec_contract;
 
 use runtime::{Catalog, Platform, Server, ServerBuilder};
 

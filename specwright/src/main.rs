@@ -216,6 +216,10 @@ enum Command {
     Conformance {
         #[command(flatten)]
         options: conformance::Options,
+        /// Check against the specs in this folder (as the generator reads them) instead of the
+        /// services compiled into the binary.
+        #[arg(long)]
+        spec: Option<PathBuf>,
     },
     /// Print a completion script for a shell, e.g. `specwright completions bash > /etc/bash_completion.d/specwright`.
     Completions {
@@ -391,10 +395,13 @@ fn main() -> ExitCode {
             clap_complete::generate(shell, &mut line.command.clone(), "specwright", &mut std::io::stdout());
             Ok(())
         }
-        Command::Conformance { options } => {
+        Command::Conformance { options, spec } => {
             let data_dir =
                 std::env::var_os("SPECWRIGHT_DATA_DIR").map_or_else(|| PathBuf::from(DEFAULT_DATA_DIR), PathBuf::from);
-            return options.run(specwright::catalog().services(), &data_dir);
+            return match spec {
+                Some(dir) => options.check(|| specwright::spec_contract::spec_contract(&dir), &data_dir),
+                None => options.run(specwright::catalog().services(), &data_dir),
+            };
         }
         Command::Serve { common } => tokio::runtime::Runtime::new()
             .map_err(anyhow::Error::from)

@@ -87,7 +87,7 @@ async fn a_crate_outside_the_workspace_generates_its_api_in_build_rs_and_serves_
 
     // The platform's gate and documents, driven by the crate's own spec: the conformance kit with
     // the contract generated from that spec (as `specwright conformance --spec DIR` runs it).
-    let contract = conformance::Contract::from_spec_dir(&dir.path().join("spec")).unwrap();
+    let contract = specwright::spec_contract::spec_contract(&dir.path().join("spec")).unwrap();
     let report = conformance::run(&contract, &conformance::Target::new(&base, &data).unwrap()).await;
     assert!(report.passed(), "{report}");
     assert!(report.count("todos") > 0, "{report}");

@@ -35,7 +35,7 @@ fn generate(dir: &Path, check: bool) -> Output {
 
 #[test]
 fn generates_checks_and_removes_what_it_no_longer_produces() {
-    let dir = project_with("valid/notes.toml");
+    let dir = project_with("valid/memos.toml");
     let api = dir.path().join("api");
     let stale = generate(dir.path(), true);
     assert_eq!(stale.status.code(), Some(1), "an empty output folder is stale");
@@ -44,8 +44,8 @@ fn generates_checks_and_removes_what_it_no_longer_produces() {
     let made = generate(dir.path(), false);
     assert!(made.status.success(), "{}", text(&made.stderr));
     // The same files `codegen::generate` returns, the Rust ones formatted by rustfmt.
-    let spec = std::fs::read_to_string(dir.path().join("spec/notes.toml")).unwrap();
-    let expected = codegen::generate(&[("notes.toml", &spec)]).unwrap();
+    let spec = std::fs::read_to_string(dir.path().join("spec/memos.toml")).unwrap();
+    let expected = codegen::generate(&[("memos.toml", &spec)]).unwrap();
     for f in &expected {
         let written = std::fs::read_to_string(api.join(&f.path)).unwrap_or_else(|_| panic!("{} written", f.path));
         if f.path.ends_with(".rs") {
@@ -54,7 +54,7 @@ fn generates_checks_and_removes_what_it_no_longer_produces() {
             assert_eq!(written, f.text, "{}", f.path);
         }
     }
-    assert!(api.join("openapi/notes.json").exists() && api.join("mcp/notes.tools.json").exists());
+    assert!(api.join("openapi/memos.json").exists() && api.join("mcp/memos.tools.json").exists());
     let fresh = generate(dir.path(), true);
     assert!(fresh.status.success(), "just generated: {}", text(&fresh.stderr));
 

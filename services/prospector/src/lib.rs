@@ -7,6 +7,7 @@ pub mod connector;
 pub mod contracts;
 pub mod engine;
 pub mod idempotency;
+pub mod lead_list;
 pub mod leads;
 pub mod posting;
 pub mod proposals;

@@ -6,7 +6,7 @@ use support::{Paged, Paging};
 use runtime::Context;
 
 use crate::state::Prospector;
-use crate::{api_tokens, contracts, leads, proposals, scans, scoring};
+use crate::{api_tokens, contracts, lead_list, leads, proposals, scans, scoring};
 
 impl ProspectorService for Prospector {
     type Context = Context;
@@ -17,7 +17,7 @@ impl ProspectorService for Prospector {
         input: models::ListLeadsInput,
         paging: Paging,
     ) -> Result<Paged<support::Rendered<models::Lead>>, errors::ListLeadsError> {
-        leads::list(&self.store, &self.renderings, &cx.caller, input, paging).await
+        lead_list::list(&self.store, &self.renderings, &cx.caller, input, paging).await
     }
 
     async fn get_lead(

@@ -8,7 +8,7 @@ use runtime::store::Store;
 use crate::connector::HttpConnector;
 use crate::proposals::Connector;
 use crate::sources::{self, Source};
-use crate::{leads, scoring};
+use crate::{lead_list, scoring};
 
 /// The lead-prospecting API.
 #[derive(Debug, Clone)]
@@ -17,7 +17,7 @@ pub struct Prospector {
     pub(crate) sources: Arc<Vec<Source>>,
     pub(crate) http: reqwest::Client,
     pub(crate) connector: Arc<Connector>,
-    pub(crate) renderings: Arc<leads::Renderings>,
+    pub(crate) renderings: Arc<lead_list::Renderings>,
     pub(crate) replays: Arc<scoring::Replays>,
 }
 

@@ -7,6 +7,7 @@
 //! and needs no transaction; its audit row, like every read's, is durable before it answers.
 //! Every query is scoped by the caller's tenant.
 
+mod credential_list;
 mod credentials;
 pub mod crypto;
 mod folders;

@@ -8,7 +8,7 @@ use vault_api::vault::{VaultService, errors, models, operations as ops};
 use runtime::Context;
 
 use crate::state::Vault;
-use crate::{credentials, folders, grants, leases, records, tags, tokens};
+use crate::{credential_list, credentials, folders, grants, leases, records, tags, tokens};
 
 impl VaultService for Vault {
     type Context = Context;
@@ -19,7 +19,7 @@ impl VaultService for Vault {
         input: models::ListCredentialsInput,
         paging: Paging,
     ) -> Result<Paged<models::CredentialSummary>, errors::ListCredentialsError> {
-        credentials::list(self, cx, input, paging).await
+        credential_list::list(self, cx, input, paging).await
     }
 
     async fn store_credential(

@@ -9,23 +9,23 @@ use std::sync::{Arc, Mutex};
 use axum::body::Body;
 use axum::http::{Request, StatusCode, request::Parts};
 use axum::response::Response;
-use codegen_snapshot::notes::{self, NotesService, errors, models};
+use codegen_snapshot::memos::{self, MemosService, errors, models};
 use serde_json::{Value, json};
 use support::{Gate, Operation, Paged, Paging, Problem};
 use tower::ServiceExt;
 
 #[derive(Default)]
-struct Notes(Mutex<Vec<models::Note>>);
+struct Memos(Mutex<Vec<models::Memo>>);
 
-impl NotesService for Notes {
+impl MemosService for Memos {
     type Context = ();
 
-    async fn list_notes(
+    async fn list_memos(
         &self,
         _: &mut (),
-        input: models::ListNotesInput,
+        input: models::ListMemosInput,
         paging: Paging,
-    ) -> Result<Paged<models::Note>, errors::ListNotesError> {
+    ) -> Result<Paged<models::Memo>, errors::ListMemosError> {
         let all: Vec<_> = self
             .0
             .lock()
@@ -39,16 +39,16 @@ impl NotesService for Notes {
         Ok(Paged { items, total: all.len() as u64 })
     }
 
-    async fn create_note(
+    async fn create_memo(
         &self,
         _: &mut (),
-        input: models::CreateNoteInput,
-    ) -> Result<models::Note, errors::CreateNoteError> {
-        let mut notes = self.0.lock().unwrap();
-        let note = models::Note {
-            id: format!("n{}", notes.len() + 1),
+        input: models::CreateMemoInput,
+    ) -> Result<models::Memo, errors::CreateMemoError> {
+        let mut memos = self.0.lock().unwrap();
+        let memo = models::Memo {
+            id: format!("n{}", memos.len() + 1),
             title: input.title,
-            state: models::NoteState::Draft,
+            state: models::MemoState::Draft,
             tags: input.tags.unwrap_or_default(),
             created_at: chrono::DateTime::UNIX_EPOCH,
             due: None,
@@ -56,38 +56,38 @@ impl NotesService for Notes {
             mood: input.mood,
             r#ref: input.x_source_ref,
         };
-        notes.push(note.clone());
-        Ok(note)
+        memos.push(memo.clone());
+        Ok(memo)
     }
 
-    async fn update_note(
+    async fn update_memo(
         &self,
         _: &mut (),
-        input: models::UpdateNoteInput,
-    ) -> Result<models::Note, errors::UpdateNoteError> {
-        let mut notes = self.0.lock().unwrap();
-        let note = notes
+        input: models::UpdateMemoInput,
+    ) -> Result<models::Memo, errors::UpdateMemoError> {
+        let mut memos = self.0.lock().unwrap();
+        let memo = memos
             .iter_mut()
             .find(|n| n.id == input.id)
-            .ok_or_else(|| errors::UpdateNoteError::NotFound(Problem::new("No such note.")))?;
+            .ok_or_else(|| errors::UpdateMemoError::NotFound(Problem::new("No such memo.")))?;
         if let Some(title) = input.title {
-            note.title = title;
+            memo.title = title;
         }
         if let Some(state) = input.state {
-            note.state = state;
+            memo.state = state;
         }
         if let Some(due) = input.due {
-            note.due = due;
+            memo.due = due;
         }
-        Ok(note.clone())
+        Ok(memo.clone())
     }
 
-    async fn delete_note(&self, _: &mut (), input: models::NoteRef) -> Result<(), errors::DeleteNoteError> {
-        let mut notes = self.0.lock().unwrap();
-        let before = notes.len();
-        notes.retain(|n| n.id != input.id);
-        if notes.len() == before {
-            Err(errors::DeleteNoteError::NotFound(Problem::new("No such note.")))
+    async fn delete_memo(&self, _: &mut (), input: models::MemoRef) -> Result<(), errors::DeleteMemoError> {
+        let mut memos = self.0.lock().unwrap();
+        let before = memos.len();
+        memos.retain(|n| n.id != input.id);
+        if memos.len() == before {
+            Err(errors::DeleteMemoError::NotFound(Problem::new("No such memo.")))
         } else {
             Ok(())
         }
@@ -134,49 +134,49 @@ async fn send(app: &axum::Router, method: &str, uri: &str, body: Option<Value>) 
 #[tokio::test]
 async fn the_snapshot_serves_its_operations_through_the_generated_router() {
     let gate = Arc::new(Open::default());
-    let app = notes::router(Arc::new(Notes::default()), gate.clone());
+    let app = memos::router(Arc::new(Memos::default()), gate.clone());
 
-    let (status, _, body) = send(&app, "POST", "/api/v1/notes", Some(json!({"title": "first", "tags": ["a"]}))).await;
+    let (status, _, body) = send(&app, "POST", "/api/v1/memos", Some(json!({"title": "first", "tags": ["a"]}))).await;
     assert_eq!(
         (status, &body["data"]["title"], &body["data"]["state"]),
         (StatusCode::CREATED, &json!("first"), &json!("draft"))
     );
-    send(&app, "POST", "/api/v1/notes", Some(json!({"title": "second"}))).await;
+    send(&app, "POST", "/api/v1/memos", Some(json!({"title": "second"}))).await;
 
     // A camelCase wire name travels as it is; the Rust field is its snake case, which the wire
     // does not know.
     let (status, _, body) =
-        send(&app, "POST", "/api/v1/notes", Some(json!({"title": "third", "colorHint": "teal"}))).await;
+        send(&app, "POST", "/api/v1/memos", Some(json!({"title": "third", "colorHint": "teal"}))).await;
     assert_eq!((status, &body["data"]["colorHint"]), (StatusCode::CREATED, &json!("teal")));
     let (status, _, body) =
-        send(&app, "POST", "/api/v1/notes", Some(json!({"title": "fourth", "color_hint": "teal"}))).await;
+        send(&app, "POST", "/api/v1/memos", Some(json!({"title": "fourth", "color_hint": "teal"}))).await;
     assert_eq!((status, &body["error"]["details"]["field"]), (StatusCode::UNPROCESSABLE_ENTITY, &json!("color_hint")));
 
-    let (status, _, body) = send(&app, "GET", "/api/v1/notes?per_page=1&page=2", None).await;
+    let (status, _, body) = send(&app, "GET", "/api/v1/memos?per_page=1&page=2", None).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["meta"], json!({"total": 3, "page": 2, "per_page": 1}));
     assert_eq!(body["data"][0]["title"], "second");
 
     let (status, _, body) =
-        send(&app, "PATCH", "/api/v1/notes/n1", Some(json!({"state": "published", "due": null}))).await;
+        send(&app, "PATCH", "/api/v1/memos/n1", Some(json!({"state": "published", "due": null}))).await;
     assert_eq!((status, &body["data"]["state"]), (StatusCode::OK, &json!("published")));
 
     // Errors are the spec's own model: `{"error": {"code", "message", "status", "details"}, "trace_id"}`.
-    let (status, _, body) = send(&app, "DELETE", "/api/v1/notes/n9", None).await;
+    let (status, _, body) = send(&app, "DELETE", "/api/v1/memos/n9", None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(
         body,
-        json!({"error": {"code": "not_found", "message": "No such note.", "status": 404, "details": {}}}),
+        json!({"error": {"code": "not_found", "message": "No such memo.", "status": 404, "details": {}}}),
         "no request id was given, so no trace_id; nothing fills help_url"
     );
-    let (status, _, body) = send(&app, "DELETE", "/api/v1/notes/n2", None).await;
+    let (status, _, body) = send(&app, "DELETE", "/api/v1/memos/n2", None).await;
     assert_eq!((status, body), (StatusCode::NO_CONTENT, Value::Null));
 }
 
 #[tokio::test]
 async fn names_that_are_no_identifiers_travel_as_the_wire_writes_them() {
-    let app = notes::router(Arc::new(Notes::default()), Arc::new(Open::default()));
-    let req = Request::post("/api/v1/notes")
+    let app = memos::router(Arc::new(Memos::default()), Arc::new(Open::default()));
+    let req = Request::post("/api/v1/memos")
         .header("content-type", "application/json")
         .header("x-source-ref", "import")
         .body(Body::from(json!({"title": "moody", "mood": "in-progress"}).to_string()))
@@ -186,38 +186,38 @@ async fn names_that_are_no_identifiers_travel_as_the_wire_writes_them() {
     let body: Value =
         serde_json::from_slice(&axum::body::to_bytes(resp.into_body(), usize::MAX).await.unwrap()).unwrap();
     assert_eq!((&body["data"]["mood"], &body["data"]["$ref"]), (&json!("in-progress"), &json!("import")));
-    send(&app, "POST", "/api/v1/notes", Some(json!({"title": "plain", "mood": "1.0"}))).await;
+    send(&app, "POST", "/api/v1/memos", Some(json!({"title": "plain", "mood": "1.0"}))).await;
 
-    let (status, _, body) = send(&app, "GET", "/api/v1/notes?filter%5Btitle%5D=plain", None).await;
+    let (status, _, body) = send(&app, "GET", "/api/v1/memos?filter%5Btitle%5D=plain", None).await;
     assert_eq!(
         (status, body["meta"]["total"].clone(), &body["data"][0]["mood"]),
         (StatusCode::OK, json!(1), &json!("1.0"))
     );
     // The Rust spelling of a value is no wire value.
     let (status, _, body) =
-        send(&app, "POST", "/api/v1/notes", Some(json!({"title": "x", "mood": "InProgress"}))).await;
+        send(&app, "POST", "/api/v1/memos", Some(json!({"title": "x", "mood": "InProgress"}))).await;
     assert_eq!((status, &body["error"]["details"]["field"]), (StatusCode::UNPROCESSABLE_ENTITY, &json!("mood")));
-    assert_eq!(models::NoteMood::parse("+"), Some(models::NoteMood::V2b));
+    assert_eq!(models::MemoMood::parse("+"), Some(models::MemoMood::V2b));
 }
 
 #[tokio::test]
 async fn bad_input_is_refused_with_the_catalog_code_and_reported_to_the_gate() {
     let gate = Arc::new(Open::default());
-    let app = notes::router(Arc::new(Notes::default()), gate.clone());
+    let app = memos::router(Arc::new(Memos::default()), gate.clone());
 
-    let (status, _, body) = send(&app, "POST", "/api/v1/notes", Some(json!({"title": ""}))).await;
+    let (status, _, body) = send(&app, "POST", "/api/v1/memos", Some(json!({"title": ""}))).await;
     assert_eq!(
         (status, &body["error"]["code"], &body["error"]["details"]["field"]),
         (StatusCode::UNPROCESSABLE_ENTITY, &json!("validation"), &json!("title"))
     );
-    let (status, _, body) = send(&app, "POST", "/api/v1/notes", Some(json!({"title": "x", "colour": "red"}))).await;
+    let (status, _, body) = send(&app, "POST", "/api/v1/memos", Some(json!({"title": "x", "colour": "red"}))).await;
     assert_eq!((status, &body["error"]["details"]["field"]), (StatusCode::UNPROCESSABLE_ENTITY, &json!("colour")));
-    let (status, _, body) = send(&app, "GET", "/api/v1/notes?state=lost", None).await;
+    let (status, _, body) = send(&app, "GET", "/api/v1/memos?state=lost", None).await;
     assert_eq!((status, &body["error"]["details"]["field"]), (StatusCode::UNPROCESSABLE_ENTITY, &json!("state")));
-    let (status, _, _) = send(&app, "GET", "/api/v1/notes?per_page=101", None).await;
+    let (status, _, _) = send(&app, "GET", "/api/v1/memos?per_page=101", None).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
 
-    let (status, allow, body) = send(&app, "PUT", "/api/v1/notes", Some(json!({}))).await;
+    let (status, allow, body) = send(&app, "PUT", "/api/v1/memos", Some(json!({}))).await;
     assert_eq!(
         (status, allow.as_deref(), &body["error"]["code"]),
         (StatusCode::METHOD_NOT_ALLOWED, Some("GET, POST"), &json!("method_not_allowed"))
@@ -227,48 +227,48 @@ async fn bad_input_is_refused_with_the_catalog_code_and_reported_to_the_gate() {
     assert_eq!(
         refused,
         [
-            ("create_note", "validation"),
-            ("create_note", "validation"),
-            ("list_notes", "validation"),
-            ("list_notes", "validation")
+            ("create_memo", "validation"),
+            ("create_memo", "validation"),
+            ("list_memos", "validation"),
+            ("list_memos", "validation")
         ]
     );
 }
 
 #[tokio::test]
 async fn a_tool_call_reaches_the_same_endpoint_as_the_rest_route() {
-    let (service, gate) = (Notes::default(), Open::default());
-    let created = notes::tools::call_tool(&service, &gate, (), "notes.create", json!({"title": "by tool"})).await;
+    let (service, gate) = (Memos::default(), Open::default());
+    let created = memos::tools::call_tool(&service, &gate, (), "memos.create", json!({"title": "by tool"})).await;
     assert_eq!(created.unwrap().unwrap()["data"]["title"], "by tool");
-    let listed = notes::tools::call_tool(&service, &gate, (), "notes.list", json!({})).await.unwrap().unwrap();
+    let listed = memos::tools::call_tool(&service, &gate, (), "memos.list", json!({})).await.unwrap().unwrap();
     assert_eq!(listed["meta"]["total"], 1);
-    let refused = notes::tools::call_tool(&service, &gate, (), "notes.create", json!({})).await.unwrap().unwrap_err();
+    let refused = memos::tools::call_tool(&service, &gate, (), "memos.create", json!({})).await.unwrap().unwrap_err();
     assert_eq!((refused.code, refused.status), ("validation", 422));
-    assert!(notes::tools::call_tool(&service, &gate, (), "notes.nothing", json!({})).await.is_none());
+    assert!(memos::tools::call_tool(&service, &gate, (), "memos.nothing", json!({})).await.is_none());
 }
 
 #[tokio::test]
 async fn a_layer_wraps_the_routes_of_the_operations_it_selects_and_no_other() {
     let mut layers = support::Layers::default();
     layers.push(
-        support::Select::Operation("list_notes"),
+        support::Select::Operation("list_memos"),
         tower::util::MapResponseLayer::new(|mut r: Response| {
             r.headers_mut().insert("x-listed", axum::http::HeaderValue::from_static("yes"));
             r
         }),
     );
-    let app = notes::router::router_with(Arc::new(Notes::default()), Arc::new(Open::default()), layers);
-    let list = app.clone().oneshot(Request::get("/api/v1/notes").body(Body::empty()).unwrap()).await.unwrap();
+    let app = memos::router::router_with(Arc::new(Memos::default()), Arc::new(Open::default()), layers);
+    let list = app.clone().oneshot(Request::get("/api/v1/memos").body(Body::empty()).unwrap()).await.unwrap();
     assert_eq!(
         (list.status(), list.headers().get("x-listed").map(|v| v.to_str().unwrap())),
         (StatusCode::OK, Some("yes"))
     );
     // The same path's other method, and another path, are not selected.
     let create =
-        Request::post("/api/v1/notes").header("content-type", "application/json").body(Body::from(r#"{"title":"t"}"#));
+        Request::post("/api/v1/memos").header("content-type", "application/json").body(Body::from(r#"{"title":"t"}"#));
     let created = app.clone().oneshot(create.unwrap()).await.unwrap();
     assert_eq!((created.status(), created.headers().get("x-listed")), (StatusCode::CREATED, None));
     // A refusal of the selected operation passes through its layer too: the layer wraps the gate and the decoder.
-    let refused = app.oneshot(Request::get("/api/v1/notes?per_page=0").body(Body::empty()).unwrap()).await.unwrap();
+    let refused = app.oneshot(Request::get("/api/v1/memos?per_page=0").body(Body::empty()).unwrap()).await.unwrap();
     assert_eq!((refused.status().as_u16(), refused.headers().get("x-listed").is_some()), (422, true));
 }

@@ -3,10 +3,10 @@
 #[allow(unused_imports, reason = "a spec without models uses none")]
 use serde::{Deserialize, Serialize};
 use support::{FieldSpec, Kind};
-/// Where a note is in its life.
+/// Where a memo is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum NoteState {
+pub enum MemoState {
     /// Being written.
     Draft,
     /// Visible to readers.
@@ -14,9 +14,9 @@ pub enum NoteState {
     /// Kept but hidden.
     Archived,
 }
-impl NoteState {
+impl MemoState {
     /// Every value, in spec order.
-    pub const ALL: &'static [NoteState] = &[NoteState::Draft, NoteState::Published, NoteState::Archived];
+    pub const ALL: &'static [MemoState] = &[MemoState::Draft, MemoState::Published, MemoState::Archived];
     /// The wire value of each of [`Self::ALL`], in the same order.
     pub const WIRE: &'static [&'static str] = &["draft", "published", "archived"];
     /// The wire value.
@@ -24,32 +24,32 @@ impl NoteState {
         Self::WIRE[self as usize]
     }
     /// Parses a wire value.
-    pub fn parse(s: &str) -> Option<NoteState> {
+    pub fn parse(s: &str) -> Option<MemoState> {
         Self::WIRE.iter().position(|w| *w == s).map(|i| Self::ALL[i])
     }
     /// The state a new object starts in.
-    pub const INITIAL: NoteState = NoteState::Draft;
+    pub const INITIAL: MemoState = MemoState::Draft;
     /// The states this one may move to (empty for a terminal state).
-    pub fn next_states(self) -> &'static [NoteState] {
+    pub fn next_states(self) -> &'static [MemoState] {
         match self {
-            NoteState::Draft => &[NoteState::Published, NoteState::Archived],
-            NoteState::Published => &[NoteState::Archived],
-            NoteState::Archived => &[],
+            MemoState::Draft => &[MemoState::Published, MemoState::Archived],
+            MemoState::Published => &[MemoState::Archived],
+            MemoState::Archived => &[],
         }
     }
     /// Whether moving from this state to `to` is allowed.
-    pub fn can_move_to(self, to: NoteState) -> bool {
+    pub fn can_move_to(self, to: MemoState) -> bool {
         self.next_states().contains(&to)
     }
 }
-impl std::fmt::Display for NoteState {
+impl std::fmt::Display for MemoState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
-/// How a note feels: wire values that are no identifiers, as existing APIs write them.
+/// How a memo feels: wire values that are no identifiers, as existing APIs write them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum NoteMood {
+pub enum MemoMood {
     /// `InProgress` in Rust.
     #[serde(rename = "in-progress")]
     InProgress,
@@ -60,9 +60,9 @@ pub enum NoteMood {
     #[serde(rename = "+")]
     V2b,
 }
-impl NoteMood {
+impl MemoMood {
     /// Every value, in spec order.
-    pub const ALL: &'static [NoteMood] = &[NoteMood::InProgress, NoteMood::V10, NoteMood::V2b];
+    pub const ALL: &'static [MemoMood] = &[MemoMood::InProgress, MemoMood::V10, MemoMood::V2b];
     /// The wire value of each of [`Self::ALL`], in the same order.
     pub const WIRE: &'static [&'static str] = &["in-progress", "1.0", "+"];
     /// The wire value.
@@ -70,11 +70,11 @@ impl NoteMood {
         Self::WIRE[self as usize]
     }
     /// Parses a wire value.
-    pub fn parse(s: &str) -> Option<NoteMood> {
+    pub fn parse(s: &str) -> Option<MemoMood> {
         Self::WIRE.iter().position(|w| *w == s).map(|i| Self::ALL[i])
     }
 }
-impl std::fmt::Display for NoteMood {
+impl std::fmt::Display for MemoMood {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
@@ -104,15 +104,15 @@ pub struct ApiErrorBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<serde_json::Value>,
 }
-/// A note.
+/// A memo.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Note {
+pub struct Memo {
     /// Identifier.
     pub id: String,
     /// Title.
     pub title: String,
     /// State.
-    pub state: NoteState,
+    pub state: MemoState,
     /// Labels.
     pub tags: Vec<String>,
     /// When it was created.
@@ -126,39 +126,39 @@ pub struct Note {
     pub color_hint: Option<String>,
     /// How it feels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mood: Option<NoteMood>,
+    pub mood: Option<MemoMood>,
     /// Where it came from: `ref` in Rust.
     #[serde(rename = "$ref")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#ref: Option<String>,
 }
-/// Filters for listing notes.
+/// Filters for listing memos.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ListNotesInput {
-    /// Only notes in this state.
+pub struct ListMemosInput {
+    /// Only memos in this state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state: Option<NoteState>,
-    /// Only notes with all these tags.
+    pub state: Option<MemoState>,
+    /// Only memos with all these tags.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<Vec<String>>,
-    /// Only notes with this title: `filter_title` in Rust.
+    /// Only memos with this title: `filter_title` in Rust.
     #[serde(rename = "filter[title]")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filter_title: Option<String>,
 }
-/// Field specs of [`ListNotesInput`], for validation.
-pub static LIST_NOTES_INPUT_FIELDS: [FieldSpec; 5usize] = [
+/// Field specs of [`ListMemosInput`], for validation.
+pub static LIST_MEMOS_INPUT_FIELDS: [FieldSpec; 5usize] = [
     FieldSpec::query("state", Kind::Enum(&["draft", "published", "archived"])),
     FieldSpec::query("tag", Kind::List(&Kind::String)),
     FieldSpec::query("filter[title]", Kind::String),
     FieldSpec::query("page", Kind::Integer).minimum(1.0).maximum(1000000.0),
     FieldSpec::query("per_page", Kind::Integer).minimum(1.0).maximum(100.0),
 ];
-/// A new note.
+/// A new memo.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CreateNoteInput {
+pub struct CreateMemoInput {
     /// Title.
     pub title: String,
     /// Labels.
@@ -170,49 +170,49 @@ pub struct CreateNoteInput {
     pub color_hint: Option<String>,
     /// How it feels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mood: Option<NoteMood>,
+    pub mood: Option<MemoMood>,
     /// Where it came from: the header as it is named, `x_source_ref` in Rust.
     #[serde(rename = "X-Source-Ref")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub x_source_ref: Option<String>,
 }
-/// Field specs of [`CreateNoteInput`], for validation.
-pub static CREATE_NOTE_INPUT_FIELDS: [FieldSpec; 5usize] = [
+/// Field specs of [`CreateMemoInput`], for validation.
+pub static CREATE_MEMO_INPUT_FIELDS: [FieldSpec; 5usize] = [
     FieldSpec::body("title", Kind::String).required().min_length(1).max_length(200),
     FieldSpec::body("tags", Kind::List(&Kind::String)).max_items(10).pattern("^[a-z]+$"),
     FieldSpec::body("colorHint", Kind::String).max_length(20),
     FieldSpec::body("mood", Kind::Enum(&["in-progress", "1.0", "+"])),
     FieldSpec::header("X-Source-Ref", Kind::String),
 ];
-/// Changes to a note.
+/// Changes to a memo.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct UpdateNoteInput {
-    /// The note.
+pub struct UpdateMemoInput {
+    /// The memo.
     pub id: String,
     /// New title.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// New state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state: Option<NoteState>,
+    pub state: Option<MemoState>,
     /// New deadline; null clears it.
     #[serde(default, deserialize_with = "support::double_option", skip_serializing_if = "Option::is_none")]
     pub due: Option<Option<chrono::DateTime<chrono::Utc>>>,
 }
-/// Field specs of [`UpdateNoteInput`], for validation.
-pub static UPDATE_NOTE_INPUT_FIELDS: [FieldSpec; 4usize] = [
+/// Field specs of [`UpdateMemoInput`], for validation.
+pub static UPDATE_MEMO_INPUT_FIELDS: [FieldSpec; 4usize] = [
     FieldSpec::path("id", Kind::String).required(),
     FieldSpec::body("title", Kind::String).max_length(200),
     FieldSpec::body("state", Kind::Enum(&["draft", "published", "archived"])),
     FieldSpec::body("due", Kind::DateTime).nullable(),
 ];
-/// Names one note.
+/// Names one memo.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct NoteRef {
-    /// The note.
+pub struct MemoRef {
+    /// The memo.
     pub id: String,
 }
-/// Field specs of [`NoteRef`], for validation.
-pub static NOTE_REF_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];
+/// Field specs of [`MemoRef`], for validation.
+pub static MEMO_REF_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];

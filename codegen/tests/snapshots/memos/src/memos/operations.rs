@@ -5,8 +5,8 @@ use super::models;
 use support::{ErrorInfo, ErrorRoles, Method, Operation, ScopeInfo, ServiceInfo};
 /// The service: scopes, error catalog, pagination, plans and documents.
 pub static SERVICE: ServiceInfo = ServiceInfo {
-    name: "notes",
-    title: "Notes",
+    name: "memos",
+    title: "Memos",
     base_path: "/api/v1",
     mcp_path: Some("/api/mcp"),
     metadata_paths: &[],
@@ -15,8 +15,8 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
     audit: false,
     stored_tokens: &[],
     scopes: &[
-        ScopeInfo { name: "notes:read", description: "Read notes.", implies: &[] },
-        ScopeInfo { name: "notes:write", description: "Create and change notes.", implies: &["notes:read"] },
+        ScopeInfo { name: "memos:read", description: "Read memos.", implies: &[] },
+        ScopeInfo { name: "memos:write", description: "Create and change memos.", implies: &["memos:read"] },
     ],
     errors: &[
         ErrorInfo { code: "unauthenticated", status: 401u16, message: "Authentication required." },
@@ -65,9 +65,9 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
     max_per_page: 100u32,
     plans: &[],
     default_plan: None,
-    openapi_json: include_str!("../../openapi/notes.json"),
-    openapi_30_json: include_str!("../../openapi/notes.3.0.json"),
-    tools_json: include_str!("../../mcp/notes.tools.json"),
+    openapi_json: include_str!("../../openapi/memos.json"),
+    openapi_30_json: include_str!("../../openapi/memos.3.0.json"),
+    tools_json: include_str!("../../mcp/memos.tools.json"),
     operations: operation_table,
 };
 /// Every operation, for `SERVICE.operations`.
@@ -97,65 +97,65 @@ const BASE: Operation = Operation {
     body: support::BodyFormat::Json,
     service: &SERVICE,
 };
-/// `GET /api/v1/notes`: List notes
-pub static LIST_NOTES: Operation = Operation {
-    id: "list_notes",
+/// `GET /api/v1/memos`: List memos
+pub static LIST_MEMOS: Operation = Operation {
+    id: "list_memos",
     method: Method::Get,
-    path: "/notes",
-    full_path: "/api/v1/notes",
-    scope: "notes:read",
-    satisfied_by: &["notes:read", "notes:write"],
+    path: "/memos",
+    full_path: "/api/v1/memos",
+    scope: "memos:read",
+    satisfied_by: &["memos:read", "memos:write"],
     rate_limited: true,
     read_only: true,
     paginated: true,
-    tool: Some("notes.list"),
-    tags: &["notes"],
-    input: &models::LIST_NOTES_INPUT_FIELDS,
+    tool: Some("memos.list"),
+    tags: &["memos"],
+    input: &models::LIST_MEMOS_INPUT_FIELDS,
     ..BASE
 };
-/// `POST /api/v1/notes`: Create a note
-pub static CREATE_NOTE: Operation = Operation {
-    id: "create_note",
+/// `POST /api/v1/memos`: Create a memo
+pub static CREATE_MEMO: Operation = Operation {
+    id: "create_memo",
     method: Method::Post,
-    path: "/notes",
-    full_path: "/api/v1/notes",
-    scope: "notes:write",
-    satisfied_by: &["notes:write"],
+    path: "/memos",
+    full_path: "/api/v1/memos",
+    scope: "memos:write",
+    satisfied_by: &["memos:write"],
     success_status: 201,
     has_body: true,
     rate_limited: true,
-    tool: Some("notes.create"),
-    tags: &["notes"],
-    input: &models::CREATE_NOTE_INPUT_FIELDS,
+    tool: Some("memos.create"),
+    tags: &["memos"],
+    input: &models::CREATE_MEMO_INPUT_FIELDS,
     ..BASE
 };
-/// `PATCH /api/v1/notes/{id}`: Change a note
-pub static UPDATE_NOTE: Operation = Operation {
-    id: "update_note",
+/// `PATCH /api/v1/memos/{id}`: Change a memo
+pub static UPDATE_MEMO: Operation = Operation {
+    id: "update_memo",
     method: Method::Patch,
-    path: "/notes/{id}",
-    full_path: "/api/v1/notes/{id}",
-    scope: "notes:write",
-    satisfied_by: &["notes:write"],
+    path: "/memos/{id}",
+    full_path: "/api/v1/memos/{id}",
+    scope: "memos:write",
+    satisfied_by: &["memos:write"],
     has_body: true,
     rate_limited: true,
-    tags: &["notes"],
-    input: &models::UPDATE_NOTE_INPUT_FIELDS,
+    tags: &["memos"],
+    input: &models::UPDATE_MEMO_INPUT_FIELDS,
     ..BASE
 };
-/// `DELETE /api/v1/notes/{id}`: Delete a note
-pub static DELETE_NOTE: Operation = Operation {
-    id: "delete_note",
+/// `DELETE /api/v1/memos/{id}`: Delete a memo
+pub static DELETE_MEMO: Operation = Operation {
+    id: "delete_memo",
     method: Method::Delete,
-    path: "/notes/{id}",
-    full_path: "/api/v1/notes/{id}",
-    scope: "notes:write",
-    satisfied_by: &["notes:write"],
+    path: "/memos/{id}",
+    full_path: "/api/v1/memos/{id}",
+    scope: "memos:write",
+    satisfied_by: &["memos:write"],
     success_status: 204,
     rate_limited: true,
-    tags: &["notes"],
-    input: &models::NOTE_REF_FIELDS,
+    tags: &["memos"],
+    input: &models::MEMO_REF_FIELDS,
     ..BASE
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 4usize] = [&LIST_NOTES, &CREATE_NOTE, &UPDATE_NOTE, &DELETE_NOTE];
+pub static OPERATIONS: [&Operation; 4usize] = [&LIST_MEMOS, &CREATE_MEMO, &UPDATE_MEMO, &DELETE_MEMO];

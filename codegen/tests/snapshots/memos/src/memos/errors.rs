@@ -3,8 +3,8 @@
 support::operation_errors! {
     internal: Internal, unavailable: Unavailable;
 
-    /// Errors `list_notes` may return: the codes it declares plus the service-wide ones.
-    ListNotesError {
+    /// Errors `list_memos` may return: the codes it declares plus the service-wide ones.
+    ListMemosError {
         /// `validation` (HTTP 422): A field or parameter is invalid; details name it.
         Validation = "validation",
         /// `internal` (HTTP 500): An unexpected fault.
@@ -15,8 +15,8 @@ support::operation_errors! {
         Unavailable = "unavailable",
     }
 
-    /// Errors `create_note` may return: the codes it declares plus the service-wide ones.
-    CreateNoteError {
+    /// Errors `create_memo` may return: the codes it declares plus the service-wide ones.
+    CreateMemoError {
         /// `validation` (HTTP 422): A field or parameter is invalid; details name it.
         Validation = "validation",
         /// `internal` (HTTP 500): An unexpected fault.
@@ -27,9 +27,9 @@ support::operation_errors! {
         Unavailable = "unavailable",
     }
 
-    /// Errors `update_note` may return: the codes it declares plus the service-wide ones.
-    UpdateNoteError {
-        /// `not_found` (HTTP 404): No such note for this caller.
+    /// Errors `update_memo` may return: the codes it declares plus the service-wide ones.
+    UpdateMemoError {
+        /// `not_found` (HTTP 404): No such memo for this caller.
         NotFound = "not_found",
         /// `validation` (HTTP 422): A field or parameter is invalid; details name it.
         Validation = "validation",
@@ -41,9 +41,9 @@ support::operation_errors! {
         Unavailable = "unavailable",
     }
 
-    /// Errors `delete_note` may return: the codes it declares plus the service-wide ones.
-    DeleteNoteError {
-        /// `not_found` (HTTP 404): No such note for this caller.
+    /// Errors `delete_memo` may return: the codes it declares plus the service-wide ones.
+    DeleteMemoError {
+        /// `not_found` (HTTP 404): No such memo for this caller.
         NotFound = "not_found",
         /// `validation` (HTTP 422): A field or parameter is invalid; details name it.
         Validation = "validation",

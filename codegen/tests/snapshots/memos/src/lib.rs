@@ -2,4 +2,4 @@
 //! Code generated from `spec/` by `cargo xtask generate`. Never edit by hand: change the
 //! spec or the generator (`codegen/`) and regenerate.
 pub use support;
-pub mod notes;
+pub mod memos;
