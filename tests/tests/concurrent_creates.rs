@@ -318,7 +318,7 @@ fn every_operation_that_declares_its_conflict_error_is_raced_or_explained() {
         .into_iter()
         .flat_map(|(spec, _)| codegen::project::load_dir(&root.join(&spec), &spec).expect("the specs load"))
         // The notes example answers its conflicts (state transitions, preconditions) in its own
-        // tests (`services/notes/tests/statuses.rs`); this file races the platform services.
+        // tests (`notes_statuses.rs`); this file races the platform services.
         .filter(|api| api.name() != "notes")
         .collect();
     let mut seen = 0;

@@ -4,7 +4,7 @@
 //! server's own address and behind a proxy whose public URL has a path. (It replaces this suite's
 //! hand-written per-operation 401 and 403 checks, the PRM document checks and the served-OpenAPI
 //! comparison; `specwright/tests/conformance.rs` shows it failing on a spec the server does not
-//! serve, and `services/notes/tests/notes.rs` runs it from the notes binary.)
+//! serve, and `tests/notes.rs` runs it from the notes binary.)
 
 mod common;
 

@@ -6,6 +6,7 @@
 
 mod attachments;
 mod changes;
+pub mod cli;
 mod edits;
 mod exports;
 mod hooks;

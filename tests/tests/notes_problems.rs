@@ -3,9 +3,9 @@
 //! of the service itself, over REST and as an MCP tool result, against its own binary on SQLite
 //! and, when `DATABASE_URL_TEST` is set, PostgreSQL.
 
-mod common;
+mod notes_server;
 
-use common::Server;
+use notes_server::Server;
 use serde_json::{Value, json};
 
 const TYPES: &str = "https://notes.example.com/problems/";
@@ -68,7 +68,7 @@ async fn every_refusal(database_url: Option<&str>) {
     // An MCP tool's error is the same problem, as the tool result's structured content.
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "notes.get", "arguments": {"id": "note_missing"}}});
-    let answer: Value = common::mcp(&s, &read, call).await.json().await.unwrap();
+    let answer: Value = notes_server::mcp(&s, &read, call).await.json().await.unwrap();
     let result = &answer["result"];
     assert_eq!(result["isError"], true, "{answer}");
     let content = &result["structuredContent"];

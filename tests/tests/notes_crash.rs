@@ -4,14 +4,14 @@
 //! group commit (many requests' transactions in one commit), so this holds the rule that no
 //! response leaves before the commit carrying it; on PostgreSQL, each request's own commit.
 
-mod common;
+mod notes_server;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::Server;
+use notes_server::Server;
 use serde_json::{Value, json};
 
 /// Concurrent writers, each with a tenant of its own (the rate limit is per tenant).
@@ -121,7 +121,7 @@ async fn a_server_killed_under_write_load_keeps_every_acknowledged_write_on_sqli
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_killed_under_write_load_keeps_every_acknowledged_write_on_postgres() {
-    if let Some(url) = common::postgres("the crash test") {
+    if let Some(url) = notes_server::postgres("the crash test") {
         crash_under_write_load(Some(&url)).await;
     }
 }
@@ -149,7 +149,7 @@ async fn exports_survive_a_stopped_process(database_url: Option<&str>) {
         .await
         .unwrap();
     let url = format!("{}/{}", s.url("/api/v1/exports"), started["id"].as_str().unwrap());
-    assert_eq!(common::export_finished(&client, &url, &token).await["state"], "done");
+    assert_eq!(notes_server::export_finished(&client, &url, &token).await["state"], "done");
     // As its process would have left it, killed mid-way: pending, its lease run out, no file.
     let orphan = |pool: sqlx::AnyPool, id: String| async move {
         sqlx::query(
@@ -160,17 +160,17 @@ async fn exports_survive_a_stopped_process(database_url: Option<&str>) {
         .await
         .unwrap();
     };
-    orphan(common::pool(&s, database_url).await, started["id"].as_str().unwrap().to_string()).await;
+    orphan(notes_server::pool(&s, database_url).await, started["id"].as_str().unwrap().to_string()).await;
     let s = s.kill_and_restart().await;
-    let resumed = common::export_finished(&client, &url, &token).await;
+    let resumed = notes_server::export_finished(&client, &url, &token).await;
     assert_eq!((resumed["state"].as_str(), resumed["notes"].as_i64()), (Some("done"), Some(2)), "{resumed}");
     let file = client.get(format!("{url}/file")).bearer_auth(&token).send().await.unwrap();
     assert_eq!(file.status(), 200);
     assert_eq!(file.text().await.unwrap().lines().count(), 3);
 
     // While the server runs: the first read of its status after the lease takes it over.
-    orphan(common::pool(&s, database_url).await, started["id"].as_str().unwrap().to_string()).await;
-    assert_eq!(common::export_finished(&client, &url, &token).await["state"], "done");
+    orphan(notes_server::pool(&s, database_url).await, started["id"].as_str().unwrap().to_string()).await;
+    assert_eq!(notes_server::export_finished(&client, &url, &token).await["state"], "done");
 }
 
 on_both_backends!(exports_survive_a_stopped_process: an_unfinished_export_is_finished_after_a_restart_on_sqlite, an_unfinished_export_is_finished_after_a_restart_on_postgres, "notes export resume");

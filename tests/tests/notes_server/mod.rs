@@ -1,4 +1,4 @@
-//! The notes binary as a test runs it: on a free port, with a data directory of its own.
+//! The notes service's binary as a test runs it: on a free port, with a data directory of its own.
 
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
@@ -6,7 +6,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_notes");
+/// The notes binary (its command line, built in this package: `src/bin/notes-server.rs`).
+pub const BIN: &str = env!("CARGO_BIN_EXE_notes-server");
 
 pub struct Server {
     child: Child,
@@ -177,7 +178,7 @@ macro_rules! on_both_backends {
 
         #[tokio::test]
         async fn $postgres() {
-            if let Some(url) = common::postgres($what) {
+            if let Some(url) = notes_server::postgres($what) {
                 $body(Some(&url)).await;
             }
         }

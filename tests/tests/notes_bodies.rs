@@ -4,9 +4,9 @@
 //! named fields with a map beside them (`GET /notes/stats`) as the answer; each checked as the
 //! decoder checks any field, and over MCP.
 
-mod common;
+mod notes_server;
 
-use common::Server;
+use notes_server::Server;
 use serde_json::{Value, json};
 
 async fn bodies(database_url: Option<&str>) {
@@ -134,7 +134,7 @@ async fn bodies(database_url: Option<&str>) {
     assert_eq!(stats, json!({"total": 3, "draft": 2, "archived": 1}));
     let counted = client.get(s.url("/api/v1/notes/count")).bearer_auth(&write).send().await.unwrap();
     assert_eq!((counted.status(), counted.headers().get("cache-control")), (reqwest::StatusCode::OK, None));
-    let answer: Value = common::mcp(
+    let answer: Value = notes_server::mcp(
         &s,
         &write,
         json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "notes.stats", "arguments": {}}}),
@@ -149,16 +149,16 @@ async fn bodies(database_url: Option<&str>) {
     // Over MCP: the payload is an argument named after its field; a list answers `items`, a
     // number `value` (structured content is an object).
     let call = |id: u32, name: &str, arguments: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
-    let answer: Value = common::mcp(&s, &write, call(1, "notes.set_tags", json!({"id": ids[2], "tags": ["work"]})))
+    let answer: Value = notes_server::mcp(&s, &write, call(1, "notes.set_tags", json!({"id": ids[2], "tags": ["work"]})))
         .await
         .json()
         .await
         .unwrap();
     assert_eq!(answer["result"]["structuredContent"], json!({"items": ["work"]}), "{answer}");
     let answer: Value =
-        common::mcp(&s, &write, call(2, "notes.count", json!({"state": "draft"}))).await.json().await.unwrap();
+        notes_server::mcp(&s, &write, call(2, "notes.count", json!({"state": "draft"}))).await.json().await.unwrap();
     assert_eq!(answer["result"]["structuredContent"], json!({"value": 2}), "{answer}");
-    let answer: Value = common::mcp(&s, &write, call(3, "notes.set_tags", json!({"id": ids[2], "tags": "work"})))
+    let answer: Value = notes_server::mcp(&s, &write, call(3, "notes.set_tags", json!({"id": ids[2], "tags": "work"})))
         .await
         .json()
         .await

@@ -4,13 +4,13 @@
 //! with the same message id until it answers 2xx, a delivery queued before a crash is made after
 //! the restart, and an unsubscribed URL receives nothing more.
 
-mod common;
+mod notes_server;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::http::{HeaderMap, StatusCode};
-use common::Server;
+use notes_server::Server;
 use serde_json::{Value, json};
 
 /// One request a receiver got: its headers and its body as sent.

@@ -2,11 +2,11 @@
 //! `NoteChange`, in order, resumed after `Last-Event-ID`, per tenant; and, on a server whose
 //! request timeout is short, a stream that outlives it.
 
-mod common;
+mod notes_server;
 
 use std::time::Duration;
 
-use common::Server;
+use notes_server::Server;
 use serde_json::{Value, json};
 
 /// An open event stream and what was read of it.

@@ -5,9 +5,9 @@
 //! listing it, audit rows, metrics, and the notes themselves (tenancy, state transitions, tags) on
 //! SQLite and, when `DATABASE_URL_TEST` is set, PostgreSQL.
 
-mod common;
+mod notes_server;
 
-use common::{Server, mcp};
+use notes_server::{Server, mcp};
 use serde_json::{Value, json};
 use support::Operation;
 
@@ -51,7 +51,7 @@ async fn call(op: &Operation, url: String, token: Option<&str>) -> reqwest::Resp
 #[tokio::test]
 async fn the_conformance_kit_passes_against_the_binary() {
     let s = Server::start(None).await;
-    let out = std::process::Command::new(common::BIN)
+    let out = std::process::Command::new(notes_server::BIN)
         .args(["conformance", "--url", &s.base, "--admission"])
         .env("NOTES_DATA_DIR", &s.config.data_dir)
         .output()
@@ -138,7 +138,7 @@ async fn the_docs_list_the_service_alone() {
 
 async fn audit_rows(s: &Server, database_url: Option<&str>) -> Vec<(String, String, i64)> {
     use sqlx::Row;
-    let pool = common::pool(s, database_url).await;
+    let pool = notes_server::pool(s, database_url).await;
     sqlx::query("SELECT operation, outcome, status FROM audit_events WHERE tenant_id = $1 ORDER BY occurred_at, id")
         .bind("acme-notes")
         .fetch_all(&pool)

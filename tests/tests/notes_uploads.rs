@@ -3,9 +3,9 @@
 //! their refusals (a type not accepted, a size over the limit, a missing part, another
 //! tenant's note), and a note captured from an HTML form.
 
-mod common;
+mod notes_server;
 
-use common::Server;
+use notes_server::Server;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -183,7 +183,7 @@ async fn uploads(database_url: Option<&str>) {
     assert_eq!(gone.status(), 204);
     assert_eq!(client.get(format!("{attachments}/cover.png")).bearer_auth(&write).send().await.unwrap().status(), 404);
     assert_eq!(client.delete(format!("{notes}/{id}")).bearer_auth(&write).send().await.unwrap().status(), 204);
-    let pool = common::pool(&s, database_url).await;
+    let pool = notes_server::pool(&s, database_url).await;
     let kept: i64 = {
         use sqlx::Row;
         sqlx::query("SELECT COUNT(*) FROM blobs WHERE tenant_id = $1 AND kept = 1")

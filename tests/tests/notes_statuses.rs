@@ -3,9 +3,9 @@
 //! change), a redirect whose `Location` comes from the output, and an asynchronous export
 //! (`202` with its status in `Location`, then a CSV file streamed from storage).
 
-mod common;
+mod notes_server;
 
-use common::Server;
+use notes_server::Server;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -185,7 +185,7 @@ async fn export(database_url: Option<&str>) {
     assert!(body.get("location").is_none(), "a header field is not in the body: {body}");
     let status_url = reqwest::Url::parse(&s.url("/api/v1/exports")).unwrap().join(&location).unwrap().to_string();
 
-    let done = common::export_finished(&client, &status_url, &write).await;
+    let done = notes_server::export_finished(&client, &status_url, &write).await;
     assert_eq!((done["state"].as_str(), done["notes"].as_i64()), (Some("done"), Some(3)), "{done}");
     let download = reqwest::Url::parse(&status_url).unwrap().join(done["download"].as_str().unwrap()).unwrap();
     assert_eq!(download.path(), format!("/api/v1/exports/{}/file", body["id"].as_str().unwrap()));
@@ -221,11 +221,11 @@ async fn export(database_url: Option<&str>) {
     // Over MCP: the tool answers the body (a tool result has no headers); the status tool reports.
     let call = |id: u32, name: &str, arguments: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
     let answer: Value =
-        common::mcp(&s, &write, call(1, "notes.export", json!({"state": "draft"}))).await.json().await.unwrap();
+        notes_server::mcp(&s, &write, call(1, "notes.export", json!({"state": "draft"}))).await.json().await.unwrap();
     let id = answer["result"]["structuredContent"]["id"].as_str().unwrap_or_else(|| panic!("{answer}")).to_string();
     for _ in 0..200 {
         let answer: Value =
-            common::mcp(&s, &write, call(2, "notes.export_status", json!({"id": id}))).await.json().await.unwrap();
+            notes_server::mcp(&s, &write, call(2, "notes.export_status", json!({"id": id}))).await.json().await.unwrap();
         if answer["result"]["structuredContent"]["state"] == "done" {
             assert_eq!(answer["result"]["structuredContent"]["notes"], 3);
             break;
