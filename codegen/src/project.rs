@@ -128,6 +128,13 @@ pub fn existing(out: &Path) -> Result<BTreeMap<PathBuf, String>> {
     Ok(files)
 }
 
+/// Generates from the spec folder `spec_dir` into the output folder `out` ([`render`], then
+/// [`write`]): what `specwright-codegen generate` and `new-service` do. Returns how many files it
+/// holds.
+pub fn generate(spec_dir: &Path, out: &Path, rustfmt_config: Option<&Path>) -> Result<usize> {
+    write(out, &render(spec_dir, &spec_dir.display().to_string(), rustfmt_config)?)
+}
+
 /// Writes `files` (from [`render`]) into the output folder `out`, removing the files under its
 /// [`OUTPUT_DIRS`] that they do not include, and leaving unchanged files untouched (so a build
 /// does not see them as modified). Returns how many files `files` holds.

@@ -87,14 +87,13 @@ pub fn migration(name: &str) -> String {
     )
 }
 
-/// `src/lib.rs` of a new implementation of `api`, whose generated module is `module` (for
-/// example `shelf_api::shelf`): a struct over the platform's store, registered with the
-/// server builder by `server`, and every trait method answering `501 not_implemented`. Fails
-/// when the spec does not list `not_implemented` in `service_wide`.
-///
-/// With `include_generated`, the file first includes the API generated into `OUT_DIR` by
-/// [`crate::build`] (a crate that generates in its build script; `module` is then `crate::NAME`).
-pub fn implementation(api: &Api, module: &str, include_generated: bool) -> Result<String, String> {
+/// The implementation of `api` a new service starts from, whose generated module is `module`
+/// (for example `shelf_api::shelf`), as every service of the platform is laid out: `src/lib.rs`
+/// (the `Module` a binary registers: catalog entry, migrations, opening; and `server`, the
+/// application) and `src/service.rs` (the struct over the platform's store and the trait
+/// implementation, every method answering `501 not_implemented`). Fails when the spec does not
+/// list `not_implemented` in `service_wide`.
+pub fn implementation(api: &Api, module: &str) -> Result<Vec<(String, String)>, String> {
     if !api.spec.error_roles.service_wide.iter().any(|c| c == UNWRITTEN) {
         return Err(format!(
             "the spec must list `{UNWRITTEN}` in [error_roles] service_wide while its methods are unwritten"
@@ -120,28 +119,19 @@ pub fn implementation(api: &Api, module: &str, include_generated: bool) -> Resul
     });
     let doc = [
         format!(" The `{name}` service: its spec is `spec/{name}.toml`, the generator writes its API from it,"),
-        " and this crate implements the trait and registers it with the platform ([`server`]).".to_string(),
+        " and this crate implements the trait (`service.rs`) and registers it with the platform".to_string(),
+        " ([`Module`], [`server`]).".to_string(),
     ];
-    let include = include_generated.then(|| quote!(include!(concat!(env!("OUT_DIR"), "/specwright.rs"));));
     let struct_doc = format!(" `{name}` over the platform's database.");
-    let tokens = quote! {
+    let lib = quote! {
         #(#![doc = #doc])*
-        #include
+        mod service;
+
         use runtime::Platform;
-        use runtime::Context;
         use runtime::store::Store;
-        #[allow(unused_imports, reason = "`Paged`/`Paging` are unused by services without lists")]
-        use support::{Paged, Paging, Problem};
-        use #path::{#tname, errors, models};
 
         pub use #path::{SERVICE, api};
-
-        #[doc = #struct_doc]
-        #[derive(Debug, Clone)]
-        pub struct #ty {
-            /// The platform's database (SQLite or PostgreSQL), this service's tables migrated.
-            pub store: Store,
-        }
+        pub use service::#ty;
 
         /// The application: this service registered with the platform's server builder.
         pub async fn server(platform: &Platform) -> anyhow::Result<axum::Router> {
@@ -179,6 +169,22 @@ pub fn implementation(api: &Api, module: &str, include_generated: bool) -> Resul
                 Box::pin(async move { Ok(api(#ty::open(platform).await?)) })
             }
         }
+    };
+    let service_doc = format!(" `{name}`'s operations: one method per operation of its spec.");
+    let service = quote! {
+        #![doc = #service_doc]
+        use runtime::Context;
+        use runtime::store::Store;
+        #[allow(unused_imports, reason = "`Paged`/`Paging` are unused by services without lists")]
+        use support::{Paged, Paging, Problem};
+        use #path::{#tname, errors, models};
+
+        #[doc = #struct_doc]
+        #[derive(Debug, Clone)]
+        pub struct #ty {
+            /// The platform's database (SQLite or PostgreSQL), this service's tables migrated.
+            pub store: Store,
+        }
 
         /// What a method answers until it is written.
         fn unwritten(operation: &str) -> Problem {
@@ -190,7 +196,8 @@ pub fn implementation(api: &Api, module: &str, include_generated: bool) -> Resul
             #(#methods)*
         }
     };
-    Ok(render(tokens).replacen(crate::rust::HEADER, "// Written by new-service: yours to edit.", 1))
+    let written = |tokens| render(tokens).replacen(crate::rust::HEADER, "// Written by new-service: yours to edit.", 1);
+    Ok(vec![("src/lib.rs".to_string(), written(lib)), ("src/service.rs".to_string(), written(service))])
 }
 
 /// `src/main.rs` of service `name` whose crate is `crate_name`: serves it with settings from the
@@ -261,15 +268,14 @@ fn main() -> ExitCode {{
 }
 
 /// The files every layout of new service `name` (crate `crate_name`) holds, relative to its crate
-/// folder: the starter spec (naming the schema by the path `schema`), `src/lib.rs` (the
-/// implementation of the generated module `module`, with `include_generated` as in
-/// [`implementation`]), `src/main.rs` and the migrations.
+/// folder: the starter spec `spec/NAME.toml` (naming the schema by the path `schema`), the
+/// implementation of the generated module `module` ([`implementation`]), `src/main.rs` and the
+/// migrations.
 pub fn service(
     name: &str,
     crate_name: &str,
     schema: &str,
     module: &str,
-    include_generated: bool,
     from: Option<&str>,
 ) -> Result<Vec<(String, String)>, String> {
     if !is_service_name(name) {
@@ -289,11 +295,8 @@ pub fn service(
     };
     // The implementation is written from the spec as the generator reads it.
     let api = crate::load(&spec_path, &spec_text).map_err(|e| format!("the spec is invalid:\n{e}"))?;
-    let mut files = vec![
-        ("src/lib.rs".to_string(), implementation(&api, module, include_generated)?),
-        ("src/main.rs".to_string(), main_rs(name, crate_name)),
-        (spec_path, spec_text),
-    ];
+    let mut files = implementation(&api, module)?;
+    files.extend([("src/main.rs".to_string(), main_rs(name, crate_name)), (spec_path, spec_text)]);
     for backend in ["sqlite", "postgres"] {
         files.push((format!("migrations/{backend}/0001_{name}.sql"), migration.clone()));
     }
@@ -329,11 +332,14 @@ pub fn import_for(
 
 /// Every file of a new project of its own for service `name` (a crate outside any Specwright
 /// workspace, as `specwright-codegen new-service NAME --dir DIR` writes it), relative to its
-/// folder: the spec and its schema, a manifest depending on the published Specwright crates, a
-/// build script generating the API into `OUT_DIR`, the implementation, the binary and the
-/// migrations.
+/// folder, laid out as this repository is: `spec/` (the spec and its schema), `generated/` (the
+/// manifest of the API crate the generator writes there: `specwright-codegen generate --spec spec
+/// --out generated`), the service's `src/` and migrations, and a manifest depending on the
+/// published Specwright crates and on the generated one. The generated files themselves are not
+/// among these: the caller generates them ([`crate::project::generate`]).
 pub fn standalone(name: &str, from: Option<&str>) -> Result<Vec<(String, String)>, String> {
     let crate_name = name.replace('_', "-");
+    let api_crate = format!("{crate_name}-api");
     let version = env!("CARGO_PKG_VERSION").rsplit_once('.').map_or(env!("CARGO_PKG_VERSION"), |(v, _)| v);
     let manifest = format!(
         r#"[package]
@@ -342,7 +348,12 @@ version = "0.1.0"
 edition = "2024"
 publish = false
 
+# The service and the API crate the generator writes from spec/ (never edited by hand).
+[workspace]
+members = ["generated"]
+
 [dependencies]
+{api_crate} = {{ path = "generated" }}
 support = {{ package = "specwright-support", version = "{version}" }}
 runtime = {{ package = "specwright-runtime", version = "{version}" }}
 conformance = {{ package = "specwright-conformance", version = "{version}" }}
@@ -354,18 +365,30 @@ serde_json = "1"
 sqlx = {{ version = "0.9", default-features = false, features = ["runtime-tokio", "sqlite", "postgres", "any", "migrate", "macros"] }}
 tokio = {{ version = "1", features = ["full"] }}
 tracing = "0.1"
-
-[build-dependencies]
-codegen = {{ package = "specwright-codegen", version = "{version}" }}
 "#
     );
-    let build = "//! Generates the API of every spec in `spec/` into OUT_DIR; cargo reruns it when a spec changes.\n\n\
-                 fn main() -> Result<(), Box<dyn std::error::Error>> {\n    codegen::build::generate(\"spec\")?;\n    Ok(())\n}\n";
-    let mut files = service(name, &crate_name, "spec.schema.json", &format!("crate::{name}"), true, from)?;
+    let api_manifest = format!(
+        r#"[package]
+name = "{api_crate}"
+description = "Generated from spec/ by `specwright-codegen generate --spec spec --out generated`. Never edit src/ by hand."
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[dependencies]
+support = {{ package = "specwright-support", version = "{version}" }}
+axum = "0.8"
+chrono = {{ version = "0.4", default-features = false, features = ["clock", "serde", "std"] }}
+serde = {{ version = "1", features = ["derive"] }}
+serde_json = "1"
+"#
+    );
+    let module = format!("{}::{name}", api_crate.replace('-', "_"));
+    let mut files = service(name, &crate_name, "spec.schema.json", &module, from)?;
     files.extend([
         ("spec/spec.schema.json".to_string(), crate::spec_schema()),
         ("Cargo.toml".to_string(), manifest),
-        ("build.rs".to_string(), build.to_string()),
+        ("generated/Cargo.toml".to_string(), api_manifest),
     ]);
     Ok(files)
 }

@@ -119,7 +119,7 @@ async fn every_imported_corpus_document_is_served_guarded_and_passes_the_conform
     std::fs::create_dir_all(root.join("spec")).unwrap();
     std::fs::create_dir_all(root.join("src")).unwrap();
     let (mut served, mut scopes) = (Vec::new(), std::collections::BTreeSet::new());
-    let mut lib = String::from("include!(concat!(env!(\"OUT_DIR\"), \"/specwright.rs\"));\n");
+    let mut lib = String::new();
     for (name, path) in documents(&corpus) {
         let doc = import::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let options = Options {
@@ -135,10 +135,16 @@ async fn every_imported_corpus_document_is_served_guarded_and_passes_the_conform
         if api.operations.is_empty() {
             continue;
         }
-        let implementation = codegen::scaffold::implementation(&api, &format!("crate::{name}"), false).unwrap();
+        // Each service's implementation as new-service writes it, a module of the crate here:
+        // its `lib.rs` the module, its `service.rs` beside it.
+        let implementation = codegen::scaffold::implementation(&api, &format!("corpus_api::{name}")).unwrap();
         scopes.extend(api.spec.security.scopes.iter().map(|s| s.name.clone()));
         std::fs::write(root.join(&spec_path), &imported.toml).unwrap();
-        std::fs::write(root.join(format!("src/{name}_service.rs")), implementation).unwrap();
+        std::fs::create_dir_all(root.join(format!("src/{name}_service"))).unwrap();
+        for (path, text) in implementation {
+            let file = if path == "src/lib.rs" { "mod.rs" } else { "service.rs" };
+            std::fs::write(root.join(format!("src/{name}_service/{file}")), text).unwrap();
+        }
         lib.push_str(&format!("pub mod {name}_service;\n"));
         served.push(name);
     }
@@ -151,22 +157,22 @@ async fn every_imported_corpus_document_is_served_guarded_and_passes_the_conform
         .collect();
     let infos: String = served.iter().map(|n| format!("&corpus::{n}_service::SERVICE, ")).collect();
     let main = MAIN.replace("// SERVICES", &services).replace("/* INFOS */", &infos);
-    // The manifest and build script of a standalone project, as `new-service --dir` writes them.
+    // The manifests of a standalone project, as `new-service --dir` writes them (the generated
+    // crate holds every imported spec, one module each), with this crate's own files.
     let project = codegen::scaffold::standalone("corpus", None).unwrap();
     let file = |name: &str| project.iter().find(|(p, _)| p == name).map(|(_, t)| t.clone()).unwrap();
     let migration = "-- No tables.\nSELECT 1;\n";
-    for (path, text) in [
-        ("Cargo.toml".to_string(), outside::local_manifest(root, &file("Cargo.toml"))),
-        ("build.rs".to_string(), file("build.rs")),
-        ("src/lib.rs".to_string(), lib),
-        ("src/main.rs".to_string(), main),
-        ("migrations/sqlite/0001_corpus.sql".to_string(), migration.to_string()),
-        ("migrations/postgres/0001_corpus.sql".to_string(), migration.to_string()),
-    ] {
-        let full = root.join(&path);
-        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-        std::fs::write(full, text).unwrap();
-    }
+    outside::lay_out(
+        root,
+        vec![
+            ("Cargo.toml".to_string(), file("Cargo.toml")),
+            ("generated/Cargo.toml".to_string(), file("generated/Cargo.toml")),
+            ("src/lib.rs".to_string(), lib),
+            ("src/main.rs".to_string(), main),
+            ("migrations/sqlite/0001_corpus.sql".to_string(), migration.to_string()),
+            ("migrations/postgres/0001_corpus.sql".to_string(), migration.to_string()),
+        ],
+    );
     let (ok, stderr) = build(root, &[]);
     assert!(ok, "expected the corpus crate to build, got:\n{stderr}");
 

@@ -43,6 +43,7 @@ async fn new_service_lays_out_a_service_that_builds_and_answers_501_until_writte
     for path in [
         "spec/shelf/shelf.toml",
         "services/shelf/src/lib.rs",
+        "services/shelf/src/service.rs",
         "services/shelf/src/main.rs",
         "services/shelf/migrations/sqlite/0001_shelf.sql",
         "services/shelf/migrations/postgres/0001_shelf.sql",
@@ -201,16 +202,15 @@ fn starter(name: &'static str, env: &'static str) -> Unwritten {
 }
 
 #[tokio::test]
-async fn the_standalone_layout_generates_in_build_rs_builds_and_answers_501_until_written() {
+async fn the_standalone_layout_has_the_repositorys_top_level_builds_and_answers_501_until_written() {
     // What `specwright-codegen new-service pantry --dir DIR` writes, with the published crates
-    // pointed at this workspace (they are not on the registry this machine reaches).
+    // pointed at this workspace (they are not on the registry this machine reaches): spec/,
+    // generated/ (generated from the spec) and the service's src/, as this repository is laid out.
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    for (path, text) in codegen::scaffold::standalone("pantry", None).unwrap() {
-        let full = root.join(&path);
-        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-        let text = if path == "Cargo.toml" { outside::local_manifest(root, &text) } else { text };
-        std::fs::write(full, text).unwrap();
+    outside::lay_out(root, codegen::scaffold::standalone("pantry", None).unwrap());
+    for path in ["spec/pantry.toml", "generated/src/pantry/router.rs", "src/lib.rs", "src/service.rs"] {
+        assert!(root.join(path).is_file(), "expected {path}");
     }
     let (ok, stderr) = build(root, &[]);
     assert!(ok, "expected the new project to build, got:\n{stderr}");

@@ -149,11 +149,12 @@ async fn bodies(database_url: Option<&str>) {
     // Over MCP: the payload is an argument named after its field; a list answers `items`, a
     // number `value` (structured content is an object).
     let call = |id: u32, name: &str, arguments: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
-    let answer: Value = notes_server::mcp(&s, &write, call(1, "notes.set_tags", json!({"id": ids[2], "tags": ["work"]})))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let answer: Value =
+        notes_server::mcp(&s, &write, call(1, "notes.set_tags", json!({"id": ids[2], "tags": ["work"]})))
+            .await
+            .json()
+            .await
+            .unwrap();
     assert_eq!(answer["result"]["structuredContent"], json!({"items": ["work"]}), "{answer}");
     let answer: Value =
         notes_server::mcp(&s, &write, call(2, "notes.count", json!({"state": "draft"}))).await.json().await.unwrap();

@@ -224,8 +224,11 @@ async fn export(database_url: Option<&str>) {
         notes_server::mcp(&s, &write, call(1, "notes.export", json!({"state": "draft"}))).await.json().await.unwrap();
     let id = answer["result"]["structuredContent"]["id"].as_str().unwrap_or_else(|| panic!("{answer}")).to_string();
     for _ in 0..200 {
-        let answer: Value =
-            notes_server::mcp(&s, &write, call(2, "notes.export_status", json!({"id": id}))).await.json().await.unwrap();
+        let answer: Value = notes_server::mcp(&s, &write, call(2, "notes.export_status", json!({"id": id})))
+            .await
+            .json()
+            .await
+            .unwrap();
         if answer["result"]["structuredContent"]["state"] == "done" {
             assert_eq!(answer["result"]["structuredContent"]["notes"], 3);
             break;

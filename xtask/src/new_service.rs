@@ -28,8 +28,8 @@ pub fn new_service_from(root: &Path, name: &str, from: Option<&str>) -> Result<C
     let crate_name = name.replace('_', "-");
     let api_crate = format!("{crate_name}-api");
     let module = format!("{}::{name}", api_crate.replace('-', "_"));
-    let service = scaffold::service(name, &crate_name, "../spec.schema.json", &module, false, from)
-        .map_err(anyhow::Error::msg)?;
+    let service =
+        scaffold::service(name, &crate_name, "../spec.schema.json", &module, from).map_err(anyhow::Error::msg)?;
     for dir in [root.join("services").join(name), root.join("spec").join(name), root.join("generated").join(name)] {
         if dir.exists() {
             bail!("{} already exists", dir.display());
@@ -52,7 +52,7 @@ pub fn new_service_from(root: &Path, name: &str, from: Option<&str>) -> Result<C
         (format!("services/{name}/Cargo.toml"), implementation_manifest(name, &crate_name, &api_crate)),
     ];
     for (path, text) in service {
-        let text = if path == "src/lib.rs" {
+        let text = if path.ends_with(".rs") {
             codegen::project::rustfmt(&text, Some(&root.join("rustfmt.toml")))?
         } else {
             text

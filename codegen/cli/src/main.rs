@@ -2,10 +2,10 @@
 //! `codegen::project`, as `cargo xtask generate` is inside it.
 //!
 //! ```text
-//! specwright-codegen generate --spec spec --out api            # write api/src, api/openapi, api/mcp
-//! specwright-codegen generate --spec spec --out api --check    # exit 1, listing the differences, when stale
+//! specwright-codegen generate --spec spec --out generated          # write generated/src, openapi, mcp
+//! specwright-codegen generate --spec spec --out generated --check  # exit 1, listing the differences, when stale
 //! specwright-codegen schema > spec/spec.schema.json            # the spec format's JSON Schema
-//! specwright-codegen new-service shelf --dir shelf             # a new project: spec, build.rs, 501 stubs
+//! specwright-codegen new-service shelf --dir shelf             # a new project: spec/, generated/, src/ (501 stubs)
 //! specwright-codegen new-service shop --dir shop --from openapi.yaml   # the same, from an existing API
 //! specwright-codegen import openapi.yaml --out spec             # a spec from an OpenAPI document, and a report
 //! ```
@@ -84,9 +84,9 @@ enum Commands {
         #[arg(long)]
         allow_partial: bool,
     },
-    /// Start a project of its own for a new service: its spec, a crate generating its API in
-    /// build.rs, an implementation answering 501 until each method is written, its binary and its
-    /// migrations.
+    /// Start a project of its own for a new service, laid out as a Specwright workspace is: its spec
+    /// (`spec/`), the API crate generated from it (`generated/`), an implementation answering 501
+    /// until each method is written (`src/`), its binary and its migrations.
     NewService {
         /// The service's snake_case name.
         name: String,
@@ -200,8 +200,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
                 std::fs::write(&full, text)?;
             }
+            project::generate(&dir.join("spec"), &dir.join("generated"), None)?;
             println!(
-                "created the service `{name}` in {}; serve it with `cargo run` there, and write its methods in src/lib.rs",
+                "created the service `{name}` in {}: spec/, generated/ (from the spec: regenerate with \
+                 `specwright-codegen generate --spec spec --out generated`), src/; serve it with `cargo run` there, \
+                 and write its methods in src/service.rs",
                 dir.display()
             );
             Ok(ExitCode::SUCCESS)

@@ -105,12 +105,32 @@ fn new_service_writes_a_project_and_never_over_another() {
     let project = dir.path().join("pantry");
     let out = codegen(&["new-service".as_ref(), "pantry".as_ref(), "--dir".as_ref(), project.as_os_str()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    for path in ["spec/pantry.toml", "spec/spec.schema.json", "Cargo.toml", "build.rs", "src/lib.rs", "src/main.rs"] {
+    // The layout of this repository: spec/, generated/ (already generated), the service's src/.
+    for path in [
+        "spec/pantry.toml",
+        "spec/spec.schema.json",
+        "Cargo.toml",
+        "generated/Cargo.toml",
+        "generated/src/pantry/router.rs",
+        "generated/openapi/pantry.json",
+        "src/lib.rs",
+        "src/service.rs",
+        "src/main.rs",
+    ] {
         assert!(project.join(path).is_file(), "expected {path}");
     }
-    // The spec it starts from is valid and generates (its build script runs the same generator).
-    let spec = std::fs::read_to_string(project.join("spec/pantry.toml")).unwrap();
-    codegen::generate(&[("pantry.toml", &spec)]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!project.join("build.rs").exists(), "the API is generated into generated/, not at build time");
+    // What it generated is what `generate --check` expects.
+    let (spec, generated) = (project.join("spec"), project.join("generated"));
+    let check = codegen(&[
+        "generate".as_ref(),
+        "--spec".as_ref(),
+        spec.as_os_str(),
+        "--out".as_ref(),
+        generated.as_os_str(),
+        "--check".as_ref(),
+    ]);
+    assert!(check.status.success(), "{}{}", text(&check.stdout), text(&check.stderr));
 
     let again = codegen(&["new-service".as_ref(), "pantry".as_ref(), "--dir".as_ref(), project.as_os_str()]);
     assert!(!again.status.success());
@@ -207,7 +227,10 @@ fn new_service_from_a_document_starts_a_project_from_its_import() {
     let spec = std::fs::read_to_string(project.join("spec/shop.toml")).unwrap();
     assert!(spec.starts_with("#:schema spec.schema.json\n"), "{spec}");
     assert!(spec.contains("service_wide = [\"internal\", \"request_timeout\", \"unavailable\", \"not_implemented\"]"));
-    let lib = std::fs::read_to_string(project.join("src/lib.rs")).unwrap();
-    assert!(lib.contains("async fn list_pets(") && lib.contains("NotImplemented(unwritten(\"list_pets\"))"), "{lib}");
-    assert!(!lib.contains("fn pet_owner("), "the operation left out has no method");
+    let service = std::fs::read_to_string(project.join("src/service.rs")).unwrap();
+    assert!(
+        service.contains("async fn list_pets(") && service.contains("NotImplemented(unwritten(\"list_pets\"))"),
+        "{service}"
+    );
+    assert!(!service.contains("fn pet_owner("), "the operation left out has no method");
 }

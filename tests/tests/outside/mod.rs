@@ -29,6 +29,17 @@ pub fn pin(dir: &Path, manifest: &str) -> String {
 /// published Specwright crates pointed at this workspace (they are not on the registry this
 /// machine reaches), pinned as [`pin`] does.
 pub fn local_manifest(dir: &Path, manifest: &str) -> String {
+    for package in ["specwright-support", "specwright-runtime", "specwright-conformance"] {
+        assert!(
+            manifest.contains(&format!("package = \"{package}\", ")),
+            "expected a dependency on {package}:\n{manifest}"
+        );
+    }
+    pin(dir, &local_paths(manifest))
+}
+
+/// `manifest` with every published Specwright crate it depends on pointed at this workspace.
+pub fn local_paths(manifest: &str) -> String {
     let mut text = manifest.to_string();
     for (package, folder) in [
         ("specwright-support", "support"),
@@ -37,10 +48,26 @@ pub fn local_manifest(dir: &Path, manifest: &str) -> String {
         ("specwright-conformance", "conformance"),
     ] {
         let from = format!("package = \"{package}\", ");
-        assert!(text.contains(&from), "expected the manifest to depend on {package}:\n{text}");
         text = text.replace(&from, &format!("{from}path = \"{}\", ", workspace().join(folder).display()));
     }
-    pin(dir, &text)
+    text
+}
+
+/// A standalone project (what `specwright-codegen new-service` writes: [`codegen::scaffold::standalone`]
+/// with `files` in place of its own where they share a path) written into `root` with the
+/// published crates pointed at this workspace, and its API generated into `generated/`.
+pub fn lay_out(root: &Path, files: Vec<(String, String)>) {
+    for (path, text) in files {
+        let full = root.join(&path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        let text = match path.as_str() {
+            "Cargo.toml" => local_manifest(root, &text),
+            "generated/Cargo.toml" => local_paths(&text),
+            _ => text,
+        };
+        std::fs::write(full, text).unwrap();
+    }
+    codegen::project::generate(&root.join("spec"), &root.join("generated"), None).unwrap();
 }
 
 /// `cargo build --offline --quiet` (plus `args`) of the crate or workspace at `dir`, into
