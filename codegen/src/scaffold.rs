@@ -9,8 +9,7 @@ use quote::{format_ident, quote};
 use crate::ir::Api;
 use crate::rust::{error_enum, output_type, render, trait_name, variant};
 
-/// The error code every method of a new implementation answers until it is written.
-pub const UNWRITTEN: &str = "not_implemented";
+pub use crate::spec::UNWRITTEN;
 
 /// Whether `name` can name a service: snake_case, starting with a letter.
 pub fn is_service_name(name: &str) -> bool {

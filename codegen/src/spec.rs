@@ -433,12 +433,17 @@ pub const PRELUDE: [(&str, u16, &str, &str); 17] = [
         "The `Range` starts past the file's end; `Content-Range` gives its length.",
     ),
     (
-        "not_implemented",
+        UNWRITTEN,
         501,
         "Not implemented yet.",
         "The operation is in the spec but its implementation is not written yet; nothing was changed.",
     ),
 ];
+
+/// The prelude's code for an operation whose implementation is not written yet (501): what every
+/// method of a new implementation answers, and what an imported spec lists among its
+/// service-wide errors.
+pub const UNWRITTEN: &str = "not_implemented";
 
 /// The catalog codes the runtime uses for failures it detects before or around a handler. Every
 /// role defaults to the prelude code of its name.

@@ -171,12 +171,12 @@ fn generating_twice_gives_byte_identical_output() {
 #[test]
 fn spec_order_does_not_change_the_output() {
     // A second service, identical to `memos` but for its name, so two specs are in play.
-    let memos = MEMOS.replace("[service]\nname = \"memos\"", "[service]\nname = \"memos\"");
-    let forward = generate(&[("memos.toml", MEMOS), ("memos.toml", &memos)]);
-    let reverse = generate(&[("memos.toml", &memos), ("memos.toml", MEMOS)]);
+    let jottings = MEMOS.replace("[service]\nname = \"memos\"", "[service]\nname = \"jottings\"");
+    let forward = generate(&[("memos.toml", MEMOS), ("jottings.toml", &jottings)]);
+    let reverse = generate(&[("jottings.toml", &jottings), ("memos.toml", MEMOS)]);
     assert!(
-        forward.iter().any(|f| f.path.starts_with("src/memos/")),
-        "expected the renamed copy to produce a `memos` service"
+        forward.iter().any(|f| f.path.starts_with("src/jottings/")),
+        "expected the renamed copy to produce a `jottings` service"
     );
     assert_eq!(
         forward.iter().map(|f| &f.path).collect::<Vec<_>>(),

@@ -2,7 +2,10 @@
 
 use serde_json::Value;
 
-use crate::*;
+use crate::endpoint::{ToolCall, Tools};
+use crate::gate::Gate;
+use crate::layers::{Layers, Route, Select};
+use crate::table::{Operation, ServiceInfo};
 
 type RouterFactory<G> = Box<dyn Fn(std::sync::Arc<G>, Layers) -> axum::Router + Send + Sync>;
 

@@ -18,19 +18,10 @@ use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::Problem;
+use crate::json_text::JsonText;
+use crate::problem::Problem;
 
-/// How an operation takes part in conditional requests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Conditional {
-    /// A read: `ETag` on the answer, `If-None-Match` → `304`.
-    Read,
-    /// A write: `If-Match` handed to the implementation, `ETag` on the answer.
-    Write {
-        /// A request without `If-Match` is refused with `428 Precondition Required`.
-        required: bool,
-    },
-}
+pub use crate::table::Conditional;
 
 /// The strong entity tag of a JSON value: a quoted base64url SHA-256 digest (128 bits) of its
 /// compact text.
@@ -47,7 +38,7 @@ pub fn etag_of_text(text: &str) -> String {
 /// The entity tag a conditional operation answers for `output`: the same digest the REST answer's
 /// `ETag` carries.
 pub fn etag<T: Serialize>(output: &T) -> String {
-    etag_of_text(crate::JsonText::of(output).as_str())
+    etag_of_text(JsonText::of(output).as_str())
 }
 
 /// One `If-Match` / `If-None-Match` list: `*`, or entity tags (`"x"`, weak `W/"x"`).

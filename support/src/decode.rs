@@ -8,7 +8,16 @@ use axum::response::Response;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::*;
+use crate::conditional::Conditional;
+use crate::fields::{Location, OTHER_KEYS, fill_defaults};
+use crate::gate::Gate;
+use crate::paging::Paging;
+use crate::problem::{Problem, error_response, request_id, status_of};
+use crate::respond::ToolFailure;
+use crate::table::{Operation, ServiceInfo};
+use crate::upload::{BodyFormat, add_pair, too_large};
+use crate::validate::coerce;
+use crate::validate::{Rejection, check_object, invalid};
 
 /// The input of an operation that takes none: only `{}` or an empty body is accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
@@ -22,31 +31,6 @@ where
     D: serde::Deserializer<'de>,
 {
     <Option<T> as serde::Deserialize>::deserialize(d).map(Some)
-}
-
-/// One page of a list: the items and the total over all pages.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Paged<T> {
-    /// This page's items.
-    pub items: Vec<T>,
-    /// Items matching the request over all pages.
-    pub total: u64,
-}
-
-/// The page a list request asks for (already validated against the pagination rules).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Paging {
-    /// Page number, from 1.
-    pub page: u32,
-    /// Items per page.
-    pub per_page: u32,
-}
-
-impl Paging {
-    /// Items to skip.
-    pub fn offset(&self) -> u64 {
-        u64::from(self.page.saturating_sub(1)) * u64::from(self.per_page)
-    }
 }
 
 /// A JSON value parsed strictly: an object that names a key twice is refused (RFC 8259 leaves
@@ -133,27 +117,6 @@ fn whole_numbers(v: &mut Value) {
         Value::Object(map) => map.values_mut().for_each(whole_numbers),
         _ => {}
     }
-}
-
-/// Turns a path or query string into the JSON value its field expects.
-pub(crate) fn coerce(service: &ServiceInfo, f: &FieldSpec, kind: &Kind, raw: &str) -> Result<Value, Rejection> {
-    let bad =
-        || invalid(service, f.name, Value::String(raw.to_string()), format!("{} must be {}", f.name, describe(kind)));
-    Ok(match kind {
-        Kind::Integer => Value::from(raw.trim().parse::<i64>().map_err(|_| bad())?),
-        // A whole number stays an integer, so errors echo the value as it was sent (`150`, not `150.0`).
-        Kind::Number if raw.trim().parse::<i64>().is_ok() => Value::from(raw.trim().parse::<i64>().map_err(|_| bad())?),
-        Kind::Number => {
-            let n = raw.trim().parse::<f64>().ok().filter(|n| n.is_finite()).ok_or_else(bad)?;
-            serde_json::Number::from_f64(n).map(Value::Number).ok_or_else(bad)?
-        }
-        Kind::Boolean => match raw {
-            "true" => Value::Bool(true),
-            "false" => Value::Bool(false),
-            _ => return Err(bad()),
-        },
-        _ => Value::String(raw.to_string()),
-    })
 }
 
 /// Splits `page`/`per_page` off a validated object of a paginated operation and applies the
@@ -260,18 +223,18 @@ pub async fn decode_request<G: Gate, I: DeserializeOwned>(
             Vec::new()
         }
         BodyFormat::Form => {
-            upload::form(op, parts, body, limit, &mut obj).await?;
+            crate::upload::form(op, parts, body, limit, &mut obj).await?;
             Vec::new()
         }
-        BodyFormat::Multipart => upload::multipart(gate, caller, op, parts, body, limit, &mut obj).await?,
-        BodyFormat::Raw => upload::raw(gate, caller, op, parts, body).await?,
+        BodyFormat::Multipart => crate::upload::multipart(gate, caller, op, parts, body, limit, &mut obj).await?,
+        BodyFormat::Raw => crate::upload::raw(gate, caller, op, parts, body).await?,
     };
     check_object(service, op.input, "", &obj)?;
-    upload::insert(op, uploads, &mut obj)?;
+    crate::upload::insert(op, uploads, &mut obj)?;
     fill_defaults(op.input, &mut obj);
     if let Some(Conditional::Write { required }) = op.conditional {
         // The input's `if_match` (no field spec: it is the platform's, and REST's alone).
-        match conditional::joined(&parts.headers, header::IF_MATCH) {
+        match crate::conditional::joined(&parts.headers, header::IF_MATCH) {
             Some(raw) => {
                 obj.insert("if_match".into(), Value::String(raw));
             }
@@ -289,38 +252,6 @@ pub async fn decode_request<G: Gate, I: DeserializeOwned>(
     }
     let paging = take_paging(op, &mut obj);
     Ok((deserialize(service, obj)?, paging))
-}
-
-/// One `key=value` pair of a query string or a form body into the fields at `location`: a
-/// repeated key builds a list, an unknown key or a second value of a single field is refused.
-pub(crate) fn add_pair(
-    op: &'static Operation,
-    location: Location,
-    k: String,
-    raw: String,
-    obj: &mut Map<String, Value>,
-) -> Result<(), Rejection> {
-    let service = op.service;
-    let Some(f) = op.input.iter().find(|f| f.name == k && f.location == location) else {
-        let place = if location == Location::Query { "query parameter" } else { "field" };
-        return Err(invalid(service, &k, Value::String(raw), format!("unknown {place} {k}")));
-    };
-    match &f.kind {
-        Kind::List(inner) => {
-            let v = coerce(service, f, inner, &raw)?;
-            if let Value::Array(a) = obj.entry(k).or_insert_with(|| Value::Array(Vec::new())) {
-                a.push(v);
-            }
-        }
-        kind => {
-            if obj.contains_key(&k) {
-                return Err(invalid(service, &k, Value::String(raw), format!("{k} is given more than once")));
-            }
-            let v = coerce(service, f, kind, &raw)?;
-            obj.insert(k, v);
-        }
-    }
-    Ok(())
 }
 
 /// A JSON body: an object whose members are the operation's body fields.
@@ -375,15 +306,6 @@ async fn json_body(
         }
     }
     Ok(())
-}
-
-/// The operation's `413`: the body (or the file `field`) is larger than `limit` bytes.
-pub(crate) fn too_large(op: &'static Operation, limit: u64, field: Option<&str>) -> Rejection {
-    let problem = match field {
-        Some(f) => Problem::new(format!("{f} is larger than {limit} bytes")).with("field", f),
-        None => Problem::new(format!("the request body is larger than {limit} bytes")),
-    };
-    Rejection { code: op.service.roles.payload_too_large, problem: problem.with("limit", limit) }
 }
 
 /// Splits a request, asks the gate to admit it and decodes its input. A refused input is

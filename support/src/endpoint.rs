@@ -7,7 +7,14 @@ use axum::response::Response;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::*;
+use crate::decode::{admit, admit_arguments};
+use crate::gate::Gate;
+use crate::layers::{Layers, Route};
+use crate::paging::Paging;
+use crate::problem::{InternalError, OperationError};
+use crate::respond::Reply;
+use crate::respond::{ToolFailure, respond, respond_error};
+use crate::table::{Method, Operation};
 
 /// One operation of service implementation `S` (whose calls receive a context `C`), as the generic REST
 /// handler [`rest`] and MCP dispatch [`tool`] call it. Generated per operation.
@@ -31,10 +38,6 @@ pub trait Endpoint<S, C>: 'static {
         Vec::new()
     }
 }
-
-/// What [`Endpoint::call`] answers: the success, which the service's wire format writes, or the
-/// operation's error `E`.
-pub type Reply<E> = Result<Success, E>;
 
 /// The router state of a generated service: its implementation, the gate admitting callers and
 /// the layers its operations' routes are wrapped in.

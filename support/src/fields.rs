@@ -5,8 +5,6 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
-use crate::*;
-
 /// The shape of a field's values.
 #[derive(Debug)]
 pub enum Kind {
@@ -51,70 +49,6 @@ pub struct UnionSpec {
     pub tag: Option<&'static str>,
     /// Each variant's name (the tag's value) and its model's fields, in spec order.
     pub variants: &'static [(&'static str, &'static [FieldSpec])],
-}
-
-impl UnionSpec {
-    /// The required fields of `fields` no other variant declares: what tells an untagged value
-    /// of that variant apart (the generator makes sure each variant has one).
-    fn own<'a>(&'a self, fields: &'a [FieldSpec]) -> impl Iterator<Item = &'a FieldSpec> + 'a {
-        fields.iter().filter(move |f| {
-            f.required
-                && !self
-                    .variants
-                    .iter()
-                    .any(|(_, other)| !std::ptr::eq(*other, fields) && other.iter().any(|g| g.name == f.name))
-        })
-    }
-
-    /// Checks an object of this union: the variant it names (or the one whose own fields it
-    /// has), then that variant's fields.
-    pub(crate) fn check(&self, service: &ServiceInfo, path: &str, obj: &Map<String, Value>) -> Result<(), Rejection> {
-        let names = || self.variants.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
-        if let Some(tag) = self.tag {
-            let at = join(path, tag);
-            let Some(value) = obj.get(tag) else {
-                return Err(invalid(service, &at, Value::Null, format!("{at} is required: one of {}", names())));
-            };
-            let Some((_, fields)) = value.as_str().and_then(|t| self.variants.iter().find(|(n, _)| *n == t)) else {
-                return Err(invalid(service, &at, value.clone(), format!("{at} must be one of: {}", names())));
-            };
-            let mut rest = obj.clone();
-            rest.remove(tag);
-            return check_object(service, fields, path, &rest);
-        }
-        let matching: Vec<&(&str, &[FieldSpec])> =
-            self.variants.iter().filter(|(_, fields)| self.own(fields).any(|f| obj.contains_key(f.name))).collect();
-        match matching.as_slice() {
-            [(_, fields)] => check_object(service, fields, path, obj),
-            [] => {
-                let shapes: Vec<String> = self
-                    .variants
-                    .iter()
-                    .map(|(n, fields)| {
-                        let own: Vec<&str> = self.own(fields).map(|f| f.name).collect();
-                        format!("{n} (with {})", own.join(" or "))
-                    })
-                    .collect();
-                let at = if path.is_empty() { "the body" } else { path };
-                Err(invalid(
-                    service,
-                    path,
-                    Value::Object(obj.clone()),
-                    format!("{at} must be one of: {}", shapes.join(", ")),
-                ))
-            }
-            several => {
-                let both: Vec<&str> = several.iter().map(|(n, _)| *n).collect();
-                let at = if path.is_empty() { "the body" } else { path };
-                Err(invalid(
-                    service,
-                    path,
-                    Value::Object(obj.clone()),
-                    format!("{at} mixes the fields of {}: it must be one of them", both.join(" and ")),
-                ))
-            }
-        }
-    }
 }
 
 // The one definition: the generator reads it from spec files (feature `spec`), field specs hold it.

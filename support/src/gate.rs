@@ -1,11 +1,16 @@
 //! The [`Gate`]: how a runtime plugs into the generated routers.
 
 use std::future::Future;
+use std::pin::Pin;
 
+use axum::body::Bytes;
 use axum::http::request::Parts;
 use axum::response::Response;
+use futures_util::Stream;
 
-use crate::*;
+use crate::problem::{InternalError, OperationError};
+use crate::respond::Reply;
+use crate::table::Operation;
 
 /// How the runtime plugs into the generated routers: admit a request for an operation (yielding
 /// the caller) or reject it (yielding the response to send).
@@ -70,4 +75,29 @@ pub trait Gate: Send + Sync + 'static {
         let _ = (caller, content, limit);
         async { Err(StoreError::Unavailable("this server keeps no uploaded files".into())) }
     }
+}
+
+/// A file's content as it arrives.
+pub type UploadStream = Pin<Box<dyn Stream<Item = Result<Bytes, String>> + Send>>;
+
+/// What storage kept of an upload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    /// Where it is kept (a blob id of the runtime).
+    pub id: String,
+    /// Its length in bytes.
+    pub size: u64,
+    /// Its SHA-256 digest, lowercase hex.
+    pub sha256: String,
+}
+
+/// Why an upload was not stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreError {
+    /// Longer than the limit.
+    TooLarge,
+    /// The content could not be read (the client went away).
+    Source(String),
+    /// Storage is unavailable; retry later.
+    Unavailable(String),
 }

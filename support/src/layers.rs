@@ -12,7 +12,7 @@ use axum::response::Response;
 use tower::util::BoxCloneSyncService;
 use tower::{Layer, Service};
 
-use crate::Operation;
+use crate::table::Operation;
 
 /// The REST route of one operation, as a layer wraps it.
 pub type Route = BoxCloneSyncService<Request, Response, Infallible>;

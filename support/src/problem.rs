@@ -5,7 +5,8 @@ use axum::http::{HeaderValue, StatusCode, header, request::Parts};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
-use crate::*;
+use crate::table::ErrorModel;
+use crate::table::{ErrorFormat, PROBLEM_MEMBERS, ServiceInfo};
 
 /// A failure with its message and structured details; the code comes from the enum variant.
 #[derive(Debug, Clone, PartialEq)]
@@ -189,6 +190,39 @@ pub fn error_body(service: &ServiceInfo, code: &str, status: u16, problem: Probl
 /// The catalog status of `code`, else `fallback`.
 pub(crate) fn status_of(service: &ServiceInfo, code: &str, fallback: u16) -> u16 {
     service.error(code).map(|e| e.status).unwrap_or(fallback)
+}
+
+impl ErrorModel {
+    /// The body of one error.
+    pub(crate) fn body(&self, code: &str, status: u16, problem: Problem, request_id: Option<&str>) -> Value {
+        let mut body = Value::Object(Map::new());
+        put(&mut body, self.code, Value::String(code.to_string()));
+        put(&mut body, self.message, Value::String(problem.message));
+        if let Some(path) = self.status {
+            put(&mut body, path, Value::from(status));
+        }
+        if let Some(path) = self.details {
+            put(&mut body, path, Value::Object(problem.details));
+        }
+        if let (Some(path), Some(id)) = (self.request_id, request_id) {
+            put(&mut body, path, Value::String(id.to_string()));
+        }
+        body
+    }
+}
+
+/// Sets the member at dotted `path` of `target`, making the objects on the way.
+fn put(target: &mut Value, path: &str, value: Value) {
+    let mut at = target;
+    let mut segments = path.split('.').peekable();
+    while let Some(segment) = segments.next() {
+        let Value::Object(map) = at else { return };
+        if segments.peek().is_none() {
+            map.insert(segment.to_string(), value);
+            return;
+        }
+        at = map.entry(segment.to_string()).or_insert_with(|| Value::Object(Map::new()));
+    }
 }
 
 #[cfg(test)]

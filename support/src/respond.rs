@@ -8,7 +8,13 @@ use axum::response::Response;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::*;
+use crate::conditional::Conditional;
+use crate::file::File;
+use crate::json_text::JsonText;
+use crate::paging::{Paged, Paging};
+use crate::problem::{OperationError, Problem, error_body, error_response, request_id, status_of};
+use crate::table::{ErrorFormat, Operation, ServiceInfo, SuccessFormat};
+use crate::validate::Rejection;
 
 fn finish(parts: &Parts, op: &'static Operation, mut resp: Response) -> Response {
     *resp.status_mut() = StatusCode::from_u16(op.success_status).unwrap_or(StatusCode::OK);
@@ -22,48 +28,6 @@ fn finish(parts: &Parts, op: &'static Operation, mut resp: Response) -> Response
         resp.headers_mut().insert("x-request-id", id);
     }
     resp
-}
-
-/// JSON text, written once from an operation's output: a REST answer's body carries it as it is
-/// (the wire format's envelope written around it), and only an MCP tool result, which carries a
-/// JSON value, parses it back.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JsonText(String);
-
-impl JsonText {
-    /// The compact JSON text of `value` (`null` for a value JSON cannot hold).
-    pub fn of<T: Serialize + ?Sized>(value: &T) -> JsonText {
-        JsonText(serde_json::to_string(value).unwrap_or_else(|_| "null".to_string()))
-    }
-
-    /// The text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The JSON value the text holds.
-    pub fn value(&self) -> Value {
-        serde_json::from_str(&self.0).unwrap_or(Value::Null)
-    }
-
-    /// A `200` answer with this body, as `application/json`.
-    fn into_response(self) -> Response {
-        let mut resp = Response::new(Body::from(self.0));
-        resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        resp
-    }
-}
-
-impl From<Value> for JsonText {
-    fn from(value: Value) -> Self {
-        JsonText(value.to_string())
-    }
-}
-
-impl std::fmt::Display for JsonText {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
 }
 
 /// The JSON text of one `T`, rendered once and handed over as it is: what an implementation
@@ -188,8 +152,8 @@ impl Success {
     fn etag(&self) -> Option<String> {
         match self {
             Success::Empty | Success::File(_) | Success::Streamed(_) => None,
-            Success::One(v) => Some(conditional::etag_of_text(v.as_str())),
-            Success::Page { items, total, paging } => Some(conditional::etag_of_text(&format!(
+            Success::One(v) => Some(crate::conditional::etag_of_text(v.as_str())),
+            Success::Page { items, total, paging } => Some(crate::conditional::etag_of_text(&format!(
                 "{{\"items\":{items},\"total\":{total},\"page\":{},\"per_page\":{}}}",
                 paging.page, paging.per_page
             ))),
@@ -235,7 +199,7 @@ pub fn respond(parts: &Parts, op: &'static Operation, success: Success) -> Respo
     let etag = op.conditional.and_then(|_| success.etag());
     if let Some(tag) = &etag
         && op.conditional == Some(Conditional::Read)
-        && conditional::not_modified(&parts.headers, tag)
+        && crate::conditional::not_modified(&parts.headers, tag)
     {
         let mut resp = finish(parts, op, Response::new(Body::empty()));
         *resp.status_mut() = StatusCode::NOT_MODIFIED;
@@ -394,3 +358,7 @@ pub fn methods<St: Clone + Send + Sync + 'static>(
         method_not_allowed(service, &parts, allowed)
     })
 }
+
+/// What [`crate::Endpoint::call`] answers: the success, which the service's wire format writes, or the
+/// operation's error `E`.
+pub type Reply<E> = Result<Success, E>;

@@ -3,9 +3,8 @@
 
 use axum::http::HeaderValue;
 use axum::response::Response;
-use serde_json::{Map, Value};
 
-use crate::*;
+use crate::fields::FieldSpec;
 
 // The one definition: the generator reads it from spec files (feature `spec`), generated tables hold it.
 /// HTTP method of an operation.
@@ -242,6 +241,35 @@ pub enum SuccessFormat {
     Bare,
 }
 
+/// How an operation takes part in conditional requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Conditional {
+    /// A read: `ETag` on the answer, `If-None-Match` → `304`.
+    Read,
+    /// A write: `If-Match` handed to the implementation, `ETag` on the answer.
+    Write {
+        /// A request without `If-Match` is refused with `428 Precondition Required`.
+        required: bool,
+    },
+}
+
+/// How an operation's request body travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "spec", derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema))]
+#[cfg_attr(feature = "spec", serde(rename_all = "snake_case"))]
+pub enum BodyFormat {
+    /// A JSON object of the body fields (`application/json`).
+    #[default]
+    Json,
+    /// `application/x-www-form-urlencoded`: the body fields as `key=value` pairs, as an HTML
+    /// form posts them (scalars, and lists as repeated keys).
+    Form,
+    /// `multipart/form-data`: each body field a part; a `file` field's part is its content.
+    Multipart,
+    /// The body is the content of the input's one `file` field, of one of its media types.
+    Raw,
+}
+
 /// How a service writes its errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorFormat {
@@ -272,39 +300,6 @@ pub struct ErrorModel {
     pub details: Option<&'static str>,
     /// The request's `X-Request-Id`.
     pub request_id: Option<&'static str>,
-}
-
-impl ErrorModel {
-    /// The body of one error.
-    pub(crate) fn body(&self, code: &str, status: u16, problem: Problem, request_id: Option<&str>) -> Value {
-        let mut body = Value::Object(Map::new());
-        put(&mut body, self.code, Value::String(code.to_string()));
-        put(&mut body, self.message, Value::String(problem.message));
-        if let Some(path) = self.status {
-            put(&mut body, path, Value::from(status));
-        }
-        if let Some(path) = self.details {
-            put(&mut body, path, Value::Object(problem.details));
-        }
-        if let (Some(path), Some(id)) = (self.request_id, request_id) {
-            put(&mut body, path, Value::String(id.to_string()));
-        }
-        body
-    }
-}
-
-/// Sets the member at dotted `path` of `target`, making the objects on the way.
-fn put(target: &mut Value, path: &str, value: Value) {
-    let mut at = target;
-    let mut segments = path.split('.').peekable();
-    while let Some(segment) = segments.next() {
-        let Value::Object(map) = at else { return };
-        if segments.peek().is_none() {
-            map.insert(segment.to_string(), value);
-            return;
-        }
-        at = map.entry(segment.to_string()).or_insert_with(|| Value::Object(Map::new()));
-    }
 }
 
 /// Members of a problem details body that are the RFC's or the platform's: a detail may not

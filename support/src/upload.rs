@@ -4,56 +4,20 @@
 //! chunk, not the file; the operation receives what was stored ([`Upload`]), to keep (in the
 //! transaction that records it) or to leave, for the runtime to sweep.
 
-use std::pin::Pin;
-
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::http::{header, request::Parts};
-use futures_util::{Stream, StreamExt};
+use futures_util::StreamExt;
 use serde_json::{Map, Value};
 
-use crate::{FieldSpec, Gate, Kind, Location, Operation, Problem, Rejection, add_pair, invalid, too_large};
+use crate::fields::{FieldSpec, Kind, Location};
+use crate::gate::Gate;
+use crate::problem::Problem;
+use crate::table::Operation;
+use crate::validate::coerce;
+use crate::validate::{Rejection, invalid};
 
-/// How an operation's request body travels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "spec", derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema))]
-#[cfg_attr(feature = "spec", serde(rename_all = "snake_case"))]
-pub enum BodyFormat {
-    /// A JSON object of the body fields (`application/json`).
-    #[default]
-    Json,
-    /// `application/x-www-form-urlencoded`: the body fields as `key=value` pairs, as an HTML
-    /// form posts them (scalars, and lists as repeated keys).
-    Form,
-    /// `multipart/form-data`: each body field a part; a `file` field's part is its content.
-    Multipart,
-    /// The body is the content of the input's one `file` field, of one of its media types.
-    Raw,
-}
-
-/// A file's content as it arrives.
-pub type UploadStream = Pin<Box<dyn Stream<Item = Result<Bytes, String>> + Send>>;
-
-/// What storage kept of an upload.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stored {
-    /// Where it is kept (a blob id of the runtime).
-    pub id: String,
-    /// Its length in bytes.
-    pub size: u64,
-    /// Its SHA-256 digest, lowercase hex.
-    pub sha256: String,
-}
-
-/// Why an upload was not stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StoreError {
-    /// Longer than the limit.
-    TooLarge,
-    /// The content could not be read (the client went away).
-    Source(String),
-    /// Storage is unavailable; retry later.
-    Unavailable(String),
-}
+pub use crate::gate::{StoreError, Stored, UploadStream};
+pub use crate::table::BodyFormat;
 
 /// A file the request carried, as the operation receives it: stored already, pending until the
 /// operation keeps it (`runtime::blobs::Blobs::keep` in the transaction that records it).
@@ -282,6 +246,47 @@ pub(crate) fn insert(
         }
     }
     Ok(())
+}
+
+/// One `key=value` pair of a query string or a form body into the fields at `location`: a
+/// repeated key builds a list, an unknown key or a second value of a single field is refused.
+pub(crate) fn add_pair(
+    op: &'static Operation,
+    location: Location,
+    k: String,
+    raw: String,
+    obj: &mut Map<String, Value>,
+) -> Result<(), Rejection> {
+    let service = op.service;
+    let Some(f) = op.input.iter().find(|f| f.name == k && f.location == location) else {
+        let place = if location == Location::Query { "query parameter" } else { "field" };
+        return Err(invalid(service, &k, Value::String(raw), format!("unknown {place} {k}")));
+    };
+    match &f.kind {
+        Kind::List(inner) => {
+            let v = coerce(service, f, inner, &raw)?;
+            if let Value::Array(a) = obj.entry(k).or_insert_with(|| Value::Array(Vec::new())) {
+                a.push(v);
+            }
+        }
+        kind => {
+            if obj.contains_key(&k) {
+                return Err(invalid(service, &k, Value::String(raw), format!("{k} is given more than once")));
+            }
+            let v = coerce(service, f, kind, &raw)?;
+            obj.insert(k, v);
+        }
+    }
+    Ok(())
+}
+
+/// The operation's `413`: the body (or the file `field`) is larger than `limit` bytes.
+pub(crate) fn too_large(op: &'static Operation, limit: u64, field: Option<&str>) -> Rejection {
+    let problem = match field {
+        Some(f) => Problem::new(format!("{f} is larger than {limit} bytes")).with("field", f),
+        None => Problem::new(format!("the request body is larger than {limit} bytes")),
+    };
+    Rejection { code: op.service.roles.payload_too_large, problem: problem.with("limit", limit) }
 }
 
 #[cfg(test)]

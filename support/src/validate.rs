@@ -4,7 +4,10 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use crate::*;
+use crate::fields::UnionSpec;
+use crate::fields::{FieldSpec, Format, Kind, OTHER_KEYS, is_date, is_datetime};
+use crate::problem::Problem;
+use crate::table::ServiceInfo;
 
 /// A request the decoder refused, with the role of the error to answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -240,4 +243,89 @@ pub(crate) fn check_object(
         }
     }
     Ok(())
+}
+
+/// Turns a path or query string into the JSON value its field expects.
+pub(crate) fn coerce(service: &ServiceInfo, f: &FieldSpec, kind: &Kind, raw: &str) -> Result<Value, Rejection> {
+    let bad =
+        || invalid(service, f.name, Value::String(raw.to_string()), format!("{} must be {}", f.name, describe(kind)));
+    Ok(match kind {
+        Kind::Integer => Value::from(raw.trim().parse::<i64>().map_err(|_| bad())?),
+        // A whole number stays an integer, so errors echo the value as it was sent (`150`, not `150.0`).
+        Kind::Number if raw.trim().parse::<i64>().is_ok() => Value::from(raw.trim().parse::<i64>().map_err(|_| bad())?),
+        Kind::Number => {
+            let n = raw.trim().parse::<f64>().ok().filter(|n| n.is_finite()).ok_or_else(bad)?;
+            serde_json::Number::from_f64(n).map(Value::Number).ok_or_else(bad)?
+        }
+        Kind::Boolean => match raw {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => return Err(bad()),
+        },
+        _ => Value::String(raw.to_string()),
+    })
+}
+
+impl UnionSpec {
+    /// The required fields of `fields` no other variant declares: what tells an untagged value
+    /// of that variant apart (the generator makes sure each variant has one).
+    fn own<'a>(&'a self, fields: &'a [FieldSpec]) -> impl Iterator<Item = &'a FieldSpec> + 'a {
+        fields.iter().filter(move |f| {
+            f.required
+                && !self
+                    .variants
+                    .iter()
+                    .any(|(_, other)| !std::ptr::eq(*other, fields) && other.iter().any(|g| g.name == f.name))
+        })
+    }
+
+    /// Checks an object of this union: the variant it names (or the one whose own fields it
+    /// has), then that variant's fields.
+    pub(crate) fn check(&self, service: &ServiceInfo, path: &str, obj: &Map<String, Value>) -> Result<(), Rejection> {
+        let names = || self.variants.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
+        if let Some(tag) = self.tag {
+            let at = join(path, tag);
+            let Some(value) = obj.get(tag) else {
+                return Err(invalid(service, &at, Value::Null, format!("{at} is required: one of {}", names())));
+            };
+            let Some((_, fields)) = value.as_str().and_then(|t| self.variants.iter().find(|(n, _)| *n == t)) else {
+                return Err(invalid(service, &at, value.clone(), format!("{at} must be one of: {}", names())));
+            };
+            let mut rest = obj.clone();
+            rest.remove(tag);
+            return check_object(service, fields, path, &rest);
+        }
+        let matching: Vec<&(&str, &[FieldSpec])> =
+            self.variants.iter().filter(|(_, fields)| self.own(fields).any(|f| obj.contains_key(f.name))).collect();
+        match matching.as_slice() {
+            [(_, fields)] => check_object(service, fields, path, obj),
+            [] => {
+                let shapes: Vec<String> = self
+                    .variants
+                    .iter()
+                    .map(|(n, fields)| {
+                        let own: Vec<&str> = self.own(fields).map(|f| f.name).collect();
+                        format!("{n} (with {})", own.join(" or "))
+                    })
+                    .collect();
+                let at = if path.is_empty() { "the body" } else { path };
+                Err(invalid(
+                    service,
+                    path,
+                    Value::Object(obj.clone()),
+                    format!("{at} must be one of: {}", shapes.join(", ")),
+                ))
+            }
+            several => {
+                let both: Vec<&str> = several.iter().map(|(n, _)| *n).collect();
+                let at = if path.is_empty() { "the body" } else { path };
+                Err(invalid(
+                    service,
+                    path,
+                    Value::Object(obj.clone()),
+                    format!("{at} mixes the fields of {}: it must be one of them", both.join(" and ")),
+                ))
+            }
+        }
+    }
 }

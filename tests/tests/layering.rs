@@ -62,8 +62,9 @@ fn paths_in(line: &str) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     for prefix in ["crate", "super"] {
         for (at, _) in line.match_indices(&format!("{prefix}::")) {
-            // `crate::` ending an identifier (`my_crate::`) is not a path of this crate.
-            if at > 0 && line[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            // `crate::` ending an identifier (`my_crate::`) is not a path of this crate, nor is a
+            // macro's `$crate::` (its caller's path to this crate's root re-exports).
+            if at > 0 && line[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
                 continue;
             }
             let mut rest = &line[at + prefix.len() + 2..];

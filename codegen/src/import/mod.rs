@@ -297,7 +297,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
         error_roles: {
             let mut roles = cx.catalog.as_ref().map(|(_, r)| r.clone()).unwrap_or_default();
             if options.unwritten {
-                roles.service_wide.push(crate::scaffold::UNWRITTEN.into());
+                roles.service_wide.push(crate::spec::UNWRITTEN.into());
             }
             roles
         },

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant, SystemTime};
 use axum::http::{HeaderMap, StatusCode, header};
 use serde_json::Value;
 
-use super::clients::{application_type_allows, redirect_uri_allowed};
+use super::redirects::{application_type_allows, redirect_uri_allowed};
 pub use crate::config::DocumentSettings;
 
 /// Largest client metadata document read, in bytes (the draft's recommended limit).

@@ -11,6 +11,7 @@ mod documents;
 pub mod grants;
 pub mod pages;
 mod params;
+mod redirects;
 pub mod sessions;
 mod signin;
 mod throttle;

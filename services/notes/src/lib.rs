@@ -6,7 +6,6 @@
 
 mod attachments;
 mod changes;
-pub mod cli;
 mod edits;
 mod exports;
 mod hooks;

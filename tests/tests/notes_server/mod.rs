@@ -6,7 +6,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The notes binary (its command line, built in this package: `src/bin/notes-server.rs`).
+/// The notes binary, built in this package from its own source (`notes-server` in Cargo.toml).
 pub const BIN: &str = env!("CARGO_BIN_EXE_notes-server");
 
 pub struct Server {
