@@ -137,7 +137,6 @@ impl Notes {
                 Problem::new("file needs a file name (the part's `filename`)").with("field", "file"),
             ));
         };
-        cx.target(input.id.clone());
         cx.target(name.clone());
         let (tx, caller, _) = cx.parts::<E>().await?;
         let new =
@@ -160,8 +159,6 @@ impl Notes {
     ) -> Result<models::Attachment, errors::PutAttachmentError> {
         let op = cx.op;
         use errors::PutAttachmentError as E;
-        cx.target(input.id.clone());
-        cx.target(input.name.clone());
         let (tx, caller, _) = cx.parts::<errors::PutAttachmentError>().await?;
         let new = NewAttachment { note: &input.id, name: &input.name, upload: &input.content, caption: None };
         let recorded = self.record(&mut *tx, caller, new, true).await;
@@ -179,7 +176,6 @@ impl Notes {
         input: models::AttachmentsInput,
     ) -> Result<Vec<models::Attachment>, errors::ListAttachmentsError> {
         let op = cx.op;
-        cx.target(input.id.clone());
         let (tx, caller, _) = cx.parts::<errors::ListAttachmentsError>().await?;
         let listed = async {
             if !note_exists(&mut *tx, &caller.tenant, &input.id, "").await? {
@@ -211,8 +207,6 @@ impl Notes {
     ) -> Result<support::File, errors::GetAttachmentError> {
         let op = cx.op;
         use errors::GetAttachmentError as E;
-        cx.target(input.id.clone());
-        cx.target(input.name.clone());
         let (tx, caller, _) = cx.parts::<E>().await?;
         let row = sqlx::query(
             "SELECT blob_id, media_type FROM note_attachments WHERE tenant_id = $1 AND note_id = $2 AND name = $3",
@@ -244,8 +238,6 @@ impl Notes {
         input: models::DeleteAttachmentInput,
     ) -> Result<(), errors::DeleteAttachmentError> {
         let op = cx.op;
-        cx.target(input.id.clone());
-        cx.target(input.name.clone());
         let (tx, caller, _) = cx.parts::<errors::DeleteAttachmentError>().await?;
         let deleted = async {
             let row = sqlx::query(

@@ -82,7 +82,6 @@ impl Notes {
         input: models::ExportRef,
     ) -> Result<models::NoteExport, errors::GetExportError> {
         let op = cx.op;
-        cx.target(input.id.clone());
         let (tx, caller, _) = cx.parts::<errors::GetExportError>().await?;
         let row = sqlx::query(
             "SELECT state, created_at, finished_at, notes, size, claimed_until FROM note_exports \
@@ -129,7 +128,6 @@ impl Notes {
         input: models::DownloadExportInput,
     ) -> Result<support::File, errors::DownloadExportError> {
         let op = cx.op;
-        cx.target(input.id.clone());
         let (tx, caller, _) = cx.parts::<errors::DownloadExportError>().await?;
         let row = sqlx::query("SELECT state, blob_id FROM note_exports WHERE tenant_id = $1 AND id = $2")
             .bind(caller.tenant.as_str())

@@ -78,7 +78,6 @@ impl Notes {
         input: models::SubscriptionRef,
     ) -> Result<(), errors::UnsubscribeError> {
         let op = cx.op;
-        cx.target(input.id.clone());
         let (tx, caller, _) = cx.parts::<errors::UnsubscribeError>().await?;
 
         match Webhooks::unsubscribe(&mut *tx, &caller.tenant, SERVICE, &input.id).await {

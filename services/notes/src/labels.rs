@@ -22,7 +22,6 @@ impl Notes {
         input: models::SetTagsInput,
     ) -> Result<Vec<String>, errors::SetNoteTagsError> {
         let op = cx.op;
-        cx.target(input.id.clone());
         let (tx, caller, _) = cx.parts::<errors::SetNoteTagsError>().await?;
         let (tenant, id) = (caller.tenant.as_str(), input.id.as_str());
         let mut tags = input.tags;
@@ -67,7 +66,6 @@ impl Notes {
         input: models::RenameNoteInput,
     ) -> Result<models::Note, errors::RenameNoteError> {
         let op = cx.op;
-        cx.target(input.id.clone());
         let (tx, caller, _) = cx.parts::<errors::RenameNoteError>().await?;
         let rename = models::UpdateNoteInput {
             id: input.id.clone(),

@@ -166,7 +166,6 @@ impl NotesService for Notes {
         input: models::GetNoteInput,
     ) -> Result<models::Note, errors::GetNoteError> {
         let op = cx.op;
-        cx.target(input.id.clone());
         let (tx, caller, _) = cx.parts::<errors::GetNoteError>().await?;
 
         match load(&mut *tx, &caller.tenant, &input.id, "").await {
@@ -182,7 +181,6 @@ impl NotesService for Notes {
         input: models::OpenNoteInput,
     ) -> Result<models::Redirect, errors::OpenNoteError> {
         let op = cx.op;
-        cx.target(input.id.clone());
         let (tx, caller, _) = cx.parts::<errors::OpenNoteError>().await?;
 
         match load(&mut *tx, &caller.tenant, &input.id, "").await {
@@ -204,7 +202,6 @@ impl NotesService for Notes {
         input: models::UpdateNoteInput,
     ) -> Result<models::Note, errors::UpdateNoteError> {
         let op = cx.op;
-        cx.target(input.id.clone());
         let (tx, caller, _) = cx.parts::<errors::UpdateNoteError>().await?;
         let updated = change(&mut *tx, self.store.for_update(), caller, input).await.map_err(|failure| match failure {
             Refused::NotFound(p) => errors::UpdateNoteError::NotFound(p),
@@ -224,7 +221,6 @@ impl NotesService for Notes {
         input: models::ArchiveNoteInput,
     ) -> Result<models::Note, errors::ArchiveNoteError> {
         let op = cx.op;
-        cx.target(input.id.clone());
         let (tx, caller, _) = cx.parts::<errors::ArchiveNoteError>().await?;
         let archive = models::UpdateNoteInput {
             id: input.id.clone(),
@@ -340,7 +336,6 @@ impl NotesService for Notes {
 
     async fn delete_note(&self, cx: &mut Context, input: models::NoteRef) -> Result<(), errors::DeleteNoteError> {
         let op = cx.op;
-        cx.target(input.id.clone());
         let (tx, caller, _) = cx.parts::<errors::DeleteNoteError>().await?;
         // The version `If-Match` names must be the one deleted, so the note is read first.
         let current = match load(&mut *tx, &caller.tenant, &input.id, self.store.for_update()).await {

@@ -104,6 +104,9 @@ impl<S: NotesService> Endpoint<S, S::Context> for GetNote {
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.get_note(cx, input).await.map(|out| support::Success::one(&out))
     }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.id.clone()]
+    }
 }
 /// `GET /api/v1/notes/{id}/open`: Open a link note
 pub struct OpenNote;
@@ -118,6 +121,9 @@ impl<S: NotesService> Endpoint<S, S::Context> for OpenNote {
             success
         })
     }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.id.clone()]
+    }
 }
 /// `PATCH /api/v1/notes/{id}`: Change a note
 pub struct UpdateNote;
@@ -128,6 +134,9 @@ impl<S: NotesService> Endpoint<S, S::Context> for UpdateNote {
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.update_note(cx, input).await.map(|out| support::Success::one(&out))
     }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.id.clone()]
+    }
 }
 /// `DELETE /api/v1/notes/{id}`: Delete a note
 pub struct DeleteNote;
@@ -137,6 +146,9 @@ impl<S: NotesService> Endpoint<S, S::Context> for DeleteNote {
     const OP: &'static Operation = &operations::DELETE_NOTE;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.delete_note(cx, input).await.map(|()| support::Success::Empty)
+    }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.id.clone()]
     }
 }
 /// `GET /api/v1/notes/changes`: Watch notes change
@@ -159,6 +171,9 @@ impl<S: NotesService> Endpoint<S, S::Context> for ArchiveNote {
     const OP: &'static Operation = &operations::ARCHIVE_NOTE;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.archive_note(cx, input).await.map(|out| support::Success::one(&out))
+    }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.id.clone()]
     }
 }
 /// `POST /api/v1/exports`: Export notes
@@ -185,6 +200,9 @@ impl<S: NotesService> Endpoint<S, S::Context> for GetExport {
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.get_export(cx, input).await.map(|out| support::Success::one(&out))
     }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.id.clone()]
+    }
 }
 /// `GET /api/v1/exports/{id}/file`: Download an export
 pub struct DownloadExport;
@@ -194,6 +212,9 @@ impl<S: NotesService> Endpoint<S, S::Context> for DownloadExport {
     const OP: &'static Operation = &operations::DOWNLOAD_EXPORT;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.download_export(cx, input).await.map(support::Success::File)
+    }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.id.clone()]
     }
 }
 /// `POST /api/v1/notes/capture`: Capture a note from a form
@@ -215,6 +236,9 @@ impl<S: NotesService> Endpoint<S, S::Context> for UploadAttachment {
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.upload_attachment(cx, input).await.map(|out| support::Success::one(&out))
     }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.id.clone()]
+    }
 }
 /// `PUT /api/v1/notes/{id}/attachments/{name}`: Attach a file by name
 pub struct PutAttachment;
@@ -224,6 +248,9 @@ impl<S: NotesService> Endpoint<S, S::Context> for PutAttachment {
     const OP: &'static Operation = &operations::PUT_ATTACHMENT;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.put_attachment(cx, input).await.map(|out| support::Success::one(&out))
+    }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.id.clone(), input.name.clone()]
     }
 }
 /// `GET /api/v1/notes/{id}/attachments`: A note's attachments
@@ -235,6 +262,9 @@ impl<S: NotesService> Endpoint<S, S::Context> for ListAttachments {
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.list_attachments(cx, input).await.map(|out| support::Success::one(&out))
     }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.id.clone()]
+    }
 }
 /// `GET /api/v1/notes/{id}/attachments/{name}`: Download an attachment
 pub struct GetAttachment;
@@ -244,6 +274,9 @@ impl<S: NotesService> Endpoint<S, S::Context> for GetAttachment {
     const OP: &'static Operation = &operations::GET_ATTACHMENT;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.get_attachment(cx, input).await.map(support::Success::File)
+    }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.id.clone(), input.name.clone()]
     }
 }
 /// `DELETE /api/v1/notes/{id}/attachments/{name}`: Delete an attachment
@@ -255,6 +288,9 @@ impl<S: NotesService> Endpoint<S, S::Context> for DeleteAttachment {
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.delete_attachment(cx, input).await.map(|()| support::Success::Empty)
     }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.id.clone(), input.name.clone()]
+    }
 }
 /// `PUT /api/v1/notes/{id}/tags`: Replace a note's labels
 pub struct SetNoteTags;
@@ -265,6 +301,9 @@ impl<S: NotesService> Endpoint<S, S::Context> for SetNoteTags {
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.set_note_tags(cx, input).await.map(|out| support::Success::one(&out))
     }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.id.clone()]
+    }
 }
 /// `PUT /api/v1/notes/{id}/title`: Rename a note
 pub struct RenameNote;
@@ -274,6 +313,9 @@ impl<S: NotesService> Endpoint<S, S::Context> for RenameNote {
     const OP: &'static Operation = &operations::RENAME_NOTE;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.rename_note(cx, input).await.map(|out| support::Success::one(&out))
+    }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.id.clone()]
     }
 }
 /// `GET /api/v1/notes/count`: Count notes
@@ -334,5 +376,8 @@ impl<S: NotesService> Endpoint<S, S::Context> for Unsubscribe {
     const OP: &'static Operation = &operations::UNSUBSCRIBE;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.unsubscribe(cx, input).await.map(|()| support::Success::Empty)
+    }
+    fn targets(input: &Self::Input) -> Vec<String> {
+        vec![input.id.clone()]
     }
 }
