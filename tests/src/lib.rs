@@ -1,5 +1,6 @@
 //! End-to-end tests live in tests/tests. This library holds what the test binaries share that
-//! is not a server harness: the table of optional third-party tools.
+//! is not a server harness: the table of optional third-party tools, and the walk over source files
+//! the invariant tests read.
 
 /// A third-party tool some suite needs, found through an environment variable that `.ci/run` sets.
 #[derive(Debug, Clone, Copy)]
@@ -86,3 +87,22 @@ pub const OPTIONAL_TOOLS: &[OptionalTool] = &[
         suite: "the generated SDKs' smoke programs against a live server (sdk.rs)",
     },
 ];
+
+/// Every file under `dir` whose extension is one of `extensions`, sorted: the sources the
+/// invariant tests read.
+pub fn files(dir: &std::path::Path, extensions: &[&str]) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| extensions.iter().any(|e| x == *e)) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}

@@ -7,26 +7,10 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use tests::files;
+
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-/// Every file under `dir` with one of `extensions`.
-fn files(dir: &Path, extensions: &[&str]) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| extensions.iter().any(|e| x == *e)) {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// The services this workspace builds on the platform.

@@ -515,7 +515,8 @@ impl Store {
 mod tests {
     use super::*;
 
-    async fn store() -> (Store, tempfile::TempDir) {
+    /// A store on a fresh SQLite file with a table `grouped (id, note NOT NULL)`.
+    pub(super) async fn store() -> (Store, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(None, dir.path()).await.unwrap();
         sqlx::query("CREATE TABLE grouped (id INTEGER PRIMARY KEY, note TEXT NOT NULL)")

@@ -211,17 +211,8 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::tests::store;
     use crate::store::values::query;
-
-    async fn store() -> (Store, tempfile::TempDir) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(None, dir.path()).await.unwrap();
-        sqlx::query("CREATE TABLE grouped (id INTEGER PRIMARY KEY, note TEXT NOT NULL)")
-            .execute(store.pool())
-            .await
-            .unwrap();
-        (store, dir)
-    }
 
     /// Requests that find no count for their version line up behind the one counting and use its
     /// total; the line is forgotten afterwards, also when a waiting request is cancelled.

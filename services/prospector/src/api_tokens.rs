@@ -7,8 +7,9 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 use support::{Paged, Paging, Problem};
 
+use runtime::Context;
+use runtime::OperationFault;
 use runtime::caller::{AuthMethod, Caller};
-use runtime::fault;
 use runtime::store::{Arg, Select, Store, now_ms, to_time};
 use runtime::tokens::{self, Kind};
 
@@ -43,9 +44,10 @@ fn from_row(r: &AnyRow) -> ApiToken {
 /// The caller's active tokens, newest first.
 pub async fn list(
     store: &Store,
-    caller: &Caller,
+    cx: &mut Context,
     paging: Paging,
 ) -> Result<Paged<ApiToken>, errors::ListApiTokensError> {
+    let (caller, op) = (&cx.caller, cx.op);
     let now = now_ms();
     let active = "tenant_id = $1 AND user_id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)";
     let args = [Arg::Text(Some(caller.tenant.clone())), Arg::Text(Some(caller.subject.clone())), Arg::Int(now)];
@@ -55,7 +57,7 @@ pub async fn list(
             paging,
         )
         .await
-        .map_err(|e| fault("api_tokens", "listing", e))?;
+        .map_err(|e| op.fault("listing", e))?;
     Ok(Paged { items: rows.iter().map(from_row).collect(), total })
 }
 
@@ -108,9 +110,10 @@ pub async fn insert(store: &Store, new: NewToken) -> Result<CreatedApiToken, sql
 /// mint another (a leaked one must not outlive its revocation).
 pub async fn create(
     store: &Store,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::CreateApiTokenInput,
 ) -> Result<CreatedApiToken, errors::CreateApiTokenError> {
+    let (caller, op) = (&cx.caller, cx.op);
     use errors::CreateApiTokenError as E;
     if caller.method == AuthMethod::ApiToken {
         return Err(E::Forbidden(
@@ -150,18 +153,19 @@ pub async fn create(
         plan,
         expires_at: input.expires_at.map(|e| e.timestamp_millis()),
     };
-    insert(store, new).await.map_err(|e| fault("api_tokens", "storing", e))
+    insert(store, new).await.map_err(|e| op.fault("storing", e))
 }
 
 /// Revokes one of the caller's tokens; it fails from its very next request.
 pub async fn revoke(
     store: &Store,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::RevokeApiTokenInput,
 ) -> Result<(), errors::RevokeApiTokenError> {
+    let (caller, op) = (&cx.caller, cx.op);
     let revoked = tokens::revoke(store.pool(), Kind::Api, &caller.tenant, &caller.subject, &input.id)
         .await
-        .map_err(|e| fault("api_tokens", "revoking", e))?;
+        .map_err(|e| op.fault("revoking", e))?;
     if !revoked {
         return Err(errors::RevokeApiTokenError::NotFound(
             Problem::new(format!("No active token {}.", input.id)).with("id", input.id.clone()),

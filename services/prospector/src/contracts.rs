@@ -12,8 +12,7 @@ use sqlx::any::AnyRow;
 use support::{Paged, Paging, Problem};
 
 use crate::leads::{Stored, bad_move, missing};
-use runtime::caller::Caller;
-use runtime::fault;
+use runtime::OperationFault;
 use runtime::store::{Arg, Nullable, Select, Store, Tx, now_ms, to_time};
 
 const COLUMNS: &str = "id, proposal_id, lead_id, title, client_name, platform, platform_reference, status, total_amount, currency, started_at, completed_at, updated_at";
@@ -96,10 +95,11 @@ async fn load(tx: &mut Tx, tenant: &str, id: &str) -> Result<Option<Contract>, S
 /// `GET /contracts`.
 pub async fn list(
     store: &Store,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::ListContractsInput,
     paging: Paging,
 ) -> Result<Paged<Contract>, errors::ListContractsError> {
+    let (caller, op) = (&cx.caller, cx.op);
     let filter = "tenant_id = $1 AND ($2 IS NULL OR status = $2)";
     let args = [Arg::Text(Some(caller.tenant.clone())), Arg::Text(input.status.map(|s| s.as_str().to_string()))];
     let (total, rows) = store
@@ -108,18 +108,17 @@ pub async fn list(
             paging,
         )
         .await
-        .map_err(|e| fault("contracts", "listing", e))?;
-    let contracts =
-        rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(|e| fault("contracts", "reading", e))?;
-    let items =
-        with_milestones(store.readers(), contracts).await.map_err(|e| fault("contracts", "reading milestones", e))?;
+        .map_err(|e| op.fault("listing", e))?;
+    let contracts = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(|e| op.fault("reading", e))?;
+    let items = with_milestones(store.readers(), contracts).await.map_err(|e| op.fault("reading milestones", e))?;
     Ok(Paged { items, total })
 }
 
 /// `GET /contracts/{id}`.
 pub async fn get(cx: &mut Context, id: &str) -> Result<Contract, errors::GetContractError> {
+    let op = cx.op;
     let (tx, caller, _) = cx.parts::<errors::GetContractError>().await?;
-    let found = load(&mut *tx, &caller.tenant, id).await.map_err(|e| fault("contracts", "reading", e))?;
+    let found = load(&mut *tx, &caller.tenant, id).await.map_err(|e| op.fault("reading", e))?;
     found.ok_or_else(|| errors::GetContractError::NotFound(missing("contract", id)))
 }
 
@@ -181,11 +180,12 @@ pub async fn update_milestone(
     cx: &mut Context,
     input: models::UpdateMilestoneInput,
 ) -> Result<Contract, errors::UpdateMilestoneError> {
+    let op = cx.op;
     use errors::UpdateMilestoneError as E;
     let (tx, caller, _) = cx.parts::<errors::UpdateMilestoneError>().await?;
     let contract = load(&mut *tx, &caller.tenant, &input.id)
         .await
-        .map_err(|e| fault("contracts", "reading", e))?
+        .map_err(|e| op.fault("reading", e))?
         .ok_or_else(|| E::NotFound(missing("contract", &input.id)))?;
     let Some(current) = contract.milestones.iter().find(|m| m.id == input.mid) else {
         return Err(E::NotFound(
@@ -219,7 +219,7 @@ pub async fn update_milestone(
     .bind(current.status.as_str())
     .execute(&mut **tx)
     .await
-    .map_err(|e| fault("contracts", "updating the milestone", e))?;
+    .map_err(|e| op.fault("updating the milestone", e))?;
     let statuses: Vec<MilestoneStatus> =
         contract.milestones.iter().map(|m| if m.id == input.mid { input.status } else { m.status }).collect();
     let closed = statuses.iter().all(|s| matches!(s, MilestoneStatus::Paid | MilestoneStatus::Cancelled));
@@ -236,10 +236,10 @@ pub async fn update_milestone(
         .bind(&contract.id)
         .execute(&mut **tx)
         .await
-        .map_err(|e| fault("contracts", "updating", e))?;
+        .map_err(|e| op.fault("updating", e))?;
     let updated = load(&mut *tx, &caller.tenant, &contract.id)
         .await
-        .map_err(|e| fault("contracts", "reading", e))?
-        .ok_or_else(|| fault("contracts", "reading", "contract vanished"))?;
+        .map_err(|e| op.fault("reading", e))?
+        .ok_or_else(|| op.fault("reading", "contract vanished"))?;
     Ok(updated)
 }

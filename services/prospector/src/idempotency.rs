@@ -10,7 +10,7 @@ use sqlx::Row;
 use support::{InternalError, Problem};
 
 use runtime::Context;
-use runtime::fault;
+use runtime::OperationFault;
 use runtime::store::{Store, Tx, now_ms};
 
 /// How long a key is remembered.
@@ -45,22 +45,21 @@ pub fn fingerprint(parts: &[&str]) -> String {
     format!("{:x}", h.finalize())
 }
 
-/// Starts `operation`: without a key it just runs; with one, the key is claimed, or its earlier
-/// result is replayed, or the conflict is answered through `conflict`. The claim is the call's
-/// first step, committed before the operation runs, so a concurrent retry sees it. The
-/// fingerprint of the request is computed only when a key was sent.
+/// Starts the call's operation: without a key it just runs; with one, the key is claimed (under
+/// the operation's id), or its earlier result is replayed, or the conflict is answered through
+/// `conflict`. The claim is the call's first step, committed before the operation runs, so a
+/// concurrent retry sees it. The fingerprint of the request is computed only when a key was sent.
 pub async fn start<T: DeserializeOwned, E: InternalError>(
     cx: &mut Context,
-    operation: &'static str,
     key: Option<&str>,
     fingerprint: impl FnOnce() -> String,
     conflict: impl FnOnce(Problem) -> E,
 ) -> Result<Begin<T>, E> {
     let Some(key) = key else { return Ok(Begin::Run(None)) };
+    let op = cx.op;
     let (tx, caller, _) = cx.parts::<E>().await?;
-    let found = begin(tx, &caller.tenant, operation, key, &fingerprint())
-        .await
-        .map_err(|e| fault(operation, "idempotency key", e))?;
+    let found =
+        begin(tx, &caller.tenant, op.id, key, &fingerprint()).await.map_err(|e| op.fault("idempotency key", e))?;
     cx.tx.commit_step::<E>().await?;
     found.map_err(conflict)
 }

@@ -8,8 +8,8 @@ use sqlx::any::AnyRow;
 use support::{Paged, Paging, Rendered};
 
 use crate::leads::{Listed, contains_pattern};
-use runtime::caller::Caller;
-use runtime::fault;
+use runtime::Context;
+use runtime::OperationFault;
 use runtime::store::{Arg, Select, Store};
 /// Leads as lists show them, kept rendered per stored revision: rendering a lead (reading its
 /// posting and score breakdown, parsing them, writing its JSON) costs several times reading its
@@ -113,10 +113,11 @@ impl Generations {
 pub async fn list(
     store: &Store,
     renderings: &Renderings,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::ListLeadsInput,
     paging: Paging,
 ) -> Result<Paged<Rendered<Lead>>, errors::ListLeadsError> {
+    let (caller, op) = (&cx.caller, cx.op);
     // `scope`: the conditions on the columns `lead_counts` keeps (tenant, status, platform);
     // `filter`: all of them, on the leads.
     let mut scope = String::from("tenant_id = $1");
@@ -192,7 +193,7 @@ pub async fn list(
         let select = Select { columns: "id, revision", table: "leads", filter: &filter, order: &order, args: &args };
         store.page_versioned(select, paging, "SELECT version FROM lead_versions WHERE tenant_id = $1").await
     };
-    let (total, heads) = listed.map_err(|e| fault("leads", "listing", e))?;
-    let items = renderings.page(store, &caller.tenant, &heads).await.map_err(|e| fault("leads", "reading", e))?;
+    let (total, heads) = listed.map_err(|e| op.fault("listing", e))?;
+    let items = renderings.page(store, &caller.tenant, &heads).await.map_err(|e| op.fault("reading", e))?;
     Ok(Paged { items, total })
 }

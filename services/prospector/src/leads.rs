@@ -13,8 +13,7 @@ use support::Problem;
 use crate::engine::{self, Scored};
 use crate::posting::Posting;
 use crate::scoring;
-use runtime::caller::Caller;
-use runtime::fault;
+use runtime::OperationFault;
 use runtime::store::{Nullable, Store, Tx, now_ms, to_time};
 
 /// Columns every lead read selects, in the order [`Stored::from_row`] expects.
@@ -230,8 +229,9 @@ async fn fetch<'e, E: sqlx::Executor<'e, Database = sqlx::Any>>(
 }
 
 /// `GET /leads/{id}`.
-pub async fn get(store: &Store, caller: &Caller, id: &str) -> Result<LeadDetail, errors::GetLeadError> {
-    match fetch(store.readers(), &caller.tenant, id).await.map_err(|e| fault("leads", "reading", e))? {
+pub async fn get(store: &Store, cx: &mut Context, id: &str) -> Result<LeadDetail, errors::GetLeadError> {
+    let (caller, op) = (&cx.caller, cx.op);
+    match fetch(store.readers(), &caller.tenant, id).await.map_err(|e| op.fault("reading", e))? {
         Some(lead) => Ok(lead.detail()),
         None => Err(errors::GetLeadError::NotFound(missing("lead", id))),
     }
@@ -298,11 +298,12 @@ pub async fn move_status(
 
 /// `PATCH /leads/{id}`.
 pub async fn update(cx: &mut Context, input: models::UpdateLeadInput) -> Result<Lead, errors::UpdateLeadError> {
+    let op = cx.op;
     use errors::UpdateLeadError as E;
     let (tx, caller, _) = cx.parts::<errors::UpdateLeadError>().await?;
     let lead = load(&mut *tx, &caller.tenant, &input.id)
         .await
-        .map_err(|e| fault("leads", "reading", e))?
+        .map_err(|e| op.fault("reading", e))?
         .ok_or_else(|| E::NotFound(missing("lead", &input.id)))?;
     let now = now_ms();
     if let Some(to) = input.status.filter(|s| *s != lead.status) {
@@ -317,7 +318,7 @@ pub async fn update(cx: &mut Context, input: models::UpdateLeadInput) -> Result<
         }
         move_status(&mut *tx, &lead, to, now)
             .await
-            .map_err(|e| fault("leads", "moving the lead", e))?
+            .map_err(|e| op.fault("moving the lead", e))?
             .map_err(E::Conflict)?;
     }
     if let Some(tags) = &input.tags {
@@ -333,12 +334,12 @@ pub async fn update(cx: &mut Context, input: models::UpdateLeadInput) -> Result<
             .bind(&lead.id)
             .execute(&mut **tx)
             .await
-            .map_err(|e| fault("leads", "updating tags", e))?;
+            .map_err(|e| op.fault("updating tags", e))?;
     }
     let lead = load(&mut *tx, &caller.tenant, &input.id)
         .await
-        .map_err(|e| fault("leads", "reading", e))?
-        .ok_or_else(|| fault("leads", "reading", "lead vanished"))?;
+        .map_err(|e| op.fault("reading", e))?
+        .ok_or_else(|| op.fault("reading", "lead vanished"))?;
     Ok(lead.lead())
 }
 

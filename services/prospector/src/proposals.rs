@@ -15,8 +15,7 @@ use crate::connector::{ConnectorError, HttpConnector, Submission};
 use crate::idempotency::{self, Begin};
 use crate::leads::{self, Stored, bad_move, missing};
 use crate::{contracts, scoring};
-use runtime::caller::Caller;
-use runtime::fault;
+use runtime::OperationFault;
 use runtime::store::{Arg, Nullable, Select, Store, Tx, now_ms, to_time};
 
 /// Where submissions go.
@@ -74,10 +73,11 @@ async fn fetch<'e, E: sqlx::Executor<'e, Database = sqlx::Any>>(
 /// `GET /proposals`.
 pub async fn list(
     store: &Store,
-    caller: &Caller,
+    cx: &mut Context,
     input: models::ListProposalsInput,
     paging: Paging,
 ) -> Result<Paged<Proposal>, errors::ListProposalsError> {
+    let (caller, op) = (&cx.caller, cx.op);
     let filter = "tenant_id = $1 AND ($2 IS NULL OR status = $2) AND ($3 IS NULL OR lead_id = $3)";
     let args = [
         Arg::Text(Some(caller.tenant.clone())),
@@ -90,17 +90,17 @@ pub async fn list(
             paging,
         )
         .await
-        .map_err(|e| fault("proposals", "listing", e))?;
-    let items =
-        rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(|e| fault("proposals", "reading", e))?;
+        .map_err(|e| op.fault("listing", e))?;
+    let items = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>().map_err(|e| op.fault("reading", e))?;
     Ok(Paged { items, total })
 }
 
 /// `GET /proposals/{id}`.
-pub async fn get(store: &Store, caller: &Caller, id: &str) -> Result<Proposal, errors::GetProposalError> {
+pub async fn get(store: &Store, cx: &mut Context, id: &str) -> Result<Proposal, errors::GetProposalError> {
+    let (caller, op) = (&cx.caller, cx.op);
     fetch(store.readers(), &caller.tenant, id)
         .await
-        .map_err(|e| fault("proposals", "reading", e))?
+        .map_err(|e| op.fault("reading", e))?
         .ok_or_else(|| errors::GetProposalError::NotFound(missing("proposal", id)))
 }
 
@@ -194,6 +194,7 @@ pub async fn create(
     store: &Store,
     input: models::CreateProposalInput,
 ) -> Result<Proposal, errors::CreateProposalError> {
+    let op = cx.op;
     use errors::CreateProposalError as E;
     let fingerprint = || {
         let request =
@@ -201,17 +202,17 @@ pub async fn create(
         idempotency::fingerprint(&[&serde_json::to_string(&request).unwrap_or_default()])
     };
     let key = input.idempotency_key.as_deref();
-    let claim = match idempotency::start(cx, "create_proposal", key, fingerprint, E::Conflict).await? {
+    let claim = match idempotency::start(cx, key, fingerprint, E::Conflict).await? {
         Begin::Replay(p) => return Ok(p),
         Begin::Run(claim) => claim,
     };
     let result = async {
         let (tx, caller, _) = cx.parts::<E>().await?;
         let config =
-            scoring::current_in(&mut *tx, &caller.tenant).await.map_err(|e| fault("proposals", "configuration", e))?;
+            scoring::current_in(&mut *tx, &caller.tenant).await.map_err(|e| op.fault("configuration", e))?;
         let lead = leads::load(&mut *tx, &caller.tenant, &input.lead_id)
             .await
-            .map_err(|e| fault("proposals", "reading the lead", e))?
+            .map_err(|e| op.fault("reading the lead", e))?
             .ok_or_else(|| E::NotFound(missing("lead", &input.lead_id).with("field", "lead_id")))?;
         if lead.status == LeadStatus::Archived {
             return Err(E::Conflict(
@@ -244,13 +245,13 @@ pub async fn create(
             .bind(now)
             .execute(&mut **tx)
             .await
-            .map_err(|e| fault("proposals", "storing", e))?;
+            .map_err(|e| op.fault("storing", e))?;
         let proposal = load(&mut *tx, &caller.tenant, &id)
             .await
-            .map_err(|e| fault("proposals", "reading", e))?
-            .ok_or_else(|| fault("proposals", "reading", "proposal vanished"))?;
+            .map_err(|e| op.fault("reading", e))?
+            .ok_or_else(|| op.fault("reading", "proposal vanished"))?;
         if let Some(claim) = &claim {
-            idempotency::finish(&mut *tx, claim, &proposal).await.map_err(|e| fault("proposals", "idempotency", e))?;
+            idempotency::finish(&mut *tx, claim, &proposal).await.map_err(|e| op.fault("idempotency", e))?;
             // The claimed key's answer is durable before a retry can ask for it again.
             cx.tx.commit_step::<E>().await?;
         }
@@ -270,11 +271,12 @@ pub async fn update(
     connector: &Connector,
     input: models::UpdateProposalInput,
 ) -> Result<Proposal, errors::UpdateProposalError> {
+    let op = cx.op;
     use errors::UpdateProposalError as E;
     let (tx, caller, _) = cx.parts::<errors::UpdateProposalError>().await?;
     let current = load(&mut *tx, &caller.tenant, &input.id)
         .await
-        .map_err(|e| fault("proposals", "reading", e))?
+        .map_err(|e| op.fault("reading", e))?
         .ok_or_else(|| E::NotFound(missing("proposal", &input.id)))?;
     let editable = matches!(current.status, ProposalStatus::Draft | ProposalStatus::Ready);
     let edits = input.draft_text.is_some() || input.bid_amount.is_some() || input.currency.is_some();
@@ -297,7 +299,7 @@ pub async fn update(
             (Some(_), None) => Some(
                 scoring::current_in(&mut *tx, &caller.tenant)
                     .await
-                    .map_err(|e| fault("proposals", "configuration", e))?
+                    .map_err(|e| op.fault("configuration", e))?
                     .parameters
                     .currency,
             ),
@@ -312,7 +314,7 @@ pub async fn update(
         .bind(&current.id)
         .execute(&mut **tx)
         .await
-        .map_err(|e| fault("proposals", "updating", e))?;
+        .map_err(|e| op.fault("updating", e))?;
     }
     let mut withdrawal = None;
     if let Some(to) = input.status.filter(|s| *s != current.status) {
@@ -336,7 +338,7 @@ pub async fn update(
             .bind(current.status.as_str())
             .execute(&mut **tx)
             .await
-            .map_err(|e| fault("proposals", "updating", e))?;
+            .map_err(|e| op.fault("updating", e))?;
         if to == ProposalStatus::Withdrawn && current.status == ProposalStatus::Submitted {
             withdrawal = current.platform_reference.clone();
         }
@@ -344,7 +346,7 @@ pub async fn update(
     if let Some(reference) = &withdrawal {
         match connector {
             Connector::Outbox => {
-                let platform = leads_platform(&mut *tx, &caller.tenant, &current.lead_id).await?;
+                let platform = leads_platform(&mut *tx, &caller.tenant, &current.lead_id, op).await?;
                 record(
                     &mut *tx,
                     &caller.tenant,
@@ -354,7 +356,7 @@ pub async fn update(
                     &serde_json::json!({ "reference": reference }),
                 )
                 .await
-                .map_err(|e| fault("proposals", "recording the withdrawal", e))?;
+                .map_err(|e| op.fault("recording the withdrawal", e))?;
             }
             Connector::Http(http) => match http.withdraw(reference).await {
                 Ok(done) => {
@@ -368,17 +370,22 @@ pub async fn update(
     }
     let proposal = load(&mut *tx, &caller.tenant, &current.id)
         .await
-        .map_err(|e| fault("proposals", "reading", e))?
-        .ok_or_else(|| fault("proposals", "reading", "proposal vanished"))?;
+        .map_err(|e| op.fault("reading", e))?
+        .ok_or_else(|| op.fault("reading", "proposal vanished"))?;
     Ok(proposal)
 }
 
-async fn leads_platform<E: support::InternalError>(tx: &mut Tx, tenant: &str, lead_id: &str) -> Result<String, E> {
+async fn leads_platform<E: support::InternalError>(
+    tx: &mut Tx,
+    tenant: &str,
+    lead_id: &str,
+    op: &'static support::Operation,
+) -> Result<String, E> {
     leads::load(tx, tenant, lead_id)
         .await
-        .map_err(|e| fault("proposals", "reading the lead", e))?
+        .map_err(|e| op.fault("reading the lead", e))?
         .map(|l| l.posting.platform)
-        .ok_or_else(|| fault("proposals", "reading the lead", "lead vanished"))
+        .ok_or_else(|| op.fault("reading the lead", "lead vanished"))
 }
 
 fn upstream(e: &ConnectorError) -> Problem {
@@ -418,7 +425,7 @@ pub async fn submit(
     use errors::SubmitProposalError as E;
     let fingerprint = || idempotency::fingerprint(&[&input.id]);
     let key = input.idempotency_key.as_deref();
-    let claim = match idempotency::start(cx, "submit_proposal", key, fingerprint, E::Conflict).await? {
+    let claim = match idempotency::start(cx, key, fingerprint, E::Conflict).await? {
         Begin::Replay(p) => return Ok(p),
         Begin::Run(claim) => claim,
     };
@@ -437,6 +444,7 @@ async fn submit_once(
     id: &str,
     claim: Option<&idempotency::Claim>,
 ) -> Result<Proposal, errors::SubmitProposalError> {
+    let op = cx.op;
     use errors::SubmitProposalError as E;
     // 1. Check and claim the proposal, so concurrent submits (with or without a key) cannot both
     //    reach the platform: a step of its own, committed before the platform is called.
@@ -445,7 +453,7 @@ async fn submit_once(
     let tx = cx.tx.get::<E>().await?;
     let proposal = load(&mut *tx, &tenant, id)
         .await
-        .map_err(|e| fault("proposals", "reading", e))?
+        .map_err(|e| op.fault("reading", e))?
         .ok_or_else(|| E::NotFound(missing("proposal", id)))?;
     if proposal.status != ProposalStatus::Ready {
         let problem = if proposal.status == ProposalStatus::Draft {
@@ -458,8 +466,8 @@ async fn submit_once(
     }
     let lead = leads::load(&mut *tx, &tenant, &proposal.lead_id)
         .await
-        .map_err(|e| fault("proposals", "reading the lead", e))?
-        .ok_or_else(|| fault("proposals", "reading the lead", "lead vanished"))?;
+        .map_err(|e| op.fault("reading the lead", e))?
+        .ok_or_else(|| op.fault("reading the lead", "lead vanished"))?;
     if lead.status != LeadStatus::ProposalSent && !lead.status.can_move_to(LeadStatus::ProposalSent) {
         return Err(E::Conflict(
             Problem::new(format!(
@@ -475,7 +483,7 @@ async fn submit_once(
         .bind(now - STALE_SUBMIT_MS)
         .execute(&mut **tx)
         .await
-        .map_err(|e| fault("proposals", "claiming", e))?
+        .map_err(|e| op.fault("claiming", e))?
         .rows_affected();
     if claimed != 1 {
         return Err(E::Conflict(
@@ -540,7 +548,7 @@ async fn submit_once(
             Ok::<_, sqlx::Error>(done)
         }
         .await
-        .map_err(|e| fault("proposals", "recording the submission", e))?;
+        .map_err(|e| op.fault("recording the submission", e))?;
         cx.tx.commit_step::<E>().await?;
         Ok(recorded)
     }
@@ -565,6 +573,7 @@ pub async fn record_outcome(
     cx: &mut Context,
     input: models::RecordOutcomeInput,
 ) -> Result<Proposal, errors::RecordProposalOutcomeError> {
+    let op = cx.op;
     use errors::RecordProposalOutcomeError as E;
     match (input.outcome, &input.contract) {
         (ProposalOutcome::Accepted, None) => {
@@ -586,7 +595,7 @@ pub async fn record_outcome(
     let (tx, caller, _) = cx.parts::<errors::RecordProposalOutcomeError>().await?;
     let proposal = load(&mut *tx, &caller.tenant, &input.id)
         .await
-        .map_err(|e| fault("proposals", "reading", e))?
+        .map_err(|e| op.fault("reading", e))?
         .ok_or_else(|| E::NotFound(missing("proposal", &input.id)))?;
     let (to, lead_to) = match input.outcome {
         ProposalOutcome::Accepted => (ProposalStatus::Accepted, LeadStatus::Won),
@@ -597,14 +606,14 @@ pub async fn record_outcome(
     }
     let lead = leads::load(&mut *tx, &caller.tenant, &proposal.lead_id)
         .await
-        .map_err(|e| fault("proposals", "reading the lead", e))?
-        .ok_or_else(|| fault("proposals", "reading the lead", "lead vanished"))?;
+        .map_err(|e| op.fault("reading the lead", e))?
+        .ok_or_else(|| op.fault("reading the lead", "lead vanished"))?;
     let now = now_ms();
     let contract_id = match &input.contract {
         Some(terms) => Some(
             contracts::create(&mut *tx, &caller.tenant, &proposal, &lead, terms, now)
                 .await
-                .map_err(|e| fault("proposals", "creating the contract", e))?,
+                .map_err(|e| op.fault("creating the contract", e))?,
         ),
         None => None,
     };
@@ -620,7 +629,7 @@ pub async fn record_outcome(
     .bind(proposal.status.as_str())
     .execute(&mut **tx)
     .await
-    .map_err(|e| fault("proposals", "updating", e))?;
+    .map_err(|e| op.fault("updating", e))?;
     if decided.rows_affected() == 0 {
         return Err(E::Conflict(
             Problem::new(format!("proposal {} was decided while this request ran; read it again", proposal.id))
@@ -632,12 +641,12 @@ pub async fn record_outcome(
     if lead.status.can_move_to(lead_to) {
         leads::move_status(&mut *tx, &lead, lead_to, now)
             .await
-            .map_err(|e| fault("proposals", "moving the lead", e))?
+            .map_err(|e| op.fault("moving the lead", e))?
             .map_err(E::Conflict)?;
     }
     let done = load(&mut *tx, &caller.tenant, &proposal.id)
         .await
-        .map_err(|e| fault("proposals", "reading", e))?
-        .ok_or_else(|| fault("proposals", "reading", "proposal vanished"))?;
+        .map_err(|e| op.fault("reading", e))?
+        .ok_or_else(|| op.fault("reading", "proposal vanished"))?;
     Ok(done)
 }

@@ -11,7 +11,7 @@ use crate::leads::{self, Found};
 use crate::scoring;
 use crate::sources::{self, Source};
 use runtime::Context;
-use runtime::fault;
+use runtime::OperationFault;
 use runtime::store::{Store, Tx, now_ms};
 
 /// A scan lock older than this is taken to belong to a scan that died.
@@ -27,6 +27,7 @@ pub async fn scan(
     http: &reqwest::Client,
     input: ScanLeadsInput,
 ) -> Result<ScanReport, E> {
+    let op = cx.op;
     let chosen: Vec<&Source> = match &input.sources {
         None => configured.iter().collect(),
         Some(names) => {
@@ -44,14 +45,14 @@ pub async fn scan(
     let names: Vec<&str> = chosen.iter().map(|s| s.name.as_str()).collect();
     let fingerprint = || idempotency::fingerprint(&names);
     let key = input.idempotency_key.as_deref();
-    let claim = match idempotency::start(cx, "scan_leads", key, fingerprint, E::Conflict).await? {
+    let claim = match idempotency::start(cx, key, fingerprint, E::Conflict).await? {
         Begin::Replay(report) => return Ok(report),
         Begin::Run(claim) => claim,
     };
     let tenant = cx.caller.tenant.clone();
     let scan_id = format!("scan_{}", uuid::Uuid::now_v7().simple());
     let result = async {
-        let taken = lock(cx.tx.get::<E>().await?, &tenant, &scan_id).await.map_err(|e| fault("scans", "locking", e))?;
+        let taken = lock(cx.tx.get::<E>().await?, &tenant, &scan_id).await.map_err(|e| op.fault("locking", e))?;
         if !taken {
             return Err(E::Conflict(
                 Problem::new("a scan is already running for this account; retry when it has finished")
@@ -68,7 +69,7 @@ pub async fn scan(
     match (result, claim) {
         (Ok(report), Some(claim)) => {
             let tx = cx.tx.get::<E>().await?;
-            idempotency::finish(tx, &claim, &report).await.map_err(|e| fault("scans", "idempotency", e))?;
+            idempotency::finish(tx, &claim, &report).await.map_err(|e| op.fault("idempotency", e))?;
             Ok(report)
         }
         (Err(e), Some(claim)) => {
@@ -114,11 +115,12 @@ async fn unlock(store: &Store, tenant: &str, scan_id: &str) {
 }
 
 async fn run(cx: &mut Context, chosen: &[&Source], http: &reqwest::Client, scan_id: &str) -> Result<ScanReport, E> {
+    let op = cx.op;
     let started_at = Utc::now();
     let tenant = cx.caller.tenant.clone();
     let config = scoring::current_in(cx.tx.get::<E>().await?, &tenant)
         .await
-        .map_err(|e| fault("scans", "reading the configuration", e))?;
+        .map_err(|e| op.fault("reading the configuration", e))?;
     cx.tx.commit_step::<E>().await?;
     let mut results = Vec::new();
     for source in chosen {
@@ -140,7 +142,7 @@ async fn run(cx: &mut Context, chosen: &[&Source], http: &reqwest::Client, scan_
                 for posting in &found.postings {
                     match leads::store_posting(tx, &tenant, &source.name, posting, &config, fetched_at)
                         .await
-                        .map_err(|e| fault("scans", "storing a lead", e))?
+                        .map_err(|e| op.fault("storing a lead", e))?
                     {
                         Found::New => result.new += 1,
                         Found::Duplicate => result.duplicates += 1,

@@ -12,7 +12,7 @@ use support::Problem;
 
 use crate::backtest::{Case, Point};
 use crate::engine;
-use runtime::fault;
+use runtime::OperationFault;
 use runtime::store::{Backend, Nullable, Store, Tx, now_ms, to_time};
 
 /// The configuration a tenant starts from.
@@ -131,8 +131,9 @@ pub async fn current_in(tx: &mut Tx, tenant: &str) -> Result<ScoringConfig, sqlx
 /// The caller's current configuration. The spec marks this `GET` as writing: a tenant's first
 /// read stores the defaults as version 1, the version its leads then name.
 pub async fn get(cx: &mut Context) -> Result<ScoringConfig, errors::GetScoringConfigError> {
+    let op = cx.op;
     let (tx, caller, _) = cx.parts::<errors::GetScoringConfigError>().await?;
-    current_in(tx, &caller.tenant).await.map_err(|e| fault("scoring_config", "reading", e))
+    current_in(tx, &caller.tenant).await.map_err(|e| op.fault("reading", e))
 }
 
 /// The tenant's current configuration as a read sees it: the stored one, or the defaults a first
@@ -152,6 +153,7 @@ pub async fn update(
     cx: &mut Context,
     input: models::UpdateScoringConfigInput,
 ) -> Result<ScoringConfig, errors::UpdateScoringConfigError> {
+    let op = cx.op;
     use errors::UpdateScoringConfigError as E;
     check(&input.weights, &input.parameters).map_err(E::ValidationError)?;
     let (tx, caller, _) = cx.parts::<errors::UpdateScoringConfigError>().await?;
@@ -160,18 +162,11 @@ pub async fn update(
     // latest on every backend: without `expected_version`, concurrent updates each store a version
     // of their own (the last one wins), as they do on SQLite, whose writers already take turns;
     // with it, all but the first answer 409.
-    current_in(&mut *tx, &caller.tenant).await.map_err(|e| fault("scoring_config", "reading", e))?;
+    current_in(&mut *tx, &caller.tenant).await.map_err(|e| op.fault("reading", e))?;
     let first = "UPDATE scoring_configs SET updated_at = updated_at WHERE tenant_id = $1 \
                  AND version = (SELECT MIN(version) FROM scoring_configs WHERE tenant_id = $1)";
-    sqlx::query(first)
-        .bind(&caller.tenant)
-        .execute(&mut **tx)
-        .await
-        .map_err(|e| fault("scoring_config", "taking its turn", e))?;
-    let current = latest(&mut *tx, &caller.tenant)
-        .await
-        .map_err(|e| fault("scoring_config", "reading", e))?
-        .map_or(1, |c| c.version);
+    sqlx::query(first).bind(&caller.tenant).execute(&mut **tx).await.map_err(|e| op.fault("taking its turn", e))?;
+    let current = latest(&mut *tx, &caller.tenant).await.map_err(|e| op.fault("reading", e))?.map_or(1, |c| c.version);
     if let Some(expected) = input.expected_version.filter(|e| *e != current) {
         return Err(E::Conflict(
             Problem::new(format!("The scoring configuration is at version {current}, not {expected}; read it again."))
@@ -183,11 +178,11 @@ pub async fn update(
     let next = (current + 1, Taken::Conflict);
     insert(&mut *tx, &caller.tenant, &caller.subject, next, &input.weights, &input.parameters)
         .await
-        .map_err(|e| fault("scoring_config", "storing", e))?;
+        .map_err(|e| op.fault("storing", e))?;
     let config = latest(&mut *tx, &caller.tenant)
         .await
-        .map_err(|e| fault("scoring_config", "reading", e))?
-        .ok_or_else(|| fault("scoring_config", "reading", "no row"))?;
+        .map_err(|e| op.fault("reading", e))?
+        .ok_or_else(|| op.fault("reading", "no row"))?;
     Ok(config)
 }
 
@@ -268,6 +263,7 @@ pub async fn backtest(
     replays: &Replays,
     input: models::BacktestInput,
 ) -> Result<models::BacktestReport, errors::RunBacktestError> {
+    let op = cx.op;
     use crate::backtest::{self, Case, Settings};
     use errors::RunBacktestError as E;
     check(&input.weights, &input.parameters).map_err(E::ValidationError)?;
@@ -283,8 +279,8 @@ pub async fn backtest(
     // see below).
     let tenant = cx.caller.tenant.clone();
     let tx = cx.tx.get::<E>().await?;
-    let live = read(tx, &tenant).await.map_err(|e| fault("backtest", "reading the configuration", e))?;
-    let version = lead_version(tx, &tenant).await.map_err(|e| fault("backtest", "reading leads", e))?;
+    let live = read(tx, &tenant).await.map_err(|e| op.fault("reading the configuration", e))?;
+    let version = lead_version(tx, &tenant).await.map_err(|e| op.fault("reading leads", e))?;
     let settings = Settings {
         top_k: input.top_k.unwrap_or(DEFAULT_TOP_K).max(1) as usize,
         tiers: input.tiers.unwrap_or(DEFAULT_TIERS).max(2) as usize,
@@ -325,15 +321,13 @@ pub async fn backtest(
             .collect();
         let mut parts = Vec::new();
         for scorer in scorers {
-            let mut part = scorer
-                .await
-                .map_err(|e| fault("backtest", "computing", e))?
-                .map_err(|e| fault("backtest", "reading leads", e))?;
+            let mut part =
+                scorer.await.map_err(|e| op.fault("computing", e))?.map_err(|e| op.fault("reading leads", e))?;
             parts.append(&mut part);
         }
         return tokio::task::spawn_blocking(move || backtest::evaluate(&flatten(parts), &settings))
             .await
-            .map_err(|e| fault("backtest", "computing", e));
+            .map_err(|e| op.fault("computing", e));
     }
 
     // The replay records (not the whole postings) stream from the database in chunks, dealt in
@@ -373,7 +367,7 @@ pub async fn backtest(
     // connection (on a busy or one-connection pool this read takes the second half too), and
     // no lead is read twice.
     let tx = cx.tx.get::<E>().await?;
-    let middle = middle(tx, &tenant, since, until).await.map_err(|e| fault("backtest", "reading leads", e))?;
+    let middle = middle(tx, &tenant, since, until).await.map_err(|e| op.fault("reading leads", e))?;
     let claim = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut helper = middle.map(|middle| {
         let (store, tenant, senders, claim) = (store.clone(), tenant.clone(), senders.clone(), claim.clone());
@@ -387,21 +381,19 @@ pub async fn backtest(
         }))
     });
     let first = (since, middle.or(until));
-    read_period(tx, store.backend(), &tenant, first, &senders, 0)
-        .await
-        .map_err(|e| fault("backtest", "reading leads", e))?;
+    read_period(tx, store.backend(), &tenant, first, &senders, 0).await.map_err(|e| op.fault("reading leads", e))?;
     if let Some(middle) = middle {
         if claimed(&claim) {
             // The helper has not begun: stop it (it will find the half claimed if it gets that far).
             drop(helper.take());
             read_period(tx, store.backend(), &tenant, (Some(middle), until), &senders, 0)
                 .await
-                .map_err(|e| fault("backtest", "reading leads", e))?;
+                .map_err(|e| op.fault("reading leads", e))?;
         } else if let Some(helper) = helper.as_mut() {
             (&mut helper.0)
                 .await
-                .map_err(|e| fault("backtest", "reading leads", e))?
-                .map_err(|e| fault("backtest", "reading leads", e))?;
+                .map_err(|e| op.fault("reading leads", e))?
+                .map_err(|e| op.fault("reading leads", e))?;
         }
     }
     cx.tx.end_read::<E>().await?;
@@ -409,10 +401,8 @@ pub async fn backtest(
     let mut parts: Vec<Vec<Case>> = Vec::new();
     let mut leads: Option<Chunks> = Some(Vec::new());
     for scorer in scorers {
-        let (mut part, kept) = scorer
-            .await
-            .map_err(|e| fault("backtest", "computing", e))?
-            .map_err(|e| fault("backtest", "reading leads", e))?;
+        let (mut part, kept) =
+            scorer.await.map_err(|e| op.fault("computing", e))?.map_err(|e| op.fault("reading leads", e))?;
         parts.append(&mut part);
         leads = leads.zip(kept).map(|(mut all, mut kept)| {
             all.append(&mut kept);
@@ -424,7 +414,7 @@ pub async fn backtest(
     }
     tokio::task::spawn_blocking(move || backtest::evaluate(&flatten(parts), &settings))
         .await
-        .map_err(|e| fault("backtest", "computing", e))
+        .map_err(|e| op.fault("computing", e))
 }
 
 /// Claims the second half of a backtest's period for the caller (the helper or the request);

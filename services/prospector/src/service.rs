@@ -17,7 +17,7 @@ impl ProspectorService for Prospector {
         input: models::ListLeadsInput,
         paging: Paging,
     ) -> Result<Paged<support::Rendered<models::Lead>>, errors::ListLeadsError> {
-        lead_list::list(&self.store, &self.renderings, &cx.caller, input, paging).await
+        lead_list::list(&self.store, &self.renderings, cx, input, paging).await
     }
 
     async fn get_lead(
@@ -25,7 +25,7 @@ impl ProspectorService for Prospector {
         cx: &mut Context,
         input: models::GetLeadInput,
     ) -> Result<models::LeadDetail, errors::GetLeadError> {
-        leads::get(&self.store, &cx.caller, &input.id).await
+        leads::get(&self.store, cx, &input.id).await
     }
 
     async fn scan_leads(
@@ -50,7 +50,7 @@ impl ProspectorService for Prospector {
         input: models::ListProposalsInput,
         paging: Paging,
     ) -> Result<Paged<models::Proposal>, errors::ListProposalsError> {
-        proposals::list(&self.store, &cx.caller, input, paging).await
+        proposals::list(&self.store, cx, input, paging).await
     }
 
     async fn get_proposal(
@@ -58,7 +58,7 @@ impl ProspectorService for Prospector {
         cx: &mut Context,
         input: models::GetProposalInput,
     ) -> Result<models::Proposal, errors::GetProposalError> {
-        proposals::get(&self.store, &cx.caller, &input.id).await
+        proposals::get(&self.store, cx, &input.id).await
     }
 
     async fn create_proposal(
@@ -99,7 +99,7 @@ impl ProspectorService for Prospector {
         input: models::ListContractsInput,
         paging: Paging,
     ) -> Result<Paged<models::Contract>, errors::ListContractsError> {
-        contracts::list(&self.store, &cx.caller, input, paging).await
+        contracts::list(&self.store, cx, input, paging).await
     }
 
     async fn get_contract(
@@ -159,7 +159,7 @@ impl ProspectorService for Prospector {
         _input: models::ListApiTokensInput,
         paging: Paging,
     ) -> Result<Paged<models::ApiToken>, errors::ListApiTokensError> {
-        api_tokens::list(&self.store, &cx.caller, paging).await
+        api_tokens::list(&self.store, cx, paging).await
     }
 
     async fn create_api_token(
@@ -167,7 +167,7 @@ impl ProspectorService for Prospector {
         cx: &mut Context,
         input: models::CreateApiTokenInput,
     ) -> Result<models::CreatedApiToken, errors::CreateApiTokenError> {
-        api_tokens::create(&self.store, &cx.caller, input).await
+        api_tokens::create(&self.store, cx, input).await
     }
 
     async fn revoke_api_token(
@@ -175,6 +175,6 @@ impl ProspectorService for Prospector {
         cx: &mut Context,
         input: models::RevokeApiTokenInput,
     ) -> Result<(), errors::RevokeApiTokenError> {
-        api_tokens::revoke(&self.store, &cx.caller, input).await
+        api_tokens::revoke(&self.store, cx, input).await
     }
 }
