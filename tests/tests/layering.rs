@@ -1,6 +1,8 @@
 //! The layering ARCHITECTURE.md draws, enforced on the sources:
 //! - no crate's modules import one another in a circle (a module that reaches itself through
-//!   the modules it uses), at the granularity of files;
+//!   the modules it uses), at the granularity of files, seen through glob imports too (a name a
+//!   file calls or names as a type, reached through `use super::*`, is an import of the module
+//!   defining it);
 //! - in `support` and in every service, no module imports back up from the crate root (or a
 //!   parent module): what modules share lives in a module of its own, and the root only
 //!   declares, re-exports and registers;
@@ -136,31 +138,163 @@ struct Graph {
 }
 
 fn graph(src: &Path) -> Graph {
-    let files = rust_files(src);
-    let known: BTreeSet<Module> = files.iter().map(|f| module_of(src, f)).collect();
-    let mut g = Graph { uses: BTreeMap::new(), up: BTreeMap::new() };
     // Unit-test modules (`tests.rs`) read what they test, wherever it is.
-    for file in files.iter().filter(|f| !f.ends_with("tests.rs")) {
-        let module = module_of(src, file);
-        let text = std::fs::read_to_string(file).unwrap();
-        let uses = g.uses.entry(module.clone()).or_default();
-        // Unit tests (`#[cfg(test)] mod tests` at the end of a file) see their parent's items.
-        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-        for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+    let files: Vec<PathBuf> = rust_files(src).into_iter().filter(|f| !f.ends_with("tests.rs")).collect();
+    let known: BTreeSet<Module> = files.iter().map(|f| module_of(src, f)).collect();
+    // Unit tests (`#[cfg(test)] mod tests` at the end of a file) see their parent's items.
+    let code: Vec<(Module, String)> = files
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            (module_of(src, f), text.split("#[cfg(test)]").next().unwrap_or_default().to_string())
+        })
+        .collect();
+    let defined = definitions(&code);
+    let mut g = Graph { uses: BTreeMap::new(), up: BTreeMap::new() };
+    let add = |g: &mut Graph, module: &Module, target: Module| {
+        if target == *module {
+        } else if is_ancestor(&target, module) {
+            g.up.entry(module.clone()).or_default().insert(target);
+        } else {
+            g.uses.entry(module.clone()).or_default().insert(target);
+        }
+    };
+    for (module, text) in &code {
+        g.uses.entry(module.clone()).or_default();
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect();
+        for line in &lines {
             for path in paths_in(line) {
-                let target = resolve(&path, &module, &known);
-                if target == module {
-                    continue;
-                }
-                if is_ancestor(&target, &module) {
-                    g.up.entry(module.clone()).or_default().insert(target);
-                } else {
-                    uses.insert(target);
+                add(&mut g, module, resolve(&path, module, &known));
+            }
+        }
+        // A glob import (`use super::*`, `use crate::*`, `use child::*`) brings in what its
+        // module defines and what that module glob-imports in turn: each such name the file
+        // uses is an import of the module defining it.
+        let own = &defined.1[module];
+        let joined = lines.join("\n");
+        let used = words(&joined);
+        for target in globs(&lines, module, &known) {
+            for (name, owner) in visible(&target, &code, &defined, &known, &mut BTreeSet::new()) {
+                if used.contains(name.as_str()) && !own.contains(&name) {
+                    add(&mut g, module, owner);
                 }
             }
         }
     }
     g
+}
+
+/// The modules of this crate that `lines` (module `module`'s code) glob-import: `use super::*`,
+/// `use crate::x::*`, `use self::x::*`, `use child::*`.
+fn globs(lines: &[&str], module: &str, known: &BTreeSet<Module>) -> Vec<Module> {
+    let mut out = Vec::new();
+    for line in lines {
+        let line = line.trim();
+        let Some(path) = line.strip_prefix("pub use ").or_else(|| line.strip_prefix("use ")) else { continue };
+        let Some(path) = path.strip_suffix("::*;") else { continue };
+        let mut segs: Vec<String> = path.split("::").map(str::to_string).collect();
+        let within = |m: &str, seg: &str| if m.is_empty() { seg.to_string() } else { format!("{m}::{seg}") };
+        if segs[0] == "self" {
+            segs[0] = module.to_string();
+        } else if !matches!(segs[0].as_str(), "crate" | "super") {
+            if !known.contains(&within(module, &segs[0])) {
+                continue; // another crate's glob
+            }
+            segs.insert(0, "self".to_string());
+            segs[0] = module.to_string();
+        }
+        let target = match segs[0].as_str() {
+            "crate" | "super" => resolve(&segs, module, known),
+            _ => segs[1..].iter().fold(segs[0].clone(), |m, seg| within(&m, seg)),
+        };
+        if known.contains(&target) || target.is_empty() {
+            out.push(target);
+        }
+    }
+    out
+}
+
+/// Every name module `target` makes visible to a glob import of it: its own items, and those
+/// of the modules it glob-imports, each with the module defining it.
+fn visible(
+    target: &str,
+    code: &[(Module, String)],
+    defined: &Definitions,
+    known: &BTreeSet<Module>,
+    seen: &mut BTreeSet<Module>,
+) -> Vec<(String, Module)> {
+    if !seen.insert(target.to_string()) {
+        return Vec::new();
+    }
+    let mut out: Vec<(String, Module)> =
+        defined.1.get(target).into_iter().flatten().map(|n| (n.clone(), target.to_string())).collect();
+    if let Some((_, text)) = code.iter().find(|(m, _)| m == target) {
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect();
+        for inner in globs(&lines, target, known) {
+            out.extend(visible(&inner, code, defined, known, seen));
+        }
+    }
+    out
+}
+
+/// The items each module defines at its top level (functions, types, traits, constants,
+/// statics, macros): by name, the modules defining it; by module, its names.
+type Definitions = (BTreeMap<String, BTreeSet<Module>>, BTreeMap<Module, BTreeSet<String>>);
+
+fn definitions(code: &[(Module, String)]) -> Definitions {
+    let mut by_name: BTreeMap<String, BTreeSet<Module>> = BTreeMap::new();
+    let mut by_module: BTreeMap<Module, BTreeSet<String>> = BTreeMap::new();
+    for (module, text) in code {
+        let names = by_module.entry(module.clone()).or_default();
+        for line in text.lines() {
+            // Top-level items only: an indented one is a method or a nested item.
+            let mut rest = line;
+            for prefix in ["pub(crate) ", "pub(super) ", "pub ", "async ", "const ", "unsafe "] {
+                rest = rest.strip_prefix(prefix).unwrap_or(rest);
+            }
+            let name = ["fn ", "struct ", "enum ", "trait ", "type ", "const ", "static ", "macro_rules! "]
+                .iter()
+                .find_map(|k| rest.strip_prefix(k))
+                .map(|r| r.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>());
+            if let Some(name) = name.filter(|n| !n.is_empty()) {
+                names.insert(name.clone());
+                by_name.entry(name).or_default().insert(module.clone());
+            }
+        }
+    }
+    (by_name, by_module)
+}
+
+/// The names `code` refers to, string literals left out: a type or constant (capitalised)
+/// wherever it stands, a function or macro where it is called (`name(`, `name!`), not a method
+/// (`.name(`) nor a local binding of the same spelling.
+fn words(code: &str) -> BTreeSet<&str> {
+    let mut out = BTreeSet::new();
+    let mut in_string = false;
+    let mut start = None;
+    let mut prev = ' ';
+    let bytes = code.as_bytes();
+    for (i, c) in code.char_indices().chain(std::iter::once((code.len(), ' '))) {
+        if c == '"' && prev != '\\' {
+            in_string = !in_string;
+        }
+        let ident = !in_string && (c.is_alphanumeric() || c == '_');
+        match (ident, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                let word = &code[s..i];
+                let method = s > 0 && bytes[s - 1] == b'.';
+                let called = matches!(c, '(' | '!');
+                if word.starts_with(|c: char| c.is_ascii_uppercase()) || (called && !method) {
+                    out.insert(word);
+                }
+                start = None;
+            }
+            _ => {}
+        }
+        prev = c;
+    }
+    out
 }
 
 /// Every circle among the modules: each as `a -> b -> a`.
@@ -249,6 +383,12 @@ fn the_checks_see_a_circle_and_an_arrow_up() {
     ]
     .into();
     assert_eq!(cycles(&uses), ["a -> b -> a", "b -> a -> b"]);
+    // Through a glob: the names a file calls or names as types, not its locals or methods.
+    let seen: Vec<&str> = words("let token = x; check(1); Kind::new(); s.method(); m!(\"f(\")").into_iter().collect();
+    assert_eq!(seen, ["Kind", "check", "m", "new"]);
+    let known: BTreeSet<Module> = ["a", "a::b", "c"].iter().map(|s| s.to_string()).collect();
+    let lines = ["use super::*;", "use crate::c::*;", "use b::*;", "use std::collections::*;"];
+    assert_eq!(globs(&lines, "a", &known), ["", "c", "a::b"]);
 }
 
 /// The workspace's crates by package name: each one's manifest, read.

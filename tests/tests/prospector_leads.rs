@@ -154,9 +154,15 @@ on_both_backends!(list_filters_sorting_pagination_and_validation, |server| {
     assert!(a.windows(2).all(|w| w[0] <= w[1]), "{a:?}");
     let (s, by_posted) = get("?sort=-posted_at&per_page=100").await;
     assert_eq!(s, 200);
-    let posted: Vec<&str> =
-        by_posted["data"].as_array().unwrap().iter().filter_map(|l| l["posted_at"].as_str()).collect();
-    assert!(posted.windows(2).all(|w| w[0] >= w[1]), "newest first");
+    // Compared as instants, not as text: RFC 3339 leaves out a fraction of zero.
+    let posted: Vec<chrono::DateTime<chrono::FixedOffset>> = by_posted["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l["posted_at"].as_str())
+        .map(|t| chrono::DateTime::parse_from_rfc3339(t).unwrap())
+        .collect();
+    assert!(posted.windows(2).all(|w| w[0] >= w[1]), "newest first: {posted:?}");
     assert_eq!(get("?sort=-budget").await.0, 200);
     let (_, p1) = get("?per_page=7&page=1").await;
     let (_, p2) = get("?per_page=7&page=2").await;

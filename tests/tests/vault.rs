@@ -360,7 +360,11 @@ on_both_backends!(every_operation_is_audited_allowed_or_denied, |server| {
     assert_eq!(stored["auth_method"], "jwt");
     assert!(!stored["request_id"].as_str().unwrap().is_empty());
     // Newest first.
-    let times: Vec<&str> = rows.iter().map(|r| r["occurred_at"].as_str().unwrap()).collect();
+    // Compared as instants: RFC 3339 leaves out a fraction of zero (`…:33Z` after `…:33.004Z`).
+    let times: Vec<chrono::DateTime<chrono::FixedOffset>> = rows
+        .iter()
+        .map(|r| chrono::DateTime::parse_from_rfc3339(r["occurred_at"].as_str().unwrap()).unwrap())
+        .collect();
     assert!(times.windows(2).all(|w| w[0] >= w[1]), "newest first: {times:?}");
 });
 

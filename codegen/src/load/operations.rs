@@ -488,23 +488,6 @@ pub(super) fn check_status(
     }
 }
 
-/// Error role `role` points at `code`, which the catalog declares with `status`.
-pub(super) fn check_role(c: &mut Collector, spec: &Spec, role: &str, code: &str, status: u16) {
-    match spec.errors.get(code) {
-        None => c.push(
-            format!("[error_roles] {role}"),
-            format!("undeclared error code `{code}`"),
-            format!("declare [errors.\"{code}\"] with status {status}"),
-        ),
-        Some(e) if e.status != status => c.push(
-            format!("[error_roles] {role}"),
-            format!("`{code}` answers HTTP {} but this role needs {status}", e.status),
-            format!("point the role at a code with status {status}"),
-        ),
-        Some(_) => {}
-    }
-}
-
 pub(super) fn check_conditional(
     c: &mut Collector,
     place: &str,

@@ -292,3 +292,20 @@ pub(super) fn check_errors(c: &mut Collector, spec: &Spec) {
 pub(super) fn scope_names(spec: &Spec) -> String {
     spec.security.scopes.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
 }
+
+/// Error role `role` points at `code`, which the catalog declares with `status`.
+pub(super) fn check_role(c: &mut Collector, spec: &Spec, role: &str, code: &str, status: u16) {
+    match spec.errors.get(code) {
+        None => c.push(
+            format!("[error_roles] {role}"),
+            format!("undeclared error code `{code}`"),
+            format!("declare [errors.\"{code}\"] with status {status}"),
+        ),
+        Some(e) if e.status != status => c.push(
+            format!("[error_roles] {role}"),
+            format!("`{code}` answers HTTP {} but this role needs {status}", e.status),
+            format!("point the role at a code with status {status}"),
+        ),
+        Some(_) => {}
+    }
+}

@@ -76,7 +76,8 @@ pub fn document(api: &Api) -> Value {
         "OAuth 2.1 bearer tokens (JWT or personal access token). Scopes form a strict hierarchy: a higher tier satisfies every lower one.",
     ));
     let mut components = ComponentsBuilder::new().security_scheme("oauth2", oauth);
-    for (name, schema) in component_schemas(api) {
+    // The models' schemas, then the error bodies' (`errors.rs`).
+    for (name, schema) in component_schemas(api).into_iter().chain(error_schemas(api)) {
         components = components.schema(name, schema);
     }
     let mut info_ext = ExtensionsBuilder::new().add(

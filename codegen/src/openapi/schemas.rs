@@ -397,7 +397,8 @@ pub(super) fn input_models(api: &Api) -> Vec<&str> {
     api.operations.iter().filter_map(|o| o.def.input.as_deref()).collect()
 }
 
-/// Every component schema, in a stable order: enums, models, envelopes, errors.
+/// Every component schema of the models, in a stable order: enums, models, envelopes (the error
+/// bodies' follow them in the document: `errors::error_schemas`).
 pub(super) fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
     let mut out: Vec<(String, RefOr<Schema>)> = Vec::new();
     for (name, e) in &api.spec.enums {
@@ -546,7 +547,6 @@ pub(super) fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
         ))
     };
     if api.spec.wire.success == SuccessFormat::Bare {
-        out.extend(error_schemas(api));
         return out;
     }
     out.push((
@@ -564,6 +564,5 @@ pub(super) fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
                 .build(),
         )),
     ));
-    out.extend(error_schemas(api));
     out
 }
