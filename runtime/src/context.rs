@@ -58,11 +58,6 @@ impl Context {
         self.targets.push(id.into());
     }
 
-    /// The operation's fault `what` met `cause` ([`crate::fault`], the log naming the operation).
-    pub fn fault<E: InternalError>(&self, what: &str, cause: impl std::fmt::Display + 'static) -> E {
-        crate::fault(self.op.id, what, cause)
-    }
-
     /// Runs `then` once the call has succeeded and its change is committed (for example, to wake
     /// what watches the data it changed); never when it fails or rolls back.
     pub fn on_commit(&mut self, then: impl FnOnce() + Send + 'static) {

@@ -153,11 +153,10 @@ fn graph(src: &Path) -> Graph {
     let mut g = Graph { uses: BTreeMap::new(), up: BTreeMap::new() };
     let add = |g: &mut Graph, module: &Module, target: Module| {
         if target == *module {
-        } else if is_ancestor(&target, module) {
-            g.up.entry(module.clone()).or_default().insert(target);
-        } else {
-            g.uses.entry(module.clone()).or_default().insert(target);
+            return;
         }
+        let edges = if is_ancestor(&target, module) { &mut g.up } else { &mut g.uses };
+        edges.entry(module.clone()).or_default().insert(target);
     };
     for (module, text) in &code {
         g.uses.entry(module.clone()).or_default();
@@ -192,20 +191,18 @@ fn globs(lines: &[&str], module: &str, known: &BTreeSet<Module>) -> Vec<Module> 
         let line = line.trim();
         let Some(path) = line.strip_prefix("pub use ").or_else(|| line.strip_prefix("use ")) else { continue };
         let Some(path) = path.strip_suffix("::*;") else { continue };
-        let mut segs: Vec<String> = path.split("::").map(str::to_string).collect();
+        let segs: Vec<String> = path.split("::").map(str::to_string).collect();
         let within = |m: &str, seg: &str| if m.is_empty() { seg.to_string() } else { format!("{m}::{seg}") };
-        if segs[0] == "self" {
-            segs[0] = module.to_string();
-        } else if !matches!(segs[0].as_str(), "crate" | "super") {
-            if !known.contains(&within(module, &segs[0])) {
-                continue; // another crate's glob
-            }
-            segs.insert(0, "self".to_string());
-            segs[0] = module.to_string();
-        }
         let target = match segs[0].as_str() {
             "crate" | "super" => resolve(&segs, module, known),
-            _ => segs[1..].iter().fold(segs[0].clone(), |m, seg| within(&m, seg)),
+            // `self::x` and `x` (a child module) are both relative to this module.
+            first => {
+                let relative = if first == "self" { &segs[1..] } else { &segs[..] };
+                if first != "self" && !known.contains(&within(module, first)) {
+                    continue; // another crate's glob
+                }
+                relative.iter().fold(module.to_string(), |m, seg| within(&m, seg))
+            }
         };
         if known.contains(&target) || target.is_empty() {
             out.push(target);

@@ -30,7 +30,11 @@ pub fn new_service_from(root: &Path, name: &str, from: Option<&str>) -> Result<C
     let module = format!("{}::{name}", api_crate.replace('-', "_"));
     let service =
         scaffold::service(name, &crate_name, "../spec.schema.json", &module, from).map_err(anyhow::Error::msg)?;
-    for dir in [root.join("services").join(name), root.join("spec").join(name), root.join("generated").join(name)] {
+    for dir in [
+        root.join("services").join(name),
+        root.join(crate::SPEC_DIR).join(name),
+        root.join(crate::GENERATED_DIR).join(name),
+    ] {
         if dir.exists() {
             bail!("{} already exists", dir.display());
         }
