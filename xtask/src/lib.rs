@@ -1,6 +1,7 @@
 //! Developer tasks behind `cargo xtask`: regenerate every service's API crate from its spec
 //! (`spec/NAME/` → `generated/NAME/`), or check that it is up to date.
 
+pub mod import_corpus;
 pub mod new_service;
 pub mod sdk;
 

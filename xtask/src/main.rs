@@ -21,6 +21,11 @@ const USAGE: &str = "usage: cargo xtask generate [--check]
   sdk [--out DIR] [rust|python|typescript]...
                     generate client SDKs of the vault and the prospector from their generated/NAME/openapi/ (default: all
                     three languages into target/sdk/)
+  import-corpus [--every N] [--no-github] [--only TEXT] [--timeout SECONDS] [--out FILE] [--min-exact SHARE]
+                    import every API of the public OpenAPI directory and GitHub's description
+                    (pinned npm packages, installed under target/corpus), generate each and compare
+                    its operations with the source's; prints the shares and what still fails,
+                    worst first (--every N: every Nth API only)
   bench [POSTGRES_URL]
                     axum hello-world, the hand-written reference (xtask/bench/reference) and the
                     generated vault routes in one run, with their ratios; then three runs against
@@ -122,6 +127,11 @@ fn main() -> ExitCode {
             true
         }),
         ["sdk", rest @ ..] => sdk(&root, rest),
+        ["import-corpus", "--one", file] => xtask::import_corpus::one(file.as_ref()).map(|result| {
+            println!("{result}");
+            true
+        }),
+        ["import-corpus", rest @ ..] => import_corpus(&root, rest),
         ["bench", rest @ ..] => std::process::Command::new("bash")
             .arg(root.join("xtask/bench/bench.sh"))
             .args(rest.iter().copied())
@@ -141,6 +151,32 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `cargo xtask import-corpus [OPTIONS]`.
+fn import_corpus(root: &std::path::Path, args: &[&str]) -> anyhow::Result<bool> {
+    let mut run = xtask::import_corpus::Run {
+        every: 1,
+        github: true,
+        only: None,
+        timeout: std::time::Duration::from_secs(600),
+        out: None,
+        min_exact: None,
+    };
+    let mut args = args.iter().copied();
+    while let Some(flag) = args.next() {
+        let mut value = || args.next().ok_or_else(|| anyhow::anyhow!("{flag} needs a value"));
+        match flag {
+            "--every" => run.every = value()?.parse::<usize>()?.max(1),
+            "--no-github" => run.github = false,
+            "--only" => run.only = Some(value()?.to_string()),
+            "--timeout" => run.timeout = std::time::Duration::from_secs(value()?.parse()?),
+            "--out" => run.out = Some(value()?.into()),
+            "--min-exact" => run.min_exact = Some(value()?.parse()?),
+            other => anyhow::bail!("import-corpus: unknown option {other}"),
+        }
+    }
+    xtask::import_corpus::run(root, &run)
 }
 
 /// `new-service NAME [--from OPENAPI_FILE [--allow-partial]]`.

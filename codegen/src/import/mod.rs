@@ -7,6 +7,7 @@
 //! are bare, as the document's are. What the spec language cannot say yet is reported, and the
 //! operation that needs it is left out, so what is imported serves exactly what it documents.
 
+mod journal;
 mod operation;
 mod recognise;
 mod responses;
@@ -23,6 +24,7 @@ use crate::spec::{
     EnumDef, ErrorDef, FieldDef, Method, ModelDef, Pagination, ScopeDef, Security, Service, Spec, SuccessFormat,
     TagDef, Wire,
 };
+use journal::Journaled;
 use recognise::*;
 use responses::*;
 use schema::*;
@@ -173,15 +175,17 @@ pub fn parse(text: &str) -> Result<Value, ImportError> {
 pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
     let mut cx = Cx {
         doc,
-        models: IndexMap::new(),
-        enums: IndexMap::new(),
-        unions: IndexMap::new(),
+        models: Journaled::default(),
+        enums: Journaled::default(),
+        unions: Journaled::default(),
         pagination: None,
         rate_limit_headers: false,
         envelope: false,
         catalog: None,
-        names: BTreeMap::new(),
-        taken: BTreeSet::new(),
+        names: Journaled::default(),
+        taken: Journaled::default(),
+        next: Journaled::default(),
+        failed: BTreeMap::new(),
     };
     cx.envelope = success_envelope(&cx, doc);
     cx.catalog = catalog(&cx, doc);
@@ -206,7 +210,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
             let id = operation_id(op, method, path, &mut ids);
             let label = format!("{} {path}", method.as_str());
             // What a left-out operation made (its models, enums, codes, scopes) goes with it.
-            let saved = (cx.models.clone(), cx.enums.clone(), cx.unions.clone(), cx.names.clone(), cx.taken.clone());
+            cx.checkpoint();
             let (saved_errors, saved_scopes) = (errors.clone(), scopes.clone());
             let mut ox = OpCx::new(&mut cx);
             let built = ox.operation(&id, method, path, item, op, &pointer, options, &mut scopes, &mut errors);
@@ -218,7 +222,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
                 }
                 _ => {
                     let drops = std::mem::take(&mut ox.drops);
-                    (cx.models, cx.enums, cx.unions, cx.names, cx.taken) = saved;
+                    cx.rollback();
                     (errors, scopes) = (saved_errors, saved_scopes);
                     Outcome::NotImported(drops)
                 }
@@ -306,9 +310,9 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
             errors: error_format,
             problem_types,
         },
-        enums: cx.enums,
-        models: cx.models,
-        unions: cx.unions,
+        enums: cx.enums.into_inner(),
+        models: cx.models.into_inner(),
+        unions: cx.unions.into_inner(),
         operations,
         webhooks,
     };
@@ -440,9 +444,9 @@ fn operation_id(op: &Value, method: Method, path: &str, taken: &mut BTreeSet<Str
 /// The document and what has been imported of its schemas so far.
 struct Cx<'a> {
     doc: &'a Value,
-    models: IndexMap<String, ModelDef>,
-    enums: IndexMap<String, EnumDef>,
-    unions: IndexMap<String, crate::spec::UnionDef>,
+    models: Journaled<ModelDef>,
+    enums: Journaled<EnumDef>,
+    unions: Journaled<crate::spec::UnionDef>,
     /// The page rules of the first paginated operation.
     pagination: Option<Pagination>,
     /// Some answer shows rate-limit headers.
@@ -453,9 +457,14 @@ struct Cx<'a> {
     /// writes them (`` `not_found`: No such note. ``).
     catalog: Option<(IndexMap<String, ErrorDef>, crate::spec::ErrorRoles)>,
     /// Component schema name → the spec name given to it.
-    names: BTreeMap<String, String>,
+    names: Journaled<String>,
     /// Every model and enum name given.
-    taken: BTreeSet<String>,
+    taken: Journaled<()>,
+    /// Per base name, the next number to try for a fresh one (`Body7`).
+    next: Journaled<usize>,
+    /// Component schemas that could not be imported, with why (not taken back with an
+    /// operation: why a schema cannot be said does not depend on who uses it).
+    failed: BTreeMap<String, Vec<(String, String)>>,
 }
 
 impl Cx<'_> {
@@ -466,13 +475,36 @@ impl Cx<'_> {
             base = format!("T{base}");
         }
         let mut name = base.clone();
-        let mut n = 2;
-        while self.taken.contains(&name) {
+        let mut n = self.next.get(&base).copied().unwrap_or(2);
+        while self.taken.contains_key(&name) {
             name = format!("{base}{n}");
             n += 1;
         }
-        self.taken.insert(name.clone());
+        if name != base {
+            self.next.insert(base, n);
+        }
+        self.taken.insert(name.clone(), ());
         name
+    }
+
+    /// What the maps hold now stays (an operation was imported).
+    fn checkpoint(&mut self) {
+        self.models.checkpoint();
+        self.enums.checkpoint();
+        self.unions.checkpoint();
+        self.names.checkpoint();
+        self.taken.checkpoint();
+        self.next.checkpoint();
+    }
+
+    /// Everything since the last checkpoint goes (an operation was left out).
+    fn rollback(&mut self) {
+        self.models.rollback();
+        self.enums.rollback();
+        self.unions.rollback();
+        self.names.rollback();
+        self.taken.rollback();
+        self.next.rollback();
     }
 
     /// Follows a local `$ref` (`#/components/...`).

@@ -250,6 +250,22 @@ impl OpCx<'_, '_> {
         if let Some(done) = self.cx.names.get(name) {
             return Some(done.clone());
         }
+        // A schema that could not be imported once cannot be the next time either: its reasons
+        // are given again without reading it again (a large document's shared schemas are used
+        // by thousands of operations).
+        if let Some(why) = self.cx.failed.get(name) {
+            self.drops.extend(why.iter().cloned());
+            return None;
+        }
+        let before = self.drops.len();
+        let made = self.component_anew(name, schema);
+        if made.is_none() && self.drops.len() > before {
+            self.cx.failed.insert(name.to_string(), self.drops[before..].to_vec());
+        }
+        made
+    }
+
+    fn component_anew(&mut self, name: &str, schema: &Value) -> Option<String> {
         let ours = self.cx.fresh(name);
         if ours != name {
             self.notes.push(format!("schema `{name}` is the model `{ours}`"));
@@ -288,7 +304,7 @@ impl OpCx<'_, '_> {
                 Some(ours)
             }
             None => {
-                self.cx.models.shift_remove(&ours);
+                self.cx.models.remove(&ours);
                 self.cx.names.remove(name);
                 None
             }
@@ -483,7 +499,7 @@ impl OpCx<'_, '_> {
         {
             return Some(name.to_string());
         }
-        self.cx.taken.insert(name.to_string());
+        self.cx.taken.insert(name.to_string(), ());
         let values = list.iter().map(|v| EnumValue { name: v.to_string(), description: String::new() }).collect();
         self.cx.enums.insert(
             name.to_string(),

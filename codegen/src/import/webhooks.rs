@@ -23,7 +23,7 @@ pub(super) fn import_webhooks(
     };
     for (event, item) in &hooks {
         let at = format!("/{key}/{}", escape(event));
-        let saved = (cx.models.clone(), cx.enums.clone(), cx.unions.clone(), cx.names.clone(), cx.taken.clone());
+        cx.checkpoint();
         let mut ox = OpCx::new(cx);
         let built = ox.webhook(event, item, &at);
         let mut id = event.clone();
@@ -35,7 +35,7 @@ pub(super) fn import_webhooks(
             }
             _ => {
                 let drops = std::mem::take(&mut ox.drops);
-                (cx.models, cx.enums, cx.unions, cx.names, cx.taken) = saved;
+                cx.rollback();
                 Outcome::NotImported(drops)
             }
         };
