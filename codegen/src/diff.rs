@@ -221,14 +221,14 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
                     Kind::Breaking,
                     "deprecated-operation-removed",
                     place,
-                    format!("was removed (deprecated since {})", d.since),
+                    format!("was removed (deprecated{})", d.since_words()),
                 ),
                 (None, None) => c.push(Kind::Breaking, "operation-removed", place, "was removed"),
             }
             continue;
         };
         if let (None, Some(d)) = (&old_op.def.deprecated, &new_op.def.deprecated) {
-            c.push(Kind::Compatible, "operation-deprecated", &place, format!("was deprecated since {}", d.since));
+            c.push(Kind::Compatible, "operation-deprecated", &place, format!("was deprecated{}", d.since_words()));
         }
         if (old_op.method(), &old_op.def.path) != (new_op.method(), &new_op.def.path) {
             c.push(

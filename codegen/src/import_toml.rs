@@ -37,9 +37,17 @@ fn key(k: &str) -> String {
     }
 }
 
-/// A number as TOML writes it (integers without `.0`).
+/// A number as TOML writes it: integers without `.0`; a whole number too large for an exact
+/// integer with an exponent (`-9.223372036854776e18`), which TOML reads as the float it is
+/// (written out in digits, it would read as an integer beyond 64 bits).
 fn number(n: f64) -> String {
-    if n.fract() == 0.0 && n.abs() < 9.0e15 { format!("{}", n as i64) } else { n.to_string() }
+    if n.fract() == 0.0 && n.abs() < 9.0e15 {
+        format!("{}", n as i64)
+    } else if n.fract() == 0.0 {
+        format!("{n:e}")
+    } else {
+        n.to_string()
+    }
 }
 
 /// One field as an inline table.
@@ -174,9 +182,17 @@ fn operation(out: &mut String, op: &OperationDef) {
         let _ = writeln!(out, "no_store = true");
     }
     if let Some(d) = &op.deprecated {
-        let sunset = d.sunset.as_deref().map(|x| format!(", sunset = {}", s(x))).unwrap_or_default();
-        let instead = if d.instead.is_empty() { String::new() } else { format!(", instead = {}", s(&d.instead)) };
-        let _ = writeln!(out, "deprecated = {{ since = {}{sunset}{instead} }}", s(&d.since));
+        let mut parts: Vec<String> = Vec::new();
+        parts.extend(d.since.as_deref().map(|x| format!("since = {}", s(x))));
+        parts.extend(d.sunset.as_deref().map(|x| format!("sunset = {}", s(x))));
+        if !d.instead.is_empty() {
+            parts.push(format!("instead = {}", s(&d.instead)));
+        }
+        if parts.is_empty() {
+            let _ = writeln!(out, "deprecated = true");
+        } else {
+            let _ = writeln!(out, "deprecated = {{ {} }}", parts.join(", "));
+        }
     }
     if let Some(status) = op.status {
         let _ = writeln!(out, "status = {status}");
@@ -322,4 +338,17 @@ pub fn write(spec: &Spec) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_number_reads_back_as_itself() {
+        for n in [0.0, -3.0, 1.5, 9.2e15, -9.223372036854776e18, 1.0e300, 1.0e-9] {
+            let text = format!("x = {}", super::number(n));
+            let v: toml::Value = toml::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let back = v["x"].as_float().or(v["x"].as_integer().map(|i| i as f64)).unwrap();
+            assert_eq!(back, n, "{text}");
+        }
+    }
 }

@@ -20,7 +20,7 @@ pub mod rust;
 pub mod scaffold;
 pub mod spec;
 
-pub use load::{SpecError, SpecErrors, load};
+pub use load::{Place, SpecError, SpecErrors, load};
 
 /// One emitted file: its path relative to the output crate's folder and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]

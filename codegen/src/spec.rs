@@ -733,18 +733,61 @@ impl FieldDef {
     }
 }
 
-/// When and why an operation was deprecated.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+/// When and why an operation was deprecated: `deprecated = { since = "2026-11-26", … }`, or
+/// `deprecated = true` where the day is not known (many documents mark an operation deprecated
+/// without one: the documents say so, and no `Deprecation` header is sent, which needs a date).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Deprecated {
     /// The day it was deprecated (`2026-11-26`); the `Deprecation` header's date.
-    pub since: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
     /// The day after which it may be removed (`2027-05-31`); the `Sunset` header's date.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sunset: Option<String>,
     /// What to use instead (Markdown), added to the operation's description.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub instead: String,
+}
+
+impl Deprecated {
+    /// ` since 2026-11-26`, or nothing on no known day: what a sentence about it adds.
+    pub fn since_words(&self) -> String {
+        self.since.as_deref().map(|d| format!(" since {d}")).unwrap_or_default()
+    }
+}
+
+/// How `deprecated` is written, for the schema.
+#[derive(JsonSchema)]
+#[allow(dead_code, reason = "describes the TOML for spec.schema.json; never built")]
+#[serde(untagged)]
+enum DeprecatedForm {
+    /// `true`: deprecated, on no known day.
+    Flag(bool),
+    /// The day, the sunset and what to use instead.
+    Table(Deprecated),
+}
+
+/// Reads `deprecated = true` or `deprecated = { since = … }`, keeping the table's own messages.
+fn deprecated_in_either_form<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Deprecated>, D::Error> {
+    struct Visitor;
+    impl<'de> serde::de::Visitor<'de> for Visitor {
+        type Value = Option<Deprecated>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("`true`, or a table with `since`, `sunset` and `instead`")
+        }
+        fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Self::Value, E> {
+            if v {
+                Ok(Some(Deprecated::default()))
+            } else {
+                Err(E::custom("write `deprecated = true`, or leave it out"))
+            }
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            Deprecated::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Some)
+        }
+    }
+    d.deserialize_any(Visitor)
 }
 
 /// HTTP method of an operation: the one definition, in `support`.
@@ -889,8 +932,10 @@ pub struct OperationDef {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub audit_targets: Vec<String>,
     /// The operation is deprecated: the documents say so, and every answer carries a
-    /// `Deprecation` header (RFC 9745) and, with a sunset, a `Sunset` header (RFC 8594).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `Deprecation` header (RFC 9745) when it gives the day and, with a sunset, a `Sunset`
+    /// header (RFC 8594).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "deprecated_in_either_form")]
+    #[schemars(with = "Option<DeprecatedForm>")]
     pub deprecated: Option<Deprecated>,
     /// Conditional requests (RFC 9110 section 13). On a `GET`, `true`: the answer carries an
     /// `ETag` (a digest of the output) and `If-None-Match` with the current tag is answered

@@ -25,7 +25,7 @@ fn a_deprecated_operation_carries_its_headers_and_the_documents_mark_it() {
     let squeezed: String = table.text.split_whitespace().collect();
     assert!(
         squeezed.contains(
-            "deprecation:Some(&support::Deprecation{deprecation:\"@1795651200\",sunset:Some(\"Tue,01Jun202700:00:00GMT\"),},),"
+            "deprecation:Some(&support::Deprecation{deprecation:Some(\"@1795651200\"),sunset:Some(\"Tue,01Jun202700:00:00GMT\"),},),"
         ),
         "{}",
         table.text
@@ -48,6 +48,33 @@ fn a_deprecated_operation_carries_its_headers_and_the_documents_mark_it() {
         let done = list["parameters"].as_array().unwrap().iter().find(|p| p["name"] == "done").unwrap();
         assert_eq!(done["deprecated"], true, "{path}");
     }
+}
+
+#[test]
+fn a_deprecation_without_a_day_marks_the_documents_and_sends_no_header() {
+    let spec = TODOS.replacen(GET, "get_todo = { deprecated = true, route = \"GET /todos/{id}\",", 1);
+    let files = generated(&spec);
+    let table = files.iter().find(|f| f.path.ends_with("operations.rs")).unwrap();
+    let squeezed: String = table.text.split_whitespace().collect();
+    assert!(
+        squeezed.contains("deprecation:Some(&support::Deprecation{deprecation:None,sunset:None,},),"),
+        "{}",
+        table.text
+    );
+    for path in ["openapi/todos.json", "openapi/todos.3.0.json"] {
+        let doc: Value = serde_json::from_str(&files.iter().find(|f| f.path == path).unwrap().text).unwrap();
+        let op = &doc["paths"]["/todos/{id}"]["get"];
+        assert_eq!(op["deprecated"], true, "{path}");
+        assert!(op["description"].as_str().unwrap().ends_with("**Deprecated**."), "{}", op["description"]);
+        assert!(op["responses"]["200"]["headers"]["Deprecation"].is_null(), "{path}: no day, no header");
+    }
+    let refused = codegen::load("todos.toml", &spec.replace("deprecated = true", "deprecated = false"));
+    assert!(refused.expect_err("refused").to_string().contains("write `deprecated = true`, or leave it out"));
+    // The contract diff names no day it does not have.
+    let load = |text: &str| vec![codegen::load("todos.toml", text).unwrap_or_else(|e| panic!("{e}"))];
+    let changes: Vec<String> =
+        codegen::diff::compare(&load(TODOS), &load(&spec)).changes.iter().map(ToString::to_string).collect();
+    assert_eq!(changes, ["compatible: todos: operation `get_todo`: was deprecated [operation-deprecated]"]);
 }
 
 #[test]

@@ -193,7 +193,8 @@ fn generate_reports_every_problem_of_every_spec_and_emits_nothing() {
         Ok(files) => panic!("expected generate to fail, but it emitted {} files", files.len()),
         Err(e) => e,
     };
-    let places: Vec<(&str, &str)> = errors.0.iter().map(|e| (e.file.as_str(), e.place.as_str())).collect();
+    let places: Vec<(String, String)> = errors.0.iter().map(|e| (e.file.clone(), e.place.to_string())).collect();
+    let places: Vec<(&str, &str)> = places.iter().map(|(f, p)| (f.as_str(), p.as_str())).collect();
     assert_eq!(
         places,
         [

@@ -32,7 +32,7 @@ impl Run<'_> {
     /// others carry neither.
     pub(super) fn deprecation_headers(op: &Op, a: &Answer) -> Result<(), String> {
         let (deprecation, sunset) = match &op.deprecation {
-            Some((d, s)) => (Some(d.as_str()), s.as_deref()),
+            Some((d, s)) => (d.as_deref(), s.as_deref()),
             None => (None, None),
         };
         for (name, want) in [("deprecation", deprecation), ("sunset", sunset)] {

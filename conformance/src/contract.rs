@@ -88,7 +88,7 @@ pub struct Op {
     /// Whether it counts against the caller's plan.
     pub rate_limited: bool,
     /// When deprecated: the `Deprecation` and `Sunset` headers every answer of it carries.
-    pub deprecation: Option<(String, Option<String>)>,
+    pub deprecation: Option<(Option<String>, Option<String>)>,
 }
 
 pub(super) fn parse_json(text: &str, what: &str) -> anyhow::Result<Value> {
@@ -140,7 +140,9 @@ impl Contract {
                             tool: op.tool.map(Into::into),
                             has_body: op.has_body,
                             rate_limited: op.rate_limited,
-                            deprecation: op.deprecation.map(|d| (d.deprecation.into(), d.sunset.map(Into::into))),
+                            deprecation: op
+                                .deprecation
+                                .map(|d| (d.deprecation.map(Into::into), d.sunset.map(Into::into))),
                         })
                         .collect(),
                 })

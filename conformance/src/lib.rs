@@ -192,7 +192,7 @@ mod tests {
             tool: None,
             has_body: false,
             rate_limited: false,
-            deprecation: deprecation.map(|(d, s)| (d.into(), s.map(Into::into))),
+            deprecation: deprecation.map(|(d, s)| (Some(d.into()), s.map(Into::into))),
         };
         let answer = |headers: &[(&'static str, &'static str)]| Answer {
             status: 401,

@@ -198,8 +198,9 @@ pub struct ErrorInfo {
 /// The headers of a deprecated operation's answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Deprecation {
-    /// `Deprecation` (RFC 9745): `@` and the Unix time it was deprecated.
-    pub deprecation: &'static str,
+    /// `Deprecation` (RFC 9745): `@` and the Unix time it was deprecated; none where the spec
+    /// gives no day (the header needs one; the documents still mark the operation).
+    pub deprecation: Option<&'static str>,
     /// `Sunset` (RFC 8594): the HTTP-date from which it may be removed.
     pub sunset: Option<&'static str>,
 }
@@ -208,7 +209,9 @@ impl Deprecation {
     /// Puts the headers on an answer.
     pub fn mark(&self, resp: &mut Response) {
         let headers = resp.headers_mut();
-        headers.insert("deprecation", HeaderValue::from_static(self.deprecation));
+        if let Some(deprecation) = self.deprecation {
+            headers.insert("deprecation", HeaderValue::from_static(deprecation));
+        }
         if let Some(sunset) = self.sunset {
             headers.insert("sunset", HeaderValue::from_static(sunset));
         }

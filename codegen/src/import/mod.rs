@@ -20,6 +20,7 @@ use heck::{ToSnakeCase, ToUpperCamelCase};
 use indexmap::IndexMap;
 use serde_json::Value;
 
+use crate::load::Place;
 use crate::spec::{
     EnumDef, ErrorDef, FieldDef, Method, ModelDef, Pagination, ScopeDef, Security, Service, Spec, SuccessFormat,
     TagDef, Wire,
@@ -332,42 +333,65 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
     // operations that use it, with the loader's words; anything else is the importer's mistake.
     loop {
         keep_used(&mut spec);
-        let toml = crate::import_toml::write(&spec);
-        let errors = match crate::load(&format!("{name}.toml"), &toml) {
-            Ok(_) => return Ok(Imported { toml, name, report }),
+        let errors = match crate::load::check(&format!("{name}.toml"), spec.clone()) {
+            Ok(_) => break,
             Err(e) => e,
         };
+        // A refusal of the service's error body (the document's error model does not fit the
+        // platform's roles): errors are written in the platform's envelope instead.
+        if let crate::spec::ErrorFormat::Model(m) = &spec.wire.errors
+            && let Some(e) = errors.0.iter().find(|e| e.place == Place::WireErrors)
+        {
+            report.service.push(format!(
+                "errors are written in Specwright's error envelope: the document's error model `{}` cannot be \
+                 the service's ({})",
+                m.model, e.problem
+            ));
+            spec.wire.errors = crate::spec::ErrorFormat::Envelope;
+            spec.wire.problem_types = None;
+            continue;
+        }
+        let users = Users::of(&spec);
         let mut refused: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut hooks: BTreeMap<String, String> = BTreeMap::new();
         for e in &errors.0 {
-            let named = |kind: &str| e.place.strip_prefix(kind).and_then(|p| p.split('`').next()).map(str::to_string);
-            if let Some(event) = named("webhook `")
-                && spec.webhooks.shift_remove(&event).is_some()
+            if let Place::Webhook(event) = &e.place
+                && spec.webhooks.contains_key(event)
             {
-                for entry in report.entries.iter_mut().filter(|e| e.operation.starts_with("WEBHOOK ") && e.id == event)
-                {
-                    let source = entry.operation.trim_start_matches("WEBHOOK ").to_string();
-                    let pointer = format!("/webhooks/{}", escape(&source));
-                    entry.outcome = Outcome::NotImported(vec![(format!("{}; {}", e.problem, e.fix), pointer)]);
-                }
+                hooks.insert(event.clone(), format!("{}; {}", e.problem, e.fix));
                 continue;
             }
-            let users: Vec<String> = if let Some(id) = named("operation `") {
-                spec.operations.iter().filter(|o| o.id == id).map(|o| o.id.clone()).collect()
-            } else if let Some(ty) = named("model `").or_else(|| named("enum `")).or_else(|| named("union `")) {
-                spec.operations.iter().filter(|o| uses(&spec, o).contains(&ty)).map(|o| o.id.clone()).collect()
-            } else {
-                Vec::new()
+            let (ids, problem, placed) = match &e.place {
+                Place::Operation(id) => (vec![id.clone()], format!("{}; {}", e.problem, e.fix), true),
+                Place::Model(ty)
+                | Place::Field(ty, _)
+                | Place::ModelPart(ty, _)
+                | Place::Enum(ty)
+                | Place::Union(ty) => {
+                    let problem = format!("{}: {}; {}", e.place, e.problem, e.fix);
+                    let (ids, events) = users.of_type(ty);
+                    let placed = !ids.is_empty() || !events.is_empty();
+                    for event in events {
+                        hooks.entry(event).or_insert_with(|| problem.clone());
+                    }
+                    (ids, problem, placed)
+                }
+                _ => (Vec::new(), String::new(), false),
             };
-            if users.is_empty() {
+            if !placed {
                 return Err(ImportError::Invalid(errors.to_string()));
             }
-            for id in users {
-                let problem = if e.place.starts_with("operation `") {
-                    format!("{}; {}", e.problem, e.fix)
-                } else {
-                    format!("{}: {}; {}", e.place, e.problem, e.fix)
-                };
-                refused.entry(id).or_default().push(problem);
+            for id in ids {
+                refused.entry(id).or_default().push(problem.clone());
+            }
+        }
+        drop(users);
+        for (event, problem) in hooks {
+            spec.webhooks.shift_remove(&event);
+            for entry in report.entries.iter_mut().filter(|en| en.operation.starts_with("WEBHOOK ") && en.id == event) {
+                let source = entry.operation.trim_start_matches("WEBHOOK ").to_string();
+                let pointer = format!("/webhooks/{}", escape(&source));
+                entry.outcome = Outcome::NotImported(vec![(problem.clone(), pointer)]);
             }
         }
         spec.operations.retain(|o| !refused.contains_key(&o.id));
@@ -379,6 +403,10 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
             }
         }
     }
+    let toml = crate::import_toml::write(&spec);
+    // The text is what a person keeps: it must read back as the spec it was written from.
+    crate::load(&format!("{name}.toml"), &toml).map_err(|e| ImportError::Invalid(e.to_string()))?;
+    Ok(Imported { toml, name, report })
 }
 
 /// The snake_case name of a title: `Swagger Petstore` → `swagger_petstore`.
@@ -536,6 +564,8 @@ struct OpCx<'c, 'a> {
     no_store: bool,
     /// Request headers the platform reads (`If-Match`, …), and where each was.
     platform_params: Vec<(String, String)>,
+    /// The component schemas being written inline (aliases of lists and maps), innermost last.
+    aliases: Vec<String>,
 }
 
 impl<'c, 'a> OpCx<'c, 'a> {
@@ -549,6 +579,7 @@ impl<'c, 'a> OpCx<'c, 'a> {
             no_store: false,
             paged: false,
             platform_params: Vec::new(),
+            aliases: Vec::new(),
         }
     }
 }

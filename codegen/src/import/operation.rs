@@ -66,17 +66,14 @@ impl OpCx<'_, '_> {
             audit_targets: Vec::new(),
         };
         if op.get("deprecated").and_then(Value::as_bool) == Some(true) {
-            // The spec language dates a deprecation (its `Deprecation` header): the date a
-            // document Specwright wrote gives in its description, else none to be had.
+            // The day of a deprecation (its `Deprecation` header) is what a document Specwright
+            // wrote gives in its description; other documents give none.
             match deprecation_of(&def.description) {
                 Some((deprecated, rest)) => {
                     def.deprecated = Some(deprecated);
                     def.description = rest;
                 }
-                None => self.drop(
-                    "a deprecated operation without a date (the spec language asks for one)",
-                    &format!("{pointer}/deprecated"),
-                ),
+                None => def.deprecated = Some(crate::spec::Deprecated::default()),
             }
         }
         def.scope = self.scope(op, method, pointer, options, scopes);

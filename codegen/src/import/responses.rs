@@ -304,7 +304,7 @@ pub(super) fn deprecation_of(description: &str) -> Option<(crate::spec::Deprecat
     }
     let instead = rest.strip_prefix('.').unwrap_or(rest).trim().to_string();
     let before = description[..start].trim_end().to_string();
-    Some((crate::spec::Deprecated { since, sunset, instead }, before))
+    Some((crate::spec::Deprecated { since: Some(since), sunset, instead }, before))
 }
 
 /// The field a header named `name` becomes: snake case where the platform's Train-Case spelling of

@@ -7,7 +7,7 @@ use heck::ToSnakeCase;
 use indexmap::IndexMap;
 use serde_json::Value;
 
-use crate::spec::{EnumDef, EnumValue, FieldDef, Location, ModelDef, OperationDef, Spec};
+use crate::spec::{EnumDef, EnumValue, FieldDef, Location, ModelDef, Spec};
 
 use super::*;
 
@@ -31,8 +31,16 @@ impl OpCx<'_, '_> {
             let named = if is_object(&target) || is_string_enum(&target) || is_union(&target) {
                 self.component(&name, &target)?
             } else {
-                // An alias of a scalar, a list or a map: its type inline.
-                let mut t = self.typed(&target, &name, &format!("/components/schemas/{}", escape(&name)))?;
+                // An alias of a scalar, a list or a map: its type inline; one that holds itself
+                // (a list of objects holding that list) has no inline form.
+                if self.aliases.contains(&name) {
+                    self.drop(format!("a list or map schema that holds itself ({r})"), at);
+                    return None;
+                }
+                self.aliases.push(name.clone());
+                let t = self.typed(&target, &name, &format!("/components/schemas/{}", escape(&name)));
+                self.aliases.pop();
+                let mut t = t?;
                 t.def.nullable |= nullable;
                 return Some(t);
             };
@@ -537,9 +545,64 @@ pub(super) fn type_names(ty: &str) -> impl Iterator<Item = &str> {
     ty.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| w.starts_with(|c: char| c.is_ascii_uppercase()))
 }
 
-/// Every model, enum and union `op` reaches through its input and output.
-pub(super) fn uses(spec: &Spec, op: &OperationDef) -> BTreeSet<String> {
-    reach(spec, op.input.iter().chain(&op.output).flat_map(|t| type_names(t).map(str::to_string)).collect())
+/// Which operations use each model, enum and union, through their input and output (directly
+/// or through other types): read once per round of the importer's check, whatever the number of
+/// refusals.
+pub(super) struct Users<'s> {
+    spec: &'s Spec,
+    /// Type → the types whose fields or variants name it.
+    held_by: BTreeMap<&'s str, Vec<&'s str>>,
+    /// Type → the operations naming it as input or output.
+    direct: BTreeMap<&'s str, Vec<&'s str>>,
+    /// Type → the webhooks whose payload it is.
+    hooks: BTreeMap<&'s str, Vec<&'s str>>,
+}
+
+impl<'s> Users<'s> {
+    pub(super) fn of(spec: &'s Spec) -> Self {
+        let mut held_by: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for (name, m) in &spec.models {
+            for f in m.fields.values().chain(&m.additional) {
+                for t in type_names(&f.ty) {
+                    held_by.entry(t).or_default().push(name);
+                }
+            }
+        }
+        for (name, u) in &spec.unions {
+            for v in u.variants.values() {
+                held_by.entry(v).or_default().push(name);
+            }
+        }
+        let mut direct: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for op in &spec.operations {
+            for t in op.input.iter().chain(&op.output).flat_map(|t| type_names(t)) {
+                direct.entry(t).or_default().push(&op.id);
+            }
+        }
+        let mut hooks: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for (event, w) in &spec.webhooks {
+            hooks.entry(&w.payload).or_default().push(event);
+        }
+        Users { spec, held_by, direct, hooks }
+    }
+
+    /// The operations that use `ty`, in spec order, and the webhooks whose payload holds it.
+    pub(super) fn of_type(&self, ty: &str) -> (Vec<String>, Vec<String>) {
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        let mut stack = vec![ty];
+        let mut ops: BTreeSet<&str> = BTreeSet::new();
+        let mut hooks: Vec<String> = Vec::new();
+        while let Some(t) = stack.pop() {
+            if !seen.insert(t) {
+                continue;
+            }
+            ops.extend(self.direct.get(t).into_iter().flatten().copied());
+            hooks.extend(self.hooks.get(t).into_iter().flatten().map(|h| h.to_string()));
+            stack.extend(self.held_by.get(t).into_iter().flatten().copied());
+        }
+        let ops = self.spec.operations.iter().filter(|o| ops.contains(o.id.as_str())).map(|o| o.id.clone()).collect();
+        (ops, hooks)
+    }
 }
 
 /// Every model, enum and union reached from the named ones.
@@ -563,7 +626,8 @@ pub(super) fn reach(spec: &Spec, mut stack: Vec<String>) -> BTreeSet<String> {
 
 /// Leaves out the models, enums and unions no operation uses (what left-out operations made).
 pub(super) fn keep_used(spec: &mut Spec) {
-    let mut used: BTreeSet<String> = spec.operations.iter().flat_map(|o| uses(spec, o)).collect();
+    let roots = spec.operations.iter().flat_map(|o| o.input.iter().chain(&o.output));
+    let mut used = reach(spec, roots.flat_map(|t| type_names(t).map(str::to_string)).collect());
     if let crate::spec::ErrorFormat::Model(m) = &spec.wire.errors {
         used.extend(reach(spec, vec![m.model.clone()]));
     }

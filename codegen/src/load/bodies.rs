@@ -22,7 +22,7 @@ pub(super) fn check_header_models(c: &mut Collector, spec: &Spec, models: &Index
         for f in &m.fields {
             if let Some(inner) = named(&f.ty).filter(|n| headed(n)) {
                 c.push(
-                    format!("model `{}`, field `{}`", m.name, f.name),
+                    Place::Field(m.name.clone(), f.name.clone()),
                     format!("model `{inner}` has header fields, so it cannot be a field's type"),
                     format!("give `{}` a model without `in = \"header\"` fields", f.name),
                 );
@@ -34,7 +34,7 @@ pub(super) fn check_header_models(c: &mut Collector, spec: &Spec, models: &Index
     for m in models.values().filter(|m| m.fields_in(Location::Payload).next().is_some()) {
         if !inputs.contains(&m.name.as_str()) {
             c.push(
-                format!("model `{}`", m.name),
+                Place::Model(m.name.clone()),
                 "has a payload field but is no operation's input",
                 "only an operation's input may set `in = \"payload\"`",
             );
@@ -45,7 +45,7 @@ pub(super) fn check_header_models(c: &mut Collector, spec: &Spec, models: &Index
             let payloaded = |n: &str| models.get(n).is_some_and(|m| m.fields_in(Location::Payload).next().is_some());
             if let Some(inner) = named(&f.ty).filter(|n| payloaded(n)) {
                 c.push(
-                    format!("model `{}`, field `{}`", m.name, f.name),
+                    Place::Field(m.name.clone(), f.name.clone()),
                     format!("model `{inner}` has a payload field, so it cannot be a field's type"),
                     format!("give `{}` a model without `in = \"payload\"` fields", f.name),
                 );
@@ -56,7 +56,7 @@ pub(super) fn check_header_models(c: &mut Collector, spec: &Spec, models: &Index
     let filed = |name: &str| models.get(name).is_some_and(|m| m.fields.iter().any(|f| f.ty == Ty::File));
     for m in models.values().filter(|m| filed(&m.name) && !inputs.contains(&m.name.as_str())) {
         c.push(
-            format!("model `{}`", m.name),
+            Place::Model(m.name.clone()),
             "has a file field but is no operation's input",
             "answer a file with `output = \"file\"`; take one in an input's body",
         );
@@ -64,7 +64,7 @@ pub(super) fn check_header_models(c: &mut Collector, spec: &Spec, models: &Index
     for (name, u) in &spec.unions {
         for model in u.variants.values().filter(|v| headed(v)) {
             c.push(
-                format!("union `{name}`"),
+                Place::Union(name.clone()),
                 format!("variant model `{model}` has header fields, so it cannot be a union's variant"),
                 "use a model without `in = \"header\"` fields",
             );
@@ -74,7 +74,7 @@ pub(super) fn check_header_models(c: &mut Collector, spec: &Spec, models: &Index
 
 /// What a body format allows: a form carries scalars and lists of them; multipart also files; a
 /// raw body is one file; a file travels nowhere else.
-pub(super) fn check_body_format(c: &mut Collector, place: &str, op: &OperationDef, models: &IndexMap<String, Model>) {
+pub(super) fn check_body_format(c: &mut Collector, place: &Place, op: &OperationDef, models: &IndexMap<String, Model>) {
     use crate::spec::BodyFormat;
     let Some(input) = op.input.as_deref().and_then(|i| models.get(i)) else {
         if op.body != BodyFormat::Json {
@@ -139,7 +139,7 @@ pub(super) fn check_body_format(c: &mut Collector, place: &str, op: &OperationDe
 }
 
 /// What a stream needs: events of a model, read with `GET`, and nothing that needs one body.
-pub(super) fn check_stream(c: &mut Collector, place: &str, op: &OperationDef) {
+pub(super) fn check_stream(c: &mut Collector, place: &Place, op: &OperationDef) {
     if op.stream.is_none() {
         return;
     }
@@ -163,7 +163,7 @@ pub(super) fn check_stream(c: &mut Collector, place: &str, op: &OperationDef) {
 }
 
 /// What a prerendered output needs: one model (or a page of one) whose fields are all in the body.
-pub(super) fn check_prerendered(c: &mut Collector, place: &str, op: &OperationDef, models: &IndexMap<String, Model>) {
+pub(super) fn check_prerendered(c: &mut Collector, place: &Place, op: &OperationDef, models: &IndexMap<String, Model>) {
     if !op.prerendered {
         return;
     }
@@ -183,7 +183,12 @@ pub(super) fn check_prerendered(c: &mut Collector, place: &str, op: &OperationDe
 
 /// What `audit_targets` names: fields of the input that are strings, optional strings or lists of
 /// strings, each once.
-pub(super) fn check_audit_targets(c: &mut Collector, place: &str, op: &OperationDef, models: &IndexMap<String, Model>) {
+pub(super) fn check_audit_targets(
+    c: &mut Collector,
+    place: &Place,
+    op: &OperationDef,
+    models: &IndexMap<String, Model>,
+) {
     if op.audit_targets.is_empty() {
         return;
     }
@@ -231,7 +236,7 @@ pub(super) fn value_output(op: &OperationDef, spec: &Spec, models: &IndexMap<Str
 }
 
 /// What a file output needs: its media types, and no feature that needs a JSON body.
-pub(super) fn check_file_output(c: &mut Collector, spec: &Spec, place: &str, op: &OperationDef) {
+pub(super) fn check_file_output(c: &mut Collector, spec: &Spec, place: &Place, op: &OperationDef) {
     let file = op.output.as_deref() == Some(FILE);
     if !file {
         if !op.media_types.is_empty() {

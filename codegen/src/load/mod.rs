@@ -19,13 +19,80 @@ use std::fmt;
 use crate::ir::Api;
 use crate::spec::Spec;
 
+/// Where in a spec a problem is: what a person reads (its `Display`), and what a program acts on
+/// (the importer leaves out the operations a refused operation, model, enum or union concerns).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// A position in the text, which does not parse: `line 3, column 7`.
+    Text { line: usize, column: usize },
+    /// ``operation `store_credential` ``.
+    Operation(String),
+    /// ``model `Lead` ``.
+    Model(String),
+    /// ``model `Lead` field `score` ``.
+    Field(String, String),
+    /// ``model `Lead` additional keys``: another part of a model.
+    ModelPart(String, String),
+    /// ``enum `LeadStatus` ``.
+    Enum(String),
+    /// ``union `NoteContent` ``.
+    Union(String),
+    /// ``webhook `note.changed` ``.
+    Webhook(String),
+    /// `[wire] errors`: the error body's model and the roles its fields play.
+    WireErrors,
+    /// The service's settings, scopes, catalog, wire format, …: `[wire] errors`.
+    Other(String),
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Place::Text { line, column } => write!(f, "line {line}, column {column}"),
+            Place::Operation(id) => write!(f, "operation `{id}`"),
+            Place::Model(name) => write!(f, "model `{name}`"),
+            Place::Field(model, field) => write!(f, "model `{model}` field `{field}`"),
+            Place::ModelPart(model, part) => write!(f, "model `{model}` {part}"),
+            Place::Enum(name) => write!(f, "enum `{name}`"),
+            Place::Union(name) => write!(f, "union `{name}`"),
+            Place::Webhook(name) => write!(f, "webhook `{name}`"),
+            Place::WireErrors => f.write_str("[wire] errors"),
+            Place::Other(text) => f.write_str(text),
+        }
+    }
+}
+
+impl From<&Place> for Place {
+    fn from(p: &Place) -> Self {
+        p.clone()
+    }
+}
+
+impl From<&str> for Place {
+    fn from(s: &str) -> Self {
+        Place::Other(s.to_string())
+    }
+}
+
+impl From<String> for Place {
+    fn from(s: String) -> Self {
+        Place::Other(s)
+    }
+}
+
+impl From<&String> for Place {
+    fn from(s: &String) -> Self {
+        Place::Other(s.clone())
+    }
+}
+
 /// One problem in a spec.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpecError {
     /// The spec file.
     pub file: String,
     /// Where in the file: ``operation `store_credential` ``, ``model `Lead` field `score` ``, …
-    pub place: String,
+    pub place: Place,
     /// What is wrong.
     pub problem: String,
     /// What to do about it.
@@ -62,7 +129,7 @@ struct Collector<'a> {
 }
 
 impl Collector<'_> {
-    fn push(&mut self, place: impl Into<String>, problem: impl Into<String>, fix: impl Into<String>) {
+    fn push(&mut self, place: impl Into<Place>, problem: impl Into<String>, fix: impl Into<String>) {
         self.errors.push(SpecError {
             file: self.file.to_string(),
             place: place.into(),
@@ -96,11 +163,11 @@ pub fn load(file: &str, text: &str) -> Result<Api, SpecErrors> {
                 let line = before.matches('\n').count() + 1;
                 let column = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
                 (
-                    format!("line {line}, column {column}"),
+                    Place::Text { line, column },
                     "correct the TOML at that position; spec/spec.schema.json lists every key",
                 )
             }
-            None => ("file".to_string(), "correct the TOML; spec/spec.schema.json lists every key"),
+            None => (Place::Other("file".to_string()), "correct the TOML; spec/spec.schema.json lists every key"),
         };
         SpecErrors(vec![SpecError {
             file: file.to_string(),
@@ -109,14 +176,19 @@ pub fn load(file: &str, text: &str) -> Result<Api, SpecErrors> {
             fix: fix.into(),
         }])
     })?;
+    check(file, spec)
+}
+
+/// Validates a spec already read (the importer's, built in memory). `file` is used in messages only.
+pub fn check(file: &str, spec: Spec) -> Result<Api, SpecErrors> {
     let mut spec = spec;
     let mut c = Collector { file, errors: Vec::new() };
     for (index, op) in spec.operations.iter_mut().enumerate() {
         if let Err((problem, fix)) = op.resolve_route() {
             let place = if op.id.is_empty() {
-                format!("[[operations]] entry #{}", index + 1)
+                Place::Other(format!("[[operations]] entry #{}", index + 1))
             } else {
-                format!("operation `{}`", op.id)
+                Place::Operation(op.id.clone())
             };
             c.push(place, problem, fix);
         }

@@ -11,7 +11,7 @@ use super::*;
 
 pub(super) fn check_enums(c: &mut Collector, spec: &Spec) {
     for (name, e) in &spec.enums {
-        let place = format!("enum `{name}`");
+        let place = Place::Enum(name.clone());
         if !is_pascal(name) {
             c.push(&place, "name is not PascalCase", "rename it, e.g. `LeadStatus`");
         }
@@ -61,7 +61,7 @@ pub(super) const WIRE_NAME_FIX: &str =
 /// tells a value's variant apart, on the wire and in `oneOf`).
 pub(super) fn check_unions(c: &mut Collector, spec: &Spec, models: &IndexMap<String, Model>) {
     for (name, u) in &spec.unions {
-        let place = format!("union `{name}`");
+        let place = Place::Union(name.clone());
         if !is_pascal(name) {
             c.push(&place, "name is not PascalCase", "rename it, e.g. `NoteContent`");
         }
@@ -156,12 +156,12 @@ pub(super) fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String,
     let mut out = IndexMap::new();
     for (name, m) in &spec.models {
         if !is_pascal(name) {
-            c.push(format!("model `{name}`"), "name is not PascalCase", "rename it, e.g. `CredentialMetadata`");
+            c.push(Place::Model(name.clone()), "name is not PascalCase", "rename it, e.g. `CredentialMetadata`");
         }
         let mut fields = Vec::new();
         let mut rust_names: HashMap<String, &str> = HashMap::new();
         for (fname, f) in &m.fields {
-            let place = format!("model `{name}` field `{fname}`");
+            let place = Place::Field(name.clone(), fname.clone());
             // The wire name is the API's; the Rust field is its snake case.
             if !crate::ir::is_wire_name(fname) {
                 c.push(&place, "name is empty, too long or holds a control character", WIRE_NAME_FIX);
@@ -183,7 +183,7 @@ pub(super) fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String,
             }
         }
         let additional = m.additional.as_ref().and_then(|f| {
-            let place = format!("model `{name}` additional keys");
+            let place = Place::ModelPart(name.clone(), "additional keys".into());
             if m.fields.contains_key(ADDITIONAL) {
                 c.push(
                     &place,
@@ -228,7 +228,7 @@ pub(super) fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String,
     out
 }
 
-pub(super) fn check_constraints(c: &mut Collector, place: &str, f: &FieldDef, ty: &Ty, spec: &Spec) {
+pub(super) fn check_constraints(c: &mut Collector, place: &Place, f: &FieldDef, ty: &Ty, spec: &Spec) {
     let file = *ty == Ty::File;
     if !file && (!f.media_types.is_empty() || f.max_size.is_some()) {
         c.push(place, "`media_types` and `max_size` are for `file` fields", "remove them, or make the field a `file`");
@@ -309,7 +309,7 @@ pub(super) fn check_finite(c: &mut Collector, models: &IndexMap<String, Model>) 
         while let Some((via, target)) = stack.pop() {
             if target == name {
                 c.push(
-                    format!("model `{name}` field `{via}`"),
+                    Place::Field(name.clone(), via.to_string()),
                     format!("every `{name}` must hold another `{name}` through required fields, so no value is finite"),
                     "make a field on the way optional or nullable",
                 );
@@ -344,7 +344,7 @@ pub(super) fn check_default_places(c: &mut Collector, spec: &Spec, models: &Inde
     nested.extend(spec.unions.values().flat_map(|u| u.variants.values().cloned()));
     for m in models.values() {
         let Some(f) = m.fields.iter().find(|f| f.def.default.is_some()) else { continue };
-        let place = format!("model `{}` field `{}`", m.name, f.name);
+        let place = Place::Field(m.name.clone(), f.name.clone());
         if !inputs.contains(m.name.as_str()) || nested.contains(&m.name) {
             c.push(
                 place,

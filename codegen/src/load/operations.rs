@@ -50,21 +50,21 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
     let roles = &spec.error_roles;
     let mut out = Vec::new();
     for (index, op) in spec.operations.iter().enumerate() {
-        let place = format!("operation `{}`", op.id);
+        let place = Place::Operation(op.id.clone());
         if let Some(d) = &op.deprecated {
-            for (what, day) in std::iter::once(("since", &d.since)).chain(d.sunset.iter().map(|s| ("sunset", s))) {
+            for (what, day) in d.since.iter().map(|s| ("since", s)).chain(d.sunset.iter().map(|s| ("sunset", s))) {
                 if !support::is_date(day) {
                     c.push(&place, format!("deprecated {what} `{day}` is not a date"), "write it like `2026-11-26`");
                 }
             }
-            if let Some(sunset) = &d.sunset
+            if let (Some(sunset), Some(since)) = (&d.sunset, &d.since)
                 && support::is_date(sunset)
-                && support::is_date(&d.since)
-                && sunset <= &d.since
+                && support::is_date(since)
+                && sunset <= since
             {
                 c.push(
                     &place,
-                    format!("deprecated sunset `{sunset}` is not after since `{}`", d.since),
+                    format!("deprecated sunset `{sunset}` is not after since `{since}`"),
                     "give a later sunset",
                 );
             }
@@ -84,12 +84,8 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
         }
         // An operation whose route could not be read was reported by `resolve_route`.
         let routed = op.route.is_none() && op.method.is_some() && !op.path.is_empty();
-        if routed && (!op.path.starts_with('/') || (op.path.len() > 1 && op.path.ends_with('/'))) {
-            c.push(
-                &place,
-                format!("path `{}` must start with `/` and not end with one", op.path),
-                "write it like `/credentials/{key}`",
-            );
+        if routed && !op.path.starts_with('/') {
+            c.push(&place, format!("path `{}` must start with `/`", op.path), "write it like `/credentials/{key}`");
         }
         let route = (op.method(), normalize_path(&op.path));
         if routed && let Some((other, other_path)) = routes.insert(route, (op.id.clone(), op.path.clone())) {
@@ -416,29 +412,42 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
 /// generated code could call the other operation. A fixed segment against a parameter on one side
 /// only (`/notes/due` and `/notes/{id}`) is fine: the fixed path wins, as OpenAPI says.
 pub(super) fn check_ambiguous_paths(c: &mut Collector, spec: &Spec) {
-    let mut paths: Vec<(&str, &str)> = Vec::new();
+    // The paths are put to the router the service is served with, as the generated code will
+    // (one route per path): whatever it refuses is refused here, with the fix, and nothing else
+    // is. It gives a fixed segment priority over a parameter (`/codespaces/secrets/{name}` beside
+    // `/codespaces/{id}/machines`), as real servers route.
+    let mut router = matchit::Router::new();
+    let mut owners: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
     for op in &spec.operations {
-        if !paths.iter().any(|(p, _)| *p == op.path) && !op.path.is_empty() {
-            paths.push((&op.path, &op.id));
+        if op.path.is_empty() || owners.contains_key(op.path.as_str()) {
+            continue;
         }
-    }
-    let param = |s: &str| s.starts_with('{');
-    for (i, (a, a_op)) in paths.iter().enumerate() {
-        for (b, b_op) in &paths[i + 1..] {
-            let (sa, sb): (Vec<&str>, Vec<&str>) = (a.split('/').collect(), b.split('/').collect());
-            if sa.len() != sb.len() {
-                continue;
-            }
-            let fits = sa.iter().zip(&sb).all(|(x, y)| x == y || param(x) || param(y));
-            let a_wider = sa.iter().zip(&sb).any(|(x, y)| param(x) && !param(y));
-            let b_wider = sa.iter().zip(&sb).any(|(x, y)| !param(x) && param(y));
-            if fits && a_wider && b_wider {
+        owners.insert(&op.path, &op.id);
+        match router.insert(op.path.as_str(), ()) {
+            Ok(()) => {}
+            Err(matchit::InsertError::Conflict { with }) => {
+                let other = owners.get(with.as_str()).copied().unwrap_or_default();
+                let same_method =
+                    |path: &str| spec.operations.iter().any(|o| o.path == path && o.method() == op.method());
+                if same_method(&with) {
+                    // Reported with the operation's route above.
+                    continue;
+                }
                 c.push(
-                    format!("operation `{b_op}`"),
-                    format!("path `{b}` and path `{a}` of operation `{a_op}` can match the same request"),
-                    "give one of them a fixed segment where the other has none, or move one under another prefix",
+                    Place::Operation(op.id.clone()),
+                    format!(
+                        "path `{}` is path `{with}` of operation `{other}` with its parameters named apart: one route \
+                         to a router",
+                        op.path
+                    ),
+                    "name the parameters of the two paths alike",
                 );
             }
+            Err(e) => c.push(
+                Place::Operation(op.id.clone()),
+                format!("path `{}` cannot be routed: {e}", op.path),
+                "give each parameter a whole segment, like `/files/{name}`",
+            ),
         }
     }
 }
@@ -453,7 +462,7 @@ pub(crate) const SUCCESS_STATUSES: [u16; 14] = [200, 201, 202, 203, 204, 205, 20
 
 pub(super) fn check_status(
     c: &mut Collector,
-    place: &str,
+    place: &Place,
     op: &OperationDef,
     spec: &Spec,
     models: &IndexMap<String, Model>,
@@ -490,7 +499,7 @@ pub(super) fn check_status(
 
 pub(super) fn check_conditional(
     c: &mut Collector,
-    place: &str,
+    place: &Place,
     op: &OperationDef,
     spec: &Spec,
     models: &IndexMap<String, Model>,

@@ -13,7 +13,7 @@ use super::*;
 /// fields: a receiver reads it as the JSON a response would be.
 pub(super) fn check_webhooks(c: &mut Collector, spec: &Spec, models: &IndexMap<String, Model>) {
     for (name, w) in &spec.webhooks {
-        let place = format!("webhook `{name}`");
+        let place = Place::Webhook(name.clone());
         if !name.split('.').all(|w| is_snake(w) && !w.is_empty()) {
             c.push(&place, "the event type is not dotted snake_case words", "name it like `note.changed`");
         }
@@ -132,7 +132,7 @@ pub(super) fn check_wire(c: &mut Collector, wire: &crate::spec::Wire) {
 /// models for a dotted path), and every other field on the way must be optional: the platform
 /// writes only what it knows of an error.
 pub(super) fn check_error_model(c: &mut Collector, m: &crate::spec::ErrorModel, models: &IndexMap<String, Model>) {
-    let place = "[wire] errors";
+    let place = &Place::WireErrors;
     let Some(root) = models.get(&m.model) else {
         c.push(place, format!("model `{}` is not declared", m.model), "declare it under [models], or name another");
         return;

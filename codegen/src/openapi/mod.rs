@@ -36,7 +36,7 @@ pub const PROBLEM_SCHEMA: &str = "Problem";
 
 /// What the description of a deprecated operation says.
 pub fn deprecation_note(d: &crate::spec::Deprecated) -> String {
-    let mut note = format!("**Deprecated** since {}", d.since);
+    let mut note = format!("**Deprecated**{}", d.since_words());
     if let Some(sunset) = &d.sunset {
         note.push_str(&format!("; it may be removed from {sunset}"));
     }

@@ -25,10 +25,12 @@ pub(super) fn header(description: &str, t: Type) -> utoipa::openapi::header::Hea
 /// The headers every answer of a deprecated operation carries.
 pub(super) fn deprecation_doc_headers(op: &Operation, mut b: ResponseBuilder) -> ResponseBuilder {
     let Some(d) = &op.def.deprecated else { return b };
-    b = b.header(
-        "Deprecation",
-        header(&format!("RFC 9745: deprecated since {} (`@` and that day's Unix time).", d.since), Type::String),
-    );
+    if let Some(since) = &d.since {
+        b = b.header(
+            "Deprecation",
+            header(&format!("RFC 9745: deprecated since {since} (`@` and that day's Unix time)."), Type::String),
+        );
+    }
     if let Some(sunset) = &d.sunset {
         b = b.header("Sunset", header(&format!("RFC 8594: may be removed from {sunset}."), Type::String));
     }

@@ -108,7 +108,7 @@ fn type_in(ty: &Ty, prefix: &TokenStream) -> TokenStream {
 /// The `Deprecation` (RFC 9745: `@` and the Unix time of the day it began) and `Sunset` (RFC 8594:
 /// the HTTP-date of the day from which the operation may go) header values of an operation. The
 /// loader has checked both dates.
-pub fn deprecation_headers(d: &crate::spec::Deprecated) -> (String, Option<String>) {
+pub fn deprecation_headers(d: &crate::spec::Deprecated) -> (Option<String>, Option<String>) {
     let midnight = |day: &str| {
         chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d")
             .unwrap_or_default()
@@ -116,7 +116,7 @@ pub fn deprecation_headers(d: &crate::spec::Deprecated) -> (String, Option<Strin
             .unwrap_or_default()
             .and_utc()
     };
-    let since = format!("@{}", midnight(&d.since).timestamp());
+    let since = d.since.as_deref().map(|day| format!("@{}", midnight(day).timestamp()));
     let sunset = d.sunset.as_deref().map(|day| midnight(day).format("%a, %d %b %Y %H:%M:%S GMT").to_string());
     (since, sunset)
 }

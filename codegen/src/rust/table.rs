@@ -126,7 +126,7 @@ pub(super) fn operations_file(api: &Api) -> TokenStream {
         }
         if let Some(d) = &op.def.deprecated {
             let (deprecation, sunset) = deprecation_headers(d);
-            let sunset = opt(sunset.as_ref());
+            let (deprecation, sunset) = (opt(deprecation.as_ref()), opt(sunset.as_ref()));
             rest.extend(
                 quote!(deprecation: Some(&support::Deprecation { deprecation: #deprecation, sunset: #sunset }),),
             );

@@ -241,7 +241,7 @@ pub static ARCHIVE_NOTE: Operation = Operation {
     tags: &["notes"],
     input: &models::ARCHIVE_NOTE_INPUT_FIELDS,
     deprecation: Some(&support::Deprecation {
-        deprecation: "@1795651200",
+        deprecation: Some("@1795651200"),
         sunset: Some("Tue, 01 Jun 2027 00:00:00 GMT"),
     }),
     ..BASE

@@ -59,12 +59,19 @@ pub enum MemoMood {
     /// `V2b` in Rust.
     #[serde(rename = "+")]
     V2b,
+    /// `Plus1` in Rust.
+    #[serde(rename = "+1")]
+    Plus1,
+    /// `Minus1` in Rust.
+    #[serde(rename = "-1")]
+    Minus1,
 }
 impl MemoMood {
     /// Every value, in spec order.
-    pub const ALL: &'static [MemoMood] = &[MemoMood::InProgress, MemoMood::V10, MemoMood::V2b];
+    pub const ALL: &'static [MemoMood] =
+        &[MemoMood::InProgress, MemoMood::V10, MemoMood::V2b, MemoMood::Plus1, MemoMood::Minus1];
     /// The wire value of each of [`Self::ALL`], in the same order.
-    pub const WIRE: &'static [&'static str] = &["in-progress", "1.0", "+"];
+    pub const WIRE: &'static [&'static str] = &["in-progress", "1.0", "+", "+1", "-1"];
     /// The wire value.
     pub fn as_str(self) -> &'static str {
         Self::WIRE[self as usize]
@@ -181,7 +188,7 @@ pub static CREATE_MEMO_INPUT_FIELDS: [FieldSpec; 5usize] = [
     FieldSpec::body("title", Kind::String).required().min_length(1).max_length(200),
     FieldSpec::body("tags", Kind::List(&Kind::String)).max_items(10).pattern("^[a-z]+$"),
     FieldSpec::body("colorHint", Kind::String).max_length(20),
-    FieldSpec::body("mood", Kind::Enum(&["in-progress", "1.0", "+"])),
+    FieldSpec::body("mood", Kind::Enum(&["in-progress", "1.0", "+", "+1", "-1"])),
     FieldSpec::header("X-Source-Ref", Kind::String),
 ];
 /// Changes to a memo.
