@@ -577,6 +577,15 @@ fn inputs(c: &mut Collect, place: &str, old: &[Field], new: &[Field], o: &Api, n
                 format!("moved from {:?} to {:?}", f.location(), g.location()).to_lowercase(),
             );
         }
+        if f.def.style != g.def.style {
+            // A client written for one style sends what the other reads as one item, or refuses.
+            c.push(
+                Kind::Breaking,
+                "input-list-style-changed",
+                &at,
+                format!("its items travel `{}`, not `{}`", g.def.style.as_str(), f.def.style.as_str()),
+            );
+        }
         if !f.required() && g.required() {
             c.push(Kind::Breaking, "input-field-required", &at, "became required");
         }

@@ -99,6 +99,9 @@ fn field(f: &FieldDef) -> String {
     if !f.media_types.is_empty() {
         parts.push(format!("media_types = [{}]", f.media_types.iter().map(|m| s(m)).collect::<Vec<_>>().join(", ")));
     }
+    if f.style != support::ListStyle::Repeated {
+        parts.push(format!("style = {}", s(f.style.as_str())));
+    }
     if let Some(m) = f.max_size {
         parts.push(format!("max_size = {m}"));
     }

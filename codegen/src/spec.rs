@@ -704,6 +704,16 @@ pub struct FieldDef {
     /// refused with 413, and nothing of it is kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_size: Option<u64>,
+    /// For a query list: how its items travel. `repeated` (the default) is a parameter per item
+    /// (`?tag=a&tag=b`); `comma` one parameter with the items separated by commas (`?tag=a,b`,
+    /// OpenAPI's `explode: false`); `space` and `pipe` by spaces or `|` (`spaceDelimited`,
+    /// `pipeDelimited`).
+    #[serde(default, skip_serializing_if = "is_repeated")]
+    pub style: support::ListStyle,
+}
+
+fn is_repeated(style: &support::ListStyle) -> bool {
+    *style == support::ListStyle::Repeated
 }
 
 impl FieldDef {
@@ -729,6 +739,7 @@ impl FieldDef {
             default: None,
             media_types: Vec::new(),
             max_size: None,
+            style: support::ListStyle::Repeated,
         }
     }
 }

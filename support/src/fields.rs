@@ -71,6 +71,44 @@ pub enum Location {
     Payload,
 }
 
+/// How the items of a query list travel (OpenAPI's `style` and `explode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "spec", derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema))]
+#[cfg_attr(feature = "spec", serde(rename_all = "lowercase"))]
+pub enum ListStyle {
+    /// `?tag=a&tag=b`: a parameter per item (OpenAPI's `form`, exploded): the default.
+    #[default]
+    Repeated,
+    /// `?tag=a,b`: one parameter, the items separated by commas (`form`, `explode: false`).
+    Comma,
+    /// `?tag=a%20b`: separated by spaces (`spaceDelimited`).
+    Space,
+    /// `?tag=a|b`: separated by `|` (`pipeDelimited`).
+    Pipe,
+}
+
+impl ListStyle {
+    /// What separates the items within one parameter; none when each item is a parameter.
+    pub const fn separator(self) -> Option<char> {
+        match self {
+            ListStyle::Repeated => None,
+            ListStyle::Comma => Some(','),
+            ListStyle::Space => Some(' '),
+            ListStyle::Pipe => Some('|'),
+        }
+    }
+
+    /// Its name in a spec (`comma`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ListStyle::Repeated => "repeated",
+            ListStyle::Comma => "comma",
+            ListStyle::Space => "space",
+            ListStyle::Pipe => "pipe",
+        }
+    }
+}
+
 /// A string format the decoder checks (JSON Schema's `format`, which the documents state).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "spec", derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema))]
@@ -218,6 +256,8 @@ pub struct FieldSpec {
     /// What an absent optional field holds, as JSON text: the decoder puts it in before the
     /// operation sees the input.
     pub default: Option<&'static str>,
+    /// How a query list's items travel.
+    pub list_style: ListStyle,
     /// The compiled pattern, built on first use.
     pub compiled: OnceLock<regex::Regex>,
 }
@@ -242,6 +282,7 @@ impl FieldSpec {
             secret: false,
             format: None,
             default: None,
+            list_style: ListStyle::Repeated,
             compiled: OnceLock::new(),
         }
     }
@@ -322,6 +363,12 @@ impl FieldSpec {
     /// Most items.
     pub const fn max_items(mut self, n: usize) -> Self {
         self.max_items = Some(n);
+        self
+    }
+
+    /// How a query list's items travel.
+    pub const fn list_style(mut self, style: ListStyle) -> Self {
+        self.list_style = style;
         self
     }
 

@@ -264,9 +264,16 @@ pub(crate) fn add_pair(
     };
     match &f.kind {
         Kind::List(inner) => {
-            let v = coerce(service, f, inner, &raw)?;
+            // Items one per parameter, or several in one, split where the spec says.
+            let items: Vec<&str> = match f.list_style.separator() {
+                None => vec![raw.as_str()],
+                Some(_) if raw.is_empty() => Vec::new(),
+                Some(sep) => raw.split(sep).collect(),
+            };
+            let values =
+                items.into_iter().map(|item| coerce(service, f, inner, item)).collect::<Result<Vec<_>, _>>()?;
             if let Value::Array(a) = obj.entry(k).or_insert_with(|| Value::Array(Vec::new())) {
-                a.push(v);
+                a.extend(values);
             }
         }
         kind => {

@@ -253,17 +253,26 @@ impl OpCx<'_, '_> {
             if p.get("deprecated").and_then(Value::as_bool) == Some(true) {
                 typed.def.deprecated = true;
             }
-            if let Some(style) = p.get("style").and_then(Value::as_str) {
+            let style = p.get("style").and_then(Value::as_str);
+            let list = typed.ty.ends_with("[]");
+            if location == Location::Query && list {
+                // OpenAPI: `explode` is true for `form` (the default style), false for the others.
+                let explode = p.get("explode").and_then(Value::as_bool).unwrap_or(matches!(style, None | Some("form")));
+                typed.def.style = match (style.unwrap_or("form"), explode) {
+                    (_, true) => support::ListStyle::Repeated,
+                    ("form", false) => support::ListStyle::Comma,
+                    ("spaceDelimited", false) => support::ListStyle::Space,
+                    ("pipeDelimited", false) => support::ListStyle::Pipe,
+                    (other, _) => {
+                        self.drop(format!("parameter style `{other}`"), &format!("{at}/style"));
+                        support::ListStyle::Repeated
+                    }
+                };
+            } else if let Some(style) = style {
                 let default = if matches!(location, Location::Query) { "form" } else { "simple" };
                 if style != default {
                     self.drop(format!("parameter style `{style}`"), &format!("{at}/style"));
                 }
-            }
-            if location == Location::Query
-                && typed.ty.ends_with("[]")
-                && p.get("explode").and_then(Value::as_bool) == Some(false)
-            {
-                self.drop("a list parameter with `explode: false` (comma-separated)", &format!("{at}/explode"));
             }
             fields.insert(field_name, typed.def);
         }

@@ -249,6 +249,13 @@ pub(super) fn check_constraints(c: &mut Collector, place: &Place, f: &FieldDef, 
             c.push(place, format!("media type `{m}` is not `type/subtype` or `type/*`"), "write it like `image/png`");
         }
     }
+    if f.style != support::ListStyle::Repeated && !(f.location == Location::Query && matches!(ty, Ty::List(_))) {
+        c.push(
+            place,
+            format!("`style = \"{}\"` is for lists in the query", f.style.as_str()),
+            "remove it, or make the field a list with `in = \"query\"`",
+        );
+    }
     let numeric = matches!(ty, Ty::Integer | Ty::Number);
     // String constraints on a list apply to each item.
     let stringy = matches!(ty, Ty::String) || matches!(ty, Ty::List(t) if **t == Ty::String);

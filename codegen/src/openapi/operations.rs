@@ -141,7 +141,13 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
                 .description(Some(f.def.description.clone()))
                 .schema(Some(field_schema(f, Side::Request, false)));
             if matches!(f.ty, Ty::List(_)) {
-                p = p.explode(Some(true));
+                use utoipa::openapi::path::ParameterStyle;
+                p = match f.def.style {
+                    support::ListStyle::Repeated => p.explode(Some(true)),
+                    support::ListStyle::Comma => p.style(Some(ParameterStyle::Form)).explode(Some(false)),
+                    support::ListStyle::Space => p.style(Some(ParameterStyle::SpaceDelimited)).explode(Some(false)),
+                    support::ListStyle::Pipe => p.style(Some(ParameterStyle::PipeDelimited)).explode(Some(false)),
+                };
             }
             if f.def.deprecated {
                 p = p.deprecated(Some(utoipa::openapi::Deprecated::True));

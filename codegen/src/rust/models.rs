@@ -90,6 +90,10 @@ pub(super) fn field_spec(f: &Field, api: &Api) -> TokenStream {
     if let Some(p) = &d.pattern {
         spec.extend(quote!(.pattern(#p)));
     }
+    if d.style != support::ListStyle::Repeated {
+        let variant = format_ident!("{}", d.style.as_str().to_upper_camel_case());
+        spec.extend(quote!(.list_style(support::ListStyle::#variant)));
+    }
     if let Some(f) = d.format {
         let variant = format_ident!("{}", f.as_str().to_upper_camel_case());
         spec.extend(quote!(.format(support::Format::#variant)));

@@ -33,6 +33,7 @@ impl MemosService for Memos {
             .iter()
             .filter(|n| input.state.is_none_or(|s| n.state == s))
             .filter(|n| input.filter_title.as_ref().is_none_or(|t| &n.title == t))
+            .filter(|n| !input.except.as_ref().is_some_and(|x| x.contains(&n.title)))
             .cloned()
             .collect();
         let items = all.iter().skip(paging.offset() as usize).take(paging.per_page as usize).cloned().collect();
@@ -193,6 +194,12 @@ async fn names_that_are_no_identifiers_travel_as_the_wire_writes_them() {
         (status, body["meta"]["total"].clone(), &body["data"][0]["mood"]),
         (StatusCode::OK, json!(1), &json!("1.0"))
     );
+    // A comma-separated list is one parameter with its items split; an empty one is no item.
+    send(&app, "POST", "/api/v1/memos", Some(json!({"title": "third"}))).await;
+    let (_, _, body) = send(&app, "GET", "/api/v1/memos?except=plain,moody", None).await;
+    assert_eq!((body["meta"]["total"].clone(), &body["data"][0]["title"]), (json!(1), &json!("third")));
+    let (_, _, body) = send(&app, "GET", "/api/v1/memos?except=", None).await;
+    assert_eq!(body["meta"]["total"], json!(3));
     // The Rust spelling of a value is no wire value.
     let (status, _, body) =
         send(&app, "POST", "/api/v1/memos", Some(json!({"title": "x", "mood": "InProgress"}))).await;

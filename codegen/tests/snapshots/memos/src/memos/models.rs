@@ -153,12 +153,16 @@ pub struct ListMemosInput {
     #[serde(rename = "filter[title]")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filter_title: Option<String>,
+    /// Not the memos with these titles, written `except=a,b`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub except: Option<Vec<String>>,
 }
 /// Field specs of [`ListMemosInput`], for validation.
-pub static LIST_MEMOS_INPUT_FIELDS: [FieldSpec; 5usize] = [
+pub static LIST_MEMOS_INPUT_FIELDS: [FieldSpec; 6usize] = [
     FieldSpec::query("state", Kind::Enum(&["draft", "published", "archived"])),
     FieldSpec::query("tag", Kind::List(&Kind::String)),
     FieldSpec::query("filter[title]", Kind::String),
+    FieldSpec::query("except", Kind::List(&Kind::String)).list_style(support::ListStyle::Comma),
     FieldSpec::query("page", Kind::Integer).minimum(1.0).maximum(1000000.0),
     FieldSpec::query("per_page", Kind::Integer).minimum(1.0).maximum(100.0),
 ];

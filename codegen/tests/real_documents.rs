@@ -1,0 +1,105 @@
+//! How real documents are written (the public OpenAPI directory, GitHub's description), each
+//! construct imported, generated and read back from the emitted 3.1 document as the source says it.
+
+use codegen::import::{self, Options, Outcome};
+use serde_json::{Value, json};
+
+/// A document of these paths, with a `Thing` schema and the shared parameter `Fields`.
+fn document(paths: Value) -> Value {
+    json!({
+        "openapi": "3.0.3",
+        "info": {"title": "Things", "version": "1.0.0"},
+        "servers": [{"url": "https://example.com/v1"}],
+        "paths": paths,
+        "components": {
+            "schemas": {"Thing": {"type": "object", "required": ["id"], "properties": {
+                "id": {"type": "string"}, "+1": {"type": "integer"}, "-1": {"type": "integer"}
+            }}},
+            "parameters": {"Fields": {"name": "fields", "in": "query", "style": "form", "explode": false,
+                "schema": {"type": "array", "items": {"type": "string"}}}}
+        }
+    })
+}
+
+fn get(id: &str, params: Value) -> Value {
+    json!({"get": {"operationId": id, "parameters": params, "responses": {"200": {"description": "The thing.",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}}}}})
+}
+
+/// The import (scopes by method, as the CLI advises), its generated 3.1 document, and the report.
+fn round_trip(doc: &Value) -> (Value, import::Report, String) {
+    let options = Options { scope_by_method: Some(("read".into(), "write".into())), ..Default::default() };
+    let imported = import::import(doc, &options).unwrap_or_else(|e| panic!("{e}"));
+    let files = codegen::generate(&[("things.toml", &imported.toml)]).unwrap_or_else(|e| panic!("{e}"));
+    let emitted =
+        files.iter().find(|f| f.path.ends_with(".json") && f.path.starts_with("openapi/") && !f.path.contains("3.0"));
+    (serde_json::from_str(&emitted.unwrap().text).unwrap(), imported.report, imported.toml)
+}
+
+#[test]
+fn comma_separated_and_delimited_lists_travel_as_the_document_says() {
+    let doc = document(json!({
+        "/things": get("list_things", json!([
+            {"$ref": "#/components/parameters/Fields"},
+            {"name": "tags", "in": "query", "style": "pipeDelimited", "schema": {"type": "array", "items": {"type": "string"}}},
+            {"name": "ids", "in": "query", "schema": {"type": "array", "items": {"type": "integer"}}}
+        ]))
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(toml.contains("style = \"comma\"") && toml.contains("style = \"pipe\""), "{toml}");
+    let params = emitted["paths"]["/things"]["get"]["parameters"].as_array().unwrap();
+    let style = |name: &str| {
+        let p = params.iter().find(|p| p["name"] == name).unwrap();
+        (p["style"].clone(), p["explode"].clone())
+    };
+    assert_eq!(style("fields"), (json!("form"), json!(false)));
+    assert_eq!(style("tags"), (json!("pipeDelimited"), json!(false)));
+    assert_eq!(style("ids"), (Value::Null, json!(true)));
+    // The loader keeps `style` to query lists.
+    let refused = toml.replacen("style = \"comma\"", "style = \"comma\", in = \"header\"", 1);
+    let e = codegen::load("things.toml", &refused.replacen("in = \"query\", ", "", 1)).expect_err("refused");
+    assert!(e.to_string().contains("`style = \"comma\"` is for lists in the query"), "{e}");
+}
+
+#[test]
+fn a_fixed_segment_beside_a_parameter_a_trailing_slash_and_a_dateless_deprecation_import() {
+    let mut doc = document(json!({
+        "/things/{id}/parts": get("list_parts", json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}])),
+        "/things/special/{name}": get("get_special", json!([{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}])),
+        "/things/": get("list_things", json!([])),
+    }));
+    doc["paths"]["/things/"]["get"]["deprecated"] = json!(true);
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    for path in ["/things/{id}/parts", "/things/special/{name}", "/things/"] {
+        assert!(emitted["paths"][path]["get"].is_object(), "{path} is served");
+    }
+    assert!(toml.contains("deprecated = true"), "{toml}");
+    assert_eq!(emitted["paths"]["/things/"]["get"]["deprecated"], true);
+    // `+1` and `-1` are two fields of `Thing`, each with a Rust name of its own.
+    let thing = &emitted["components"]["schemas"]["Thing"]["properties"];
+    assert!(thing["+1"].is_object() && thing["-1"].is_object(), "{thing}");
+}
+
+#[test]
+fn what_the_loader_refuses_leaves_out_only_the_operations_that_use_it() {
+    // A model the loader refuses (two fields with one Rust name) is read as a place, not as text: the operation using it is left out with the loader's words, the other stays.
+    let mut doc = document(json!({
+        "/things/{id}": get("get_thing", json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}])),
+        "/odd": {"get": {"operationId": "get_odd", "responses": {"200": {"description": "Odd.",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Odd"}}}}}}}
+    }));
+    doc["components"]["schemas"]["Odd"] = json!({"type": "object", "properties": {
+        "a_b": {"type": "string"}, "aB": {"type": "string"}
+    }});
+    let (emitted, report, _) = round_trip(&doc);
+    let odd = report.entries.iter().find(|e| e.id == "get_odd").unwrap();
+    match &odd.outcome {
+        Outcome::NotImported(why) => {
+            assert!(why[0].0.starts_with("model `Odd` field `aB`: its Rust name is that of field `a_b`"), "{why:?}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(emitted["paths"]["/things/{id}"]["get"].is_object());
+}
