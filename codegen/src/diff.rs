@@ -273,6 +273,10 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
         if old_op.def.paginated && !new_op.def.paginated {
             c.push(Kind::Breaking, "pagination-removed", &place, "no longer answers a page");
         }
+        if !old_op.def.status_range && new_op.def.status_range {
+            // A client written for the one status now reads that any 2xx may come.
+            c.push(Kind::Breaking, "success-status-ranged", &place, "documents its success as `2XX` only");
+        }
         // A client (or a generated SDK) checking for the old status takes the new one for a
         // failure. A body dropped or added changes the default status too; its rule says so.
         if old_op.status != new_op.status && old_op.def.output.is_some() == new_op.def.output.is_some() {
@@ -545,6 +549,27 @@ fn bounds(old: &FieldDef, new: &FieldDef) -> (Vec<String>, Vec<String>) {
     bound("maximum", old.maximum, new.maximum, down);
     bound("max_length", old.max_length.map(f64::from), new.max_length.map(f64::from), down);
     bound("max_items", old.max_items.map(f64::from), new.max_items.map(f64::from), down);
+    bound("exclusive_minimum", old.exclusive_minimum, new.exclusive_minimum, up);
+    bound("exclusive_maximum", old.exclusive_maximum, new.exclusive_maximum, down);
+    match (old.multiple_of, new.multiple_of) {
+        (a, Some(b)) if a != Some(b) => narrowed.push(format!("multiple_of {b}")),
+        (Some(a), None) => loosened.push(format!("multiple_of {a} dropped")),
+        _ => {}
+    }
+    // Values: one no longer accepted narrows, and a list where there was none; one more loosens.
+    match (old.values.is_empty(), new.values.is_empty()) {
+        (true, false) => narrowed.push("only the listed values are accepted".into()),
+        (false, true) => loosened.push("any value is accepted".into()),
+        (false, false) => {
+            for v in old.values.iter().filter(|v| !new.values.contains(v)) {
+                narrowed.push(format!("value {v} is no longer accepted"));
+            }
+            for v in new.values.iter().filter(|v| !old.values.contains(v)) {
+                loosened.push(format!("value {v} is accepted"));
+            }
+        }
+        (true, true) => {}
+    }
     match (&old.pattern, &new.pattern) {
         (a, Some(b)) if a.as_ref() != Some(b) => narrowed.push(format!("pattern `{b}`")),
         (Some(a), None) => loosened.push(format!("pattern `{a}` dropped")),

@@ -2,7 +2,8 @@
 //!
 //! utoipa emits 3.1 only, so this is a JSON pass over the finished document. It covers exactly
 //! the 3.1 constructs our emitter produces: nullable type arrays, `oneOf` with `null`,
-//! `examples` in schemas, a file's `contentMediaType` and `license.identifier`.
+//! `examples` in schemas, a file's `contentMediaType`, numeric exclusive bounds and
+//! `license.identifier`.
 
 use serde_json::{Map, Value, json};
 
@@ -71,6 +72,14 @@ fn is_null_schema(v: &Value) -> bool {
 }
 
 fn convert_schema(m: &mut Map<String, Value>) {
+    // 3.1's `exclusiveMinimum: 5` is 3.0's `minimum: 5, exclusiveMinimum: true` (the same for
+    // the maximum); a spec gives a side one bound or the other.
+    for (exclusive, inclusive) in [("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")] {
+        if let Some(bound) = m.get(exclusive).filter(|v| v.is_number()).cloned() {
+            m.insert(inclusive.into(), bound);
+            m.insert(exclusive.into(), json!(true));
+        }
+    }
     // `type: ["string", "null"]` → `type: string, nullable: true`
     if let Some(Value::Array(types)) = m.get("type") {
         let non_null: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();

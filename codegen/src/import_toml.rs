@@ -99,6 +99,18 @@ fn field(f: &FieldDef) -> String {
     if !f.media_types.is_empty() {
         parts.push(format!("media_types = [{}]", f.media_types.iter().map(|m| s(m)).collect::<Vec<_>>().join(", ")));
     }
+    for (name, v) in [
+        ("exclusive_minimum", f.exclusive_minimum),
+        ("exclusive_maximum", f.exclusive_maximum),
+        ("multiple_of", f.multiple_of),
+    ] {
+        if let Some(v) = v {
+            parts.push(format!("{name} = {}", number(v)));
+        }
+    }
+    if !f.values.is_empty() {
+        parts.extend(value(&Value::Array(f.values.clone())).map(|v| format!("values = {v}")));
+    }
     if f.style != support::ListStyle::Repeated {
         parts.push(format!("style = {}", s(f.style.as_str())));
     }
@@ -196,6 +208,9 @@ fn operation(out: &mut String, op: &OperationDef) {
         } else {
             let _ = writeln!(out, "deprecated = {{ {} }}", parts.join(", "));
         }
+    }
+    if op.status_range {
+        let _ = writeln!(out, "status_range = true");
     }
     if let Some(status) = op.status {
         let _ = writeln!(out, "status = {status}");

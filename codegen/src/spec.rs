@@ -663,6 +663,20 @@ pub struct FieldDef {
     /// Largest accepted number (inclusive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub maximum: Option<f64>,
+    /// A number must be greater than this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclusive_minimum: Option<f64>,
+    /// A number must be less than this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclusive_maximum: Option<f64>,
+    /// A number must be a whole multiple of this (greater than 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multiple_of: Option<f64>,
+    /// For an `integer`, a `number` or `json` field (or a list of them): the only values accepted
+    /// (an enum of numbers, or of values of several types, as documents write them; an enum of
+    /// strings is an `[enums]` type).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<serde_json::Value>,
     /// Shortest accepted string, in characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_length: Option<u32>,
@@ -727,6 +741,10 @@ impl FieldDef {
             location: Location::Body,
             minimum: None,
             maximum: None,
+            exclusive_minimum: None,
+            exclusive_maximum: None,
+            multiple_of: None,
+            values: Vec::new(),
             min_length: None,
             max_length: None,
             min_items: None,
@@ -908,6 +926,10 @@ pub struct OperationDef {
     /// Success status; defaults to 200 (204 when there is no output).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
+    /// The documents promise its class only: `2XX` where the status would be (as many documents
+    /// write it, Microsoft Graph's every one). The platform still answers `status`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub status_range: bool,
     /// Error codes this operation may answer, besides the service-wide ones.
     #[serde(default)]
     pub errors: Vec<String>,

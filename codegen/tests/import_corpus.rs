@@ -96,9 +96,12 @@ fn shape(doc: &Value, schema: &Value, depth: u8) -> Value {
     };
     match ty.as_str() {
         "object" if s.get("properties").is_some() => {
-            let props: BTreeSet<&String> = s["properties"].as_object().unwrap().keys().collect();
             let required: BTreeSet<&str> =
                 s.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+            // A required member without a schema is a member of any value: declared or not, the
+            // same object.
+            let mut props: BTreeSet<&str> = s["properties"].as_object().unwrap().keys().map(String::as_str).collect();
+            props.extend(required.iter().copied());
             serde_json::json!({"object": props, "required": required})
         }
         "array" if depth > 0 => {

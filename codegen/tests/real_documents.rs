@@ -103,3 +103,75 @@ fn what_the_loader_refuses_leaves_out_only_the_operations_that_use_it() {
     }
     assert!(emitted["paths"]["/things/{id}"]["get"].is_object());
 }
+
+#[test]
+fn a_success_documented_as_a_class_stays_one_and_error_classes_are_the_platforms() {
+    let ranged = |content: Value| {
+        json!({"2XX": {"description": "Success.", "content": content}, "4XX": {"description": "Client error."},
+               "5XX": {"description": "Server error."}})
+    };
+    let doc = document(json!({
+        "/things/{id}": {
+            "get": {"operationId": "get_thing", "responses": ranged(json!({"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}))},
+            "delete": {"operationId": "delete_thing", "responses": ranged(json!(null))},
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}]
+        }
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    for method in ["get", "delete"] {
+        let responses = &emitted["paths"]["/things/{id}"][method]["responses"];
+        assert!(
+            responses["2XX"].is_object() && responses["200"].is_null() && responses["204"].is_null(),
+            "{responses}"
+        );
+    }
+    assert_eq!(
+        emitted["paths"]["/things/{id}"]["get"]["responses"]["2XX"]["content"]["application/json"].is_object(),
+        true
+    );
+    // What is answered: 200 with the thing, 204 for the delete.
+    let files = codegen::generate(&[("things.toml", &toml)]).unwrap();
+    let table: String =
+        files.iter().find(|f| f.path.ends_with("operations.rs")).unwrap().text.split_whitespace().collect();
+    assert!(table.contains("success_status:204"), "the delete answers 204");
+    let refused = toml.replacen("status_range = true", "status_range = true\nstatus = 303", 1);
+    assert!(codegen::load("things.toml", &refused).is_err());
+}
+
+#[test]
+fn numbers_say_what_documents_say_and_misplaced_constraints_become_words() {
+    let doc = document(json!({
+        "/things": {"post": {"operationId": "create_thing", "requestBody": {"required": true, "content": {
+            "application/json": {"schema": {"type": "object", "required": ["level"], "properties": {
+                "level": {"type": "integer", "enum": [1, 2, 3]},
+                "ratio": {"type": "number", "minimum": 0, "exclusiveMinimum": true, "multipleOf": 0.25},
+                "cap": {"type": "number", "exclusiveMaximum": 10},
+                "mode": {"enum": [0, "auto", null]},
+                "when": {"type": "string", "format": "date-time", "maxLength": 30}
+            }}}}},
+            "responses": {"201": {"description": "Made.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}}}}}
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(
+        toml.contains("values = [1, 2, 3]")
+            && toml.contains("exclusive_minimum = 0")
+            && toml.contains("multiple_of = 0.25"),
+        "{toml}"
+    );
+    let body = emitted["paths"]["/things"]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+        .as_str()
+        .and_then(|r| r.strip_prefix("#/components/schemas/"))
+        .map(|name| emitted["components"]["schemas"][name]["properties"].clone())
+        .unwrap();
+    assert_eq!(body["level"]["enum"], json!([1, 2, 3]));
+    assert_eq!((&body["ratio"]["exclusiveMinimum"], &body["ratio"]["multipleOf"]), (&json!(0), &json!(0.25)));
+    assert_eq!(body["cap"]["exclusiveMaximum"], json!(10));
+    assert_eq!(body["mode"]["enum"], json!([0, "auto", null]));
+    assert!(
+        body["when"]["description"].as_str().unwrap().contains("The document also says: maxLength 30."),
+        "{}",
+        body["when"]
+    );
+}

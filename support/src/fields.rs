@@ -256,6 +256,16 @@ pub struct FieldSpec {
     /// What an absent optional field holds, as JSON text: the decoder puts it in before the
     /// operation sees the input.
     pub default: Option<&'static str>,
+    /// Exclusive lower bound (numbers).
+    pub exclusive_minimum: Option<f64>,
+    /// Exclusive upper bound (numbers).
+    pub exclusive_maximum: Option<f64>,
+    /// A number must be a whole multiple of this.
+    pub multiple_of: Option<f64>,
+    /// The only values accepted, as a JSON array's text (numbers, or values of several types).
+    pub values: Option<&'static str>,
+    /// `values`, read on first use.
+    pub parsed_values: OnceLock<Vec<Value>>,
     /// How a query list's items travel.
     pub list_style: ListStyle,
     /// The compiled pattern, built on first use.
@@ -282,6 +292,11 @@ impl FieldSpec {
             secret: false,
             format: None,
             default: None,
+            exclusive_minimum: None,
+            exclusive_maximum: None,
+            multiple_of: None,
+            values: None,
+            parsed_values: OnceLock::new(),
             list_style: ListStyle::Repeated,
             compiled: OnceLock::new(),
         }
@@ -364,6 +379,40 @@ impl FieldSpec {
     pub const fn max_items(mut self, n: usize) -> Self {
         self.max_items = Some(n);
         self
+    }
+
+    /// Exclusive lower bound.
+    pub const fn exclusive_minimum(mut self, v: f64) -> Self {
+        self.exclusive_minimum = Some(v);
+        self
+    }
+
+    /// Exclusive upper bound.
+    pub const fn exclusive_maximum(mut self, v: f64) -> Self {
+        self.exclusive_maximum = Some(v);
+        self
+    }
+
+    /// A number must be a whole multiple of `v`.
+    pub const fn multiple_of(mut self, v: f64) -> Self {
+        self.multiple_of = Some(v);
+        self
+    }
+
+    /// The only values accepted, as a JSON array's text (`[1, 2, 3]`).
+    pub const fn values(mut self, json_array: &'static str) -> Self {
+        self.values = Some(json_array);
+        self
+    }
+
+    /// Whether `v` is one of the accepted values (numbers compared as numbers: `1` is `1.0`).
+    pub fn accepts_value(&self, v: &Value) -> bool {
+        let Some(text) = self.values else { return true };
+        let values = self.parsed_values.get_or_init(|| serde_json::from_str(text).unwrap_or_default());
+        values.iter().any(|x| match (x.as_f64(), v.as_f64()) {
+            (Some(a), Some(b)) => a == b,
+            _ => x == v,
+        })
     }
 
     /// How a query list's items travel.

@@ -149,6 +149,32 @@ fn check_plain(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str,
                 };
                 return Err(invalid(service, path, v.clone(), msg));
             }
+            if let Some(lo) = spec.exclusive_minimum.filter(|lo| n <= *lo) {
+                return Err(invalid(service, path, v.clone(), format!("{path} must be greater than {}", bound(lo))));
+            }
+            if let Some(hi) = spec.exclusive_maximum.filter(|hi| n >= *hi) {
+                return Err(invalid(service, path, v.clone(), format!("{path} must be less than {}", bound(hi))));
+            }
+            if let Some(m) = spec.multiple_of.filter(|m| *m > 0.0) {
+                // Within rounding of a whole quotient: 0.07 is a multiple of 0.01.
+                let q = n / m;
+                if (q - q.round()).abs() > 1e-9 * q.abs().max(1.0) {
+                    return Err(invalid(
+                        service,
+                        path,
+                        v.clone(),
+                        format!("{path} must be a multiple of {}", bound(m)),
+                    ));
+                }
+            }
+            if !spec.accepts_value(v) {
+                return Err(invalid(
+                    service,
+                    path,
+                    v.clone(),
+                    format!("{path} must be one of {}", spec.values.unwrap_or("[]")),
+                ));
+            }
         }
         Kind::Boolean => {
             v.as_bool().ok_or_else(wrong)?;
@@ -156,6 +182,14 @@ fn check_plain(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str,
         Kind::Json => {
             if let Some(at) = nul_at(path, v) {
                 return Err(invalid(service, &at, v.clone(), format!("{at} must not contain U+0000 (NUL)")));
+            }
+            if !spec.accepts_value(v) {
+                return Err(invalid(
+                    service,
+                    path,
+                    v.clone(),
+                    format!("{path} must be one of {}", spec.values.unwrap_or("[]")),
+                ));
             }
         }
         Kind::Enum(values) => {

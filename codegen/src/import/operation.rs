@@ -54,6 +54,7 @@ impl OpCx<'_, '_> {
             media_types: Vec::new(),
             paginated: false,
             status: None,
+            status_range: false,
             errors: Vec::new(),
             no_store: false,
             rate_limited: true,
@@ -433,6 +434,18 @@ impl OpCx<'_, '_> {
                 continue;
             }
             fields.insert(prop.clone(), typed.def);
+        }
+        // A required member the document does not describe: present, with any value (what
+        // JSON Schema's `required` alone asks).
+        let described = schema.get("properties").and_then(Value::as_object);
+        for name in required.iter().filter(|n| !described.is_some_and(|p| p.contains_key(**n))) {
+            if !crate::ir::is_wire_name(name) || fields.contains_key(*name) {
+                continue;
+            }
+            let mut def = FieldDef::new("json", "");
+            def.location = location;
+            self.notes.push(format!("`{name}` is required at {at} without a schema: a field of any JSON value"));
+            fields.insert(name.to_string(), def);
         }
     }
 

@@ -21,6 +21,8 @@ impl OpCx<'_, '_> {
     ) {
         let responses = op.get("responses").and_then(Value::as_object).cloned().unwrap_or_default();
         let mut success: Vec<(u16, Value, String)> = Vec::new();
+        // The success documented as a class (`2XX`), answered as 200 (204 without content).
+        let mut ranged = false;
         // Answers the platform gives for a feature the spec declares.
         let (mut precondition, mut required_precondition) = (false, false);
         for (status, raw) in &responses {
@@ -48,6 +50,14 @@ impl OpCx<'_, '_> {
                 continue;
             }
             match status.parse::<u16>() {
+                _ if status.eq_ignore_ascii_case("2XX") => {
+                    ranged = true;
+                    success.push((200, resp, at));
+                }
+                _ if status.eq_ignore_ascii_case("4XX") || status.eq_ignore_ascii_case("5XX") => self.notes.push(format!(
+                    "the `{status}` response is not stated (errors answer the platform's envelope, with each status it \
+                     answers)"
+                )),
                 Ok(s) if (200..300).contains(&s) || (300..400).contains(&s) => success.push((s, resp, at)),
                 // Refusals the platform answers itself: documented for every operation.
                 Ok(401 | 403 | 405 | 408 | 413 | 415 | 416 | 422 | 429 | 500 | 503) => {}
@@ -118,10 +128,12 @@ impl OpCx<'_, '_> {
         let Some(headers) = self.response_headers(&resp, &at) else { return };
         let content = resp.get("content").and_then(Value::as_object).cloned().unwrap_or_default();
         def.status = (status != 200).then_some(status);
+        def.status_range = ranged;
         if content.is_empty() {
             if headers.is_empty() && !(300..400).contains(&status) {
-                // An empty answer: `status` says which (204 is the default without an output).
-                def.status = (status != 204).then_some(status);
+                // An empty answer: `status` says which (204 is the default without an output,
+                // and what a `2XX` without content answers).
+                def.status = (status != 204 && !ranged).then_some(status);
                 return;
             }
             let mut headers = headers;

@@ -153,20 +153,33 @@ impl OpCx<'_, '_> {
             "integer" | "number" | "boolean" => {
                 def.minimum = number("minimum");
                 def.maximum = number("maximum");
-                for (k, word) in [("exclusiveMinimum", "exclusive minimum"), ("exclusiveMaximum", "exclusive maximum")]
-                {
-                    if schema.get(k).is_some() {
-                        self.drop(format!("an {word}"), &format!("{at}/{k}"));
-                        return None;
+                // 3.0 says `exclusiveMinimum: true` beside `minimum`; 3.1 gives the bound itself.
+                match schema.get("exclusiveMinimum") {
+                    Some(Value::Bool(true)) => def.exclusive_minimum = def.minimum.take(),
+                    Some(v) if v.is_number() => def.exclusive_minimum = v.as_f64(),
+                    _ => {}
+                }
+                match schema.get("exclusiveMaximum") {
+                    Some(Value::Bool(true)) => def.exclusive_maximum = def.maximum.take(),
+                    Some(v) if v.is_number() => def.exclusive_maximum = v.as_f64(),
+                    _ => {}
+                }
+                // One bound of each side: the tighter.
+                if let (Some(lo), Some(x)) = (def.minimum, def.exclusive_minimum) {
+                    if lo > x { def.exclusive_minimum = None } else { def.minimum = None }
+                }
+                if let (Some(hi), Some(x)) = (def.maximum, def.exclusive_maximum) {
+                    if hi < x { def.exclusive_maximum = None } else { def.maximum = None }
+                }
+                def.multiple_of = number("multipleOf").filter(|m| *m > 0.0);
+                if let Some(Value::Array(values)) = schema.get("enum") {
+                    // An enum of numbers: the values the field accepts (`null` among them is
+                    // nullability, which TOML cannot list).
+                    def.nullable |= values.iter().any(Value::is_null);
+                    def.values = values.iter().filter(|v| !v.is_null()).cloned().collect();
+                    if ty == "boolean" {
+                        def.values.clear();
                     }
-                }
-                if schema.get("multipleOf").is_some() {
-                    self.drop("`multipleOf`", &format!("{at}/multipleOf"));
-                    return None;
-                }
-                if schema.get("enum").is_some() {
-                    self.drop("an enum of numbers", &format!("{at}/enum"));
-                    return None;
                 }
                 ty.to_string()
             }
@@ -212,7 +225,14 @@ impl OpCx<'_, '_> {
                     }
                 }
             }
-            "" => "json".into(),
+            "" => {
+                // Values of several types (`[1, "auto"]`): the values a JSON field accepts.
+                if let Some(Value::Array(values)) = schema.get("enum") {
+                    def.nullable |= values.iter().any(Value::is_null);
+                    def.values = values.iter().filter(|v| !v.is_null()).cloned().collect();
+                }
+                "json".into()
+            }
             other => {
                 self.drop(format!("the type `{other}`"), &format!("{at}/type"));
                 return None;
@@ -226,12 +246,50 @@ impl OpCx<'_, '_> {
         if let Some(d) = schema.get("default") {
             def.default = Some(d.clone());
         }
+        self.keep_as_words(&ty, &mut def, at);
         for k in ["readOnly", "writeOnly"] {
             if schema.get(k).and_then(Value::as_bool) == Some(true) {
                 self.notes.push(format!("`{k}` at {at} is not stated (the field travels both ways)"));
             }
         }
         Some(Typed { ty, def })
+    }
+
+    /// Constraints the document puts on a type they do not apply to (`maxLength` on a date-time,
+    /// `minimum` on a string) are kept as words in the description, never a refusal.
+    fn keep_as_words(&mut self, ty: &str, def: &mut FieldDef, at: &str) {
+        let item = ty.strip_suffix("[]").unwrap_or(ty);
+        let stringy = item == "string";
+        let numeric = matches!(item, "integer" | "number");
+        let mut words: Vec<String> = Vec::new();
+        let mut keep = |applies: bool, name: &str, v: Option<String>| match v {
+            Some(v) if !applies => words.push(format!("{name} {v}")),
+            _ => {}
+        };
+        keep(stringy, "minLength", def.min_length.map(|n| n.to_string()));
+        keep(stringy, "maxLength", def.max_length.map(|n| n.to_string()));
+        keep(stringy, "pattern", def.pattern.clone());
+        keep(stringy, "format", def.format.map(|f| f.as_str().to_string()));
+        keep(numeric, "minimum", def.minimum.map(|n| n.to_string()));
+        keep(numeric, "maximum", def.maximum.map(|n| n.to_string()));
+        keep(ty.ends_with("[]"), "minItems", def.min_items.map(|n| n.to_string()));
+        keep(ty.ends_with("[]"), "maxItems", def.max_items.map(|n| n.to_string()));
+        if words.is_empty() {
+            return;
+        }
+        if !stringy {
+            (def.min_length, def.max_length, def.pattern, def.format) = (None, None, None, None);
+        }
+        if !numeric {
+            (def.minimum, def.maximum) = (None, None);
+        }
+        if !ty.ends_with("[]") {
+            (def.min_items, def.max_items) = (None, None);
+        }
+        let said = format!("The document also says: {}.", words.join(", "));
+        def.description =
+            if def.description.is_empty() { said } else { format!("{} {said}", def.description.trim_end()) };
+        self.notes.push(format!("{} at {at} do not apply to `{ty}`: kept in the description", words.join(", ")));
     }
 
     /// `schema` without its nullability: 3.0's `nullable`, or 3.1's `null` in `type`.

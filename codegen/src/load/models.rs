@@ -256,12 +256,50 @@ pub(super) fn check_constraints(c: &mut Collector, place: &Place, f: &FieldDef, 
             "remove it, or make the field a list with `in = \"query\"`",
         );
     }
-    let numeric = matches!(ty, Ty::Integer | Ty::Number);
-    // String constraints on a list apply to each item.
+    // Number and string constraints on a list apply to each item.
+    let numeric =
+        matches!(ty, Ty::Integer | Ty::Number) || matches!(ty, Ty::List(t) if matches!(**t, Ty::Integer | Ty::Number));
     let stringy = matches!(ty, Ty::String) || matches!(ty, Ty::List(t) if **t == Ty::String);
     let listy = matches!(ty, Ty::List(_));
-    if (f.minimum.is_some() || f.maximum.is_some()) && !numeric {
-        c.push(place, "minimum/maximum apply to numbers only", "remove them or change the type");
+    let bounded =
+        f.minimum.is_some() || f.maximum.is_some() || f.exclusive_minimum.is_some() || f.exclusive_maximum.is_some();
+    if (bounded || f.multiple_of.is_some()) && !numeric {
+        c.push(
+            place,
+            "minimum/maximum, their exclusive forms and multiple_of apply to numbers only",
+            "remove them or change the type",
+        );
+    }
+    if (f.minimum.is_some() && f.exclusive_minimum.is_some()) || (f.maximum.is_some() && f.exclusive_maximum.is_some())
+    {
+        c.push(
+            place,
+            "a bound is both inclusive and exclusive",
+            "keep one of `minimum` and `exclusive_minimum` (and of the maxima)",
+        );
+    }
+    if f.multiple_of.is_some_and(|m| m <= 0.0 || !m.is_finite()) {
+        c.push(place, "multiple_of must be greater than 0", "give a positive number");
+    }
+    if !f.values.is_empty() {
+        let item = match ty {
+            Ty::List(t) => &**t,
+            t => t,
+        };
+        let fits = |v: &serde_json::Value| match item {
+            Ty::Integer => v.as_i64().is_some(),
+            Ty::Number => v.is_number(),
+            _ => true,
+        };
+        if !matches!(item, Ty::Integer | Ty::Number) && *ty != Ty::Json {
+            c.push(
+                place,
+                "`values` applies to integer, number and json fields, and lists of numbers",
+                "make the field one of them, or list the values in an `[enums]` type",
+            );
+        } else if let Some(bad) = f.values.iter().find(|v| !fits(v)) {
+            c.push(place, format!("value {bad} is not of the field's type"), "list values of the field's type only");
+        }
     }
     if (f.min_length.is_some() || f.max_length.is_some() || f.pattern.is_some()) && !stringy {
         c.push(

@@ -467,6 +467,9 @@ pub(super) fn check_status(
     spec: &Spec,
     models: &IndexMap<String, Model>,
 ) {
+    if op.status_range && !(200..300).contains(&op.status.unwrap_or(200)) {
+        c.push(place, "`status_range` documents a 2xx success as `2XX`", "remove it, or answer a 2xx status");
+    }
     let Some(status) = op.status else { return };
     let output = op.output.as_deref().and_then(|o| models.get(o.trim_end_matches("[]")));
     let body = op.output.as_deref() == Some(FILE)

@@ -336,7 +336,9 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
         }
         None => common_headers(api, ResponseBuilder::new().description("Done; no content.")),
     };
-    responses = responses.response(op.status.to_string(), deprecation_doc_headers(op, success).build());
+    // `2XX` where the spec promises only the class.
+    let key = if op.def.status_range { format!("{}XX", op.status / 100) } else { op.status.to_string() };
+    responses = responses.response(key, deprecation_doc_headers(op, success).build());
     if op.def.ranges {
         let mut r = ResponseBuilder::new().description("Partial content: the bytes the `Range` asked for.");
         for m in &op.def.media_types {

@@ -137,9 +137,15 @@ pub(super) fn scalar_schema(
                 b = b.examples([ex.clone()]);
             }
         }
+        if !d.values.is_empty() {
+            b = b.enum_values(Some(d.values.clone()));
+        }
         b = b
             .minimum(d.minimum.map(number))
             .maximum(d.maximum.map(number))
+            .exclusive_minimum(d.exclusive_minimum.map(number))
+            .exclusive_maximum(d.exclusive_maximum.map(number))
+            .multiple_of(d.multiple_of.map(number))
             .min_length(d.min_length.map(|n| n as usize))
             .max_length(d.max_length.map(|n| n as usize))
             .pattern(d.pattern.clone());
@@ -183,9 +189,13 @@ pub(super) fn type_schema(ty: &Ty, field: Option<&Field>, side: Side) -> RefOr<S
                 .additional_properties(Some(AdditionalProperties::RefOr(type_schema(inner, None, side))))
                 .build(),
         )),
-        Ty::Json => RefOr::T(Schema::Object(
-            described(ObjectBuilder::new().schema_type(utoipa::openapi::schema::SchemaType::AnyValue)).build(),
-        )),
+        Ty::Json => {
+            let mut b = described(ObjectBuilder::new().schema_type(utoipa::openapi::schema::SchemaType::AnyValue));
+            if let Some(values) = def.map(|d| &d.values).filter(|v| !v.is_empty()) {
+                b = b.enum_values(Some(values.clone()));
+            }
+            RefOr::T(Schema::Object(b.build()))
+        }
         // Raw bytes: 3.1 says so with `contentMediaType` (3.0: `format: binary`); the accepted
         // types and the size limit are stated in the description.
         Ty::File => {
@@ -246,6 +256,11 @@ pub(super) fn field_schema(f: &Field, side: Side, in_body: bool) -> RefOr<Schema
         RefOr::T(Schema::Object(mut o)) => {
             if let utoipa::openapi::schema::SchemaType::Type(t) = o.schema_type.clone() {
                 o.schema_type = utoipa::openapi::schema::SchemaType::Array(vec![t, Type::Null]);
+            }
+            // An enum must list `null` for a nullable field to accept it (JSON Schema, and
+            // OpenAPI 3.0.3's clarification of `nullable`).
+            if let Some(values) = o.enum_values.as_mut().filter(|v| !v.contains(&serde_json::Value::Null)) {
+                values.push(serde_json::Value::Null);
             }
             RefOr::T(Schema::Object(o))
         }

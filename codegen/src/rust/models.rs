@@ -77,6 +77,20 @@ pub(super) fn field_spec(f: &Field, api: &Api) -> TokenStream {
         spec.extend(quote!(.maximum(#v)));
     }
     for (v, setter) in [
+        (d.exclusive_minimum, "exclusive_minimum"),
+        (d.exclusive_maximum, "exclusive_maximum"),
+        (d.multiple_of, "multiple_of"),
+    ] {
+        if let Some(v) = v.map(Literal::f64_unsuffixed) {
+            let setter = format_ident!("{setter}");
+            spec.extend(quote!(.#setter(#v)));
+        }
+    }
+    if !d.values.is_empty() {
+        let text = serde_json::Value::Array(d.values.clone()).to_string();
+        spec.extend(quote!(.values(#text)));
+    }
+    for (v, setter) in [
         (d.min_length, "min_length"),
         (d.max_length, "max_length"),
         (d.min_items, "min_items"),

@@ -223,6 +223,21 @@ async fn bad_input_is_refused_with_the_catalog_code_and_reported_to_the_gate() {
     assert_eq!((status, &body["error"]["details"]["field"]), (StatusCode::UNPROCESSABLE_ENTITY, &json!("state")));
     let (status, _, _) = send(&app, "GET", "/api/v1/memos?per_page=101", None).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    // An enum of numbers, an exclusive bound and a multiple, each with its own words.
+    for (field, value, words) in [
+        ("priority", json!(4), "priority must be one of [1,2,3]"),
+        ("weight", json!(0), "weight must be greater than 0"),
+        ("weight", json!(0.75), "weight must be a multiple of 0.5"),
+    ] {
+        let (status, _, body) = send(&app, "POST", "/api/v1/memos", Some(json!({"title": "x", field: value}))).await;
+        assert_eq!(
+            (status, body["error"]["message"].as_str()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some(words)),
+            "{body}"
+        );
+    }
+    let ok = json!({"title": "x", "priority": 2, "weight": 1.5});
+    assert_eq!(send(&app, "POST", "/api/v1/memos", Some(ok)).await.0, StatusCode::CREATED);
 
     let (status, allow, body) = send(&app, "PUT", "/api/v1/memos", Some(json!({}))).await;
     assert_eq!(
@@ -237,7 +252,10 @@ async fn bad_input_is_refused_with_the_catalog_code_and_reported_to_the_gate() {
             ("create_memo", "validation"),
             ("create_memo", "validation"),
             ("list_memos", "validation"),
-            ("list_memos", "validation")
+            ("list_memos", "validation"),
+            ("create_memo", "validation"),
+            ("create_memo", "validation"),
+            ("create_memo", "validation")
         ]
     );
 }

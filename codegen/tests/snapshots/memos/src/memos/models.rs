@@ -182,17 +182,25 @@ pub struct CreateMemoInput {
     /// How it feels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mood: Option<MemoMood>,
+    /// 1, 2 or 3: an enum of numbers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i64>,
+    /// More than 0, in halves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<f64>,
     /// Where it came from: the header as it is named, `x_source_ref` in Rust.
     #[serde(rename = "X-Source-Ref")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub x_source_ref: Option<String>,
 }
 /// Field specs of [`CreateMemoInput`], for validation.
-pub static CREATE_MEMO_INPUT_FIELDS: [FieldSpec; 5usize] = [
+pub static CREATE_MEMO_INPUT_FIELDS: [FieldSpec; 7usize] = [
     FieldSpec::body("title", Kind::String).required().min_length(1).max_length(200),
     FieldSpec::body("tags", Kind::List(&Kind::String)).max_items(10).pattern("^[a-z]+$"),
     FieldSpec::body("colorHint", Kind::String).max_length(20),
     FieldSpec::body("mood", Kind::Enum(&["in-progress", "1.0", "+", "+1", "-1"])),
+    FieldSpec::body("priority", Kind::Integer).values("[1,2,3]"),
+    FieldSpec::body("weight", Kind::Number).exclusive_minimum(0.0).multiple_of(0.5),
     FieldSpec::header("X-Source-Ref", Kind::String),
 ];
 /// Changes to a memo.
