@@ -303,6 +303,38 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
                 format!("takes a {:?} body instead of {:?}", new_op.def.body, old_op.def.body).to_lowercase(),
             );
         }
+        // A JSON body's media types: one a client sends or asks for must stay.
+        let listed = |l: &[String]| -> Vec<String> {
+            if l.is_empty() {
+                vec!["application/json".into()]
+            } else {
+                l.iter().map(|m| m.to_ascii_lowercase()).collect()
+            }
+        };
+        for (old, new, gone, added, what) in [
+            (
+                &old_op.def.request_types,
+                &new_op.def.request_types,
+                "request-type-removed",
+                "request-type-added",
+                "a request body",
+            ),
+            (
+                &old_op.def.answer_types,
+                &new_op.def.answer_types,
+                "answer-type-removed",
+                "answer-type-added",
+                "an answer",
+            ),
+        ] {
+            let (old, new) = (listed(old), listed(new));
+            for m in old.iter().filter(|m| !new.contains(m)) {
+                c.push(Kind::Breaking, gone, &place, format!("no longer takes `{m}` for {what}"));
+            }
+            for m in new.iter().filter(|m| !old.contains(m)) {
+                c.push(Kind::Compatible, added, &place, format!("takes `{m}` for {what}"));
+            }
+        }
         let (oi, ni) = (o.input(old_op), n.input(new_op));
         let empty = Vec::new();
         inputs(c, &place, oi.map_or(&empty, |m| &m.fields), ni.map_or(&empty, |m| &m.fields), o, n);

@@ -209,6 +209,11 @@ fn operation(out: &mut String, op: &OperationDef) {
             let _ = writeln!(out, "deprecated = {{ {} }}", parts.join(", "));
         }
     }
+    for (key, list) in [("request_types", &op.request_types), ("answer_types", &op.answer_types)] {
+        if !list.is_empty() {
+            let _ = writeln!(out, "{key} = [{}]", list.iter().map(|m| s(m)).collect::<Vec<_>>().join(", "));
+        }
+    }
     if op.status_range {
         let _ = writeln!(out, "status_range = true");
     }

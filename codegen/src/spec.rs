@@ -916,6 +916,15 @@ pub struct OperationDef {
     /// request timeout cuts it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamFormat>,
+    /// The media types a JSON request body may be sent as, each read as JSON (`text/json`,
+    /// `application/merge-patch+json`): what the documents list. Empty: `application/json`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub request_types: Vec<String>,
+    /// The media types a JSON success body may be answered as, each the same JSON, as the
+    /// request's `Accept` chooses (`application/json` when it names none, or else the first).
+    /// Empty: `application/json`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answer_types: Vec<String>,
     /// For `output = "file"`: the media types the file may have (`text/csv`, `image/png`,
     /// `application/octet-stream`, …); the implementation says which one each answer has.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -175,3 +175,28 @@ fn numbers_say_what_documents_say_and_misplaced_constraints_become_words() {
         body["when"]
     );
 }
+
+#[test]
+fn a_body_under_several_json_media_types_keeps_each() {
+    let thing = json!({"schema": {"$ref": "#/components/schemas/Thing"}});
+    let doc = document(json!({
+        "/things/{thingId}": {
+            "parameters": [{"name": "thingId", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "put": {"operationId": "put_thing",
+                "requestBody": {"required": true, "content": {"application/json": thing, "text/json": thing, "application/*+json": thing}},
+                "responses": {"200": {"description": "The thing.", "content": {"text/plain": thing, "application/json": thing, "text/json": thing}}}},
+            "get": {"operationId": "get_thing",
+                "responses": {"200": {"description": "The thing.", "content": {"application/vnd.things.v2+json": thing}}}}
+        }
+    }));
+    let (emitted, report, _) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    let put = &emitted["paths"]["/things/{thingId}"]["put"];
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<std::collections::BTreeSet<_>>();
+    let set = |k: &[&str]| k.iter().map(|m| m.to_string()).collect::<std::collections::BTreeSet<_>>();
+    assert_eq!(keys(&put["requestBody"]["content"]), set(&["application/json", "text/json", "application/*+json"]));
+    // `text/plain` is no JSON: the report says it is not answered.
+    assert_eq!(keys(&put["responses"]["200"]["content"]), set(&["application/json", "text/json"]));
+    let get = &emitted["paths"]["/things/{thingId}"]["get"];
+    assert_eq!(keys(&get["responses"]["200"]["content"]), set(&["application/vnd.things.v2+json"]));
+}

@@ -162,16 +162,17 @@ pub fn decode_arguments<I: DeserializeOwned>(
 }
 
 pub(crate) fn is_json(parts: &Parts) -> bool {
-    parts
-        .headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .map(|m| {
-            let m = m.trim().to_ascii_lowercase();
-            m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
-        })
-        .unwrap_or(false)
+    parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(is_json_media)
+}
+
+/// Whether a media type is read and written as JSON: `application/json`, `text/json`, any
+/// `+json` structured type (`application/merge-patch+json`, `application/vnd.acme.v2+json`) and
+/// the family `application/*+json`, with or without parameters (`; charset=utf-8`).
+pub fn is_json_media(media: &str) -> bool {
+    let m = media.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    let Some((kind, sub)) = m.split_once('/') else { return false };
+    let token = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-*".contains(&b));
+    token(kind) && token(sub) && (m == "application/json" || m == "text/json" || sub.ends_with("+json"))
 }
 
 /// Decodes a REST request (path, query and JSON body) into the operation input.

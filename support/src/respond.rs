@@ -18,6 +18,13 @@ use crate::validate::Rejection;
 
 fn finish(parts: &Parts, op: &'static Operation, mut resp: Response) -> Response {
     *resp.status_mut() = StatusCode::from_u16(op.success_status).unwrap_or(StatusCode::OK);
+    if !op.answer_types.is_empty() && resp.headers().get(header::CONTENT_TYPE).is_some_and(|v| v == "application/json")
+    {
+        let chosen = answer_type(op.answer_types, parts.headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()));
+        if let Ok(v) = HeaderValue::from_str(chosen) {
+            resp.headers_mut().insert(header::CONTENT_TYPE, v);
+        }
+    }
     if let Some(d) = op.deprecation {
         d.mark(&mut resp);
     }
@@ -28,6 +35,35 @@ fn finish(parts: &Parts, op: &'static Operation, mut resp: Response) -> Response
         resp.headers_mut().insert("x-request-id", id);
     }
     resp
+}
+
+/// Of the media types a JSON answer may have, the one an `Accept` header asks for: the first of
+/// its ranges (in its order, `q=0` skipped) that one of them fits; else `application/json` when
+/// listed, else the first listed.
+pub fn answer_type<'a>(types: &[&'a str], accept: Option<&str>) -> &'a str {
+    let essence = |m: &str| m.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    let fallback = types.iter().copied().find(|t| essence(t) == "application/json").or(types.first().copied());
+    for range in accept.unwrap_or_default().split(',') {
+        let refused = range.split(';').skip(1).any(|p| {
+            let p = p.replace(' ', "");
+            p == "q=0" || p == "q=0.0" || p == "q=0.00" || p == "q=0.000"
+        });
+        let want = essence(range);
+        if refused || want.is_empty() {
+            continue;
+        }
+        if want == "*/*" {
+            break;
+        }
+        let fits = |t: &str| {
+            let t = essence(t);
+            t == want || want.strip_suffix("/*").is_some_and(|k| t.starts_with(&format!("{k}/")))
+        };
+        if let Some(t) = types.iter().copied().find(|t| fits(t)) {
+            return t;
+        }
+    }
+    fallback.unwrap_or("application/json")
 }
 
 /// The JSON text of one `T`, rendered once and handed over as it is: what an implementation
@@ -362,3 +398,19 @@ pub fn methods<St: Clone + Send + Sync + 'static>(
 /// What [`crate::Endpoint::call`] answers: the success, which the service's wire format writes, or the
 /// operation's error `E`.
 pub type Reply<E> = Result<Success, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::answer_type;
+
+    #[test]
+    fn the_accept_header_chooses_among_the_documented_json_types() {
+        let types = ["text/plain+json", "application/json", "text/json"];
+        assert_eq!(answer_type(&types, None), "application/json");
+        assert_eq!(answer_type(&types, Some("*/*")), "application/json");
+        assert_eq!(answer_type(&types, Some("text/json")), "text/json");
+        assert_eq!(answer_type(&types, Some("text/json;q=0, text/*")), "text/plain+json");
+        assert_eq!(answer_type(&types, Some("application/xml")), "application/json");
+        assert_eq!(answer_type(&["application/vnd.x+json"], Some("application/json")), "application/vnd.x+json");
+    }
+}

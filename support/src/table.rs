@@ -62,6 +62,10 @@ pub struct Operation {
     pub has_body: bool,
     /// The response carries a secret (`Cache-Control: no-store`).
     pub no_store: bool,
+    /// The media types a JSON success body is answered as, as the request's `Accept` chooses
+    /// (`application/json` when it names none of them, or else the first); empty: only
+    /// `application/json`.
+    pub answer_types: &'static [&'static str],
     /// Counts against the caller's rate limit.
     pub rate_limited: bool,
     /// Changes nothing: runs in a read-only transaction, which never waits for the write lock

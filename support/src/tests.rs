@@ -84,6 +84,7 @@ static OP: Operation = Operation {
     success_status: 200,
     has_body: true,
     no_store: false,
+    answer_types: &[],
     rate_limited: false,
     read_only: false,
     paginated: false,

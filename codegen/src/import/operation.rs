@@ -51,6 +51,8 @@ impl OpCx<'_, '_> {
             output: None,
             body: BodyFormat::Json,
             stream: None,
+            request_types: Vec::new(),
+            answer_types: Vec::new(),
             media_types: Vec::new(),
             paginated: false,
             status: None,
@@ -336,8 +338,13 @@ impl OpCx<'_, '_> {
             return;
         }
         if content.len() > 1 {
-            let others: Vec<&String> = content.keys().filter(|k| **k != media).collect();
-            self.notes.push(format!("takes `{media}` only (the document also accepts {others:?})"));
+            let (listed, others) = json_alternatives(&content, &media);
+            def.request_types = listed;
+            if !others.is_empty() {
+                self.notes.push(format!("takes its JSON media types only (the document also accepts {others:?})"));
+            }
+        } else if media != "application/json" && is_json(&media) {
+            def.request_types = vec![media.clone()];
         }
         let mat = format!("{at}/content/{}", escape(&media));
         let schema = content[&media].get("schema").cloned().unwrap_or(Value::Null);

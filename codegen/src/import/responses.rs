@@ -166,10 +166,12 @@ impl OpCx<'_, '_> {
         let json = content.keys().find(|m| is_json(m)).cloned();
         match json {
             Some(media) => {
-                if content.len() > 1 {
-                    // Content negotiation between JSON and another format: the JSON one.
-                    let others: Vec<&String> = content.keys().filter(|k| **k != media).collect();
-                    self.notes.push(format!("answers `{media}` only (the document also offers {others:?})"));
+                // Content negotiation among JSON types (the same body under each), and with another
+                // format: the JSON ones.
+                let (listed, others) = json_alternatives(&content, &media);
+                def.answer_types = listed;
+                if !others.is_empty() {
+                    self.notes.push(format!("answers its JSON media types only (the document also offers {others:?})"));
                 }
                 let schema = content[&media].get("schema").cloned().unwrap_or(Value::Null);
                 let mut sat = format!("{at}/content/{}/schema", escape(&media));

@@ -576,8 +576,25 @@ impl OpCx<'_, '_> {
 }
 
 pub(super) fn is_json(media: &str) -> bool {
-    let m = media.split(';').next().unwrap_or_default().trim();
-    m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
+    support::is_json_media(media)
+}
+
+/// The JSON media types of `content` that carry the same schema as `chosen` (a document lists
+/// `application/json`, `text/json` and `application/*+json` for one body), when they are more
+/// than `application/json` alone; and the other types, which are not imported.
+pub(super) fn json_alternatives(content: &serde_json::Map<String, Value>, chosen: &str) -> (Vec<String>, Vec<String>) {
+    let schema = content.get(chosen).and_then(|c| c.get("schema"));
+    let mut same = Vec::new();
+    let mut others = Vec::new();
+    for (m, c) in content {
+        if is_json(m) && c.get("schema") == schema {
+            same.push(m.clone());
+        } else {
+            others.push(m.clone());
+        }
+    }
+    let listed = if same.len() == 1 && same[0] == "application/json" { Vec::new() } else { same };
+    (listed, others)
 }
 
 pub(super) fn is_object(schema: &Value) -> bool {

@@ -390,6 +390,7 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
         errors.retain(|e| spec.errors.contains_key(e));
         errors.sort_by_key(|e| spec.errors.get_index_of(e));
         let status = op.status.unwrap_or(if op.output.is_some() { 200 } else { 204 });
+        check_json_types(c, &place, op, has_body && op.body == support::BodyFormat::Json);
         // `Model[]`: the IR names the model and says it is a list; `file`: no model.
         let mut def = op.clone();
         let list_output = def.output.as_deref().is_some_and(|o| o.ends_with("[]"));
@@ -448,6 +449,34 @@ pub(super) fn check_ambiguous_paths(c: &mut Collector, spec: &Spec) {
                 format!("path `{}` cannot be routed: {e}", op.path),
                 "give each parameter a whole segment, like `/files/{name}`",
             ),
+        }
+    }
+}
+
+/// `request_types` and `answer_types`: JSON media types, each once, for a JSON body and a JSON
+/// answer.
+fn check_json_types(c: &mut Collector, place: &Place, op: &OperationDef, json_body: bool) {
+    let json_answer = op.output.as_deref().is_some_and(|o| o != FILE) && op.stream.is_none();
+    for (list, key, applies, what) in [
+        (&op.request_types, "request_types", json_body, "a JSON request body"),
+        (&op.answer_types, "answer_types", json_answer, "a JSON answer (an output that is no file or stream)"),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        if !applies {
+            c.push(place, format!("`{key}` is for {what}"), format!("remove `{key}`"));
+        }
+        for (i, m) in list.iter().enumerate() {
+            if !support::is_json_media(m) {
+                c.push(
+                    place,
+                    format!("`{key}`: `{m}` is not a JSON media type"),
+                    "list `application/json`, `text/json` or `+json` types (other formats are not served yet)",
+                );
+            } else if list[..i].iter().any(|o| o.eq_ignore_ascii_case(m)) {
+                c.push(place, format!("`{key}` lists `{m}` twice"), "list each once");
+            }
         }
     }
 }

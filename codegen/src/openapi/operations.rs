@@ -88,10 +88,17 @@ pub(super) fn request_body(api: &Api, op: &Operation) -> Option<utoipa::openapi:
             .description(Some(f.def.description.clone()))
             .required(Some(if f.required() { Required::True } else { Required::False }))
             .extensions(Some(body_name(&f.name)));
-        return Some(body.content("application/json", ContentBuilder::new().schema(Some(schema)).build()).build());
+        let body = json_types(&op.def.request_types)
+            .fold(body, |b, m| b.content(m, ContentBuilder::new().schema(Some(schema.clone())).build()));
+        return Some(body.build());
     }
     let name = body_schema_name(api, op)?;
     let mut content = ContentBuilder::new().schema(Some(reference(&name)));
+    if matches!(op.def.body, BodyFormat::Json | BodyFormat::Raw) {
+        let content = content.build();
+        let body = json_types(&op.def.request_types).fold(body, |b, m| b.content(m, content.clone()));
+        return Some(body.build());
+    }
     let media_type = match op.def.body {
         BodyFormat::Json | BodyFormat::Raw => "application/json",
         BodyFormat::Form => "application/x-www-form-urlencoded",
@@ -106,6 +113,12 @@ pub(super) fn request_body(api: &Api, op: &Operation) -> Option<utoipa::openapi:
         }
     };
     Some(body.content(media_type, content.build()).build())
+}
+
+/// The media types a JSON body is documented under: the spec's list, or `application/json`.
+fn json_types(listed: &[String]) -> impl Iterator<Item = String> + '_ {
+    let default = listed.is_empty().then(|| "application/json".to_string());
+    listed.iter().cloned().chain(default)
 }
 
 pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Operation {
@@ -226,9 +239,10 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
     };
     let success = match output_schema_name(api, op) {
         Some(name) => {
-            let mut r = ResponseBuilder::new()
-                .description(op.def.summary.clone())
-                .content("application/json", ContentBuilder::new().schema(Some(reference(&name))).build());
+            let mut r = json_types(&op.def.answer_types)
+                .fold(ResponseBuilder::new().description(op.def.summary.clone()), |r, m| {
+                    r.content(m, ContentBuilder::new().schema(Some(reference(&name))).build())
+                });
             if op.def.no_store {
                 r = r.header("Cache-Control", header("Always `no-store`: the body carries a secret.", Type::String));
             }
@@ -329,9 +343,10 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
         None if op.value_output.is_some() => {
             let schema =
                 value_output_schema(api, op).unwrap_or_else(|| RefOr::T(Schema::Object(ObjectBuilder::new().build())));
-            let r = ResponseBuilder::new()
-                .description(op.def.summary.clone())
-                .content("application/json", ContentBuilder::new().schema(Some(schema)).build());
+            let r = json_types(&op.def.answer_types)
+                .fold(ResponseBuilder::new().description(op.def.summary.clone()), |r, m| {
+                    r.content(m, ContentBuilder::new().schema(Some(schema.clone())).build())
+                });
             common_headers(api, declared(r))
         }
         None => common_headers(api, ResponseBuilder::new().description("Done; no content.")),

@@ -112,6 +112,10 @@ pub(super) fn operations_file(api: &Api) -> TokenStream {
                 rest.extend(quote!(#field: true,));
             }
         }
+        if !op.def.answer_types.is_empty() {
+            let types = &op.def.answer_types;
+            rest.extend(quote!(answer_types: &[#(#types),*],));
+        }
         if let Some(t) = &op.def.mcp {
             let name = &t.name;
             rest.extend(quote!(tool: Some(#name),));
@@ -195,7 +199,7 @@ pub(super) fn operations_file(api: &Api) -> TokenStream {
         /// What an operation below does not set: no body, no flags, no tool, no input.
         const BASE: Operation = Operation {
             id: "", method: Method::Get, path: "", full_path: "", scope: "", satisfied_by: &[],
-            success_status: 200, has_body: false, no_store: false, rate_limited: false, read_only: false,
+            success_status: 200, has_body: false, no_store: false, answer_types: &[], rate_limited: false, read_only: false,
             paginated: false, tool: None, tags: &[], input: &[], deprecation: None, conditional: None, ranges: false,
             body: support::BodyFormat::Json, service: &SERVICE,
         };

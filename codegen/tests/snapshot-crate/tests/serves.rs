@@ -208,6 +208,31 @@ async fn names_that_are_no_identifiers_travel_as_the_wire_writes_them() {
 }
 
 #[tokio::test]
+async fn a_json_body_travels_under_each_media_type_its_operation_lists() {
+    let app = memos::router(Arc::new(Memos::default()), Arc::new(Open::default()));
+    let (_, _, body) = send(&app, "POST", "/api/v1/memos", Some(json!({"title": "first"}))).await;
+    let id = body["data"]["id"].as_str().unwrap().to_string();
+    let patch = |content_type: &str, accept: Option<&str>| {
+        let mut req = Request::patch(format!("/api/v1/memos/{id}")).header("content-type", content_type);
+        if let Some(accept) = accept {
+            req = req.header("accept", accept);
+        }
+        req.body(Body::from(json!({"title": "second"}).to_string())).unwrap()
+    };
+    for (accept, answered) in [
+        (None, "application/json"),
+        (Some("text/json"), "text/json"),
+        (Some("application/xml, */*;q=0.1"), "application/json"),
+    ] {
+        let resp = app.clone().oneshot(patch("application/merge-patch+json", accept)).await.unwrap();
+        assert_eq!((resp.status(), resp.headers()["content-type"].to_str().unwrap()), (StatusCode::OK, answered));
+    }
+    // Not JSON at all: 415, as before.
+    let resp = app.clone().oneshot(patch("text/plain", None)).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+}
+
+#[tokio::test]
 async fn bad_input_is_refused_with_the_catalog_code_and_reported_to_the_gate() {
     let gate = Arc::new(Open::default());
     let app = memos::router(Arc::new(Memos::default()), gate.clone());

@@ -109,6 +109,7 @@ const BASE: Operation = Operation {
     success_status: 200,
     has_body: false,
     no_store: false,
+    answer_types: &[],
     rate_limited: false,
     read_only: false,
     paginated: false,

@@ -85,6 +85,7 @@ const BASE: Operation = Operation {
     success_status: 200,
     has_body: false,
     no_store: false,
+    answer_types: &[],
     rate_limited: false,
     read_only: false,
     paginated: false,
@@ -139,6 +140,7 @@ pub static UPDATE_MEMO: Operation = Operation {
     satisfied_by: &["memos:write"],
     has_body: true,
     rate_limited: true,
+    answer_types: &["application/json", "text/json"],
     tags: &["memos"],
     input: &models::UPDATE_MEMO_INPUT_FIELDS,
     ..BASE
