@@ -583,6 +583,11 @@ fn bounds(old: &FieldDef, new: &FieldDef) -> (Vec<String>, Vec<String>) {
     bound("max_items", old.max_items.map(f64::from), new.max_items.map(f64::from), down);
     bound("exclusive_minimum", old.exclusive_minimum, new.exclusive_minimum, up);
     bound("exclusive_maximum", old.exclusive_maximum, new.exclusive_maximum, down);
+    match (old.nullable_items, new.nullable_items) {
+        (true, false) => narrowed.push("items may no longer be null".into()),
+        (false, true) => loosened.push("items may be null".into()),
+        _ => {}
+    }
     match (old.multiple_of, new.multiple_of) {
         (a, Some(b)) if a != Some(b) => narrowed.push(format!("multiple_of {b}")),
         (Some(a), None) => loosened.push(format!("multiple_of {a} dropped")),

@@ -63,6 +63,9 @@ fn field(f: &FieldDef) -> String {
     if f.optional {
         parts.push("optional = true".into());
     }
+    if f.nullable_items {
+        parts.push("nullable_items = true".into());
+    }
     if f.nullable {
         parts.push("nullable = true".into());
     }

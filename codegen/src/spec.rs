@@ -651,6 +651,9 @@ pub struct FieldDef {
     /// The field may be omitted (absent in output, not required in input).
     #[serde(default)]
     pub optional: bool,
+    /// For a list: its items may be `null` (`Vec<Option<T>>` in Rust).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub nullable_items: bool,
     /// The field may be `null` (e.g. to clear a value in a PATCH).
     #[serde(default)]
     pub nullable: bool,
@@ -745,6 +748,7 @@ impl FieldDef {
             exclusive_maximum: None,
             multiple_of: None,
             values: Vec::new(),
+            nullable_items: false,
             min_length: None,
             max_length: None,
             min_items: None,

@@ -200,3 +200,22 @@ fn a_body_under_several_json_media_types_keeps_each() {
     let get = &emitted["paths"]["/things/{thingId}"]["get"];
     assert_eq!(keys(&get["responses"]["200"]["content"]), set(&["application/vnd.things.v2+json"]));
 }
+
+#[test]
+fn a_nullable_reference_written_as_a_union_and_nullable_items_import() {
+    // Microsoft Graph's way: `anyOf: [{$ref}, {type: object, nullable: true}]`, in lists too.
+    let nullable_thing =
+        json!({"anyOf": [{"$ref": "#/components/schemas/Thing"}, {"type": "object", "nullable": true}]});
+    let mut doc = document(json!({
+        "/boxes": {"get": {"operationId": "list_boxes", "responses": {"200": {"description": "Boxes.",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Box"}}}}}}}
+    }));
+    doc["components"]["schemas"]["Box"] = json!({"type": "object", "properties": {
+        "main": nullable_thing, "things": {"type": "array", "items": nullable_thing}
+    }});
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(toml.contains("nullable_items = true"), "{toml}");
+    let things = &emitted["components"]["schemas"]["Box"]["properties"]["things"];
+    assert_eq!(things["items"]["oneOf"][1]["type"], "null", "{things}");
+}

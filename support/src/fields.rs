@@ -266,6 +266,8 @@ pub struct FieldSpec {
     pub values: Option<&'static str>,
     /// `values`, read on first use.
     pub parsed_values: OnceLock<Vec<Value>>,
+    /// A list's items may be `null`.
+    pub nullable_items: bool,
     /// How a query list's items travel.
     pub list_style: ListStyle,
     /// The compiled pattern, built on first use.
@@ -297,6 +299,7 @@ impl FieldSpec {
             multiple_of: None,
             values: None,
             parsed_values: OnceLock::new(),
+            nullable_items: false,
             list_style: ListStyle::Repeated,
             compiled: OnceLock::new(),
         }
@@ -413,6 +416,12 @@ impl FieldSpec {
             (Some(a), Some(b)) => a == b,
             _ => x == v,
         })
+    }
+
+    /// A list's items may be `null`.
+    pub const fn nullable_items(mut self) -> Self {
+        self.nullable_items = true;
+        self
     }
 
     /// How a query list's items travel.

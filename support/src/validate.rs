@@ -221,6 +221,9 @@ fn check_plain(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str,
                 ));
             }
             for (i, item) in items.iter().enumerate() {
+                if item.is_null() && spec.nullable_items {
+                    continue;
+                }
                 check_item(service, spec, inner, &format!("{path}[{i}]"), item)?;
             }
         }

@@ -50,8 +50,7 @@ impl OpCx<'_, '_> {
         }
         if let Some((kw, members)) = one_of(&schema) {
             // `null` among the members is nullability; one member left is that member.
-            let others: Vec<Value> =
-                members.iter().filter(|m| m.get("type").and_then(Value::as_str) != Some("null")).cloned().collect();
+            let others: Vec<Value> = members.iter().filter(|m| !is_null_member(m)).cloned().collect();
             let nullable = nullable || others.len() < members.len();
             if others.len() == 1 {
                 let mut t = self.typed(&others[0], hint, &format!("{at}/{kw}/0"))?;
@@ -191,10 +190,7 @@ impl OpCx<'_, '_> {
                 }
                 let items = schema.get("items").cloned().unwrap_or(Value::Null);
                 let inner = self.typed(&items, &format!("{hint}_item"), &format!("{at}/items"))?;
-                if inner.def.nullable {
-                    self.drop("a list of nullable items", &format!("{at}/items"));
-                    return None;
-                }
+                def.nullable_items = inner.def.nullable;
                 // The items' string constraints are the field's (a list's items share them).
                 def.pattern = def.pattern.or(inner.def.pattern);
                 def.min_length = inner.def.min_length;
@@ -609,6 +605,19 @@ pub(super) fn is_union(schema: &Value) -> bool {
 /// The members of a `oneOf` (or `anyOf`), and which keyword held them.
 pub(super) fn one_of(schema: &Value) -> Option<(&'static str, Vec<Value>)> {
     ["oneOf", "anyOf"].into_iter().find_map(|kw| Some((kw, schema.get(kw)?.as_array()?.clone())))
+}
+
+/// A union member that only admits `null`: `{"type": "null"}`, or OpenAPI 3.0's way to make a
+/// `$ref` nullable beside it, `{"type": "object", "nullable": true}` with nothing else to say (as
+/// Microsoft Graph's description writes every nullable reference).
+pub(super) fn is_null_member(member: &Value) -> bool {
+    let Some(m) = member.as_object() else { return false };
+    if m.get("type").and_then(Value::as_str) == Some("null") {
+        return true;
+    }
+    m.get("nullable") == Some(&Value::Bool(true))
+        && m.get("type").is_none_or(|t| t == "object")
+        && m.keys().all(|k| matches!(k.as_str(), "type" | "nullable" | "description" | "title"))
 }
 
 pub(super) fn is_string_enum(schema: &Value) -> bool {

@@ -210,11 +210,19 @@ pub(super) fn check_audit_targets(
                 format!("`audit_targets` names `{name}`, which is not a field of `{}`", input.name),
                 format!("use one of: {}", input.fields.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ")),
             ),
-            Some(f) if !matches!(&f.ty, Ty::String) && !matches!(&f.ty, Ty::List(t) if **t == Ty::String) => c.push(
-                place,
-                format!("`audit_targets` names `{}.{name}`, which is not a string or a list of strings", input.name),
-                "name a string field (an identifier the call touches)",
-            ),
+            Some(f)
+                if f.def.nullable_items
+                    || (!matches!(&f.ty, Ty::String) && !matches!(&f.ty, Ty::List(t) if **t == Ty::String)) =>
+            {
+                c.push(
+                    place,
+                    format!(
+                        "`audit_targets` names `{}.{name}`, which is not a string or a list of strings",
+                        input.name
+                    ),
+                    "name a string field (an identifier the call touches)",
+                )
+            }
             Some(_) => {}
         }
     }

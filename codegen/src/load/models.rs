@@ -249,6 +249,9 @@ pub(super) fn check_constraints(c: &mut Collector, place: &Place, f: &FieldDef, 
             c.push(place, format!("media type `{m}` is not `type/subtype` or `type/*`"), "write it like `image/png`");
         }
     }
+    if f.nullable_items && !matches!(ty, Ty::List(_)) {
+        c.push(place, "`nullable_items` is for lists", "remove it, or make the field a list");
+    }
     if f.style != support::ListStyle::Repeated && !(f.location == Location::Query && matches!(ty, Ty::List(_))) {
         c.push(
             place,

@@ -175,6 +175,24 @@ pub(super) fn type_schema(ty: &Ty, field: Option<&Field>, side: Side) -> RefOr<S
             } else {
                 type_schema(inner, None, side)
             };
+            // Items that may be `null`: a type array for a plain schema, else a `oneOf` with null.
+            let items = match (def.is_some_and(|d| d.nullable_items), items) {
+                (false, items) => items,
+                (true, RefOr::T(Schema::Object(mut o)))
+                    if matches!(o.schema_type, utoipa::openapi::schema::SchemaType::Type(_)) =>
+                {
+                    if let utoipa::openapi::schema::SchemaType::Type(t) = o.schema_type.clone() {
+                        o.schema_type = utoipa::openapi::schema::SchemaType::Array(vec![t, Type::Null]);
+                    }
+                    RefOr::T(Schema::Object(o))
+                }
+                (true, other) => RefOr::T(Schema::OneOf(
+                    OneOfBuilder::new()
+                        .item(other)
+                        .item(RefOr::T(Schema::Object(ObjectBuilder::new().schema_type(Type::Null).build())))
+                        .build(),
+                )),
+            };
             let mut b = ArrayBuilder::new().items(items);
             if let Some(d) = def {
                 b = b

@@ -104,6 +104,9 @@ pub(super) fn field_spec(f: &Field, api: &Api) -> TokenStream {
     if let Some(p) = &d.pattern {
         spec.extend(quote!(.pattern(#p)));
     }
+    if d.nullable_items {
+        spec.extend(quote!(.nullable_items()));
+    }
     if d.style != support::ListStyle::Repeated {
         let variant = format_ident!("{}", d.style.as_str().to_upper_camel_case());
         spec.extend(quote!(.list_style(support::ListStyle::#variant)));
@@ -222,7 +225,13 @@ pub(super) fn model_struct(model: &Model, api: &Api, role: ModelRole, validated:
     let fields = model.fields.iter().filter(|f| !f.injected).map(|f| {
         let ident = field_ident(&f.name);
         let doc = docs(&f.def.description);
-        let base = rust_type(&f.ty);
+        let base = match &f.ty {
+            Ty::List(inner) if f.def.nullable_items => {
+                let item = rust_type(inner);
+                quote!(Vec<Option<#item>>)
+            }
+            ty => rust_type(ty),
+        };
         let base = if recursive(&f.ty, &model.name, api) { quote!(Box<#base>) } else { base };
         // A keyword or a camelCase wire name keeps its wire name through serde.
         let rename = if KEYWORDS.contains(&f.name.as_str()) || crate::ir::rust_field_name(&f.name) != f.name {

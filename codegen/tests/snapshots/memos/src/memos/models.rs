@@ -185,6 +185,9 @@ pub struct CreateMemoInput {
     /// 1, 2 or 3: an enum of numbers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<i64>,
+    /// Scores, `null` where none was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scores: Option<Vec<Option<i64>>>,
     /// More than 0, in halves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight: Option<f64>,
@@ -194,12 +197,13 @@ pub struct CreateMemoInput {
     pub x_source_ref: Option<String>,
 }
 /// Field specs of [`CreateMemoInput`], for validation.
-pub static CREATE_MEMO_INPUT_FIELDS: [FieldSpec; 7usize] = [
+pub static CREATE_MEMO_INPUT_FIELDS: [FieldSpec; 8usize] = [
     FieldSpec::body("title", Kind::String).required().min_length(1).max_length(200),
     FieldSpec::body("tags", Kind::List(&Kind::String)).max_items(10).pattern("^[a-z]+$"),
     FieldSpec::body("colorHint", Kind::String).max_length(20),
     FieldSpec::body("mood", Kind::Enum(&["in-progress", "1.0", "+", "+1", "-1"])),
     FieldSpec::body("priority", Kind::Integer).values("[1,2,3]"),
+    FieldSpec::body("scores", Kind::List(&Kind::Integer)).nullable_items(),
     FieldSpec::body("weight", Kind::Number).exclusive_minimum(0.0).multiple_of(0.5),
     FieldSpec::header("X-Source-Ref", Kind::String),
 ];
