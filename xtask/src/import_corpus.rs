@@ -277,6 +277,7 @@ pub fn one(file: &Path) -> Result<Value> {
     let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let doc: Value = serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
     let source = shapes(&doc);
+    let parsed_rss = peak_rss_mb();
     let options =
         codegen::import::Options { scope_by_method: Some(("read".into(), "write".into())), ..Default::default() };
     let started = Instant::now();
@@ -286,6 +287,10 @@ pub fn one(file: &Path) -> Result<Value> {
         "operations": source.len(),
         "bytes": text.len(),
         "import_s": import_s,
+        // The peak so far: reading the document and importing it.
+        "import_rss_mb": peak_rss_mb(),
+        // The peak after reading the document (the baseline the import adds to).
+        "document_rss_mb": parsed_rss,
     });
     let imported = match imported {
         Ok(i) => i,

@@ -202,8 +202,9 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
     let mut operations = Vec::new();
     let mut errors: IndexMap<String, ErrorDef> = IndexMap::new();
     let mut ids = BTreeSet::new();
-    let paths = doc.get("paths").and_then(Value::as_object).cloned().unwrap_or_default();
-    for (path, item) in &paths {
+    let no_paths = serde_json::Map::new();
+    let paths = doc.get("paths").and_then(Value::as_object).unwrap_or(&no_paths);
+    for (path, item) in paths {
         for method in Method::ALL {
             let key = method.as_str().to_ascii_lowercase();
             let Some(op) = item.get(&key) else { continue };
@@ -233,7 +234,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
     }
     let webhooks = import_webhooks(&mut cx, doc, &mut report);
     for other in ["head", "options", "trace"] {
-        for (path, item) in &paths {
+        for (path, item) in paths {
             if item.get(other).is_some() {
                 report.entries.push(Entry {
                     operation: format!("{} {path}", other.to_ascii_uppercase()),
@@ -404,6 +405,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
         }
     }
     let toml = crate::import_toml::write(&spec);
+    drop(spec);
     // The text is what a person keeps: it must read back as the spec it was written from.
     crate::load(&format!("{name}.toml"), &toml).map_err(|e| ImportError::Invalid(e.to_string()))?;
     Ok(Imported { toml, name, report })

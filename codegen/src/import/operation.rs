@@ -10,7 +10,10 @@ use super::*;
 
 impl OpCx<'_, '_> {
     pub(super) fn drop(&mut self, construct: impl Into<String>, pointer: &str) {
-        self.drops.push((construct.into(), pointer.to_string()));
+        let drop = (construct.into(), pointer.to_string());
+        if !self.drops.contains(&drop) {
+            self.drops.push(drop);
+        }
     }
 
     #[allow(clippy::too_many_arguments, reason = "one operation's whole context")]

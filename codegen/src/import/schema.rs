@@ -316,7 +316,9 @@ impl OpCx<'_, '_> {
         // are given again without reading it again (a large document's shared schemas are used
         // by thousands of operations).
         if let Some(why) = self.cx.failed.get(name) {
-            self.drops.extend(why.iter().cloned());
+            for (construct, pointer) in why.clone() {
+                self.drop(construct, &pointer);
+            }
             return None;
         }
         let before = self.drops.len();
