@@ -63,6 +63,9 @@ fn field(f: &FieldDef) -> String {
     if f.optional {
         parts.push("optional = true".into());
     }
+    if let Some(r) = &f.rust {
+        parts.push(format!("rust = {}", s(r)));
+    }
     if f.nullable_items {
         parts.push("nullable_items = true".into());
     }
@@ -333,7 +336,10 @@ pub fn write(spec: &Spec) -> String {
         let values: Vec<String> = e
             .values
             .iter()
-            .map(|v| format!("{{ name = {}, description = {} }}", s(&v.name), s(&v.description)))
+            .map(|v| match &v.rust {
+                Some(r) => format!("{{ name = {}, description = {}, rust = {} }}", s(&v.name), s(&v.description), s(r)),
+                None => format!("{{ name = {}, description = {} }}", s(&v.name), s(&v.description)),
+            })
             .collect();
         let _ = writeln!(out, "values = [{}]", values.join(", "));
     }

@@ -121,6 +121,11 @@ impl Field {
     pub fn required(&self) -> bool {
         !self.def.optional
     }
+
+    /// Its Rust name: the spec's `rust`, or the one derived from its wire name.
+    pub fn rust_name(&self) -> String {
+        self.def.rust.clone().unwrap_or_else(|| rust_field_name(&self.name))
+    }
 }
 
 /// A model with resolved fields.

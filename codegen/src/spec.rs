@@ -603,6 +603,22 @@ pub struct EnumValue {
     pub name: String,
     /// What it means.
     pub description: String,
+    /// Its Rust variant, where the derived one is another value's (`id` and `ID`, `id asc` and
+    /// `id_asc`, as documents list them): PascalCase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rust: Option<String>,
+}
+
+impl EnumValue {
+    /// A value named `name`, described by `description`, with its derived Rust variant.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        EnumValue { name: name.into(), description: description.into(), rust: None }
+    }
+
+    /// Its Rust variant: the one given, or the one derived from its name.
+    pub fn variant(&self) -> String {
+        self.rust.clone().unwrap_or_else(|| crate::ir::rust_variant_name(&self.name))
+    }
 }
 
 /// A value that is one of several models (`oneOf`).
@@ -651,6 +667,10 @@ pub struct FieldDef {
     /// The field may be omitted (absent in output, not required in input).
     #[serde(default)]
     pub optional: bool,
+    /// Its Rust name, where the derived one is another field's (`+1` and `1`, `a_b` and `aB`):
+    /// snake_case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rust: Option<String>,
     /// For a list: its items may be `null` (`Vec<Option<T>>` in Rust).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub nullable_items: bool,
@@ -749,6 +769,7 @@ impl FieldDef {
             multiple_of: None,
             values: Vec::new(),
             nullable_items: false,
+            rust: None,
             min_length: None,
             max_length: None,
             min_items: None,

@@ -27,7 +27,7 @@ fn the_loader_refuses_names_that_collide_in_rust_or_are_no_identifiers() {
     );
     assert_eq!(
         refused(twice),
-        "todos.toml: model `Todo` field `due_at`: its Rust name is that of field `dueAt`; fix: rename one of them"
+        "todos.toml: model `Todo` field `due_at`: its Rust name is that of field `dueAt`; fix: give one of them `rust = \"…\"`, a Rust name of its own"
     );
     assert_eq!(
         refused(with_field("fields.\"a\\tb\" = { type = \"boolean\", description = \"Done.\" }")),
@@ -71,6 +71,6 @@ fn any_wire_name_gets_a_rust_name_and_alike_ones_are_refused() {
     );
     assert_eq!(
         codegen::load("todos.toml", &alike).expect_err("refused").to_string(),
-        "todos.toml: enum `Mood`: value `a_b` has the Rust name of value `a-b`; fix: rename one of them"
+        "todos.toml: enum `Mood`: value `a_b` has the Rust name of value `a-b`; fix: give one of them `rust = \"…\"`, a Rust name of its own"
     );
 }

@@ -330,6 +330,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
     report.service.push(error_note);
     let mut spec = spec;
     settle_defaults(&mut spec, &mut report);
+    name_fields_apart(&mut spec, &mut report);
     // What the loader refuses of an operation, or of a model, enum or union, leaves out the
     // operations that use it, with the loader's words; anything else is the importer's mistake.
     loop {
@@ -565,7 +566,7 @@ struct OpCx<'c, 'a> {
     /// The document shows `Cache-Control` on the success answer: the platform's `no-store`.
     no_store: bool,
     /// Request headers the platform reads (`If-Match`, …), and where each was.
-    platform_params: Vec<(String, String)>,
+    platform_params: Vec<PlatformParam>,
     /// The component schemas being written inline (aliases of lists and maps), innermost last.
     aliases: Vec<String>,
 }
@@ -584,6 +585,18 @@ impl<'c, 'a> OpCx<'c, 'a> {
             aliases: Vec::new(),
         }
     }
+}
+
+/// A request header the platform reads itself when the operation has the feature (`If-Match` of a
+/// conditional write), as the document gives it.
+struct PlatformParam {
+    /// Lower case: `if-match`.
+    header: String,
+    /// As the document spells it: `If-Match`.
+    name: String,
+    at: String,
+    description: String,
+    required: bool,
 }
 
 /// Request headers the platform reads itself for conditional requests and ranges.

@@ -87,17 +87,16 @@ impl OpCx<'_, '_> {
         def.input = input;
         self.responses(id, op, pointer, &mut def, errors);
         self.pages(&mut def);
-        for (header, at) in std::mem::take(&mut self.platform_params) {
-            let served = match header.as_str() {
+        for p in std::mem::take(&mut self.platform_params) {
+            let served = match p.header.as_str() {
                 "if-none-match" => def.conditional() == Some(support::Conditional::Read),
                 "if-match" => matches!(def.conditional(), Some(support::Conditional::Write { .. })),
                 _ => def.ranges,
             };
             if !served {
-                self.drop(
-                    format!("the request header `{header}` without the answers that go with it (304, 412, 206)"),
-                    &at,
-                );
+                // Without the answers that make it the platform's (304, 412, 206), the header is
+                // the implementation's to read, as any other.
+                self.header_for_implementation(id, &p, &mut def);
             }
         }
         if self.rate_limited {
@@ -236,7 +235,13 @@ impl OpCx<'_, '_> {
             // Request headers the platform reads for a feature the responses show (`conditional`,
             // `ranges`): checked once the responses are read.
             if location == Location::Header && PLATFORM_REQUEST_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
-                self.platform_params.push((name.to_ascii_lowercase(), at.clone()));
+                self.platform_params.push(PlatformParam {
+                    header: name.to_ascii_lowercase(),
+                    name: name.clone(),
+                    at: at.clone(),
+                    description: p.get("description").and_then(Value::as_str).unwrap_or_default().to_string(),
+                    required: p.get("required").and_then(Value::as_bool) == Some(true),
+                });
                 continue;
             }
             let field_name = if location == Location::Header { header_field(&name) } else { Some(name.clone()) };
@@ -457,6 +462,46 @@ impl OpCx<'_, '_> {
             self.notes.push(format!("`{name}` is required at {at} without a schema: a field of any JSON value"));
             fields.insert(name.to_string(), def);
         }
+    }
+
+    /// `p` as an ordinary header field of the operation's input (made when it has none).
+    fn header_for_implementation(&mut self, id: &str, p: &PlatformParam, def: &mut OperationDef) {
+        let Some(field) = header_field(&p.name) else {
+            self.drop(format!("the parameter name `{}`", p.name), &p.at);
+            return;
+        };
+        let mut f = FieldDef::new("string", p.description.clone());
+        f.location = Location::Header;
+        f.optional = !p.required;
+        let input = match def.input.clone() {
+            Some(input) => input,
+            None => {
+                let name = self.cx.fresh(&format!("{id}_input"));
+                self.cx.models.insert(
+                    name.clone(),
+                    ModelDef { description: String::new(), fields: IndexMap::new(), additional: None },
+                );
+                def.input = Some(name.clone());
+                // Every input can fail validation: the platform answers it.
+                let validation =
+                    self.cx.catalog.as_ref().map_or("validation".to_string(), |(_, r)| r.validation.clone());
+                if !def.errors.contains(&validation) {
+                    def.errors.push(validation);
+                }
+                name
+            }
+        };
+        match self.cx.models.get_mut(&input) {
+            Some(model) if !model.fields.contains_key(&field) => {
+                model.fields.insert(field, f);
+            }
+            _ => self.drop(format!("the field `{field}` twice"), &p.at),
+        }
+        self.notes.push(format!(
+            "`{}` is a header the implementation reads (the document gives none of the answers the platform's \
+             conditional requests and ranges give)",
+            p.name
+        ));
     }
 
     /// A list answered with a page's headers, taking `page` and `per_page`, is a paginated

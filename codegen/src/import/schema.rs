@@ -550,12 +550,30 @@ impl OpCx<'_, '_> {
             self.drop(format!("the enum value `{bad}`"), &format!("{at}/enum"));
             return None;
         }
-        let mut rust = std::collections::HashMap::new();
-        if let Some((bad, other)) =
-            list.iter().find_map(|v| rust.insert(crate::ir::rust_variant_name(v), *v).map(|o| (*v, o)))
-        {
-            self.drop(format!("the enum values `{other}` and `{bad}`, which Rust spells alike"), &format!("{at}/enum"));
-            return None;
+        // A document lists a value once: a repeat is the same value.
+        let mut unique: Vec<&str> = Vec::new();
+        for v in list {
+            if !unique.contains(&v) {
+                unique.push(v);
+            }
+        }
+        let list = unique;
+        // Values Rust spells alike (`id` and `ID`): the later ones get a variant of their own.
+        let mut taken = std::collections::HashSet::new();
+        let mut values: Vec<EnumValue> = Vec::new();
+        for v in &list {
+            let mut value = EnumValue::new(*v, "");
+            let derived = value.variant();
+            if !taken.insert(derived.clone()) {
+                let mut n = 2;
+                while !taken.insert(format!("{derived}{n}")) {
+                    n += 1;
+                }
+                value.rust = Some(format!("{derived}{n}"));
+                self.notes
+                    .push(format!("the enum value `{v}` at {at} is `{derived}{n}` in Rust (`{derived}` is another's)"));
+            }
+            values.push(value);
         }
         // The same values under the same name: one enum.
         if let Some(existing) = self.cx.enums.get(name)
@@ -564,7 +582,6 @@ impl OpCx<'_, '_> {
             return Some(name.to_string());
         }
         self.cx.taken.insert(name.to_string(), ());
-        let values = list.iter().map(|v| EnumValue { name: v.to_string(), description: String::new() }).collect();
         self.cx.enums.insert(
             name.to_string(),
             EnumDef { description: description.to_string(), values, initial: None, transitions: None },
@@ -721,6 +738,30 @@ pub(super) fn keep_used(spec: &mut Spec) {
     spec.models.retain(|n, _| used.contains(n));
     spec.enums.retain(|n, _| used.contains(n));
     spec.unions.retain(|n, _| used.contains(n));
+}
+
+/// Fields of one model whose wire names Rust spells alike (`a_b` and `aB`, `+1` and `1`): the
+/// later ones get a Rust name of their own (`a_b_2`), and the report says which.
+pub(super) fn name_fields_apart(spec: &mut Spec, report: &mut Report) {
+    let mut renamed = Vec::new();
+    for (model, m) in spec.models.iter_mut() {
+        let mut taken = std::collections::HashSet::new();
+        for (name, f) in m.fields.iter_mut() {
+            let derived = f.rust.clone().unwrap_or_else(|| crate::ir::rust_field_name(name));
+            if taken.insert(derived.clone()) {
+                continue;
+            }
+            let mut n = 2;
+            while !taken.insert(format!("{derived}_{n}")) {
+                n += 1;
+            }
+            f.rust = Some(format!("{derived}_{n}"));
+            renamed.push(format!("`{model}.{name}` is `{derived}_{n}`"));
+        }
+    }
+    if !renamed.is_empty() {
+        report.service.push(format!("fields Rust spells alike get names of their own: {}", renamed.join(", ")));
+    }
 }
 
 /// A default stays where the platform fills it, on an optional, non-null field of an operation's

@@ -28,11 +28,13 @@ pub(super) fn check_enums(c: &mut Collector, spec: &Spec) {
                 c.push(&place, format!("value `{}` is too long or holds a control character", v.name), WIRE_NAME_FIX);
             } else if !seen.insert(v.name.as_str()) {
                 c.push(&place, format!("value `{}` is listed twice", v.name), "remove the duplicate");
-            } else if let Some(other) = rust.insert(crate::ir::rust_variant_name(&v.name), &v.name) {
+            } else if v.rust.as_deref().is_some_and(|r| !is_pascal(r)) {
+                c.push(&place, format!("value `{}`: its Rust name is not PascalCase", v.name), "write it like `IdAsc`");
+            } else if let Some(other) = rust.insert(v.variant(), &v.name) {
                 c.push(
                     &place,
                     format!("value `{}` has the Rust name of value `{other}`", v.name),
-                    "rename one of them",
+                    "give one of them `rust = \"…\"`, a Rust name of its own",
                 );
             }
         }
@@ -171,8 +173,16 @@ pub(super) fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String,
                     "a header field's name is no HTTP header name",
                     "write `request_id` for `Request-Id`, or the header's name (`X-RateLimit-Limit`)",
                 );
-            } else if let Some(other) = rust_names.insert(crate::ir::rust_field_name(fname), fname) {
-                c.push(&place, format!("its Rust name is that of field `{other}`"), "rename one of them");
+            } else if f.rust.as_deref().is_some_and(|r| !is_snake(r) || r == ADDITIONAL) {
+                c.push(&place, "its Rust name is not a snake_case name of its own", "write it like `plus_one`");
+            } else if let Some(other) =
+                rust_names.insert(f.rust.clone().unwrap_or_else(|| crate::ir::rust_field_name(fname)), fname)
+            {
+                c.push(
+                    &place,
+                    format!("its Rust name is that of field `{other}`"),
+                    "give one of them `rust = \"…\"`, a Rust name of its own",
+                );
             }
             match Ty::parse(&f.ty, spec) {
                 Ok(ty) => {

@@ -19,7 +19,7 @@ fn audit_targets(api: &Api, op: &Operation) -> TokenStream {
         op.def.audit_targets.iter().filter_map(|name| model.fields.iter().find(|f| f.name == *name)).collect();
     let body = if fields.iter().all(|f| f.required() && !matches!(f.ty, Ty::List(_))) {
         let values = fields.iter().map(|f| {
-            let ident = field_ident(&f.name);
+            let ident = field_ident(f);
             quote!(input.#ident.clone())
         });
         quote!(vec![#(#values),*])
@@ -27,7 +27,7 @@ fn audit_targets(api: &Api, op: &Operation) -> TokenStream {
         // Each field as an iterator of its values: a string one, a list its items, an optional
         // field none when absent.
         let parts = fields.iter().map(|f| {
-            let ident = field_ident(&f.name);
+            let ident = field_ident(f);
             match (&f.ty, f.required()) {
                 (Ty::List(_), true) => quote!(.chain(input.#ident.iter().cloned())),
                 (Ty::List(_), false) => quote!(.chain(input.#ident.iter().flatten().cloned())),
@@ -127,7 +127,7 @@ pub(super) fn router_file(api: &Api) -> TokenStream {
                     quote!(support::Success::Empty)
                 };
                 let set = headers.iter().map(|f| {
-                    let (ident, name) = (field_ident(&f.name), crate::ir::header_name(&f.name).to_ascii_lowercase());
+                    let (ident, name) = (field_ident(f), crate::ir::header_name(&f.name).to_ascii_lowercase());
                     let borrow = if f.ty == Ty::Integer { quote!() } else { quote!(&) };
                     if f.required() {
                         quote!(success = success.header(#name, #borrow out.#ident);)

@@ -26,8 +26,8 @@ const KEYWORDS: &[&str] = &[
 
 /// The Rust name of a field: its wire name in snake case (`photoUrls` → `photo_urls`), raw where
 /// it is a keyword.
-fn field_ident(name: &str) -> Ident {
-    let rust = crate::ir::rust_field_name(name);
+fn field_ident(f: &crate::ir::Field) -> Ident {
+    let rust = f.rust_name();
     if KEYWORDS.contains(&rust.as_str()) {
         Ident::new_raw(&rust, Span::call_site())
     } else {
@@ -38,6 +38,11 @@ fn field_ident(name: &str) -> Ident {
 /// The Rust variant of an enum value or a union's variant.
 fn variant_ident(name: &str) -> Ident {
     Ident::new(&crate::ir::rust_variant_name(name), Span::call_site())
+}
+
+/// The Rust variant of an enum's value: its own `rust` name, or the one derived.
+fn variant_ident_of(v: &crate::spec::EnumValue) -> Ident {
+    Ident::new(&v.variant(), Span::call_site())
 }
 
 fn type_ident(name: &str) -> Ident {

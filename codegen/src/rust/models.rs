@@ -223,7 +223,7 @@ pub(super) fn model_struct(model: &Model, api: &Api, role: ModelRole, validated:
     let doc = docs(&model.description);
     let is_input = role != ModelRole::Other;
     let fields = model.fields.iter().filter(|f| !f.injected).map(|f| {
-        let ident = field_ident(&f.name);
+        let ident = field_ident(f);
         let doc = docs(&f.def.description);
         let base = match &f.ty {
             Ty::List(inner) if f.def.nullable_items => {
@@ -234,7 +234,7 @@ pub(super) fn model_struct(model: &Model, api: &Api, role: ModelRole, validated:
         };
         let base = if recursive(&f.ty, &model.name, api) { quote!(Box<#base>) } else { base };
         // A keyword or a camelCase wire name keeps its wire name through serde.
-        let rename = if KEYWORDS.contains(&f.name.as_str()) || crate::ir::rust_field_name(&f.name) != f.name {
+        let rename = if KEYWORDS.contains(&f.name.as_str()) || f.rust_name() != f.name {
             let n = &f.name;
             quote!(#[serde(rename = #n)])
         } else {
@@ -318,12 +318,16 @@ pub(super) fn enum_type(name: &str, api: &Api) -> TokenStream {
     let e = &api.spec.enums[name];
     let ident = type_ident(name);
     let doc = docs(&e.description);
-    let variants: Vec<Ident> = e.values.iter().map(|v| variant_ident(&v.name)).collect();
+    let variants: Vec<Ident> = e.values.iter().map(variant_ident_of).collect();
+    // A value's variant by its wire name (the initial state and transitions name values).
+    let of = |wire: &str| {
+        e.values.iter().find(|v| v.name == wire).map(variant_ident_of).unwrap_or_else(|| variant_ident(wire))
+    };
     let wire: Vec<&String> = e.values.iter().map(|v| &v.name).collect();
     let vdocs = e.values.iter().map(|v| docs(&v.description));
     let mut extra = TokenStream::new();
     if let Some(init) = &e.initial {
-        let v = variant_ident(init);
+        let v = of(init);
         extra.extend(quote! {
             /// The state a new object starts in.
             pub const INITIAL: #ident = #ident::#v;
@@ -331,8 +335,8 @@ pub(super) fn enum_type(name: &str, api: &Api) -> TokenStream {
     }
     if let Some(transitions) = &e.transitions {
         let arms = e.values.iter().map(|v| {
-            let from = variant_ident(&v.name);
-            let tos = transitions.get(&v.name).into_iter().flatten().map(|t| variant_ident(t));
+            let from = variant_ident_of(v);
+            let tos = transitions.get(&v.name).into_iter().flatten().map(|t| of(t));
             quote!(#ident::#from => &[#(#ident::#tos),*],)
         });
         extra.extend(quote! {
@@ -347,7 +351,7 @@ pub(super) fn enum_type(name: &str, api: &Api) -> TokenStream {
         });
     }
     // One `rename_all` when every wire value is its variant in snake_case, else one per variant.
-    let snake = e.values.iter().all(|v| serde_snake_case(&crate::ir::rust_variant_name(&v.name)) == v.name);
+    let snake = e.values.iter().all(|v| serde_snake_case(&v.variant()) == v.name);
     let (all_attr, renames) = if snake {
         (quote!(#[serde(rename_all = "snake_case")]), vec![quote!(); wire.len()])
     } else {

@@ -65,13 +65,22 @@ pub enum MemoMood {
     /// `Minus1` in Rust.
     #[serde(rename = "-1")]
     Minus1,
+    /// Spelled like `in-progress` in Rust: `rust` names it apart.
+    #[serde(rename = "In-Progress")]
+    InProgressTitled,
 }
 impl MemoMood {
     /// Every value, in spec order.
-    pub const ALL: &'static [MemoMood] =
-        &[MemoMood::InProgress, MemoMood::V10, MemoMood::V2b, MemoMood::Plus1, MemoMood::Minus1];
+    pub const ALL: &'static [MemoMood] = &[
+        MemoMood::InProgress,
+        MemoMood::V10,
+        MemoMood::V2b,
+        MemoMood::Plus1,
+        MemoMood::Minus1,
+        MemoMood::InProgressTitled,
+    ];
     /// The wire value of each of [`Self::ALL`], in the same order.
-    pub const WIRE: &'static [&'static str] = &["in-progress", "1.0", "+", "+1", "-1"];
+    pub const WIRE: &'static [&'static str] = &["in-progress", "1.0", "+", "+1", "-1", "In-Progress"];
     /// The wire value.
     pub fn as_str(self) -> &'static str {
         Self::WIRE[self as usize]
@@ -179,6 +188,10 @@ pub struct CreateMemoInput {
     #[serde(rename = "colorHint")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub color_hint: Option<String>,
+    /// Another field Rust would spell `color_hint`: `rust` names it apart.
+    #[serde(rename = "color-hint")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color_hint_dashed: Option<String>,
     /// How it feels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mood: Option<MemoMood>,
@@ -197,11 +210,12 @@ pub struct CreateMemoInput {
     pub x_source_ref: Option<String>,
 }
 /// Field specs of [`CreateMemoInput`], for validation.
-pub static CREATE_MEMO_INPUT_FIELDS: [FieldSpec; 8usize] = [
+pub static CREATE_MEMO_INPUT_FIELDS: [FieldSpec; 9usize] = [
     FieldSpec::body("title", Kind::String).required().min_length(1).max_length(200),
     FieldSpec::body("tags", Kind::List(&Kind::String)).max_items(10).pattern("^[a-z]+$"),
     FieldSpec::body("colorHint", Kind::String).max_length(20),
-    FieldSpec::body("mood", Kind::Enum(&["in-progress", "1.0", "+", "+1", "-1"])),
+    FieldSpec::body("color-hint", Kind::String),
+    FieldSpec::body("mood", Kind::Enum(&["in-progress", "1.0", "+", "+1", "-1", "In-Progress"])),
     FieldSpec::body("priority", Kind::Integer).values("[1,2,3]"),
     FieldSpec::body("scores", Kind::List(&Kind::Integer)).nullable_items(),
     FieldSpec::body("weight", Kind::Number).exclusive_minimum(0.0).multiple_of(0.5),
