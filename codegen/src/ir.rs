@@ -243,65 +243,11 @@ pub fn is_wire_name(name: &str) -> bool {
     !name.is_empty() && name.len() <= 256 && !name.chars().any(char::is_control)
 }
 
-/// Words that cannot name a Rust field even raw (`r#self` is no identifier).
-const UNRAWABLE: &[&str] = &["self", "super", "crate", "_"];
-
-/// The Rust name of a field whose wire name is `name`: snake case (`photoUrls` → `photo_urls`;
-/// a snake_case name is itself), with what is no letter or digit a word break (`$ref` → `ref`,
-/// `filter[name]` → `filter_name`), `_` before a leading digit (`3d` → `_3d`), and `field_` and
-/// the bytes in hex where nothing is left (`+` → `field_2b`), and a leading sign before a digit
-/// read out (`+1` → `plus_1`, `-1` → `minus_1`: GitHub's reaction counts). Rust keywords are
-/// written raw by the emitter.
-pub fn rust_field_name(name: &str) -> String {
-    use heck::ToSnakeCase;
-    if name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-        && name.bytes().next().is_some_and(|b| b.is_ascii_lowercase() || b == b'_')
-        && !UNRAWABLE.contains(&name)
-    {
-        return name.to_string();
-    }
-    let words = words_of(name);
-    let snake = words.to_snake_case();
-    match snake.bytes().next() {
-        None => format!("field_{}", hex_of(name)),
-        Some(b) if b.is_ascii_digit() => format!("_{snake}"),
-        _ if UNRAWABLE.contains(&snake.as_str()) => format!("{snake}_"),
-        _ => snake,
-    }
-}
-
-/// The Rust variant of an enum value or a union's variant named `name` on the wire:
-/// UpperCamelCase (`in-progress` → `InProgress`, `1.0` → `V10`), `V` and the bytes in hex where
-/// no letter or digit is left (`+` → `V2b`).
-pub fn rust_variant_name(name: &str) -> String {
-    use heck::ToUpperCamelCase;
-    let camel = words_of(name).to_upper_camel_case();
-    match camel.bytes().next() {
-        None => format!("V{}", hex_of(name)),
-        Some(b) if b.is_ascii_digit() => format!("V{camel}"),
-        _ if camel == "Self" => "SelfValue".into(),
-        _ => camel,
-    }
-}
+pub use crate::names::{rust_field_name, rust_variant_name};
 
 /// Whether `value` may be an enum's value: a wire name, or the empty string (`V` in Rust).
 pub fn is_enum_value(value: &str) -> bool {
     value.is_empty() || is_wire_name(value)
-}
-
-/// A wire name's words: what is no letter or digit a break, a leading sign before a digit a word.
-fn words_of(name: &str) -> String {
-    let sign = match name.as_bytes() {
-        [b'+', d, ..] if d.is_ascii_digit() => "plus ",
-        [b'-', d, ..] if d.is_ascii_digit() => "minus ",
-        _ => "",
-    };
-    let rest: String = name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { ' ' }).collect();
-    format!("{sign}{rest}")
-}
-
-fn hex_of(name: &str) -> String {
-    name.bytes().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The HTTP header a `in = "header"` field travels in: a snake_case name in Train-Case
@@ -333,17 +279,4 @@ pub fn path_params(path: &str) -> Vec<String> {
         .filter_map(|seg| seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
         .map(str::to_string)
         .collect()
-}
-
-#[cfg(test)]
-mod rust_names {
-    use super::{rust_field_name, rust_variant_name};
-
-    #[test]
-    fn a_leading_sign_is_a_word_so_plus_and_minus_stay_apart() {
-        assert_eq!((rust_field_name("+1"), rust_field_name("-1")), ("plus_1".into(), "minus_1".into()));
-        assert_eq!((rust_variant_name("+1"), rust_variant_name("-1")), ("Plus1".into(), "Minus1".into()));
-        assert_eq!((rust_field_name("+"), rust_variant_name("+")), ("field_2b".into(), "V2b".into()));
-        assert_eq!(rust_field_name("-x"), "x");
-    }
 }

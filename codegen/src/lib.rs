@@ -14,6 +14,7 @@ mod import_toml;
 pub mod ir;
 pub mod load;
 pub mod mcp;
+pub mod names;
 pub mod openapi;
 pub mod project;
 pub mod rust;

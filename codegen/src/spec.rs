@@ -617,7 +617,7 @@ impl EnumValue {
 
     /// Its Rust variant: the one given, or the one derived from its name.
     pub fn variant(&self) -> String {
-        self.rust.clone().unwrap_or_else(|| crate::ir::rust_variant_name(&self.name))
+        self.rust.clone().unwrap_or_else(|| crate::names::rust_variant_name(&self.name))
     }
 }
 

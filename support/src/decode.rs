@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::conditional::Conditional;
-use crate::fields::{Location, OTHER_KEYS, fill_defaults};
+use crate::fields::{Kind, Location, OTHER_KEYS, fill_defaults};
 use crate::gate::Gate;
 use crate::paging::Paging;
 use crate::problem::{Problem, error_response, request_id, status_of};
@@ -214,7 +214,21 @@ pub async fn decode_request<G: Gate, I: DeserializeOwned>(
             let s = v
                 .to_str()
                 .map_err(|_| invalid(service, f.name, Value::Null, format!("header {name} must be visible ASCII")))?;
-            obj.insert(f.name.to_string(), Value::String(s.to_string()));
+            // A number, a boolean or a list (comma-separated, RFC 9110's list syntax) as the
+            // field says; a string as it is.
+            let value = match &f.kind {
+                Kind::List(inner) => {
+                    let items: Vec<Value> = s
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|i| !i.is_empty())
+                        .map(|i| coerce(service, f, inner, i))
+                        .collect::<Result<_, _>>()?;
+                    Value::Array(items)
+                }
+                kind => coerce(service, f, kind, s)?,
+            };
+            obj.insert(f.name.to_string(), value);
         }
     }
     // Body, in the format the operation declares.

@@ -12,6 +12,7 @@ mod operation;
 mod recognise;
 mod responses;
 mod schema;
+mod settle;
 mod webhooks;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -29,6 +30,7 @@ use journal::Journaled;
 use recognise::*;
 use responses::*;
 use schema::*;
+use settle::*;
 use webhooks::*;
 
 /// How to import.

@@ -228,6 +228,11 @@ impl OpCx<'_, '_> {
                     continue;
                 }
             };
+            if location == Location::Path && !def.path.contains(&format!("{{{name}}}")) {
+                // No request can carry it: the document's slip, reported and left out.
+                self.notes.push(format!("the path parameter `{name}` at {at} is not in the path: left out"));
+                continue;
+            }
             if p.get("content").is_some() {
                 self.drop("a parameter with `content` (not a schema)", &at);
                 continue;

@@ -266,9 +266,17 @@ pub(super) fn check_file_output(c: &mut Collector, spec: &Spec, place: &Place, o
         );
     }
     for m in &op.media_types {
+        // RFC 9110's media type, parameters too (`text/csv; charset=utf-8`), or a range a
+        // document offers (`image/*`, `*/*`).
         let token =
             |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b));
-        if !m.split_once('/').is_some_and(|(t, s)| token(t) && token(s)) {
+        let (essence, params) = m.split_once(';').unwrap_or((m, ""));
+        let params_ok = params.is_empty()
+            || params
+                .split(';')
+                .all(|p| p.split_once('=').is_some_and(|(k, v)| token(k.trim()) && !v.trim().is_empty()));
+        let range = essence.trim() == "*/*" || essence.trim().strip_suffix("/*").is_some_and(token);
+        if !(range || essence.trim().split_once('/').is_some_and(|(t, s)| token(t) && token(s))) || !params_ok {
             c.push(place, format!("media type `{m}` is not `type/subtype`"), "write it like `text/csv`");
         }
     }

@@ -288,11 +288,13 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
                                     );
                                 }
                             }
-                            Location::Header if f.ty != Ty::String => c.push(
-                                &place,
-                                format!("header field `{name}.{}` is not a string", f.name),
-                                "make it a string",
-                            ),
+                            Location::Header if !f.ty.is_scalar() && !matches!(&f.ty, Ty::List(t) if t.is_scalar()) => {
+                                c.push(
+                                    &place,
+                                    format!("header field `{name}.{}` is not a scalar or a list of scalars", f.name),
+                                    "make it a string, a number, a boolean, an enum or a list of them",
+                                )
+                            }
                             Location::Body | Location::Payload => has_body = true,
                             _ => {}
                         }

@@ -194,6 +194,11 @@ async fn names_that_are_no_identifiers_travel_as_the_wire_writes_them() {
         (status, body["meta"]["total"].clone(), &body["data"][0]["mood"]),
         (StatusCode::OK, json!(1), &json!("1.0"))
     );
+    // A header that is a number is read as one.
+    let get_with = |value: &str| Request::get("/api/v1/memos").header("x-max-age", value).body(Body::empty()).unwrap();
+    assert_eq!(app.clone().oneshot(get_with("5")).await.unwrap().status(), StatusCode::OK);
+    assert_eq!(app.clone().oneshot(get_with("five")).await.unwrap().status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(app.clone().oneshot(get_with("-1")).await.unwrap().status(), StatusCode::UNPROCESSABLE_ENTITY);
     // A comma-separated list is one parameter with its items split; an empty one is no item.
     send(&app, "POST", "/api/v1/memos", Some(json!({"title": "third"}))).await;
     let (_, _, body) = send(&app, "GET", "/api/v1/memos?except=plain,moody", None).await;

@@ -165,13 +165,18 @@ pub struct ListMemosInput {
     /// Not the memos with these titles, written `except=a,b`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub except: Option<Vec<String>>,
+    /// A header that is a number.
+    #[serde(rename = "X-Max-Age")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x_max_age: Option<i64>,
 }
 /// Field specs of [`ListMemosInput`], for validation.
-pub static LIST_MEMOS_INPUT_FIELDS: [FieldSpec; 6usize] = [
+pub static LIST_MEMOS_INPUT_FIELDS: [FieldSpec; 7usize] = [
     FieldSpec::query("state", Kind::Enum(&["draft", "published", "archived"])),
     FieldSpec::query("tag", Kind::List(&Kind::String)),
     FieldSpec::query("filter[title]", Kind::String),
     FieldSpec::query("except", Kind::List(&Kind::String)).list_style(support::ListStyle::Comma),
+    FieldSpec::header("X-Max-Age", Kind::Integer).minimum(0.0),
     FieldSpec::query("page", Kind::Integer).minimum(1.0).maximum(1000000.0),
     FieldSpec::query("per_page", Kind::Integer).minimum(1.0).maximum(100.0),
 ];
