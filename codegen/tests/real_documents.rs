@@ -267,3 +267,29 @@ fn fields_rust_spells_alike_get_names_of_their_own() {
     let models = &files.iter().find(|f| f.path.ends_with("models.rs")).unwrap().text;
     assert!(models.contains("#[serde(rename = \"aB\")]") && models.contains("pub a_b_2"), "{models}");
 }
+
+#[test]
+fn unions_of_inline_objects_become_models() {
+    let mut doc = document(json!({
+        "/shapes": {"get": {"operationId": "get_shape", "responses": {"200": {"description": "A shape.",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Holder"}}}}}}}
+    }));
+    doc["components"]["schemas"]["Holder"] = json!({"type": "object", "properties": {
+        "shape": {"oneOf": [
+            {"title": "Circle", "type": "object", "required": ["radius"], "properties": {"radius": {"type": "number"}}},
+            {"type": "object", "required": ["side"], "properties": {"side": {"type": "number"}}}
+        ]},
+        "tagged": {"oneOf": [
+            {"type": "object", "required": ["kind", "radius"], "properties": {"kind": {"type": "string", "enum": ["circle"]}, "radius": {"type": "number"}}},
+            {"type": "object", "required": ["kind"], "properties": {"kind": {"type": "string", "const": "dot"}}}
+        ], "discriminator": {"propertyName": "kind"}}
+    }});
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(toml.contains("[models.Circle]"), "{toml}");
+    let schemas = &emitted["components"]["schemas"];
+    let holder = &schemas["Holder"]["properties"];
+    let tagged = holder["tagged"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap();
+    assert_eq!(schemas[tagged]["discriminator"]["propertyName"], "kind", "{}", schemas[tagged]);
+    assert!(toml.contains("circle = ") && toml.contains("dot = "), "{toml}");
+}

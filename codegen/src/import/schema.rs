@@ -419,9 +419,57 @@ impl OpCx<'_, '_> {
         let mut shapes: Vec<(String, Vec<String>, Vec<String>)> = Vec::new();
         for (i, member) in members.iter().enumerate() {
             let mat = format!("{at}/{kw}/{i}");
+            if is_null_member(member) {
+                self.notes.push(format!("`null` among the members at {mat} is not said of the union"));
+                continue;
+            }
             let Some(r) = member.get("$ref").and_then(Value::as_str) else {
-                self.drop("a union member that is not a $ref to an object schema", &mat);
-                return None;
+                // An inline object member: a model of its own, named after its title or the union.
+                if !is_object(member) {
+                    self.drop("a union member that is not an object", &mat);
+                    return None;
+                }
+                let title = member.get("title").and_then(Value::as_str).filter(|t| !t.trim().is_empty());
+                let hint = title.map(str::to_string).unwrap_or_else(|| format!("{name}_{}", i + 1));
+                let tag_value = tag.as_ref().and_then(|t| {
+                    let p = member.pointer(&format!("/properties/{}", escape(t)))?;
+                    p.get("const")
+                        .or_else(|| p.get("enum").and_then(|e| e.get(0)))
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                });
+                let mut stripped = member.clone();
+                if let Some(tag) = &tag {
+                    if let Some(Value::Object(props)) = stripped.get_mut("properties") {
+                        props.remove(tag);
+                    }
+                    if let Some(Value::Array(req)) = stripped.get_mut("required") {
+                        req.retain(|x| x.as_str() != Some(tag.as_str()));
+                    }
+                }
+                let model_name = self.cx.fresh(&hint);
+                let model = self.model_of(if tag.is_some() { &stripped } else { member }, &model_name, &mat)?;
+                self.cx.models.insert(model_name.clone(), model);
+                let key = match (&tag, tag_value) {
+                    (Some(_), Some(v)) if crate::ir::is_wire_name(&v) => v,
+                    (Some(_), _) => {
+                        self.drop("an inline member of a tagged union without its tag's value", &mat);
+                        return None;
+                    }
+                    (None, _) => model_name.to_snake_case(),
+                };
+                if tag.is_none() {
+                    let names = |k: &str| -> Vec<String> {
+                        match member.get(k) {
+                            Some(Value::Object(m)) => m.keys().cloned().collect(),
+                            Some(Value::Array(a)) => a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
+                            _ => Vec::new(),
+                        }
+                    };
+                    shapes.push((key.clone(), names("required"), names("properties")));
+                }
+                variants.insert(key, model_name);
+                continue;
             };
             let component = r.strip_prefix("#/components/schemas/").unwrap_or(r).replace("~1", "/").replace("~0", "~");
             let target = match self.cx.resolve(member) {
