@@ -293,3 +293,19 @@ fn unions_of_inline_objects_become_models() {
     assert_eq!(schemas[tagged]["discriminator"]["propertyName"], "kind", "{}", schemas[tagged]);
     assert!(toml.contains("circle = ") && toml.contains("dot = "), "{toml}");
 }
+
+#[test]
+fn a_delete_may_carry_a_body_and_a_get_may_not() {
+    let doc = document(json!({
+        "/things": {"delete": {"operationId": "delete_things", "requestBody": {"required": true, "content": {
+            "application/json": {"schema": {"type": "object", "required": ["ids"], "properties": {
+                "ids": {"type": "array", "items": {"type": "string"}}}}}}},
+            "responses": {"204": {"description": "Gone."}}}}
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(emitted["paths"]["/things"]["delete"]["requestBody"]["content"]["application/json"].is_object());
+    let get = toml.replace("DELETE /things", "GET /things");
+    let e = codegen::load("things.toml", &get).expect_err("a GET body is refused");
+    assert!(e.to_string().contains("GET operations cannot take body fields"), "{e}");
+}

@@ -126,8 +126,8 @@ pub(super) fn check_body_format(c: &mut Collector, place: &Place, op: &Operation
             "drop `body` (a payload is JSON), or make the field a body field",
         );
     }
-    if op.body != BodyFormat::Json && matches!(op.method(), Method::Get | Method::Delete) {
-        c.push(place, format!("{} operations take no body", op.method().as_str()), "use POST, PUT or PATCH");
+    if op.body != BodyFormat::Json && op.method() == Method::Get {
+        c.push(place, "GET operations take no body", "use POST, PUT, PATCH or DELETE");
     }
     if files > 0 && op.mcp.is_some() {
         c.push(

@@ -335,11 +335,13 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
                             "move the other field to the path, query or headers, or make the payload a model holding both",
                         );
                     }
-                    if has_body && matches!(op.method(), Method::Get | Method::Delete) {
+                    // A DELETE may carry a body (RFC 9110 gives it no meaning, and APIs give it
+                    // one: the items to delete); a GET's is lost by proxies and caches.
+                    if has_body && op.method() == Method::Get {
                         c.push(
                             &place,
-                            format!("{} operations cannot take body fields", op.method().as_str()),
-                            "set `in = \"query\"` on the input fields",
+                            "GET operations cannot take body fields",
+                            "set `in = \"query\"` on the input fields, or use POST",
                         );
                     }
                     if op.paginated {
