@@ -583,6 +583,17 @@ fn bounds(old: &FieldDef, new: &FieldDef) -> (Vec<String>, Vec<String>) {
     bound("max_items", old.max_items.map(f64::from), new.max_items.map(f64::from), down);
     bound("exclusive_minimum", old.exclusive_minimum, new.exclusive_minimum, up);
     bound("exclusive_maximum", old.exclusive_maximum, new.exclusive_maximum, down);
+    for t in old.one_of.iter().filter(|t| !new.one_of.is_empty() && !new.one_of.contains(t)) {
+        narrowed.push(format!("a `{t}` is no longer one of its types"));
+    }
+    for t in new.one_of.iter().filter(|t| !old.one_of.is_empty() && !old.one_of.contains(t)) {
+        loosened.push(format!("a `{t}` is one of its types"));
+    }
+    match (old.one_of.is_empty(), new.one_of.is_empty()) {
+        (true, false) => narrowed.push("only the listed types are accepted".into()),
+        (false, true) => loosened.push("any value is accepted".into()),
+        _ => {}
+    }
     match (old.nullable_items, new.nullable_items) {
         (true, false) => narrowed.push("items may no longer be null".into()),
         (false, true) => loosened.push("items may be null".into()),

@@ -66,6 +66,9 @@ fn field(f: &FieldDef) -> String {
     if let Some(r) = &f.rust {
         parts.push(format!("rust = {}", s(r)));
     }
+    if !f.one_of.is_empty() {
+        parts.push(format!("one_of = [{}]", f.one_of.iter().map(|t| s(t)).collect::<Vec<_>>().join(", ")));
+    }
     if f.nullable_items {
         parts.push("nullable_items = true".into());
     }

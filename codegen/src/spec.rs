@@ -671,6 +671,11 @@ pub struct FieldDef {
     /// snake_case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rust: Option<String>,
+    /// For a `json` field: the types its value is one of (`["number", "string"]`,
+    /// `["string", "Customer"]`, `["Shape", "Shape[]"]`): a document's union of scalars, lists and
+    /// models. The decoder checks the value is one of them; the documents say `oneOf`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub one_of: Vec<String>,
     /// For a list: its items may be `null` (`Vec<Option<T>>` in Rust).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub nullable_items: bool,
@@ -769,6 +774,7 @@ impl FieldDef {
             multiple_of: None,
             values: Vec::new(),
             nullable_items: false,
+            one_of: Vec::new(),
             rust: None,
             min_length: None,
             max_length: None,

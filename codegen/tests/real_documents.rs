@@ -282,13 +282,22 @@ fn unions_of_inline_objects_become_models() {
         "tagged": {"oneOf": [
             {"type": "object", "required": ["kind", "radius"], "properties": {"kind": {"type": "string", "enum": ["circle"]}, "radius": {"type": "number"}}},
             {"type": "object", "required": ["kind"], "properties": {"kind": {"type": "string", "const": "dot"}}}
-        ], "discriminator": {"propertyName": "kind"}}
+        ], "discriminator": {"propertyName": "kind"}},
+        "amount": {"oneOf": [{"type": "number"}, {"type": "string"}]},
+        "customer": {"anyOf": [{"type": "string"}, {"$ref": "#/components/schemas/Thing"}]}
     }});
     let (emitted, report, toml) = round_trip(&doc);
     assert!(!report.partial(), "{report}");
     assert!(toml.contains("[models.Circle]"), "{toml}");
     let schemas = &emitted["components"]["schemas"];
     let holder = &schemas["Holder"]["properties"];
+    // Scalars and models: a JSON value of one of their types, stated as `oneOf`.
+    assert!(
+        toml.contains("one_of = [\"number\", \"string\"]") && toml.contains("one_of = [\"string\", \"Thing\"]"),
+        "{toml}"
+    );
+    assert_eq!(holder["amount"]["oneOf"].as_array().map(Vec::len), Some(2), "{holder}");
+    assert_eq!(holder["customer"]["oneOf"][1]["$ref"], "#/components/schemas/Thing", "{holder}");
     let tagged = holder["tagged"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap();
     assert_eq!(schemas[tagged]["discriminator"]["propertyName"], "kind", "{}", schemas[tagged]);
     assert!(toml.contains("circle = ") && toml.contains("dot = "), "{toml}");

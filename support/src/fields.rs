@@ -268,6 +268,8 @@ pub struct FieldSpec {
     pub parsed_values: OnceLock<Vec<Value>>,
     /// A list's items may be `null`.
     pub nullable_items: bool,
+    /// For a JSON field: the kinds its value is one of (empty: any).
+    pub one_of: &'static [Kind],
     /// How a query list's items travel.
     pub list_style: ListStyle,
     /// The compiled pattern, built on first use.
@@ -300,6 +302,7 @@ impl FieldSpec {
             values: None,
             parsed_values: OnceLock::new(),
             nullable_items: false,
+            one_of: &[],
             list_style: ListStyle::Repeated,
             compiled: OnceLock::new(),
         }
@@ -416,6 +419,12 @@ impl FieldSpec {
             (Some(a), Some(b)) => a == b,
             _ => x == v,
         })
+    }
+
+    /// A JSON field's value is one of these kinds.
+    pub const fn one_of(mut self, kinds: &'static [Kind]) -> Self {
+        self.one_of = kinds;
+        self
     }
 
     /// A list's items may be `null`.

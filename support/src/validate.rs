@@ -191,6 +191,11 @@ fn check_plain(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str,
                     format!("{path} must be one of {}", spec.values.unwrap_or("[]")),
                 ));
             }
+            // A union of scalars, lists and models: the value is one of the kinds.
+            if !spec.one_of.is_empty() && !spec.one_of.iter().any(|k| check_plain(service, spec, k, path, v).is_ok()) {
+                let kinds: Vec<String> = spec.one_of.iter().map(|k| describe(k).into_owned()).collect();
+                return Err(invalid(service, path, v.clone(), format!("{path} must be one of: {}", kinds.join("; "))));
+            }
         }
         Kind::Enum(values) => {
             let s = v.as_str().ok_or_else(wrong)?;

@@ -186,6 +186,11 @@ impl OpCx<'_, '_> {
                     false => schema,
                 };
                 let Some(typed) = self.typed(&schema, &format!("{id}_output"), &sat) else { return };
+                if !typed.def.one_of.is_empty() {
+                    // An output is a type, not a field: it cannot say `one_of`.
+                    self.drop("a success body that is a union of other than objects", &sat);
+                    return;
+                }
                 if typed.def.nullable {
                     // The implementation answers a value; a `null` success is an empty answer's.
                     self.notes.push(format!("the success body at {sat} is answered, never `null`"));

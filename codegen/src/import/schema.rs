@@ -26,22 +26,23 @@ impl OpCx<'_, '_> {
                 self.drop(format!("a $ref to nothing ({r})"), at);
                 return None;
             };
-            let named = if is_object(&target) || is_string_enum(&target) || is_union(&target) {
-                self.component(&name, &target)?
-            } else {
-                // An alias of a scalar, a list or a map: its type inline; one that holds itself
-                // (a list of objects holding that list) has no inline form.
-                if self.aliases.contains(&name) {
-                    self.drop(format!("a list or map schema that holds itself ({r})"), at);
-                    return None;
-                }
-                self.aliases.push(name.clone());
-                let t = self.typed(&target, &name, &format!("/components/schemas/{}", escape(&name)));
-                self.aliases.pop();
-                let mut t = t?;
-                t.def.nullable |= nullable;
-                return Some(t);
-            };
+            let named =
+                if is_object(&target) || is_string_enum(&target) || (is_union(&target) && self.object_union(&target)) {
+                    self.component(&name, &target)?
+                } else {
+                    // An alias of a scalar, a list or a map: its type inline; one that holds itself
+                    // (a list of objects holding that list) has no inline form.
+                    if self.aliases.contains(&name) {
+                        self.drop(format!("a list or map schema that holds itself ({r})"), at);
+                        return None;
+                    }
+                    self.aliases.push(name.clone());
+                    let t = self.typed(&target, &name, &format!("/components/schemas/{}", escape(&name)));
+                    self.aliases.pop();
+                    let mut t = t?;
+                    t.def.nullable |= nullable;
+                    return Some(t);
+                };
             let mut def = FieldDef::new(&named, description);
             def.nullable = nullable;
             return Some(Typed { ty: named, def });
@@ -54,6 +55,32 @@ impl OpCx<'_, '_> {
                 let mut t = self.typed(&others[0], hint, &format!("{at}/{kw}/0"))?;
                 t.def.nullable |= nullable;
                 return Some(t);
+            }
+            if !self.object_union(&schema) {
+                // Scalars, lists or models: a JSON value of one of their types.
+                let mut types: Vec<String> = Vec::new();
+                let mut nullable = nullable;
+                for (i, member) in members.iter().enumerate().filter(|(_, m)| !is_null_member(m)) {
+                    let t = self.typed(member, &format!("{hint}_{}", i + 1), &format!("{at}/{kw}/{i}"))?;
+                    if t.ty == "json" || t.ty == "file" {
+                        self.drop("a union member of any value", &format!("{at}/{kw}/{i}"));
+                        return None;
+                    }
+                    nullable |= t.def.nullable;
+                    if !types.contains(&t.ty) {
+                        types.push(t.ty);
+                    }
+                }
+                let description = schema.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+                let mut def = FieldDef::new("json", description);
+                def.nullable = nullable;
+                if types.len() > 1 {
+                    def.one_of = types;
+                    return Some(Typed { ty: "json".into(), def });
+                }
+                // Members of one type (`integer` twice, with other bounds): that type.
+                def.ty = types.pop().unwrap_or_else(|| "json".into());
+                return Some(Typed { ty: def.ty.clone(), def });
             }
             let name = self.cx.fresh(hint);
             let union = self.union_of(&schema, &name, at)?;
@@ -539,6 +566,13 @@ impl OpCx<'_, '_> {
             }
         }
         Some(crate::spec::UnionDef { description, tag, variants })
+    }
+
+    /// Whether a union's members (`null` aside) are all objects, inline or referenced: a union of
+    /// models; any other is a JSON value of one of its members' types (`one_of`).
+    pub(super) fn object_union(&self, schema: &Value) -> bool {
+        let Some((_, members)) = one_of(schema) else { return false };
+        members.iter().filter(|m| !is_null_member(m)).all(|m| self.cx.resolve(m).map(is_object).unwrap_or(true))
     }
 
     /// One object of every `allOf` member's properties and required names.

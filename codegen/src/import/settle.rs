@@ -12,6 +12,11 @@ use crate::spec::{EnumDef, Spec};
 use super::Report;
 use super::schema::type_names;
 
+/// The models, enums and unions a field names: its type's, and its `one_of`'s.
+fn field_types(f: &crate::spec::FieldDef) -> impl Iterator<Item = &str> {
+    type_names(&f.ty).chain(f.one_of.iter().flat_map(|t| type_names(t)))
+}
+
 /// Which operations use each model, enum and union, through their input and output (directly
 /// or through other types): read once per round of the importer's check, whatever the number of
 /// refusals.
@@ -30,7 +35,7 @@ impl<'s> Users<'s> {
         let mut held_by: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for (name, m) in &spec.models {
             for f in m.fields.values().chain(&m.additional) {
-                for t in type_names(&f.ty) {
+                for t in field_types(f) {
                     held_by.entry(t).or_default().push(name);
                 }
             }
@@ -81,7 +86,7 @@ pub(super) fn reach(spec: &Spec, mut stack: Vec<String>) -> BTreeSet<String> {
         }
         if let Some(m) = spec.models.get(&name) {
             for f in m.fields.values().chain(&m.additional) {
-                stack.extend(type_names(&f.ty).map(str::to_string));
+                stack.extend(field_types(f).map(str::to_string));
             }
         }
         if let Some(u) = spec.unions.get(&name) {
@@ -136,7 +141,7 @@ pub(super) fn settle_defaults(spec: &mut Spec, report: &mut Report) {
     let mut nested: BTreeSet<String> = spec
         .models
         .values()
-        .flat_map(|m| m.fields.values().flat_map(|f| type_names(&f.ty).map(str::to_string).collect::<Vec<_>>()))
+        .flat_map(|m| m.fields.values().flat_map(|f| field_types(f).map(str::to_string).collect::<Vec<_>>()))
         .collect();
     nested.extend(spec.unions.values().flat_map(|u| u.variants.values().cloned()));
     let mut left = Vec::new();

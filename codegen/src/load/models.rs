@@ -259,6 +259,25 @@ pub(super) fn check_constraints(c: &mut Collector, place: &Place, f: &FieldDef, 
             c.push(place, format!("media type `{m}` is not `type/subtype` or `type/*`"), "write it like `image/png`");
         }
     }
+    if !f.one_of.is_empty() {
+        if *ty != Ty::Json {
+            c.push(place, "`one_of` is for `json` fields", "make the field `json`, or drop `one_of`");
+        }
+        if f.one_of.len() < 2 {
+            c.push(place, "`one_of` names fewer than two types", "name at least two, or give the field that type");
+        }
+        for t in &f.one_of {
+            match Ty::parse(t, spec) {
+                Ok(Ty::Json | Ty::File) => c.push(
+                    place,
+                    format!("`one_of` names `{t}`"),
+                    "name scalars, enums, models, unions or lists of them",
+                ),
+                Ok(_) => {}
+                Err((problem, fix)) => c.push(place, format!("`one_of`: {problem}"), fix),
+            }
+        }
+    }
     if f.nullable_items && !matches!(ty, Ty::List(_)) {
         c.push(place, "`nullable_items` is for lists", "remove it, or make the field a list");
     }

@@ -107,6 +107,10 @@ pub(super) fn field_spec(f: &Field, api: &Api) -> TokenStream {
     if d.nullable_items {
         spec.extend(quote!(.nullable_items()));
     }
+    if !d.one_of.is_empty() {
+        let kinds = d.one_of.iter().filter_map(|t| Ty::parse(t, &api.spec).ok()).map(|t| kind(&t, api));
+        spec.extend(quote!(.one_of(&[#(#kinds),*])));
+    }
     if d.style != support::ListStyle::Repeated {
         let variant = format_ident!("{}", d.style.as_str().to_upper_camel_case());
         spec.extend(quote!(.list_style(support::ListStyle::#variant)));
@@ -145,6 +149,9 @@ pub(super) fn validated_models(api: &Api) -> (Vec<String>, Vec<String>) {
         out.0.push(name.to_string());
         for f in api.models[name].fields.iter().chain(&api.models[name].additional) {
             walk(&f.ty, api, out);
+            for t in f.def.one_of.iter().filter_map(|t| Ty::parse(t, &api.spec).ok()) {
+                walk(&t, api, out);
+            }
         }
     }
     let mut out = (Vec::new(), Vec::new());

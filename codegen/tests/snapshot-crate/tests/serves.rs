@@ -259,6 +259,7 @@ async fn bad_input_is_refused_with_the_catalog_code_and_reported_to_the_gate() {
         ("weight", json!(0), "weight must be greater than 0"),
         ("weight", json!(0.75), "weight must be a multiple of 0.5"),
         ("scores", json!([1, "x"]), "scores[1] must be an integer"),
+        ("due", json!(true), "due must be one of: an RFC 3339 date (YYYY-MM-DD); an integer"),
     ] {
         let (status, _, body) = send(&app, "POST", "/api/v1/memos", Some(json!({"title": "x", field: value}))).await;
         assert_eq!(
@@ -267,7 +268,8 @@ async fn bad_input_is_refused_with_the_catalog_code_and_reported_to_the_gate() {
             "{body}"
         );
     }
-    let ok = json!({"title": "x", "priority": 2, "weight": 1.5, "scores": [1, null, 3]});
+    let ok = json!({"title": "x", "priority": 2, "weight": 1.5, "scores": [1, null, 3], "due": "2026-12-01"});
+    assert_eq!(send(&app, "POST", "/api/v1/memos", Some(json!({"title": "y", "due": 3}))).await.0, StatusCode::CREATED);
     assert_eq!(send(&app, "POST", "/api/v1/memos", Some(ok)).await.0, StatusCode::CREATED);
 
     let (status, allow, body) = send(&app, "PUT", "/api/v1/memos", Some(json!({}))).await;
@@ -284,6 +286,7 @@ async fn bad_input_is_refused_with_the_catalog_code_and_reported_to_the_gate() {
             ("create_memo", "validation"),
             ("list_memos", "validation"),
             ("list_memos", "validation"),
+            ("create_memo", "validation"),
             ("create_memo", "validation"),
             ("create_memo", "validation"),
             ("create_memo", "validation"),

@@ -203,6 +203,9 @@ pub struct CreateMemoInput {
     /// 1, 2 or 3: an enum of numbers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<i64>,
+    /// A day, or a number of days from now: a union of scalars.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due: Option<serde_json::Value>,
     /// Scores, `null` where none was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scores: Option<Vec<Option<i64>>>,
@@ -215,13 +218,14 @@ pub struct CreateMemoInput {
     pub x_source_ref: Option<String>,
 }
 /// Field specs of [`CreateMemoInput`], for validation.
-pub static CREATE_MEMO_INPUT_FIELDS: [FieldSpec; 9usize] = [
+pub static CREATE_MEMO_INPUT_FIELDS: [FieldSpec; 10usize] = [
     FieldSpec::body("title", Kind::String).required().min_length(1).max_length(200),
     FieldSpec::body("tags", Kind::List(&Kind::String)).max_items(10).pattern("^[a-z]+$"),
     FieldSpec::body("colorHint", Kind::String).max_length(20),
     FieldSpec::body("color-hint", Kind::String),
     FieldSpec::body("mood", Kind::Enum(&["in-progress", "1.0", "+", "+1", "-1", "In-Progress"])),
     FieldSpec::body("priority", Kind::Integer).values("[1,2,3]"),
+    FieldSpec::body("due", Kind::Json).one_of(&[Kind::Date, Kind::Integer]),
     FieldSpec::body("scores", Kind::List(&Kind::Integer)).nullable_items(),
     FieldSpec::body("weight", Kind::Number).exclusive_minimum(0.0).multiple_of(0.5),
     FieldSpec::header("X-Source-Ref", Kind::String),
