@@ -318,3 +318,21 @@ fn a_delete_may_carry_a_body_and_a_get_may_not() {
     let e = codegen::load("things.toml", &get).expect_err("a GET body is refused");
     assert!(e.to_string().contains("GET operations cannot take body fields"), "{e}");
 }
+
+#[test]
+fn an_enum_of_strings_without_a_type_is_a_string_enum() {
+    let mut doc = document(json!({
+        "/levels": {"get": {"operationId": "get_level", "responses": {"200": {"description": "A level.",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Level"}}}}}}}
+    }));
+    doc["components"]["schemas"]["Special"] = json!({"enum": ["-INF", "INF", "NaN"]});
+    doc["components"]["schemas"]["Level"] = json!({"type": "object", "properties": {
+        "value": {"oneOf": [{"type": "number"}, {"type": "string"}, {"$ref": "#/components/schemas/Special"}]}
+    }});
+    let (_, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(
+        toml.contains("[enums.Special]") && toml.contains("one_of = [\"number\", \"string\", \"Special\"]"),
+        "{toml}"
+    );
+}

@@ -127,6 +127,8 @@ impl OpCx<'_, '_> {
         }
         let ty = schema.get("type").and_then(Value::as_str).unwrap_or(if schema.get("properties").is_some() {
             "object"
+        } else if is_string_enum(&schema) {
+            "string"
         } else {
             ""
         });
@@ -720,7 +722,15 @@ pub(super) fn is_null_member(member: &Value) -> bool {
 }
 
 pub(super) fn is_string_enum(schema: &Value) -> bool {
-    schema.get("type").and_then(Value::as_str) == Some("string") && schema.get("enum").is_some()
+    match schema.get("type").and_then(Value::as_str) {
+        Some("string") => schema.get("enum").is_some(),
+        // No type, and strings only (`enum: ["-INF", "INF", "NaN"]`): strings.
+        None => schema
+            .get("enum")
+            .and_then(Value::as_array)
+            .is_some_and(|e| !e.is_empty() && e.iter().all(Value::is_string)),
+        _ => false,
+    }
 }
 
 /// The models, enums and unions a type text names (`map<Note[]>` → `Note`).
