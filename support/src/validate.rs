@@ -92,6 +92,14 @@ fn check_value(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str,
     })
 }
 
+/// The field's `values`, where it lists them: `v` must be one.
+fn listed_value(service: &ServiceInfo, spec: &FieldSpec, path: &str, v: &Value) -> Result<(), Rejection> {
+    if spec.accepts_value(v) {
+        return Ok(());
+    }
+    Err(invalid(service, path, v.clone(), format!("{path} must be one of {}", spec.values.unwrap_or("[]"))))
+}
+
 fn check_plain(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str, v: &Value) -> Result<(), Rejection> {
     let wrong = || invalid(service, path, v.clone(), format!("{path} must be {}", describe(kind)));
     match kind {
@@ -167,14 +175,7 @@ fn check_plain(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str,
                     ));
                 }
             }
-            if !spec.accepts_value(v) {
-                return Err(invalid(
-                    service,
-                    path,
-                    v.clone(),
-                    format!("{path} must be one of {}", spec.values.unwrap_or("[]")),
-                ));
-            }
+            listed_value(service, spec, path, v)?;
         }
         Kind::Boolean => {
             v.as_bool().ok_or_else(wrong)?;
@@ -183,14 +184,7 @@ fn check_plain(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str,
             if let Some(at) = nul_at(path, v) {
                 return Err(invalid(service, &at, v.clone(), format!("{at} must not contain U+0000 (NUL)")));
             }
-            if !spec.accepts_value(v) {
-                return Err(invalid(
-                    service,
-                    path,
-                    v.clone(),
-                    format!("{path} must be one of {}", spec.values.unwrap_or("[]")),
-                ));
-            }
+            listed_value(service, spec, path, v)?;
             // A union of scalars, lists and models: the value is one of the kinds.
             if !spec.one_of.is_empty() && !spec.one_of.iter().any(|k| check_plain(service, spec, k, path, v).is_ok()) {
                 let kinds: Vec<String> = spec.one_of.iter().map(|k| describe(k).into_owned()).collect();

@@ -488,14 +488,7 @@ impl OpCx<'_, '_> {
                     (None, _) => model_name.to_snake_case(),
                 };
                 if tag.is_none() {
-                    let names = |k: &str| -> Vec<String> {
-                        match member.get(k) {
-                            Some(Value::Object(m)) => m.keys().cloned().collect(),
-                            Some(Value::Array(a)) => a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
-                            _ => Vec::new(),
-                        }
-                    };
-                    shapes.push((key.clone(), names("required"), names("properties")));
+                    shapes.push((key.clone(), names_of(member, "required"), names_of(member, "properties")));
                 }
                 variants.insert(key, model_name);
                 continue;
@@ -540,14 +533,7 @@ impl OpCx<'_, '_> {
                 None => {
                     let model = self.component(&component, &target)?;
                     let key = component.to_snake_case();
-                    let names = |k: &str| -> Vec<String> {
-                        match target.get(k) {
-                            Some(Value::Object(m)) => m.keys().cloned().collect(),
-                            Some(Value::Array(a)) => a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
-                            _ => Vec::new(),
-                        }
-                    };
-                    shapes.push((key.clone(), names("required"), names("properties")));
+                    shapes.push((key.clone(), names_of(&target, "required"), names_of(&target, "properties")));
                     variants.insert(key, model);
                 }
             }
@@ -706,6 +692,15 @@ pub(super) fn is_union(schema: &Value) -> bool {
 /// The members of a `oneOf` (or `anyOf`), and which keyword held them.
 pub(super) fn one_of(schema: &Value) -> Option<(&'static str, Vec<Value>)> {
     ["oneOf", "anyOf"].into_iter().find_map(|kw| Some((kw, schema.get(kw)?.as_array()?.clone())))
+}
+
+/// The names a schema's `required` lists, or its `properties` keys.
+fn names_of(schema: &Value, key: &str) -> Vec<String> {
+    match schema.get(key) {
+        Some(Value::Object(m)) => m.keys().cloned().collect(),
+        Some(Value::Array(a)) => a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// A union member that only admits `null`: `{"type": "null"}`, or OpenAPI 3.0's way to make a
