@@ -336,3 +336,21 @@ fn an_enum_of_strings_without_a_type_is_a_string_enum() {
         "{toml}"
     );
 }
+
+#[test]
+fn an_untagged_union_whose_members_cannot_be_told_apart_is_one_of_its_models() {
+    let mut doc = document(json!({
+        "/pets": {"post": {"operationId": "add_pet", "requestBody": {"required": true, "content": {"application/json": {
+            "schema": {"type": "object", "required": ["pet"], "properties": {"pet": {"oneOf": [
+                {"$ref": "#/components/schemas/Cat"}, {"$ref": "#/components/schemas/Dog"}]}}}}}},
+            "responses": {"204": {"description": "Added."}}}}
+    }));
+    doc["components"]["schemas"]["Cat"] =
+        json!({"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}});
+    doc["components"]["schemas"]["Dog"] = json!({"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "bark": {"type": "boolean"}}});
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(toml.contains("one_of = [\"Cat\", \"Dog\"]"), "{toml}");
+    let schemas = &emitted["components"]["schemas"];
+    assert!(schemas["Cat"].is_object() && schemas["Dog"].is_object());
+}

@@ -556,11 +556,31 @@ impl OpCx<'_, '_> {
         Some(crate::spec::UnionDef { description, tag, variants })
     }
 
-    /// Whether a union's members (`null` aside) are all objects, inline or referenced: a union of
-    /// models; any other is a JSON value of one of its members' types (`one_of`).
+    /// Whether a union is one of models: its members (`null` aside) all objects, inline or
+    /// referenced, told apart by a tag or, untagged, each by a required field no other member
+    /// has. Any other is a JSON value of one of its members' types (`one_of`), which the decoder
+    /// checks against each.
     pub(super) fn object_union(&self, schema: &Value) -> bool {
         let Some((_, members)) = one_of(schema) else { return false };
-        members.iter().filter(|m| !is_null_member(m)).all(|m| self.cx.resolve(m).map(is_object).unwrap_or(true))
+        let mut resolved = Vec::new();
+        for m in members.iter().filter(|m| !is_null_member(m)) {
+            match self.cx.resolve(m) {
+                Ok(t) if !is_object(t) => return false,
+                Ok(t) => resolved.push(t),
+                // The union reports what does not resolve.
+                Err(_) => return true,
+            }
+        }
+        // Tagged, or members merged from `allOf` (the union reads them merged): as models.
+        if schema.pointer("/discriminator/propertyName").is_some() || resolved.iter().any(|t| t.get("allOf").is_some())
+        {
+            return true;
+        }
+        let shapes: Vec<(Vec<String>, Vec<String>)> =
+            resolved.iter().map(|t| (names_of(t, "required"), names_of(t, "properties"))).collect();
+        shapes.iter().enumerate().all(|(i, (required, _))| {
+            required.iter().any(|f| !shapes.iter().enumerate().any(|(j, (_, props))| j != i && props.contains(f)))
+        })
     }
 
     /// One object of every `allOf` member's properties and required names.
