@@ -172,7 +172,13 @@ fn differences(
     }
     let emitted_params = parameters(emitted, e_item, e_op);
     for (place, name, required) in parameters(source, s_item, s_op) {
-        if PLATFORM_HEADERS.contains(&name.as_str()) || (place == "query" && (name == "page" || name == "per_page")) {
+        // OpenAPI: header parameters named `Accept`, `Content-Type` or `Authorization` are ignored.
+        let ignored = place == "header"
+            && ["accept", "content-type", "authorization"].contains(&name.to_ascii_lowercase().as_str());
+        if ignored
+            || PLATFORM_HEADERS.contains(&name.as_str())
+            || (place == "query" && (name == "page" || name == "per_page"))
+        {
             continue;
         }
         match emitted_params.iter().find(|(p, n, _)| *p == place && *n == name) {

@@ -157,7 +157,10 @@ fn shapes(doc: &Value) -> BTreeMap<String, Shape> {
                 else {
                     continue;
                 };
-                if at == "path" {
+                // OpenAPI ignores header parameters named `Accept`, `Content-Type` or `Authorization`.
+                let ignored = at == "header"
+                    && ["accept", "content-type", "authorization"].contains(&name.to_ascii_lowercase().as_str());
+                if at == "path" || ignored {
                     continue;
                 }
                 let name = if at == "header" { name.to_ascii_lowercase() } else { name.to_string() };

@@ -13,6 +13,7 @@ mod recognise;
 mod responses;
 mod schema;
 mod settle;
+mod unions;
 mod webhooks;
 
 use std::collections::{BTreeMap, BTreeSet};

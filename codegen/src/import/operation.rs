@@ -228,6 +228,14 @@ impl OpCx<'_, '_> {
                     continue;
                 }
             };
+            // OpenAPI: a header parameter named `Accept`, `Content-Type` or `Authorization` "SHALL be
+            // ignored" (the media types and the security scheme say them).
+            if location == Location::Header
+                && ["accept", "content-type", "authorization"].contains(&name.to_ascii_lowercase().as_str())
+            {
+                self.notes.push(format!("the header parameter `{name}` at {at} is not imported (OpenAPI ignores it)"));
+                continue;
+            }
             if location == Location::Path && !def.path.contains(&format!("{{{name}}}")) {
                 // No request can carry it: the document's slip, reported and left out.
                 self.notes.push(format!("the path parameter `{name}` at {at} is not in the path: left out"));
