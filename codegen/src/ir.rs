@@ -122,6 +122,14 @@ impl Field {
         !self.def.optional
     }
 
+    /// Every type a value of the field may have: its type, and each of its `one_of` (what reaches
+    /// other models and unions through the field, for whoever walks them).
+    pub fn types(&self, spec: &Spec) -> Vec<Ty> {
+        let mut out = vec![self.ty.clone()];
+        out.extend(self.def.one_of.iter().filter_map(|t| Ty::parse(t, spec).ok()));
+        out
+    }
+
     /// Its Rust name: the spec's `rust`, or the one derived from its wire name.
     pub fn rust_name(&self) -> String {
         self.def.rust.clone().unwrap_or_else(|| rust_field_name(&self.name))

@@ -98,7 +98,9 @@ pub(super) fn reachable<'a>(api: &Api, roots: impl IntoIterator<Item = &'a str>)
                     && let Some(m) = api.models.get(name)
                 {
                     for f in m.fields.iter().chain(&m.additional) {
-                        visit(api, &f.ty, out);
+                        for ty in f.types(&api.spec) {
+                            visit(api, &ty, out);
+                        }
                     }
                 }
             }

@@ -148,9 +148,8 @@ pub(super) fn validated_models(api: &Api) -> (Vec<String>, Vec<String>) {
         }
         out.0.push(name.to_string());
         for f in api.models[name].fields.iter().chain(&api.models[name].additional) {
-            walk(&f.ty, api, out);
-            for t in f.def.one_of.iter().filter_map(|t| Ty::parse(t, &api.spec).ok()) {
-                walk(&t, api, out);
+            for ty in f.types(&api.spec) {
+                walk(&ty, api, out);
             }
         }
     }
