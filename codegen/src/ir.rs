@@ -107,6 +107,8 @@ pub struct Field {
     pub def: FieldDef,
     /// Resolved type.
     pub ty: Ty,
+    /// The resolved types of a `json` field's `one_of` (empty for any other).
+    pub one_of: Vec<Ty>,
     /// Added by the generator (`page`/`per_page` of paginated inputs), not written in the spec.
     pub injected: bool,
 }
@@ -124,15 +126,13 @@ impl Field {
 
     /// Every type a value of the field may have: its type, and each of its `one_of` (what reaches
     /// other models and unions through the field, for whoever walks them).
-    pub fn types(&self, spec: &Spec) -> Vec<Ty> {
-        let mut out = vec![self.ty.clone()];
-        out.extend(self.def.one_of.iter().filter_map(|t| Ty::parse(t, spec).ok()));
-        out
+    pub fn types(&self) -> impl Iterator<Item = &Ty> {
+        std::iter::once(&self.ty).chain(&self.one_of)
     }
 
     /// Its Rust name: the spec's `rust`, or the one derived from its wire name.
     pub fn rust_name(&self) -> String {
-        self.def.rust.clone().unwrap_or_else(|| rust_field_name(&self.name))
+        self.def.rust_name(&self.name)
     }
 }
 

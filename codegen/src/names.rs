@@ -43,6 +43,16 @@ pub fn rust_variant_name(name: &str) -> String {
     }
 }
 
+/// `derived`, taken into `taken`; or, when another has it already, the first of `{derived}{sep}2`,
+/// `{derived}{sep}3`, … that is free (the importer's names for what Rust would spell alike).
+/// `None` when `derived` itself was free.
+pub fn apart(taken: &mut std::collections::HashSet<String>, derived: &str, sep: &str) -> Option<String> {
+    if taken.insert(derived.to_string()) {
+        return None;
+    }
+    (2..).map(|n| format!("{derived}{sep}{n}")).find(|name| taken.insert(name.clone()))
+}
+
 /// A wire name's words: what is no letter or digit a break, a leading sign before a digit a word.
 fn words_of(name: &str) -> String {
     let sign = match name.as_bytes() {

@@ -759,6 +759,11 @@ fn is_repeated(style: &support::ListStyle) -> bool {
 }
 
 impl FieldDef {
+    /// Its Rust name, for a field whose wire name is `wire`: the spec's `rust`, or the derived one.
+    pub fn rust_name(&self, wire: &str) -> String {
+        self.rust.clone().unwrap_or_else(|| crate::names::rust_field_name(wire))
+    }
+
     /// A required body field of type `ty` with no constraint: where generated fields start.
     pub fn new(ty: &str, description: impl Into<String>) -> Self {
         FieldDef {

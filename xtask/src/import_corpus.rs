@@ -427,9 +427,7 @@ pub fn run(root: &Path, run: &Run) -> Result<bool> {
     let summary = summarise(&results);
     println!("{summary}");
     if let Some(min) = run.min_exact {
-        let (ops, exact) = results.iter().fold((0, 0), |(o, e), r| {
-            (o + r["operations"].as_u64().unwrap_or(0), e + r["exact"].as_u64().unwrap_or(0))
-        });
+        let [ops, _, exact] = totals(&results);
         let share = exact as f64 / ops.max(1) as f64;
         if share < min {
             eprintln!(
@@ -473,12 +471,15 @@ fn child(exe: &Path, file: &Path, timeout: Duration) -> Result<Value> {
     }
 }
 
+/// The operations of every API, those imported, those that round-trip exactly.
+fn totals(results: &[Value]) -> [u64; 3] {
+    ["operations", "imported", "exact"].map(|k| results.iter().map(|r| r[k].as_u64().unwrap_or(0)).sum())
+}
+
 /// The shares, the failures, what keeps operations out and what changes, worst first.
 pub fn summarise(results: &[Value]) -> String {
     let n = |r: &Value, k: &str| r[k].as_u64().unwrap_or(0);
-    let ops: u64 = results.iter().map(|r| n(r, "operations")).sum();
-    let imported: u64 = results.iter().map(|r| n(r, "imported")).sum();
-    let exact: u64 = results.iter().map(|r| n(r, "exact")).sum();
+    let [ops, imported, exact] = totals(results);
     let whole = results.iter().filter(|r| n(r, "operations") > 0 && n(r, "exact") == n(r, "operations")).count();
     let failed: Vec<&Value> = results.iter().filter(|r| r.get("error").is_some()).collect();
     let pct = |a: u64, b: u64| 100.0 * a as f64 / b.max(1) as f64;

@@ -330,14 +330,16 @@ impl OpCx<'_, '_> {
     ) {
         let content = body.get("content").and_then(Value::as_object).cloned().unwrap_or_default();
         let required = body.get("required").and_then(Value::as_bool) == Some(true);
-        let json = content.keys().find(|m| is_json(m)).cloned();
+        let json = content.keys().find(|m| support::is_json_media(m)).cloned();
         let chosen = json.clone().or_else(|| content.keys().next().cloned());
         let Some(media) = chosen else {
             self.drop("a request body without content", at);
             return;
         };
         // Raw bodies of several media types: one file of any of them.
-        let raw = |m: &String| !is_json(m) && m != "multipart/form-data" && m != "application/x-www-form-urlencoded";
+        let raw = |m: &String| {
+            !support::is_json_media(m) && m != "multipart/form-data" && m != "application/x-www-form-urlencoded"
+        };
         if content.len() > 1 && content.keys().all(raw) {
             def.body = BodyFormat::Raw;
             let mut f = FieldDef::new(
@@ -350,7 +352,7 @@ impl OpCx<'_, '_> {
             fields.insert(body_name(body), f);
             return;
         }
-        if content.len() > 1 && !is_json(&media) {
+        if content.len() > 1 && !support::is_json_media(&media) {
             let others: Vec<&String> = content.keys().filter(|k| **k != media).collect();
             self.drop(
                 format!("a request body in several media types ({media} imported; not {others:?})"),
@@ -358,20 +360,18 @@ impl OpCx<'_, '_> {
             );
             return;
         }
-        if content.len() > 1 {
+        if support::is_json_media(&media) {
             let (listed, others) = json_alternatives(&content, &media);
             def.request_types = listed;
             if !others.is_empty() {
                 self.notes.push(format!("takes its JSON media types only (the document also accepts {others:?})"));
             }
-        } else if media != "application/json" && is_json(&media) {
-            def.request_types = vec![media.clone()];
         }
         let mat = format!("{at}/content/{}", escape(&media));
         let schema = content[&media].get("schema").cloned().unwrap_or(Value::Null);
         let sat = format!("{mat}/schema");
         match media.as_str() {
-            m if is_json(m) => {
+            m if support::is_json_media(m) => {
                 // An object becomes the input's body fields; anything else is the payload.
                 let resolved = self.cx.resolve(&schema).cloned().unwrap_or(Value::Null);
                 let resolved = if resolved.get("allOf").is_some() && !is_union(&resolved) {
@@ -495,12 +495,7 @@ impl OpCx<'_, '_> {
                     ModelDef { description: String::new(), fields: IndexMap::new(), additional: None },
                 );
                 def.input = Some(name.clone());
-                // Every input can fail validation: the platform answers it.
-                let validation =
-                    self.cx.catalog.as_ref().map_or("validation".to_string(), |(_, r)| r.validation.clone());
-                if !def.errors.contains(&validation) {
-                    def.errors.push(validation);
-                }
+                self.validation_error(def);
                 name
             }
         };

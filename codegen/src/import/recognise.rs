@@ -74,7 +74,7 @@ pub(super) fn error_format(cx: &mut Cx, doc: &Value) -> (crate::spec::ErrorForma
         let Some(content) = resp.get("content").and_then(Value::as_object).filter(|c| !c.is_empty()) else {
             continue;
         };
-        match content.iter().find(|(m, _)| is_json(m)) {
+        match content.iter().find(|(m, _)| support::is_json_media(m)) {
             Some((media, c)) => {
                 answers.push((media.clone(), c.get("schema").cloned().unwrap_or(Value::Null)));
                 others.extend(content.keys().filter(|m| *m != media).cloned());
@@ -105,7 +105,7 @@ pub(super) fn error_format(cx: &mut Cx, doc: &Value) -> (crate::spec::ErrorForma
             format!("errors are RFC 9457 problem details, as the document's{also}; {tail}"),
         );
     }
-    if !answers.iter().all(|(m, _)| is_json(m)) {
+    if !answers.iter().all(|(m, _)| support::is_json_media(m)) {
         return fallback("the document's error bodies are not all JSON");
     }
     let resolved: Vec<Value> = answers.iter().filter_map(|(_, s)| cx.resolve(s).ok().cloned()).collect();
@@ -180,7 +180,7 @@ pub(super) fn success_envelope(cx: &Cx, doc: &Value) -> bool {
     let Some(successes) = answers_of(cx, doc, |s| (200..300).contains(&s)) else { return false };
     for (_, resp) in successes {
         for (media, content) in resp.get("content").and_then(Value::as_object).into_iter().flatten() {
-            if !is_json(media) {
+            if !support::is_json_media(media) {
                 continue;
             }
             let Ok(schema) = cx.resolve(content.get("schema").unwrap_or(&Value::Null)) else { return false };

@@ -10,6 +10,15 @@ use crate::spec::{ErrorDef, FieldDef, Location, Method, ModelDef, OperationDef};
 use super::*;
 
 impl OpCx<'_, '_> {
+    /// The operation answers the catalog's validation error: every input can fail validation,
+    /// and the platform answers it.
+    pub(super) fn validation_error(&self, def: &mut OperationDef) {
+        let validation = self.cx.catalog.as_ref().map_or("validation".to_string(), |(_, r)| r.validation.clone());
+        if !def.errors.contains(&validation) {
+            def.errors.push(validation);
+        }
+    }
+
     /// The success answer and the error codes.
     pub(super) fn responses(
         &mut self,
@@ -84,10 +93,8 @@ impl OpCx<'_, '_> {
                 }
             }
         }
-        // Every input can fail validation: the platform answers it.
-        let validation = self.cx.catalog.as_ref().map_or("validation".to_string(), |(_, r)| r.validation.clone());
-        if def.input.is_some() && !def.errors.contains(&validation) {
-            def.errors.push(validation);
+        if def.input.is_some() {
+            self.validation_error(def);
         }
         success.sort_by_key(|(s, ..)| *s);
         // `304` to `If-None-Match` is a conditional read's; `206` a file's ranges.
@@ -163,7 +170,7 @@ impl OpCx<'_, '_> {
             def.output = Some(name);
             return;
         }
-        let json = content.keys().find(|m| is_json(m)).cloned();
+        let json = content.keys().find(|m| support::is_json_media(m)).cloned();
         match json {
             Some(media) => {
                 // Content negotiation among JSON types (the same body under each), and with another

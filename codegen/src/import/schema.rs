@@ -70,16 +70,15 @@ impl OpCx<'_, '_> {
                         types.push(t.ty);
                     }
                 }
+                // Members of one type (`integer` twice, with other bounds) are that type.
+                let ty = if types.len() == 1 { types.remove(0) } else { "json".to_string() };
                 let description = schema.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
-                let mut def = FieldDef::new("json", description);
+                let mut def = FieldDef::new(&ty, description);
                 def.nullable = nullable;
                 if types.len() > 1 {
                     def.one_of = types;
-                    return Some(Typed { ty: "json".into(), def });
                 }
-                // Members of one type (`integer` twice, with other bounds): that type.
-                def.ty = types.pop().unwrap_or_else(|| "json".into());
-                return Some(Typed { ty: def.ty.clone(), def });
+                return Some(Typed { ty, def });
             }
             let name = self.cx.fresh(hint);
             let union = self.union_of(&schema, &name, at)?;
@@ -197,14 +196,10 @@ impl OpCx<'_, '_> {
                     if hi < x { def.exclusive_maximum = None } else { def.maximum = None }
                 }
                 def.multiple_of = number("multipleOf").filter(|m| *m > 0.0);
-                if let Some(Value::Array(values)) = schema.get("enum") {
-                    // An enum of numbers: the values the field accepts (`null` among them is
-                    // nullability, which TOML cannot list).
-                    def.nullable |= values.iter().any(Value::is_null);
-                    def.values = values.iter().filter(|v| !v.is_null()).cloned().collect();
-                    if ty == "boolean" {
-                        def.values.clear();
-                    }
+                listed_values(&schema, &mut def);
+                if ty == "boolean" {
+                    // `true` and `false` are all a boolean has.
+                    def.values.clear();
                 }
                 ty.to_string()
             }
@@ -249,10 +244,7 @@ impl OpCx<'_, '_> {
             }
             "" => {
                 // Values of several types (`[1, "auto"]`): the values a JSON field accepts.
-                if let Some(Value::Array(values)) = schema.get("enum") {
-                    def.nullable |= values.iter().any(Value::is_null);
-                    def.values = values.iter().filter(|v| !v.is_null()).cloned().collect();
-                }
+                listed_values(&schema, &mut def);
                 "json".into()
             }
             other => {
@@ -496,14 +488,9 @@ impl OpCx<'_, '_> {
         for v in &list {
             let mut value = EnumValue::new(*v, "");
             let derived = value.variant();
-            if !taken.insert(derived.clone()) {
-                let mut n = 2;
-                while !taken.insert(format!("{derived}{n}")) {
-                    n += 1;
-                }
-                value.rust = Some(format!("{derived}{n}"));
-                self.notes
-                    .push(format!("the enum value `{v}` at {at} is `{derived}{n}` in Rust (`{derived}` is another's)"));
+            if let Some(own) = crate::names::apart(&mut taken, &derived, "") {
+                self.notes.push(format!("the enum value `{v}` at {at} is `{own}` in Rust (`{derived}` is another's)"));
+                value.rust = Some(own);
             }
             values.push(value);
         }
@@ -522,10 +509,6 @@ impl OpCx<'_, '_> {
     }
 }
 
-pub(super) fn is_json(media: &str) -> bool {
-    support::is_json_media(media)
-}
-
 /// The JSON media types of `content` that carry the same schema as `chosen` (a document lists
 /// `application/json`, `text/json` and `application/*+json` for one body), when they are more
 /// than `application/json` alone; and the other types, which are not imported.
@@ -534,7 +517,7 @@ pub(super) fn json_alternatives(content: &serde_json::Map<String, Value>, chosen
     let mut same = Vec::new();
     let mut others = Vec::new();
     for (m, c) in content {
-        if is_json(m) && c.get("schema") == schema {
+        if support::is_json_media(m) && c.get("schema") == schema {
             same.push(m.clone());
         } else {
             others.push(m.clone());
@@ -556,6 +539,15 @@ pub(super) fn is_union(schema: &Value) -> bool {
 /// The members of a `oneOf` (or `anyOf`), and which keyword held them.
 pub(super) fn one_of(schema: &Value) -> Option<(&'static str, Vec<Value>)> {
     ["oneOf", "anyOf"].into_iter().find_map(|kw| Some((kw, schema.get(kw)?.as_array()?.clone())))
+}
+
+/// A schema's `enum` as the values a number or JSON field accepts; `null` among them is
+/// nullability (TOML cannot list it).
+fn listed_values(schema: &Value, def: &mut FieldDef) {
+    if let Some(Value::Array(values)) = schema.get("enum") {
+        def.nullable |= values.iter().any(Value::is_null);
+        def.values = values.iter().filter(|v| !v.is_null()).cloned().collect();
+    }
 }
 
 /// The names a schema's `required` lists, or its `properties` keys.

@@ -98,12 +98,17 @@ pub(super) fn reach(spec: &Spec, mut stack: Vec<String>) -> BTreeSet<String> {
 
 /// Leaves out the models, enums and unions no operation uses (what left-out operations made).
 pub(super) fn keep_used(spec: &mut Spec) {
-    let roots = spec.operations.iter().flat_map(|o| o.input.iter().chain(&o.output));
-    let mut used = reach(spec, roots.flat_map(|t| type_names(t).map(str::to_string)).collect());
+    let mut roots: Vec<String> = spec
+        .operations
+        .iter()
+        .flat_map(|o| o.input.iter().chain(&o.output))
+        .flat_map(|t| type_names(t).map(str::to_string))
+        .collect();
     if let crate::spec::ErrorFormat::Model(m) = &spec.wire.errors {
-        used.extend(reach(spec, vec![m.model.clone()]));
+        roots.push(m.model.clone());
     }
-    used.extend(reach(spec, spec.webhooks.values().map(|w| w.payload.clone()).collect()));
+    roots.extend(spec.webhooks.values().map(|w| w.payload.clone()));
+    let used = reach(spec, roots);
     spec.models.retain(|n, _| used.contains(n));
     spec.enums.retain(|n, _| used.contains(n));
     spec.unions.retain(|n, _| used.contains(n));
@@ -116,16 +121,10 @@ pub(super) fn name_fields_apart(spec: &mut Spec, report: &mut Report) {
     for (model, m) in spec.models.iter_mut() {
         let mut taken = std::collections::HashSet::new();
         for (name, f) in m.fields.iter_mut() {
-            let derived = f.rust.clone().unwrap_or_else(|| crate::ir::rust_field_name(name));
-            if taken.insert(derived.clone()) {
-                continue;
+            if let Some(own) = crate::names::apart(&mut taken, &f.rust_name(name), "_") {
+                renamed.push(format!("`{model}.{name}` is `{own}`"));
+                f.rust = Some(own);
             }
-            let mut n = 2;
-            while !taken.insert(format!("{derived}_{n}")) {
-                n += 1;
-            }
-            f.rust = Some(format!("{derived}_{n}"));
-            renamed.push(format!("`{model}.{name}` is `{derived}_{n}`"));
         }
     }
     if !renamed.is_empty() {

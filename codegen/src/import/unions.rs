@@ -26,7 +26,7 @@ impl OpCx<'_, '_> {
         }
         let mut variants: IndexMap<String, String> = IndexMap::new();
         // Untagged: each variant's key, required fields and every field.
-        let mut shapes: Vec<(String, Vec<String>, Vec<String>)> = Vec::new();
+        let (mut keys, mut shapes): (Vec<String>, Vec<Shape>) = (Vec::new(), Vec::new());
         for (i, member) in members.iter().enumerate() {
             let mat = format!("{at}/{kw}/{i}");
             if is_null_member(member) {
@@ -48,17 +48,12 @@ impl OpCx<'_, '_> {
                         .and_then(Value::as_str)
                         .map(str::to_string)
                 });
-                let mut stripped = member.clone();
-                if let Some(tag) = &tag {
-                    if let Some(Value::Object(props)) = stripped.get_mut("properties") {
-                        props.remove(tag);
-                    }
-                    if let Some(Value::Array(req)) = stripped.get_mut("required") {
-                        req.retain(|x| x.as_str() != Some(tag.as_str()));
-                    }
-                }
+                let stripped = match &tag {
+                    Some(tag) => without_tag(member, tag),
+                    None => member.clone(),
+                };
                 let model_name = self.cx.fresh(&hint);
-                let model = self.model_of(if tag.is_some() { &stripped } else { member }, &model_name, &mat)?;
+                let model = self.model_of(&stripped, &model_name, &mat)?;
                 self.cx.models.insert(model_name.clone(), model);
                 let key = match (&tag, tag_value) {
                     (Some(_), Some(v)) if crate::ir::is_wire_name(&v) => v,
@@ -69,7 +64,8 @@ impl OpCx<'_, '_> {
                     (None, _) => model_name.to_snake_case(),
                 };
                 if tag.is_none() {
-                    shapes.push((key.clone(), names_of(member, "required"), names_of(member, "properties")));
+                    keys.push(key.clone());
+                    shapes.push(shape_of(member));
                 }
                 variants.insert(key, model_name);
                 continue;
@@ -98,14 +94,7 @@ impl OpCx<'_, '_> {
                         self.drop(format!("the tag value `{value}`"), &mat);
                         return None;
                     }
-                    // The tag is written beside the variant's fields: the member without it.
-                    let mut stripped = target.clone();
-                    if let Some(Value::Object(props)) = stripped.get_mut("properties") {
-                        props.remove(tag);
-                    }
-                    if let Some(Value::Array(req)) = stripped.get_mut("required") {
-                        req.retain(|x| x.as_str() != Some(tag.as_str()));
-                    }
+                    let stripped = without_tag(&target, tag);
                     let model_name = self.cx.fresh(&format!("{name}_{value}"));
                     let model = self.model_of(&stripped, &model_name, &mat)?;
                     self.cx.models.insert(model_name.clone(), model);
@@ -114,7 +103,8 @@ impl OpCx<'_, '_> {
                 None => {
                     let model = self.component(&component, &target)?;
                     let key = component.to_snake_case();
-                    shapes.push((key.clone(), names_of(&target, "required"), names_of(&target, "properties")));
+                    keys.push(key.clone());
+                    shapes.push(shape_of(&target));
                     variants.insert(key, model);
                 }
             }
@@ -122,17 +112,13 @@ impl OpCx<'_, '_> {
         if let Some(tag) = &tag {
             self.notes.push(format!("the union at {at} is tagged by `{tag}`, written beside each variant's fields"));
         }
-        for (key, required, _) in &shapes {
-            let own = required.iter().any(|f| !shapes.iter().any(|(k, _, fields)| k != key && fields.contains(f)));
-            if !own {
-                self.drop(
-                    format!(
-                        "an untagged union whose variant `{key}` has no required field of its own (no discriminator)"
-                    ),
-                    at,
-                );
-                return None;
-            }
+        if let Some(i) = first_without_own_field(&shapes) {
+            let key = &keys[i];
+            self.drop(
+                format!("an untagged union whose variant `{key}` has no required field of its own (no discriminator)"),
+                at,
+            );
+            return None;
         }
         Some(crate::spec::UnionDef { description, tag, variants })
     }
@@ -157,10 +143,34 @@ impl OpCx<'_, '_> {
         {
             return true;
         }
-        let shapes: Vec<(Vec<String>, Vec<String>)> =
-            resolved.iter().map(|t| (names_of(t, "required"), names_of(t, "properties"))).collect();
-        shapes.iter().enumerate().all(|(i, (required, _))| {
-            required.iter().any(|f| !shapes.iter().enumerate().any(|(j, (_, props))| j != i && props.contains(f)))
-        })
+        let shapes: Vec<Shape> = resolved.into_iter().map(shape_of).collect();
+        first_without_own_field(&shapes).is_none()
     }
+}
+
+/// An object member's required names and property names.
+type Shape = (Vec<String>, Vec<String>);
+
+fn shape_of(member: &Value) -> Shape {
+    (names_of(member, "required"), names_of(member, "properties"))
+}
+
+/// The first member of an untagged union with no required field another member lacks: what no
+/// decoder can tell apart from the others.
+fn first_without_own_field(shapes: &[Shape]) -> Option<usize> {
+    (0..shapes.len()).find(|&i| {
+        !shapes[i].0.iter().any(|f| !shapes.iter().enumerate().any(|(j, (_, props))| j != i && props.contains(f)))
+    })
+}
+
+/// A tagged union's member without its tag, which is written beside the variant's fields.
+fn without_tag(member: &Value, tag: &str) -> Value {
+    let mut stripped = member.clone();
+    if let Some(Value::Object(props)) = stripped.get_mut("properties") {
+        props.remove(tag);
+    }
+    if let Some(Value::Array(req)) = stripped.get_mut("required") {
+        req.retain(|x| x.as_str() != Some(tag));
+    }
+    stripped
 }

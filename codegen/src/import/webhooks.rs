@@ -76,7 +76,7 @@ impl OpCx<'_, '_> {
             return None;
         };
         let content = body.get("content").and_then(Value::as_object).cloned().unwrap_or_default();
-        let Some((media, c)) = content.iter().find(|(m, _)| is_json(m)) else {
+        let Some((media, c)) = content.iter().find(|(m, _)| support::is_json_media(m)) else {
             self.drop("a webhook body that is not JSON", &format!("{at}/requestBody"));
             return None;
         };

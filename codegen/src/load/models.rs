@@ -175,9 +175,7 @@ pub(super) fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String,
                 );
             } else if f.rust.as_deref().is_some_and(|r| !is_snake(r) || r == ADDITIONAL) {
                 c.push(&place, "its Rust name is not a snake_case name of its own", "write it like `plus_one`");
-            } else if let Some(other) =
-                rust_names.insert(f.rust.clone().unwrap_or_else(|| crate::ir::rust_field_name(fname)), fname)
-            {
+            } else if let Some(other) = rust_names.insert(f.rust_name(fname), fname) {
                 c.push(
                     &place,
                     format!("its Rust name is that of field `{other}`"),
@@ -187,7 +185,7 @@ pub(super) fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String,
             match Ty::parse(&f.ty, spec) {
                 Ok(ty) => {
                     check_constraints(c, &place, f, &ty, spec);
-                    fields.push(Field { name: fname.clone(), def: f.clone(), ty, injected: false });
+                    fields.push(resolved(fname, f, ty, spec));
                 }
                 Err((problem, fix)) => c.push(&place, problem, fix),
             }
@@ -225,7 +223,7 @@ pub(super) fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String,
                 }
                 Ok(ty) => {
                     check_constraints(c, &place, f, &ty, spec);
-                    Some(Field { name: ADDITIONAL.into(), def: f.clone(), ty, injected: false })
+                    Some(resolved(ADDITIONAL, f, ty, spec))
                 }
                 Err((problem, fix)) => {
                     c.push(&place, problem, fix);
@@ -236,6 +234,13 @@ pub(super) fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String,
         out.insert(name.clone(), Model { name: name.clone(), description: m.description.clone(), fields, additional });
     }
     out
+}
+
+/// A spec's field with its types resolved (`check_constraints` reports a `one_of` type that does
+/// not resolve).
+fn resolved(name: &str, def: &FieldDef, ty: Ty, spec: &Spec) -> Field {
+    let one_of = def.one_of.iter().filter_map(|t| Ty::parse(t, spec).ok()).collect();
+    Field { name: name.to_string(), def: def.clone(), ty, one_of, injected: false }
 }
 
 pub(super) fn check_constraints(c: &mut Collector, place: &Place, f: &FieldDef, ty: &Ty, spec: &Spec) {

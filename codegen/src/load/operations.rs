@@ -23,6 +23,7 @@ pub(super) fn pagination_field(name: &str, spec: &Spec) -> Field {
     Field {
         name: name.to_string(),
         ty: Ty::Integer,
+        one_of: Vec::new(),
         injected: true,
         def: FieldDef {
             optional: true,

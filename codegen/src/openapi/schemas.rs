@@ -98,8 +98,8 @@ pub(super) fn reachable<'a>(api: &Api, roots: impl IntoIterator<Item = &'a str>)
                     && let Some(m) = api.models.get(name)
                 {
                     for f in m.fields.iter().chain(&m.additional) {
-                        for ty in f.types(&api.spec) {
-                            visit(api, &ty, out);
+                        for ty in f.types() {
+                            visit(api, ty, out);
                         }
                     }
                 }
@@ -209,11 +209,14 @@ pub(super) fn type_schema(ty: &Ty, field: Option<&Field>, side: Side) -> RefOr<S
                 .additional_properties(Some(AdditionalProperties::RefOr(type_schema(inner, None, side))))
                 .build(),
         )),
-        Ty::Json if def.is_some_and(|d| !d.one_of.is_empty()) => {
-            let d = def.expect("checked above");
-            let members = d.one_of.iter().map(|t| type_text_schema(t, side));
+        Ty::Json if field.is_some_and(|f| !f.one_of.is_empty()) => {
+            let f = field.expect("checked above");
+            let members = f.one_of.iter().map(|t| type_schema(t, None, side));
             RefOr::T(Schema::OneOf(
-                members.fold(OneOfBuilder::new(), |b, m| b.item(m)).description(Some(d.description.clone())).build(),
+                members
+                    .fold(OneOfBuilder::new(), |b, m| b.item(m))
+                    .description(Some(f.def.description.clone()))
+                    .build(),
             ))
         }
         Ty::Json => {
@@ -244,32 +247,6 @@ pub(super) fn type_schema(ty: &Ty, field: Option<&Field>, side: Side) -> RefOr<S
             ))
         }
         scalar => scalar_schema(scalar, def, true, side),
-    }
-}
-
-/// The schema of a type written as the spec writes it (`number`, `Customer`, `string[]`,
-/// `map<Note>`), without constraints: a member of a `one_of`.
-fn type_text_schema(text: &str, side: Side) -> RefOr<Schema> {
-    let text = text.trim();
-    if let Some(inner) = text.strip_suffix("[]") {
-        return RefOr::T(Schema::Array(ArrayBuilder::new().items(type_text_schema(inner, side)).build()));
-    }
-    if let Some(inner) = text.strip_prefix("map<").and_then(|s| s.strip_suffix('>')) {
-        return RefOr::T(Schema::Object(
-            ObjectBuilder::new()
-                .schema_type(Type::Object)
-                .additional_properties(Some(AdditionalProperties::RefOr(type_text_schema(inner, side))))
-                .build(),
-        ));
-    }
-    match text {
-        "string" => type_schema(&Ty::String, None, side),
-        "integer" => type_schema(&Ty::Integer, None, side),
-        "number" => type_schema(&Ty::Number, None, side),
-        "boolean" => type_schema(&Ty::Boolean, None, side),
-        "datetime" => type_schema(&Ty::DateTime, None, side),
-        "date" => type_schema(&Ty::Date, None, side),
-        name => reference(name),
     }
 }
 

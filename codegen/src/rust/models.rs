@@ -107,8 +107,8 @@ pub(super) fn field_spec(f: &Field, api: &Api) -> TokenStream {
     if d.nullable_items {
         spec.extend(quote!(.nullable_items()));
     }
-    if !d.one_of.is_empty() {
-        let kinds = d.one_of.iter().filter_map(|t| Ty::parse(t, &api.spec).ok()).map(|t| kind(&t, api));
+    if !f.one_of.is_empty() {
+        let kinds = f.one_of.iter().map(|t| kind(t, api));
         spec.extend(quote!(.one_of(&[#(#kinds),*])));
     }
     if d.style != support::ListStyle::Repeated {
@@ -148,8 +148,8 @@ pub(super) fn validated_models(api: &Api) -> (Vec<String>, Vec<String>) {
         }
         out.0.push(name.to_string());
         for f in api.models[name].fields.iter().chain(&api.models[name].additional) {
-            for ty in f.types(&api.spec) {
-                walk(&ty, api, out);
+            for ty in f.types() {
+                walk(ty, api, out);
             }
         }
     }
