@@ -131,6 +131,10 @@ fn request(method: &str, headers: &[(&str, &str)]) -> Parts {
 static COUNTS: [FieldSpec; 2] =
     [FieldSpec::body("total", Kind::Integer).required(), FieldSpec::body(OTHER_KEYS, Kind::Integer).minimum(1.0)];
 
+/// A JSON field that is a number or a map of any JSON values.
+static ONE_OF: [FieldSpec; 1] =
+    [FieldSpec::body("metadata", Kind::Json).one_of(&[Kind::Number, Kind::Map(&Kind::Json)])];
+
 /// `POST /t/find`: a `page` of its own (not paginated), a flag with a default, any JSON.
 static FIND_INPUT: [FieldSpec; 3] = [
     FieldSpec::body("page", Kind::Integer),
@@ -191,6 +195,15 @@ fn an_optional_payload_may_be_left_out_with_no_body_at_all() {
     assert_eq!(tags.tags, None);
     let (tags, _) = decode_json::<Tags>(&TAGS, Some(r#"["a"]"#)).unwrap();
     assert_eq!(tags.tags, Some(vec!["a".to_string()]));
+}
+
+#[test]
+fn a_one_of_field_is_one_of_its_kinds_and_json_inside_a_member_is_any_json() {
+    let check = |v: Value| check_object(&SERVICE, &ONE_OF, "", v.as_object().unwrap());
+    assert!(check(json!({"metadata": 3})).is_ok());
+    assert!(check(json!({"metadata": {"a": [null, null], "b": "x"}})).is_ok(), "a map's values are any JSON");
+    let refused = check(json!({"metadata": "three"})).expect_err("neither a number nor a map");
+    assert_eq!(refused.problem.details["field"], "metadata");
 }
 
 #[test]

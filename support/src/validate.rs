@@ -185,8 +185,13 @@ fn check_plain(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str,
                 return Err(invalid(service, &at, v.clone(), format!("{at} must not contain U+0000 (NUL)")));
             }
             listed_value(service, spec, path, v)?;
-            // A union of scalars, lists and models: the value is one of the kinds.
-            if !spec.one_of.is_empty() && !spec.one_of.iter().any(|k| check_plain(service, spec, k, path, v).is_ok()) {
+            // A union of scalars, lists and models: the field's value is one of the kinds (JSON
+            // inside a member, a `map<json>`'s values, is any JSON).
+            let own_value = std::ptr::eq(kind, &spec.kind);
+            if own_value
+                && !spec.one_of.is_empty()
+                && !spec.one_of.iter().any(|k| check_plain(service, spec, k, path, v).is_ok())
+            {
                 let kinds: Vec<String> = spec.one_of.iter().map(|k| describe(k).into_owned()).collect();
                 return Err(invalid(service, path, v.clone(), format!("{path} must be one of: {}", kinds.join("; "))));
             }
