@@ -41,7 +41,7 @@ pub enum Place {
     Webhook(String),
     /// `[wire] errors`: the error body's model and the roles its fields play.
     WireErrors,
-    /// The service's settings, scopes, catalog, …: ``scope `vault:read` ``.
+    /// The service's settings, scopes, catalog, …: ``scope `items:read` ``.
     Other(String),
 }
 
