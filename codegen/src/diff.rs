@@ -287,6 +287,7 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
                 format!("answers {} instead of {}", new_op.status, old_op.status),
             );
         }
+        answers(c, &place, old_op, new_op);
         conditional(c, &place, old_op.def.conditional(), new_op.def.conditional());
         match (old_op.def.ranges, new_op.def.ranges) {
             // A client resuming downloads gets whole files again (correct, but what it relied on
@@ -722,6 +723,34 @@ fn inputs(c: &mut Collect, place: &str, old: &[Field], new: &[Field], o: &Api, n
 
 /// The model a field holds, itself (`""`) or as a list of them (`"[]"`): what the output
 /// comparison descends into.
+/// The other success answers of an operation: one added is breaking (a client, or a generated
+/// SDK, checking for the statuses it was told of takes it for a failure), one removed is not, and
+/// one answering another type changes its shape.
+fn answers(c: &mut Collect, place: &str, old: &crate::ir::Operation, new: &crate::ir::Operation) {
+    for a in &new.alternatives {
+        match old.alternatives.iter().find(|o| o.status == a.status) {
+            None if a.status != old.status => {
+                c.push(Kind::Breaking, "answer-added", place, format!("may now answer {}", a.status))
+            }
+            Some(o) if o.output != a.output => {
+                let shape = |t: &Option<Ty>| t.as_ref().map_or("no body".to_string(), |t| format!("`{}`", t.expr()));
+                c.push(
+                    Kind::Breaking,
+                    "output-shape-changed",
+                    place,
+                    format!("answers {} instead of {} with {}", shape(&a.output), shape(&o.output), a.status),
+                );
+            }
+            _ => {}
+        }
+    }
+    for o in old.alternatives.iter().filter(|o| o.status != new.status) {
+        if !new.alternatives.iter().any(|a| a.status == o.status) {
+            c.push(Kind::Compatible, "answer-removed", place, format!("no longer answers {}", o.status));
+        }
+    }
+}
+
 fn nested_model(ty: &Ty) -> Option<(&str, &'static str)> {
     match ty {
         Ty::Model(m) => Some((m, "")),

@@ -229,6 +229,17 @@ fn operation(out: &mut String, op: &OperationDef) {
     if let Some(status) = op.status {
         let _ = writeln!(out, "status = {status}");
     }
+    if !op.alternatives.is_empty() {
+        let each = op.alternatives.iter().map(|a| {
+            let mut parts = vec![format!("status = {}", a.status)];
+            parts.extend(a.output.as_deref().map(|o| format!("output = {}", s(o))));
+            if !a.description.is_empty() {
+                parts.push(format!("description = {}", s(&a.description)));
+            }
+            format!("  {{ {} }},", parts.join(", "))
+        });
+        let _ = writeln!(out, "alternatives = [\n{}\n]", each.collect::<Vec<_>>().join("\n"));
+    }
     if !op.errors.is_empty() {
         let _ = writeln!(out, "errors = [{}]", op.errors.iter().map(|e| s(e)).collect::<Vec<_>>().join(", "));
     }

@@ -176,6 +176,61 @@ pub struct Operation {
     /// The output is a JSON value that is not a model (`output = "string"`, `"integer[]"`,
     /// `"map<integer>"`, an enum or a union); `def.output` is `None`.
     pub value_output: Option<Ty>,
+    /// The other success answers the implementation may give, in spec order.
+    pub alternatives: Vec<Alternative>,
+}
+
+/// A success answer an operation may give instead of its main one, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Alternative {
+    /// Its status (2xx).
+    pub status: u16,
+    /// Its body's type (a model is `Ty::Model`, `Model[]` a list of it); `None` for no body.
+    pub output: Option<Ty>,
+    /// When the implementation answers it.
+    pub description: String,
+}
+
+impl Alternative {
+    /// The variant of the operation's answer enum for `status`: its reason phrase in PascalCase
+    /// (`Ok`, `Created`, `NoContent`).
+    pub fn variant(status: u16) -> String {
+        let words = Self::reason(status).split([' ', '-']).map(|w| {
+            let mut cs = w.chars();
+            cs.next()
+                .map(|c| c.to_ascii_uppercase().to_string() + &cs.as_str().to_ascii_lowercase())
+                .unwrap_or_default()
+        });
+        let name: String = words.collect();
+        if name.is_empty() { format!("Status{status}") } else { name }
+    }
+
+    /// A redirect: the implementation gives the `Location` to go to.
+    pub fn redirect(&self) -> bool {
+        (300..400).contains(&self.status) && self.status != 304
+    }
+
+    /// The reason phrase of a success status, as RFC 9110 and RFC 4918 write it.
+    pub fn reason(status: u16) -> &'static str {
+        match status {
+            200 => "OK",
+            201 => "Created",
+            202 => "Accepted",
+            203 => "Non-Authoritative Information",
+            204 => "No Content",
+            205 => "Reset Content",
+            207 => "Multi-Status",
+            208 => "Already Reported",
+            226 => "IM Used",
+            301 => "Moved Permanently",
+            304 => "Not Modified",
+            302 => "Found",
+            303 => "See Other",
+            307 => "Temporary Redirect",
+            308 => "Permanent Redirect",
+            _ => "",
+        }
+    }
 }
 
 impl Operation {

@@ -975,6 +975,11 @@ pub struct OperationDef {
     /// write it, Microsoft Graph's every one). The platform still answers `status`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub status_range: bool,
+    /// Other success answers the implementation may give instead of `status` and `output` (an
+    /// update that answers `200` with the item, or `201` when it created it, or `204` when nothing
+    /// changed): the method returns an enum with one variant per answer, so the type says which.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<AlternativeDef>,
     /// Error codes this operation may answer, besides the service-wide ones.
     #[serde(default)]
     pub errors: Vec<String>,
@@ -1028,6 +1033,21 @@ pub struct OperationDef {
     pub mcp: Option<McpToolDef>,
 }
 
+/// A success answer an operation may give instead of its main one.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AlternativeDef {
+    /// Its status: a 2xx other than the operation's `status` and its other alternatives'.
+    pub status: u16,
+    /// What it answers: a model without header fields, `Model[]`, or any other type an output may
+    /// be; omitted for no body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    /// When the implementation answers it (the documents' description of the response).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+}
+
 /// An operation's part in conditional requests: `true`, or `"required"` on a write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(untagged)]
@@ -1055,6 +1075,11 @@ fn default_true() -> bool {
 }
 
 impl OperationDef {
+    /// The type expressions the operation names: its input, its output and its alternatives'.
+    pub fn types(&self) -> impl Iterator<Item = &String> {
+        self.input.iter().chain(&self.output).chain(self.alternatives.iter().filter_map(|a| a.output.as_ref()))
+    }
+
     /// The operation's part in conditional requests: a `GET` reads, any other method writes.
     pub fn conditional(&self) -> Option<support::Conditional> {
         let required = match self.conditional? {

@@ -20,7 +20,11 @@ fn tool(name: &str) -> Value {
 #[test]
 fn one_tool_per_operation_with_an_mcp_table_in_spec_order() {
     let names: Vec<Value> = tools().iter().map(|t| t["name"].clone()).collect();
-    assert_eq!(names, [json!("memos.list"), json!("memos.create")], "expected exactly the two tools of the spec");
+    assert_eq!(
+        names,
+        [json!("memos.list"), json!("memos.create"), json!("memos.put")],
+        "expected exactly the three tools of the spec"
+    );
 }
 
 #[test]

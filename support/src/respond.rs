@@ -16,8 +16,13 @@ use crate::problem::{OperationError, Problem, error_body, error_response, reques
 use crate::table::{ErrorFormat, Operation, ServiceInfo, SuccessFormat};
 use crate::validate::Rejection;
 
-fn finish(parts: &Parts, op: &'static Operation, mut resp: Response) -> Response {
-    *resp.status_mut() = StatusCode::from_u16(op.success_status).unwrap_or(StatusCode::OK);
+fn finish(parts: &Parts, op: &'static Operation, resp: Response) -> Response {
+    finish_as(parts, op, op.success_status, resp)
+}
+
+/// [`finish`] with the status of the answer the implementation chose.
+fn finish_as(parts: &Parts, op: &'static Operation, status: u16, mut resp: Response) -> Response {
+    *resp.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
     if !op.answer_types.is_empty() && resp.headers().get(header::CONTENT_TYPE).is_some_and(|v| v == "application/json")
     {
         let chosen = answer_type(op.answer_types, parts.headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()));
@@ -121,6 +126,14 @@ pub enum Success {
         /// The page asked for.
         paging: Paging,
     },
+    /// Another success answer than the operation's main one (an update's `201` when it created,
+    /// beside its `200`): the status the implementation chose.
+    Status {
+        /// The status.
+        status: u16,
+        /// The answer.
+        inner: Box<Success>,
+    },
     /// An answer with headers the operation's output declares (`Location`, `Retry-After`, …).
     Headed {
         /// The answer.
@@ -175,11 +188,24 @@ impl Success {
         Success::Headed { inner, headers }
     }
 
-    /// The answer without its declared headers, and those headers.
-    fn split(self) -> (Success, Vec<(HeaderName, HeaderValue)>) {
+    /// This answer with another status than the operation's main one.
+    pub fn status(self, status: u16) -> Self {
+        Success::Status { status, inner: Box::new(self) }
+    }
+
+    /// The answer without its declared headers and status, those headers, and that status.
+    fn split(self) -> (Success, Vec<(HeaderName, HeaderValue)>, Option<u16>) {
         match self {
-            Success::Headed { inner, headers } => (*inner, headers),
-            other => (other, Vec::new()),
+            Success::Headed { inner, mut headers } => {
+                let (inner, more, status) = inner.split();
+                headers.extend(more);
+                (inner, headers, status)
+            }
+            Success::Status { status, inner } => {
+                let (inner, headers, _) = inner.split();
+                (inner, headers, Some(status))
+            }
+            other => (other, Vec::new(), None),
         }
     }
 
@@ -193,7 +219,7 @@ impl Success {
                 "{{\"items\":{items},\"total\":{total},\"page\":{},\"per_page\":{}}}",
                 paging.page, paging.per_page
             ))),
-            Success::Headed { inner, .. } => inner.etag(),
+            Success::Headed { inner, .. } | Success::Status { inner, .. } => inner.etag(),
         }
     }
 
@@ -201,7 +227,7 @@ impl Success {
     fn enveloped(self) -> Option<JsonText> {
         match self {
             Success::Empty | Success::File(_) | Success::Streamed(_) => None,
-            Success::Headed { inner, .. } => inner.enveloped(),
+            Success::Headed { inner, .. } | Success::Status { inner, .. } => inner.enveloped(),
             Success::One(v) => Some(JsonText(format!("{{\"data\":{v}}}"))),
             Success::Page { items, total, paging } => Some(JsonText(format!(
                 "{{\"data\":{items},\"meta\":{{\"total\":{total},\"page\":{},\"per_page\":{}}}}}",
@@ -231,7 +257,8 @@ impl Success {
 
 /// The success response of an operation, in its service's wire format.
 pub fn respond(parts: &Parts, op: &'static Operation, success: Success) -> Response {
-    let (success, headers) = success.split();
+    let (success, headers, status) = success.split();
+    let status = status.unwrap_or(op.success_status);
     let etag = op.conditional.and_then(|_| success.etag());
     if let Some(tag) = &etag
         && op.conditional == Some(Conditional::Read)
@@ -265,7 +292,7 @@ pub fn respond(parts: &Parts, op: &'static Operation, success: Success) -> Respo
         }
         (success, _) => success.enveloped().map_or_else(|| Response::new(Body::empty()), JsonText::into_response),
     };
-    with_headers(finish(parts, op, resp), etag, headers)
+    with_headers(finish_as(parts, op, status, resp), etag, headers)
 }
 
 /// The `416` of a `Range` no byte of a file of `length` bytes falls in, with the

@@ -216,7 +216,17 @@ fn differences(source: &Shape, emitted: &Shape) -> Vec<String> {
             Some(_) => {}
         }
     }
-    for key in ep.keys().filter(|k| !sp.contains_key(*k)) {
+    // The request headers a documented answer implies (RFC 9110): a `304` answers `If-None-Match`,
+    // a `206` answers `Range` (with `If-Range`).
+    let implied = |(at, name): &(String, String)| {
+        at == "header"
+            && match name.as_str() {
+                "if-none-match" => source.success.contains_key("304"),
+                "range" | "if-range" => source.success.contains_key("206"),
+                _ => false,
+            }
+    };
+    for key in ep.keys().filter(|k| !sp.contains_key(*k) && !implied(k)) {
         out.push(format!("{} parameter added: {}", key.0, if key.0 == "header" { key.1.as_str() } else { "(named)" }));
     }
     for m in source.request.difference(&emitted.request) {

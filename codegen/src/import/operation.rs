@@ -60,6 +60,7 @@ impl OpCx<'_, '_> {
             paginated: false,
             status: None,
             status_range: false,
+            alternatives: Vec::new(),
             errors: Vec::new(),
             no_store: false,
             rate_limited: true,

@@ -101,8 +101,15 @@ impl OpCx<'_, '_> {
         let not_modified = success.iter().any(|(s, ..)| *s == 304);
         let partial = success.iter().any(|(s, ..)| *s == 206);
         success.retain(|(s, ..)| *s != 304 && *s != 206);
-        if not_modified && def.method() == Method::Get {
+        // A read answering JSON is a conditional read; any other `304` the implementation answers.
+        let json = |(_, r, _): &(u16, Value, String)| {
+            r.get("content").and_then(Value::as_object).is_some_and(|c| c.keys().any(|m| support::is_json_media(m)))
+        };
+        if not_modified && def.method() == Method::Get && success.first().is_some_and(json) {
             def.conditional = Some(crate::spec::ConditionalDef::On(true));
+        } else if not_modified && !success.is_empty() {
+            let at = format!("{pointer}/responses/304");
+            success.push((304, Value::Object(Default::default()), at));
         }
         if (precondition || required_precondition) && def.method() != Method::Get {
             def.conditional = Some(if required_precondition {
@@ -124,12 +131,7 @@ impl OpCx<'_, '_> {
             self.drop(format!("the success status {status}"), &at);
             return;
         }
-        if success.len() > 1 {
-            let others: Vec<String> = success[1..].iter().map(|(s, ..)| s.to_string()).collect();
-            self.drop(
-                format!("several success statuses ({status} and {})", others.join(", ")),
-                &format!("{pointer}/responses"),
-            );
+        if success.len() > 1 && !self.alternatives(id, def, &success[1..], ranged) {
             return;
         }
         let Some(headers) = self.response_headers(&resp, &at) else { return };
@@ -180,28 +182,7 @@ impl OpCx<'_, '_> {
                 if !others.is_empty() {
                     self.notes.push(format!("answers its JSON media types only (the document also offers {others:?})"));
                 }
-                let schema = content[&media].get("schema").cloned().unwrap_or(Value::Null);
-                let mut sat = format!("{at}/content/{}/schema", escape(&media));
-                // In the envelope, the output is what `data` holds; `meta` says it is a page.
-                let schema = match self.cx.envelope {
-                    true => {
-                        let whole = self.cx.resolve(&schema).cloned().unwrap_or(Value::Null);
-                        self.paged |= whole.pointer("/properties/meta").is_some();
-                        sat.push_str("/properties/data");
-                        whole.pointer("/properties/data").cloned().unwrap_or(Value::Null)
-                    }
-                    false => schema,
-                };
-                let Some(typed) = self.typed(&schema, &format!("{id}_output"), &sat) else { return };
-                if !typed.def.one_of.is_empty() {
-                    // An output is a type, not a field: it cannot say `one_of`.
-                    self.drop("a success body that is a union of other than objects", &sat);
-                    return;
-                }
-                if typed.def.nullable {
-                    // The implementation answers a value; a `null` success is an empty answer's.
-                    self.notes.push(format!("the success body at {sat} is answered, never `null`"));
-                }
+                let Some(typed) = self.json_body(&content, &media, &at, &format!("{id}_output")) else { return };
                 if headers.is_empty() {
                     def.output = Some(typed.ty);
                     return;
@@ -263,6 +244,81 @@ impl OpCx<'_, '_> {
                 def.ranges = partial;
             }
         }
+    }
+
+    /// The type of a JSON success body (in the envelope, what its `data` holds; its `meta` says
+    /// it is a page); `None`, with the operation dropped, when it cannot be an output.
+    fn json_body(
+        &mut self,
+        content: &serde_json::Map<String, Value>,
+        media: &str,
+        at: &str,
+        name: &str,
+    ) -> Option<Typed> {
+        let schema = content[media].get("schema").cloned().unwrap_or(Value::Null);
+        let mut sat = format!("{at}/content/{}/schema", escape(media));
+        let schema = match self.cx.envelope {
+            true => {
+                let whole = self.cx.resolve(&schema).cloned().unwrap_or(Value::Null);
+                self.paged |= whole.pointer("/properties/meta").is_some();
+                sat.push_str("/properties/data");
+                whole.pointer("/properties/data").cloned().unwrap_or(Value::Null)
+            }
+            false => schema,
+        };
+        let typed = self.typed(&schema, name, &sat)?;
+        if !typed.def.one_of.is_empty() {
+            // An output is a type, not a field: it cannot say `one_of`.
+            self.drop("a success body that is a union of other than objects", &sat);
+            return None;
+        }
+        if typed.def.nullable {
+            // The implementation answers a value; a `null` success is an empty answer's.
+            self.notes.push(format!("the success body at {sat} is answered, never `null`"));
+        }
+        Some(typed)
+    }
+
+    /// The success answers after the first, as the operation's alternatives: each a 2xx with a
+    /// JSON body or none. False, with the operation dropped, when one cannot be.
+    fn alternatives(
+        &mut self,
+        id: &str,
+        def: &mut OperationDef,
+        others: &[(u16, Value, String)],
+        ranged: bool,
+    ) -> bool {
+        let listed = |all: &[(u16, Value, String)]| all.iter().map(|(s, ..)| s.to_string()).collect::<Vec<_>>();
+        for (status, resp, at) in others {
+            if ranged || !(crate::load::SUCCESS_STATUSES.contains(status) || *status == 304) {
+                self.drop(format!("several success statuses ({})", listed(others).join(", ")), at);
+                return false;
+            }
+            let headers = resp.get("headers").and_then(Value::as_object).cloned().unwrap_or_default();
+            let redirect = (300..400).contains(status) && *status != 304;
+            if headers.keys().any(|h| !(redirect && h.eq_ignore_ascii_case("location"))) {
+                self.notes.push(format!("the headers of the {status} answer are not stated"));
+            }
+            if redirect && !headers.keys().any(|h| h.eq_ignore_ascii_case("location")) {
+                self.notes.push(format!("the {status} answer carries the `Location` it redirects to"));
+            }
+            let content = resp.get("content").and_then(Value::as_object).cloned().unwrap_or_default();
+            let output = if content.is_empty() || matches!(status, 204 | 205 | 304) {
+                None
+            } else {
+                let Some(media) = content.keys().find(|m| support::is_json_media(m)).cloned() else {
+                    self.drop(format!("a {status} answer that is not JSON beside another success"), at);
+                    return false;
+                };
+                let Some(typed) = self.json_body(&content, &media, at, &format!("{id}_output_{status}")) else {
+                    return false;
+                };
+                Some(typed.ty)
+            };
+            let description = resp.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+            def.alternatives.push(crate::spec::AlternativeDef { status: *status, output, description });
+        }
+        true
     }
 
     /// A response's headers as output fields (`in = "header"`, snake_case names): strings or

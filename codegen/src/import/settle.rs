@@ -47,7 +47,7 @@ impl<'s> Users<'s> {
         }
         let mut direct: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for op in &spec.operations {
-            for t in op.input.iter().chain(&op.output).flat_map(|t| type_names(t)) {
+            for t in op.types().flat_map(|t| type_names(t)) {
                 direct.entry(t).or_default().push(&op.id);
             }
         }
@@ -98,12 +98,8 @@ pub(super) fn reach(spec: &Spec, mut stack: Vec<String>) -> BTreeSet<String> {
 
 /// Leaves out the models, enums and unions no operation uses (what left-out operations made).
 pub(super) fn keep_used(spec: &mut Spec) {
-    let mut roots: Vec<String> = spec
-        .operations
-        .iter()
-        .flat_map(|o| o.input.iter().chain(&o.output))
-        .flat_map(|t| type_names(t).map(str::to_string))
-        .collect();
+    let mut roots: Vec<String> =
+        spec.operations.iter().flat_map(|o| o.types()).flat_map(|t| type_names(t).map(str::to_string)).collect();
     if let crate::spec::ErrorFormat::Model(m) = &spec.wire.errors {
         roots.push(m.model.clone());
     }

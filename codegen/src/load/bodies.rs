@@ -291,3 +291,103 @@ pub(super) fn check_file_output(c: &mut Collector, spec: &Spec, place: &Place, o
         }
     }
 }
+
+/// The other success answers of `op`, resolved and checked: each a 2xx or a redirect of its own,
+/// with a body a value output could have (a model only of body fields) or none, beside a main
+/// answer that is one JSON document or none.
+pub(super) fn alternatives(
+    c: &mut Collector,
+    place: &Place,
+    op: &OperationDef,
+    spec: &Spec,
+    models: &IndexMap<String, Model>,
+) -> Vec<crate::ir::Alternative> {
+    if op.alternatives.is_empty() {
+        return Vec::new();
+    }
+    let main = op.status.unwrap_or(if op.output.is_some() { 200 } else { 204 });
+    let beside = [
+        (op.paginated, "a page"),
+        (op.stream.is_some(), "a stream"),
+        (op.output.as_deref() == Some(FILE), "a file"),
+        (op.prerendered, "a prerendered output"),
+        (op.status_range, "a status documented as `2XX`"),
+    ];
+    for (set, what) in beside {
+        if set {
+            c.push(
+                place,
+                format!("`alternatives` beside {what}"),
+                "answer one JSON document (or none) on the main answer, or drop the alternatives",
+            );
+        }
+    }
+    let mut seen = vec![main];
+    let mut out = Vec::new();
+    for alt in &op.alternatives {
+        let status = alt.status;
+        // `304` as the implementation decides (a document's "not modified" to a write), where a
+        // conditional read's is the platform's.
+        if !SUCCESS_STATUSES.contains(&status) && status != 304 {
+            let listed: Vec<String> = SUCCESS_STATUSES.iter().chain(&[304]).map(u16::to_string).collect();
+            c.push(
+                place,
+                format!("alternative status {status} is not a success an operation may answer beside another"),
+                format!("use one of {}", listed.join(", ")),
+            );
+            continue;
+        }
+        if seen.contains(&status) {
+            c.push(place, format!("success status {status} is answered twice"), "give each answer its own status");
+            continue;
+        }
+        seen.push(status);
+        let output = match alt.output.as_deref() {
+            None => None,
+            Some(_) if matches!(status, 204 | 205 | 304) => {
+                c.push(
+                    place,
+                    format!("alternative status {status} answers no body, but it has an output"),
+                    "remove its `output`, or use 200",
+                );
+                continue;
+            }
+            Some(expr) => match Ty::parse(expr, spec) {
+                Err((problem, fix)) => {
+                    c.push(place, format!("alternative {status}: {problem}"), fix);
+                    continue;
+                }
+                Ok(ty) => Some(ty),
+            },
+        };
+        let holds = |ty: &Ty, f: &dyn Fn(&Ty) -> bool| f(ty) || matches!(ty, Ty::List(i) | Ty::Map(i) if f(i));
+        if let Some(ty) = &output {
+            if holds(ty, &|t| *t == Ty::File) {
+                c.push(place, format!("alternative {status} answers a file"), "answer a file on the main answer alone");
+                continue;
+            }
+            let not_body = |t: &Ty| match t {
+                Ty::Model(m) => models.get(m).is_some_and(|m| m.fields.iter().any(|f| f.location() != Location::Body)),
+                _ => false,
+            };
+            if holds(ty, &not_body) {
+                c.push(
+                    place,
+                    format!("alternative {status} answers a model with fields outside the body"),
+                    "answer a model whose fields all travel in the body",
+                );
+                continue;
+            }
+        }
+        let alt = crate::ir::Alternative { status, output, description: alt.description.clone() };
+        if alt.redirect() && op.mcp.is_some() {
+            c.push(
+                place,
+                format!("alternative {status} is a redirect, which a tool result cannot follow"),
+                "remove the operation's `mcp`, or the redirect",
+            );
+        }
+        out.push(alt);
+    }
+    out
+}

@@ -407,7 +407,8 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
         if file_output || value_output.is_some() {
             def.output = None;
         }
-        out.push(Operation { def, errors, status, has_body, list_output, file_output, value_output });
+        let alternatives = alternatives(c, &place, op, spec, models);
+        out.push(Operation { def, errors, status, has_body, list_output, file_output, value_output, alternatives });
     }
     out
 }

@@ -354,6 +354,39 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
     // `2XX` where the spec promises only the class.
     let key = if op.def.status_range { format!("{}XX", op.status / 100) } else { op.status.to_string() };
     responses = responses.response(key, deprecation_doc_headers(op, success).build());
+    for alt in &op.alternatives {
+        let text = match alt.description.as_str() {
+            "" => format!("{}.", crate::ir::Alternative::reason(alt.status)),
+            d => d.to_string(),
+        };
+        let mut r = ResponseBuilder::new().description(text);
+        if alt.redirect() {
+            let mut h = header("Where to go: a URL, relative to the request's when it is relative.", Type::String);
+            h.extensions = Some(ExtensionsBuilder::new().add("header-required", true).build());
+            r = r.header("Location", h);
+        }
+        if let Some(ty) = &alt.output {
+            // The main answer's schema where it answers the same model (as its envelope names it).
+            let same = op.def.output.as_ref().filter(|m| !op.list_output && *ty == Ty::Model(m.to_string()));
+            let schema = match same.and(output_schema_name(api, op)) {
+                Some(name) => reference(&name),
+                None => value_schema(api, ty, &op.def.summary),
+            };
+            r = json_types(&op.def.answer_types)
+                .fold(r, |r, m| r.content(m, ContentBuilder::new().schema(Some(schema.clone())).build()));
+            if conditional.is_some() {
+                r = r.header(
+                    "ETag",
+                    header(
+                        "The entity tag of the version answered: send it in `If-Match` (or `If-None-Match`).",
+                        Type::String,
+                    ),
+                );
+            }
+        }
+        responses =
+            responses.response(alt.status.to_string(), deprecation_doc_headers(op, common_headers(api, r)).build());
+    }
     if op.def.ranges {
         let mut r = ResponseBuilder::new().description("Partial content: the bytes the `Range` asked for.");
         for m in &op.def.media_types {

@@ -38,17 +38,23 @@ pub fn output_schema_name(api: &Api, op: &Operation) -> Option<String> {
 /// The success body's schema of an operation whose output is a value, not a model: the value's
 /// schema, in the envelope (`{"data": …}`) unless the service answers bare bodies.
 pub(super) fn value_output_schema(api: &Api, op: &Operation) -> Option<RefOr<Schema>> {
-    let value = type_schema(op.value_output.as_ref()?, None, Side::Response);
+    Some(value_schema(api, op.value_output.as_ref()?, &op.def.summary))
+}
+
+/// The success body's schema of an answer of `ty`: its schema, in the envelope (`{"data": …}`,
+/// described as `summary`) unless the service answers bare bodies.
+pub(super) fn value_schema(api: &Api, ty: &Ty, summary: &str) -> RefOr<Schema> {
+    let value = type_schema(ty, None, Side::Response);
     if api.spec.wire.success == SuccessFormat::Bare {
-        return Some(value);
+        return value;
     }
     let envelope = ObjectBuilder::new()
         .schema_type(Type::Object)
-        .description(Some(op.def.summary.clone()))
+        .description(Some(summary.to_string()))
         .property("data", value)
         .required("data")
         .build();
-    Some(RefOr::T(Schema::Object(envelope)))
+    RefOr::T(Schema::Object(envelope))
 }
 
 /// Schema name of an operation's request body, when it has one.
@@ -374,6 +380,7 @@ pub(super) fn only_in_tagged_unions(api: &Api) -> Vec<String> {
     }
     for op in &api.operations {
         referenced.extend(op.def.input.iter().chain(op.def.output.iter()).cloned());
+        op.alternatives.iter().filter_map(|a| a.output.as_ref()).for_each(|t| models_in(t, &mut referenced));
     }
     for u in api.spec.unions.values().filter(|u| u.tag.is_none()) {
         referenced.extend(u.variants.values().cloned());
@@ -469,8 +476,12 @@ pub(super) fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
     }
     let inputs = input_models(api);
     let request_side = reachable(api, inputs.iter().copied());
-    let value_names: Vec<String> =
-        api.operations.iter().filter_map(|o| o.value_output.as_ref()).flat_map(Ty::names).collect();
+    let value_names: Vec<String> = api
+        .operations
+        .iter()
+        .flat_map(|o| o.value_output.iter().chain(o.alternatives.iter().filter_map(|a| a.output.as_ref())))
+        .flat_map(Ty::names)
+        .collect();
     let response_side = reachable(
         api,
         api.operations

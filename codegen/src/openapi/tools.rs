@@ -122,6 +122,17 @@ pub fn input_schema(api: &Api, doc: &Value, op: &Operation) -> Value {
 /// `outputSchema`: its REST success body, except that a bare page (an array, which MCP's
 /// structured content cannot be) is `{"items", "total", "page", "per_page"}`.
 pub fn output_schema(api: &Api, doc: &Value, op: &Operation) -> Option<Value> {
+    // Answers of other types (or none, whose structured content is `{}`) than the main one's:
+    // no one schema promises what a call returns.
+    if !op.alternatives.is_empty() {
+        let main = op.value_output.clone().or_else(|| {
+            let m = Ty::Model(op.def.output.clone()?);
+            Some(if op.list_output { Ty::List(Box::new(m)) } else { m })
+        });
+        if op.alternatives.iter().any(|a| a.output != main) {
+            return None;
+        }
+    }
     if let Some(ty) = &op.value_output {
         // Structured content is an object: a bare value that is none travels in `items` (a
         // list) or `value` (anything else), as `Success::into_tool_body` puts it.

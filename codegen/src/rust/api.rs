@@ -67,6 +67,13 @@ pub(super) fn service_file(api: &Api) -> TokenStream {
         }
     });
     let doc = format!(" Everything `{}` does: one method per operation of the spec.", api.name());
+    let answers_use = if has_alternatives(api) {
+        quote!(
+            use super::answers;
+        )
+    } else {
+        quote!()
+    };
     quote! {
         //! The service trait the runtime implements.
         use std::future::Future;
@@ -75,6 +82,7 @@ pub(super) fn service_file(api: &Api) -> TokenStream {
         use super::errors;
         #[allow(unused_imports, reason = "a spec without models uses none")]
         use super::models;
+        #answers_use
 
         #[doc = #doc]
         pub trait #tname: Send + Sync + 'static {
@@ -126,18 +134,11 @@ pub(super) fn router_file(api: &Api) -> TokenStream {
                 } else {
                     quote!(support::Success::Empty)
                 };
-                let set = headers.iter().map(|f| {
-                    let (ident, name) = (field_ident(f), crate::ir::header_name(&f.name).to_ascii_lowercase());
-                    let borrow = if f.ty == Ty::Integer { quote!() } else { quote!(&) };
-                    if f.required() {
-                        quote!(success = success.header(#name, #borrow out.#ident);)
-                    } else {
-                        quote!(if let Some(v) = &out.#ident { success = success.header(#name, v); })
-                    }
-                });
+                let set = header_setters(&headers);
                 quote!(.map(|out| { let mut success = #start; #(#set)* success }))
             }
         };
+        let body = if op.alternatives.is_empty() { body } else { answers_body(api, op, &headers) };
         let doc = format!(" `{} {base}{}`: {}", op.method().as_str(), op.def.path, op.def.summary);
         let targets = audit_targets(api, op);
         quote! {
@@ -173,6 +174,13 @@ pub(super) fn router_file(api: &Api) -> TokenStream {
         quote!(.route(operations::#first.full_path, #route))
     });
     let doc = format!(" The axum router of every operation under `{base}`, built from the operation table.");
+    let answers_use = if has_alternatives(api) {
+        quote!(
+            use super::answers;
+        )
+    } else {
+        quote!()
+    };
     quote! {
         //! The axum router, and one `Endpoint` per operation: the trait method it calls and how its
         //! output becomes the body. `support::rest` (REST) and `support::tool` (MCP) do the rest.
@@ -182,6 +190,7 @@ pub(super) fn router_file(api: &Api) -> TokenStream {
         use super::{#tname, errors, operations, operations::SERVICE};
         #[allow(unused_imports, reason = "a spec without models uses none")]
         use super::models;
+        #answers_use
 
         #[doc = #doc]
         pub fn router<S, G>(service: Arc<S>, gate: Arc<G>) -> axum::Router
@@ -199,6 +208,112 @@ pub(super) fn router_file(api: &Api) -> TokenStream {
         }
 
         #(#endpoints)*
+    }
+}
+
+/// Some operation of `api` has other success answers than its main one.
+pub(super) fn has_alternatives(api: &Api) -> bool {
+    api.operations.iter().any(|o| !o.alternatives.is_empty())
+}
+
+/// How an operation with alternatives turns its answer enum into a `Success`: the main variant
+/// as its output would be (with its response headers), each other one with its status.
+fn answers_body(api: &Api, op: &Operation, headers: &[&Field]) -> TokenStream {
+    let name = answer_enum(op);
+    let main = format_ident!("{}", crate::ir::Alternative::variant(op.status));
+    let main_arm = match &op.def.output {
+        None if op.value_output.is_none() => quote!(answers::#name::#main => support::Success::Empty,),
+        Some(o) if !headers.is_empty() => {
+            let start = if api.models[o].fields_in(Location::Body).next().is_some() {
+                quote!(support::Success::one(&out))
+            } else {
+                quote!(support::Success::Empty)
+            };
+            let set = header_setters(headers);
+            quote!(answers::#name::#main(out) => { let mut success = #start; #(#set)* success })
+        }
+        _ => quote!(answers::#name::#main(out) => support::Success::one(&out),),
+    };
+    let arms = op.alternatives.iter().map(|a| {
+        let v = format_ident!("{}", crate::ir::Alternative::variant(a.status));
+        let status = proc_macro2::Literal::u16_unsuffixed(a.status);
+        match (a.redirect(), &a.output) {
+            (true, Some(_)) => quote!(answers::#name::#v(location, out) =>
+                support::Success::one(&out).status(#status).header("location", location),),
+            (true, None) => {
+                quote!(answers::#name::#v(location) => support::Success::Empty.status(#status).header("location", location),)
+            }
+            (false, Some(_)) => quote!(answers::#name::#v(out) => support::Success::one(&out).status(#status),),
+            (false, None) => quote!(answers::#name::#v => support::Success::Empty.status(#status),),
+        }
+    });
+    quote!(.map(|answer| match answer { #main_arm #(#arms)* }))
+}
+
+/// The statements that move an output's header fields into response headers.
+fn header_setters(headers: &[&Field]) -> Vec<TokenStream> {
+    headers
+        .iter()
+        .map(|f| {
+            let (ident, name) = (field_ident(f), crate::ir::header_name(&f.name).to_ascii_lowercase());
+            let borrow = if f.ty == Ty::Integer { quote!() } else { quote!(&) };
+            if f.required() {
+                quote!(success = success.header(#name, #borrow out.#ident);)
+            } else {
+                quote!(if let Some(v) = &out.#ident { success = success.header(#name, v); })
+            }
+        })
+        .collect()
+}
+
+/// `answers.rs`: for each operation with alternatives, the enum its method returns, one variant
+/// per success answer, named by its status's reason phrase.
+pub(super) fn answers_file(api: &Api) -> TokenStream {
+    let enums = api.operations.iter().filter(|o| !o.alternatives.is_empty()).map(|op| {
+        let name = answer_enum(op);
+        let main = format_ident!("{}", crate::ir::Alternative::variant(op.status));
+        let main_doc = docs(&format!("`{}`: {}", op.status, op.def.summary));
+        let main_ty = main_output_type(op);
+        let main_variant = if op.def.output.is_none() && op.value_output.is_none() {
+            quote!(#main_doc #main,)
+        } else {
+            quote!(#main_doc #main(#main_ty),)
+        };
+        let others = op.alternatives.iter().map(|a| {
+            let v = format_ident!("{}", crate::ir::Alternative::variant(a.status));
+            let text = if a.description.is_empty() { "Another success answer." } else { &a.description };
+            let more = if a.redirect() { " It holds the `Location` to go to." } else { "" };
+            let doc = docs(&format!("`{}`: {text}{more}", a.status));
+            let location = if a.redirect() { quote!(String,) } else { quote!() };
+            match &a.output {
+                Some(ty) => {
+                    let t = type_in(ty, &quote!(models::));
+                    quote!(#doc #v(#location #t),)
+                }
+                None if a.redirect() => quote!(#doc #v(String),),
+                None => quote!(#doc #v,),
+            }
+        });
+        let doc = docs(&format!(
+            "What `{}` answers on success: the implementation chooses, and the status follows.",
+            op.id()
+        ));
+        quote! {
+            #doc
+            #[derive(Debug, Clone, PartialEq)]
+            pub enum #name {
+                #main_variant
+                #(#others)*
+            }
+        }
+    });
+    quote! {
+        //! The success answers of the operations that have more than one: the implementation
+        //! returns the variant it answers, and the variant gives the status.
+        #[allow(unused_imports, reason = "answers of values need no model")]
+        use super::models;
+
+        #(#enums)*
     }
 }
 
@@ -270,6 +385,13 @@ pub(super) fn mod_file(api: &Api) -> TokenStream {
             pub mod webhooks;
         )
     };
+    let answers = if has_alternatives(api) {
+        quote!(
+            pub mod answers;
+        )
+    } else {
+        quote!()
+    };
     let with_tools = if has_tools { quote!(.with_tools(&tools::TOOLS, tools::Dispatch(service))) } else { quote!() };
     let api_doc = format!(
         " `{}` and its implementation `service` as one value the runtime serves: its description, its \
@@ -287,6 +409,7 @@ pub(super) fn mod_file(api: &Api) -> TokenStream {
         pub mod service;
         #tools
         #webhooks
+        #answers
 
         pub use operations::{OPERATIONS, SERVICE};
         pub use router::router;

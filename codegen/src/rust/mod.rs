@@ -143,7 +143,24 @@ fn method_tokens(m: Method) -> TokenStream {
     }
 }
 
+/// What an operation's method returns: its output, or the enum of its answers when it has
+/// alternatives.
 pub(crate) fn output_type(op: &Operation) -> TokenStream {
+    if op.alternatives.is_empty() {
+        main_output_type(op)
+    } else {
+        let t = answer_enum(op);
+        quote!(answers::#t)
+    }
+}
+
+/// `UpsertMemo`: the enum of an operation's answers, in `answers.rs`.
+pub(crate) fn answer_enum(op: &Operation) -> Ident {
+    format_ident!("{}", op.id().to_upper_camel_case())
+}
+
+/// The type of an operation's main answer.
+pub(crate) fn main_output_type(op: &Operation) -> TokenStream {
     if let (Some(_), Some(m)) = (op.def.stream, &op.def.output) {
         let t = type_ident(m);
         return quote!(support::Events<models::#t>);
@@ -209,6 +226,9 @@ pub fn service_files(api: &Api) -> Vec<(String, String)> {
     }
     if !api.spec.webhooks.is_empty() {
         files.push(("webhooks.rs".to_string(), render(webhooks_file(api))));
+    }
+    if has_alternatives(api) {
+        files.push(("answers.rs".to_string(), render(answers_file(api))));
     }
     files
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use axum::body::Body;
 use axum::http::{Request, StatusCode, request::Parts};
 use axum::response::Response;
-use codegen_snapshot::memos::{self, MemosService, errors, models};
+use codegen_snapshot::memos::{self, MemosService, answers, errors, models};
 use serde_json::{Value, json};
 use support::{Gate, Operation, Paged, Paging, Problem};
 use tower::ServiceExt;
@@ -83,14 +83,56 @@ impl MemosService for Memos {
         Ok(memo.clone())
     }
 
-    async fn delete_memo(&self, _: &mut (), input: models::MemoRef) -> Result<(), errors::DeleteMemoError> {
+    async fn put_memo(
+        &self,
+        _: &mut (),
+        input: models::PutMemoInput,
+    ) -> Result<answers::PutMemo, errors::PutMemoError> {
+        let mut memos = self.0.lock().unwrap();
+        match memos.iter_mut().find(|n| n.id == input.id) {
+            Some(memo) if memo.title == input.title => Ok(answers::PutMemo::NoContent),
+            Some(memo) => {
+                memo.title = input.title;
+                Ok(answers::PutMemo::Ok(memo.clone()))
+            }
+            None => {
+                let memo = models::Memo {
+                    id: input.id,
+                    title: input.title,
+                    state: models::MemoState::Draft,
+                    tags: Vec::new(),
+                    created_at: chrono::DateTime::UNIX_EPOCH,
+                    due: None,
+                    color_hint: None,
+                    mood: None,
+                    r#ref: None,
+                };
+                memos.push(memo.clone());
+                Ok(answers::PutMemo::Created(memo))
+            }
+        }
+    }
+
+    async fn delete_memo(
+        &self,
+        _: &mut (),
+        input: models::MemoRef,
+    ) -> Result<answers::DeleteMemo, errors::DeleteMemoError> {
+        // A memo named `old-…` moved to the rest of its name; one tagged `slow` is deleted later.
+        if let Some(now) = input.id.strip_prefix("old-") {
+            let message = format!("The memo is now {now}.");
+            return Ok(answers::DeleteMemo::PermanentRedirect(format!("/api/v1/memos/{now}"), message));
+        }
         let mut memos = self.0.lock().unwrap();
         let before = memos.len();
+        let slow = memos.iter().any(|n| n.id == input.id && n.tags.iter().any(|t| t == "slow"));
         memos.retain(|n| n.id != input.id);
         if memos.len() == before {
             Err(errors::DeleteMemoError::NotFound(Problem::new("No such memo.")))
+        } else if slow {
+            Ok(answers::DeleteMemo::Accepted(1))
         } else {
-            Ok(())
+            Ok(answers::DeleteMemo::NoContent)
         }
     }
 }
@@ -331,4 +373,40 @@ async fn a_layer_wraps_the_routes_of_the_operations_it_selects_and_no_other() {
     // A refusal of the selected operation passes through its layer too: the layer wraps the gate and the decoder.
     let refused = app.oneshot(Request::get("/api/v1/memos?per_page=0").body(Body::empty()).unwrap()).await.unwrap();
     assert_eq!((refused.status().as_u16(), refused.headers().get("x-listed").is_some()), (422, true));
+}
+
+#[tokio::test]
+async fn the_implementation_chooses_among_the_success_answers_and_the_status_follows() {
+    let app = memos::router(Arc::new(Memos::default()), Arc::new(Open::default()));
+    let put = |title: &str| Some(json!({ "title": title }));
+    let (status, _, body) = send(&app, "PUT", "/api/v1/memos/m1", put("new")).await;
+    assert_eq!((status, &body["data"]["title"]), (StatusCode::CREATED, &json!("new")), "created: 201 with the memo");
+    let (status, _, body) = send(&app, "PUT", "/api/v1/memos/m1", put("renamed")).await;
+    assert_eq!((status, &body["data"]["title"]), (StatusCode::OK, &json!("renamed")), "changed: the main 200");
+    let (status, _, body) = send(&app, "PUT", "/api/v1/memos/m1", put("renamed")).await;
+    assert_eq!((status, body), (StatusCode::NO_CONTENT, Value::Null), "unchanged: 204 without a body");
+    // The refusals are the operation's as ever.
+    let (status, _, body) = send(&app, "PUT", "/api/v1/memos/m1", Some(json!({}))).await;
+    assert_eq!((status, &body["error"]["code"]), (StatusCode::UNPROCESSABLE_ENTITY, &json!("validation")));
+
+    // A value beside the main empty answer, and a redirect with its `Location` and a body.
+    let (status, _, body) = send(&app, "POST", "/api/v1/memos", Some(json!({"title": "big", "tags": ["slow"]}))).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let id = body["data"]["id"].as_str().unwrap();
+    let (status, _, body) = send(&app, "DELETE", &format!("/api/v1/memos/{id}"), None).await;
+    assert_eq!((status, body), (StatusCode::ACCEPTED, json!({"data": 1})));
+    let req = Request::delete("/api/v1/memos/old-m1").body(Body::empty()).unwrap();
+    let resp = app.clone().oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::PERMANENT_REDIRECT);
+    assert_eq!(resp.headers()["location"], "/api/v1/memos/m1");
+    let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX).await.unwrap();
+    assert_eq!(serde_json::from_slice::<Value>(&bytes).unwrap(), json!({"data": "The memo is now m1."}));
+
+    // Over MCP the tool answers the body of whichever answer the implementation chose.
+    let (service, gate) = (Memos::default(), Open::default());
+    let call = |title: &'static str| {
+        memos::tools::call_tool(&service, &gate, (), "memos.put", json!({"id": "t", "title": title}))
+    };
+    assert_eq!(call("a").await.unwrap().unwrap()["data"]["title"], "a");
+    assert_eq!(call("a").await.unwrap().unwrap(), json!({}), "no content: an empty object");
 }

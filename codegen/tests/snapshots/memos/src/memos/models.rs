@@ -253,6 +253,20 @@ pub static UPDATE_MEMO_INPUT_FIELDS: [FieldSpec; 4usize] = [
     FieldSpec::body("state", Kind::Enum(&["draft", "published", "archived"])),
     FieldSpec::body("due", Kind::DateTime).nullable(),
 ];
+/// A memo's title, under the id the client chose.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PutMemoInput {
+    /// The memo.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+}
+/// Field specs of [`PutMemoInput`], for validation.
+pub static PUT_MEMO_INPUT_FIELDS: [FieldSpec; 2usize] = [
+    FieldSpec::path("id", Kind::String).required().max_length(40),
+    FieldSpec::body("title", Kind::String).required().max_length(200),
+];
 /// Names one memo.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -145,6 +145,21 @@ pub static UPDATE_MEMO: Operation = Operation {
     input: &models::UPDATE_MEMO_INPUT_FIELDS,
     ..BASE
 };
+/// `PUT /api/v1/memos/{id}`: Set a memo's title
+pub static PUT_MEMO: Operation = Operation {
+    id: "put_memo",
+    method: Method::Put,
+    path: "/memos/{id}",
+    full_path: "/api/v1/memos/{id}",
+    scope: "memos:write",
+    satisfied_by: &["memos:write"],
+    has_body: true,
+    rate_limited: true,
+    tool: Some("memos.put"),
+    tags: &["memos"],
+    input: &models::PUT_MEMO_INPUT_FIELDS,
+    ..BASE
+};
 /// `DELETE /api/v1/memos/{id}`: Delete a memo
 pub static DELETE_MEMO: Operation = Operation {
     id: "delete_memo",
@@ -160,4 +175,4 @@ pub static DELETE_MEMO: Operation = Operation {
     ..BASE
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 4usize] = [&LIST_MEMOS, &CREATE_MEMO, &UPDATE_MEMO, &DELETE_MEMO];
+pub static OPERATIONS: [&Operation; 5usize] = [&LIST_MEMOS, &CREATE_MEMO, &UPDATE_MEMO, &PUT_MEMO, &DELETE_MEMO];

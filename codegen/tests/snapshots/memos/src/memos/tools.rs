@@ -4,8 +4,11 @@
 use super::{MemosService, operations, router};
 use support::{Gate, Operation, ToolFailure, tool};
 /// Tool name → operation, in spec order.
-pub static TOOLS: [(&str, &Operation); 2usize] =
-    [("memos.list", &operations::LIST_MEMOS), ("memos.create", &operations::CREATE_MEMO)];
+pub static TOOLS: [(&str, &Operation); 3usize] = [
+    ("memos.list", &operations::LIST_MEMOS),
+    ("memos.create", &operations::CREATE_MEMO),
+    ("memos.put", &operations::PUT_MEMO),
+];
 /// Calls tool `name` for a caller `gate` admitted; `None` when no tool has that name.
 /// Success is the same JSON body the REST route answers (`{}` for an empty one); arguments
 /// that do not decode are reported to the gate, as at the REST route.
@@ -23,6 +26,7 @@ where
     Some(match name {
         "memos.list" => tool::<router::ListMemos, S, G>(service, gate, caller, arguments).await,
         "memos.create" => tool::<router::CreateMemo, S, G>(service, gate, caller, arguments).await,
+        "memos.put" => tool::<router::PutMemo, S, G>(service, gate, caller, arguments).await,
         _ => return None,
     })
 }
