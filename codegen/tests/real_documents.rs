@@ -354,3 +354,53 @@ fn an_untagged_union_whose_members_cannot_be_told_apart_is_one_of_its_models() {
     let schemas = &emitted["components"]["schemas"];
     assert!(schemas["Cat"].is_object() && schemas["Dog"].is_object());
 }
+
+#[test]
+fn a_path_parameter_named_like_a_body_field_is_named_apart_and_the_requests_stay_the_same() {
+    let thing = json!({"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}});
+    let doc = document(json!({
+        "/things/{id}": {
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "put": {"operationId": "put_thing", "requestBody": {"content": thing.clone()},
+                    "responses": {"200": {"description": "Replaced.", "content": thing.clone()}}},
+            "get": {"operationId": "get_thing", "responses": {"200": {"description": "The thing.", "content": thing}}}
+        },
+        "/things/{id}/parts": get("list_parts", json!([
+            {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}},
+            {"name": "id", "in": "query", "schema": {"type": "integer"}}
+        ]))
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    // Every path names the parameter alike (routes sharing a prefix must), and the body and the
+    // query keep their `id`.
+    assert!(emitted["paths"]["/things/{path_id}"]["put"].is_object(), "{}", emitted["paths"]);
+    assert!(emitted["paths"]["/things/{path_id}/parts"]["get"].is_object());
+    let params = &emitted["paths"]["/things/{path_id}/parts"]["get"]["parameters"];
+    let names: Vec<(&str, &str)> =
+        params.as_array().unwrap().iter().map(|p| (p["name"].as_str().unwrap(), p["in"].as_str().unwrap())).collect();
+    assert!(names.contains(&("path_id", "path")) && names.contains(&("id", "query")), "{names:?}");
+    let body = &emitted["components"]["schemas"];
+    assert!(body.to_string().contains("\"id\""), "the body's `id` stays");
+    assert!(report.to_string().contains("the path parameter `id` is named `path_id`"), "{report}");
+    assert!(toml.contains("fields.path_id = "), "{toml}");
+}
+
+#[test]
+fn a_reference_into_another_schema_is_that_schema_inline() {
+    let mut doc = document(json!({
+        "/things": {"get": {"operationId": "list_things", "parameters": [
+            {"name": "page", "in": "query", "schema": {"$ref": "#/components/schemas/Envelope/properties/page"}}
+        ], "responses": {"200": {"description": "The things.", "content": {"application/json": {"schema": {
+            "$ref": "#/components/schemas/Thing"}}}}}}}
+    }));
+    doc["components"]["schemas"]["Envelope"] =
+        json!({"type": "object", "properties": {"page": {"type": "integer", "minimum": 1, "readOnly": true}}});
+    let (emitted, report, _) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    let page = &emitted["paths"]["/things"]["get"]["parameters"][0];
+    assert_eq!(
+        (&page["name"], &page["schema"]["type"], &page["schema"]["minimum"]),
+        (&json!("page"), &json!("integer"), &json!(1))
+    );
+}

@@ -190,7 +190,9 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
         taken: Journaled::default(),
         next: Journaled::default(),
         failed: BTreeMap::new(),
+        path_names: BTreeMap::new(),
     };
+    cx.path_names = path_names(&cx, doc);
     cx.envelope = success_envelope(&cx, doc);
     cx.catalog = catalog(&cx, doc);
     let title = doc.pointer("/info/title").and_then(Value::as_str).unwrap_or("API").to_string();
@@ -499,6 +501,10 @@ struct Cx<'a> {
     /// Component schemas that could not be imported, with why (not taken back with an
     /// operation: why a schema cannot be said does not depend on who uses it).
     failed: BTreeMap<String, Vec<(String, String)>>,
+    /// Path parameters named apart from a field of the same name elsewhere in some operation's
+    /// request (a body's `id` beside the path's `{id}`): the name in the document → the field's.
+    /// A path parameter's name is not on the wire, so the requests stay the same.
+    path_names: BTreeMap<String, String>,
 }
 
 impl Cx<'_> {
@@ -627,4 +633,47 @@ const PLATFORM_HEADERS: &[&str] = &[
 struct Typed {
     ty: String,
     def: FieldDef,
+}
+
+/// The path parameters some operation also has a query, header or top-level body field of the
+/// same name for, each with a name of its own (`id` → `path_id`), taken for every path of the
+/// document so that routes sharing a prefix keep naming their parameters alike, as the router
+/// asks.
+fn path_names(cx: &Cx, doc: &Value) -> BTreeMap<String, String> {
+    let resolve = |v: &Value| cx.resolve(v).ok().cloned().unwrap_or(Value::Null);
+    let mut clashing: BTreeSet<String> = BTreeSet::new();
+    let mut taken: BTreeSet<String> = BTreeSet::new();
+    for item in doc.get("paths").and_then(Value::as_object).into_iter().flat_map(|p| p.values()) {
+        for method in Method::ALL {
+            let Some(op) = item.get(method.as_str().to_ascii_lowercase()) else { continue };
+            let mut path = BTreeSet::new();
+            let mut other = BTreeSet::new();
+            let params = item.get("parameters").and_then(Value::as_array).into_iter().flatten();
+            for p in params.chain(op.get("parameters").and_then(Value::as_array).into_iter().flatten()) {
+                let p = resolve(p);
+                let Some(name) = p.get("name").and_then(Value::as_str) else { continue };
+                match p.get("in").and_then(Value::as_str) {
+                    Some("path") => path.insert(name.to_string()),
+                    Some("header") => other.insert(responses::header_field(name).unwrap_or_default()),
+                    _ => other.insert(name.to_string()),
+                };
+            }
+            let body = op.get("requestBody").map(&resolve).unwrap_or(Value::Null);
+            for media in body.get("content").and_then(Value::as_object).into_iter().flat_map(|c| c.values()) {
+                let schema = media.get("schema").map(&resolve).unwrap_or(Value::Null);
+                other.extend(
+                    schema.get("properties").and_then(Value::as_object).into_iter().flat_map(|p| p.keys().cloned()),
+                );
+            }
+            clashing.extend(path.intersection(&other).cloned());
+            taken.extend(path.into_iter().chain(other));
+        }
+    }
+    clashing
+        .into_iter()
+        .filter_map(|name| {
+            let apart = format!("path_{name}");
+            (!taken.contains(&apart)).then_some((name, apart))
+        })
+        .collect()
 }

@@ -41,7 +41,7 @@ impl OpCx<'_, '_> {
             id: id.to_string(),
             route: None,
             method: Some(method),
-            path: path.to_string(),
+            path: self.named_apart(path),
             scope: None,
             summary,
             description: text("description"),
@@ -108,6 +108,16 @@ impl OpCx<'_, '_> {
             def.mcp = Some(tool);
         }
         Some(def)
+    }
+
+    /// `path` with the parameters named apart from fields of the same name renamed
+    /// (`/things/{id}` → `/things/{path_id}`).
+    fn named_apart(&self, path: &str) -> String {
+        let mut out = path.to_string();
+        for (name, apart) in &self.cx.path_names {
+            out = out.replace(&format!("{{{name}}}"), &format!("{{{apart}}}"));
+        }
+        out
     }
 
     /// The scope the operation needs: its OAuth requirement's first scope, else by method.
@@ -219,9 +229,18 @@ impl OpCx<'_, '_> {
                     continue;
                 }
             };
-            let name = p.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+            let mut name = p.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
             let location = match p.get("in").and_then(Value::as_str) {
-                Some("path") => Location::Path,
+                Some("path") => {
+                    if let Some(apart) = self.cx.path_names.get(&name) {
+                        self.notes.push(format!(
+                            "the path parameter `{name}` is named `{apart}`, apart from the field `{name}` (its place \
+                             in the path is the same)"
+                        ));
+                        name = apart.clone();
+                    }
+                    Location::Path
+                }
                 Some("query") => Location::Query,
                 Some("header") => Location::Header,
                 other => {
@@ -298,6 +317,10 @@ impl OpCx<'_, '_> {
                 if style != default {
                     self.drop(format!("parameter style `{style}`"), &format!("{at}/style"));
                 }
+            }
+            if fields.contains_key(&field_name) {
+                self.drop(format!("the field `{field_name}` twice"), &at);
+                continue;
             }
             fields.insert(field_name, typed.def);
         }

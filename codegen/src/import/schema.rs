@@ -15,9 +15,23 @@ impl OpCx<'_, '_> {
         // A reference to a component schema: its model or enum (created on first use).
         if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
             let description = String::new();
-            let Some(name) = r.strip_prefix("#/components/schemas/") else {
-                self.drop(format!("a $ref outside components/schemas ({r})"), at);
-                return None;
+            let Some(name) = r.strip_prefix("#/components/schemas/").filter(|n| !n.contains('/')) else {
+                // A pointer to any other schema of the document (a property of a component, a
+                // parameter's schema): that schema, inline.
+                let Some(target) = r.strip_prefix('#').and_then(|p| self.cx.doc.pointer(p)).cloned() else {
+                    self.drop(format!("a $ref to nothing ({r})"), at);
+                    return None;
+                };
+                if self.aliases.iter().any(|a| a == r) {
+                    self.drop(format!("a schema that holds itself ({r})"), at);
+                    return None;
+                }
+                self.aliases.push(r.to_string());
+                let t = self.typed(&target, hint, &r[1..]);
+                self.aliases.pop();
+                let mut t = t?;
+                t.def.nullable |= nullable;
+                return Some(t);
             };
             let name = name.replace("~1", "/").replace("~0", "~");
             let target = self.cx.doc.pointer(&format!("/components/schemas/{}", escape(&name))).cloned();
