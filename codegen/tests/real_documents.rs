@@ -404,3 +404,35 @@ fn a_reference_into_another_schema_is_that_schema_inline() {
         (&json!("page"), &json!("integer"), &json!(1))
     );
 }
+
+#[test]
+fn a_json_body_also_sent_as_a_form_keeps_both_where_a_form_carries_its_fields() {
+    let schema = |name: &str| json!({"$ref": format!("#/components/schemas/{name}")});
+    let both = |name: &str| {
+        json!({"content": {"application/json": {"schema": schema(name)},
+                           "application/x-www-form-urlencoded": {"schema": schema(name)},
+                           "multipart/form-data": {"schema": schema(name)}}})
+    };
+    let post = |id: &str, body: &str| {
+        json!({"post": {"operationId": id, "requestBody": both(body),
+               "responses": {"204": {"description": "Done."}}}})
+    };
+    let mut doc = document(json!({"/flat": post("post_flat", "Flat"), "/nested": post("post_nested", "Nested")}));
+    doc["components"]["schemas"]["Flat"] = json!({"type": "object", "properties": {
+        "name": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}}});
+    doc["components"]["schemas"]["Nested"] =
+        json!({"type": "object", "properties": {"thing": {"$ref": "#/components/schemas/Thing"}}});
+    let (emitted, report, _) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    let types = |path: &str| -> Vec<String> {
+        emitted["paths"][path]["post"]["requestBody"]["content"].as_object().unwrap().keys().cloned().collect()
+    };
+    assert_eq!(types("/flat"), ["application/json", "application/x-www-form-urlencoded", "multipart/form-data"]);
+    assert_eq!(types("/nested"), ["application/json"], "a form cannot carry a nested object");
+    assert!(report.to_string().contains("which cannot carry its nested fields"), "{report}");
+    let refused = codegen::load(
+        "things.toml",
+        &round_trip(&doc).2.replace("request_types = [\"application/json\", ", "request_types = ["),
+    );
+    assert!(refused.is_err_and(|e| e.to_string().contains("lists no JSON media type")));
+}

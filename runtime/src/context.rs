@@ -236,6 +236,7 @@ mod tests {
         has_body: false,
         no_store: false,
         answer_types: &[],
+        body_forms: &[],
         rate_limited: false,
         read_only: false,
         paginated: false,

@@ -232,7 +232,12 @@ pub async fn decode_request<G: Gate, I: DeserializeOwned>(
         }
     }
     // Body, in the format the operation declares.
-    let uploads = match op.body {
+    let sent = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).and_then(BodyFormat::of_media);
+    let format = match sent {
+        Some(f) if op.body == BodyFormat::Json && op.body_forms.contains(&f) => f,
+        _ => op.body,
+    };
+    let uploads = match format {
         BodyFormat::Json => {
             json_body(op, parts, body, limit, &mut obj).await?;
             Vec::new()
@@ -286,10 +291,16 @@ async fn json_body(
         && op.input.iter().any(|f| f.location == Location::Payload && !f.required);
     if (op.has_body || has_bytes) && !no_payload {
         if op.has_body && !is_json(parts) {
-            return Err(Rejection {
-                code: roles.unsupported_media_type,
-                problem: Problem::new("the request body must be JSON: send Content-Type: application/json"),
+            let also = op.body_forms.iter().map(|f| match f {
+                BodyFormat::Form => " (or application/x-www-form-urlencoded)",
+                BodyFormat::Multipart => " (or multipart/form-data)",
+                _ => "",
             });
+            let text = format!(
+                "the request body must be JSON: send Content-Type: application/json{}",
+                also.collect::<String>()
+            );
+            return Err(Rejection { code: roles.unsupported_media_type, problem: Problem::new(text) });
         }
         let body: Value = if has_bytes {
             serde_json::from_slice::<StrictJson>(&bytes).map(|v| v.0).map_err(|e| Rejection {

@@ -83,6 +83,9 @@ pub struct Operation {
     pub deprecation: Option<&'static Deprecation>,
     /// How the request body travels (JSON unless the spec says otherwise).
     pub body: BodyFormat,
+    /// The other formats a JSON body may come in (a form, multipart), each decoded as itself
+    /// into the same fields, as the request's `Content-Type` says.
+    pub body_forms: &'static [BodyFormat],
     /// Set when the operation takes part in conditional requests (`ETag`, `If-None-Match`,
     /// `If-Match`).
     pub conditional: Option<Conditional>,
@@ -275,6 +278,18 @@ pub enum BodyFormat {
     Multipart,
     /// The body is the content of the input's one `file` field, of one of its media types.
     Raw,
+}
+
+impl BodyFormat {
+    /// The format a media type names: a form, multipart, or JSON (any JSON media type).
+    pub fn of_media(media: &str) -> Option<BodyFormat> {
+        match media.split(';').next().unwrap_or_default().trim().to_ascii_lowercase().as_str() {
+            "application/x-www-form-urlencoded" => Some(BodyFormat::Form),
+            "multipart/form-data" => Some(BodyFormat::Multipart),
+            _ if crate::decode::is_json_media(media) => Some(BodyFormat::Json),
+            _ => None,
+        }
+    }
 }
 
 /// How a service writes its errors.

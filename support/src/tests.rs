@@ -85,6 +85,7 @@ static OP: Operation = Operation {
     has_body: true,
     no_store: false,
     answer_types: &[],
+    body_forms: &[],
     rate_limited: false,
     read_only: false,
     paginated: false,

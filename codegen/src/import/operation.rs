@@ -384,9 +384,24 @@ impl OpCx<'_, '_> {
             );
             return;
         }
+        // A form or multipart alternative of a JSON object body, of the same schema (or none):
+        // taken as itself into the same fields, where they are all ones a form carries.
+        let mut forms: Vec<String> = Vec::new();
         if support::is_json_media(&media) {
-            let (listed, others) = json_alternatives(&content, &media);
+            let (listed, mut others) = json_alternatives(&content, &media);
             def.request_types = listed;
+            let schema = content[&media].get("schema");
+            others.retain(|m| {
+                let form = matches!(
+                    support::BodyFormat::of_media(m),
+                    Some(support::BodyFormat::Form | support::BodyFormat::Multipart)
+                );
+                let same = content[m].get("schema").is_none_or(|s| Some(s) == schema);
+                if form && same {
+                    forms.push(m.clone());
+                }
+                !(form && same)
+            });
             if !others.is_empty() {
                 self.notes.push(format!("takes its JSON media types only (the document also accepts {others:?})"));
             }
@@ -418,6 +433,9 @@ impl OpCx<'_, '_> {
                         ));
                     }
                     self.object_fields(&resolved, id, &sat, fields, Location::Body);
+                    if !forms.is_empty() {
+                        self.take_forms(&media, forms, def, fields);
+                    }
                     if !required {
                         self.notes.push("the request body is required (the document makes it optional)".into());
                     }
@@ -459,6 +477,35 @@ impl OpCx<'_, '_> {
                 fields.insert(body_name(body), f);
             }
         }
+    }
+
+    /// Lists `forms` beside the JSON `media` in the operation's request types where every body
+    /// field is one a form carries (a scalar or a list of scalars), else says what is not taken.
+    fn take_forms(
+        &mut self,
+        media: &str,
+        forms: Vec<String>,
+        def: &mut OperationDef,
+        fields: &IndexMap<String, FieldDef>,
+    ) {
+        let scalar = |t: &str| {
+            matches!(t, "string" | "integer" | "number" | "boolean" | "date" | "datetime")
+                || self.cx.enums.contains_key(t)
+        };
+        let carried = fields
+            .values()
+            .filter(|f| f.location == Location::Body)
+            .all(|f| scalar(&f.ty) || f.ty.strip_suffix("[]").is_some_and(scalar));
+        if !carried {
+            self.notes.push(format!(
+                "takes JSON only (the document also accepts {forms:?}, which cannot carry its nested fields)"
+            ));
+            return;
+        }
+        if def.request_types.is_empty() {
+            def.request_types.push(media.to_string());
+        }
+        def.request_types.extend(forms);
     }
 
     /// The properties of an object schema as fields at `location`.

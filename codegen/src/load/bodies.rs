@@ -117,6 +117,28 @@ pub(super) fn check_body_format(c: &mut Collector, place: &Place, op: &Operation
         ),
         _ => {}
     }
+    // A JSON body that may also come as a form or multipart: fields those carry.
+    let forms: Vec<&String> = op
+        .request_types
+        .iter()
+        .filter(|m| matches!(BodyFormat::of_media(m), Some(BodyFormat::Form | BodyFormat::Multipart)))
+        .collect();
+    if let Some(form) = forms.first().filter(|_| op.body == BodyFormat::Json) {
+        for f in body.iter().filter(|f| !scalar(f)) {
+            c.push(
+                place,
+                format!("field `{name}.{}` is not a scalar or a list of scalars, which `{form}` cannot carry", f.name),
+                format!("drop `{form}` from `request_types`, or make the field a scalar"),
+            );
+        }
+        if let Some(p) = input.fields_in(Location::Payload).next() {
+            c.push(
+                place,
+                format!("payload field `{name}.{}` is a JSON body, which `{form}` cannot carry", p.name),
+                format!("drop `{form}` from `request_types`"),
+            );
+        }
+    }
     if let Some(p) = input.fields_in(Location::Payload).next()
         && op.body != BodyFormat::Json
     {

@@ -460,7 +460,8 @@ pub(super) fn check_ambiguous_paths(c: &mut Collector, spec: &Spec) {
 }
 
 /// `request_types` and `answer_types`: JSON media types, each once, for a JSON body and a JSON
-/// answer.
+/// answer; a JSON body may also come as a form or multipart (`check_body_format` asks its fields
+/// to be ones those carry).
 fn check_json_types(c: &mut Collector, place: &Place, op: &OperationDef, json_body: bool) {
     let json_answer = op.output.as_deref().is_some_and(|o| o != FILE) && op.stream.is_none();
     for (list, key, applies, what) in [
@@ -472,13 +473,27 @@ fn check_json_types(c: &mut Collector, place: &Place, op: &OperationDef, json_bo
         }
         if !applies {
             c.push(place, format!("`{key}` is for {what}"), format!("remove `{key}`"));
+        } else if !list.iter().any(|m| support::is_json_media(m)) {
+            c.push(
+                place,
+                format!("`{key}` lists no JSON media type"),
+                "list the JSON one too, or declare the body's own format with `body`",
+            );
         }
         for (i, m) in list.iter().enumerate() {
-            if !support::is_json_media(m) {
+            let form = key == "request_types" && support::BodyFormat::of_media(m).is_some();
+            if !support::is_json_media(m) && !form {
+                let also = if key == "request_types" {
+                    ", `application/x-www-form-urlencoded` or `multipart/form-data`"
+                } else {
+                    ""
+                };
                 c.push(
                     place,
                     format!("`{key}`: `{m}` is not a JSON media type"),
-                    "list `application/json`, `text/json` or `+json` types (other formats are not served yet)",
+                    format!(
+                        "list `application/json`, `text/json` or `+json` types{also} (other formats are not served yet)"
+                    ),
                 );
             } else if list[..i].iter().any(|o| o.eq_ignore_ascii_case(m)) {
                 c.push(place, format!("`{key}` lists `{m}` twice"), "list each once");

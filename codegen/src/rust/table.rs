@@ -116,6 +116,19 @@ pub(super) fn operations_file(api: &Api) -> TokenStream {
             let types = &op.def.answer_types;
             rest.extend(quote!(answer_types: &[#(#types),*],));
         }
+        let forms: Vec<TokenStream> = op
+            .def
+            .request_types
+            .iter()
+            .filter_map(|m| match support::BodyFormat::of_media(m) {
+                Some(support::BodyFormat::Form) => Some(quote!(support::BodyFormat::Form)),
+                Some(support::BodyFormat::Multipart) => Some(quote!(support::BodyFormat::Multipart)),
+                _ => None,
+            })
+            .collect();
+        if !forms.is_empty() {
+            rest.extend(quote!(body_forms: &[#(#forms),*],));
+        }
         if let Some(t) = &op.def.mcp {
             let name = &t.name;
             rest.extend(quote!(tool: Some(#name),));
@@ -201,7 +214,7 @@ pub(super) fn operations_file(api: &Api) -> TokenStream {
             id: "", method: Method::Get, path: "", full_path: "", scope: "", satisfied_by: &[],
             success_status: 200, has_body: false, no_store: false, answer_types: &[], rate_limited: false, read_only: false,
             paginated: false, tool: None, tags: &[], input: &[], deprecation: None, conditional: None, ranges: false,
-            body: support::BodyFormat::Json, service: &SERVICE,
+            body: support::BodyFormat::Json, body_forms: &[], service: &SERVICE,
         };
 
         #(#ops)*

@@ -389,6 +389,22 @@ async fn the_implementation_chooses_among_the_success_answers_and_the_status_fol
     let (status, _, body) = send(&app, "PUT", "/api/v1/memos/m1", Some(json!({}))).await;
     assert_eq!((status, &body["error"]["code"]), (StatusCode::UNPROCESSABLE_ENTITY, &json!("validation")));
 
+    // The body may come as a form or multipart as well, into the same fields.
+    let send_as = |content_type: &str, body: &str| {
+        let req = Request::put("/api/v1/memos/m2").header("content-type", content_type);
+        app.clone().oneshot(req.body(Body::from(body.to_string())).unwrap())
+    };
+    let resp = send_as("application/x-www-form-urlencoded", "title=by+form").await.unwrap();
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let multipart = "--b\r\ncontent-disposition: form-data; name=\"title\"\r\n\r\nby part\r\n--b--\r\n";
+    let resp = send_as("multipart/form-data; boundary=b", multipart).await.unwrap();
+    let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX).await.unwrap();
+    assert_eq!(serde_json::from_slice::<Value>(&bytes).unwrap()["data"]["title"], "by part");
+    let resp = send_as("application/x-www-form-urlencoded", "title=by+form&extra=1").await.unwrap();
+    assert_eq!(resp.status(), StatusCode::UNPROCESSABLE_ENTITY, "a form's unknown field is refused as JSON's is");
+    let resp = send_as("text/plain", "title").await.unwrap();
+    assert_eq!(resp.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+
     // A value beside the main empty answer, and a redirect with its `Location` and a body.
     let (status, _, body) = send(&app, "POST", "/api/v1/memos", Some(json!({"title": "big", "tags": ["slow"]}))).await;
     assert_eq!(status, StatusCode::CREATED);

@@ -106,6 +106,7 @@ const BASE: Operation = Operation {
     conditional: None,
     ranges: false,
     body: support::BodyFormat::Json,
+    body_forms: &[],
     service: &SERVICE,
 };
 /// `GET /api/v1/notes`: List notes

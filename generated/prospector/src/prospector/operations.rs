@@ -101,6 +101,7 @@ const BASE: Operation = Operation {
     conditional: None,
     ranges: false,
     body: support::BodyFormat::Json,
+    body_forms: &[],
     service: &SERVICE,
 };
 /// `GET /v1/prospector/leads`: List scored leads

@@ -120,6 +120,7 @@ const BASE: Operation = Operation {
     conditional: None,
     ranges: false,
     body: support::BodyFormat::Json,
+    body_forms: &[],
     service: &SERVICE,
 };
 /// `GET /api/v1/credentials`: List credentials

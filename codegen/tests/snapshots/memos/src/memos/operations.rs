@@ -96,6 +96,7 @@ const BASE: Operation = Operation {
     conditional: None,
     ranges: false,
     body: support::BodyFormat::Json,
+    body_forms: &[],
     service: &SERVICE,
 };
 /// `GET /api/v1/memos`: List memos
@@ -155,6 +156,7 @@ pub static PUT_MEMO: Operation = Operation {
     satisfied_by: &["memos:write"],
     has_body: true,
     rate_limited: true,
+    body_forms: &[support::BodyFormat::Form, support::BodyFormat::Multipart],
     tool: Some("memos.put"),
     tags: &["memos"],
     input: &models::PUT_MEMO_INPUT_FIELDS,
