@@ -245,7 +245,18 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
             );
         }
         let (os, ns) = (old_op.def.scope.clone().unwrap_or_default(), new_op.def.scope.clone().unwrap_or_default());
-        if os != ns {
+        if old_op.def.public != new_op.def.public {
+            // A caller without a token is refused now; the other way, every caller still passes.
+            match new_op.def.public {
+                true => c.push(Kind::Compatible, "operation-made-public", &place, "is served without a token"),
+                false => c.push(
+                    Kind::Breaking,
+                    "operation-made-private",
+                    &place,
+                    format!("needs a token with scope `{ns}` (it was public)"),
+                ),
+            }
+        } else if os != ns {
             // Raised: a token that reached the old scope no longer reaches the new one.
             if n.implies(&os, &ns) {
                 c.push(Kind::Compatible, "scope-lowered", &place, format!("scope `{os}` lowered to `{ns}`"));

@@ -147,6 +147,9 @@ fn model(out: &mut String, name: &str, m: &ModelDef) {
 fn operation(out: &mut String, op: &OperationDef) {
     let _ = writeln!(out, "\n[operations.{}]", op.id);
     let _ = writeln!(out, "route = {}", s(&format!("{} {}", op.method().as_str(), op.path)));
+    if op.public {
+        let _ = writeln!(out, "public = true");
+    }
     if let Some(scope) = &op.scope {
         let _ = writeln!(out, "scope = {}", s(scope));
     }

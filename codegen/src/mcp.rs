@@ -14,7 +14,9 @@ pub const SCOPE_META_KEY: &str = "dev.specwright/requiredScope";
 pub fn descriptors(api: &Api, doc: &Value) -> Value {
     let tools = api.operations.iter().filter_map(|op| {
         let tool = op.def.mcp.as_ref()?;
-        let scope = op.def.scope.clone().unwrap_or_default();
+        // Over MCP a public operation needs what connecting needs: the lowest tier.
+        let lowest = api.spec.security.scopes.first().map(|s| s.name.clone()).unwrap_or_default();
+        let scope = if op.def.public { lowest } else { op.def.scope.clone().unwrap_or_default() };
         let method = op.method();
         let read_only = method == Method::Get;
         let destructive = tool.destructive.unwrap_or(matches!(method, Method::Delete | Method::Put | Method::Patch));

@@ -922,9 +922,15 @@ pub struct OperationDef {
     /// Path relative to the service base path, with `{name}` parameters (or give `route`).
     #[serde(default)]
     pub path: String,
-    /// Minimum scope a Bearer caller needs. Required: the validator names operations without one.
+    /// Minimum scope a Bearer caller needs. Required unless the operation is `public`: the
+    /// validator names operations without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// Served without a token (a status page, a catalogue, GitHub's `/meta`): no scope, still
+    /// rate-limited (by client address) and audited as an anonymous caller; a token sent is still
+    /// checked, and names the caller.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub public: bool,
     /// One-line summary.
     pub summary: String,
     /// Longer description (Markdown).

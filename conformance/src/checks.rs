@@ -125,12 +125,30 @@ impl Run<'_> {
     pub(super) async fn operations(&mut self, service: &Service) {
         let rest = &service.surfaces()[0];
         let prm = self.target.at(&rest.announced());
-        for op in service.operations.iter().filter(|op| !op.scope.is_empty()) {
+        for op in &service.operations {
             let subject = format!("{} {} ({})", op.method, op.path, op.id);
             let build = |run: &Self| {
                 let rb = run.request(&op.method, &concrete(&op.path));
                 if op.has_body { rb.header("content-type", "application/json").body("{}") } else { rb }
             };
+            if op.scope.is_empty() {
+                // Public: the gate admits a request without a token (still counted), whatever the
+                // implementation then answers.
+                let outcome = self.target.send_as(build(self), service, None).await.and_then(|a| {
+                    if a.status == 401 || a.status == 403 {
+                        return Err(format!(
+                            "answered {}{}, expected no challenge: {}",
+                            a.status,
+                            a.hint(),
+                            short(&a.body)
+                        ));
+                    }
+                    Self::deprecation_headers(op, &a)?;
+                    Self::rate_headers(service, op.rate_limited, &a)
+                });
+                self.record(service, "public without a token", subject, outcome);
+                continue;
+            }
 
             let challenge = format!(r#"Bearer resource_metadata="{prm}", scope="{}""#, op.scope);
             let outcome = self.target.send_as(build(self), service, None).await.and_then(|a| {

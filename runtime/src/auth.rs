@@ -376,13 +376,20 @@ impl Gate for BearerGate {
     async fn admit(&self, parts: &mut Parts, op: &'static Operation) -> Result<Caller, Response> {
         // Authenticate once: the rate limit, the scope check and the audit all use the result.
         crate::metrics::name_operation(&parts.extensions, op);
-        let authenticated = self.authenticate(parts).await;
+        let authenticated = match self.authenticate(parts).await {
+            // A public operation admits a request without credentials; one with bad ones is
+            // still told so.
+            Err(Denial::Missing) if op.public => Ok(Caller::anonymous(request_id(parts).unwrap_or_default())),
+            other => other,
+        };
         let span = tracing::Span::current();
         span.record("operation", op.id);
         if let Ok(caller) = &authenticated {
             span.record("tenant", caller.tenant.as_str());
         }
-        if let Some(d) = self.count(parts, op, authenticated.as_ref().ok()).await.filter(|d| !d.allowed) {
+        // An anonymous caller is counted by its client address, as an unauthenticated one is.
+        let counted = authenticated.as_ref().ok().filter(|c| !c.is_anonymous());
+        if let Some(d) = self.count(parts, op, counted).await.filter(|d| !d.allowed) {
             return Err(self.limited(parts, &d));
         }
         let caller = authenticated.map_err(|denial| self.deny(parts, op, denial))?;

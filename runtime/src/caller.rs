@@ -11,6 +11,8 @@ pub enum AuthMethod {
     ApiToken,
     /// A signed-in browser session (cookie): scopes do not apply, RBAC and tenancy do.
     Session,
+    /// No credentials, at a public operation: no tenant, no scopes.
+    Anonymous,
 }
 
 impl AuthMethod {
@@ -21,6 +23,7 @@ impl AuthMethod {
             AuthMethod::PersonalToken => "personal_token",
             AuthMethod::ApiToken => "api_token",
             AuthMethod::Session => "session",
+            AuthMethod::Anonymous => "anonymous",
         }
     }
 }
@@ -42,4 +45,25 @@ pub struct Caller {
     pub token_id: Option<String>,
     /// The request's `X-Request-Id`, for audit.
     pub request_id: String,
+}
+
+impl Caller {
+    /// Whoever calls a public operation without credentials: the subject `anonymous`, in no
+    /// tenant (tenant-scoped storage holds nothing for it), with no scopes.
+    pub fn anonymous(request_id: &str) -> Caller {
+        Caller {
+            subject: "anonymous".into(),
+            tenant: String::new(),
+            scopes: Vec::new(),
+            plan: None,
+            method: AuthMethod::Anonymous,
+            token_id: None,
+            request_id: request_id.to_string(),
+        }
+    }
+
+    /// No credentials came with the call (a public operation's anonymous caller).
+    pub fn is_anonymous(&self) -> bool {
+        self.method == AuthMethod::Anonymous
+    }
 }

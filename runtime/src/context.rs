@@ -232,6 +232,7 @@ mod tests {
         full_path: "/x/w",
         scope: "s",
         satisfied_by: &["s"],
+        public: false,
         success_status: 200,
         has_body: false,
         no_store: false,

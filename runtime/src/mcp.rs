@@ -136,7 +136,9 @@ fn required(api: &ServiceApi, message: &Value) -> (&'static str, Option<&'static
     if message.get("method").and_then(Value::as_str) == Some("tools/call") {
         let name = message.pointer("/params/name").and_then(Value::as_str).unwrap_or_default();
         if let Some(op) = api.tool(name) {
-            return (op.scope, Some(op));
+            // A public operation's tool needs what connecting needs.
+            let scope = if op.public { lowest(api) } else { op.scope };
+            return (scope, Some(op));
         }
     }
     (lowest(api), None)

@@ -56,6 +56,8 @@ pub struct Operation {
     pub scope: &'static str,
     /// Every scope that satisfies `scope` (it and the tiers above it).
     pub satisfied_by: &'static [&'static str],
+    /// Served without a token: `scope` is empty, and any caller, or none, is admitted.
+    pub public: bool,
     /// Success status.
     pub success_status: u16,
     /// The input has JSON body fields.
@@ -98,7 +100,7 @@ pub struct Operation {
 impl Operation {
     /// Whether a token carrying `scopes` may call this operation.
     pub fn allows<'a>(&self, scopes: impl IntoIterator<Item = &'a str>) -> bool {
-        scopes.into_iter().any(|s| self.satisfied_by.contains(&s))
+        self.public || scopes.into_iter().any(|s| self.satisfied_by.contains(&s))
     }
 }
 

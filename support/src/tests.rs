@@ -81,6 +81,7 @@ static OP: Operation = Operation {
     full_path: "/t/op",
     scope: "s",
     satisfied_by: &["s"],
+    public: false,
     success_status: 200,
     has_body: true,
     no_store: false,

@@ -102,9 +102,10 @@ async fn new_service_from_an_openapi_document_serves_it_guarded_and_answers_501_
         scopes: ("read:pets".into(), "write:pets".into()),
         valid: json!({"name": "Rex"}),
         invalid: json!({"name": ""}),
-        routes: vec![("GET", format!("{pets}/p1")), ("DELETE", format!("{pets}/p1")), ("GET", "/v1/stats".into())],
+        routes: vec![("GET", format!("{pets}/p1")), ("DELETE", format!("{pets}/p1"))],
         // The operation left out is not served.
         absent: Some(format!("{pets}/p1/owner")),
+        public: Some("/v1/stats"),
     };
     expect_unwritten(&bin, root, unwritten).await;
 }
@@ -126,6 +127,8 @@ struct Unwritten {
     routes: Vec<(&'static str, String)>,
     /// A route that must not be served.
     absent: Option<String>,
+    /// A public route (`security: []`): admitted without a token.
+    public: Option<&'static str>,
 }
 
 /// Serves the new service's binary `bin` and checks the platform guards it (the challenge, the
@@ -170,6 +173,17 @@ async fn expect_unwritten(bin: &Path, root: &Path, service: Unwritten) {
         assert_eq!(body["error"]["code"], "not_implemented", "{method} {url}: {body}");
         assert!(body["error"]["message"].as_str().unwrap().ends_with("is not implemented yet"), "{body}");
     }
+    if let Some(path) = service.public {
+        // Admitted without a token, to the method that is not written yet; a bad token is still
+        // refused, and a good one admitted whatever its scope.
+        let url = format!("{base}{path}");
+        let resp = client.get(&url).send().await.unwrap();
+        assert_eq!(resp.status(), 501, "{path} is public");
+        let resp = client.get(&url).bearer_auth("not-a-token").send().await.unwrap();
+        assert_eq!(resp.status(), 401, "{path}: a bad token is refused");
+        let resp = client.get(&url).bearer_auth(&read).send().await.unwrap();
+        assert_eq!(resp.status(), 501, "{path}: a token is admitted");
+    }
     if let Some(path) = service.absent {
         let resp = client.get(format!("{base}{path}")).bearer_auth(&read).send().await.unwrap();
         assert_eq!(resp.status(), 404, "{path} is not served");
@@ -198,6 +212,7 @@ fn starter(name: &'static str, env: &'static str) -> Unwritten {
         invalid: json!({"name": ""}),
         routes: vec![("GET", format!("{items}/i1")), ("DELETE", format!("{items}/i1"))],
         absent: None,
+        public: None,
     }
 }
 

@@ -43,6 +43,7 @@ impl OpCx<'_, '_> {
             method: Some(method),
             path: self.named_apart(path),
             scope: None,
+            public: false,
             summary,
             description: text("description"),
             tags: op
@@ -83,7 +84,13 @@ impl OpCx<'_, '_> {
                 None => def.deprecated = Some(crate::spec::Deprecated::default()),
             }
         }
-        def.scope = self.scope(op, method, pointer, options, scopes);
+        // `security: []` (on the operation, or for the whole document): served without a token.
+        let security = op.get("security").or_else(|| self.cx.doc.get("security"));
+        if security.and_then(Value::as_array).is_some_and(Vec::is_empty) {
+            def.public = true;
+        } else {
+            def.scope = self.scope(op, method, pointer, options, scopes);
+        }
         let input = self.input(id, item, op, pointer, &mut def);
         def.input = input;
         self.responses(id, op, pointer, &mut def, errors);

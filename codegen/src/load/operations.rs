@@ -102,6 +102,12 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
             c.push(&place, problem, "change the method or path of one of them");
         }
         match &op.scope {
+            Some(s) if op.public => c.push(
+                &place,
+                format!("a public operation needs no scope, but it names `{s}`"),
+                "remove `scope`, or `public`",
+            ),
+            None if op.public => {}
             None if op.mcp.is_some() => c.push(
                 &place,
                 format!("tool `{}` has no scope", op.mcp.as_ref().map(|t| t.name.as_str()).unwrap_or_default()),
@@ -369,7 +375,11 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
         }
 
         let mut errors: Vec<String> = op.errors.clone();
-        let mut auto = vec![&roles.unauthenticated, &roles.invalid_token, &roles.insufficient_scope];
+        // A public operation still checks a token that is sent: only `invalid_token` is left.
+        let mut auto = match op.public {
+            true => vec![&roles.invalid_token],
+            false => vec![&roles.unauthenticated, &roles.invalid_token, &roles.insufficient_scope],
+        };
         if let Some(support::Conditional::Write { required }) = op.conditional() {
             auto.push(&roles.precondition_failed);
             if required {

@@ -127,7 +127,11 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
     if !description.is_empty() {
         description.push_str("\n\n");
     }
-    description.push_str(&format!("Requires scope `{scope}` (or a higher tier)."));
+    if op.def.public {
+        description.push_str("Public: served without a token (one that is sent is checked).");
+    } else {
+        description.push_str(&format!("Requires scope `{scope}` (or a higher tier)."));
+    }
     if let Some(tool) = &op.def.mcp {
         description.push_str(&format!(" Also available as MCP tool `{}`.", tool.name));
     }
@@ -138,8 +142,12 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
         .operation_id(Some(op.def.id.clone()))
         .summary(Some(op.def.summary.clone()))
         .description(Some(description))
-        .tags(Some(op.def.tags.clone()))
-        .security(SecurityRequirement::new("oauth2", [scope.clone()]));
+        .tags(Some(op.def.tags.clone()));
+    // `security: []`: no requirement, as OpenAPI writes a public operation.
+    b = match op.def.public {
+        true => b.securities(Some(Vec::<SecurityRequirement>::new())),
+        false => b.security(SecurityRequirement::new("oauth2", [scope.clone()])),
+    };
     if let Some(model) = api.input(op) {
         for f in model.fields.iter().filter(|f| !matches!(f.location(), Location::Body | Location::Payload)) {
             let (loc, name) = match f.location() {

@@ -101,6 +101,7 @@ pub(super) fn operations_file(api: &Api) -> TokenStream {
         }
         let read_only = op.def.read_only.unwrap_or(op.method() == Method::Get);
         for (set, field) in [
+            (op.def.public, quote!(public)),
             (op.has_body, quote!(has_body)),
             (op.def.no_store, quote!(no_store)),
             (op.def.rate_limited, quote!(rate_limited)),
@@ -211,7 +212,7 @@ pub(super) fn operations_file(api: &Api) -> TokenStream {
 
         /// What an operation below does not set: no body, no flags, no tool, no input.
         const BASE: Operation = Operation {
-            id: "", method: Method::Get, path: "", full_path: "", scope: "", satisfied_by: &[],
+            id: "", method: Method::Get, path: "", full_path: "", scope: "", satisfied_by: &[], public: false,
             success_status: 200, has_body: false, no_store: false, answer_types: &[], rate_limited: false, read_only: false,
             paginated: false, tool: None, tags: &[], input: &[], deprecation: None, conditional: None, ranges: false,
             body: support::BodyFormat::Json, body_forms: &[], service: &SERVICE,

@@ -83,6 +83,10 @@ impl MemosService for Memos {
         Ok(memo.clone())
     }
 
+    async fn count_memos(&self, _: &mut ()) -> Result<i64, errors::CountMemosError> {
+        Ok(self.0.lock().unwrap().len() as i64)
+    }
+
     async fn put_memo(
         &self,
         _: &mut (),
@@ -194,6 +198,10 @@ async fn the_snapshot_serves_its_operations_through_the_generated_router() {
     let (status, _, body) =
         send(&app, "POST", "/api/v1/memos", Some(json!({"title": "fourth", "color_hint": "teal"}))).await;
     assert_eq!((status, &body["error"]["details"]["field"]), (StatusCode::UNPROCESSABLE_ENTITY, &json!("color_hint")));
+
+    let (status, _, body) = send(&app, "GET", "/api/v1/memos/count", None).await;
+    assert_eq!((status, body), (StatusCode::OK, json!({"data": 3})), "a fixed segment beside `{{id}}`");
+    assert!(memos::operations::COUNT_MEMOS.public && memos::operations::COUNT_MEMOS.allows([]));
 
     let (status, _, body) = send(&app, "GET", "/api/v1/memos?per_page=1&page=2", None).await;
     assert_eq!(status, StatusCode::OK);

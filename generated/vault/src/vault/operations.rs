@@ -106,6 +106,7 @@ const BASE: Operation = Operation {
     full_path: "",
     scope: "",
     satisfied_by: &[],
+    public: false,
     success_status: 200,
     has_body: false,
     no_store: false,

@@ -41,6 +41,16 @@ support::operation_errors! {
         Unavailable = "unavailable",
     }
 
+    /// Errors `count_memos` may return: the codes it declares plus the service-wide ones.
+    CountMemosError {
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
     /// Errors `put_memo` may return: the codes it declares plus the service-wide ones.
     PutMemoError {
         /// `validation` (HTTP 422): A field or parameter is invalid; details name it.

@@ -82,6 +82,7 @@ const BASE: Operation = Operation {
     full_path: "",
     scope: "",
     satisfied_by: &[],
+    public: false,
     success_status: 200,
     has_body: false,
     no_store: false,
@@ -146,6 +147,20 @@ pub static UPDATE_MEMO: Operation = Operation {
     input: &models::UPDATE_MEMO_INPUT_FIELDS,
     ..BASE
 };
+/// `GET /api/v1/memos/count`: Count the memos
+pub static COUNT_MEMOS: Operation = Operation {
+    id: "count_memos",
+    method: Method::Get,
+    path: "/memos/count",
+    full_path: "/api/v1/memos/count",
+    scope: "",
+    satisfied_by: &[],
+    public: true,
+    rate_limited: true,
+    read_only: true,
+    tags: &["memos"],
+    ..BASE
+};
 /// `PUT /api/v1/memos/{id}`: Set a memo's title
 pub static PUT_MEMO: Operation = Operation {
     id: "put_memo",
@@ -177,4 +192,5 @@ pub static DELETE_MEMO: Operation = Operation {
     ..BASE
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 5usize] = [&LIST_MEMOS, &CREATE_MEMO, &UPDATE_MEMO, &PUT_MEMO, &DELETE_MEMO];
+pub static OPERATIONS: [&Operation; 6usize] =
+    [&LIST_MEMOS, &CREATE_MEMO, &UPDATE_MEMO, &COUNT_MEMOS, &PUT_MEMO, &DELETE_MEMO];

@@ -35,6 +35,7 @@ where
                 &app,
             ),
         )
+        .route(operations::COUNT_MEMOS.full_path, on::<CountMemos, S, G>(methods(&SERVICE, "GET"), &app))
         .with_state(app)
 }
 /// `GET /api/v1/memos`: List memos
@@ -65,6 +66,16 @@ impl<S: MemosService> Endpoint<S, S::Context> for UpdateMemo {
     const OP: &'static Operation = &operations::UPDATE_MEMO;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.update_memo(cx, input).await.map(|out| support::Success::one(&out))
+    }
+}
+/// `GET /api/v1/memos/count`: Count the memos
+pub struct CountMemos;
+impl<S: MemosService> Endpoint<S, S::Context> for CountMemos {
+    type Input = NoInput;
+    type Error = errors::CountMemosError;
+    const OP: &'static Operation = &operations::COUNT_MEMOS;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.count_memos(cx).await.map(|out| support::Success::one(&out))
     }
 }
 /// `PUT /api/v1/memos/{id}`: Set a memo's title

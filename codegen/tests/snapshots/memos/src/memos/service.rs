@@ -37,6 +37,10 @@ pub trait MemosService: Send + Sync + 'static {
         cx: &mut Self::Context,
         input: models::UpdateMemoInput,
     ) -> impl Future<Output = Result<models::Memo, errors::UpdateMemoError>> + Send;
+    /// Count the memos
+    ///
+    /// `GET /api/v1/memos/count` · scope ``
+    fn count_memos(&self, cx: &mut Self::Context) -> impl Future<Output = Result<i64, errors::CountMemosError>> + Send;
     /// Set a memo's title
     ///
     /// `PUT /api/v1/memos/{id}` · scope `memos:write` · MCP tool `memos.put`
