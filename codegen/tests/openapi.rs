@@ -68,6 +68,7 @@ fn every_operation_has_an_id_and_requires_its_oauth2_scope() {
         ("list_memos", "memos:read"),
         ("create_memo", "memos:write"),
         ("update_memo", "memos:write"),
+        ("get_memo_json", "memos:read"),
         ("put_memo", "memos:write"),
         ("delete_memo", "memos:write"),
     ];

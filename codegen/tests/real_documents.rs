@@ -436,3 +436,20 @@ fn a_json_body_also_sent_as_a_form_keeps_both_where_a_form_carries_its_fields() 
     );
     assert!(refused.is_err_and(|e| e.to_string().contains("lists no JSON media type")));
 }
+
+#[test]
+fn paths_sharing_a_prefix_name_its_parameter_alike() {
+    let doc = document(json!({
+        "/things/{id}": get("get_thing", json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}])),
+        "/things/{thingId}/parts": get("list_parts", json!([{"name": "thingId", "in": "path", "required": true, "schema": {"type": "string"}}])),
+        "/things/{name}": {"delete": {"operationId": "delete_thing", "parameters": [
+            {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "responses": {"204": {"description": "Deleted."}}}}
+    }));
+    let (emitted, report, _) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    let paths: Vec<&String> = emitted["paths"].as_object().unwrap().keys().collect();
+    assert_eq!(paths, ["/things/{id}", "/things/{id}/parts"], "one route per shape, named alike");
+    assert!(emitted["paths"]["/things/{id}"]["delete"].is_object());
+    assert!(report.to_string().contains("the path parameter `thingId` is named `id`, as the paths sharing its prefix"));
+}

@@ -194,7 +194,13 @@ pub async fn decode_request<G: Gate, I: DeserializeOwned>(
             .map_err(|e| invalid(service, "path", Value::Null, format!("the path is not valid: {e}")))?;
         for (name, raw) in params.iter() {
             if let Some(f) = op.input.iter().find(|f| f.name == name && f.location == Location::Path) {
-                obj.insert(name.to_string(), coerce(service, f, &f.kind, raw)?);
+                // A parameter sharing its segment with text (`{id}.json`): the route matched the
+                // whole segment, and a value without that text is no path of this operation.
+                let Some(value) = crate::paths::param_value(op.full_path, name, raw) else {
+                    let problem = Problem::new(format!("no route matches {}", parts.uri.path()));
+                    return Err(Rejection { code: roles.not_found, problem });
+                };
+                obj.insert(name.to_string(), coerce(service, f, &f.kind, value)?);
             }
         }
     }

@@ -504,7 +504,7 @@ struct Cx<'a> {
     /// Path parameters named apart from a field of the same name elsewhere in some operation's
     /// request (a body's `id` beside the path's `{id}`): the name in the document → the field's.
     /// A path parameter's name is not on the wire, so the requests stay the same.
-    path_names: BTreeMap<String, String>,
+    path_names: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 impl Cx<'_> {
@@ -578,6 +578,8 @@ struct OpCx<'c, 'a> {
     platform_params: Vec<PlatformParam>,
     /// The component schemas being written inline (aliases of lists and maps), innermost last.
     aliases: Vec<String>,
+    /// The path template as the document writes it.
+    template: String,
 }
 
 impl<'c, 'a> OpCx<'c, 'a> {
@@ -592,8 +594,18 @@ impl<'c, 'a> OpCx<'c, 'a> {
             paged: false,
             platform_params: Vec::new(),
             aliases: Vec::new(),
+            template: String::new(),
         }
     }
+}
+
+/// `path` with its parameters renamed as `names` says (`/things/{id}` → `/things/{path_id}`).
+fn named_apart(path: &str, names: Option<&BTreeMap<String, String>>) -> String {
+    let mut out = path.to_string();
+    for (name, apart) in names.into_iter().flatten() {
+        out = out.replace(&format!("{{{name}}}"), &format!("{{{apart}}}"));
+    }
+    out
 }
 
 /// A request header the platform reads itself when the operation has the feature (`If-Match` of a
@@ -635,15 +647,21 @@ struct Typed {
     def: FieldDef,
 }
 
-/// The path parameters some operation also has a query, header or top-level body field of the
-/// same name for, each with a name of its own (`id` → `path_id`), taken for every path of the
-/// document so that routes sharing a prefix keep naming their parameters alike, as the router
-/// asks.
-fn path_names(cx: &Cx, doc: &Value) -> BTreeMap<String, String> {
+/// The path parameters named apart, per path template (a parameter's name is not on the wire, so
+/// the requests stay the same): one that an operation of the path also has a query, header or
+/// top-level body field of (`id` beside a body's `id`) becomes `path_id`, in every path, so that
+/// routes sharing a prefix keep naming it alike; and a parameter where another path, earlier in
+/// the document, has one under the same prefix takes that one's name, as the router asks of
+/// routes that share a prefix (`/a/{id}` and `/a/{thing}/b`).
+fn path_names(cx: &Cx, doc: &Value) -> BTreeMap<String, BTreeMap<String, String>> {
     let resolve = |v: &Value| cx.resolve(v).ok().cloned().unwrap_or(Value::Null);
+    let paths: Vec<(&String, &Value)> =
+        doc.get("paths").and_then(Value::as_object).into_iter().flat_map(|p| p.iter()).collect();
+    // Per path: its parameters' names, and the other fields' names of its operations.
+    let mut others: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
     let mut clashing: BTreeSet<String> = BTreeSet::new();
     let mut taken: BTreeSet<String> = BTreeSet::new();
-    for item in doc.get("paths").and_then(Value::as_object).into_iter().flat_map(|p| p.values()) {
+    for (template, item) in &paths {
         for method in Method::ALL {
             let Some(op) = item.get(method.as_str().to_ascii_lowercase()) else { continue };
             let mut path = BTreeSet::new();
@@ -666,14 +684,50 @@ fn path_names(cx: &Cx, doc: &Value) -> BTreeMap<String, String> {
                 );
             }
             clashing.extend(path.intersection(&other).cloned());
-            taken.extend(path.into_iter().chain(other));
+            taken.extend(path.iter().cloned().chain(other.iter().cloned()));
+            others.entry(template.as_str()).or_default().extend(other);
         }
     }
-    clashing
+    let apart: BTreeMap<String, String> = clashing
         .into_iter()
         .filter_map(|name| {
             let apart = format!("path_{name}");
             (!taken.contains(&apart)).then_some((name, apart))
         })
-        .collect()
+        .collect();
+    // The name each prefix's parameter has (the prefix up to it, parameters blanked).
+    let mut first: BTreeMap<String, String> = BTreeMap::new();
+    let mut out = BTreeMap::new();
+    for (template, _) in &paths {
+        let fields = others.get(template.as_str()).cloned().unwrap_or_default();
+        let mut names: BTreeMap<String, String> = BTreeMap::new();
+        let mut prefix = String::new();
+        for segment in template.split('/').filter(|s| !s.is_empty()) {
+            let Some(name) = segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')) else {
+                prefix.push('/');
+                prefix.push_str(segment);
+                continue;
+            };
+            let own = apart.get(name).cloned().unwrap_or_else(|| name.to_string());
+            let used = |n: &String| {
+                names.values().any(|v| v == n) || fields.contains(n) || template.contains(&format!("{{{n}}}"))
+            };
+            let chosen = match first.get(&prefix) {
+                Some(f) if *f != own && *f != name && !used(f) => f.clone(),
+                Some(_) => own,
+                None => {
+                    first.insert(prefix.clone(), own.clone());
+                    own
+                }
+            };
+            if chosen != name {
+                names.insert(name.to_string(), chosen);
+            }
+            prefix.push_str("/{}");
+        }
+        if !names.is_empty() {
+            out.insert(template.to_string(), names);
+        }
+    }
+    out
 }

@@ -29,6 +29,7 @@ impl OpCx<'_, '_> {
         scopes: &mut Vec<ScopeDef>,
         errors: &mut IndexMap<String, ErrorDef>,
     ) -> Option<OperationDef> {
+        self.template = path.to_string();
         let text = |k: &str| op.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
         let summary = match text("summary") {
             s if s.is_empty() => {
@@ -41,7 +42,7 @@ impl OpCx<'_, '_> {
             id: id.to_string(),
             route: None,
             method: Some(method),
-            path: self.named_apart(path),
+            path: named_apart(path, self.cx.path_names.get(path)),
             scope: None,
             public: false,
             summary,
@@ -115,16 +116,6 @@ impl OpCx<'_, '_> {
             def.mcp = Some(tool);
         }
         Some(def)
-    }
-
-    /// `path` with the parameters named apart from fields of the same name renamed
-    /// (`/things/{id}` → `/things/{path_id}`).
-    fn named_apart(&self, path: &str) -> String {
-        let mut out = path.to_string();
-        for (name, apart) in &self.cx.path_names {
-            out = out.replace(&format!("{{{name}}}"), &format!("{{{apart}}}"));
-        }
-        out
     }
 
     /// The scope the operation needs: its OAuth requirement's first scope, else by method.
@@ -239,10 +230,15 @@ impl OpCx<'_, '_> {
             let mut name = p.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
             let location = match p.get("in").and_then(Value::as_str) {
                 Some("path") => {
-                    if let Some(apart) = self.cx.path_names.get(&name) {
+                    let template = self.template.clone();
+                    if let Some(apart) = self.cx.path_names.get(&template).and_then(|n| n.get(&name)) {
+                        let why = match apart.strip_prefix("path_") {
+                            Some(n) if n == name => format!("apart from the field `{name}`"),
+                            _ => "as the paths sharing its prefix name it".to_string(),
+                        };
                         self.notes.push(format!(
-                            "the path parameter `{name}` is named `{apart}`, apart from the field `{name}` (its place \
-                             in the path is the same)"
+                            "the path parameter `{name}` is named `{apart}`, {why} (its place in the path, and so \
+                             every request, is the same)"
                         ));
                         name = apart.clone();
                     }

@@ -135,7 +135,12 @@ impl OpCx<'_, '_> {
             return;
         }
         let Some(headers) = self.response_headers(&resp, &at) else { return };
-        let content = resp.get("content").and_then(Value::as_object).cloned().unwrap_or_default();
+        let mut content = resp.get("content").and_then(Value::as_object).cloned().unwrap_or_default();
+        if matches!(status, 204 | 205) && !content.is_empty() {
+            // RFC 9110: a 204 (or 205) answer has no content, whatever the document gives it.
+            self.notes.push(format!("the {status} answer has no content (RFC 9110), so its schema is left out"));
+            content.clear();
+        }
         def.status = (status != 200).then_some(status);
         def.status_range = ranged;
         if content.is_empty() {

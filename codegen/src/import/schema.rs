@@ -588,7 +588,8 @@ pub(super) fn is_null_member(member: &Value) -> bool {
 
 pub(super) fn is_string_enum(schema: &Value) -> bool {
     match schema.get("type").and_then(Value::as_str) {
-        Some("string") => schema.get("enum").is_some(),
+        // At least one string value (`enum: []`, or `[null]`, names none: a plain string).
+        Some("string") => schema.get("enum").and_then(Value::as_array).is_some_and(|e| e.iter().any(Value::is_string)),
         // No type, and strings only (`enum: ["-INF", "INF", "NaN"]`): strings.
         None => schema
             .get("enum")

@@ -91,8 +91,15 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
         let route = (op.method(), normalize_path(&op.path));
         if routed && let Some((other, other_path)) = routes.insert(route, (op.id.clone(), op.path.clone())) {
             let m = op.method().as_str();
+            let mixed = |p: &str| support::route_path(p) != p;
             let problem = if other_path == op.path {
                 format!("{m} {} is also the route of operation `{other}`", op.path)
+            } else if mixed(&op.path) || mixed(&other_path) {
+                format!(
+                    "{m} {} and {m} {other_path} of operation `{other}` are one route to the router (a parameter \
+                     beside text matches its whole segment)",
+                    op.path
+                )
             } else {
                 format!(
                     "{m} {} is the same route as {m} {other_path} of operation `{other}` (parameter names do not tell routes apart)",
@@ -392,6 +399,11 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
         if op.ranges {
             auto.push(&roles.range_not_satisfiable);
         }
+        // A segment of a parameter and text (`{id}.json`) is routed whole: one without the text
+        // is no path of the operation.
+        if support::route_path(&op.path) != op.path {
+            auto.push(&roles.not_found);
+        }
         if op.rate_limited && spec.rate_limits.is_some() {
             auto.push(&roles.rate_limited);
         }
@@ -434,18 +446,22 @@ pub(super) fn check_ambiguous_paths(c: &mut Collector, spec: &Spec) {
     // is. It gives a fixed segment priority over a parameter (`/codespaces/secrets/{name}` beside
     // `/codespaces/{id}/machines`), as real servers route.
     let mut router = matchit::Router::new();
-    let mut owners: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+    // Route (a parameter beside text routed as the parameter alone) → the first operation on it.
+    let mut owners: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
     for op in &spec.operations {
-        if op.path.is_empty() || owners.contains_key(op.path.as_str()) {
+        let route = support::route_path(&op.path);
+        if op.path.is_empty() || owners.contains_key(&route) {
+            // Another method of the route (two of one method were reported with the route above).
             continue;
         }
-        owners.insert(&op.path, &op.id);
-        match router.insert(op.path.as_str(), ()) {
+        owners.insert(route.clone(), &op.id);
+        match router.insert(route.as_str(), ()) {
             Ok(()) => {}
             Err(matchit::InsertError::Conflict { with }) => {
-                let other = owners.get(with.as_str()).copied().unwrap_or_default();
-                let same_method =
-                    |path: &str| spec.operations.iter().any(|o| o.path == path && o.method() == op.method());
+                let other = owners.get(&with).copied().unwrap_or_default();
+                let same_method = |route: &str| {
+                    spec.operations.iter().any(|o| support::route_path(&o.path) == route && o.method() == op.method())
+                };
                 if same_method(&with) {
                     // Reported with the operation's route above.
                     continue;
@@ -463,7 +479,7 @@ pub(super) fn check_ambiguous_paths(c: &mut Collector, spec: &Spec) {
             Err(e) => c.push(
                 Place::Operation(op.id.clone()),
                 format!("path `{}` cannot be routed: {e}", op.path),
-                "give each parameter a whole segment, like `/files/{name}`",
+                "give each segment at most one parameter, like `/files/{name}` or `/files/{name}.json`",
             ),
         }
     }
@@ -514,7 +530,9 @@ fn check_json_types(c: &mut Collector, place: &Place, op: &OperationDef, json_bo
 
 /// `/a/{x}/b` and `/a/{y}/b` are the same route.
 pub(super) fn normalize_path(path: &str) -> String {
-    path.split('/').map(|seg| if seg.starts_with('{') { "{}" } else { seg }).collect::<Vec<_>>().join("/")
+    // As the router serves it: a parameter beside text (`{id}.json`) matches the whole segment.
+    let route = support::route_path(path);
+    route.split('/').map(|seg| if seg.starts_with('{') { "{}" } else { seg }).collect::<Vec<_>>().join("/")
 }
 
 /// The success statuses an operation may declare, and what each needs of its output.

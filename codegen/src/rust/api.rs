@@ -156,22 +156,29 @@ pub(super) fn router_file(api: &Api) -> TokenStream {
             }
         }
     });
-    // One `.route` per path, with every method of that path and a JSON 405 for the rest.
-    let mut paths: Vec<&str> = Vec::new();
+    // One `.route` per route, with every method of it and a JSON 405 for the rest. A parameter
+    // beside text (`{id}.json`) is routed as the parameter alone; the decoder checks the text.
+    let route_of = |o: &Operation| support::route_path(&o.def.path);
+    let mut paths: Vec<String> = Vec::new();
     for op in &api.operations {
-        if !paths.contains(&op.def.path.as_str()) {
-            paths.push(&op.def.path);
+        if !paths.contains(&route_of(op)) {
+            paths.push(route_of(op));
         }
     }
     let routes = paths.iter().map(|p| {
-        let ops: Vec<&Operation> = api.operations.iter().filter(|o| o.def.path == *p).collect();
+        let ops: Vec<&Operation> = api.operations.iter().filter(|o| route_of(o) == *p).collect();
         let first = op_static(ops[0]);
         let allowed = ops.iter().map(|o| o.method().as_str()).collect::<Vec<_>>().join(", ");
         let route = ops.iter().fold(quote!(methods(&SERVICE, #allowed)), |route, o| {
             let ep = endpoint(o);
             quote!(on::<#ep, S, G>(#route, &app))
         });
-        quote!(.route(operations::#first.full_path, #route))
+        if *p == ops[0].def.path {
+            quote!(.route(operations::#first.full_path, #route))
+        } else {
+            let full = format!("{}{p}", api.spec.service.base_path);
+            quote!(.route(#full, #route))
+        }
     });
     let doc = format!(" The axum router of every operation under `{base}`, built from the operation table.");
     let answers_use = if has_alternatives(api) {

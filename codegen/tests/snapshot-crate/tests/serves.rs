@@ -87,6 +87,16 @@ impl MemosService for Memos {
         Ok(self.0.lock().unwrap().len() as i64)
     }
 
+    async fn get_memo_json(
+        &self,
+        _: &mut (),
+        input: models::MemoJsonRef,
+    ) -> Result<models::Memo, errors::GetMemoJsonError> {
+        let memos = self.0.lock().unwrap();
+        let memo = memos.iter().find(|n| n.id == input.id);
+        memo.cloned().ok_or_else(|| errors::GetMemoJsonError::NotFound(Problem::new("No such memo.")))
+    }
+
     async fn put_memo(
         &self,
         _: &mut (),
@@ -202,6 +212,14 @@ async fn the_snapshot_serves_its_operations_through_the_generated_router() {
     let (status, _, body) = send(&app, "GET", "/api/v1/memos/count", None).await;
     assert_eq!((status, body), (StatusCode::OK, json!({"data": 3})), "a fixed segment beside `{{id}}`");
     assert!(memos::operations::COUNT_MEMOS.public && memos::operations::COUNT_MEMOS.allows([]));
+
+    // `{id}.json`: the parameter is what comes before the text; without the text, no route.
+    let (status, _, body) = send(&app, "GET", "/api/v1/memos/n1.json", None).await;
+    assert_eq!((status, &body["data"]["id"]), (StatusCode::OK, &json!("n1")));
+    let (status, _, body) = send(&app, "GET", "/api/v1/memos/n1", None).await;
+    assert_eq!((status, &body["error"]["code"]), (StatusCode::NOT_FOUND, &json!("not_found")), "{body}");
+    let (status, allow, _) = send(&app, "POST", "/api/v1/memos/n1.json", None).await;
+    assert_eq!((status, allow.as_deref()), (StatusCode::METHOD_NOT_ALLOWED, Some("PATCH, GET, PUT, DELETE")));
 
     let (status, _, body) = send(&app, "GET", "/api/v1/memos?per_page=1&page=2", None).await;
     assert_eq!(status, StatusCode::OK);

@@ -267,6 +267,15 @@ pub static PUT_MEMO_INPUT_FIELDS: [FieldSpec; 2usize] = [
     FieldSpec::path("id", Kind::String).required().max_length(40),
     FieldSpec::body("title", Kind::String).required().max_length(200),
 ];
+/// Names one memo, before `.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoJsonRef {
+    /// The memo.
+    pub id: String,
+}
+/// Field specs of [`MemoJsonRef`], for validation.
+pub static MEMO_JSON_REF_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];
 /// Names one memo.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

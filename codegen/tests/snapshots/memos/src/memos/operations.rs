@@ -161,6 +161,20 @@ pub static COUNT_MEMOS: Operation = Operation {
     tags: &["memos"],
     ..BASE
 };
+/// `GET /api/v1/memos/{id}.json`: Read a memo, as its `.json` address names it
+pub static GET_MEMO_JSON: Operation = Operation {
+    id: "get_memo_json",
+    method: Method::Get,
+    path: "/memos/{id}.json",
+    full_path: "/api/v1/memos/{id}.json",
+    scope: "memos:read",
+    satisfied_by: &["memos:read", "memos:write"],
+    rate_limited: true,
+    read_only: true,
+    tags: &["memos"],
+    input: &models::MEMO_JSON_REF_FIELDS,
+    ..BASE
+};
 /// `PUT /api/v1/memos/{id}`: Set a memo's title
 pub static PUT_MEMO: Operation = Operation {
     id: "put_memo",
@@ -192,5 +206,5 @@ pub static DELETE_MEMO: Operation = Operation {
     ..BASE
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 6usize] =
-    [&LIST_MEMOS, &CREATE_MEMO, &UPDATE_MEMO, &COUNT_MEMOS, &PUT_MEMO, &DELETE_MEMO];
+pub static OPERATIONS: [&Operation; 7usize] =
+    [&LIST_MEMOS, &CREATE_MEMO, &UPDATE_MEMO, &COUNT_MEMOS, &GET_MEMO_JSON, &PUT_MEMO, &DELETE_MEMO];

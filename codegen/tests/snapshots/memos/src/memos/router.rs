@@ -31,7 +31,13 @@ where
         .route(
             operations::UPDATE_MEMO.full_path,
             on::<DeleteMemo, S, G>(
-                on::<PutMemo, S, G>(on::<UpdateMemo, S, G>(methods(&SERVICE, "PATCH, PUT, DELETE"), &app), &app),
+                on::<PutMemo, S, G>(
+                    on::<GetMemoJson, S, G>(
+                        on::<UpdateMemo, S, G>(methods(&SERVICE, "PATCH, GET, PUT, DELETE"), &app),
+                        &app,
+                    ),
+                    &app,
+                ),
                 &app,
             ),
         )
@@ -76,6 +82,16 @@ impl<S: MemosService> Endpoint<S, S::Context> for CountMemos {
     const OP: &'static Operation = &operations::COUNT_MEMOS;
     async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.count_memos(cx).await.map(|out| support::Success::one(&out))
+    }
+}
+/// `GET /api/v1/memos/{id}.json`: Read a memo, as its `.json` address names it
+pub struct GetMemoJson;
+impl<S: MemosService> Endpoint<S, S::Context> for GetMemoJson {
+    type Input = models::MemoJsonRef;
+    type Error = errors::GetMemoJsonError;
+    const OP: &'static Operation = &operations::GET_MEMO_JSON;
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.get_memo_json(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `PUT /api/v1/memos/{id}`: Set a memo's title

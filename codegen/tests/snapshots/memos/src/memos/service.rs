@@ -41,6 +41,14 @@ pub trait MemosService: Send + Sync + 'static {
     ///
     /// `GET /api/v1/memos/count` · scope ``
     fn count_memos(&self, cx: &mut Self::Context) -> impl Future<Output = Result<i64, errors::CountMemosError>> + Send;
+    /// Read a memo, as its `.json` address names it
+    ///
+    /// `GET /api/v1/memos/{id}.json` · scope `memos:read`
+    fn get_memo_json(
+        &self,
+        cx: &mut Self::Context,
+        input: models::MemoJsonRef,
+    ) -> impl Future<Output = Result<models::Memo, errors::GetMemoJsonError>> + Send;
     /// Set a memo's title
     ///
     /// `PUT /api/v1/memos/{id}` · scope `memos:write` · MCP tool `memos.put`
