@@ -288,6 +288,10 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
             // A client written for the one status now reads that any 2xx may come.
             c.push(Kind::Breaking, "success-status-ranged", &place, "documents its success as `2XX` only");
         }
+        if !old_op.def.status_default && new_op.def.status_default {
+            // A client written for the one status now reads that any may come.
+            c.push(Kind::Breaking, "success-status-defaulted", &place, "documents its success as `default` only");
+        }
         // A client (or a generated SDK) checking for the old status takes the new one for a
         // failure. A body dropped or added changes the default status too; its rule says so.
         if old_op.status != new_op.status && old_op.def.output.is_some() == new_op.def.output.is_some() {

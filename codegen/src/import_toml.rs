@@ -229,6 +229,9 @@ fn operation(out: &mut String, op: &OperationDef) {
     if op.status_range {
         let _ = writeln!(out, "status_range = true");
     }
+    if op.status_default {
+        let _ = writeln!(out, "status_default = true");
+    }
     if let Some(status) = op.status {
         let _ = writeln!(out, "status = {status}");
     }

@@ -981,6 +981,11 @@ pub struct OperationDef {
     /// write it, Microsoft Graph's every one). The platform still answers `status`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub status_range: bool,
+    /// The documents promise no status: `default` where the status would be (as documents
+    /// converted from Swagger 2 often write their only answer). The platform still answers
+    /// `status`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub status_default: bool,
     /// Other success answers the implementation may give instead of `status` and `output` (an
     /// update that answers `200` with the item, or `201` when it created it, or `204` when nothing
     /// changed): the method returns an enum with one variant per answer, so the type says which.

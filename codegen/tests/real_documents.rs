@@ -453,3 +453,26 @@ fn paths_sharing_a_prefix_name_its_parameter_alike() {
     assert!(emitted["paths"]["/things/{id}"]["delete"].is_object());
     assert!(report.to_string().contains("the path parameter `thingId` is named `id`, as the paths sharing its prefix"));
 }
+
+#[test]
+fn a_default_answer_alone_is_the_success_and_stays_default() {
+    let thing = json!({"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}});
+    let doc = document(json!({
+        "/things/{id}": {
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "get": {"operationId": "get_thing", "responses": {"default": {"description": "The thing.", "content": thing}}},
+            "delete": {"operationId": "delete_thing", "responses": {"default": {"description": "Deleted."}}}
+        }
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    let get = &emitted["paths"]["/things/{id}"]["get"]["responses"];
+    assert!(get["default"]["content"]["application/json"].is_object() && get["200"].is_null(), "{get}");
+    let delete = &emitted["paths"]["/things/{id}"]["delete"]["responses"];
+    assert!(delete["default"].is_object() && delete["204"].is_null(), "{delete}");
+    // Answered 200 with the thing, and 204.
+    let files = codegen::generate(&[("things.toml", &toml)]).unwrap();
+    let table: String =
+        files.iter().find(|f| f.path.ends_with("operations.rs")).unwrap().text.split_whitespace().collect();
+    assert!(table.contains("success_status:204"), "{table}");
+}

@@ -62,6 +62,7 @@ impl OpCx<'_, '_> {
             paginated: false,
             status: None,
             status_range: false,
+            status_default: false,
             alternatives: Vec::new(),
             errors: Vec::new(),
             no_store: false,

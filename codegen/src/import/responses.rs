@@ -32,6 +32,10 @@ impl OpCx<'_, '_> {
         let mut success: Vec<(u16, Value, String)> = Vec::new();
         // The success documented as a class (`2XX`), answered as 200 (204 without content).
         let mut ranged = false;
+        // No success documented but `default`: that is the success (answered as 200, 204
+        // without content), as documents converted from Swagger 2 write their only answer.
+        let success_listed = responses.keys().any(|k| k.starts_with(['1', '2', '3']));
+        let mut defaulted = false;
         // Answers the platform gives for a feature the spec declares.
         let (mut precondition, mut required_precondition) = (false, false);
         for (status, raw) in &responses {
@@ -84,6 +88,10 @@ impl OpCx<'_, '_> {
                     if !def.errors.contains(&code) {
                         def.errors.push(code);
                     }
+                }
+                _ if status == "default" && !success_listed => {
+                    defaulted = true;
+                    success.push((200, resp, at));
                 }
                 _ if status == "default" => self
                     .notes
@@ -143,11 +151,12 @@ impl OpCx<'_, '_> {
         }
         def.status = (status != 200).then_some(status);
         def.status_range = ranged;
+        def.status_default = defaulted;
         if content.is_empty() {
             if headers.is_empty() && !(300..400).contains(&status) {
                 // An empty answer: `status` says which (204 is the default without an output,
                 // and what a `2XX` without content answers).
-                def.status = (status != 204 && !ranged).then_some(status);
+                def.status = (status != 204 && !ranged && !defaulted).then_some(status);
                 return;
             }
             let mut headers = headers;

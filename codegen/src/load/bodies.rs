@@ -334,6 +334,7 @@ pub(super) fn alternatives(
         (op.output.as_deref() == Some(FILE), "a file"),
         (op.prerendered, "a prerendered output"),
         (op.status_range, "a status documented as `2XX`"),
+        (op.status_default, "a status documented as `default`"),
     ];
     for (set, what) in beside {
         if set {

@@ -548,6 +548,12 @@ pub(super) fn check_status(
     if op.status_range && !(200..300).contains(&op.status.unwrap_or(200)) {
         c.push(place, "`status_range` documents a 2xx success as `2XX`", "remove it, or answer a 2xx status");
     }
+    if op.status_default && !(200..300).contains(&op.status.unwrap_or(200)) {
+        c.push(place, "`status_default` documents a 2xx success as `default`", "remove it, or answer a 2xx status");
+    }
+    if op.status_default && op.status_range {
+        c.push(place, "`status_default` and `status_range` both say how the status is documented", "keep one");
+    }
     let Some(status) = op.status else { return };
     let output = op.output.as_deref().and_then(|o| models.get(o.trim_end_matches("[]")));
     let body = op.output.as_deref() == Some(FILE)

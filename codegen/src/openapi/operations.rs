@@ -360,7 +360,11 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
         None => common_headers(api, ResponseBuilder::new().description("Done; no content.")),
     };
     // `2XX` where the spec promises only the class.
-    let key = if op.def.status_range { format!("{}XX", op.status / 100) } else { op.status.to_string() };
+    let key = match (op.def.status_range, op.def.status_default) {
+        (true, _) => format!("{}XX", op.status / 100),
+        (_, true) => "default".to_string(),
+        _ => op.status.to_string(),
+    };
     responses = responses.response(key, deprecation_doc_headers(op, success).build());
     for alt in &op.alternatives {
         let text = match alt.description.as_str() {
