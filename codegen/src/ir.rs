@@ -234,6 +234,11 @@ impl Alternative {
 }
 
 impl Operation {
+    /// The media types other than JSON its answer may be rendered in (`answer_types`).
+    pub fn other_formats(&self) -> impl Iterator<Item = &String> {
+        self.def.answer_types.iter().filter(|m| !support::is_json_media(m))
+    }
+
     /// snake_case id.
     pub fn id(&self) -> &str {
         &self.def.id

@@ -25,10 +25,16 @@ fn finish_as(parts: &Parts, op: &'static Operation, status: u16, mut resp: Respo
     *resp.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
     if !op.answer_types.is_empty() && resp.headers().get(header::CONTENT_TYPE).is_some_and(|v| v == "application/json")
     {
-        let chosen = answer_type(op.answer_types, parts.headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()));
+        // Of the JSON types the operation lists (its other formats were chosen before).
+        let json: Vec<&str> = op.answer_types.iter().copied().filter(|t| crate::decode::is_json_media(t)).collect();
+        let chosen = answer_type(&json, parts.headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()));
         if let Ok(v) = HeaderValue::from_str(chosen) {
             resp.headers_mut().insert(header::CONTENT_TYPE, v);
         }
+    }
+    if op.answer_types.len() > 1 {
+        // The answer depends on `Accept`: caches keep one per value.
+        resp.headers_mut().insert(header::VARY, HeaderValue::from_static("accept"));
     }
     if let Some(d) = op.deprecation {
         d.mark(&mut resp);
@@ -47,7 +53,9 @@ fn finish_as(parts: &Parts, op: &'static Operation, status: u16, mut resp: Respo
 /// listed, else the first listed.
 pub fn answer_type<'a>(types: &[&'a str], accept: Option<&str>) -> &'a str {
     let essence = |m: &str| m.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
-    let fallback = types.iter().copied().find(|t| essence(t) == "application/json").or(types.first().copied());
+    let fallback = (types.iter().copied().find(|t| essence(t) == "application/json"))
+        .or_else(|| types.iter().copied().find(|t| crate::decode::is_json_media(t)))
+        .or(types.first().copied());
     for range in accept.unwrap_or_default().split(',') {
         let refused = range.split(';').skip(1).any(|p| {
             let p = p.replace(' ', "");
@@ -117,6 +125,13 @@ pub enum Success {
     Empty,
     /// The operation's output.
     One(JsonText),
+    /// The output, and how to render it in the operation's other formats.
+    Formats {
+        /// The output as JSON.
+        json: JsonText,
+        /// Its renderer in the other formats.
+        other: crate::formats::Other,
+    },
     /// One page of a list.
     Page {
         /// This page's items (a JSON array).
@@ -147,6 +162,14 @@ impl Success {
     /// The output of an operation.
     pub fn one<T: Serialize>(value: &T) -> Self {
         Success::One(JsonText::of(value))
+    }
+
+    /// The output of an operation that may also answer other formats than JSON.
+    pub fn formats<T: Serialize + Send + 'static>(formats: crate::formats::Formats<T>) -> Self {
+        let json = JsonText::of(&formats.value);
+        let crate::formats::Formats { value, render } = formats;
+        let other = crate::formats::Other(Box::new(move |media: &str| render.and_then(|r| r(&value, media))));
+        Success::Formats { json, other }
     }
 
     /// A page of a list operation.
@@ -214,7 +237,7 @@ impl Success {
     fn etag(&self) -> Option<String> {
         match self {
             Success::Empty | Success::File(_) | Success::Streamed(_) => None,
-            Success::One(v) => Some(crate::conditional::etag_of_text(v.as_str())),
+            Success::One(v) | Success::Formats { json: v, .. } => Some(crate::conditional::etag_of_text(v.as_str())),
             Success::Page { items, total, paging } => Some(crate::conditional::etag_of_text(&format!(
                 "{{\"items\":{items},\"total\":{total},\"page\":{},\"per_page\":{}}}",
                 paging.page, paging.per_page
@@ -228,7 +251,7 @@ impl Success {
         match self {
             Success::Empty | Success::File(_) | Success::Streamed(_) => None,
             Success::Headed { inner, .. } | Success::Status { inner, .. } => inner.enveloped(),
-            Success::One(v) => Some(JsonText(format!("{{\"data\":{v}}}"))),
+            Success::One(v) | Success::Formats { json: v, .. } => Some(JsonText(format!("{{\"data\":{v}}}"))),
             Success::Page { items, total, paging } => Some(JsonText(format!(
                 "{{\"data\":{items},\"meta\":{{\"total\":{total},\"page\":{},\"per_page\":{}}}}}",
                 paging.page, paging.per_page
@@ -242,7 +265,7 @@ impl Success {
     /// "per_page"}`; `{}` for no content.
     pub fn into_tool_body(self, service: &ServiceInfo) -> Value {
         match (self.split().0, service.wire.success) {
-            (Success::One(v), SuccessFormat::Bare) => match v.value() {
+            (Success::One(v) | Success::Formats { json: v, .. }, SuccessFormat::Bare) => match v.value() {
                 v @ Value::Array(_) => json!({ "items": v }),
                 v @ Value::Object(_) => v,
                 v => json!({ "value": v }),
@@ -268,6 +291,25 @@ pub fn respond(parts: &Parts, op: &'static Operation, success: Success) -> Respo
         *resp.status_mut() = StatusCode::NOT_MODIFIED;
         return with_headers(resp, etag, headers);
     }
+    // Another format than JSON, where `Accept` prefers one the operation lists and the
+    // implementation renders it; else the JSON.
+    let success = match success {
+        Success::Formats { json, other } => {
+            let chosen = answer_type(op.answer_types, parts.headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()));
+            match (crate::decode::is_json_media(chosen), HeaderValue::from_str(chosen)) {
+                (false, Ok(media)) => match (other.0)(chosen) {
+                    Some(bytes) => {
+                        let mut resp = Response::new(Body::from(bytes));
+                        resp.headers_mut().insert(header::CONTENT_TYPE, media);
+                        return with_headers(finish_as(parts, op, status, resp), etag, headers);
+                    }
+                    None => Success::One(json),
+                },
+                _ => Success::One(json),
+            }
+        }
+        other => other,
+    };
     let resp = match (success, op.service.wire.success) {
         (Success::File(file), _) if op.ranges => match file.into_ranged_response(&parts.headers) {
             // A part keeps its 206 (`finish` sets the declared status of a whole answer).

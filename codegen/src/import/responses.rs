@@ -193,12 +193,26 @@ impl OpCx<'_, '_> {
                 // format: the JSON ones.
                 let (listed, others) = json_alternatives(&content, &media);
                 def.answer_types = listed;
-                if !others.is_empty() {
-                    self.notes.push(format!("answers its JSON media types only (the document also offers {others:?})"));
-                }
                 let Some(typed) = self.json_body(&content, &media, &at, &format!("{id}_output")) else { return };
+                // The other formats of the answer (XML, HTML, CSV, …), which the implementation
+                // renders, where the answer is one JSON document without headers or alternatives;
+                // a stream or a range of types is none.
+                let rendered = headers.is_empty() && def.alternatives.is_empty();
+                let (formats, left): (Vec<String>, Vec<String>) = others.into_iter().partition(|m| {
+                    let stream = m == "text/event-stream" || m == "application/x-ndjson";
+                    rendered && !m.contains('*') && !support::is_json_media(m) && !stream
+                });
+                if !left.is_empty() {
+                    self.notes.push(format!("answers its JSON media types only (the document also offers {left:?})"));
+                }
                 if headers.is_empty() {
                     def.output = Some(typed.ty);
+                    if !formats.is_empty() {
+                        if def.answer_types.is_empty() {
+                            def.answer_types.push(media.clone());
+                        }
+                        def.answer_types.extend(formats);
+                    }
                     return;
                 }
                 // Headers beside the body: one output model of the body's fields and the headers.

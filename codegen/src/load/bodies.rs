@@ -414,3 +414,34 @@ pub(super) fn alternatives(
     }
     out
 }
+
+/// An answer's other formats than JSON (`answer_types` listing `application/xml`, …): the
+/// implementation renders one output in them, so the answer is one JSON document of a model
+/// without header fields or a value.
+pub(super) fn check_other_formats(
+    c: &mut Collector,
+    place: &Place,
+    op: &OperationDef,
+    models: &IndexMap<String, Model>,
+) {
+    let Some(first) = op.answer_types.iter().find(|m| !support::is_json_media(m)) else { return };
+    let headed = op
+        .output
+        .as_deref()
+        .and_then(|o| models.get(o))
+        .is_some_and(|m| m.fields_in(Location::Header).next().is_some());
+    for (set, what) in [
+        (op.paginated, "a page"),
+        (op.prerendered, "a prerendered output"),
+        (!op.alternatives.is_empty(), "alternative answers"),
+        (headed, "response headers"),
+    ] {
+        if set {
+            c.push(
+                place,
+                format!("`answer_types` lists `{first}` beside {what}"),
+                "list JSON types only, or answer one JSON document of a model without header fields",
+            );
+        }
+    }
+}

@@ -418,6 +418,7 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
         errors.sort_by_key(|e| spec.errors.get_index_of(e));
         let status = op.status.unwrap_or(if op.output.is_some() { 200 } else { 204 });
         check_json_types(c, &place, op, has_body && op.body == support::BodyFormat::Json);
+        check_other_formats(c, &place, op, models);
         // `Model[]`: the IR names the model and says it is a list; `file`: no model.
         let mut def = op.clone();
         let list_output = def.output.as_deref().is_some_and(|o| o.ends_with("[]"));
@@ -508,7 +509,9 @@ fn check_json_types(c: &mut Collector, place: &Place, op: &OperationDef, json_bo
         }
         for (i, m) in list.iter().enumerate() {
             let form = key == "request_types" && support::BodyFormat::of_media(m).is_some();
-            if !support::is_json_media(m) && !form {
+            // An answer's other formats, which the implementation renders.
+            let other = key == "answer_types" && is_media_type(m);
+            if !support::is_json_media(m) && !form && !other {
                 let also = if key == "request_types" {
                     ", `application/x-www-form-urlencoded` or `multipart/form-data`"
                 } else {
@@ -526,6 +529,13 @@ fn check_json_types(c: &mut Collector, place: &Place, op: &OperationDef, json_bo
             }
         }
     }
+}
+
+/// RFC 9110's media type, parameters too (`text/csv; charset=utf-8`), with no range (`*`).
+fn is_media_type(m: &str) -> bool {
+    let token = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b));
+    let essence = m.split(';').next().unwrap_or_default().trim();
+    essence.split_once('/').is_some_and(|(k, s)| token(k) && token(s))
 }
 
 /// `/a/{x}/b` and `/a/{y}/b` are the same route.

@@ -115,6 +115,21 @@ pub(super) fn request_body(api: &Api, op: &Operation) -> Option<utoipa::openapi:
     Some(body.content(media_type, content.build()).build())
 }
 
+/// The schema of an answer under media type `m`: the output's in JSON (`json`, in the service's
+/// wire format), the output itself in XML (`bare`, which OpenAPI's `xml` rules map from); a string
+/// of that media type in any other format, which the implementation renders as it will.
+fn answer_schema(m: &str, json: RefOr<Schema>, bare: RefOr<Schema>) -> RefOr<Schema> {
+    let essence = m.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    if support::is_json_media(m) {
+        return json;
+    }
+    if essence.ends_with("/xml") || essence.ends_with("+xml") {
+        return bare;
+    }
+    let text = ObjectBuilder::new().schema_type(Type::String).content_media_type(m.to_string()).build();
+    RefOr::T(Schema::Object(text))
+}
+
 /// The media types a JSON body is documented under: the spec's list, or `application/json`.
 fn json_types(listed: &[String]) -> impl Iterator<Item = String> + '_ {
     let default = listed.is_empty().then(|| "application/json".to_string());
@@ -247,10 +262,20 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
     };
     let success = match output_schema_name(api, op) {
         Some(name) => {
-            let mut r = json_types(&op.def.answer_types)
-                .fold(ResponseBuilder::new().description(op.def.summary.clone()), |r, m| {
-                    r.content(m, ContentBuilder::new().schema(Some(reference(&name))).build())
-                });
+            let mut r = json_types(&op.def.answer_types).fold(
+                ResponseBuilder::new().description(op.def.summary.clone()),
+                |r, m| {
+                    // Other formats render the output itself, not its envelope.
+                    let bare = op
+                        .def
+                        .output
+                        .as_deref()
+                        .filter(|_| !op.list_output)
+                        .map_or_else(|| reference(&name), reference);
+                    let schema = answer_schema(&m, reference(&name), bare);
+                    r.content(m, ContentBuilder::new().schema(Some(schema)).build())
+                },
+            );
             if op.def.no_store {
                 r = r.header("Cache-Control", header("Always `no-store`: the body carries a secret.", Type::String));
             }
@@ -351,10 +376,14 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
         None if op.value_output.is_some() => {
             let schema =
                 value_output_schema(api, op).unwrap_or_else(|| RefOr::T(Schema::Object(ObjectBuilder::new().build())));
-            let r = json_types(&op.def.answer_types)
-                .fold(ResponseBuilder::new().description(op.def.summary.clone()), |r, m| {
-                    r.content(m, ContentBuilder::new().schema(Some(schema.clone())).build())
-                });
+            let r = json_types(&op.def.answer_types).fold(
+                ResponseBuilder::new().description(op.def.summary.clone()),
+                |r, m| {
+                    let bare = op.value_output.as_ref().map(|t| type_schema(t, None, Side::Response));
+                    let schema = answer_schema(&m, schema.clone(), bare.unwrap_or_else(|| schema.clone()));
+                    r.content(m, ContentBuilder::new().schema(Some(schema)).build())
+                },
+            );
             common_headers(api, declared(r))
         }
         None => common_headers(api, ResponseBuilder::new().description("Done; no content.")),

@@ -138,7 +138,11 @@ pub(super) fn router_file(api: &Api) -> TokenStream {
                 quote!(.map(|out| { let mut success = #start; #(#set)* success }))
             }
         };
-        let body = if op.alternatives.is_empty() { body } else { answers_body(api, op, &headers) };
+        let body = match () {
+            _ if op.other_formats().next().is_some() => quote!(.map(support::Success::formats)),
+            _ if !op.alternatives.is_empty() => answers_body(api, op, &headers),
+            _ => body,
+        };
         let doc = format!(" `{} {base}{}`: {}", op.method().as_str(), op.def.path, op.def.summary);
         let targets = audit_targets(api, op);
         quote! {

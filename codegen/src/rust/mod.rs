@@ -146,7 +146,10 @@ fn method_tokens(m: Method) -> TokenStream {
 /// What an operation's method returns: its output, or the enum of its answers when it has
 /// alternatives.
 pub(crate) fn output_type(op: &Operation) -> TokenStream {
-    if op.alternatives.is_empty() {
+    if op.other_formats().next().is_some() {
+        let t = main_output_type(op);
+        quote!(support::Formats<#t>)
+    } else if op.alternatives.is_empty() {
         main_output_type(op)
     } else {
         let t = answer_enum(op);

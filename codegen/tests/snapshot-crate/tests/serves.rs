@@ -83,8 +83,12 @@ impl MemosService for Memos {
         Ok(memo.clone())
     }
 
-    async fn count_memos(&self, _: &mut ()) -> Result<i64, errors::CountMemosError> {
-        Ok(self.0.lock().unwrap().len() as i64)
+    async fn count_memos(&self, _: &mut ()) -> Result<support::Formats<i64>, errors::CountMemosError> {
+        let count = self.0.lock().unwrap().len() as i64;
+        // In plain text, the number and a line break.
+        Ok(support::Formats::rendered_by(count, |n, media| {
+            (media == "text/plain").then(|| format!("{n}\n").into_bytes())
+        }))
     }
 
     async fn get_memo_json(
@@ -212,6 +216,12 @@ async fn the_snapshot_serves_its_operations_through_the_generated_router() {
     let (status, _, body) = send(&app, "GET", "/api/v1/memos/count", None).await;
     assert_eq!((status, body), (StatusCode::OK, json!({"data": 3})), "a fixed segment beside `{{id}}`");
     assert!(memos::operations::COUNT_MEMOS.public && memos::operations::COUNT_MEMOS.allows([]));
+    // Its other format, rendered by the implementation when `Accept` asks for it.
+    let req = Request::get("/api/v1/memos/count").header("accept", "text/plain").body(Body::empty()).unwrap();
+    let resp = app.clone().oneshot(req).await.unwrap();
+    assert_eq!((resp.status(), resp.headers()["content-type"].to_str().unwrap()), (StatusCode::OK, "text/plain"));
+    assert_eq!(resp.headers()["vary"], "accept");
+    assert_eq!(&axum::body::to_bytes(resp.into_body(), 64).await.unwrap()[..], b"3\n");
 
     // `{id}.json`: the parameter is what comes before the text; without the text, no route.
     let (status, _, body) = send(&app, "GET", "/api/v1/memos/n1.json", None).await;

@@ -158,6 +158,7 @@ pub static COUNT_MEMOS: Operation = Operation {
     public: true,
     rate_limited: true,
     read_only: true,
+    answer_types: &["application/json", "text/plain"],
     tags: &["memos"],
     ..BASE
 };

@@ -81,7 +81,7 @@ impl<S: MemosService> Endpoint<S, S::Context> for CountMemos {
     type Error = errors::CountMemosError;
     const OP: &'static Operation = &operations::COUNT_MEMOS;
     async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.count_memos(cx).await.map(|out| support::Success::one(&out))
+        s.count_memos(cx).await.map(support::Success::formats)
     }
 }
 /// `GET /api/v1/memos/{id}.json`: Read a memo, as its `.json` address names it

@@ -40,7 +40,10 @@ pub trait MemosService: Send + Sync + 'static {
     /// Count the memos
     ///
     /// `GET /api/v1/memos/count` · scope ``
-    fn count_memos(&self, cx: &mut Self::Context) -> impl Future<Output = Result<i64, errors::CountMemosError>> + Send;
+    fn count_memos(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::Formats<i64>, errors::CountMemosError>> + Send;
     /// Read a memo, as its `.json` address names it
     ///
     /// `GET /api/v1/memos/{id}.json` · scope `memos:read`
