@@ -278,6 +278,11 @@ impl Success {
     }
 }
 
+/// A list of values as one header value: comma-separated, as RFC 9110 section 5.6.1 writes lists.
+pub fn comma_list<T: std::fmt::Display>(values: &[T]) -> String {
+    values.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+}
+
 /// The success response of an operation, in its service's wire format.
 pub fn respond(parts: &Parts, op: &'static Operation, success: Success) -> Response {
     let (success, headers, status) = success.split();

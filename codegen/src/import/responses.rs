@@ -386,7 +386,12 @@ impl OpCx<'_, '_> {
             };
             let schema = h.get("schema").cloned().unwrap_or(serde_json::json!({"type": "string"}));
             let typed = self.typed(&schema, &format!("{field}_header"), &format!("{hat}/schema"))?;
-            if typed.ty != "string" && typed.ty != "integer" {
+            // An enum only where the header is optional (the loader's rule).
+            let optional = h.get("required").and_then(Value::as_bool) != Some(true);
+            let scalar = |t: &str| {
+                matches!(t, "string" | "integer" | "number" | "boolean") || (optional && self.cx.enums.contains_key(t))
+            };
+            if !scalar(&typed.ty) && !typed.ty.strip_suffix("[]").is_some_and(scalar) {
                 self.drop(format!("the response header `{name}` of type `{}`", typed.ty), &hat);
                 return None;
             }

@@ -190,10 +190,22 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
                         );
                     }
                     for f in headers {
-                        if !matches!(f.ty, Ty::String | Ty::Integer) {
+                        if matches!(f.ty, Ty::Enum(_)) && f.required() {
+                            // The model's struct leaves header fields out of its JSON, so each
+                            // needs a value to stand in when it is read back: an enum has none.
                             c.push(
                                 &place,
-                                format!("response header field `{out_name}.{}` is not a string or an integer", f.name),
+                                format!("response header field `{out_name}.{}` is a required enum", f.name),
+                                "make it optional, or a string",
+                            );
+                        } else if !f.ty.is_header_value() {
+                            c.push(
+                                &place,
+                                format!(
+                                    "response header field `{out_name}.{}` is not a string, a number, a boolean, an \
+                                     enum or a list of those",
+                                    f.name
+                                ),
                                 "make it a string or an integer",
                             );
                         }

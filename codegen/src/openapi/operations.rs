@@ -241,8 +241,11 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
     let declared = |mut r: ResponseBuilder| {
         let headers = op.def.output.as_ref().map(|o| api.models[o].fields_in(Location::Header).collect::<Vec<_>>());
         for f in headers.unwrap_or_default() {
-            let t = if f.ty == Ty::Integer { Type::Integer } else { Type::String };
-            let mut h = header(&f.def.description, t);
+            let mut h = header(&f.def.description, if f.ty == Ty::Integer { Type::Integer } else { Type::String });
+            if !matches!(f.ty, Ty::String | Ty::Integer) {
+                // A number, a boolean, an enum, a list: its schema says which.
+                h.schema = Some(field_schema(f, Side::Response, false));
+            }
             if f.required() {
                 // The Header Object's `required`, which utoipa has no field for (renamed in `document`).
                 h.extensions = Some(ExtensionsBuilder::new().add("header-required", true).build());

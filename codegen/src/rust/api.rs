@@ -267,11 +267,17 @@ fn header_setters(headers: &[&Field]) -> Vec<TokenStream> {
         .iter()
         .map(|f| {
             let (ident, name) = (field_ident(f), crate::ir::header_name(&f.name).to_ascii_lowercase());
-            let borrow = if f.ty == Ty::Integer { quote!() } else { quote!(&) };
-            if f.required() {
-                quote!(success = success.header(#name, #borrow out.#ident);)
-            } else {
-                quote!(if let Some(v) = &out.#ident { success = success.header(#name, v); })
+            // Copy values are passed as they are, the others borrowed.
+            let copied = matches!(f.ty, Ty::Integer | Ty::Number | Ty::Boolean | Ty::Enum(_));
+            let borrow = if copied { quote!() } else { quote!(&) };
+            match (f.required(), matches!(f.ty, Ty::List(_))) {
+                (true, false) => quote!(success = success.header(#name, #borrow out.#ident);),
+                (false, false) => quote!(if let Some(v) = &out.#ident { success = success.header(#name, v); }),
+                // A list is one header of comma-separated values (RFC 9110 section 5.6.1).
+                (true, true) => quote!(success = success.header(#name, support::comma_list(&out.#ident));),
+                (false, true) => {
+                    quote!(if let Some(v) = &out.#ident { success = success.header(#name, support::comma_list(v)); })
+                }
             }
         })
         .collect()

@@ -95,10 +95,17 @@ impl MemosService for Memos {
         &self,
         _: &mut (),
         input: models::MemoJsonRef,
-    ) -> Result<models::Memo, errors::GetMemoJsonError> {
+    ) -> Result<models::MemoAsJson, errors::GetMemoJsonError> {
         let memos = self.0.lock().unwrap();
         let memo = memos.iter().find(|n| n.id == input.id);
-        memo.cloned().ok_or_else(|| errors::GetMemoJsonError::NotFound(Problem::new("No such memo.")))
+        let memo = memo.ok_or_else(|| errors::GetMemoJsonError::NotFound(Problem::new("No such memo.")))?;
+        Ok(models::MemoAsJson {
+            title: memo.title.clone(),
+            memo_state: Some(memo.state),
+            memo_tags: memo.tags.clone(),
+            memo_dated: memo.due.is_some(),
+            memo_weight: None,
+        })
     }
 
     async fn put_memo(
@@ -225,7 +232,14 @@ async fn the_snapshot_serves_its_operations_through_the_generated_router() {
 
     // `{id}.json`: the parameter is what comes before the text; without the text, no route.
     let (status, _, body) = send(&app, "GET", "/api/v1/memos/n1.json", None).await;
-    assert_eq!((status, &body["data"]["id"]), (StatusCode::OK, &json!("n1")));
+    assert_eq!((status, &body["data"]), (StatusCode::OK, &json!({"title": "first"})));
+    // Response headers of any scalar type, and a list as one comma-separated header.
+    let resp = app.clone().oneshot(Request::get("/api/v1/memos/n1.json").body(Body::empty()).unwrap()).await.unwrap();
+    let h = |name: &str| resp.headers().get(name).map(|v| v.to_str().unwrap().to_string());
+    assert_eq!(
+        (h("memo-state"), h("memo-tags"), h("memo-dated"), h("memo-weight")),
+        (Some("draft".into()), Some("a".into()), Some("false".into()), None)
+    );
     let (status, _, body) = send(&app, "GET", "/api/v1/memos/n1", None).await;
     assert_eq!((status, &body["error"]["code"]), (StatusCode::NOT_FOUND, &json!("not_found")), "{body}");
     let (status, allow, _) = send(&app, "POST", "/api/v1/memos/n1.json", None).await;

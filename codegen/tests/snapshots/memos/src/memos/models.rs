@@ -148,6 +148,24 @@ pub struct Memo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#ref: Option<String>,
 }
+/// A memo's title, with what else it is in response headers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoAsJson {
+    /// Title.
+    pub title: String,
+    /// Its state.
+    #[serde(skip)]
+    pub memo_state: Option<MemoState>,
+    /// Its labels, comma-separated.
+    #[serde(skip)]
+    pub memo_tags: Vec<String>,
+    /// Whether it has a deadline.
+    #[serde(skip)]
+    pub memo_dated: bool,
+    /// How much it weighs.
+    #[serde(skip)]
+    pub memo_weight: Option<f64>,
+}
 /// Filters for listing memos.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
