@@ -479,3 +479,20 @@ fn a_default_answer_alone_is_the_success_and_stays_default() {
         files.iter().find(|f| f.path.ends_with("operations.rs")).unwrap().text.split_whitespace().collect();
     assert!(table.contains("success_status:204"), "{table}");
 }
+
+#[test]
+fn an_all_of_of_one_scalar_is_that_scalar() {
+    let mut doc = document(json!({
+        "/things": {"get": {"operationId": "list_things", "parameters": [
+            {"name": "color", "in": "query", "schema": {"allOf": [{"$ref": "#/components/schemas/Color"}, {"description": "The color."}, {"default": "red"}]}},
+            {"name": "code", "in": "query", "schema": {"allOf": [{"type": "string"}, {"maxLength": 5}, {"pattern": "^[a-z]+$"}]}}
+        ], "responses": {"200": {"description": "The things.", "content": {"application/json": {"schema": {
+            "$ref": "#/components/schemas/Thing"}}}}}}}
+    }));
+    doc["components"]["schemas"]["Color"] = json!({"type": "string", "enum": ["red", "blue"]});
+    let (emitted, report, _) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    let params = &emitted["paths"]["/things"]["get"]["parameters"];
+    assert_eq!(params[0]["schema"]["$ref"], "#/components/schemas/Color", "{params}");
+    assert_eq!((&params[1]["schema"]["maxLength"], &params[1]["schema"]["pattern"]), (&json!(5), &json!("^[a-z]+$")));
+}

@@ -110,11 +110,13 @@ impl OpCx<'_, '_> {
         }
         let description = schema.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
         // One member beside annotations (OpenAPI 3.0's way to give a `$ref` a default or a
-        // description): that member, annotated.
-        if let Some([only]) = schema.get("allOf").and_then(Value::as_array).map(Vec::as_slice)
+        // description, as the only member or beside members of annotations alone): that member,
+        // annotated. Members that are fragments of one scalar (`{type: string}`, `{maxLength: 5}`)
+        // are that scalar with every constraint.
+        if let Some(only) = self.all_of_one(&schema)
             && schema.get("properties").is_none()
         {
-            let mut t = self.typed(only, hint, &format!("{at}/allOf/0"))?;
+            let mut t = self.typed(&only, hint, &format!("{at}/allOf"))?;
             t.def.nullable |= nullable;
             if !description.is_empty() {
                 t.def.description = description;
@@ -431,6 +433,48 @@ impl OpCx<'_, '_> {
             return None;
         }
         Some(ModelDef { description, fields, additional })
+    }
+
+    /// The one schema an `allOf` is, where it is not an object's: its only member with more
+    /// than annotations, or the merge of members that each constrain one scalar type.
+    fn all_of_one(&self, schema: &Value) -> Option<Value> {
+        const ANNOTATIONS: [&str; 9] = [
+            "description",
+            "title",
+            "default",
+            "example",
+            "examples",
+            "readOnly",
+            "writeOnly",
+            "deprecated",
+            "nullable",
+        ];
+        let members = schema.get("allOf")?.as_array()?;
+        let substantive: Vec<&Value> = members
+            .iter()
+            .filter(|m| m.as_object().is_some_and(|o| o.keys().any(|k| !ANNOTATIONS.contains(&k.as_str()))))
+            .collect();
+        if let [only] = substantive.as_slice() {
+            return Some((*only).clone());
+        }
+        // Fragments of one scalar: each resolved, none an object, a union or a list, one type.
+        let resolved: Vec<Value> = substantive.iter().filter_map(|m| self.cx.resolve(m).ok().cloned()).collect();
+        let scalar = |m: &Value| {
+            let t = m.get("type").and_then(Value::as_str);
+            !matches!(t, Some("object" | "array")) && !is_object(m) && !is_union(m) && m.get("allOf").is_none()
+        };
+        let types: std::collections::BTreeSet<&str> =
+            resolved.iter().filter_map(|m| m.get("type").and_then(Value::as_str)).collect();
+        if resolved.len() != substantive.len() || !resolved.iter().all(scalar) || types.len() != 1 {
+            return None;
+        }
+        let mut merged = serde_json::Map::new();
+        for m in &resolved {
+            for (k, v) in m.as_object().into_iter().flatten() {
+                merged.insert(k.clone(), v.clone());
+            }
+        }
+        Some(Value::Object(merged))
     }
 
     /// One object of every `allOf` member's properties and required names.
