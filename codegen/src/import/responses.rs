@@ -197,10 +197,10 @@ impl OpCx<'_, '_> {
                 // The other formats of the answer (XML, HTML, CSV, …), which the implementation
                 // renders, where the answer is one JSON document without headers or alternatives;
                 // a stream or a range of types is none.
-                let rendered = headers.is_empty() && def.alternatives.is_empty();
+                let rendered = headers.is_empty() && def.alternatives.is_empty() && typed.ty != "file";
                 let (formats, left): (Vec<String>, Vec<String>) = others.into_iter().partition(|m| {
                     let stream = m == "text/event-stream" || m == "application/x-ndjson";
-                    rendered && !m.contains('*') && !support::is_json_media(m) && !stream
+                    rendered && support::is_media_type(m) && !support::is_json_media(m) && !stream
                 });
                 if !left.is_empty() {
                     self.notes.push(format!("answers its JSON media types only (the document also offers {left:?})"));

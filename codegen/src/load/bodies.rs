@@ -290,15 +290,14 @@ pub(super) fn check_file_output(c: &mut Collector, spec: &Spec, place: &Place, o
     for m in &op.media_types {
         // RFC 9110's media type, parameters too (`text/csv; charset=utf-8`), or a range a
         // document offers (`image/*`, `*/*`).
-        let token =
-            |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b));
-        let (essence, params) = m.split_once(';').unwrap_or((m, ""));
-        let params_ok = params.is_empty()
-            || params
-                .split(';')
-                .all(|p| p.split_once('=').is_some_and(|(k, v)| token(k.trim()) && !v.trim().is_empty()));
-        let range = essence.trim() == "*/*" || essence.trim().strip_suffix("/*").is_some_and(token);
-        if !(range || essence.trim().split_once('/').is_some_and(|(t, s)| token(t) && token(s))) || !params_ok {
+        let (essence, params) = m.split_once(';').map_or((m.as_str(), String::new()), |(e, p)| (e, format!(";{p}")));
+        let essence = essence.trim();
+        let range = match essence.strip_suffix("/*") {
+            Some("*") => support::is_media_type(&format!("x/x{params}")),
+            Some(kind) => support::is_media_type(&format!("{kind}/x{params}")),
+            None => false,
+        };
+        if !(range || support::is_media_type(m)) {
             c.push(place, format!("media type `{m}` is not `type/subtype`"), "write it like `text/csv`");
         }
     }

@@ -522,7 +522,7 @@ fn check_json_types(c: &mut Collector, place: &Place, op: &OperationDef, json_bo
         for (i, m) in list.iter().enumerate() {
             let form = key == "request_types" && support::BodyFormat::of_media(m).is_some();
             // An answer's other formats, which the implementation renders.
-            let other = key == "answer_types" && is_media_type(m);
+            let other = key == "answer_types" && support::is_media_type(m);
             if !support::is_json_media(m) && !form && !other {
                 let also = if key == "request_types" {
                     ", `application/x-www-form-urlencoded` or `multipart/form-data`"
@@ -541,13 +541,6 @@ fn check_json_types(c: &mut Collector, place: &Place, op: &OperationDef, json_bo
             }
         }
     }
-}
-
-/// RFC 9110's media type, parameters too (`text/csv; charset=utf-8`), with no range (`*`).
-fn is_media_type(m: &str) -> bool {
-    let token = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b));
-    let essence = m.split(';').next().unwrap_or_default().trim();
-    essence.split_once('/').is_some_and(|(k, s)| token(k) && token(s))
 }
 
 /// `/a/{x}/b` and `/a/{y}/b` are the same route.
