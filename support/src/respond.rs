@@ -26,7 +26,7 @@ fn finish_as(parts: &Parts, op: &'static Operation, status: u16, mut resp: Respo
     if !op.answer_types.is_empty() && resp.headers().get(header::CONTENT_TYPE).is_some_and(|v| v == "application/json")
     {
         // Of the JSON types the operation lists (its other formats were chosen before).
-        let json: Vec<&str> = op.answer_types.iter().copied().filter(|t| crate::decode::is_json_media(t)).collect();
+        let json: Vec<&str> = op.answer_types.iter().copied().filter(|t| crate::media::is_json_media(t)).collect();
         let chosen = answer_type(&json, parts.headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()));
         if let Ok(v) = HeaderValue::from_str(chosen) {
             resp.headers_mut().insert(header::CONTENT_TYPE, v);
@@ -54,7 +54,7 @@ fn finish_as(parts: &Parts, op: &'static Operation, status: u16, mut resp: Respo
 pub fn answer_type<'a>(types: &[&'a str], accept: Option<&str>) -> &'a str {
     let essence = |m: &str| m.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
     let fallback = (types.iter().copied().find(|t| essence(t) == "application/json"))
-        .or_else(|| types.iter().copied().find(|t| crate::decode::is_json_media(t)))
+        .or_else(|| types.iter().copied().find(|t| crate::media::is_json_media(t)))
         .or(types.first().copied());
     for range in accept.unwrap_or_default().split(',') {
         let refused = range.split(';').skip(1).any(|p| {
@@ -301,7 +301,7 @@ pub fn respond(parts: &Parts, op: &'static Operation, success: Success) -> Respo
     let success = match success {
         Success::Formats { json, other } => {
             let chosen = answer_type(op.answer_types, parts.headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()));
-            match (crate::decode::is_json_media(chosen), HeaderValue::from_str(chosen)) {
+            match (crate::media::is_json_media(chosen), HeaderValue::from_str(chosen)) {
                 (false, Ok(media)) => match (other.0)(chosen) {
                     Some(bytes) => {
                         let mut resp = Response::new(Body::from(bytes));

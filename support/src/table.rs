@@ -288,7 +288,7 @@ impl BodyFormat {
         match media.split(';').next().unwrap_or_default().trim().to_ascii_lowercase().as_str() {
             "application/x-www-form-urlencoded" => Some(BodyFormat::Form),
             "multipart/form-data" => Some(BodyFormat::Multipart),
-            _ if crate::decode::is_json_media(media) => Some(BodyFormat::Json),
+            _ if crate::media::is_json_media(media) => Some(BodyFormat::Json),
             _ => None,
         }
     }
