@@ -2,6 +2,9 @@
 //! method returns and how the router answers each variant, both documents, the MCP schema, the
 //! contract diff's rules, and the import of documents that list several successes.
 
+mod common;
+use common::{file, generated, squeezed};
+
 use codegen::import::{self, Options};
 use serde_json::{Value, json};
 
@@ -16,18 +19,6 @@ fn spec(alternatives: &str) -> String {
 }
 
 const THREE: &str = "{ status = 200, output = \"Todo\", description = \"Archived instead.\" }, { status = 202, output = \"integer\" }, { status = 303 }";
-
-fn generated(spec: &str) -> Vec<codegen::File> {
-    codegen::generate(&[("todos.toml", spec)]).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn file<'a>(files: &'a [codegen::File], end: &str) -> &'a str {
-    &files.iter().find(|f| f.path.ends_with(end)).unwrap_or_else(|| panic!("no {end}")).text
-}
-
-fn squeezed(text: &str) -> String {
-    text.split_whitespace().collect()
-}
 
 #[test]
 fn the_method_returns_an_enum_of_the_answers_and_each_variant_has_its_status() {

@@ -2,6 +2,9 @@
 //! conditional requests: the loader's checks, the generated code, both documents, the MCP
 //! schemas and the contract diff's rules.
 
+mod common;
+use common::{file, generated, squeezed};
+
 use serde_json::Value;
 
 const TODOS: &str = include_str!("fixtures/prelude/todos.toml");
@@ -42,18 +45,6 @@ fields.id = { type = "string", in = "path", description = "The to-do." }
         )
         .replacen("[operations]", &format!("{models}\n[operations]"), 1);
     format!("{spec}{ops}")
-}
-
-fn generated(spec: &str) -> Vec<codegen::File> {
-    codegen::generate(&[("todos.toml", spec)]).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn file<'a>(files: &'a [codegen::File], end: &str) -> &'a str {
-    &files.iter().find(|f| f.path.ends_with(end)).unwrap_or_else(|| panic!("no {end}")).text
-}
-
-fn squeezed(text: &str) -> String {
-    text.split_whitespace().collect()
 }
 
 #[test]
