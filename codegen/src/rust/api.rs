@@ -162,15 +162,11 @@ pub(super) fn router_file(api: &Api) -> TokenStream {
     });
     // One `.route` per route, with every method of it and a JSON 405 for the rest. A parameter
     // beside text (`{id}.json`) is routed as the parameter alone; the decoder checks the text.
-    let route_of = |o: &Operation| support::route_path(&o.def.path);
-    let mut paths: Vec<String> = Vec::new();
+    let mut paths: indexmap::IndexMap<String, Vec<&Operation>> = indexmap::IndexMap::new();
     for op in &api.operations {
-        if !paths.contains(&route_of(op)) {
-            paths.push(route_of(op));
-        }
+        paths.entry(support::route_path(&op.def.path)).or_default().push(op);
     }
-    let routes = paths.iter().map(|p| {
-        let ops: Vec<&Operation> = api.operations.iter().filter(|o| route_of(o) == *p).collect();
+    let routes = paths.iter().map(|(p, ops)| {
         let first = op_static(ops[0]);
         let allowed = ops.iter().map(|o| o.method().as_str()).collect::<Vec<_>>().join(", ");
         let route = ops.iter().fold(quote!(methods(&SERVICE, #allowed)), |route, o| {
