@@ -165,7 +165,15 @@ fn differences(
     errors_kept: bool,
 ) -> Vec<String> {
     let mut out = Vec::new();
-    let (s_item, e_item) = (&source["paths"][path], &emitted["paths"][path]);
+    // A path parameter's name is not on the wire: the emitted path is the one of the same shape.
+    let blank =
+        |p: &str| p.split('/').map(|seg| if seg.contains('{') { "{}" } else { seg }).collect::<Vec<_>>().join("/");
+    let e_path = emitted["paths"]
+        .as_object()
+        .and_then(|ps| ps.keys().find(|k| *k == path).or_else(|| ps.keys().find(|k| blank(k) == blank(path))))
+        .cloned()
+        .unwrap_or_default();
+    let (s_item, e_item) = (&source["paths"][path], &emitted["paths"][e_path.as_str()]);
     let (s_op, e_op) = (&s_item[method], &e_item[method]);
     if !e_op.is_object() {
         return vec![format!("the emitted document has no {method} {path}")];
@@ -176,6 +184,7 @@ fn differences(
         let ignored = place == "header"
             && ["accept", "content-type", "authorization"].contains(&name.to_ascii_lowercase().as_str());
         if ignored
+            || place == "path"
             || PLATFORM_HEADERS.contains(&name.as_str())
             || (place == "query" && (name == "page" || name == "per_page"))
         {
@@ -199,11 +208,15 @@ fn differences(
         }
     }
     let responses = |doc: &Value, op: &Value| -> Vec<(u16, Value)> {
-        op["responses"]
-            .as_object()
-            .into_iter()
+        let all = op["responses"].as_object();
+        // `default` beside no success is the success (imported as `status_default`).
+        let lone = !all.into_iter().flatten().any(|(k, _)| k.starts_with(['1', '2', '3']));
+        all.into_iter()
             .flatten()
-            .filter_map(|(k, v)| Some((k.parse::<u16>().ok()?, resolve(doc, v).clone())))
+            .filter_map(|(k, v)| {
+                let status = if k == "default" && lone { 200 } else { k.parse::<u16>().ok()? };
+                Some((status, resolve(doc, v).clone()))
+            })
             .filter(|(s, _)| (200..400).contains(s) && *s != 206 && *s != 304)
             .collect()
     };
@@ -271,7 +284,11 @@ fn differences(
     let scoped = e_op["security"].as_array().into_iter().flatten().any(|req| {
         req.as_object().into_iter().flatten().any(|(_, scopes)| scopes.as_array().is_some_and(|s| !s.is_empty()))
     });
-    if !scoped {
+    // `security: []` is a public operation, and stays one.
+    let public = |op: &Value| op["security"].as_array().is_some_and(Vec::is_empty);
+    if public(s_op) && !public(e_op) {
+        out.push("the public operation needs a token".into());
+    } else if !scoped && !public(s_op) {
         out.push("the emitted operation names no OAuth scope".into());
     }
     out
