@@ -170,13 +170,19 @@ pub fn implementation(api: &Api, module: &str) -> Result<Vec<(String, String)>, 
         }
     };
     let service_doc = format!(" `{name}`'s operations: one method per operation of its spec.");
+    // The enums of operations with several success answers.
+    let answers =
+        if api.operations.iter().any(|o| !o.alternatives.is_empty()) { quote!(use #path::answers;) } else { quote!() };
     let service = quote! {
         #![doc = #service_doc]
         use runtime::Context;
         use runtime::store::Store;
         #[allow(unused_imports, reason = "`Paged`/`Paging` are unused by services without lists")]
         use support::{Paged, Paging, Problem};
-        use #path::{#tname, errors, models};
+        #[allow(unused_imports, reason = "a spec whose operations take and answer no model uses none")]
+        use #path::models;
+        use #path::{#tname, errors};
+        #answers
 
         #[doc = #struct_doc]
         #[derive(Debug, Clone)]
