@@ -350,10 +350,11 @@ pub fn is_header_token(name: &str) -> bool {
 
 /// Names of `{param}` segments in a path.
 pub fn path_params(path: &str) -> Vec<String> {
-    // A parameter alone in its segment, or beside text (`{id}.json`), as the router serves it.
+    // A parameter alone in its segment, or beside text (`{id}.json`, `v{version}`), as the
+    // router serves it.
     support::route_path(path)
         .split('/')
-        .filter_map(|seg| seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+        .filter_map(|seg| seg.split_once('{').and_then(|(_, rest)| rest.strip_suffix('}')))
         .map(str::to_string)
         .collect()
 }
