@@ -354,6 +354,9 @@ pub fn path_params(path: &str) -> Vec<String> {
     // router serves it.
     support::route_path(path)
         .split('/')
+        // One parameter to a segment: a segment of several (`a={a}&b={b}`) names none, and the
+        // route check says why.
+        .filter(|seg| seg.matches('{').count() == 1 && seg.matches('}').count() == 1)
         .filter_map(|seg| seg.split_once('{').and_then(|(_, rest)| rest.strip_suffix('}')))
         .map(str::to_string)
         .collect()
