@@ -129,13 +129,8 @@ pub(super) fn router_file(api: &Api) -> TokenStream {
             (Some(o), false) => {
                 // The output's header fields become response headers; with no body field left,
                 // the answer has no body.
-                let start = if api.models[o].fields_in(Location::Body).next().is_some() {
-                    quote!(support::Success::one(&out))
-                } else {
-                    quote!(support::Success::Empty)
-                };
-                let set = header_setters(&headers);
-                quote!(.map(|out| { let mut success = #start; #(#set)* success }))
+                let headed = headed_success(api, o, &headers);
+                quote!(.map(|out| #headed))
             }
         };
         let body = match () {
@@ -231,13 +226,8 @@ fn answers_body(api: &Api, op: &Operation, headers: &[&Field]) -> TokenStream {
     let main_arm = match &op.def.output {
         None if op.value_output.is_none() => quote!(answers::#name::#main => support::Success::Empty,),
         Some(o) if !headers.is_empty() => {
-            let start = if api.models[o].fields_in(Location::Body).next().is_some() {
-                quote!(support::Success::one(&out))
-            } else {
-                quote!(support::Success::Empty)
-            };
-            let set = header_setters(headers);
-            quote!(answers::#name::#main(out) => { let mut success = #start; #(#set)* success })
+            let headed = headed_success(api, o, headers);
+            quote!(answers::#name::#main(out) => #headed)
         }
         _ => quote!(answers::#name::#main(out) => support::Success::one(&out),),
     };
@@ -255,6 +245,18 @@ fn answers_body(api: &Api, op: &Operation, headers: &[&Field]) -> TokenStream {
         }
     });
     quote!(.map(|answer| match answer { #main_arm #(#arms)* }))
+}
+
+/// The `Success` of `out`, an output of model `o` with header fields: its body fields (none
+/// left: no body), and each header field as a response header.
+fn headed_success(api: &Api, o: &str, headers: &[&Field]) -> TokenStream {
+    let start = if api.models[o].fields_in(Location::Body).next().is_some() {
+        quote!(support::Success::one(&out))
+    } else {
+        quote!(support::Success::Empty)
+    };
+    let set = header_setters(headers);
+    quote!({ let mut success = #start; #(#set)* success })
 }
 
 /// The statements that move an output's header fields into response headers.
