@@ -208,6 +208,7 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
     plans(c, o, n);
     unions(c, o, n);
     additional_keys(c, o, n);
+    required_groups(c, o, n);
     webhooks(c, o, n);
     for old_op in &o.operations {
         let id = old_op.id();
@@ -520,6 +521,39 @@ fn additional_keys(c: &mut Collect, o: &Api, n: &Api) {
             }
             _ => {}
         }
+    }
+}
+
+/// Groups of fields a model requires: where a request may carry the model, asking for groups
+/// (or other ones) refuses what was sent, and asking for none no longer does; where only answers
+/// carry it, the groups document what is answered, and any change is compatible.
+fn required_groups(c: &mut Collect, o: &Api, n: &Api) {
+    let inputs: Vec<&str> = n.operations.iter().filter_map(|op| op.def.input.as_deref()).collect();
+    let request_side = n.reachable(inputs);
+    for (name, old) in &o.models {
+        let Some(new) = n.models.get(name) else { continue };
+        if old.requires == new.requires {
+            continue;
+        }
+        let place = format!("model `{name}`");
+        let described = |r: &crate::spec::RequiresDef| {
+            let (exactly_one, groups) = r.rule();
+            let groups: Vec<String> = groups.iter().map(|g| format!("[{}]", g.join(", "))).collect();
+            format!("{} of {}", if exactly_one { "exactly one" } else { "at least one" }, groups.join(" "))
+        };
+        let breaking = request_side.contains(name) && new.requires.is_some();
+        let (kind, rule) = if breaking {
+            (Kind::Breaking, "required-groups-narrowed")
+        } else {
+            (Kind::Compatible, "required-groups-changed")
+        };
+        let what = match (&old.requires, &new.requires) {
+            (None, Some(r)) => format!("now requires {}", described(r)),
+            (Some(_), None) => "no longer requires groups of fields".to_string(),
+            (Some(a), Some(b)) => format!("requires {} instead of {}", described(b), described(a)),
+            (None, None) => continue,
+        };
+        c.push(kind, rule, &place, what);
     }
 }
 

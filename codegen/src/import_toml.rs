@@ -142,6 +142,13 @@ fn model(out: &mut String, name: &str, m: &ModelDef) {
     if let Some(a) = &m.additional {
         let _ = writeln!(out, "additional = {}", field(a));
     }
+    if let Some(r) = &m.requires {
+        let (exactly_one, groups) = r.rule();
+        let groups: Vec<String> =
+            groups.iter().map(|g| format!("[{}]", g.iter().map(|n| s(n)).collect::<Vec<_>>().join(", "))).collect();
+        let rule = if exactly_one { "one_of" } else { "any_of" };
+        let _ = writeln!(out, "requires = {{ {rule} = [{}] }}", groups.join(", "));
+    }
 }
 
 fn operation(out: &mut String, op: &OperationDef) {

@@ -155,6 +155,8 @@ pub struct Model {
     /// The type of every other key's value, when the model has keys beside its fields (its
     /// Rust struct's `additional` map; `name` is `additional`).
     pub additional: Option<Field>,
+    /// The groups of body fields a request gives in full, checked (see [`crate::spec::RequiresDef`]).
+    pub requires: Option<crate::spec::RequiresDef>,
 }
 
 impl Model {
@@ -271,6 +273,41 @@ pub struct Api {
 }
 
 impl Api {
+    /// Models and unions reachable from `roots` through fields.
+    pub fn reachable<'a>(&self, roots: impl IntoIterator<Item = &'a str>) -> std::collections::BTreeSet<String> {
+        fn visit(api: &Api, ty: &Ty, out: &mut std::collections::BTreeSet<String>) {
+            match ty {
+                Ty::Union(name) => {
+                    if out.insert(name.clone())
+                        && let Some(u) = api.spec.unions.get(name)
+                    {
+                        for model in u.variants.values() {
+                            visit(api, &Ty::Model(model.clone()), out);
+                        }
+                    }
+                }
+                Ty::Model(name) => {
+                    if out.insert(name.clone())
+                        && let Some(m) = api.models.get(name)
+                    {
+                        for f in m.fields.iter().chain(&m.additional) {
+                            for ty in f.types() {
+                                visit(api, ty, out);
+                            }
+                        }
+                    }
+                }
+                Ty::List(inner) | Ty::Map(inner) => visit(api, inner, out),
+                _ => {}
+            }
+        }
+        let mut out = std::collections::BTreeSet::new();
+        for r in roots {
+            visit(self, &Ty::Model(r.to_string()), &mut out);
+        }
+        out
+    }
+
     /// Service name.
     pub fn name(&self) -> &str {
         &self.spec.service.name

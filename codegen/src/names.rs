@@ -29,6 +29,30 @@ pub fn rust_field_name(name: &str) -> String {
     }
 }
 
+/// Names the generated `models` module uses bare (Rust's prelude types and what it imports),
+/// which a model, enum or union of the same name would shadow.
+pub const RESERVED_TYPE_NAMES: &[&str] = &[
+    "Box",
+    "Deserialize",
+    "Err",
+    "FieldSpec",
+    "Kind",
+    "None",
+    "Ok",
+    "Option",
+    "Result",
+    "Self",
+    "Serialize",
+    "Some",
+    "String",
+    "Vec",
+];
+
+/// Whether `name` cannot name a model, enum or union: the generated code uses it for another.
+pub fn is_reserved_type_name(name: &str) -> bool {
+    RESERVED_TYPE_NAMES.contains(&name)
+}
+
 /// The Rust variant of an enum value or a union's variant named `name` on the wire:
 /// UpperCamelCase (`in-progress` → `InProgress`, `1.0` → `V10`), `V` and the bytes in hex where
 /// no letter or digit is left (`+` → `V2b`).

@@ -104,7 +104,7 @@ pub fn implementation(api: &Api, module: &str) -> Result<Vec<(String, String)>, 
     let unwritten = variant(UNWRITTEN);
     let name = api.name();
     let methods = api.operations.iter().map(|op| {
-        let (m, id, err, out) = (format_ident!("{}", op.id()), op.id(), error_enum(op), output_type(op));
+        let (m, id, err, out) = (crate::rust::method_ident(op), op.id(), error_enum(op), output_type(op));
         let input = op.def.input.as_ref().map(|i| {
             let t = format_ident!("{i}");
             quote!(, _input: models::#t)

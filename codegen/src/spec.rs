@@ -649,6 +649,32 @@ pub struct ModelDef {
     /// The Rust struct holds them in `additional`, a map flattened into the object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub additional: Option<FieldDef>,
+    /// Groups of optional body fields of which a request gives at least one in full
+    /// (`any_of`), or exactly one (`one_of`): JSON Schema's `anyOf`/`oneOf` of `required`
+    /// lists, as GitHub's "give `state` or `assignees`" bodies say it. The platform checks it
+    /// on an operation's input; on an output it documents what the implementation answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires: Option<RequiresDef>,
+}
+
+/// Which groups of fields an object must give in full: one list of groups, under the rule that
+/// applies to them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RequiresDef {
+    /// At least one of these groups is given in full.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub any_of: Vec<Vec<String>>,
+    /// Exactly one of these groups is given in full.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub one_of: Vec<Vec<String>>,
+}
+
+impl RequiresDef {
+    /// Whether exactly one group may be given (else at least one), and the groups.
+    pub fn rule(&self) -> (bool, &[Vec<String>]) {
+        if self.one_of.is_empty() { (false, &self.any_of) } else { (true, &self.one_of) }
+    }
 }
 
 /// Where an operation input field travels over REST: the one definition, in `support`.

@@ -74,3 +74,57 @@ fn any_wire_name_gets_a_rust_name_and_alike_ones_are_refused() {
         "todos.toml: enum `Mood`: value `a_b` has the Rust name of value `a-b`; fix: give one of them `rust = \"…\"`, a Rust name of its own"
     );
 }
+
+/// Rust's keywords (strict and reserved, 2024 edition): what a document may name a field or an
+/// operation after (a forecasting API's `override`, an `r#type` discriminator).
+const RUST_KEYWORDS: &[&str] = &[
+    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate", "do", "dyn", "else",
+    "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "macro", "match", "mod",
+    "move", "mut", "override", "priv", "pub", "ref", "return", "self", "static", "struct", "super", "trait", "true",
+    "try", "type", "typeof", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
+];
+
+#[test]
+fn every_rust_keyword_names_a_field_and_an_operation() {
+    let fields: String = RUST_KEYWORDS
+        .iter()
+        .map(|k| format!("fields.{k} = {{ type = \"string\", optional = true, description = \"A word.\" }}\n"))
+        .collect();
+    let mut spec = with_field(&fields).replace(
+        "[operations]",
+        "[error_roles]\nservice_wide = [\"internal\", \"request_timeout\", \"unavailable\", \"not_implemented\"]\n\n[operations]",
+    );
+    for k in RUST_KEYWORDS {
+        spec.push_str(&format!(
+            "{k} = {{ route = \"GET /words/{k}\", scope = \"todos:read\", summary = \"A word\", output = \"Todo\" }}\n"
+        ));
+    }
+    let files = codegen::generate(&[("todos.toml", &spec)]).unwrap_or_else(|e| panic!("{e}"));
+    for f in files.iter().filter(|f| f.path.ends_with(".rs")) {
+        syn::parse_file(&f.text).unwrap_or_else(|e| panic!("{} is no Rust: {e}", f.path));
+    }
+    // And the implementation `new-service` writes for it.
+    let api = codegen::load("todos.toml", &spec).unwrap();
+    for (path, text) in codegen::scaffold::implementation(&api, "todos_api::todos").unwrap() {
+        syn::parse_file(&text).unwrap_or_else(|e| panic!("the scaffold's {path} is no Rust: {e}"));
+    }
+    let squeezed =
+        |end: &str| files.iter().find(|f| f.path.ends_with(end)).unwrap().text.split_whitespace().collect::<String>();
+    let models = squeezed("todos/models.rs");
+    assert!(models.contains("pubr#override:Option<String>"), "{models}");
+    assert!(models.contains("#[serde(rename=\"self\")]"), "{models}");
+    let service = squeezed("todos/service.rs");
+    assert!(service.contains("fnr#override(") && service.contains("fnself_("), "{service}");
+}
+
+#[test]
+fn a_type_named_as_the_generated_rust_names_its_own_is_refused() {
+    // `Box`, `Option`, `Kind`: the models module uses them bare (an API's `Box` schema).
+    let spec = TODOS.replace("[models.NewTodo]", "[models.Box]\ndescription = \"A box.\"\nfields.id = { type = \"string\", description = \"Id.\" }\n\n[models.NewTodo]");
+    let message = codegen::load("todos.toml", &spec).expect_err("refused").to_string();
+    assert_eq!(
+        message,
+        "todos.toml: model `Box`: `Box` is a name the generated Rust uses for its own (`Option`, `Box`, `Kind`, ...); \
+         fix: rename it, e.g. `BoxItem`"
+    );
+}

@@ -217,7 +217,10 @@ fn a_nullable_reference_written_as_a_union_and_nullable_items_import() {
     let (emitted, report, toml) = round_trip(&doc);
     assert!(!report.partial(), "{report}");
     assert!(toml.contains("nullable_items = true"), "{toml}");
-    let things = &emitted["components"]["schemas"]["Box"]["properties"]["things"];
+    // `Box` names Rust's own in the generated code: the model is `Box2`, said in the report.
+    assert!(toml.contains("[models.Box2]"), "{toml}");
+    assert!(report.to_string().contains("schema `Box` is the model `Box2`"), "{report}");
+    let things = &emitted["components"]["schemas"]["Box2"]["properties"]["things"];
     assert_eq!(things["items"]["oneOf"][1]["type"], "null", "{things}");
 }
 
@@ -495,4 +498,72 @@ fn an_all_of_of_one_scalar_is_that_scalar() {
     let params = &emitted["paths"]["/things"]["get"]["parameters"];
     assert_eq!(params[0]["schema"]["$ref"], "#/components/schemas/Color", "{params}");
     assert_eq!((&params[1]["schema"]["maxLength"], &params[1]["schema"]["pattern"]), (&json!(5), &json!("^[a-z]+$")));
+}
+
+#[test]
+fn groups_of_required_fields_import_as_the_requires_of_the_input() {
+    // GitHub's "give `state` or `assignees`" body, and its "either an `id` or an `owner`, `repo`
+    // and `number`" one; a group's name the schema does not describe is a field of any value.
+    let body = |schema: Value| json!({"required": true, "content": {"application/json": {"schema": schema}}});
+    let doc = document(json!({
+        "/alerts/{n}": {"patch": {"operationId": "update_alert",
+            "parameters": [{"name": "n", "in": "path", "required": true, "schema": {"type": "integer"}}],
+            "requestBody": body(json!({"type": "object", "anyOf": [{"required": ["state"]}, {"required": ["assignees"]}],
+                "properties": {"state": {"type": "string"}, "assignees": {"type": "array", "items": {"type": "string"}}}})),
+            "responses": {"204": {"description": "Done."}}}},
+        "/items": {"post": {"operationId": "add_item",
+            "requestBody": body(json!({"type": "object", "required": ["type"], "additionalProperties": false,
+                "oneOf": [{"required": ["id"]}, {"required": ["owner", "repo", "number"]}],
+                "properties": {"type": {"type": "string"}, "id": {"type": "integer"}, "owner": {"type": "string"},
+                    "repo": {"type": "string"}}})),
+            "responses": {"204": {"description": "Done."}}}}
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(toml.contains("requires = { any_of = [[\"state\"], [\"assignees\"]] }"), "{toml}");
+    assert!(toml.contains("requires = { one_of = [[\"id\"], [\"owner\", \"repo\", \"number\"]] }"), "{toml}");
+    let schemas = &emitted["components"]["schemas"];
+    let add = schemas.as_object().unwrap().values().find(|s| s["oneOf"].is_array()).expect("the body with oneOf");
+    assert_eq!(add["oneOf"][1]["required"], json!(["owner", "repo", "number"]));
+    assert!(add["properties"]["number"].is_object(), "{add}");
+}
+
+#[test]
+fn members_told_apart_by_a_one_valued_property_are_a_tagged_union() {
+    // GitHub's repository rules: no discriminator, but each member's required `type` is an enum
+    // of one value.
+    let rule = |kind: &str, extra: Value| {
+        json!({"type": "object", "required": ["type"], "properties": {
+            "type": {"type": "string", "enum": [kind]}, "parameters": extra}})
+    };
+    let mut doc = document(json!({
+        "/rules": {"get": {"operationId": "list_rules", "responses": {"200": {"description": "Rules.",
+            "content": {"application/json": {"schema": {"type": "array", "items": {"$ref": "#/components/schemas/Rule"}}}}}}}}
+    }));
+    doc["components"]["schemas"]["Creation"] = rule("creation", json!({"type": "object"}));
+    doc["components"]["schemas"]["Deletion"] = rule("deletion", json!({"type": "object"}));
+    doc["components"]["schemas"]["Rule"] =
+        json!({"oneOf": [{"$ref": "#/components/schemas/Creation"}, {"$ref": "#/components/schemas/Deletion"}]});
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(toml.contains("tag = \"type\""), "{toml}");
+    assert!(report.to_string().contains("told apart by `type`"), "{report}");
+    assert_eq!(emitted["components"]["schemas"]["Rule"]["discriminator"]["propertyName"], "type");
+}
+
+#[test]
+fn a_parameter_of_one_value_or_a_list_or_of_scalars_one_any_text_is_read_as_text_says_it() {
+    let doc = document(json!({
+        "/workflows/{workflow_id}": get("get_workflow", json!([
+            {"name": "workflow_id", "in": "path", "required": true, "schema": {"oneOf": [{"type": "integer"}, {"type": "string"}]}},
+            {"name": "fields", "in": "query", "schema": {"oneOf": [{"type": "string"}, {"type": "array", "maxItems": 50, "items": {"type": "string"}}]}}
+        ]))
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(toml.contains("fields.workflow_id = { type = \"string\""), "{toml}");
+    let params = emitted["paths"]["/workflows/{workflow_id}"]["get"]["parameters"].as_array().unwrap();
+    let fields = params.iter().find(|p| p["name"] == "fields").unwrap();
+    assert_eq!((&fields["schema"]["type"], &fields["schema"]["maxItems"]), (&json!("array"), &json!(50)));
+    assert!(report.to_string().contains("a lone value is a list of one"), "{report}");
 }

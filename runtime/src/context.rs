@@ -248,6 +248,7 @@ mod tests {
         body: support::BodyFormat::Json,
         conditional: None,
         ranges: false,
+        requires: None,
         service: &SERVICE,
     };
 

@@ -17,7 +17,7 @@ use crate::respond::ToolFailure;
 use crate::table::{Operation, ServiceInfo};
 use crate::upload::{BodyFormat, add_pair, too_large};
 use crate::validate::coerce;
-use crate::validate::{Rejection, check_object, invalid};
+use crate::validate::{Rejection, check_object, check_requires, invalid};
 
 /// The input of an operation that takes none: only `{}` or an empty body is accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
@@ -133,6 +133,16 @@ fn take_paging(op: &Operation, obj: &mut Map<String, Value>) -> Paging {
     Paging { page: get(obj.remove("page"), 1), per_page: get(obj.remove("per_page"), service.default_per_page) }
 }
 
+/// Every check of a decoded input, for REST and MCP alike: each field, then the groups of fields
+/// the operation requires.
+fn check_input(op: &Operation, obj: &Map<String, Value>) -> Result<(), Rejection> {
+    check_object(op.service, op.input, "", obj)?;
+    match op.requires {
+        Some(r) => check_requires(op.service, r, obj),
+        None => Ok(()),
+    }
+}
+
 fn deserialize<I: DeserializeOwned>(service: &ServiceInfo, obj: Map<String, Value>) -> Result<I, Rejection> {
     let value = Value::Object(obj);
     serde_path_to_error::deserialize::<_, I>(&value).map_err(|e| {
@@ -155,7 +165,7 @@ pub fn decode_arguments<I: DeserializeOwned>(
         Value::Null => Map::new(),
         other => return Err(invalid(service, "", other, "arguments must be an object".into())),
     };
-    check_object(service, op.input, "", &obj)?;
+    check_input(op, &obj)?;
     fill_defaults(op.input, &mut obj);
     let paging = take_paging(op, &mut obj);
     Ok((deserialize(service, obj)?, paging))
@@ -245,7 +255,7 @@ pub async fn decode_request<G: Gate, I: DeserializeOwned>(
         BodyFormat::Multipart => crate::upload::multipart(gate, caller, op, parts, body, limit, &mut obj).await?,
         BodyFormat::Raw => crate::upload::raw(gate, caller, op, parts, body).await?,
     };
-    check_object(service, op.input, "", &obj)?;
+    check_input(op, &obj)?;
     crate::upload::insert(op, uploads, &mut obj)?;
     fill_defaults(op.input, &mut obj);
     if let Some(Conditional::Write { required }) = op.conditional {

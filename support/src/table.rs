@@ -93,8 +93,20 @@ pub struct Operation {
     pub conditional: Option<Conditional>,
     /// The file it answers may be asked for in parts (`Range`, `206 Partial Content`).
     pub ranges: bool,
+    /// Groups of optional body fields a request gives in full, checked after the fields.
+    pub requires: Option<&'static Requires>,
     /// The service the operation belongs to.
     pub service: &'static ServiceInfo,
+}
+
+/// Groups of body fields of which a request gives at least one in full, or exactly one (JSON
+/// Schema's `anyOf`/`oneOf` of `required` lists).
+#[derive(Debug)]
+pub struct Requires {
+    /// Exactly one group is given in full (else at least one).
+    pub exactly_one: bool,
+    /// Each group's fields, by wire name.
+    pub groups: &'static [&'static [&'static str]],
 }
 
 impl Operation {

@@ -93,6 +93,7 @@ static OP: Operation = Operation {
     deprecation: None,
     conditional: None,
     ranges: false,
+    requires: None,
     body: BodyFormat::Json,
     tool: None,
     tags: &[],

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use crate::fields::UnionSpec;
 use crate::fields::{FieldSpec, Format, Kind, OTHER_KEYS, is_date, is_datetime};
 use crate::problem::Problem;
-use crate::table::ServiceInfo;
+use crate::table::{Requires, ServiceInfo};
 
 /// A request the decoder refused, with the role of the error to answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,6 +23,39 @@ pub(crate) fn invalid(service: &ServiceInfo, field: &str, value: Value, message:
         code: service.roles.validation,
         problem: Problem::new(message).with("field", field).with("value", value),
     }
+}
+
+/// Checks that `obj` (a decoded input) gives the groups `requires` asks for in full: a field
+/// is given when its key is there, whatever its value (JSON Schema's `required`).
+pub(crate) fn check_requires(
+    service: &ServiceInfo,
+    requires: &Requires,
+    obj: &Map<String, Value>,
+) -> Result<(), Rejection> {
+    let complete = requires.groups.iter().filter(|g| g.iter().all(|f| obj.contains_key(*f))).count();
+    let ok = if requires.exactly_one { complete == 1 } else { complete > 0 };
+    if ok {
+        return Ok(());
+    }
+    let groups: Vec<String> = requires
+        .groups
+        .iter()
+        .map(|g| {
+            let names: Vec<String> = g.iter().map(|f| format!("`{f}`")).collect();
+            match names.as_slice() {
+                [] => String::new(),
+                [one] => one.clone(),
+                [init @ .., last] => format!("{} and {last}", init.join(", ")),
+            }
+        })
+        .collect();
+    let listed = groups.join("; or ");
+    let message = match (requires.exactly_one, complete) {
+        (true, 0) => format!("give exactly one of: {listed}"),
+        (true, _) => format!("give exactly one of: {listed}; this request gives {complete}"),
+        (false, _) => format!("give at least one of: {listed}"),
+    };
+    Err(invalid(service, "", Value::Null, message))
 }
 
 pub(crate) fn describe(kind: &Kind) -> Cow<'static, str> {

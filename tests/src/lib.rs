@@ -37,6 +37,11 @@ pub const OPTIONAL_TOOLS: &[OptionalTool] = &[
         suite: "every corpus document imported, served, checked by conformance and schemathesis (import_served.rs)",
     },
     OptionalTool {
+        var: "SPECWRIGHT_API_CORPUS",
+        what: "the public OpenAPI directory and GitHub's description (`cargo xtask import-corpus` installs them)",
+        suite: "GitHub's API and 20 directory APIs imported, served, checked by conformance and schemathesis (import_served.rs)",
+    },
+    OptionalTool {
         var: "SPECWRIGHT_MCP_PYTHON",
         what: "the Python MCP SDK",
         suite: "MCP end to end with the official Python SDK (mcp_clients.rs)",

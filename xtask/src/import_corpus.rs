@@ -314,14 +314,19 @@ pub fn one(file: &Path) -> Result<Value> {
         }
     };
     let mut constructs: BTreeMap<String, usize> = BTreeMap::new();
+    let mut left_out = Vec::new();
     for entry in &imported.report.entries {
         if let codegen::import::Outcome::NotImported(why) = &entry.outcome {
             let kinds: BTreeSet<String> = why.iter().map(|(c, _)| general(c)).collect();
             for k in kinds {
                 *constructs.entry(k).or_default() += 1;
             }
+            let why: Vec<String> = why.iter().map(|(c, at)| format!("{c} at {at}")).collect();
+            left_out.push(json!({"operation": entry.operation, "why": why}));
         }
     }
+    // Each operation left out and why, for a look at one API (`--only ID --out FILE`).
+    result["left_out"] = json!(left_out);
     let started = Instant::now();
     let emitted = match codegen::load(&format!("{}.toml", imported.name), &imported.toml) {
         Ok(api) => {

@@ -518,7 +518,7 @@ impl Cx<'_> {
         }
         let mut name = base.clone();
         let mut n = self.next.get(&base).copied().unwrap_or(2);
-        while self.taken.contains_key(&name) {
+        while self.taken.contains_key(&name) || crate::names::is_reserved_type_name(&name) {
             name = format!("{base}{n}");
             n += 1;
         }
@@ -582,6 +582,8 @@ struct OpCx<'c, 'a> {
     aliases: Vec<String>,
     /// The path template as the document writes it.
     template: String,
+    /// The groups of fields the request body requires, for the input model.
+    input_requires: Option<crate::spec::RequiresDef>,
 }
 
 impl<'c, 'a> OpCx<'c, 'a> {
@@ -597,6 +599,7 @@ impl<'c, 'a> OpCx<'c, 'a> {
             platform_params: Vec::new(),
             aliases: Vec::new(),
             template: String::new(),
+            input_requires: None,
         }
     }
 }

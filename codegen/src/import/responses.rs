@@ -182,7 +182,9 @@ impl OpCx<'_, '_> {
             // An answer of headers alone: a model of them, and no body.
             let name = self.cx.fresh(&format!("{id}_output"));
             let description = resp.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
-            self.cx.models.insert(name.clone(), ModelDef { description, fields: headers, additional: None });
+            self.cx
+                .models
+                .insert(name.clone(), ModelDef { description, fields: headers, additional: None, requires: None });
             def.output = Some(name);
             return;
         }
@@ -231,9 +233,10 @@ impl OpCx<'_, '_> {
                 }
                 self.notes
                     .push(format!("the answer is `{name}`: the fields of `{}` and the response headers", typed.ty));
-                self.cx
-                    .models
-                    .insert(name.clone(), ModelDef { description: body.description, fields, additional: None });
+                self.cx.models.insert(
+                    name.clone(),
+                    ModelDef { description: body.description, fields, additional: None, requires: None },
+                );
                 def.output = Some(name);
             }
             None => {
@@ -297,7 +300,7 @@ impl OpCx<'_, '_> {
         let typed = self.typed(&schema, name, &sat)?;
         if !typed.def.one_of.is_empty() {
             // An output is a type, not a field: it cannot say `one_of`.
-            self.drop("a success body that is a union of other than objects", &sat);
+            self.drop("a success body that is a union of other than objects told apart by a field", &sat);
             return None;
         }
         if typed.def.nullable {

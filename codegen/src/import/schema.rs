@@ -39,23 +39,25 @@ impl OpCx<'_, '_> {
                 self.drop(format!("a $ref to nothing ({r})"), at);
                 return None;
             };
-            let named =
-                if is_object(&target) || is_string_enum(&target) || (is_union(&target) && self.object_union(&target)) {
-                    self.component(&name, &target)?
-                } else {
-                    // An alias of a scalar, a list or a map: its type inline; one that holds itself
-                    // (a list of objects holding that list) has no inline form.
-                    if self.aliases.contains(&name) {
-                        self.drop(format!("a list or map schema that holds itself ({r})"), at);
-                        return None;
-                    }
-                    self.aliases.push(name.clone());
-                    let t = self.typed(&target, &name, &format!("/components/schemas/{}", escape(&name)));
-                    self.aliases.pop();
-                    let mut t = t?;
-                    t.def.nullable |= nullable;
-                    return Some(t);
-                };
+            let named = if (is_object(&target) && !is_union(&target))
+                || is_string_enum(&target)
+                || (is_union(&target) && self.object_union(&target))
+            {
+                self.component(&name, &target)?
+            } else {
+                // An alias of a scalar, a list or a map: its type inline; one that holds itself
+                // (a list of objects holding that list) has no inline form.
+                if self.aliases.contains(&name) {
+                    self.drop(format!("a list or map schema that holds itself ({r})"), at);
+                    return None;
+                }
+                self.aliases.push(name.clone());
+                let t = self.typed(&target, &name, &format!("/components/schemas/{}", escape(&name)));
+                self.aliases.pop();
+                let mut t = t?;
+                t.def.nullable |= nullable;
+                return Some(t);
+            };
             let mut def = FieldDef::new(&named, description);
             def.nullable = nullable;
             return Some(Typed { ty: named, def });
@@ -393,9 +395,10 @@ impl OpCx<'_, '_> {
             }
         }
         // Placed first, so a model that refers to itself finds its name.
-        self.cx
-            .models
-            .insert(ours.clone(), ModelDef { description: String::new(), fields: IndexMap::new(), additional: None });
+        self.cx.models.insert(
+            ours.clone(),
+            ModelDef { description: String::new(), fields: IndexMap::new(), additional: None, requires: None },
+        );
         match self.model_of(schema, &ours, &at) {
             Some(model) => {
                 self.cx.models.insert(ours.clone(), model);
@@ -407,6 +410,38 @@ impl OpCx<'_, '_> {
                 None
             }
         }
+    }
+
+    /// The groups of fields an object schema requires ([`required_groups`]), over its `fields`:
+    /// a name the schema does not describe is a field of any value (what `required` alone asks).
+    /// `None`, with the schema dropped, where a group names a field every value gives.
+    pub(super) fn requires_of(
+        &mut self,
+        schema: &Value,
+        fields: &mut IndexMap<String, FieldDef>,
+        at: &str,
+    ) -> Option<Option<crate::spec::RequiresDef>> {
+        let Some(requires) = required_groups(schema) else { return Some(None) };
+        let (_, groups) = requires.rule();
+        for name in groups.iter().flatten() {
+            match fields.get(name) {
+                Some(f) if !f.optional || f.location != Location::Body => {
+                    self.drop(format!("a group of required fields naming `{name}`, which every value gives"), at);
+                    return None;
+                }
+                Some(_) => {}
+                None if crate::ir::is_wire_name(name) => {
+                    let mut any = FieldDef::new("json", "Named by a group of required fields, without a schema.");
+                    any.optional = true;
+                    fields.insert(name.clone(), any);
+                }
+                None => {
+                    self.drop(format!("the property name `{name}`"), at);
+                    return None;
+                }
+            }
+        }
+        Some(Some(requires))
     }
 
     /// A model from an object schema.
@@ -429,10 +464,11 @@ impl OpCx<'_, '_> {
             }
             _ => None,
         };
+        let requires = self.requires_of(&schema, &mut fields, at)?;
         if self.drops.len() > before {
             return None;
         }
-        Some(ModelDef { description, fields, additional })
+        Some(ModelDef { description, fields, additional, requires })
     }
 
     /// The one schema an `allOf` is, where it is not an object's: its only member with more
@@ -594,8 +630,12 @@ pub(super) fn is_union(schema: &Value) -> bool {
     one_of(schema).is_some()
 }
 
-/// The members of a `oneOf` (or `anyOf`), and which keyword held them.
+/// The members of a `oneOf` (or `anyOf`), and which keyword held them; none where the members
+/// only list required properties (groups of fields, [`required_groups`]).
 pub(super) fn one_of(schema: &Value) -> Option<(&'static str, Vec<Value>)> {
+    if required_groups(schema).is_some() {
+        return None;
+    }
     ["oneOf", "anyOf"].into_iter().find_map(|kw| Some((kw, schema.get(kw)?.as_array()?.clone())))
 }
 
@@ -646,4 +686,28 @@ pub(super) fn is_string_enum(schema: &Value) -> bool {
 /// The models, enums and unions a type text names (`map<Note[]>` → `Note`).
 pub(super) fn type_names(ty: &str) -> impl Iterator<Item = &str> {
     ty.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| w.starts_with(|c: char| c.is_ascii_uppercase()))
+}
+
+/// An object's `anyOf` (at least one) or `oneOf` (exactly one) whose members each only list
+/// required properties (`{"required": ["state"]}`): groups of fields a value gives in full.
+pub(super) fn required_groups(schema: &Value) -> Option<crate::spec::RequiresDef> {
+    let (keyword, members) = ["oneOf", "anyOf"].into_iter().find_map(|kw| Some((kw, schema.get(kw)?.as_array()?)))?;
+    let groups: Vec<Vec<String>> = members
+        .iter()
+        .map(|m| {
+            let o = m.as_object()?;
+            if !o.keys().all(|k| matches!(k.as_str(), "required" | "description" | "title")) {
+                return None;
+            }
+            let names = names_of(m, "required");
+            (!names.is_empty()).then_some(names)
+        })
+        .collect::<Option<_>>()?;
+    if groups.len() < 2 {
+        return None;
+    }
+    Some(match keyword {
+        "oneOf" => crate::spec::RequiresDef { one_of: groups, ..Default::default() },
+        _ => crate::spec::RequiresDef { any_of: groups, ..Default::default() },
+    })
 }

@@ -24,6 +24,22 @@ impl OpCx<'_, '_> {
         if kw == "anyOf" {
             self.notes.push(format!("`anyOf` at {at} is read as `oneOf`: a value is one of the members"));
         }
+        // No discriminator, but a required property of one value in each member, a different
+        // one in each (GitHub's `type: enum [creation]`): that property is the tag.
+        let implicit = match tag {
+            None => self.implicit_tag(&members),
+            Some(_) => None,
+        };
+        let (tag, implied) = match implicit {
+            Some((property, values)) => {
+                self.notes.push(format!(
+                    "the union at {at} is told apart by `{property}`, one value in each member: tagged by it"
+                ));
+                (Some(property), values)
+            }
+            None => (tag, Vec::new()),
+        };
+        let mut implied = implied.into_iter();
         let mut variants: IndexMap<String, String> = IndexMap::new();
         // Untagged: each variant's key, required fields and every field.
         let (mut keys, mut shapes): (Vec<String>, Vec<Shape>) = (Vec::new(), Vec::new());
@@ -33,15 +49,24 @@ impl OpCx<'_, '_> {
                 self.notes.push(format!("`null` among the members at {mat} is not said of the union"));
                 continue;
             }
+            let implied_value = implied.next();
             let Some(r) = member.get("$ref").and_then(Value::as_str) else {
                 // An inline object member: a model of its own, named after its title or the union.
                 if !is_object(member) {
                     self.drop("a union member that is not an object", &mat);
                     return None;
                 }
+                let merged;
+                let member = if member.get("allOf").is_some() {
+                    merged = self.merge_all_of(member, &mat)?;
+                    &merged
+                } else {
+                    member
+                };
                 let title = member.get("title").and_then(Value::as_str).filter(|t| !t.trim().is_empty());
                 let hint = title.map(str::to_string).unwrap_or_else(|| format!("{name}_{}", i + 1));
-                let tag_value = tag.as_ref().and_then(|t| {
+                let tag_value = implied_value.clone().or_else(|| {
+                    let t = tag.as_ref()?;
                     let p = member.pointer(&format!("/properties/{}", escape(t)))?;
                     p.get("const")
                         .or_else(|| p.get("enum").and_then(|e| e.get(0)))
@@ -85,11 +110,13 @@ impl OpCx<'_, '_> {
             }
             match &tag {
                 Some(tag) => {
-                    let value = mapping
-                        .iter()
-                        .find(|(_, to)| to == r)
-                        .map(|(k, _)| k.clone())
-                        .unwrap_or_else(|| component.clone());
+                    let value = implied_value.clone().unwrap_or_else(|| {
+                        mapping
+                            .iter()
+                            .find(|(_, to)| to == r)
+                            .map(|(k, _)| k.clone())
+                            .unwrap_or_else(|| component.clone())
+                    });
                     if !crate::ir::is_wire_name(&value) {
                         self.drop(format!("the tag value `{value}`"), &mat);
                         return None;
@@ -138,13 +165,67 @@ impl OpCx<'_, '_> {
                 Err(_) => return true,
             }
         }
-        // Tagged, or members merged from `allOf` (the union reads them merged): as models.
-        if schema.pointer("/discriminator/propertyName").is_some() || resolved.iter().any(|t| t.get("allOf").is_some())
-        {
+        // Tagged, by a discriminator or by a property of one value in each member: as models.
+        if schema.pointer("/discriminator/propertyName").is_some() || self.implicit_tag(&members).is_some() {
             return true;
         }
-        let shapes: Vec<Shape> = resolved.into_iter().map(shape_of).collect();
+        let shapes: Vec<Shape> = resolved
+            .into_iter()
+            .map(|t| {
+                let (required, properties) = self.flat(t, 0);
+                let names = |v: Vec<&str>| v.into_iter().map(str::to_string).collect();
+                (names(required), names(properties.into_iter().map(|(k, _)| k).collect()))
+            })
+            .collect();
         first_without_own_field(&shapes).is_none()
+    }
+
+    /// A member's required names and properties with its `allOf` members' merged in, read only
+    /// (what does not resolve is left out: the union reports it when it reads the member).
+    fn flat<'v>(&'v self, member: &'v Value, depth: usize) -> (Vec<&'v str>, Vec<(&'v str, &'v Value)>) {
+        let Ok(m) = self.cx.resolve(member) else { return Default::default() };
+        let mut required: Vec<&str> =
+            m.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+        let mut properties: Vec<(&str, &Value)> = m
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        for part in m.get("allOf").and_then(Value::as_array).into_iter().flatten().filter(|_| depth < 8) {
+            let (r, p) = self.flat(part, depth + 1);
+            required.extend(r);
+            properties.extend(p);
+        }
+        (required, properties)
+    }
+
+    /// The property that tells a union's members apart without a discriminator: required in
+    /// every member, of one string value in each (`const`, or an `enum` of one), a different
+    /// one in each; with each member's value, `null` members aside.
+    fn implicit_tag(&self, members: &[Value]) -> Option<(String, Vec<String>)> {
+        let flats: Vec<_> = members.iter().filter(|m| !is_null_member(m)).map(|m| self.flat(m, 0)).collect();
+        if flats.len() < 2 {
+            return None;
+        }
+        let single = |(required, properties): &(Vec<&str>, Vec<(&str, &Value)>), name: &str| {
+            if !required.contains(&name) {
+                return None;
+            }
+            let p = properties.iter().find(|(k, _)| *k == name)?.1;
+            let p = self.cx.resolve(p).ok()?;
+            match (p.get("const"), p.get("enum").and_then(Value::as_array).map(Vec::as_slice)) {
+                (Some(Value::String(v)), _) | (None, Some([Value::String(v)])) => Some(v.clone()),
+                _ => None,
+            }
+        };
+        flats[0].0.iter().find_map(|name| {
+            let values: Vec<String> = flats.iter().map(|f| single(f, name)).collect::<Option<_>>()?;
+            let distinct: std::collections::BTreeSet<&String> = values.iter().collect();
+            (distinct.len() == values.len() && values.iter().all(|v| crate::ir::is_wire_name(v)))
+                .then(|| (name.to_string(), values))
+        })
     }
 }
 

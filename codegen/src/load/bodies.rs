@@ -303,7 +303,6 @@ pub(super) fn check_file_output(c: &mut Collector, spec: &Spec, place: &Place, o
     }
     for (set, what) in [
         (op.ranges && op.method() != Method::Get, "answered in ranges unless read with GET"),
-        (op.paginated, "a page"),
         (op.mcp.is_some(), "an MCP tool (a tool result's structured content is JSON)"),
         (op.conditional.is_some(), "a conditional request (its tag is a digest of JSON)"),
     ] {
@@ -328,7 +327,6 @@ pub(super) fn alternatives(
     }
     let main = op.status.unwrap_or(if op.output.is_some() { 200 } else { 204 });
     let beside = [
-        (op.paginated, "a page"),
         (op.stream.is_some(), "a stream"),
         (op.output.as_deref() == Some(FILE), "a file"),
         (op.prerendered, "a prerendered output"),
@@ -430,7 +428,6 @@ pub(super) fn check_other_formats(
         .and_then(|o| models.get(o))
         .is_some_and(|m| m.fields_in(Location::Header).next().is_some());
     for (set, what) in [
-        (op.paginated, "a page"),
         (op.prerendered, "a prerendered output"),
         (!op.alternatives.is_empty(), "alternative answers"),
         (headed, "response headers"),

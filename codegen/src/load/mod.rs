@@ -16,7 +16,7 @@ pub(crate) use operations::SUCCESS_STATUSES;
 
 use std::fmt;
 
-use crate::ir::Api;
+use crate::ir::{Api, Ty};
 use crate::spec::Spec;
 
 /// Where in a spec a problem is: what a person reads (its `Display`), and what a program acts on
@@ -210,9 +210,39 @@ pub fn check(file: &str, spec: Spec) -> Result<Api, SpecErrors> {
     check_header_models(&mut c, &spec, &models);
     check_ambiguous_paths(&mut c, &spec);
     check_webhooks(&mut c, &spec, &models);
-    if c.errors.is_empty() {
-        Ok(Api { file: file.to_string(), spec, models, operations })
-    } else {
-        Err(SpecErrors(c.errors))
+    let api = Api { file: file.to_string(), spec, models, operations };
+    check_requires_nested(&mut c, &api);
+    if c.errors.is_empty() { Ok(api) } else { Err(SpecErrors(c.errors)) }
+}
+
+/// A model's `requires` is checked on an operation's input itself: one nested in an input (a
+/// field's type, at any depth) is refused, where nothing would check it.
+fn check_requires_nested(c: &mut Collector, api: &Api) {
+    let mut roots: Vec<String> = Vec::new();
+    for input in api.operations.iter().filter_map(|op| api.input(op)) {
+        for f in input.fields.iter().chain(&input.additional) {
+            for ty in f.types() {
+                let mut ty = ty;
+                while let Ty::List(inner) | Ty::Map(inner) = ty {
+                    ty = inner;
+                }
+                match ty {
+                    Ty::Model(m) => roots.push(m.clone()),
+                    Ty::Union(u) => {
+                        roots.extend(api.spec.unions.get(u).into_iter().flat_map(|u| u.variants.values().cloned()))
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    for name in api.reachable(roots.iter().map(String::as_str)) {
+        if api.models.get(&name).is_some_and(|m| m.requires.is_some()) {
+            c.push(
+                Place::ModelPart(name, "requires".into()),
+                "the model is nested in an operation's input, where its groups are not checked",
+                "state `requires` on the input model itself, or drop it",
+            );
+        }
     }
 }

@@ -15,6 +15,13 @@ pub(super) fn check_enums(c: &mut Collector, spec: &Spec) {
         if !is_pascal(name) {
             c.push(&place, "name is not PascalCase", "rename it, e.g. `LeadStatus`");
         }
+        if crate::names::is_reserved_type_name(name) {
+            c.push(
+                &place,
+                format!("`{name}` is a name the generated Rust uses for its own (`Option`, `Box`, `Kind`, ...)"),
+                format!("rename it, e.g. `{name}Item`"),
+            );
+        }
         if spec.models.contains_key(name) {
             c.push(&place, "a model has the same name", "rename one of them");
         }
@@ -66,6 +73,13 @@ pub(super) fn check_unions(c: &mut Collector, spec: &Spec, models: &IndexMap<Str
         let place = Place::Union(name.clone());
         if !is_pascal(name) {
             c.push(&place, "name is not PascalCase", "rename it, e.g. `NoteContent`");
+        }
+        if crate::names::is_reserved_type_name(name) {
+            c.push(
+                &place,
+                format!("`{name}` is a name the generated Rust uses for its own (`Option`, `Box`, `Kind`, ...)"),
+                format!("rename it, e.g. `{name}Item`"),
+            );
         }
         if spec.models.contains_key(name) || spec.enums.contains_key(name) {
             c.push(&place, "a model or enum has the same name", "rename one of them");
@@ -160,6 +174,13 @@ pub(super) fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String,
         if !is_pascal(name) {
             c.push(Place::Model(name.clone()), "name is not PascalCase", "rename it, e.g. `CredentialMetadata`");
         }
+        if crate::names::is_reserved_type_name(name) {
+            c.push(
+                Place::Model(name.clone()),
+                format!("`{name}` is a name the generated Rust uses for its own (`Option`, `Box`, `Kind`, ...)"),
+                format!("rename it, e.g. `{name}Item`"),
+            );
+        }
         let mut fields = Vec::new();
         let mut rust_names: HashMap<String, &str> = HashMap::new();
         for (fname, f) in &m.fields {
@@ -231,9 +252,53 @@ pub(super) fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String,
                 }
             }
         });
-        out.insert(name.clone(), Model { name: name.clone(), description: m.description.clone(), fields, additional });
+        if let Some(r) = &m.requires {
+            check_requires(c, name, m, r);
+        }
+        let requires = m.requires.clone();
+        out.insert(
+            name.clone(),
+            Model { name: name.clone(), description: m.description.clone(), fields, additional, requires },
+        );
     }
     out
+}
+
+/// A model's `requires`: one rule, two groups or more, each of optional body fields of the model.
+fn check_requires(c: &mut Collector, name: &str, m: &crate::spec::ModelDef, r: &crate::spec::RequiresDef) {
+    let place = Place::ModelPart(name.to_string(), "requires".into());
+    if !r.any_of.is_empty() && !r.one_of.is_empty() {
+        c.push(&place, "lists both `any_of` and `one_of`", "keep one rule; a model states one");
+    }
+    let (_, groups) = r.rule();
+    if groups.len() < 2 {
+        c.push(
+            &place,
+            "names fewer than two groups",
+            "list two groups or more; fields every request gives are required fields (`optional = false`)",
+        );
+    }
+    for group in groups {
+        if group.is_empty() {
+            c.push(&place, "holds an empty group", "name at least one field in each group");
+        }
+        for field in group {
+            match m.fields.get(field) {
+                None => c.push(&place, format!("names `{field}`, which is no field of the model"), "name its fields"),
+                Some(f) if f.location != Location::Body => c.push(
+                    &place,
+                    format!("names `{field}`, which is not in the body"),
+                    "group body fields only (a parameter is given or not on its own)",
+                ),
+                Some(f) if !f.optional => c.push(
+                    &place,
+                    format!("names `{field}`, which every request gives (it is not optional)"),
+                    "group optional fields only",
+                ),
+                Some(_) => {}
+            }
+        }
+    }
 }
 
 /// A spec's field with its types resolved (`check_constraints` reports a `one_of` type that does

@@ -109,6 +109,7 @@ pub fn document(api: &Api) -> Value {
     }
     rename_key(&mut v, "x-contentSchema", "contentSchema");
     rename_key(&mut v, "x-header-required", "required");
+    requires_keywords(&mut v);
     order_extensions(&mut v);
     v
 }

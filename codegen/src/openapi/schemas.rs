@@ -86,41 +86,6 @@ pub(super) enum Side {
     Both,
 }
 
-/// Models and unions reachable from `roots` through fields.
-pub(super) fn reachable<'a>(api: &Api, roots: impl IntoIterator<Item = &'a str>) -> std::collections::BTreeSet<String> {
-    fn visit(api: &Api, ty: &Ty, out: &mut std::collections::BTreeSet<String>) {
-        match ty {
-            Ty::Union(name) => {
-                if out.insert(name.clone())
-                    && let Some(u) = api.spec.unions.get(name)
-                {
-                    for model in u.variants.values() {
-                        visit(api, &Ty::Model(model.clone()), out);
-                    }
-                }
-            }
-            Ty::Model(name) => {
-                if out.insert(name.clone())
-                    && let Some(m) = api.models.get(name)
-                {
-                    for f in m.fields.iter().chain(&m.additional) {
-                        for ty in f.types() {
-                            visit(api, ty, out);
-                        }
-                    }
-                }
-            }
-            Ty::List(inner) | Ty::Map(inner) => visit(api, inner, out),
-            _ => {}
-        }
-    }
-    let mut out = std::collections::BTreeSet::new();
-    for r in roots {
-        visit(api, &Ty::Model(r.to_string()), &mut out);
-    }
-    out
-}
-
 /// A scalar's schema with the field's constraints (for a list of scalars, the constraints apply
 /// to each item, as the decoder applies them).
 pub(super) fn scalar_schema(
@@ -364,6 +329,34 @@ pub(super) fn object_schema<'a>(
     Schema::Object(b.build())
 }
 
+/// `schema`, an object's, with the groups of fields its model requires: JSON Schema's `anyOf`
+/// (at least one) or `oneOf` (exactly one) of `required` lists.
+/// utoipa's object schema has no `anyOf`/`oneOf` beside its properties: the groups travel as
+/// these extensions, renamed to the keywords once serialized ([`requires_keywords`]).
+const REQUIRES_KEYS: [(&str, &str); 2] = [("x-requires-anyOf", "anyOf"), ("x-requires-oneOf", "oneOf")];
+
+/// A serialized schema or document with each [`with_requires`] extension its keyword.
+pub(crate) fn requires_keywords(v: &mut serde_json::Value) {
+    for (from, to) in REQUIRES_KEYS {
+        rename_key(v, from, to);
+    }
+}
+
+pub(super) fn with_requires(schema: Schema, requires: Option<&crate::spec::RequiresDef>) -> Schema {
+    match (schema, requires) {
+        (Schema::Object(mut object), Some(r)) => {
+            let (exactly_one, groups) = r.rule();
+            let keyword = REQUIRES_KEYS[usize::from(exactly_one)].0;
+            let listed: Vec<serde_json::Value> = groups.iter().map(|g| serde_json::json!({"required": g})).collect();
+            let mut extensions = object.extensions.take().unwrap_or_default();
+            extensions.merge(ExtensionsBuilder::new().add(keyword, listed).build());
+            object.extensions = Some(extensions);
+            Schema::Object(object)
+        }
+        (schema, _) => schema,
+    }
+}
+
 /// Models held only by tagged unions: each is written as its union's variant schema (its fields
 /// beside the tag), so a schema of its own would be one nothing refers to.
 pub(super) fn only_in_tagged_unions(api: &Api) -> Vec<String> {
@@ -475,15 +468,14 @@ pub(super) fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
         out.push((name.clone(), RefOr::T(Schema::Object(schema))));
     }
     let inputs = input_models(api);
-    let request_side = reachable(api, inputs.iter().copied());
+    let request_side = api.reachable(inputs.iter().copied());
     let value_names: Vec<String> = api
         .operations
         .iter()
         .flat_map(|o| o.value_output.iter().chain(o.alternatives.iter().filter_map(|a| a.output.as_ref())))
         .flat_map(Ty::names)
         .collect();
-    let response_side = reachable(
-        api,
+    let response_side = api.reachable(
         api.operations
             .iter()
             .filter_map(|o| o.def.output.as_deref())
@@ -503,7 +495,7 @@ pub(super) fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
                 Side::Request,
                 op.def.body == BodyFormat::Json,
             );
-            out.push((body, RefOr::T(schema)));
+            out.push((body, RefOr::T(with_requires(schema, model.requires.as_ref()))));
         }
     }
     let only_tagged = only_in_tagged_unions(api);
@@ -521,7 +513,7 @@ pub(super) fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
         .unions
         .iter()
         .filter(|(u, _)| request_side.contains(*u))
-        .flat_map(|(_, union)| reachable(api, union.variants.values().map(String::as_str)))
+        .flat_map(|(_, union)| api.reachable(union.variants.values().map(String::as_str)))
         .collect();
     for (name, m) in &api.models {
         if only_tagged.contains(name) {
@@ -550,7 +542,10 @@ pub(super) fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
         let json = !form_inputs.contains(name.as_str());
         out.push((
             name.clone(),
-            RefOr::T(object_schema(&m.description, body(), m.additional.as_ref(), closed, side, json)),
+            RefOr::T(with_requires(
+                object_schema(&m.description, body(), m.additional.as_ref(), closed, side, json),
+                m.requires.as_ref(),
+            )),
         ));
     }
     for name in api.spec.unions.keys() {

@@ -107,10 +107,14 @@ pub(super) fn rewrite_refs(v: Value) -> Value {
 pub fn input_schema(api: &Api, doc: &Value, op: &Operation) -> Value {
     let model: Option<&Model> = api.input(op);
     let root = match model {
-        Some(m) => object_schema(&m.description, m.fields.iter(), m.additional.as_ref(), true, Side::Request, true),
+        Some(m) => with_requires(
+            object_schema(&m.description, m.fields.iter(), m.additional.as_ref(), true, Side::Request, true),
+            m.requires.as_ref(),
+        ),
         None => object_schema("No arguments.", std::iter::empty(), None, true, Side::Request, true),
     };
     let mut v = serde_json::to_value(&root).unwrap_or_default();
+    requires_keywords(&mut v);
     if let Value::Object(map) = &mut v {
         map.remove("description");
         map.entry("properties").or_insert_with(|| json!({}));

@@ -47,7 +47,7 @@ fn audit_targets(api: &Api, op: &Operation) -> TokenStream {
 pub(super) fn service_file(api: &Api) -> TokenStream {
     let tname = trait_name(api);
     let methods = api.operations.iter().map(|op| {
-        let m = format_ident!("{}", op.id());
+        let m = crate::rust::method_ident(op);
         let err = error_enum(op);
         let out = output_type(op);
         let (input, _) = input_param(op);
@@ -98,7 +98,7 @@ pub(super) fn router_file(api: &Api) -> TokenStream {
     let tname = trait_name(api);
     let base = &api.spec.service.base_path;
     let endpoints = api.operations.iter().map(|op| {
-        let (m, st, ep, err) = (format_ident!("{}", op.id()), op_static(op), endpoint(op), error_enum(op));
+        let (m, st, ep, err) = (crate::rust::method_ident(op), op_static(op), endpoint(op), error_enum(op));
         let (_, in_ty) = input_param(op);
         let input = if op.def.input.is_some() { quote!(input) } else { quote!(_input) };
         let paging = if op.def.paginated { quote!(paging) } else { quote!(_paging) };
@@ -225,6 +225,7 @@ fn answers_body(api: &Api, op: &Operation, headers: &[&Field]) -> TokenStream {
     let main = format_ident!("{}", crate::ir::Alternative::variant(op.status));
     let main_arm = match &op.def.output {
         None if op.value_output.is_none() => quote!(answers::#name::#main => support::Success::Empty,),
+        Some(_) if op.def.paginated => quote!(answers::#name::#main(out) => support::Success::page(&out, paging),),
         Some(o) if !headers.is_empty() => {
             let headed = headed_success(api, o, headers);
             quote!(answers::#name::#main(out) => #headed)
@@ -322,11 +323,21 @@ pub(super) fn answers_file(api: &Api) -> TokenStream {
             }
         }
     });
+    // A page's answers hold the `Paged` the main answer is.
+    let paged = api.operations.iter().any(|o| !o.alternatives.is_empty() && o.def.paginated);
+    let paged = if paged {
+        quote!(
+            use support::Paged;
+        )
+    } else {
+        quote!()
+    };
     quote! {
         //! The success answers of the operations that have more than one: the implementation
         //! returns the variant it answers, and the variant gives the status.
         #[allow(unused_imports, reason = "answers of values need no model")]
         use super::models;
+        #paged
 
         #(#enums)*
     }

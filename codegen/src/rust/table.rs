@@ -142,6 +142,13 @@ pub(super) fn operations_file(api: &Api) -> TokenStream {
             let fs = fields_static(m);
             rest.extend(quote!(input: &models::#fs,));
         }
+        if let Some(r) = api.input(op).and_then(|m| m.requires.as_ref()) {
+            let (exactly_one, groups) = r.rule();
+            let groups = groups.iter().map(|g| quote!(&[#(#g),*]));
+            rest.extend(
+                quote!(requires: Some(&support::Requires { exactly_one: #exactly_one, groups: &[#(#groups),*] }),),
+            );
+        }
         if let Some(d) = &op.def.deprecated {
             let (deprecation, sunset) = deprecation_headers(d);
             let (deprecation, sunset) = (opt(deprecation.as_ref()), opt(sunset.as_ref()));
@@ -215,7 +222,7 @@ pub(super) fn operations_file(api: &Api) -> TokenStream {
             id: "", method: Method::Get, path: "", full_path: "", scope: "", satisfied_by: &[], public: false,
             success_status: 200, has_body: false, no_store: false, answer_types: &[], rate_limited: false, read_only: false,
             paginated: false, tool: None, tags: &[], input: &[], deprecation: None, conditional: None, ranges: false,
-            body: support::BodyFormat::Json, body_forms: &[], service: &SERVICE,
+            requires: None, body: support::BodyFormat::Json, body_forms: &[], service: &SERVICE,
         };
 
         #(#ops)*

@@ -120,6 +120,7 @@ const BASE: Operation = Operation {
     deprecation: None,
     conditional: None,
     ranges: false,
+    requires: None,
     body: support::BodyFormat::Json,
     body_forms: &[],
     service: &SERVICE,

@@ -3,6 +3,15 @@
 //! returns the variant it answers, and the variant gives the status.
 #[allow(unused_imports, reason = "answers of values need no model")]
 use super::models;
+use support::Paged;
+/// What `list_memos` answers on success: the implementation chooses, and the status follows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ListMemos {
+    /// `200`: List memos
+    Ok(Paged<models::Memo>),
+    /// `204`: There are no memos at all.
+    NoContent,
+}
 /// What `put_memo` answers on success: the implementation chooses, and the status follows.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PutMemo {

@@ -96,6 +96,7 @@ const BASE: Operation = Operation {
     deprecation: None,
     conditional: None,
     ranges: false,
+    requires: None,
     body: support::BodyFormat::Json,
     body_forms: &[],
     service: &SERVICE,
@@ -145,6 +146,7 @@ pub static UPDATE_MEMO: Operation = Operation {
     answer_types: &["application/json", "text/json"],
     tags: &["memos"],
     input: &models::UPDATE_MEMO_INPUT_FIELDS,
+    requires: Some(&support::Requires { exactly_one: false, groups: &[&["title"], &["state"], &["due"]] }),
     ..BASE
 };
 /// `GET /api/v1/memos/count`: Count the memos

@@ -51,7 +51,10 @@ impl<S: MemosService> Endpoint<S, S::Context> for ListMemos {
     type Error = errors::ListMemosError;
     const OP: &'static Operation = &operations::LIST_MEMOS;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_memos(cx, input, paging).await.map(|out| support::Success::page(&out, paging))
+        s.list_memos(cx, input, paging).await.map(|answer| match answer {
+            answers::ListMemos::Ok(out) => support::Success::page(&out, paging),
+            answers::ListMemos::NoContent => support::Success::Empty.status(204),
+        })
     }
 }
 /// `POST /api/v1/memos`: Create a memo

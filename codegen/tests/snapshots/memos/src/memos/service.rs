@@ -20,7 +20,7 @@ pub trait MemosService: Send + Sync + 'static {
         cx: &mut Self::Context,
         input: models::ListMemosInput,
         paging: Paging,
-    ) -> impl Future<Output = Result<Paged<models::Memo>, errors::ListMemosError>> + Send;
+    ) -> impl Future<Output = Result<answers::ListMemos, errors::ListMemosError>> + Send;
     /// Create a memo
     ///
     /// `POST /api/v1/memos` · scope `memos:write` · MCP tool `memos.create`
