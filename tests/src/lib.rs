@@ -38,8 +38,8 @@ pub const OPTIONAL_TOOLS: &[OptionalTool] = &[
     },
     OptionalTool {
         var: "SPECWRIGHT_API_CORPUS",
-        what: "the public OpenAPI directory and GitHub's description (`cargo xtask import-corpus` installs them)",
-        suite: "GitHub's API and 20 directory APIs imported, served, checked by conformance and schemathesis (import_served.rs)",
+        what: "the public OpenAPI directory (`cargo xtask import-corpus` installs it)",
+        suite: "20 APIs of the public OpenAPI directory imported, served, checked by conformance and schemathesis (import_served.rs)",
     },
     OptionalTool {
         var: "SPECWRIGHT_MCP_PYTHON",

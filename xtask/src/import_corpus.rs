@@ -464,14 +464,24 @@ fn child(exe: &Path, file: &Path, timeout: Duration) -> Result<Value> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
+    // Read as the child writes: a result larger than the pipe would otherwise stop it.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_string(&mut text);
+            }
+            text
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
     let started = Instant::now();
     loop {
         if let Some(status) = child.try_wait()? {
-            let mut out = String::new();
-            child.stdout.take().map(|mut s| s.read_to_string(&mut out));
+            let out = stdout.join().unwrap_or_default();
             if !status.success() {
-                let mut err = String::new();
-                child.stderr.take().map(|mut s| s.read_to_string(&mut err));
+                let err = stderr.join().unwrap_or_default();
                 let last = err.lines().filter(|l| !l.trim().is_empty()).take(3).collect::<Vec<_>>().join(" / ");
                 bail!("the child failed ({status}): {last}");
             }

@@ -7,8 +7,10 @@
 //! are bare, as the document's are. What the spec language cannot say yet is reported, and the
 //! operation that needs it is left out, so what is imported serves exactly what it documents.
 
+mod groups;
 mod journal;
 mod operation;
+mod params;
 mod paths;
 mod recognise;
 mod responses;
@@ -28,6 +30,7 @@ use crate::spec::{
     EnumDef, ErrorDef, FieldDef, Method, ModelDef, Pagination, ScopeDef, Security, Service, Spec, SuccessFormat,
     TagDef, Wire,
 };
+use groups::*;
 use journal::Journaled;
 use paths::*;
 use recognise::*;

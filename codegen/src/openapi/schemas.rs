@@ -332,15 +332,8 @@ pub(super) fn object_schema<'a>(
 /// `schema`, an object's, with the groups of fields its model requires: JSON Schema's `anyOf`
 /// (at least one) or `oneOf` (exactly one) of `required` lists.
 /// utoipa's object schema has no `anyOf`/`oneOf` beside its properties: the groups travel as
-/// these extensions, renamed to the keywords once serialized ([`requires_keywords`]).
-const REQUIRES_KEYS: [(&str, &str); 2] = [("x-requires-anyOf", "anyOf"), ("x-requires-oneOf", "oneOf")];
-
-/// A serialized schema or document with each [`with_requires`] extension its keyword.
-pub(crate) fn requires_keywords(v: &mut serde_json::Value) {
-    for (from, to) in REQUIRES_KEYS {
-        rename_key(v, from, to);
-    }
-}
+/// these extensions, renamed to the keywords once serialized (`tools::requires_keywords`).
+pub(super) const REQUIRES_KEYS: [(&str, &str); 2] = [("x-requires-anyOf", "anyOf"), ("x-requires-oneOf", "oneOf")];
 
 pub(super) fn with_requires(schema: Schema, requires: Option<&crate::spec::RequiresDef>) -> Schema {
     match (schema, requires) {

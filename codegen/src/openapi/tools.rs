@@ -22,6 +22,13 @@ pub(crate) fn rename_key(v: &mut Value, from: &str, to: &str) {
     }
 }
 
+/// A serialized schema or document with each `with_requires` extension its keyword.
+pub(super) fn requires_keywords(v: &mut Value) {
+    for (from, to) in REQUIRES_KEYS {
+        rename_key(v, from, to);
+    }
+}
+
 /// utoipa keeps `x-` extensions in a hash map; put them last, sorted, so output is byte-stable.
 pub(super) fn order_extensions(v: &mut Value) {
     match v {
