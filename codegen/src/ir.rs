@@ -365,19 +365,7 @@ pub fn is_enum_value(value: &str) -> bool {
 /// The HTTP header a `in = "header"` field travels in: a snake_case name in Train-Case
 /// (`idempotency_key` → `Idempotency-Key`), any other name as it is written (`X-RateLimit-Limit`).
 pub fn header_name(field: &str) -> String {
-    let snake = field.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
-        && field.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-    if !snake {
-        return field.to_string();
-    }
-    field
-        .split('_')
-        .map(|w| {
-            let mut c = w.chars();
-            c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
-        })
-        .collect::<Vec<_>>()
-        .join("-")
+    support::header_name(field)
 }
 
 /// Whether `name` is an HTTP header name (RFC 9110 `token`).

@@ -567,3 +567,20 @@ fn a_parameter_of_one_value_or_a_list_or_of_scalars_one_any_text_is_read_as_text
     assert_eq!((&fields["schema"]["type"], &fields["schema"]["maxItems"]), (&json!("array"), &json!(50)));
     assert!(report.to_string().contains("a lone value is a list of one"), "{report}");
 }
+
+#[test]
+fn a_path_with_a_fragment_and_a_client_set_header_are_left_to_http() {
+    // OSIsoft lists `/servers#name` beside `/servers` (a fragment never reaches a server), and
+    // Conjur documents `Accept-Encoding`, which a client's HTTP library sets of its own.
+    let doc = document(json!({
+        "/things": get("list_things", json!([
+            {"name": "Accept-Encoding", "in": "header", "schema": {"type": "string", "enum": ["base64"]}}
+        ])),
+        "/things#name": get("find_thing", json!([{"name": "name", "in": "query", "required": true, "schema": {"type": "string"}}]))
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    let text = report.to_string();
+    assert!(text.contains("holds `#` or `?`, which no request's path carries"), "{text}");
+    assert!(text.contains("`Accept-Encoding`") && !toml.contains("Accept-Encoding = {"), "{toml}");
+    assert!(emitted["paths"]["/things"]["get"].is_object());
+}

@@ -215,7 +215,7 @@ pub async fn decode_request<G: Gate, I: DeserializeOwned>(
     }
     // Headers: `idempotency_key` travels as `Idempotency-Key` (header names ignore case).
     for f in op.input.iter().filter(|f| f.location == Location::Header) {
-        let name = f.name.replace('_', "-");
+        let name = crate::fields::header_name(f.name);
         if let Some(v) = parts.headers.get(name.as_str()) {
             let s = v
                 .to_str()

@@ -475,3 +475,22 @@ pub(crate) fn fill_defaults(fields: &[FieldSpec], obj: &mut Map<String, Value>) 
         }
     }
 }
+
+/// The HTTP header a header field travels as: a snake_case field in Train-Case (`request_id` is
+/// `Request-Id`), any other the header's own name (`X-RateLimit-Limit`, `WM_SEC.ACCESS_TOKEN`).
+/// The generator documents and the decoder reads the same name.
+pub fn header_name(field: &str) -> String {
+    let snake = field.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+        && field.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if !snake {
+        return field.to_string();
+    }
+    field
+        .split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+        })
+        .collect::<Vec<_>>()
+        .join("-")
+}

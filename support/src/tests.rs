@@ -662,3 +662,28 @@ async fn rendered_outputs_answer_what_their_values_would() {
     assert_eq!(a.await.unwrap(), b.await.unwrap());
     assert_eq!(one.clone().as_str(), serde_json::to_string(&values[0]).unwrap());
 }
+
+/// `GET /t/op` with two header fields: one snake_case (sent in Train-Case), one named as its
+/// header is (Walmart's `WM_SEC.ACCESS_TOKEN`, which holds `_` but is no snake_case name).
+static HEADED_INPUT: [FieldSpec; 2] = [
+    FieldSpec::header("request_id", Kind::String).required(),
+    FieldSpec::header("WM_SEC.ACCESS_TOKEN", Kind::String).required(),
+];
+static HEADED: Operation = Operation { id: "headed", input: &HEADED_INPUT, has_body: false, ..OP };
+
+#[derive(Debug, serde::Deserialize)]
+struct Headed {
+    request_id: String,
+    #[serde(rename = "WM_SEC.ACCESS_TOKEN")]
+    token: String,
+}
+
+#[test]
+fn a_header_field_is_read_from_the_header_the_documents_name() {
+    let mut parts = request("GET", &[("Request-Id", "r1"), ("WM_SEC.ACCESS_TOKEN", "t1")]);
+    let (input, _) = block_on(decode_request::<Open, Headed>(&Open, &"caller", &HEADED, &mut parts, Body::empty()))
+        .expect("both headers read");
+    assert_eq!((input.request_id.as_str(), input.token.as_str()), ("r1", "t1"));
+    assert_eq!(crate::header_name("WM_SEC.ACCESS_TOKEN"), "WM_SEC.ACCESS_TOKEN");
+    assert_eq!(crate::header_name("request_id"), "Request-Id");
+}

@@ -269,6 +269,14 @@ impl OpCx<'_, '_> {
                 self.notes.push(format!("the header parameter `{name}` at {at} is not imported (OpenAPI ignores it)"));
                 continue;
             }
+            // `Accept-Encoding` is the transport's: the platform negotiates the answer's coding
+            // (RFC 9110 section 12.5.3), and a client's HTTP library sets it of its own.
+            if location == Location::Header && name.eq_ignore_ascii_case("accept-encoding") {
+                self.notes.push(format!(
+                    "the header parameter `{name}` at {at} is not imported (the platform negotiates the answer's coding)"
+                ));
+                continue;
+            }
             if location == Location::Path && !def.path.contains(&format!("{{{name}}}")) {
                 // No request can carry it: the document's slip, reported and left out.
                 self.notes.push(format!("the path parameter `{name}` at {at} is not in the path: left out"));

@@ -462,6 +462,16 @@ pub(super) fn check_ambiguous_paths(c: &mut Collector, spec: &Spec) {
     // Route (a parameter beside text routed as the parameter alone) → the first operation on it.
     let mut owners: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
     for op in &spec.operations {
+        // A request's path never holds a fragment or a query: a path with `#` or `?` (a
+        // document's way to list two operations on one path) is no route a request reaches.
+        if op.path.contains(['#', '?']) {
+            c.push(
+                Place::Operation(op.id.clone()),
+                format!("path `{}` holds `#` or `?`, which no request's path carries", op.path),
+                "write the path alone; tell operations on one path apart by method, or by a path of their own",
+            );
+            continue;
+        }
         let route = support::route_path(&op.path);
         if op.path.is_empty() || owners.contains_key(&route) {
             // Another method of the route (two of one method were reported with the route above).
