@@ -26,10 +26,7 @@ impl OpCx<'_, '_> {
         }
         // No discriminator, but a required property of one value in each member, a different
         // one in each (GitHub's `type: enum [creation]`): that property is the tag.
-        let implicit = match tag {
-            None => self.implicit_tag(&members),
-            Some(_) => None,
-        };
+        let implicit = if tag.is_none() { self.implicit_tag(&members) } else { None };
         let (tag, implied) = match implicit {
             Some((property, values)) => {
                 self.notes.push(format!(
@@ -90,7 +87,7 @@ impl OpCx<'_, '_> {
                 };
                 if tag.is_none() {
                     keys.push(key.clone());
-                    shapes.push(shape_of(member));
+                    shapes.push(self.shape(member));
                 }
                 variants.insert(key, model_name);
                 continue;
@@ -131,7 +128,7 @@ impl OpCx<'_, '_> {
                     let model = self.component(&component, &target)?;
                     let key = component.to_snake_case();
                     keys.push(key.clone());
-                    shapes.push(shape_of(&target));
+                    shapes.push(self.shape(&target));
                     variants.insert(key, model);
                 }
             }
@@ -169,15 +166,18 @@ impl OpCx<'_, '_> {
         if schema.pointer("/discriminator/propertyName").is_some() || self.implicit_tag(&members).is_some() {
             return true;
         }
-        let shapes: Vec<Shape> = resolved
-            .into_iter()
-            .map(|t| {
-                let (required, properties) = self.flat(t, 0);
-                let names = |v: Vec<&str>| v.into_iter().map(str::to_string).collect();
-                (names(required), names(properties.into_iter().map(|(k, _)| k).collect()))
-            })
-            .collect();
+        let shapes: Vec<Shape> = resolved.into_iter().map(|t| self.shape(t)).collect();
         first_without_own_field(&shapes).is_none()
+    }
+
+    /// A member's required names and property names, its `allOf` members' merged in: what tells
+    /// it apart from the other members.
+    fn shape(&self, member: &Value) -> Shape {
+        let (required, properties) = self.flat(member, 0);
+        (
+            required.into_iter().map(str::to_string).collect(),
+            properties.into_iter().map(|(k, _)| k.to_string()).collect(),
+        )
     }
 
     /// A member's required names and properties with its `allOf` members' merged in, read only
@@ -231,10 +231,6 @@ impl OpCx<'_, '_> {
 
 /// An object member's required names and property names.
 type Shape = (Vec<String>, Vec<String>);
-
-fn shape_of(member: &Value) -> Shape {
-    (names_of(member, "required"), names_of(member, "properties"))
-}
 
 /// The first member of an untagged union with no required field another member lacks: what no
 /// decoder can tell apart from the others.
