@@ -240,6 +240,34 @@ fn a_conditional_header_without_its_answers_is_the_implementations_to_read() {
 }
 
 #[test]
+fn a_412_makes_a_conditional_write_only_beside_the_if_match_it_answers() {
+    let write = |params: Value| {
+        json!({"operationId": "put_thing", "parameters": params, "requestBody": {"content": {"application/json":
+            {"schema": {"type": "object", "properties": {"name": {"type": "string"}}}}}},
+            "responses": {"200": {"description": "Put."}, "412": {"description": "The thing is locked."}}})
+    };
+    let id = json!({"name": "thingId", "in": "path", "required": true, "schema": {"type": "string"}});
+    // A 412 alone (files.com, Dracoon: "locked", "not ready") is the implementation's refusal:
+    // nothing adds an `If-Match` the document does not send.
+    let doc = document(json!({"/things/{thingId}": {"put": write(json!([id.clone()]))}}));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(!toml.contains("conditional"), "{toml}");
+    let op = &emitted["paths"]["/things/{thingId}"]["put"];
+    let params = op["parameters"].as_array().unwrap();
+    assert!(!params.iter().any(|p| p["name"] == "If-Match"), "{params:?}");
+    assert!(op["responses"]["412"].is_object(), "the 412 stays documented: {op}");
+    // Beside the `If-Match` it answers, it is the platform's conditional write.
+    let if_match = json!({"name": "If-Match", "in": "header", "schema": {"type": "string"}});
+    let doc = document(json!({"/things/{thingId}": {"put": write(json!([id, if_match]))}}));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(toml.contains("conditional = true"), "{toml}");
+    let params = emitted["paths"]["/things/{thingId}"]["put"]["parameters"].as_array().unwrap();
+    assert!(params.iter().any(|p| p["name"] == "If-Match" && p["in"] == "header"), "{params:?}");
+}
+
+#[test]
 fn enum_values_rust_spells_alike_get_variants_of_their_own() {
     let doc = document(json!({
         "/things": get("list_things", json!([{"name": "orderby", "in": "query", "schema": {"type": "array",

@@ -2,7 +2,7 @@
 //! values: only identifiers, the operation, the scope and the outcome.
 
 use sqlx::Row;
-use support::{InternalError, Operation, OperationError};
+use support::{Fault, Operation};
 
 use crate::caller::Caller;
 use crate::fault;
@@ -157,15 +157,15 @@ pub async fn record_refusal(
 /// On failure, `tx` rolls back and the `failed` (or, for a 403, `denied`) row goes through
 /// [`record_failure`]. Every service whose spec turns audit on ends each scoped operation through here
 /// (or through [`finish_read`]).
-pub async fn finish<T, E: OperationError + InternalError>(
+pub async fn finish(
     store: &Store,
     mut tx: Tx,
     caller: &Caller,
     op: &'static Operation,
     targets: &[String],
-    result: Result<T, E>,
-) -> Result<T, E> {
-    if result.is_err() {
+    outcome: Result<(), &'static str>,
+) -> Result<(), Fault> {
+    if outcome.is_err() {
         drop(tx);
     } else if tx.is_read_only() {
         // Ends the snapshot; nothing to keep.
@@ -175,31 +175,28 @@ pub async fn finish<T, E: OperationError + InternalError>(
         if let Err(e) = write(store, &mut tx, entry).await {
             return Err(fault(op.id, "writing the audit row", e));
         }
-        tx.commit_audit(1).await.map_err(|e| fault(op.id, "committing", e))?;
-        return result;
+        return tx.commit_audit(1).await.map_err(|e| fault(op.id, "committing", e));
     }
-    finish_read(store, caller, op, targets, result).await
+    finish_read(store, caller, op, targets, outcome).await
 }
 
 /// Ends an audited operation that changed nothing and ran in no transaction of its own (its
-/// reads were single statements): on success the `allowed` row, on failure the `failed` (or, for
-/// a 403, `denied`) row, each through the group commit; a success is returned only once its row
-/// is durable.
-pub async fn finish_read<T, E: OperationError + InternalError>(
+/// reads were single statements): on success the `allowed` row, on failure (`outcome` holds the
+/// error's catalog code) the `failed` (or, for a 403, `denied`) row, each through the group
+/// commit; a success is answered only once its row is durable.
+pub async fn finish_read(
     store: &Store,
     caller: &Caller,
     op: &'static Operation,
     targets: &[String],
-    result: Result<T, E>,
-) -> Result<T, E> {
-    match result {
-        Ok(value) => {
+    outcome: Result<(), &'static str>,
+) -> Result<(), Fault> {
+    match outcome {
+        Ok(()) => {
             let entry = Entry::allowed(caller, op, targets);
-            write_alone(store, entry).await.map_err(|e| fault(op.id, "writing the audit row", e))?;
-            Ok(value)
+            write_alone(store, entry).await.map_err(|e| fault(op.id, "writing the audit row", e))
         }
-        Err(err) => {
-            let code = err.code();
+        Err(code) => {
             let status = op.service.error(code).map(|e| e.status).unwrap_or(500);
             let outcome = if status == 403 { Outcome::Denied } else { Outcome::Failed };
             let entry = Entry { caller, op, targets, outcome, status, error_code: Some(code) };
@@ -208,7 +205,7 @@ pub async fn finish_read<T, E: OperationError + InternalError>(
             if let Err(e) = record_failure(store, entry, waited).await {
                 tracing::error!(operation = op.id, error = %e, "could not audit a failed operation");
             }
-            Err(err)
+            Ok(())
         }
     }
 }

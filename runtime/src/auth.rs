@@ -365,12 +365,8 @@ impl Gate for BearerGate {
     }
 
     /// Commits or rolls back the call's transaction and, where this gate audits, records it.
-    async fn conclude<E: support::OperationError + support::InternalError>(
-        &self,
-        cx: Self::Context,
-        result: support::Reply<E>,
-    ) -> support::Reply<E> {
-        crate::context::conclude(self.store.as_ref(), cx, result).await
+    async fn conclude(&self, cx: Self::Context, outcome: Result<(), &'static str>) -> Result<(), support::Fault> {
+        crate::context::conclude(self.store.as_ref(), cx, outcome).await
     }
 
     async fn admit(&self, parts: &mut Parts, op: &'static Operation) -> Result<Caller, Response> {

@@ -51,5 +51,5 @@ pub fn fault<E: InternalError>(place: &str, what: &str, cause: impl std::fmt::Di
         }
         StorageFault::Defect => tracing::error!(place, "{what}: {cause}"),
     }
-    E::internal(Problem::new("Internal error; nothing was changed and no secret was returned."))
+    E::internal(Problem::internal())
 }

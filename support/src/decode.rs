@@ -143,7 +143,9 @@ fn check_input(op: &Operation, obj: &Map<String, Value>) -> Result<(), Rejection
     }
 }
 
-fn deserialize<I: DeserializeOwned>(service: &ServiceInfo, obj: Map<String, Value>) -> Result<I, Rejection> {
+/// The operation's input from the object of its fields; a value of the wrong shape is refused
+/// naming its place.
+pub(crate) fn deserialize<I: DeserializeOwned>(service: &ServiceInfo, obj: Map<String, Value>) -> Result<I, Rejection> {
     let value = Value::Object(obj);
     serde_path_to_error::deserialize::<_, I>(&value).map_err(|e| {
         let path = e.path().to_string();
@@ -156,8 +158,18 @@ fn deserialize<I: DeserializeOwned>(service: &ServiceInfo, obj: Map<String, Valu
 /// Decodes MCP tool arguments (one flat object of every input field) into the operation input.
 pub fn decode_arguments<I: DeserializeOwned>(
     op: &'static Operation,
-    mut arguments: Value,
+    arguments: Value,
 ) -> Result<(I, Paging), Rejection> {
+    let (fields, paging) = argument_fields(op, arguments)?;
+    Ok((deserialize(op.service, fields)?, paging))
+}
+
+/// MCP tool arguments checked against the operation's fields, defaults filled in, its page
+/// taken out: the object its input deserializes from.
+pub fn argument_fields(
+    op: &'static Operation,
+    mut arguments: Value,
+) -> Result<(Map<String, Value>, Paging), Rejection> {
     let service = op.service;
     whole_numbers(&mut arguments);
     let mut obj = match arguments {
@@ -168,7 +180,7 @@ pub fn decode_arguments<I: DeserializeOwned>(
     check_input(op, &obj)?;
     fill_defaults(op.input, &mut obj);
     let paging = take_paging(op, &mut obj);
-    Ok((deserialize(service, obj)?, paging))
+    Ok((obj, paging))
 }
 
 pub(crate) fn is_json(parts: &Parts) -> bool {
@@ -183,6 +195,20 @@ pub async fn decode_request<G: Gate, I: DeserializeOwned>(
     parts: &mut Parts,
     body: Body,
 ) -> Result<(I, Paging), Rejection> {
+    let (fields, paging) = request_fields(gate, caller, op, parts, body).await?;
+    Ok((deserialize(op.service, fields)?, paging))
+}
+
+/// A REST request's path, query, headers and body read into one object of the operation's
+/// fields, checked against their specs, defaults filled in, its page taken out: the object its
+/// input deserializes from. Not generic over the input, so compiled once per gate.
+pub async fn request_fields<G: Gate>(
+    gate: &G,
+    caller: &G::Caller,
+    op: &'static Operation,
+    parts: &mut Parts,
+    body: Body,
+) -> Result<(Map<String, Value>, Paging), Rejection> {
     let service = op.service;
     let roles = &service.roles;
     let limit = gate.body_limit();
@@ -277,7 +303,7 @@ pub async fn decode_request<G: Gate, I: DeserializeOwned>(
         }
     }
     let paging = take_paging(op, &mut obj);
-    Ok((deserialize(service, obj)?, paging))
+    Ok((obj, paging))
 }
 
 /// A JSON body: an object whose members are the operation's body fields.
@@ -340,16 +366,26 @@ async fn json_body(
     Ok(())
 }
 
-/// Splits a request, asks the gate to admit it and decodes its input. A refused input is
-/// answered here, and the gate is told of it ([`Gate::refused`]).
-pub async fn admit<G: Gate, I: DeserializeOwned>(
+/// How an operation's checked fields become its input (`T`), or the refusal of a value of the
+/// wrong shape.
+pub type Prepare<T> = fn(&'static Operation, Map<String, Value>) -> Result<T, Rejection>;
+
+/// Splits a request, asks the gate to admit it and decodes its fields, which `prepare` turns
+/// into the operation's input. A refused input is answered here, and the gate is told of it
+/// ([`Gate::refused`]).
+pub async fn admit<G: Gate, T>(
     gate: &G,
     op: &'static Operation,
     req: Request,
-) -> Result<(Parts, G::Caller, I, Paging), Response> {
+    prepare: Prepare<T>,
+) -> Result<(Parts, G::Caller, T, Paging), Response> {
     let (mut parts, body) = req.into_parts();
     let caller = gate.admit(&mut parts, op).await?;
-    match decode_request::<G, I>(gate, &caller, op, &mut parts, body).await {
+    let decoded = match request_fields(gate, &caller, op, &mut parts, body).await {
+        Ok((fields, paging)) => prepare(op, fields).map(|input| (input, paging)),
+        Err(r) => Err(r),
+    };
+    match decoded {
         Ok((input, paging)) => Ok((parts, caller, input, paging)),
         Err(r) => {
             gate.refused(&caller, op, r.code, status_of(op.service, r.code, 422)).await;
@@ -358,15 +394,16 @@ pub async fn admit<G: Gate, I: DeserializeOwned>(
     }
 }
 
-/// Decodes MCP tool arguments for `op`; a refused input is reported to the gate
-/// ([`Gate::refused`]) and becomes the tool failure.
-pub async fn admit_arguments<G: Gate, I: DeserializeOwned>(
+/// Decodes MCP tool arguments for `op` into the fields `prepare` turns into its input; a refused
+/// input is reported to the gate ([`Gate::refused`]) and becomes the tool failure.
+pub async fn admit_arguments<G: Gate, T>(
     gate: &G,
     caller: &G::Caller,
     op: &'static Operation,
     arguments: Value,
-) -> Result<(I, Paging), ToolFailure> {
-    match decode_arguments::<I>(op, arguments) {
+    prepare: Prepare<T>,
+) -> Result<(T, Paging), ToolFailure> {
+    match argument_fields(op, arguments).and_then(|(fields, paging)| Ok((prepare(op, fields)?, paging))) {
         Ok(decoded) => Ok(decoded),
         Err(r) => {
             let failure = ToolFailure::rejected(op, r);

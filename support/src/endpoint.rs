@@ -1,23 +1,29 @@
-//! The one REST handler ([`rest`]) and MCP call ([`tool`]) every generated operation goes through.
+//! The one REST handler and MCP call every generated operation goes through: [`on`] routes an
+//! operation to it, [`tool`] calls it. Both erase the operation's types first, so that what every
+//! call goes through (admission, decoding, the end of the call, the answer) is compiled once per
+//! service and gate, whatever the number of operations.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 
 use axum::extract::Request;
 use axum::response::Response;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use crate::decode::{admit, admit_arguments};
+use crate::decode::{Prepare, admit, admit_arguments, deserialize};
 use crate::gate::Gate;
 use crate::layers::{Layers, Route};
 use crate::paging::Paging;
-use crate::problem::{InternalError, OperationError};
+use crate::problem::{Failure, Fault, InternalError, OperationError};
 use crate::respond::Reply;
 use crate::respond::{ToolFailure, respond, respond_error};
 use crate::table::{Method, Operation};
+use crate::validate::Rejection;
 
 /// One operation of service implementation `S` (whose calls receive a context `C`), as the generic REST
-/// handler [`rest`] and MCP dispatch [`tool`] call it. Generated per operation.
+/// handler ([`on`]) and MCP call ([`tool`]) call it. Generated per operation.
 pub trait Endpoint<S, C>: 'static {
     /// The decoded input ([`NoInput`] when the operation takes none).
     type Input: DeserializeOwned + Send;
@@ -43,53 +49,69 @@ pub trait Endpoint<S, C>: 'static {
 /// the layers its operations' routes are wrapped in.
 pub struct App<S, G> {
     /// The implementation.
-    pub service: std::sync::Arc<S>,
+    pub service: Arc<S>,
     /// The gate.
-    pub gate: std::sync::Arc<G>,
+    pub gate: Arc<G>,
     /// The per-operation layers.
     pub layers: Layers,
 }
 
-/// Adds operation `E`'s REST route to its path's `router`, under its method: [`rest`], wrapped in
-/// the layers of `app` that select it (with none, the handler as it is).
+/// Adds operation `E`'s REST route to its path's `router`, under its method: the shared handler
+/// with `E`'s parts, wrapped in the layers of `app` that select it (with none, the
+/// handler as it is).
 pub fn on<E, S, G>(
-    router: axum::routing::MethodRouter<std::sync::Arc<App<S, G>>>,
-    app: &std::sync::Arc<App<S, G>>,
-) -> axum::routing::MethodRouter<std::sync::Arc<App<S, G>>>
+    router: axum::routing::MethodRouter<Arc<App<S, G>>>,
+    app: &Arc<App<S, G>>,
+) -> axum::routing::MethodRouter<Arc<App<S, G>>>
 where
     S: Send + Sync + 'static,
     G: Gate,
     E: Endpoint<S, G::Context>,
 {
+    route(router, app, Erased::of::<E>())
+}
+
+/// [`on`] for an operation whose types are erased: one handler type per service, whatever its
+/// number of operations.
+fn route<S, G>(
+    router: axum::routing::MethodRouter<Arc<App<S, G>>>,
+    app: &Arc<App<S, G>>,
+    endpoint: Erased<S, G::Context>,
+) -> axum::routing::MethodRouter<Arc<App<S, G>>>
+where
+    S: Send + Sync + 'static,
+    G: Gate,
+{
     use axum::handler::Handler;
     use axum::routing::MethodFilter;
-    let filter = match E::OP.method {
+    let op = endpoint.op;
+    let filter = match op.method {
         Method::Get => MethodFilter::GET,
         Method::Post => MethodFilter::POST,
         Method::Put => MethodFilter::PUT,
         Method::Patch => MethodFilter::PATCH,
         Method::Delete => MethodFilter::DELETE,
     };
-    if !app.layers.selects(E::OP) {
-        return router.on(filter, rest::<E, S, G>);
+    let handler = move |axum::extract::State(app): axum::extract::State<Arc<App<S, G>>>, req: Request| {
+        rest::<S, G>(app, endpoint, req)
+    };
+    if !app.layers.selects(op) {
+        return router.on(filter, handler);
     }
-    let route = Route::new(rest::<E, S, G>.with_state(app.clone()));
-    router.on_service(filter, app.layers.wrap(E::OP, route))
+    let route = Route::new(handler.with_state(app.clone()));
+    router.on_service(filter, app.layers.wrap(op, route))
 }
 
-/// The axum handler of every operation `E`: admits and decodes the request, calls the service,
-/// and answers the success body or the error envelope.
-pub async fn rest<E, S, G>(
-    axum::extract::State(app): axum::extract::State<std::sync::Arc<App<S, G>>>,
-    req: Request,
-) -> Response
+/// The handler of every operation: admits and decodes the request, calls the service, ends the
+/// call (its transaction, its audit row) and answers the success body or the error. Generic
+/// over the service and the gate only: the operation comes as its [`Erased`] parts.
+async fn rest<S, G>(app: Arc<App<S, G>>, endpoint: Erased<S, G::Context>, req: Request) -> Response
 where
     S: Send + Sync + 'static,
     G: Gate,
-    E: Endpoint<S, G::Context>,
 {
-    let op = E::OP;
-    let (parts, caller, input, paging) = match admit::<G, E::Input>(&*app.gate, op, req).await {
+    let op = endpoint.op;
+    let (parts, caller, prepared, paging) = match admit(&*app.gate, op, req, endpoint.prepare).await {
         Ok(v) => v,
         Err(mut rejected) => {
             // Refusals of a deprecated operation say so too: a client learns it from any answer.
@@ -99,9 +121,7 @@ where
             return rejected;
         }
     };
-    let mut cx = app.gate.context(caller, op, E::targets(&input));
-    let result = E::call(&app.service, &mut cx, input, paging).await;
-    match app.gate.conclude(cx, result).await {
+    match endpoint.run(&*app.service, &*app.gate, caller, prepared, paging).await {
         Ok(body) => respond(&parts, op, body),
         Err(e) => respond_error(&parts, op, e),
     }
@@ -109,18 +129,125 @@ where
 
 /// The MCP call of operation `E` for a caller the gate admitted: decodes the arguments and
 /// answers the REST route's success body (`{}` for an empty one) or the failure.
-pub async fn tool<E, S, G>(service: &S, gate: &G, caller: G::Caller, arguments: Value) -> Result<Value, ToolFailure>
+pub fn tool<'a, E, S, G>(
+    service: &'a S,
+    gate: &'a G,
+    caller: G::Caller,
+    arguments: Value,
+) -> impl Future<Output = Result<Value, ToolFailure>> + Send + 'a
 where
+    S: Send + Sync + 'static,
     G: Gate,
     E: Endpoint<S, G::Context>,
 {
-    let (input, paging) = admit_arguments::<G, E::Input>(gate, &caller, E::OP, arguments).await?;
-    let mut cx = gate.context(caller, E::OP, E::targets(&input));
-    let result = E::call(service, &mut cx, input, paging).await;
-    match gate.conclude(cx, result).await {
-        Ok(success) => Ok(success.into_tool_body(E::OP.service)),
-        Err(e) => Err(ToolFailure::from_error(E::OP, e)),
+    call_tool::<S, G>(service, gate, caller, Erased::of::<E>(), arguments)
+}
+
+/// [`tool`] for an operation whose types are erased.
+async fn call_tool<S, G>(
+    service: &S,
+    gate: &G,
+    caller: G::Caller,
+    endpoint: Erased<S, G::Context>,
+    arguments: Value,
+) -> Result<Value, ToolFailure>
+where
+    S: Send + Sync + 'static,
+    G: Gate,
+{
+    let op = endpoint.op;
+    let (prepared, paging) = admit_arguments(gate, &caller, op, arguments, endpoint.prepare).await?;
+    match endpoint.run(service, gate, caller, prepared, paging).await {
+        Ok(success) => Ok(success.into_tool_body(op.service)),
+        Err(e) => Err(ToolFailure::from_error(op, e)),
     }
+}
+
+/// A future borrowing what it runs on for `'a`.
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The call of a service's method with an input that decoded.
+type Call<S, C> = Box<dyn for<'a> FnOnce(&'a S, &'a mut C, Paging) -> BoxFuture<'a, Reply<Failure>> + Send>;
+
+/// One call of an operation once its input decoded: the audit targets the input names, and the
+/// call of the service's method with it.
+struct Prepared<S, C> {
+    targets: Vec<String>,
+    call: Call<S, C>,
+}
+
+/// Operation `E`'s parts with its types erased, which the shared handler and tool call use:
+/// its table entry, how its fields become a [`Prepared`] call, and how a fault met while ending
+/// the call becomes its error.
+struct Erased<S, C> {
+    op: &'static Operation,
+    prepare: Prepare<Prepared<S, C>>,
+    fault: fn(Fault) -> Failure,
+}
+
+impl<S, C> Clone for Erased<S, C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S, C> Copy for Erased<S, C> {}
+
+impl<S, C> Erased<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + 'static,
+{
+    fn of<E: Endpoint<S, C>>() -> Self {
+        Erased { op: E::OP, prepare: prepare::<E, S, C>, fault: |f| Failure::of(f.into_error::<E::Error>()) }
+    }
+
+    /// Calls the service with the prepared input in the context the gate opens for it, and ends
+    /// the call through the gate: its result, or the fault met while ending it.
+    async fn run<G: Gate<Context = C>>(
+        self,
+        service: &S,
+        gate: &G,
+        caller: G::Caller,
+        prepared: Prepared<S, C>,
+        paging: Paging,
+    ) -> Reply<Failure> {
+        let mut cx = gate.context(caller, self.op, prepared.targets);
+        let result = (prepared.call)(service, &mut cx, paging).await;
+        let outcome = match &result {
+            Ok(_) => Ok(()),
+            Err(e) => Err(e.code),
+        };
+        match gate.conclude(cx, outcome).await {
+            Ok(()) => result,
+            Err(fault) => Err((self.fault)(fault)),
+        }
+    }
+}
+
+/// Operation `E`'s input from the object of its fields, with the call of its method.
+fn prepare<E, S, C>(op: &'static Operation, fields: Map<String, Value>) -> Result<Prepared<S, C>, Rejection>
+where
+    E: Endpoint<S, C>,
+    S: Send + Sync + 'static,
+    C: Send + 'static,
+{
+    let input: E::Input = deserialize(op.service, fields)?;
+    let targets = E::targets(&input);
+    Ok(Prepared {
+        targets,
+        call: call::<S, C, _>(move |s, cx, paging| {
+            Box::pin(async move { E::call(s, cx, input, paging).await.map_err(Failure::of) })
+        }),
+    })
+}
+
+/// Boxes a call, naming the lifetime its future borrows for.
+fn call<S, C, F>(f: F) -> Call<S, C>
+where
+    F: for<'a> FnOnce(&'a S, &'a mut C, Paging) -> BoxFuture<'a, Reply<Failure>> + Send + 'static,
+{
+    Box::new(f)
 }
 
 /// What a tool call answers: `None` when the service has no tool of that name, else the same JSON

@@ -8,8 +8,7 @@ use axum::http::request::Parts;
 use axum::response::Response;
 use futures_util::Stream;
 
-use crate::problem::{InternalError, OperationError};
-use crate::respond::Reply;
+use crate::problem::Fault;
 use crate::table::Operation;
 
 /// How the runtime plugs into the generated routers: admit a request for an operation (yielding
@@ -28,16 +27,18 @@ pub trait Gate: Send + Sync + 'static {
     fn context(&self, caller: Self::Caller, op: &'static Operation, targets: Vec<String>) -> Self::Context;
 
     /// Ends one call: finishes what its context began (commits or rolls back its transaction,
-    /// records the call) and answers `result`, or the failure that finishing met instead (the
-    /// operation's internal or unavailable error: a success is not answered unless it is
-    /// finished). A runtime that begins nothing answers `result` as it is, which is this default.
-    fn conclude<E: OperationError + InternalError>(
+    /// records the call) once the service answered `outcome` (success, or the catalog code of
+    /// its error). `Ok` answers the service's result; a fault met while finishing is answered
+    /// instead (a success is not answered unless it is finished). A runtime that begins nothing
+    /// finishes nothing, which is this default.
+    fn conclude(
         &self,
         cx: Self::Context,
-        result: Reply<E>,
-    ) -> impl Future<Output = Reply<E>> + Send {
+        outcome: Result<(), &'static str>,
+    ) -> impl Future<Output = Result<(), Fault>> + Send {
+        let _ = outcome;
         drop(cx);
-        std::future::ready(result)
+        std::future::ready(Ok(()))
     }
 
     /// Authenticates, checks the scope and the rate limit of one request.

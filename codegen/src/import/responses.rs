@@ -36,8 +36,11 @@ impl OpCx<'_, '_> {
         // without content), as documents converted from Swagger 2 write their only answer.
         let success_listed = responses.keys().any(|k| k.starts_with(['1', '2', '3']));
         let mut defaulted = false;
-        // Answers the platform gives for a feature the spec declares.
+        // Answers the platform gives for a feature the spec declares: a conditional write's
+        // refusals, where the operation documents the `If-Match` it reads (a `412` alone is a
+        // refusal of the implementation's, as any other).
         let (mut precondition, mut required_precondition) = (false, false);
+        let if_match = self.platform_params.iter().any(|p| p.header == "if-match");
         for (status, raw) in &responses {
             let at = format!("{pointer}/responses/{}", escape(status));
             let resp = match self.cx.resolve(raw) {
@@ -58,8 +61,8 @@ impl OpCx<'_, '_> {
                         def.errors.push(code);
                     }
                 }
-                precondition |= s == 412;
-                required_precondition |= s == 428;
+                precondition |= s == 412 && if_match;
+                required_precondition |= s == 428 && if_match;
                 continue;
             }
             match status.parse::<u16>() {
@@ -75,8 +78,8 @@ impl OpCx<'_, '_> {
                 // Refusals the platform answers itself: documented for every operation.
                 Ok(401 | 403 | 405 | 408 | 413 | 415 | 416 | 422 | 429 | 500 | 503) => {}
                 // A conditional write's refusals (`conditional`), answered by the platform.
-                Ok(412) => precondition = true,
-                Ok(428) => required_precondition = true,
+                Ok(412) if if_match => precondition = true,
+                Ok(428) if if_match => required_precondition = true,
                 Ok(s) if (400..600).contains(&s) => {
                     let code = error_code(s);
                     let description = resp.get("description").and_then(Value::as_str).unwrap_or_default().to_string();

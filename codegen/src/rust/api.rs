@@ -185,7 +185,7 @@ pub(super) fn router_file(api: &Api) -> TokenStream {
     };
     quote! {
         //! The axum router, and one `Endpoint` per operation: the trait method it calls and how its
-        //! output becomes the body. `support::rest` (REST) and `support::tool` (MCP) do the rest.
+        //! output becomes the body. `support::on` (REST) and `support::tool` (MCP) do the rest.
         use std::sync::Arc;
         #[allow(unused_imports, reason = "`NoInput` is unused when every operation has an input model")]
         use support::{self, App, Endpoint, Gate, Layers, NoInput, Operation, Paging, Reply, methods, on};
