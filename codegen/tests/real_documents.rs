@@ -268,6 +268,68 @@ fn a_412_makes_a_conditional_write_only_beside_the_if_match_it_answers() {
 }
 
 #[test]
+fn a_string_enum_of_other_values_is_their_text_and_an_empty_one_any_string() {
+    let doc = document(json!({
+        "/forms": get("list_forms", json!([
+            {"name": "extended", "in": "query", "schema": {"type": "string", "enum": [true, false]}},
+            {"name": "level", "in": "query", "schema": {"type": "string", "enum": [1, 2.5, null]}},
+            {"name": "trim", "in": "query", "schema": {"type": "string", "enum": []}}
+        ]))
+    }));
+    let (emitted, report, _) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    let params = emitted["paths"]["/forms"]["get"]["parameters"].as_array().unwrap();
+    let schema = |name: &str| {
+        let p = params.iter().find(|p| p["name"] == name).unwrap_or_else(|| panic!("{name}: {params:?}"));
+        let s = &p["schema"];
+        if let Some(r) = s["$ref"].as_str() {
+            emitted["components"]["schemas"][r.rsplit('/').next().unwrap()].clone()
+        } else {
+            s.clone()
+        }
+    };
+    assert_eq!(schema("extended")["enum"], json!(["true", "false"]));
+    assert_eq!(schema("level")["enum"], json!(["1", "2.5"]));
+    let trim = schema("trim");
+    assert!(trim["type"] == "string" && trim.get("enum").is_none(), "{trim}");
+}
+
+#[test]
+fn a_redirect_without_its_location_stated_still_answers_one() {
+    // GitHub's migration archives: `302` with a description alone.
+    let doc = document(json!({
+        "/user/migrations/{migration_id}/archive": {"get": {"operationId": "download_archive", "parameters": [
+            {"name": "migration_id", "in": "path", "required": true, "schema": {"type": "integer"}}
+        ], "responses": {"302": {"description": "Response"}}}}
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(report.to_string().contains("the 302 redirect answers a `Location`"), "{report}");
+    assert!(toml.contains("status = 302"), "{toml}");
+    let answer = &emitted["paths"]["/user/migrations/{migration_id}/archive"]["get"]["responses"]["302"];
+    assert!(answer["headers"]["Location"]["required"] == true, "{answer}");
+}
+
+#[test]
+fn a_ref_into_a_path_is_read_percent_decoded() {
+    // DigitalOcean's description points at other operations' answers with the URI fragment's
+    // percent-encoding (RFC 6901, section 6).
+    let doc = document(json!({
+        "/keys/{key_id}": {"get": {"operationId": "get_key", "parameters": [
+            {"name": "key_id", "in": "path", "required": true, "schema": {"type": "string"}}
+        ], "responses": {"200": {"description": "A key.", "content": {"application/json": {"schema": {
+            "type": "object", "properties": {"name": {"type": "string"}}}}}}}}},
+        "/keys/{key_id}/copy": {"post": {"operationId": "copy_key", "parameters": [
+            {"$ref": "#/paths/~1keys~1%7Bkey_id%7D/get/parameters/0"}
+        ], "responses": {"200": {"$ref": "#/paths/~1keys~1%7Bkey_id%7D/get/responses/200"}}}}
+    }));
+    let (emitted, report, _) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    let answer = &emitted["paths"]["/keys/{key_id}/copy"]["post"]["responses"]["200"];
+    assert!(answer["content"]["application/json"].is_object(), "{answer}");
+}
+
+#[test]
 fn enum_values_rust_spells_alike_get_variants_of_their_own() {
     let doc = document(json!({
         "/things": get("list_things", json!([{"name": "orderby", "in": "query", "schema": {"type": "array",

@@ -558,14 +558,25 @@ impl Cx<'_> {
         for _ in 0..16 {
             match v.get("$ref").and_then(Value::as_str) {
                 Some(r) => {
-                    let pointer = r.strip_prefix('#').ok_or_else(|| format!("a $ref to another file ({r})"))?;
-                    v = self.doc.pointer(pointer).ok_or_else(|| format!("a $ref to nothing ({r})"))?;
+                    let pointer = fragment(r).ok_or_else(|| format!("a $ref to another file ({r})"))?;
+                    v = self.doc.pointer(&pointer).ok_or_else(|| format!("a $ref to nothing ({r})"))?;
                 }
                 None => return Ok(v),
             }
         }
         Err("a cycle of $refs".into())
     }
+}
+
+/// The JSON pointer a local `$ref` names: its URI fragment, percent-decoded (RFC 6901, section 6:
+/// `#/paths/~1keys~1%7Bid%7D` is `/paths/~1keys~1{id}`); `None` for a reference to another file.
+pub(super) fn fragment(r: &str) -> Option<String> {
+    let encoded = r.strip_prefix('#')?;
+    Some(match percent_encoding::percent_decode_str(encoded).decode_utf8() {
+        Ok(decoded) => decoded.into_owned(),
+        // Not UTF-8 once decoded: the text as written.
+        Err(_) => encoded.to_string(),
+    })
 }
 
 /// One operation being imported: what it normalised and what it could not say.

@@ -164,7 +164,15 @@ impl OpCx<'_, '_> {
             }
             let mut headers = headers;
             if (300..400).contains(&status) {
-                // A redirect answers its `Location`, required, and nothing else.
+                // A redirect answers its `Location`, required, and nothing else; one the document
+                // does not state is still sent (RFC 9110, 15.4: the redirect's target).
+                if headers.is_empty() && status != 304 {
+                    let mut location = FieldDef::new("string", "Where the redirect leads.");
+                    location.location = Location::Header;
+                    headers.insert("location".into(), location);
+                    self.notes
+                        .push(format!("the {status} redirect answers a `Location`, which the document does not state"));
+                }
                 let alone = headers.len() == 1;
                 match headers.get_mut("location") {
                     Some(location) if alone => {

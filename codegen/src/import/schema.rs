@@ -13,12 +13,15 @@ impl OpCx<'_, '_> {
     pub(super) fn typed(&mut self, schema: &Value, hint: &str, at: &str) -> Option<Typed> {
         let (schema, nullable) = self.unnull(schema);
         // A reference to a component schema: its model or enum (created on first use).
-        if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+        if let Some(written) = schema.get("$ref").and_then(Value::as_str) {
+            // Compared and named as the pointer it is, percent-decoded.
+            let decoded = fragment(written).map(|p| format!("#{p}"));
+            let r = decoded.as_deref().unwrap_or(written);
             let description = String::new();
             let Some(name) = r.strip_prefix("#/components/schemas/").filter(|n| !n.contains('/')) else {
                 // A pointer to any other schema of the document (a property of a component, a
                 // parameter's schema): that schema, inline.
-                let Some(target) = r.strip_prefix('#').and_then(|p| self.cx.doc.pointer(p)).cloned() else {
+                let Some(target) = decoded.as_deref().and_then(|p| self.cx.doc.pointer(&p[1..])).cloned() else {
                     self.drop(format!("a $ref to nothing ({r})"), at);
                     return None;
                 };
@@ -157,7 +160,7 @@ impl OpCx<'_, '_> {
                 def.min_length = count("minLength");
                 def.max_length = count("maxLength");
                 def.pattern = schema.get("pattern").and_then(Value::as_str).map(str::to_string);
-                if let Some(values) = schema.get("enum") {
+                if let Some(values) = schema.get("enum").filter(|v| !string_values(v).is_empty()) {
                     let name = self.enum_of(values, hint, &def.description, at)?;
                     def.min_length = None;
                     def.max_length = None;
@@ -531,15 +534,15 @@ impl OpCx<'_, '_> {
     }
 
     pub(super) fn enum_named(&mut self, name: &str, values: &Value, description: &str, at: &str) -> Option<String> {
-        let list: Vec<&str> = values.as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        let list = string_values(values);
         if let Some(bad) = list.iter().find(|v| !crate::ir::is_enum_value(v)) {
             self.drop(format!("the enum value `{bad}`"), &format!("{at}/enum"));
             return None;
         }
         // A document lists a value once: a repeat is the same value.
         let mut unique: Vec<&str> = Vec::new();
-        for v in list {
-            if !unique.contains(&v) {
+        for v in &list {
+            if !unique.contains(&v.as_str()) {
                 unique.push(v);
             }
         }
@@ -569,6 +572,18 @@ impl OpCx<'_, '_> {
         );
         Some(name.to_string())
     }
+}
+
+/// The values of a string enum as text: a number or a boolean listed for a string (`enum: [true,
+/// false]` on a `string` query parameter) is the text a request sends for it; `null` is
+/// nullability, not a value.
+fn string_values(values: &Value) -> Vec<String> {
+    let text = |v: &Value| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Bool(_) | Value::Number(_) => Some(v.to_string()),
+        _ => None,
+    };
+    values.as_array().into_iter().flatten().filter_map(text).collect()
 }
 
 /// The JSON media types of `content` that carry the same schema as `chosen` (a document lists
@@ -632,7 +647,7 @@ pub(super) fn is_null_member(member: &Value) -> bool {
 pub(super) fn is_string_enum(schema: &Value) -> bool {
     match schema.get("type").and_then(Value::as_str) {
         // At least one string value (`enum: []`, or `[null]`, names none: a plain string).
-        Some("string") => schema.get("enum").and_then(Value::as_array).is_some_and(|e| e.iter().any(Value::is_string)),
+        Some("string") => schema.get("enum").is_some_and(|e| !string_values(e).is_empty()),
         // No type, and strings only (`enum: ["-INF", "INF", "NaN"]`): strings.
         None => schema
             .get("enum")
