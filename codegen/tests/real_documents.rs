@@ -330,6 +330,22 @@ fn a_ref_into_a_path_is_read_percent_decoded() {
 }
 
 #[test]
+fn a_list_in_a_path_segment_is_comma_separated() {
+    // DaniWeb's `/apps/{ID}`: several ids in one segment, OpenAPI's `simple` style.
+    let doc = document(json!({
+        "/apps/{ID}": {"get": {"operationId": "get_apps", "parameters": [
+            {"name": "ID", "in": "path", "required": true, "style": "simple", "schema": {"type": "array",
+                "maxItems": 100, "items": {"type": "integer", "minimum": 1}}}
+        ], "responses": {"200": {"description": "The apps."}}}}
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(toml.contains("type = \"integer[]\""), "{toml}");
+    let param = &emitted["paths"]["/apps/{ID}"]["get"]["parameters"][0];
+    assert_eq!((&param["style"], &param["schema"]["type"]), (&json!("simple"), &json!("array")), "{param}");
+}
+
+#[test]
 fn enum_values_rust_spells_alike_get_variants_of_their_own() {
     let doc = document(json!({
         "/things": get("list_things", json!([{"name": "orderby", "in": "query", "schema": {"type": "array",

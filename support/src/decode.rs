@@ -226,7 +226,7 @@ pub async fn request_fields<G: Gate>(
                     let problem = Problem::new(format!("no route matches {}", parts.uri.path()));
                     return Err(Rejection { code: roles.not_found, problem });
                 };
-                obj.insert(name.to_string(), coerce(service, f, &f.kind, value)?);
+                obj.insert(name.to_string(), simple_value(service, f, value)?);
             }
         }
     }
@@ -246,21 +246,7 @@ pub async fn request_fields<G: Gate>(
             let s = v
                 .to_str()
                 .map_err(|_| invalid(service, f.name, Value::Null, format!("header {name} must be visible ASCII")))?;
-            // A number, a boolean or a list (comma-separated, RFC 9110's list syntax) as the
-            // field says; a string as it is.
-            let value = match &f.kind {
-                Kind::List(inner) => {
-                    let items: Vec<Value> = s
-                        .split(',')
-                        .map(str::trim)
-                        .filter(|i| !i.is_empty())
-                        .map(|i| coerce(service, f, inner, i))
-                        .collect::<Result<_, _>>()?;
-                    Value::Array(items)
-                }
-                kind => coerce(service, f, kind, s)?,
-            };
-            obj.insert(f.name.to_string(), value);
+            obj.insert(f.name.to_string(), simple_value(service, f, s)?);
         }
     }
     // Body, in the format the operation declares.
@@ -304,6 +290,19 @@ pub async fn request_fields<G: Gate>(
     }
     let paging = take_paging(op, &mut obj);
     Ok((obj, paging))
+}
+
+/// A path parameter's or a header's value as its field says: a number, a boolean, or a list
+/// written comma-separated (OpenAPI's `simple` style, RFC 9110's list syntax for headers:
+/// `/items/1,2,3`); a string as it is.
+fn simple_value(service: &ServiceInfo, f: &crate::fields::FieldSpec, raw: &str) -> Result<Value, Rejection> {
+    match &f.kind {
+        Kind::List(inner) => {
+            let items = raw.split(',').map(str::trim).filter(|i| !i.is_empty());
+            Ok(Value::Array(items.map(|i| coerce(service, f, inner, i)).collect::<Result<_, _>>()?))
+        }
+        kind => coerce(service, f, kind, raw),
+    }
 }
 
 /// A JSON body: an object whose members are the operation's body fields.

@@ -274,8 +274,11 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
                                 if !f.required() {
                                     wrong.push("remove `optional`");
                                 }
-                                if !f.ty.is_scalar() {
-                                    wrong.push("make its type a scalar");
+                                // A scalar, or a list of scalars written comma-separated
+                                // (`/items/1,2,3`, OpenAPI's `simple` style).
+                                let listed = matches!(&f.ty, Ty::List(item) if item.is_scalar());
+                                if !f.ty.is_scalar() && !listed {
+                                    wrong.push("make its type a scalar or a list of scalars");
                                 }
                                 if !wrong.is_empty() {
                                     c.push(

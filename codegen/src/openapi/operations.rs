@@ -176,7 +176,10 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
                 .required(if f.required() { Required::True } else { Required::False })
                 .description(Some(f.def.description.clone()))
                 .schema(Some(field_schema(f, Side::Request, false)));
-            if matches!(f.ty, Ty::List(_)) {
+            if matches!(f.ty, Ty::List(_)) && f.location() == Location::Path {
+                // Comma-separated: `simple`, the style of every path parameter.
+                p = p.style(Some(utoipa::openapi::path::ParameterStyle::Simple));
+            } else if matches!(f.ty, Ty::List(_)) {
                 use utoipa::openapi::path::ParameterStyle;
                 p = match f.def.style {
                     support::ListStyle::Repeated => p.explode(Some(true)),

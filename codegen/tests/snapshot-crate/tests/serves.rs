@@ -141,6 +141,15 @@ impl MemosService for Memos {
         }
     }
 
+    async fn some_memos(
+        &self,
+        _: &mut (),
+        input: models::MemoIds,
+    ) -> Result<Vec<models::Memo>, errors::SomeMemosError> {
+        let memos = self.0.lock().unwrap();
+        Ok(input.ids.iter().filter_map(|id| memos.iter().find(|m| &m.id == id).cloned()).collect())
+    }
+
     async fn delete_memo(
         &self,
         _: &mut (),
@@ -236,6 +245,13 @@ async fn the_snapshot_serves_its_operations_through_the_generated_router() {
     assert_eq!((resp.status(), resp.headers()["content-type"].to_str().unwrap()), (StatusCode::OK, "text/plain"));
     assert_eq!(resp.headers()["vary"], "accept");
     assert_eq!(&axum::body::to_bytes(resp.into_body(), 64).await.unwrap()[..], b"3\n");
+
+    // A list in one path segment, comma-separated: each memo named, in the order named.
+    let (status, _, body) = send(&app, "GET", "/api/v1/memos/some/n2,n1,n9", None).await;
+    let titles: Vec<&Value> = body["data"].as_array().unwrap().iter().map(|m| &m["title"]).collect();
+    assert_eq!((status, titles), (StatusCode::OK, vec![&json!("second"), &json!("first")]));
+    let (status, _, body) = send(&app, "GET", "/api/v1/memos/some/n1", None).await;
+    assert_eq!((status, body["data"].as_array().map(Vec::len)), (StatusCode::OK, Some(1)));
 
     // `{id}.json`: the parameter is what comes before the text; without the text, no route.
     let (status, _, body) = send(&app, "GET", "/api/v1/memos/n1.json", None).await;

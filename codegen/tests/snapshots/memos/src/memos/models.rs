@@ -303,3 +303,12 @@ pub struct MemoRef {
 }
 /// Field specs of [`MemoRef`], for validation.
 pub static MEMO_REF_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];
+/// Names several memos, comma-separated in one segment (`/memos/some/a,b`), as OpenAPI's `simple` style writes a list in a path.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoIds {
+    /// The memos.
+    pub ids: Vec<String>,
+}
+/// Field specs of [`MemoIds`], for validation.
+pub static MEMO_IDS_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("ids", Kind::List(&Kind::String)).required()];

@@ -194,6 +194,20 @@ pub static PUT_MEMO: Operation = Operation {
     input: &models::PUT_MEMO_INPUT_FIELDS,
     ..BASE
 };
+/// `GET /api/v1/memos/some/{ids}`: Read several memos
+pub static SOME_MEMOS: Operation = Operation {
+    id: "some_memos",
+    method: Method::Get,
+    path: "/memos/some/{ids}",
+    full_path: "/api/v1/memos/some/{ids}",
+    scope: "memos:read",
+    satisfied_by: &["memos:read", "memos:write"],
+    rate_limited: true,
+    read_only: true,
+    tags: &["memos"],
+    input: &models::MEMO_IDS_FIELDS,
+    ..BASE
+};
 /// `DELETE /api/v1/memos/{id}`: Delete a memo
 pub static DELETE_MEMO: Operation = Operation {
     id: "delete_memo",
@@ -209,5 +223,5 @@ pub static DELETE_MEMO: Operation = Operation {
     ..BASE
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 7usize] =
-    [&LIST_MEMOS, &CREATE_MEMO, &UPDATE_MEMO, &COUNT_MEMOS, &GET_MEMO_JSON, &PUT_MEMO, &DELETE_MEMO];
+pub static OPERATIONS: [&Operation; 8usize] =
+    [&LIST_MEMOS, &CREATE_MEMO, &UPDATE_MEMO, &COUNT_MEMOS, &GET_MEMO_JSON, &PUT_MEMO, &SOME_MEMOS, &DELETE_MEMO];

@@ -42,6 +42,7 @@ where
             ),
         )
         .route(operations::COUNT_MEMOS.full_path, on::<CountMemos, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::SOME_MEMOS.full_path, on::<SomeMemos, S, G>(methods(&SERVICE, "GET"), &app))
         .with_state(app)
 }
 /// `GET /api/v1/memos`: List memos
@@ -120,6 +121,16 @@ impl<S: MemosService> Endpoint<S, S::Context> for PutMemo {
             answers::PutMemo::Created(out) => support::Success::one(&out).status(201),
             answers::PutMemo::NoContent => support::Success::Empty.status(204),
         })
+    }
+}
+/// `GET /api/v1/memos/some/{ids}`: Read several memos
+pub struct SomeMemos;
+impl<S: MemosService> Endpoint<S, S::Context> for SomeMemos {
+    type Input = models::MemoIds;
+    type Error = errors::SomeMemosError;
+    const OP: &'static Operation = &operations::SOME_MEMOS;
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.some_memos(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /api/v1/memos/{id}`: Delete a memo

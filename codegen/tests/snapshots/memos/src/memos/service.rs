@@ -60,6 +60,14 @@ pub trait MemosService: Send + Sync + 'static {
         cx: &mut Self::Context,
         input: models::PutMemoInput,
     ) -> impl Future<Output = Result<answers::PutMemo, errors::PutMemoError>> + Send;
+    /// Read several memos
+    ///
+    /// `GET /api/v1/memos/some/{ids}` · scope `memos:read`
+    fn some_memos(
+        &self,
+        cx: &mut Self::Context,
+        input: models::MemoIds,
+    ) -> impl Future<Output = Result<Vec<models::Memo>, errors::SomeMemosError>> + Send;
     /// Delete a memo
     ///
     /// `DELETE /api/v1/memos/{id}` · scope `memos:write`
