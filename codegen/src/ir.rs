@@ -373,16 +373,8 @@ pub fn is_header_token(name: &str) -> bool {
     !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
-/// Names of `{param}` segments in a path.
+/// Names of a path's `{param}`s, in order: alone in their segment, beside text (`{id}.json`,
+/// `v{version}`) or several to a segment (`{name}-{version}.zip`).
 pub fn path_params(path: &str) -> Vec<String> {
-    // A parameter alone in its segment, or beside text (`{id}.json`, `v{version}`), as the
-    // router serves it.
-    support::route_path(path)
-        .split('/')
-        // One parameter to a segment: a segment of several (`a={a}&b={b}`) names none, and the
-        // route check says why.
-        .filter(|seg| seg.matches('{').count() == 1 && seg.matches('}').count() == 1)
-        .filter_map(|seg| seg.split_once('{').and_then(|(_, rest)| rest.strip_suffix('}')))
-        .map(str::to_string)
-        .collect()
+    support::template_params(path).into_iter().map(str::to_string).collect()
 }

@@ -71,6 +71,7 @@ fn every_operation_has_an_id_and_requires_its_oauth2_scope() {
         ("get_memo_json", "memos:read"),
         ("put_memo", "memos:write"),
         ("some_memos", "memos:read"),
+        ("memo_range", "memos:read"),
         ("delete_memo", "memos:write"),
     ];
     let ids: BTreeSet<String> = operations(&doc).into_iter().map(|(id, _)| id).collect();

@@ -346,6 +346,28 @@ fn a_list_in_a_path_segment_is_comma_separated() {
 }
 
 #[test]
+fn parameters_sharing_a_segment_apart_by_text_are_served_and_next_to_each_other_refused() {
+    // Adobe AEM's packages; Buffer's `{id}{mediaTypeExtension}`, which no request tells apart.
+    let param = |n: &str| json!({"name": n, "in": "path", "required": true, "schema": {"type": "string"}});
+    let op = |id: &str, params: Value| {
+        json!({"get": {"operationId": id, "parameters": params,
+        "responses": {"200": {"description": "The file."}}}})
+    };
+    let doc = document(json!({
+        "/etc/packages/{group}/{name}-{version}.zip": op("get_package", json!([param("group"), param("name"), param("version")])),
+        "/profiles/{id}{ext}": op("get_profile", json!([param("id"), param("ext")]))
+    }));
+    let (emitted, report, _) = round_trip(&doc);
+    let text = report.to_string();
+    assert!(text.contains("holds `{id}` and `{ext}` with no text between them"), "{text}");
+    let params =
+        emitted["paths"]["/etc/packages/{group}/{name}-{version}.zip"]["get"]["parameters"].as_array().unwrap();
+    let names: Vec<&Value> = params.iter().map(|p| &p["name"]).collect();
+    assert_eq!(names, [&json!("group"), &json!("name"), &json!("version")]);
+    assert!(emitted["paths"].get("/profiles/{id}{ext}").is_none());
+}
+
+#[test]
 fn enum_values_rust_spells_alike_get_variants_of_their_own() {
     let doc = document(json!({
         "/things": get("list_things", json!([{"name": "orderby", "in": "query", "schema": {"type": "array",

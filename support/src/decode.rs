@@ -218,15 +218,18 @@ pub async fn request_fields<G: Gate>(
         let params = RawPathParams::from_request_parts(parts, &())
             .await
             .map_err(|e| invalid(service, "path", Value::Null, format!("the path is not valid: {e}")))?;
-        for (name, raw) in params.iter() {
-            if let Some(f) = op.input.iter().find(|f| f.name == name && f.location == Location::Path) {
-                // A parameter sharing its segment with text (`{id}.json`): the route matched the
-                // whole segment, and a value without that text is no path of this operation.
-                let Some(value) = crate::paths::param_value(op.full_path, name, raw) else {
-                    let problem = Problem::new(format!("no route matches {}", parts.uri.path()));
-                    return Err(Rejection { code: roles.not_found, problem });
-                };
-                obj.insert(name.to_string(), simple_value(service, f, value)?);
+        for (routed, raw) in params.iter() {
+            // A parameter sharing its segment with text or others (`{id}.json`,
+            // `{name}-{version}.zip`): the route matched the whole segment, split here; a value
+            // without that text is no path of this operation.
+            let Some(values) = crate::paths::param_values(op.full_path, routed, raw) else {
+                let problem = Problem::new(format!("no route matches {}", parts.uri.path()));
+                return Err(Rejection { code: roles.not_found, problem });
+            };
+            for (name, value) in values {
+                if let Some(f) = op.input.iter().find(|f| f.name == name && f.location == Location::Path) {
+                    obj.insert(name.to_string(), simple_value(service, f, value)?);
+                }
             }
         }
     }

@@ -88,6 +88,16 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
         if routed && !op.path.starts_with('/') {
             c.push(&place, format!("path `{}` must start with `/`", op.path), "write it like `/credentials/{key}`");
         }
+        if routed && let Some((a, b)) = support::adjacent_params(&op.path) {
+            c.push(
+                &place,
+                format!(
+                    "path `{}` holds `{{{a}}}` and `{{{b}}}` with no text between them, which no request tells apart",
+                    op.path
+                ),
+                format!("put text between them (`{{{a}}}-{{{b}}}`), or give each a segment of its own"),
+            );
+        }
         let route = (op.method(), normalize_path(&op.path));
         if routed && let Some((other, other_path)) = routes.insert(route, (op.id.clone(), op.path.clone())) {
             let m = op.method().as_str();
@@ -505,7 +515,7 @@ pub(super) fn check_ambiguous_paths(c: &mut Collector, spec: &Spec) {
             Err(e) => c.push(
                 Place::Operation(op.id.clone()),
                 format!("path `{}` cannot be routed: {e}", op.path),
-                "give each segment at most one parameter, like `/files/{name}` or `/files/{name}.json`",
+                "write each segment's parameters apart by text, like `/files/{name}` or `/files/{name}-{version}.zip`",
             ),
         }
     }

@@ -150,6 +150,15 @@ impl MemosService for Memos {
         Ok(input.ids.iter().filter_map(|id| memos.iter().find(|m| &m.id == id).cloned()).collect())
     }
 
+    async fn memo_range(
+        &self,
+        _: &mut (),
+        input: models::MemoRange,
+    ) -> Result<Vec<models::Memo>, errors::MemoRangeError> {
+        let memos = self.0.lock().unwrap();
+        Ok(memos.iter().filter(|m| m.id >= input.from && m.id <= input.to).cloned().collect())
+    }
+
     async fn delete_memo(
         &self,
         _: &mut (),
@@ -252,6 +261,13 @@ async fn the_snapshot_serves_its_operations_through_the_generated_router() {
     assert_eq!((status, titles), (StatusCode::OK, vec![&json!("second"), &json!("first")]));
     let (status, _, body) = send(&app, "GET", "/api/v1/memos/some/n1", None).await;
     assert_eq!((status, body["data"].as_array().map(Vec::len)), (StatusCode::OK, Some(1)));
+
+    // Two parameters in one segment, split at the text between them; without it, no route.
+    let (status, _, body) = send(&app, "GET", "/api/v1/memos/range/n2..n3", None).await;
+    let titles: Vec<&Value> = body["data"].as_array().unwrap().iter().map(|m| &m["title"]).collect();
+    assert_eq!((status, titles), (StatusCode::OK, vec![&json!("second"), &json!("third")]));
+    let (status, _, body) = send(&app, "GET", "/api/v1/memos/range/n2", None).await;
+    assert_eq!((status, &body["error"]["code"]), (StatusCode::NOT_FOUND, &json!("not_found")), "{body}");
 
     // `{id}.json`: the parameter is what comes before the text; without the text, no route.
     let (status, _, body) = send(&app, "GET", "/api/v1/memos/n1.json", None).await;

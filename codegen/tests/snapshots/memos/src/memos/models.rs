@@ -303,6 +303,18 @@ pub struct MemoRef {
 }
 /// Field specs of [`MemoRef`], for validation.
 pub static MEMO_REF_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];
+/// Two memos in one segment, the text between them telling them apart (`/memos/range/n1..n3`): the router takes the segment under `from`, the decoder splits it at the first `..`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoRange {
+    /// The first memo.
+    pub from: String,
+    /// The last memo.
+    pub to: String,
+}
+/// Field specs of [`MemoRange`], for validation.
+pub static MEMO_RANGE_FIELDS: [FieldSpec; 2usize] =
+    [FieldSpec::path("from", Kind::String).required(), FieldSpec::path("to", Kind::String).required()];
 /// Names several memos, comma-separated in one segment (`/memos/some/a,b`), as OpenAPI's `simple` style writes a list in a path.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

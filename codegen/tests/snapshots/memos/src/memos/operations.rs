@@ -208,6 +208,20 @@ pub static SOME_MEMOS: Operation = Operation {
     input: &models::MEMO_IDS_FIELDS,
     ..BASE
 };
+/// `GET /api/v1/memos/range/{from}..{to}`: Read the memos named from one to another
+pub static MEMO_RANGE: Operation = Operation {
+    id: "memo_range",
+    method: Method::Get,
+    path: "/memos/range/{from}..{to}",
+    full_path: "/api/v1/memos/range/{from}..{to}",
+    scope: "memos:read",
+    satisfied_by: &["memos:read", "memos:write"],
+    rate_limited: true,
+    read_only: true,
+    tags: &["memos"],
+    input: &models::MEMO_RANGE_FIELDS,
+    ..BASE
+};
 /// `DELETE /api/v1/memos/{id}`: Delete a memo
 pub static DELETE_MEMO: Operation = Operation {
     id: "delete_memo",
@@ -223,5 +237,14 @@ pub static DELETE_MEMO: Operation = Operation {
     ..BASE
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 8usize] =
-    [&LIST_MEMOS, &CREATE_MEMO, &UPDATE_MEMO, &COUNT_MEMOS, &GET_MEMO_JSON, &PUT_MEMO, &SOME_MEMOS, &DELETE_MEMO];
+pub static OPERATIONS: [&Operation; 9usize] = [
+    &LIST_MEMOS,
+    &CREATE_MEMO,
+    &UPDATE_MEMO,
+    &COUNT_MEMOS,
+    &GET_MEMO_JSON,
+    &PUT_MEMO,
+    &SOME_MEMOS,
+    &MEMO_RANGE,
+    &DELETE_MEMO,
+];

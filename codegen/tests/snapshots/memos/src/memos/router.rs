@@ -43,6 +43,7 @@ where
         )
         .route(operations::COUNT_MEMOS.full_path, on::<CountMemos, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::SOME_MEMOS.full_path, on::<SomeMemos, S, G>(methods(&SERVICE, "GET"), &app))
+        .route("/api/v1/memos/range/{from}", on::<MemoRange, S, G>(methods(&SERVICE, "GET"), &app))
         .with_state(app)
 }
 /// `GET /api/v1/memos`: List memos
@@ -131,6 +132,16 @@ impl<S: MemosService> Endpoint<S, S::Context> for SomeMemos {
     const OP: &'static Operation = &operations::SOME_MEMOS;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.some_memos(cx, input).await.map(|out| support::Success::one(&out))
+    }
+}
+/// `GET /api/v1/memos/range/{from}..{to}`: Read the memos named from one to another
+pub struct MemoRange;
+impl<S: MemosService> Endpoint<S, S::Context> for MemoRange {
+    type Input = models::MemoRange;
+    type Error = errors::MemoRangeError;
+    const OP: &'static Operation = &operations::MEMO_RANGE;
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.memo_range(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /api/v1/memos/{id}`: Delete a memo

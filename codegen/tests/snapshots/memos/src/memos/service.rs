@@ -68,6 +68,14 @@ pub trait MemosService: Send + Sync + 'static {
         cx: &mut Self::Context,
         input: models::MemoIds,
     ) -> impl Future<Output = Result<Vec<models::Memo>, errors::SomeMemosError>> + Send;
+    /// Read the memos named from one to another
+    ///
+    /// `GET /api/v1/memos/range/{from}..{to}` · scope `memos:read`
+    fn memo_range(
+        &self,
+        cx: &mut Self::Context,
+        input: models::MemoRange,
+    ) -> impl Future<Output = Result<Vec<models::Memo>, errors::MemoRangeError>> + Send;
     /// Delete a memo
     ///
     /// `DELETE /api/v1/memos/{id}` · scope `memos:write`
