@@ -368,6 +368,25 @@ fn parameters_sharing_a_segment_apart_by_text_are_served_and_next_to_each_other_
 }
 
 #[test]
+fn bytes_under_json_and_other_types_are_a_file_in_each() {
+    // Apptigent's `StringToFile`: `format: binary` under `application/json` and six other types.
+    let binary = json!({"schema": {"type": "string", "format": "binary"}});
+    let doc = document(json!({
+        "/StringToFile": {"post": {"operationId": "string_to_file", "requestBody": {"content": {"application/json":
+            {"schema": {"type": "object", "properties": {"text": {"type": "string"}}}}}},
+            "responses": {"200": {"description": "The file.", "content": {
+                "application/json": binary, "text/csv": binary, "text/plain": binary}}}}}
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(toml.contains("output = \"file\""), "{toml}");
+    let content = emitted["paths"]["/StringToFile"]["post"]["responses"]["200"]["content"].as_object().unwrap();
+    let mut types: Vec<&String> = content.keys().collect();
+    types.sort();
+    assert_eq!(types, ["application/json", "text/csv", "text/plain"]);
+}
+
+#[test]
 fn enum_values_rust_spells_alike_get_variants_of_their_own() {
     let doc = document(json!({
         "/things": get("list_things", json!([{"name": "orderby", "in": "query", "schema": {"type": "array",

@@ -207,6 +207,12 @@ impl OpCx<'_, '_> {
                 let (listed, others) = json_alternatives(&content, &media);
                 def.answer_types = listed;
                 let Some(typed) = self.json_body(&content, &media, &at, &format!("{id}_output")) else { return };
+                if typed.ty == "file" {
+                    // Bytes under a JSON media type too (`format: binary` under each): a file in
+                    // every type listed.
+                    def.answer_types.clear();
+                    return self.file_answer(def, &content, &headers, &at, partial);
+                }
                 // The other formats of the answer (XML, HTML, CSV, …), which the implementation
                 // renders, where the answer is one JSON document without headers or alternatives;
                 // a stream or a range of types is none.
@@ -277,15 +283,27 @@ impl OpCx<'_, '_> {
                     def.output = Some(typed.ty);
                     return;
                 }
-                if !headers.is_empty() {
-                    self.drop("response headers beside a file", &format!("{at}/headers"));
-                    return;
-                }
-                def.output = Some("file".into());
-                def.media_types = content.keys().cloned().collect();
-                def.ranges = partial;
+                self.file_answer(def, &content, &headers, &at, partial);
             }
         }
+    }
+
+    /// A file answer in the media types of `content`.
+    fn file_answer(
+        &mut self,
+        def: &mut OperationDef,
+        content: &serde_json::Map<String, Value>,
+        headers: &IndexMap<String, FieldDef>,
+        at: &str,
+        partial: bool,
+    ) {
+        if !headers.is_empty() {
+            self.drop("response headers beside a file", &format!("{at}/headers"));
+            return;
+        }
+        def.output = Some("file".into());
+        def.media_types = content.keys().cloned().collect();
+        def.ranges = partial;
     }
 
     /// The type of a JSON success body (in the envelope, what its `data` holds; its `meta` says
