@@ -608,6 +608,44 @@ fn paths_sharing_a_prefix_name_its_parameter_alike() {
 }
 
 #[test]
+fn a_prefix_name_taken_by_another_parameter_of_the_path_is_not_given_twice() {
+    // Keycloak: a path's `id` beside a field `id` is `path_id` everywhere, so the root's `/{id}`
+    // names its prefix's parameter `path_id`; `/{realm}/config/{id}` holds that `path_id` already,
+    // so `realm` keeps its name rather than take it twice.
+    let param = |n: &str| json!({"name": n, "in": "path", "required": true, "schema": {"type": "string"}});
+    let query_id = json!({"name": "id", "in": "query", "schema": {"type": "string"}});
+    let doc = document(json!({
+        "/{id}": get("get_root", json!([param("id")])),
+        "/{realm}/config/{id}": get("get_config", json!([param("realm"), param("id"), query_id]))
+    }));
+    let (emitted, report, _) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    let paths: Vec<&String> = emitted["paths"].as_object().unwrap().keys().collect();
+    let config = paths.iter().find(|p| p.ends_with("/config/{path_id}")).unwrap_or_else(|| panic!("{paths:?}"));
+    let params = emitted["paths"][config.as_str()]["get"]["parameters"].as_array().unwrap();
+    assert_eq!(params.len(), 3, "{params:?}");
+}
+
+#[test]
+fn an_operations_parameter_overrides_the_paths_of_the_same_name_and_place() {
+    // Zoom and Spoonacular declare a path parameter on the path and again on the operation.
+    let doc = document(json!({
+        "/recipes/{id}/widget": {
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "get": {"operationId": "widget", "parameters": [
+                {"name": "id", "in": "path", "required": true, "schema": {"type": "number"}},
+                {"name": "normalize", "in": "query", "schema": {"type": "boolean"}}
+            ], "responses": {"200": {"description": "The widget."}}}
+        }
+    }));
+    let (emitted, report, _) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    let params = emitted["paths"]["/recipes/{id}/widget"]["get"]["parameters"].as_array().unwrap();
+    let id = params.iter().find(|p| p["name"] == "id").unwrap();
+    assert_eq!(id["schema"]["type"], "number", "the operation's: {params:?}");
+}
+
+#[test]
 fn a_default_answer_alone_is_the_success_and_stays_default() {
     let thing = json!({"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}});
     let doc = document(json!({

@@ -211,12 +211,22 @@ impl OpCx<'_, '_> {
         def: &mut OperationDef,
     ) -> Option<String> {
         let mut fields: IndexMap<String, FieldDef> = IndexMap::new();
+        // OpenAPI: an operation's parameter overrides the path's of the same name and place.
+        let key = |p: &Value| {
+            let p = self.cx.resolve(p).ok()?;
+            let name = p.get("name").and_then(Value::as_str)?;
+            let at = p.get("in").and_then(Value::as_str)?;
+            Some((if at == "header" { name.to_ascii_lowercase() } else { name.to_string() }, at.to_string()))
+        };
+        let overridden: Vec<(String, String)> =
+            op.get("parameters").and_then(Value::as_array).into_iter().flatten().filter_map(key).collect();
         let params: Vec<(Value, String)> = item
             .get("parameters")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
             .enumerate()
+            .filter(|(_, p)| key(p).is_none_or(|k| !overridden.contains(&k)))
             .map(|(i, p)| {
                 (p.clone(), format!("{}/parameters/{i}", pointer.rsplit_once('/').map(|x| x.0).unwrap_or(pointer)))
             })

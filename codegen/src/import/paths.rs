@@ -71,9 +71,11 @@ pub(super) fn path_names(cx: &Cx, doc: &Value) -> BTreeMap<String, BTreeMap<Stri
                 continue;
             };
             let own = apart.get(name).cloned().unwrap_or_else(|| name.to_string());
-            let used = |n: &String| {
-                names.values().any(|v| v == n) || fields.contains(n) || template.contains(&format!("{{{n}}}"))
+            // A name this path's other parameters have, as written or as set apart.
+            let held = |n: &String| {
+                support::template_params(template).into_iter().any(|p| p == n || apart.get(p).is_some_and(|a| a == n))
             };
+            let used = |n: &String| names.values().any(|v| v == n) || fields.contains(n) || held(n);
             let chosen = match first.get(&prefix) {
                 Some(f) if *f != own && *f != name && !used(f) => f.clone(),
                 Some(_) => own,
