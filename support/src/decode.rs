@@ -383,11 +383,8 @@ pub async fn admit<G: Gate, T>(
 ) -> Result<(Parts, G::Caller, T, Paging), Response> {
     let (mut parts, body) = req.into_parts();
     let caller = gate.admit(&mut parts, op).await?;
-    let decoded = match request_fields(gate, &caller, op, &mut parts, body).await {
-        Ok((fields, paging)) => prepare(op, fields).map(|input| (input, paging)),
-        Err(r) => Err(r),
-    };
-    match decoded {
+    let decoded = request_fields(gate, &caller, op, &mut parts, body).await;
+    match decoded.and_then(|(fields, paging)| Ok((prepare(op, fields)?, paging))) {
         Ok((input, paging)) => Ok((parts, caller, input, paging)),
         Err(r) => {
             gate.refused(&caller, op, r.code, status_of(op.service, r.code, 422)).await;

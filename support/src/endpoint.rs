@@ -4,11 +4,11 @@
 //! service and gate, whatever the number of operations.
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use axum::extract::Request;
 use axum::response::Response;
+use futures_util::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
@@ -163,9 +163,6 @@ where
     }
 }
 
-/// A future borrowing what it runs on for `'a`.
-type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
 /// The call of a service's method with an input that decoded.
 type Call<S, C> = Box<dyn for<'a> FnOnce(&'a S, &'a mut C, Paging) -> BoxFuture<'a, Reply<Failure>> + Send>;
 
@@ -255,7 +252,7 @@ where
 pub type ToolOutcome = Option<Result<Value, ToolFailure>>;
 
 /// A boxed tool call borrowing the gate, the caller and the name for `'a`.
-pub type ToolCall<'a> = std::pin::Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'a>>;
+pub type ToolCall<'a> = BoxFuture<'a, ToolOutcome>;
 
 /// The MCP dispatch of one service: decodes a tool's arguments into its operation's input and
 /// calls the same trait method as the REST route. Generated per service; the runtime calls it

@@ -63,6 +63,7 @@ pub(super) fn path_names(cx: &Cx, doc: &Value) -> BTreeMap<String, BTreeMap<Stri
     for (template, _) in &paths {
         let fields = others.get(template.as_str()).cloned().unwrap_or_default();
         let mut names: BTreeMap<String, String> = BTreeMap::new();
+        let params = support::template_params(template);
         let mut prefix = String::new();
         for segment in template.split('/').filter(|s| !s.is_empty()) {
             let Some(name) = segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')) else {
@@ -72,9 +73,7 @@ pub(super) fn path_names(cx: &Cx, doc: &Value) -> BTreeMap<String, BTreeMap<Stri
             };
             let own = apart.get(name).cloned().unwrap_or_else(|| name.to_string());
             // A name this path's other parameters have, as written or as set apart.
-            let held = |n: &String| {
-                support::template_params(template).into_iter().any(|p| p == n || apart.get(p).is_some_and(|a| a == n))
-            };
+            let held = |n: &String| params.iter().any(|p| p == n || apart.get(*p).is_some_and(|a| a == n));
             let used = |n: &String| names.values().any(|v| v == n) || fields.contains(n) || held(n);
             let chosen = match first.get(&prefix) {
                 Some(f) if *f != own && *f != name && !used(f) => f.clone(),
