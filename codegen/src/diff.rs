@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::ir::{Api, Field, Ty};
-use crate::spec::{FieldDef, Location};
+use crate::spec::{FieldDef, Location, StatusDocumented};
 
 /// Whether clients written against the old spec keep working.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -285,13 +285,15 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
         if old_op.def.paginated && !new_op.def.paginated {
             c.push(Kind::Breaking, "pagination-removed", &place, "no longer answers a page");
         }
-        if !old_op.def.status_range && new_op.def.status_range {
-            // A client written for the one status now reads that any 2xx may come.
-            c.push(Kind::Breaking, "success-status-ranged", &place, "documents its success as `2XX` only");
-        }
-        if !old_op.def.status_default && new_op.def.status_default {
-            // A client written for the one status now reads that any may come.
-            c.push(Kind::Breaking, "success-status-defaulted", &place, "documents its success as `default` only");
+        // A client written for the one status now reads that another may come.
+        let (was, now) = (old_op.def.status_documented, new_op.def.status_documented);
+        if now > was {
+            let (rule, text) = match now {
+                StatusDocumented::Range => ("success-status-ranged", "documents its success as `2XX` only"),
+                StatusDocumented::Default => ("success-status-defaulted", "documents its success as `default` only"),
+                _ => ("success-status-undocumented", "no longer documents its success"),
+            };
+            c.push(Kind::Breaking, rule, &place, text);
         }
         // A client (or a generated SDK) checking for the old status takes the new one for a
         // failure. A body dropped or added changes the default status too; its rule says so.

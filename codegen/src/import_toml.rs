@@ -233,11 +233,8 @@ fn operation(out: &mut String, op: &OperationDef) {
             let _ = writeln!(out, "{key} = [{}]", list.iter().map(|m| s(m)).collect::<Vec<_>>().join(", "));
         }
     }
-    if op.status_range {
-        let _ = writeln!(out, "status_range = true");
-    }
-    if op.status_default {
-        let _ = writeln!(out, "status_default = true");
+    if !op.status_documented.is_exact() {
+        let _ = writeln!(out, "status_documented = {}", s(op.status_documented.key()));
     }
     if let Some(status) = op.status {
         let _ = writeln!(out, "status = {status}");

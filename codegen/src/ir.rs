@@ -185,6 +185,9 @@ pub struct Operation {
     /// The output is a JSON value that is not a model (`output = "string"`, `"integer[]"`,
     /// `"map<integer>"`, an enum or a union); `def.output` is `None`.
     pub value_output: Option<Ty>,
+    /// The output model's payload field's type, where it has one (`in = "payload"`): the answer's
+    /// body is that value, the model's other fields response headers.
+    pub output_payload: Option<Ty>,
     /// The other success answers the implementation may give, in spec order.
     pub alternatives: Vec<Alternative>,
 }

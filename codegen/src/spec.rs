@@ -102,6 +102,42 @@ impl Wire {
     }
 }
 
+/// How an operation's documents state its success status, from the most precise to the least: a
+/// client reads any status the documents allow as a success, so moving down this list breaks it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StatusDocumented {
+    /// The status itself (`200`).
+    #[default]
+    Exact,
+    /// Its class only: `2XX` where the status would be (as many documents write it, Microsoft
+    /// Graph's every one).
+    Range,
+    /// `default` where the status would be (as documents converted from Swagger 2 often write
+    /// their only answer).
+    Default,
+    /// Not at all: the documents list only the errors, as documents that describe nothing but
+    /// their failures do.
+    None,
+}
+
+impl StatusDocumented {
+    /// Whether the documents state the status itself (what a spec need not say).
+    pub fn is_exact(&self) -> bool {
+        *self == Self::Exact
+    }
+
+    /// How a spec writes it (`"range"`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::Exact => "exact",
+            Self::Range => "range",
+            Self::Default => "default",
+            Self::None => "none",
+        }
+    }
+}
+
 /// How a service writes its success bodies.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -1003,15 +1039,10 @@ pub struct OperationDef {
     /// Success status; defaults to 200 (204 when there is no output).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
-    /// The documents promise its class only: `2XX` where the status would be (as many documents
-    /// write it, Microsoft Graph's every one). The platform still answers `status`.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub status_range: bool,
-    /// The documents promise no status: `default` where the status would be (as documents
-    /// converted from Swagger 2 often write their only answer). The platform still answers
-    /// `status`.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub status_default: bool,
+    /// How the documents state the success status (`status_documented = "range"`): as it is, by
+    /// its class, as `default`, or not at all. The platform answers `status` whichever it is.
+    #[serde(default, skip_serializing_if = "StatusDocumented::is_exact")]
+    pub status_documented: StatusDocumented,
     /// Other success answers the implementation may give instead of `status` and `output` (an
     /// update that answers `200` with the item, or `201` when it created it, or `204` when nothing
     /// changed): the method returns an enum with one variant per answer, so the type says which.

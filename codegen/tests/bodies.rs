@@ -126,6 +126,31 @@ fn the_loader_keeps_a_payload_alone_in_the_body_and_a_value_output_out_of_pages_
 }
 
 #[test]
+fn an_outputs_payload_is_its_body_alone_beside_headers() {
+    let refused = |spec: String| codegen::load("todos.toml", &spec).expect_err("refused").to_string();
+    // A list as the whole answer, with a response header beside it.
+    let answered = |extra: &str, output: &str| {
+        let model = format!(
+            "[models.Labels]\ndescription = \"Labels.\"\nfields.labels = {{ type = \"string[]\", in = \"payload\", description = \"The labels.\" }}\nfields.x_count = {{ type = \"integer\", in = \"header\", description = \"How many.\" }}\n{extra}\n"
+        );
+        let op = format!(
+            "labels = {{ route = \"GET /labels\", scope = \"todos:read\", summary = \"Labels\", output = \"{output}\" }}\n"
+        );
+        format!("{}{op}", TODOS.replacen("[operations]", &format!("{model}\n[operations]"), 1))
+    };
+    codegen::load("todos.toml", &answered("", "Labels")).unwrap_or_else(|e| panic!("{e}"));
+    let with_field = answered("fields.note = { type = \"string\", description = \"A note.\" }", "Labels");
+    assert!(
+        refused(with_field).contains("output model `Labels` has a payload field beside other body fields"),
+        "a payload is the whole body"
+    );
+    assert!(
+        refused(answered("", "Labels[]")).contains("has a payload field, which a list cannot answer"),
+        "a list of bodies is not one body"
+    );
+}
+
+#[test]
 fn the_diff_says_a_changed_value_output_or_a_moved_payload_breaks_clients() {
     let load = |text: &str| vec![codegen::load("todos.toml", text).unwrap_or_else(|e| panic!("{e}"))];
     let lines = |old: &str, new: &str| -> Vec<String> {

@@ -314,6 +314,20 @@ fn each_rule_with_its_message() {
             vec!["breaking: todos: operation `list_todos`: MCP tool `todos.list` was removed [tool-removed]"],
         ),
         (
+            "success-status-ranged",
+            TODOS.into(),
+            edit(TODOS, "output = \"Todo\", errors", "status_documented = \"range\", output = \"Todo\", errors"),
+            vec!["breaking: todos: operation `get_todo`: documents its success as `2XX` only [success-status-ranged]"],
+        ),
+        (
+            "success-status-undocumented",
+            edit(TODOS, "input = \"DeleteTodo\",", "input = \"DeleteTodo\", status_documented = \"default\","),
+            edit(TODOS, "input = \"DeleteTodo\",", "input = \"DeleteTodo\", status_documented = \"none\","),
+            vec![
+                "breaking: todos: operation `delete_todo`: no longer documents its success [success-status-undocumented]",
+            ],
+        ),
+        (
             "operation-added",
             TODOS.lines().filter(|l| !l.starts_with("delete_todo")).collect::<Vec<_>>().join("\n"),
             TODOS.into(),

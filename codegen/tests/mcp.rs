@@ -22,9 +22,18 @@ fn one_tool_per_operation_with_an_mcp_table_in_spec_order() {
     let names: Vec<Value> = tools().iter().map(|t| t["name"].clone()).collect();
     assert_eq!(
         names,
-        [json!("memos.list"), json!("memos.create"), json!("memos.put")],
-        "expected exactly the three tools of the spec"
+        [json!("memos.list"), json!("memos.create"), json!("memos.put"), json!("memos.titles")],
+        "expected exactly the four tools of the spec"
     );
+}
+
+#[test]
+fn a_body_that_is_a_list_beside_headers_is_the_structured_content() {
+    // The REST body, `{"data": [...]}`: the header travels on HTTP only.
+    let schema = &tool("memos.titles")["outputSchema"];
+    assert_eq!(schema["type"], "object", "{schema}");
+    assert_eq!(schema["properties"]["data"]["type"], "array", "{schema}");
+    assert_eq!(schema["properties"]["data"]["items"]["type"], "string", "{schema}");
 }
 
 #[test]

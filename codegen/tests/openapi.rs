@@ -72,6 +72,7 @@ fn every_operation_has_an_id_and_requires_its_oauth2_scope() {
         ("put_memo", "memos:write"),
         ("some_memos", "memos:read"),
         ("memo_range", "memos:read"),
+        ("memo_titles", "memos:read"),
         ("delete_memo", "memos:write"),
     ];
     let ids: BTreeSet<String> = operations(&doc).into_iter().map(|(id, _)| id).collect();

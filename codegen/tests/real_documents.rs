@@ -133,8 +133,51 @@ fn a_success_documented_as_a_class_stays_one_and_error_classes_are_the_platforms
     let table: String =
         files.iter().find(|f| f.path.ends_with("operations.rs")).unwrap().text.split_whitespace().collect();
     assert!(table.contains("success_status:204"), "the delete answers 204");
-    let refused = toml.replacen("status_range = true", "status_range = true\nstatus = 303", 1);
+    let refused = toml.replacen("status_documented = \"range\"", "status_documented = \"range\"\nstatus = 303", 1);
     assert!(codegen::load("things.toml", &refused).is_err());
+}
+
+#[test]
+fn an_operation_documented_by_its_failures_alone_keeps_its_success_unstated_and_answers_204() {
+    let doc = document(json!({
+        "/things/{id}/archive": {
+            "post": {"operationId": "archive_thing", "responses": {"403": {"description": "Not yours."}}},
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}]
+        }
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(toml.contains("status_documented = \"none\""), "{toml}");
+    let responses = emitted["paths"]["/things/{id}/archive"]["post"]["responses"].as_object().unwrap();
+    assert!(responses.keys().all(|k| !k.starts_with('2')), "no success is documented: {responses:?}");
+    assert!(responses.contains_key("403"), "{responses:?}");
+    // What is answered: 204, as any operation without output.
+    let files = codegen::generate(&[("things.toml", &toml)]).unwrap();
+    let table: String =
+        files.iter().find(|f| f.path.ends_with("operations.rs")).unwrap().text.split_whitespace().collect();
+    assert!(table.contains("success_status:204"), "{table}");
+    // An output nobody could read from the documents is refused.
+    let with_output =
+        toml.replacen("status_documented = \"none\"", "status_documented = \"none\"\noutput = \"Thing\"", 1);
+    let err = codegen::load("things.toml", &with_output).unwrap_err().to_string();
+    assert!(err.contains("leaves the success out of the documents"), "{err}");
+}
+
+#[test]
+fn response_headers_beside_a_list_body_keep_both() {
+    let doc = document(json!({
+        "/things": {"get": {"operationId": "list_things", "responses": {"200": {"description": "The things.",
+            "headers": {"X-Next-Cursor": {"description": "Where the next page starts.", "schema": {"type": "string"}}},
+            "content": {"application/json": {"schema": {"type": "array", "items": {"$ref": "#/components/schemas/Thing"}}}}}}}}
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(toml.contains("in = \"payload\""), "{toml}");
+    let answer = &emitted["paths"]["/things"]["get"]["responses"]["200"];
+    assert!(answer["headers"]["X-Next-Cursor"].is_object(), "{answer}");
+    let schema = &answer["content"]["application/json"]["schema"];
+    assert_eq!(schema["type"], "array", "{schema}");
+    assert_eq!(schema["items"]["$ref"], "#/components/schemas/Thing", "{schema}");
 }
 
 #[test]

@@ -5,7 +5,7 @@ use heck::ToSnakeCase;
 use indexmap::IndexMap;
 use serde_json::Value;
 
-use crate::spec::{ErrorDef, FieldDef, Location, Method, ModelDef, OperationDef};
+use crate::spec::{ErrorDef, FieldDef, Location, Method, ModelDef, OperationDef, StatusDocumented};
 
 use super::*;
 
@@ -30,12 +30,11 @@ impl OpCx<'_, '_> {
     ) {
         let responses = op.get("responses").and_then(Value::as_object).cloned().unwrap_or_default();
         let mut success: Vec<(u16, Value, String)> = Vec::new();
-        // The success documented as a class (`2XX`), answered as 200 (204 without content).
-        let mut ranged = false;
-        // No success documented but `default`: that is the success (answered as 200, 204
-        // without content), as documents converted from Swagger 2 write their only answer.
+        // How the success is documented: as a class (`2XX`), answered as 200 (204 without
+        // content); or, where no success is listed but `default`, that is the success (answered
+        // the same), as documents converted from Swagger 2 write their only answer.
         let success_listed = responses.keys().any(|k| k.starts_with(['1', '2', '3']));
-        let mut defaulted = false;
+        let mut documented = StatusDocumented::Exact;
         // Answers the platform gives for a feature the spec declares: a conditional write's
         // refusals, where the operation documents the `If-Match` it reads (a `412` alone is a
         // refusal of the implementation's, as any other).
@@ -67,7 +66,7 @@ impl OpCx<'_, '_> {
             }
             match status.parse::<u16>() {
                 _ if status.eq_ignore_ascii_case("2XX") => {
-                    ranged = true;
+                    documented = StatusDocumented::Range;
                     success.push((200, resp, at));
                 }
                 _ if status.eq_ignore_ascii_case("4XX") || status.eq_ignore_ascii_case("5XX") => self.notes.push(format!(
@@ -93,7 +92,7 @@ impl OpCx<'_, '_> {
                     }
                 }
                 _ if status == "default" && !success_listed => {
-                    defaulted = true;
+                    documented = StatusDocumented::Default;
                     success.push((200, resp, at));
                 }
                 _ if status == "default" => self
@@ -134,15 +133,17 @@ impl OpCx<'_, '_> {
             }
         }
         let Some((status, resp, at)) = success.first().cloned() else {
-            // Nothing says what success answers: the empty answer.
+            // Nothing says what success answers: the empty answer, which the documents keep
+            // unstated as the source does.
             self.notes.push("the document states no success answer: it answers 204 without content".into());
+            def.status_documented = StatusDocumented::None;
             return;
         };
         if !crate::load::SUCCESS_STATUSES.contains(&status) {
             self.drop(format!("the success status {status}"), &at);
             return;
         }
-        if success.len() > 1 && !self.alternatives(id, def, &success[1..], ranged) {
+        if success.len() > 1 && !self.alternatives(id, def, &success[1..], documented == StatusDocumented::Range) {
             return;
         }
         let Some(headers) = self.response_headers(&resp, &at) else { return };
@@ -153,13 +154,12 @@ impl OpCx<'_, '_> {
             content.clear();
         }
         def.status = (status != 200).then_some(status);
-        def.status_range = ranged;
-        def.status_default = defaulted;
+        def.status_documented = documented;
         if content.is_empty() {
             if headers.is_empty() && !(300..400).contains(&status) {
                 // An empty answer: `status` says which (204 is the default without an output,
                 // and what a `2XX` without content answers).
-                def.status = (status != 204 && !ranged && !defaulted).then_some(status);
+                def.status = (status != 204 && documented.is_exact()).then_some(status);
                 return;
             }
             let mut headers = headers;
@@ -234,12 +234,28 @@ impl OpCx<'_, '_> {
                     }
                     return;
                 }
-                // Headers beside the body: one output model of the body's fields and the headers.
+                // Headers beside the body: one output model of the body's fields and the headers;
+                // a body that is not an object (a list, a string) is the model's payload field.
+                let name = self.cx.fresh(&format!("{id}_output"));
                 let Some(body) = self.cx.models.get(&typed.ty).cloned() else {
-                    self.drop("response headers beside a body that is not an object", &format!("{at}/headers"));
+                    let mut payload = typed.def.clone();
+                    payload.location = Location::Payload;
+                    payload.optional = false;
+                    if headers.contains_key("body") {
+                        self.drop("the header field `body`, also the body's", &format!("{at}/headers"));
+                        return;
+                    }
+                    let mut fields = IndexMap::from([("body".to_string(), payload)]);
+                    fields.extend(headers);
+                    self.notes
+                        .push(format!("the answer is `{name}`: its body (`{}`) and the response headers", typed.ty));
+                    let description = resp.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+                    self.cx
+                        .models
+                        .insert(name.clone(), ModelDef { description, fields, additional: None, requires: None });
+                    def.output = Some(name);
                     return;
                 };
-                let name = self.cx.fresh(&format!("{id}_output"));
                 let mut fields = body.fields.clone();
                 for (k, f) in headers {
                     if fields.contains_key(&k) {

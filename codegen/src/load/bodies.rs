@@ -29,14 +29,16 @@ pub(super) fn check_header_models(c: &mut Collector, spec: &Spec, models: &Index
             }
         }
     }
-    // A payload is the body of the operation whose input holds it: no other model may hold one.
+    // A payload is the body of the operation whose input or output holds it: no other model may
+    // hold one.
     let inputs: Vec<&str> = spec.operations.iter().filter_map(|o| o.input.as_deref()).collect();
+    let outputs: Vec<&str> = spec.operations.iter().filter_map(|o| o.output.as_deref()).collect();
     for m in models.values().filter(|m| m.fields_in(Location::Payload).next().is_some()) {
-        if !inputs.contains(&m.name.as_str()) {
+        if !inputs.contains(&m.name.as_str()) && !outputs.contains(&m.name.as_str()) {
             c.push(
                 Place::Model(m.name.clone()),
-                "has a payload field but is no operation's input",
-                "only an operation's input may set `in = \"payload\"`",
+                "has a payload field but is no operation's input or output",
+                "only an operation's input or output may set `in = \"payload\"`",
             );
         }
     }
@@ -330,8 +332,7 @@ pub(super) fn alternatives(
         (op.stream.is_some(), "a stream"),
         (op.output.as_deref() == Some(FILE), "a file"),
         (op.prerendered, "a prerendered output"),
-        (op.status_range, "a status documented as `2XX`"),
-        (op.status_default, "a status documented as `default`"),
+        (!op.status_documented.is_exact(), "a status not documented as itself (`status_documented`)"),
     ];
     for (set, what) in beside {
         if set {
@@ -439,5 +440,43 @@ pub(super) fn check_other_formats(
                 "list JSON types only, or answer one JSON document of a model without header fields",
             );
         }
+    }
+}
+
+/// An output model whose body is one value beside its response headers (`in = "payload"`): that
+/// field alone, answered as one JSON document.
+pub(super) fn check_output_payload(c: &mut Collector, place: &Place, op: &OperationDef, m: &Model) {
+    let payloads: Vec<&Field> = m.fields_in(Location::Payload).collect();
+    let Some(payload) = payloads.first() else { return };
+    let out_name = &m.name;
+    if payloads.len() > 1 || m.fields_in(Location::Body).next().is_some() {
+        c.push(
+            place,
+            format!("output model `{out_name}` has a payload field beside other body fields"),
+            "keep one `in = \"payload\"` field (the body), the others `in = \"header\"`",
+        );
+    }
+    let beside = [
+        (op.paginated, "a page"),
+        (op.output.as_deref().is_some_and(|o| o.ends_with("[]")), "a list"),
+        (op.stream.is_some(), "a stream"),
+        (op.prerendered, "a prerendered output"),
+        (!op.alternatives.is_empty(), "alternatives"),
+    ];
+    for (set, what) in beside {
+        if set {
+            c.push(
+                place,
+                format!("output model `{out_name}` has a payload field, which {what} cannot answer"),
+                "answer the model alone",
+            );
+        }
+    }
+    if matches!(&payload.ty, Ty::File) || !payload.required() {
+        c.push(
+            place,
+            format!("output field `{out_name}.{}` is the body: a required JSON value", payload.name),
+            "make it required, of any type but `file` (answer a file with `output = \"file\"`)",
+        );
     }
 }

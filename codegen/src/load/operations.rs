@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 use indexmap::IndexMap;
 
 use crate::ir::{Field, Model, Operation, Ty, path_params};
-use crate::spec::{FieldDef, Location, Method, OperationDef, Spec};
+use crate::spec::{FieldDef, Location, Method, OperationDef, Spec, StatusDocumented};
 
 use super::*;
 
@@ -181,16 +181,15 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
                     format!("output `{}` is neither a declared model nor a type", op.output.as_deref().unwrap_or_default()),
                     "declare the model under [models], or write a type: string, integer, number, boolean, date, datetime, json, T[], map<T>, an enum or a union",
                 ),
-                Some(m)
-                    if m.fields.iter().any(|f| matches!(f.location(), Location::Path | Location::Query | Location::Payload)) =>
-                {
+                Some(m) if m.fields.iter().any(|f| matches!(f.location(), Location::Path | Location::Query)) => {
                     c.push(
                     &place,
-                    format!("output model `{out_name}` has path, query or payload fields"),
-                    "only input models may set `in = \"path\"`, `\"query\"` or `\"payload\"`; an output's fields travel in the body or, with `in = \"header\"`, as response headers",
+                    format!("output model `{out_name}` has path or query fields"),
+                    "only input models may set `in = \"path\"` or `\"query\"`; an output's fields travel in the body, as the body itself (`in = \"payload\"`) or, with `in = \"header\"`, as response headers",
                     );
                 }
                 Some(m) => {
+                    check_output_payload(c, &place, op, m);
                     let headers: Vec<&Field> = m.fields_in(Location::Header).collect();
                     if !headers.is_empty() && (op.paginated || op.output.as_deref().is_some_and(|o| o.ends_with("[]"))) {
                         c.push(
@@ -456,7 +455,23 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
             def.output = None;
         }
         let alternatives = alternatives(c, &place, op, spec, models);
-        out.push(Operation { def, errors, status, has_body, list_output, file_output, value_output, alternatives });
+        let output_payload = def
+            .output
+            .as_deref()
+            .filter(|_| !list_output)
+            .and_then(|o| models.get(o)?.fields_in(Location::Payload).next())
+            .map(|f| f.ty.clone());
+        out.push(Operation {
+            def,
+            errors,
+            status,
+            has_body,
+            list_output,
+            file_output,
+            value_output,
+            output_payload,
+            alternatives,
+        });
     }
     out
 }
@@ -583,14 +598,21 @@ pub(super) fn check_status(
     spec: &Spec,
     models: &IndexMap<String, Model>,
 ) {
-    if op.status_range && !(200..300).contains(&op.status.unwrap_or(200)) {
-        c.push(place, "`status_range` documents a 2xx success as `2XX`", "remove it, or answer a 2xx status");
+    let documented = op.status_documented;
+    if !documented.is_exact() && !(200..300).contains(&op.status.unwrap_or(200)) {
+        c.push(
+            place,
+            format!("`status_documented = \"{}\"` is for a 2xx success", documented.key()),
+            "remove it, or answer a 2xx status",
+        );
     }
-    if op.status_default && !(200..300).contains(&op.status.unwrap_or(200)) {
-        c.push(place, "`status_default` documents a 2xx success as `default`", "remove it, or answer a 2xx status");
-    }
-    if op.status_default && op.status_range {
-        c.push(place, "`status_default` and `status_range` both say how the status is documented", "keep one");
+    if documented == StatusDocumented::None && op.output.is_some() {
+        // What the documents leave out, no client could read.
+        c.push(
+            place,
+            "`status_documented = \"none\"` leaves the success out of the documents, so it answers no output",
+            "remove the output, or document the status",
+        );
     }
     let Some(status) = op.status else { return };
     let output = op.output.as_deref().and_then(|o| models.get(o.trim_end_matches("[]")));

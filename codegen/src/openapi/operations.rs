@@ -11,7 +11,7 @@ use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{ContentBuilder, RefOr, Required};
 
 use crate::ir::{Api, Operation, Ty};
-use crate::spec::{Location, Method, SuccessFormat};
+use crate::spec::{Location, Method, StatusDocumented, SuccessFormat};
 
 use super::*;
 
@@ -376,16 +376,17 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
             }
             common_headers(api, r)
         }
-        None if op.def.output.is_some() => {
+        None if op.def.output.is_some() && op.output_payload.is_none() => {
             common_headers(api, declared(ResponseBuilder::new().description(op.def.summary.clone())))
         }
-        None if op.value_output.is_some() => {
+        None if op.value_output.is_some() || op.output_payload.is_some() => {
             let schema =
                 value_output_schema(api, op).unwrap_or_else(|| RefOr::T(Schema::Object(ObjectBuilder::new().build())));
             let r = json_types(&op.def.answer_types).fold(
                 ResponseBuilder::new().description(op.def.summary.clone()),
                 |r, m| {
-                    let bare = op.value_output.as_ref().map(|t| type_schema(t, None, Side::Response));
+                    let value = op.value_output.as_ref().or(op.output_payload.as_ref());
+                    let bare = value.map(|t| type_schema(t, None, Side::Response));
                     let schema = answer_schema(&m, schema.clone(), bare.unwrap_or_else(|| schema.clone()));
                     r.content(m, ContentBuilder::new().schema(Some(schema)).build())
                 },
@@ -394,13 +395,16 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
         }
         None => common_headers(api, ResponseBuilder::new().description("Done; no content.")),
     };
-    // `2XX` where the spec promises only the class.
-    let key = match (op.def.status_range, op.def.status_default) {
-        (true, _) => format!("{}XX", op.status / 100),
-        (_, true) => "default".to_string(),
-        _ => op.status.to_string(),
+    // The status as the spec says the documents state it.
+    let key = match op.def.status_documented {
+        StatusDocumented::Exact => Some(op.status.to_string()),
+        StatusDocumented::Range => Some(format!("{}XX", op.status / 100)),
+        StatusDocumented::Default => Some("default".to_string()),
+        StatusDocumented::None => None,
     };
-    responses = responses.response(key, deprecation_doc_headers(op, success).build());
+    if let Some(key) = key {
+        responses = responses.response(key, deprecation_doc_headers(op, success).build());
+    }
     for alt in &op.alternatives {
         let text = match alt.description.as_str() {
             "" => format!("{}.", crate::ir::Alternative::reason(alt.status)),

@@ -20,8 +20,9 @@ pub fn output_schema_name(api: &Api, op: &Operation) -> Option<String> {
         let model = &api.models[m];
         !model.fields.is_empty() && model.fields_in(Location::Body).next().is_none()
     };
-    // A stream's body is its events (see `operation`), not one JSON document.
-    if op.def.output.as_ref().is_some_and(bodiless) || op.def.stream.is_some() {
+    // A stream's body is its events (see `operation`), not one JSON document; a payload's is its
+    // value's schema.
+    if op.def.output.as_ref().is_some_and(bodiless) || op.def.stream.is_some() || op.output_payload.is_some() {
         return None;
     }
     let bare = api.spec.wire.success == SuccessFormat::Bare;
@@ -38,7 +39,7 @@ pub fn output_schema_name(api: &Api, op: &Operation) -> Option<String> {
 /// The success body's schema of an operation whose output is a value, not a model: the value's
 /// schema, in the envelope (`{"data": …}`) unless the service answers bare bodies.
 pub(super) fn value_output_schema(api: &Api, op: &Operation) -> Option<RefOr<Schema>> {
-    Some(value_schema(api, op.value_output.as_ref()?, &op.def.summary))
+    Some(value_schema(api, op.value_output.as_ref().or(op.output_payload.as_ref())?, &op.def.summary))
 }
 
 /// The success body's schema of an answer of `ty`: its schema, in the envelope (`{"data": …}`,
@@ -513,7 +514,9 @@ pub(super) fn component_schemas(api: &Api) -> Vec<(String, RefOr<Schema>)> {
             continue;
         }
         let is_input = inputs.contains(&name.as_str());
-        if is_input && m.fields.iter().any(|f| f.location() != Location::Body) {
+        // A payload's schema is its field's (the answer's, or the request's, body).
+        let payload = m.fields_in(Location::Payload).next().is_some();
+        if (is_input && m.fields.iter().any(|f| f.location() != Location::Body)) || payload {
             continue;
         }
         if is_input && m.fields.is_empty() {

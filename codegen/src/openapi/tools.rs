@@ -144,7 +144,7 @@ pub fn output_schema(api: &Api, doc: &Value, op: &Operation) -> Option<Value> {
             return None;
         }
     }
-    if let Some(ty) = &op.value_output {
+    if let Some(ty) = op.value_output.as_ref().or(op.output_payload.as_ref()) {
         // Structured content is an object: a bare value that is none travels in `items` (a
         // list) or `value` (anything else), as `Success::into_tool_body` puts it.
         let schema = serde_json::to_value(value_output_schema(api, op)?).ok()?;

@@ -248,10 +248,14 @@ fn answers_body(api: &Api, op: &Operation, headers: &[&Field]) -> TokenStream {
     quote!(.map(|answer| match answer { #main_arm #(#arms)* }))
 }
 
-/// The `Success` of `out`, an output of model `o` with header fields: its body fields (none
-/// left: no body), and each header field as a response header.
+/// The `Success` of `out`, an output of model `o` with header fields: its body fields, or its
+/// payload field (none: no body), and each header field as a response header.
 fn headed_success(api: &Api, o: &str, headers: &[&Field]) -> TokenStream {
-    let start = if api.models[o].fields_in(Location::Body).next().is_some() {
+    let model = &api.models[o];
+    let start = if let Some(payload) = model.fields_in(Location::Payload).next() {
+        let ident = field_ident(payload);
+        quote!(support::Success::one(&out.#ident))
+    } else if model.fields_in(Location::Body).next().is_some() {
         quote!(support::Success::one(&out))
     } else {
         quote!(support::Success::Empty)

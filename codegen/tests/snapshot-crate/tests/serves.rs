@@ -159,6 +159,14 @@ impl MemosService for Memos {
         Ok(memos.iter().filter(|m| m.id >= input.from && m.id <= input.to).cloned().collect())
     }
 
+    async fn memo_titles(&self, _: &mut ()) -> Result<models::MemoTitles, errors::MemoTitlesError> {
+        let memos = self.0.lock().unwrap();
+        Ok(models::MemoTitles {
+            titles: memos.iter().map(|m| m.title.clone()).collect(),
+            x_memo_count: memos.len() as i64,
+        })
+    }
+
     async fn delete_memo(
         &self,
         _: &mut (),
@@ -261,6 +269,17 @@ async fn the_snapshot_serves_its_operations_through_the_generated_router() {
     assert_eq!((status, titles), (StatusCode::OK, vec![&json!("second"), &json!("first")]));
     let (status, _, body) = send(&app, "GET", "/api/v1/memos/some/n1", None).await;
     assert_eq!((status, body["data"].as_array().map(Vec::len)), (StatusCode::OK, Some(1)));
+
+    // A body that is not an object beside a response header: the list is the body, the count a
+    // header, and MCP's structured content the list.
+    let resp = app.clone().oneshot(Request::get("/api/v1/memos/titles").body(Body::empty()).unwrap()).await.unwrap();
+    assert_eq!((resp.status(), resp.headers()["x-memo-count"].to_str().unwrap()), (StatusCode::OK, "3"));
+    let body: Value =
+        serde_json::from_slice(&axum::body::to_bytes(resp.into_body(), usize::MAX).await.unwrap()).unwrap();
+    assert_eq!(body, json!({"data": ["first", "second", "third"]}));
+    let service = Memos(Mutex::new(vec![]));
+    let titles = memos::tools::call_tool(&service, &*gate, (), "memos.titles", json!({})).await.unwrap().unwrap();
+    assert_eq!(titles, json!({"data": []}));
 
     // Two parameters in one segment, split at the text between them; without it, no route.
     let (status, _, body) = send(&app, "GET", "/api/v1/memos/range/n2..n3", None).await;

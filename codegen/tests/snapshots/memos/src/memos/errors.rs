@@ -101,6 +101,16 @@ support::operation_errors! {
         Unavailable = "unavailable",
     }
 
+    /// Errors `memo_titles` may return: the codes it declares plus the service-wide ones.
+    MemoTitlesError {
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
     /// Errors `delete_memo` may return: the codes it declares plus the service-wide ones.
     DeleteMemoError {
         /// `not_found` (HTTP 404): No such memo for this caller.

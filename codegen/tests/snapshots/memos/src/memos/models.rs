@@ -315,6 +315,16 @@ pub struct MemoRange {
 /// Field specs of [`MemoRange`], for validation.
 pub static MEMO_RANGE_FIELDS: [FieldSpec; 2usize] =
     [FieldSpec::path("from", Kind::String).required(), FieldSpec::path("to", Kind::String).required()];
+/// The memos' titles, a list as the whole body, with their count as a response header: a body that is not an object beside headers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoTitles {
+    /// Each memo's title, in the order kept.
+    pub titles: Vec<String>,
+    /// How many memos there are.
+    #[serde(rename = "X-Memo-Count")]
+    #[serde(skip)]
+    pub x_memo_count: i64,
+}
 /// Names several memos, comma-separated in one segment (`/memos/some/a,b`), as OpenAPI's `simple` style writes a list in a path.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -222,6 +222,20 @@ pub static MEMO_RANGE: Operation = Operation {
     input: &models::MEMO_RANGE_FIELDS,
     ..BASE
 };
+/// `GET /api/v1/memos/titles`: List the memos' titles
+pub static MEMO_TITLES: Operation = Operation {
+    id: "memo_titles",
+    method: Method::Get,
+    path: "/memos/titles",
+    full_path: "/api/v1/memos/titles",
+    scope: "memos:read",
+    satisfied_by: &["memos:read", "memos:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("memos.titles"),
+    tags: &["memos"],
+    ..BASE
+};
 /// `DELETE /api/v1/memos/{id}`: Delete a memo
 pub static DELETE_MEMO: Operation = Operation {
     id: "delete_memo",
@@ -237,7 +251,7 @@ pub static DELETE_MEMO: Operation = Operation {
     ..BASE
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 9usize] = [
+pub static OPERATIONS: [&Operation; 10usize] = [
     &LIST_MEMOS,
     &CREATE_MEMO,
     &UPDATE_MEMO,
@@ -246,5 +260,6 @@ pub static OPERATIONS: [&Operation; 9usize] = [
     &PUT_MEMO,
     &SOME_MEMOS,
     &MEMO_RANGE,
+    &MEMO_TITLES,
     &DELETE_MEMO,
 ];

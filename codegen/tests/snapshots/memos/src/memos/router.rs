@@ -44,6 +44,7 @@ where
         .route(operations::COUNT_MEMOS.full_path, on::<CountMemos, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::SOME_MEMOS.full_path, on::<SomeMemos, S, G>(methods(&SERVICE, "GET"), &app))
         .route("/api/v1/memos/range/{from}", on::<MemoRange, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::MEMO_TITLES.full_path, on::<MemoTitles, S, G>(methods(&SERVICE, "GET"), &app))
         .with_state(app)
 }
 /// `GET /api/v1/memos`: List memos
@@ -142,6 +143,20 @@ impl<S: MemosService> Endpoint<S, S::Context> for MemoRange {
     const OP: &'static Operation = &operations::MEMO_RANGE;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.memo_range(cx, input).await.map(|out| support::Success::one(&out))
+    }
+}
+/// `GET /api/v1/memos/titles`: List the memos' titles
+pub struct MemoTitles;
+impl<S: MemosService> Endpoint<S, S::Context> for MemoTitles {
+    type Input = NoInput;
+    type Error = errors::MemoTitlesError;
+    const OP: &'static Operation = &operations::MEMO_TITLES;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.memo_titles(cx).await.map(|out| {
+            let mut success = support::Success::one(&out.titles);
+            success = success.header("x-memo-count", out.x_memo_count);
+            success
+        })
     }
 }
 /// `DELETE /api/v1/memos/{id}`: Delete a memo

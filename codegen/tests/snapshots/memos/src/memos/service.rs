@@ -76,6 +76,13 @@ pub trait MemosService: Send + Sync + 'static {
         cx: &mut Self::Context,
         input: models::MemoRange,
     ) -> impl Future<Output = Result<Vec<models::Memo>, errors::MemoRangeError>> + Send;
+    /// List the memos' titles
+    ///
+    /// `GET /api/v1/memos/titles` · scope `memos:read` · MCP tool `memos.titles`
+    fn memo_titles(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<models::MemoTitles, errors::MemoTitlesError>> + Send;
     /// Delete a memo
     ///
     /// `DELETE /api/v1/memos/{id}` · scope `memos:write`

@@ -4,10 +4,11 @@
 use super::{MemosService, operations, router};
 use support::{Gate, Operation, ToolFailure, tool};
 /// Tool name → operation, in spec order.
-pub static TOOLS: [(&str, &Operation); 3usize] = [
+pub static TOOLS: [(&str, &Operation); 4usize] = [
     ("memos.list", &operations::LIST_MEMOS),
     ("memos.create", &operations::CREATE_MEMO),
     ("memos.put", &operations::PUT_MEMO),
+    ("memos.titles", &operations::MEMO_TITLES),
 ];
 /// Calls tool `name` for a caller `gate` admitted; `None` when no tool has that name.
 /// Success is the same JSON body the REST route answers (`{}` for an empty one); arguments
@@ -27,6 +28,7 @@ where
         "memos.list" => tool::<router::ListMemos, S, G>(service, gate, caller, arguments).await,
         "memos.create" => tool::<router::CreateMemo, S, G>(service, gate, caller, arguments).await,
         "memos.put" => tool::<router::PutMemo, S, G>(service, gate, caller, arguments).await,
+        "memos.titles" => tool::<router::MemoTitles, S, G>(service, gate, caller, arguments).await,
         _ => return None,
     })
 }
