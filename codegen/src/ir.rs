@@ -251,6 +251,12 @@ impl Operation {
         self.def.answer_types.iter().filter(|m| !support::is_json_media(m))
     }
 
+    /// The formats other than JSON and forms its JSON body may be sent in (XML, plain text),
+    /// which the implementation reads into JSON.
+    pub fn read_formats(&self) -> impl Iterator<Item = &String> {
+        self.def.request_types.iter().filter(|m| support::BodyFormat::of_media(m).is_none())
+    }
+
     /// snake_case id.
     pub fn id(&self) -> &str {
         &self.def.id

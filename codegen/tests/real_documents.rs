@@ -181,6 +181,35 @@ fn response_headers_beside_a_list_body_keep_both() {
 }
 
 #[test]
+fn a_body_offered_in_xml_or_text_beside_json_keeps_each_for_the_implementation_to_read() {
+    let thing = json!({"schema": {"$ref": "#/components/schemas/Thing"}});
+    let doc = document(json!({
+        "/things": {"post": {"operationId": "create_thing", "requestBody": {"required": true, "content": {
+            "application/json": thing, "application/xml": thing, "text/plain": thing, "*/*": thing}},
+            "responses": {"204": {"description": "Created."}}}}
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    let content = emitted["paths"]["/things"]["post"]["requestBody"]["content"].as_object().unwrap();
+    let types: Vec<&str> = content.keys().map(String::as_str).collect();
+    assert_eq!(types, ["application/json", "application/xml", "text/plain"], "a range is no type a body is sent as");
+    assert_eq!(content["application/xml"], content["application/json"], "the same fields in each");
+    // The implementation reads them: the trait says how, and the table lists them.
+    let files = codegen::generate(&[("things.toml", &toml)]).unwrap();
+    let text = |end: &str| files.iter().find(|f| f.path.ends_with(end)).unwrap().text.clone();
+    let service: String = text("service.rs").split_whitespace().collect();
+    assert!(
+        service.contains("fnread_body(&self,operation:&'staticstr,media:&str,body:&[u8],)->support::BodyRead"),
+        "{service}"
+    );
+    let table: String = text("operations.rs").split_whitespace().collect();
+    assert!(table.contains(r#"read_types:&["application/xml","text/plain"]"#), "{table}");
+    let ranged = toml.replacen("\"text/plain\"]", "\"text/plain\", \"*/*\"]", 1);
+    let err = codegen::load("things.toml", &ranged).unwrap_err().to_string();
+    assert!(err.contains("`*/*` is not a media type a body is sent as"), "{err}");
+}
+
+#[test]
 fn numbers_say_what_documents_say_and_misplaced_constraints_become_words() {
     let doc = document(json!({
         "/things": {"post": {"operationId": "create_thing", "requestBody": {"required": true, "content": {

@@ -234,6 +234,7 @@ mod tests {
         no_store: false,
         answer_types: &[],
         body_forms: &[],
+        read_types: &[],
         rate_limited: false,
         read_only: false,
         paginated: false,

@@ -187,6 +187,22 @@ pub(crate) fn is_json(parts: &Parts) -> bool {
     parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(crate::media::is_json_media)
 }
 
+/// Reads a request body sent in one of its operation's other formats
+/// ([`Operation::read_types`]: XML, plain text) into the JSON value its fields are then decoded
+/// and checked from, as the service's implementation reads them: `None` where it reads no such
+/// body (answered 415), `Some(Err(why))` where this one is malformed (answered as malformed JSON
+/// is).
+pub type ReadBody<'a> = &'a (dyn Fn(&'static Operation, &str, &[u8]) -> BodyRead + Sync);
+
+/// What reading a body in another format gives: the JSON value its fields are decoded from,
+/// why it is malformed, or `None` where the implementation reads no body of that format.
+pub type BodyRead = Option<Result<Value, String>>;
+
+/// A [`ReadBody`] that reads no other format.
+pub fn reads_nothing(_: &'static Operation, _: &str, _: &[u8]) -> BodyRead {
+    None
+}
+
 /// Decodes a REST request (path, query and JSON body) into the operation input.
 pub async fn decode_request<G: Gate, I: DeserializeOwned>(
     gate: &G,
@@ -195,7 +211,7 @@ pub async fn decode_request<G: Gate, I: DeserializeOwned>(
     parts: &mut Parts,
     body: Body,
 ) -> Result<(I, Paging), Rejection> {
-    let (fields, paging) = request_fields(gate, caller, op, parts, body).await?;
+    let (fields, paging) = request_fields(gate, caller, op, parts, body, &reads_nothing).await?;
     Ok((deserialize(op.service, fields)?, paging))
 }
 
@@ -208,6 +224,7 @@ pub async fn request_fields<G: Gate>(
     op: &'static Operation,
     parts: &mut Parts,
     body: Body,
+    read: ReadBody<'_>,
 ) -> Result<(Map<String, Value>, Paging), Rejection> {
     let service = op.service;
     let roles = &service.roles;
@@ -260,7 +277,7 @@ pub async fn request_fields<G: Gate>(
     };
     let uploads = match format {
         BodyFormat::Json => {
-            json_body(op, parts, body, limit, &mut obj).await?;
+            json_body(op, parts, body, limit, read, &mut obj).await?;
             Vec::new()
         }
         BodyFormat::Form => {
@@ -308,12 +325,14 @@ fn simple_value(service: &ServiceInfo, f: &crate::fields::FieldSpec, raw: &str) 
     }
 }
 
-/// A JSON body: an object whose members are the operation's body fields.
+/// A JSON body: an object whose members are the operation's body fields (sent as JSON, or in
+/// one of the operation's other formats, which `read` turns into JSON).
 async fn json_body(
     op: &'static Operation,
     parts: &Parts,
     body: Body,
     limit: usize,
+    read: ReadBody<'_>,
     obj: &mut Map<String, Value>,
 ) -> Result<(), Rejection> {
     let (service, roles) = (op.service, &op.service.roles);
@@ -324,25 +343,26 @@ async fn json_body(
         && parts.headers.get(header::CONTENT_TYPE).is_none()
         && op.input.iter().any(|f| f.location == Location::Payload && !f.required);
     if (op.has_body || has_bytes) && !no_payload {
-        if op.has_body && !is_json(parts) {
-            let also = op.body_forms.iter().map(|f| match f {
-                BodyFormat::Form => " (or application/x-www-form-urlencoded)",
-                BodyFormat::Multipart => " (or multipart/form-data)",
-                _ => "",
-            });
-            let text = format!(
-                "the request body must be JSON: send Content-Type: application/json{}",
-                also.collect::<String>()
-            );
-            return Err(Rejection { code: roles.unsupported_media_type, problem: Problem::new(text) });
+        let sent = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+        let other = sent.and_then(|s| read_type(op, s));
+        if op.has_body && !is_json(parts) && other.is_none() {
+            return Err(unsupported(op));
         }
-        let body: Value = if has_bytes {
-            serde_json::from_slice::<StrictJson>(&bytes).map(|v| v.0).map_err(|e| Rejection {
+        let body: Value = match other {
+            // Another format the operation lists: the implementation reads it, or it is refused.
+            Some(media) => match read(op, media, &bytes) {
+                Some(Ok(value)) => value,
+                Some(Err(why)) => {
+                    let problem = Problem::new(format!("the request body is not valid {media}: {why}"));
+                    return Err(Rejection { code: roles.malformed, problem });
+                }
+                None => return Err(unsupported(op)),
+            },
+            None if has_bytes => serde_json::from_slice::<StrictJson>(&bytes).map(|v| v.0).map_err(|e| Rejection {
                 code: roles.malformed,
                 problem: Problem::new(format!("the request body is not valid JSON: {e}")),
-            })?
-        } else {
-            Value::Object(Map::new())
+            })?,
+            None => Value::Object(Map::new()),
         };
         // A payload field is the body itself, whatever its shape; its checks name the field.
         if let Some(payload) = op.input.iter().find(|f| f.location == Location::Payload) {
@@ -368,6 +388,26 @@ async fn json_body(
     Ok(())
 }
 
+/// The media type of `sent` (a `Content-Type`) where it is one of `op`'s other formats, as the
+/// operation lists it (compared without parameters and case).
+fn read_type(op: &'static Operation, sent: &str) -> Option<&'static str> {
+    let essence = |m: &str| m.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    let sent = essence(sent);
+    op.read_types.iter().copied().find(|m| essence(m) == sent)
+}
+
+/// The 415 of a body in a format `op` does not take (or whose implementation reads none).
+fn unsupported(op: &'static Operation) -> Rejection {
+    let also = op.body_forms.iter().map(|f| match f {
+        BodyFormat::Form => " (or application/x-www-form-urlencoded)",
+        BodyFormat::Multipart => " (or multipart/form-data)",
+        _ => "",
+    });
+    let text =
+        format!("the request body must be JSON: send Content-Type: application/json{}", also.collect::<String>());
+    Rejection { code: op.service.roles.unsupported_media_type, problem: Problem::new(text) }
+}
+
 /// How an operation's checked fields become its input (`T`), or the refusal of a value of the
 /// wrong shape.
 pub type Prepare<T> = fn(&'static Operation, Map<String, Value>) -> Result<T, Rejection>;
@@ -380,10 +420,11 @@ pub async fn admit<G: Gate, T>(
     op: &'static Operation,
     req: Request,
     prepare: Prepare<T>,
+    read: ReadBody<'_>,
 ) -> Result<(Parts, G::Caller, T, Paging), Response> {
     let (mut parts, body) = req.into_parts();
     let caller = gate.admit(&mut parts, op).await?;
-    let decoded = request_fields(gate, &caller, op, &mut parts, body).await;
+    let decoded = request_fields(gate, &caller, op, &mut parts, body, read).await;
     match decoded.and_then(|(fields, paging)| Ok((prepare(op, fields)?, paging))) {
         Ok((input, paging)) => Ok((parts, caller, input, paging)),
         Err(r) => {

@@ -12,7 +12,7 @@ use futures_util::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::decode::{Prepare, admit, admit_arguments, deserialize};
+use crate::decode::{BodyRead, Prepare, admit, admit_arguments, deserialize};
 use crate::gate::Gate;
 use crate::layers::{Layers, Route};
 use crate::paging::Paging;
@@ -42,6 +42,12 @@ pub trait Endpoint<S, C>: 'static {
     /// row, as the spec's `audit_targets` names them (none unless it does).
     fn targets(_input: &Self::Input) -> Vec<String> {
         Vec::new()
+    }
+    /// Reads a body sent in one of the operation's other formats ([`Operation::read_types`])
+    /// into JSON, as the service's implementation reads it (see [`crate::ReadBody`]); none
+    /// unless the operation lists such formats.
+    fn read_body(_service: &S, _media: &str, _body: &[u8]) -> BodyRead {
+        None
     }
 }
 
@@ -111,7 +117,8 @@ where
     G: Gate,
 {
     let op = endpoint.op;
-    let (parts, caller, prepared, paging) = match admit(&*app.gate, op, req, endpoint.prepare).await {
+    let read = |_: &'static Operation, media: &str, body: &[u8]| (endpoint.read)(&app.service, media, body);
+    let (parts, caller, prepared, paging) = match admit(&*app.gate, op, req, endpoint.prepare, &read).await {
         Ok(v) => v,
         Err(mut rejected) => {
             // Refusals of a deprecated operation say so too: a client learns it from any answer.
@@ -180,6 +187,7 @@ struct Erased<S, C> {
     op: &'static Operation,
     prepare: Prepare<Prepared<S, C>>,
     fault: fn(Fault) -> Failure,
+    read: fn(&S, &str, &[u8]) -> BodyRead,
 }
 
 impl<S, C> Clone for Erased<S, C> {
@@ -196,7 +204,12 @@ where
     C: Send + 'static,
 {
     fn of<E: Endpoint<S, C>>() -> Self {
-        Erased { op: E::OP, prepare: prepare::<E, S, C>, fault: |f| Failure::of(f.into_error::<E::Error>()) }
+        Erased {
+            op: E::OP,
+            prepare: prepare::<E, S, C>,
+            fault: |f| Failure::of(f.into_error::<E::Error>()),
+            read: E::read_body,
+        }
     }
 
     /// Calls the service with the prepared input in the context the gate opens for it, and ends

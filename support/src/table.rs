@@ -88,6 +88,9 @@ pub struct Operation {
     /// The other formats a JSON body may come in (a form, multipart), each decoded as itself
     /// into the same fields, as the request's `Content-Type` says.
     pub body_forms: &'static [BodyFormat],
+    /// The other media types a JSON body may come in (XML, plain text), which the implementation
+    /// reads into the JSON its fields are decoded from ([`crate::ReadBody`]).
+    pub read_types: &'static [&'static str],
     /// Set when the operation takes part in conditional requests (`ETag`, `If-None-Match`,
     /// `If-Match`).
     pub conditional: Option<Conditional>,

@@ -87,6 +87,7 @@ static OP: Operation = Operation {
     no_store: false,
     answer_types: &[],
     body_forms: &[],
+    read_types: &[],
     rate_limited: false,
     read_only: false,
     paginated: false,

@@ -392,7 +392,7 @@ impl OpCx<'_, '_> {
     ) {
         let content = body.get("content").and_then(Value::as_object).cloned().unwrap_or_default();
         let required = body.get("required").and_then(Value::as_bool) == Some(true);
-        let json = content.keys().find(|m| support::is_json_media(m)).cloned();
+        let json = first_json(&content);
         let chosen = json.clone().or_else(|| content.keys().next().cloned());
         let Some(media) = chosen else {
             self.drop("a request body without content", at);
@@ -425,6 +425,8 @@ impl OpCx<'_, '_> {
         // A form or multipart alternative of a JSON object body, of the same schema (or none):
         // taken as itself into the same fields, where they are all ones a form carries.
         let mut forms: Vec<String> = Vec::new();
+        // Other formats of the same body (XML, plain text), which the implementation reads.
+        let mut reads: Vec<String> = Vec::new();
         if support::is_json_media(&media) {
             let (listed, mut others) = json_alternatives(&content, &media);
             def.request_types = listed;
@@ -440,9 +442,14 @@ impl OpCx<'_, '_> {
                 }
                 !(form && same)
             });
-            if !others.is_empty() {
-                self.notes.push(format!("takes its JSON media types only (the document also accepts {others:?})"));
+            let (read, left): (Vec<String>, Vec<String>) = others.into_iter().partition(|m| {
+                let stream = m == "text/event-stream" || m == "application/x-ndjson";
+                support::is_media_type(m) && support::BodyFormat::of_media(m).is_none() && !stream
+            });
+            if !left.is_empty() {
+                self.notes.push(format!("takes its JSON media types only (the document also accepts {left:?})"));
             }
+            reads = read;
         }
         let mat = format!("{at}/content/{}", escape(&media));
         let schema = content[&media].get("schema").cloned().unwrap_or(Value::Null);
@@ -518,6 +525,13 @@ impl OpCx<'_, '_> {
                 self.notes.push(format!("the `{other}` body is at most {} bytes", crate::rust::DEFAULT_MAX_FILE));
                 fields.insert(body_name(body), f);
             }
+        }
+        if !reads.is_empty() && def.body == BodyFormat::Json {
+            if def.request_types.is_empty() {
+                def.request_types.push(media.clone());
+            }
+            self.notes.push(format!("its implementation reads {reads:?} bodies into the same fields (`read_body`)"));
+            def.request_types.extend(reads);
         }
     }
 

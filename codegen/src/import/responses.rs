@@ -199,7 +199,7 @@ impl OpCx<'_, '_> {
             def.output = Some(name);
             return;
         }
-        let json = content.keys().find(|m| support::is_json_media(m)).cloned();
+        let json = first_json(&content);
         match json {
             Some(media) => {
                 // Content negotiation among JSON types (the same body under each), and with another

@@ -586,6 +586,12 @@ fn string_values(values: &Value) -> Vec<String> {
     values.as_array().into_iter().flatten().filter_map(text).collect()
 }
 
+/// The JSON media type a body is read from: the first with a schema, else the first.
+pub(super) fn first_json(content: &serde_json::Map<String, Value>) -> Option<String> {
+    let json = || content.iter().filter(|(m, _)| support::is_json_media(m));
+    json().find(|(_, c)| c.get("schema").is_some()).or_else(|| json().next()).map(|(m, _)| m.clone())
+}
+
 /// The JSON media types of `content` that carry the same schema as `chosen` (a document lists
 /// `application/json`, `text/json` and `application/*+json` for one body), when they are more
 /// than `application/json` alone; and the other types, which are not imported.
@@ -594,7 +600,8 @@ pub(super) fn json_alternatives(content: &serde_json::Map<String, Value>, chosen
     let mut same = Vec::new();
     let mut others = Vec::new();
     for (m, c) in content {
-        if support::is_json_media(m) && c.get("schema") == schema {
+        // A JSON type given no schema (only examples) says nothing other than the chosen one.
+        if support::is_json_media(m) && (c.get("schema") == schema || c.get("schema").is_none()) {
             same.push(m.clone());
         } else {
             others.push(m.clone());

@@ -558,21 +558,14 @@ fn check_json_types(c: &mut Collector, place: &Place, op: &OperationDef, json_bo
             );
         }
         for (i, m) in list.iter().enumerate() {
-            let form = key == "request_types" && support::BodyFormat::of_media(m).is_some();
-            // An answer's other formats, which the implementation renders.
-            let other = key == "answer_types" && support::is_media_type(m);
-            if !support::is_json_media(m) && !form && !other {
-                let also = if key == "request_types" {
-                    ", `application/x-www-form-urlencoded` or `multipart/form-data`"
-                } else {
-                    ""
-                };
+            // Forms, and other formats the implementation reads (a request) or renders (an
+            // answer): any media type but a range or a stream.
+            let stream = ["text/event-stream", "application/x-ndjson"].contains(&m.to_ascii_lowercase().as_str());
+            if !(support::is_json_media(m) || support::is_media_type(m)) || stream {
                 c.push(
                     place,
-                    format!("`{key}`: `{m}` is not a JSON media type"),
-                    format!(
-                        "list `application/json`, `text/json` or `+json` types{also} (other formats are not served yet)"
-                    ),
+                    format!("`{key}`: `{m}` is not a media type a body is sent as"),
+                    "list media types like `application/json` or `application/xml` (no range like `*/*`, no stream)",
                 );
             } else if list[..i].iter().any(|o| o.eq_ignore_ascii_case(m)) {
                 c.push(place, format!("`{key}` lists `{m}` twice"), "list each once");

@@ -66,6 +66,21 @@ pub(super) fn service_file(api: &Api) -> TokenStream {
             fn #m(&self, cx: &mut Self::Context #input #paging) -> impl Future<Output = Result<#out, errors::#err>> + Send;
         }
     });
+    // Bodies in other formats than JSON (XML, plain text), where an operation lists one: the
+    // implementation's to read, as the platform writes no XML of its own.
+    let read_body = api.operations.iter().any(|o| o.read_formats().next().is_some()).then(|| {
+        quote! {
+            /// Reads a request body sent in a format other than JSON or a form that an operation
+            /// lists in `request_types` (`application/xml`, `text/plain`) into the JSON value its
+            /// fields are decoded and checked from: `Some(Ok(value))`, or `Some(Err(why))` for a
+            /// malformed body (answered like malformed JSON). `None`, the default, reads none:
+            /// such a body is answered 415, as a format the server does not take.
+            fn read_body(&self, operation: &'static str, media: &str, body: &[u8]) -> support::BodyRead {
+                let _ = (operation, media, body);
+                None
+            }
+        }
+    });
     let doc = format!(" Everything `{}` does: one method per operation of the spec.", api.name());
     let answers_use = if has_alternatives(api) {
         quote!(
@@ -90,6 +105,7 @@ pub(super) fn service_file(api: &Api) -> TokenStream {
             /// provides for the call (its `Gate::Context`).
             type Context: Send + 'static;
             #(#methods)*
+            #read_body
         }
     }
 }
@@ -140,6 +156,14 @@ pub(super) fn router_file(api: &Api) -> TokenStream {
         };
         let doc = format!(" `{} {base}{}`: {}", op.method().as_str(), op.def.path, op.def.summary);
         let targets = audit_targets(api, op);
+        let read = op.read_formats().next().map(|_| {
+            let id = op.id();
+            quote! {
+                fn read_body(s: &S, media: &str, body: &[u8]) -> support::BodyRead {
+                    s.read_body(#id, media, body)
+                }
+            }
+        });
         quote! {
             #[doc = #doc]
             pub struct #ep;
@@ -152,6 +176,7 @@ pub(super) fn router_file(api: &Api) -> TokenStream {
                     s.#m(cx #args).await #body
                 }
                 #targets
+                #read
             }
         }
     });

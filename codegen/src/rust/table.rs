@@ -130,6 +130,10 @@ pub(super) fn operations_file(api: &Api) -> TokenStream {
         if !forms.is_empty() {
             rest.extend(quote!(body_forms: &[#(#forms),*],));
         }
+        let read: Vec<&String> = op.read_formats().collect();
+        if !read.is_empty() {
+            rest.extend(quote!(read_types: &[#(#read),*],));
+        }
         if let Some(t) = &op.def.mcp {
             let name = &t.name;
             rest.extend(quote!(tool: Some(#name),));
@@ -222,7 +226,8 @@ pub(super) fn operations_file(api: &Api) -> TokenStream {
             id: "", method: Method::Get, path: "", full_path: "", scope: "", satisfied_by: &[], public: false,
             success_status: 200, has_body: false, no_store: false, answer_types: &[], rate_limited: false, read_only: false,
             paginated: false, tool: None, tags: &[], input: &[], deprecation: None, conditional: None, ranges: false,
-            requires: None, body: support::BodyFormat::Json, body_forms: &[], service: &SERVICE,
+            requires: None, body: support::BodyFormat::Json, body_forms: &[], read_types: &[],
+            service: &SERVICE,
         };
 
         #(#ops)*

@@ -109,6 +109,7 @@ const BASE: Operation = Operation {
     requires: None,
     body: support::BodyFormat::Json,
     body_forms: &[],
+    read_types: &[],
     service: &SERVICE,
 };
 /// `GET /api/v1/notes`: List notes

@@ -104,6 +104,7 @@ const BASE: Operation = Operation {
     requires: None,
     body: support::BodyFormat::Json,
     body_forms: &[],
+    read_types: &[],
     service: &SERVICE,
 };
 /// `GET /v1/prospector/leads`: List scored leads

@@ -123,6 +123,7 @@ const BASE: Operation = Operation {
     requires: None,
     body: support::BodyFormat::Json,
     body_forms: &[],
+    read_types: &[],
     service: &SERVICE,
 };
 /// `GET /api/v1/credentials`: List credentials

@@ -99,6 +99,7 @@ const BASE: Operation = Operation {
     requires: None,
     body: support::BodyFormat::Json,
     body_forms: &[],
+    read_types: &[],
     service: &SERVICE,
 };
 /// `GET /api/v1/memos`: List memos
@@ -128,6 +129,7 @@ pub static CREATE_MEMO: Operation = Operation {
     success_status: 201,
     has_body: true,
     rate_limited: true,
+    read_types: &["application/xml", "text/plain"],
     tool: Some("memos.create"),
     tags: &["memos"],
     input: &models::CREATE_MEMO_INPUT_FIELDS,

@@ -69,6 +69,9 @@ impl<S: MemosService> Endpoint<S, S::Context> for CreateMemo {
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.create_memo(cx, input).await.map(|out| support::Success::one(&out))
     }
+    fn read_body(s: &S, media: &str, body: &[u8]) -> support::BodyRead {
+        s.read_body("create_memo", media, body)
+    }
 }
 /// `PATCH /api/v1/memos/{id}`: Change a memo
 pub struct UpdateMemo;

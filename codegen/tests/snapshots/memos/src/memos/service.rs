@@ -91,4 +91,13 @@ pub trait MemosService: Send + Sync + 'static {
         cx: &mut Self::Context,
         input: models::MemoRef,
     ) -> impl Future<Output = Result<answers::DeleteMemo, errors::DeleteMemoError>> + Send;
+    /// Reads a request body sent in a format other than JSON or a form that an operation
+    /// lists in `request_types` (`application/xml`, `text/plain`) into the JSON value its
+    /// fields are decoded and checked from: `Some(Ok(value))`, or `Some(Err(why))` for a
+    /// malformed body (answered like malformed JSON). `None`, the default, reads none:
+    /// such a body is answered 415, as a format the server does not take.
+    fn read_body(&self, operation: &'static str, media: &str, body: &[u8]) -> support::BodyRead {
+        let _ = (operation, media, body);
+        None
+    }
 }
