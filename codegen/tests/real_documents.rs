@@ -210,6 +210,60 @@ fn a_body_offered_in_xml_or_text_beside_json_keeps_each_for_the_implementation_t
 }
 
 #[test]
+fn objects_in_the_query_travel_as_deep_objects_or_as_their_members() {
+    let window = json!({"type": "object", "properties": {"gte": {"type": "integer"}, "lte": {"type": "integer"}}});
+    let spot = json!({"type": "object", "required": ["lat"], "properties": {"lat": {"type": "number"}, "lng": {"type": "number"}}});
+    let doc = document(json!({
+        "/things": {"get": {"operationId": "list_things", "parameters": [
+            {"name": "created", "in": "query", "style": "deepObject", "explode": true, "schema": window},
+            {"name": "filter", "in": "query", "style": "deepObject", "schema": {"type": "object"}},
+            {"name": "more", "in": "query", "style": "deepObject", "schema": {"type": "object"}},
+            {"name": "spot", "in": "query", "schema": spot}
+        ], "responses": {"204": {"description": "Listed."}}}}
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    let params = emitted["paths"]["/things"]["get"]["parameters"].as_array().unwrap();
+    let by_name = |n: &str| params.iter().find(|p| p["name"] == n).unwrap_or_else(|| panic!("{n}: {params:?}"));
+    assert_eq!(
+        (&by_name("created")["style"], &by_name("filter")["style"]),
+        (&json!("deepObject"), &json!("deepObject"))
+    );
+    assert!(by_name("spot")["style"].is_null() && by_name("spot")["explode"] == json!(true), "{params:?}");
+    // Not exploded, an object in one parameter (`spot=lat,1,lng,2`) is not read.
+    let one = document(json!({"/things": {"get": {"operationId": "list_things", "parameters": [
+        {"name": "spot", "in": "query", "explode": false, "schema": spot}],
+        "responses": {"204": {"description": "Listed."}}}}}));
+    let (_, report, _) = round_trip(&one);
+    assert!(report.to_string().contains("parameter style `form`, not exploded for an object"), "{report}");
+    // Two objects taking the parameters no field names cannot tell theirs apart.
+    let open = toml.replace(", style = \"deep\"", "");
+    let err = codegen::load("things.toml", &open).unwrap_err().to_string();
+    assert!(err.contains("takes the parameters no field names"), "{err}\n{toml}");
+}
+
+#[test]
+fn a_union_with_a_member_of_any_value_is_any_value() {
+    let doc = document(json!({
+        "/things": {"post": {"operationId": "create_thing", "requestBody": {"required": true, "content": {
+            "application/json": {"schema": {"type": "object", "properties": {
+                "value": {"oneOf": [{"type": "string"}, {"description": "Anything else."}]},
+                "either": {"anyOf": [{"type": "integer"}, {"oneOf": [{"type": "string"}, {"type": "boolean"}]}]}
+            }}}}},
+            "responses": {"204": {"description": "Created."}}}}
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(report.to_string().contains("has a member of any value, so it is any JSON value"), "{report}");
+    assert!(
+        toml.contains("one_of = [\"integer\", \"string\", \"boolean\"]"),
+        "a nested union's members are its own: {toml}"
+    );
+    let schema = &emitted["components"]["schemas"]["CreateThingInput"]["properties"]["value"];
+    assert!(schema.get("type").is_none() && schema.get("oneOf").is_none(), "any value: {schema}");
+}
+
+#[test]
 fn numbers_say_what_documents_say_and_misplaced_constraints_become_words() {
     let doc = document(json!({
         "/things": {"post": {"operationId": "create_thing", "requestBody": {"required": true, "content": {

@@ -15,7 +15,7 @@ use crate::paging::Paging;
 use crate::problem::{Problem, error_response, request_id, status_of};
 use crate::respond::ToolFailure;
 use crate::table::{Operation, ServiceInfo};
-use crate::upload::{BodyFormat, add_pair, too_large};
+use crate::upload::{BodyFormat, too_large};
 use crate::validate::coerce;
 use crate::validate::{Rejection, check_object, check_requires, invalid};
 
@@ -256,7 +256,7 @@ pub async fn request_fields<G: Gate>(
             invalid(service, "query", Value::String(q.to_string()), format!("the query string is not valid: {e}"))
         })?;
         for (k, raw) in pairs {
-            add_pair(op, Location::Query, k, raw, &mut obj)?;
+            crate::query::query_pair(op, k, raw, &mut obj)?;
         }
     }
     // Headers: `idempotency_key` travels as `Idempotency-Key` (header names ignore case).

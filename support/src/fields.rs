@@ -71,12 +71,15 @@ pub enum Location {
     Payload,
 }
 
-/// How the items of a query list travel (OpenAPI's `style` and `explode`).
+/// How the items of a query list, or the members of a query object, travel (OpenAPI's `style`
+/// and `explode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "spec", derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema))]
 #[cfg_attr(feature = "spec", serde(rename_all = "lowercase"))]
 pub enum ListStyle {
-    /// `?tag=a&tag=b`: a parameter per item (OpenAPI's `form`, exploded): the default.
+    /// `?tag=a&tag=b`: a parameter per item (OpenAPI's `form`, exploded): the default. An
+    /// object's members each travel under their own name (`?lat=1&lng=2`), and a map or `json`
+    /// object takes the parameters no other field names.
     #[default]
     Repeated,
     /// `?tag=a,b`: one parameter, the items separated by commas (`form`, `explode: false`).
@@ -85,6 +88,9 @@ pub enum ListStyle {
     Space,
     /// `?tag=a|b`: separated by `|` (`pipeDelimited`).
     Pipe,
+    /// `?filter[state]=open&filter[tag]=a`: an object's members, each a parameter named
+    /// `field[member]` (OpenAPI's `deepObject`); a `json` object's may nest (`created[gte]=1`).
+    Deep,
 }
 
 impl ListStyle {
@@ -95,6 +101,7 @@ impl ListStyle {
             ListStyle::Comma => Some(','),
             ListStyle::Space => Some(' '),
             ListStyle::Pipe => Some('|'),
+            ListStyle::Deep => None,
         }
     }
 
@@ -105,6 +112,7 @@ impl ListStyle {
             ListStyle::Comma => "comma",
             ListStyle::Space => "space",
             ListStyle::Pipe => "pipe",
+            ListStyle::Deep => "deep",
         }
     }
 }

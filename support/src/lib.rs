@@ -36,6 +36,7 @@ mod media;
 mod paging;
 mod paths;
 mod problem;
+mod query;
 mod respond;
 mod table;
 mod validate;

@@ -688,3 +688,31 @@ fn a_header_field_is_read_from_the_header_the_documents_name() {
     assert_eq!(crate::header_name("WM_SEC.ACCESS_TOKEN"), "WM_SEC.ACCESS_TOKEN");
     assert_eq!(crate::header_name("request_id"), "Request-Id");
 }
+
+/// `GET /t/op?filter[…]…&…`: a `json` object sent `deepObject`, and a map of integers taking
+/// the parameters no field names.
+static OBJECTS_INPUT: [FieldSpec; 2] = [
+    FieldSpec::query("filter", Kind::Json).list_style(crate::ListStyle::Deep),
+    FieldSpec::query("counts", Kind::Map(&Kind::Integer)),
+];
+static OBJECTS: Operation = Operation { id: "objects", input: &OBJECTS_INPUT, has_body: false, ..OP };
+
+fn query_fields(query: &str) -> Result<serde_json::Map<String, Value>, Rejection> {
+    let mut parts = Request::builder().uri(format!("/t/op?{query}")).body(()).unwrap().into_parts().0;
+    block_on(crate::request_fields(&Open, &"caller", &OBJECTS, &mut parts, Body::empty(), &crate::reads_nothing))
+        .map(|(fields, _)| fields)
+}
+
+#[test]
+fn objects_in_the_query_nest_as_their_keys_say_and_the_open_one_takes_the_rest() {
+    let fields = query_fields("filter[created][gte]=1&filter[tag][]=a&filter[tag][]=b&filter[state]=open&a=1&b=2")
+        .expect("read");
+    assert_eq!(
+        Value::Object(fields),
+        json!({"filter": {"created": {"gte": "1"}, "tag": ["a", "b"], "state": "open"}, "counts": {"a": 1, "b": 2}})
+    );
+    let refused = |q: &str| query_fields(q).expect_err(q).problem.message;
+    assert!(refused("a=x").contains("must be"), "a map's values are read as its type says");
+    assert!(refused("filter[state]=a&filter[state]=b").contains("more than once"));
+    assert!(refused("filter[state=a").contains("unknown query parameter"));
+}

@@ -336,7 +336,21 @@ impl OpCx<'_, '_> {
             }
             let style = p.get("style").and_then(Value::as_str);
             let list = typed.ty.ends_with("[]");
-            if location == Location::Query && list {
+            let object = self.cx.models.contains_key(&typed.ty) || typed.ty.starts_with("map<") || typed.ty == "json";
+            if location == Location::Query && object {
+                // An object: its members under their own names (`form`, exploded: the default) or
+                // as `name[member]` (`deepObject`).
+                let explode = p.get("explode").and_then(Value::as_bool).unwrap_or(true);
+                typed.def.style = match (style.unwrap_or("form"), explode) {
+                    ("deepObject", _) => support::ListStyle::Deep,
+                    ("form", true) => support::ListStyle::Repeated,
+                    (other, explode) => {
+                        let how = if explode { "" } else { ", not exploded" };
+                        self.drop(format!("parameter style `{other}`{how} for an object"), &format!("{at}/style"));
+                        continue;
+                    }
+                };
+            } else if location == Location::Query && list {
                 // OpenAPI: `explode` is true for `form` (the default style), false for the others.
                 let explode = p.get("explode").and_then(Value::as_bool).unwrap_or(matches!(style, None | Some("form")));
                 typed.def.style = match (style.unwrap_or("form"), explode) {

@@ -78,16 +78,28 @@ impl OpCx<'_, '_> {
                 // Scalars, lists or models: a JSON value of one of their types.
                 let mut types: Vec<String> = Vec::new();
                 let mut nullable = nullable;
+                // A member of any value (`{}`, a schema of annotations only) makes the union any
+                // value: what the others allow, it allows too.
+                let mut any = false;
                 for (i, member) in members.iter().enumerate().filter(|(_, m)| !is_null_member(m)) {
                     let t = self.typed(member, &format!("{hint}_{}", i + 1), &format!("{at}/{kw}/{i}"))?;
-                    if t.ty == "json" || t.ty == "file" {
-                        self.drop("a union member of any value", &format!("{at}/{kw}/{i}"));
+                    if t.ty == "file" {
+                        self.drop("a union member that is a file", &format!("{at}/{kw}/{i}"));
                         return None;
                     }
+                    any |= t.ty == "json" && t.def.one_of.is_empty();
                     nullable |= t.def.nullable;
-                    if !types.contains(&t.ty) {
-                        types.push(t.ty);
+                    // A member that is itself a union of values: its members are this one's.
+                    let member_types = if t.def.one_of.is_empty() { vec![t.ty] } else { t.def.one_of };
+                    for ty in member_types {
+                        if !types.contains(&ty) {
+                            types.push(ty);
+                        }
                     }
+                }
+                if any {
+                    self.notes.push(format!("the union at {at} has a member of any value, so it is any JSON value"));
+                    types.clear();
                 }
                 // Members of one type (`integer` twice, with other bounds) are that type.
                 let ty = if types.len() == 1 { types.remove(0) } else { "json".to_string() };

@@ -443,6 +443,72 @@ pub(super) fn check_other_formats(
     }
 }
 
+/// A query field: a scalar or a list of them, or an object whose members are (a model's fields
+/// of such types, a map of them, or `json`), each member a parameter of its own name or, with
+/// `style = "deep"`, `field[member]`. What a parameter belongs to must be plain: no member of
+/// a model named like another parameter, and one map or `json` object at most taking the
+/// parameters no field names.
+pub(super) fn check_query_field(
+    c: &mut Collector,
+    place: &Place,
+    input: &Model,
+    f: &Field,
+    models: &IndexMap<String, Model>,
+) {
+    let name = &input.name;
+    let plain = |t: &Ty| t.is_scalar() || matches!(t, Ty::List(i) if i.is_scalar());
+    let deep = f.def.style == support::ListStyle::Deep;
+    match &f.ty {
+        t if plain(t) => {}
+        Ty::Json => {}
+        Ty::Map(inner) if plain(inner) || **inner == Ty::Json => {}
+        Ty::Model(m) => {
+            let members = models.get(m).map(|m| m.fields.as_slice()).unwrap_or_default();
+            if let Some(member) = members.iter().find(|m| !plain(&m.ty) || m.location() != Location::Body) {
+                c.push(
+                    place,
+                    format!(
+                        "query field `{name}.{}` is a model whose field `{}` is not a scalar or a list of scalars",
+                        f.name, member.name
+                    ),
+                    "make each of its fields a scalar or a list of scalars, or move the field to the body",
+                );
+            }
+            let others = input.fields_in(Location::Query).filter(|o| o.name != f.name);
+            let exploded = |o: &Field| match (&o.ty, o.def.style) {
+                (Ty::Model(m), support::ListStyle::Repeated) => {
+                    models.get(m).map(|m| m.fields.iter().map(|x| x.name.clone()).collect()).unwrap_or_default()
+                }
+                _ => vec![o.name.clone()],
+            };
+            let taken: Vec<String> = others.flat_map(exploded).collect();
+            if let Some(clash) = members.iter().find(|m| !deep && taken.contains(&m.name)) {
+                c.push(
+                    place,
+                    format!(
+                        "query field `{name}.{}`: its member `{}` travels as a parameter another field names",
+                        f.name, clash.name
+                    ),
+                    "set `style = \"deep\"` on it (`field[member]`), or rename one",
+                );
+            }
+        }
+        _ => c.push(
+            place,
+            format!("query field `{name}.{}` is not a scalar, a list of scalars or an object of them", f.name),
+            "move it to the body",
+        ),
+    }
+    let open = |o: &Field| matches!(o.ty, Ty::Map(_) | Ty::Json) && o.def.style == support::ListStyle::Repeated;
+    if open(f) && input.fields_in(Location::Query).filter(|o| open(o)).count() > 1 {
+        c.push(
+            place,
+            format!("query field `{name}.{}` takes the parameters no field names, as another field does", f.name),
+            "set `style = \"deep\"` on one of them (`field[key]`)",
+        );
+    }
+}
+
 /// An output model whose body is one value beside its response headers (`in = "payload"`): that
 /// field alone, answered as one JSON document.
 pub(super) fn check_output_payload(c: &mut Collector, place: &Place, op: &OperationDef, m: &Model) {

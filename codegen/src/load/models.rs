@@ -351,7 +351,16 @@ pub(super) fn check_constraints(c: &mut Collector, place: &Place, f: &FieldDef, 
     if f.nullable_items && !matches!(ty, Ty::List(_)) {
         c.push(place, "`nullable_items` is for lists", "remove it, or make the field a list");
     }
-    if f.style != support::ListStyle::Repeated && !(f.location == Location::Query && matches!(ty, Ty::List(_))) {
+    let object = matches!(ty, Ty::Model(_) | Ty::Map(_) | Ty::Json);
+    if f.style == support::ListStyle::Deep {
+        if !(f.location == Location::Query && object) {
+            c.push(
+                place,
+                "`style = \"deep\"` is for objects in the query",
+                "remove it, or make the field a model, a map or `json` with `in = \"query\"`",
+            );
+        }
+    } else if f.style != support::ListStyle::Repeated && !(f.location == Location::Query && matches!(ty, Ty::List(_))) {
         c.push(
             place,
             format!("`style = \"{}\"` is for lists in the query", f.style.as_str()),

@@ -253,6 +253,11 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
 
         let params = path_params(&op.path);
         let mut has_body = false;
+        if let Some(model) = op.input.as_ref().and_then(|name| models.get(name)) {
+            for f in model.fields_in(Location::Query) {
+                check_query_field(c, &place, model, f, models);
+            }
+        }
         match &op.input {
             None => {
                 for p in &params {
@@ -316,16 +321,6 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
                                 ),
                                 "add the parameter to the path or move the field",
                             ),
-                            Location::Query => {
-                                let scalar = f.ty.is_scalar() || matches!(&f.ty, Ty::List(t) if t.is_scalar());
-                                if !scalar {
-                                    c.push(
-                                        &place,
-                                        format!("query field `{name}.{}` is not a scalar or a list of scalars", f.name),
-                                        "move it to the body",
-                                    );
-                                }
-                            }
                             Location::Header if !f.ty.is_scalar() && !matches!(&f.ty, Ty::List(t) if t.is_scalar()) => {
                                 c.push(
                                     &place,

@@ -179,13 +179,14 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
             if matches!(f.ty, Ty::List(_)) && f.location() == Location::Path {
                 // Comma-separated: `simple`, the style of every path parameter.
                 p = p.style(Some(utoipa::openapi::path::ParameterStyle::Simple));
-            } else if matches!(f.ty, Ty::List(_)) {
+            } else if matches!(f.ty, Ty::List(_) | Ty::Model(_) | Ty::Map(_) | Ty::Json) {
                 use utoipa::openapi::path::ParameterStyle;
                 p = match f.def.style {
                     support::ListStyle::Repeated => p.explode(Some(true)),
                     support::ListStyle::Comma => p.style(Some(ParameterStyle::Form)).explode(Some(false)),
                     support::ListStyle::Space => p.style(Some(ParameterStyle::SpaceDelimited)).explode(Some(false)),
                     support::ListStyle::Pipe => p.style(Some(ParameterStyle::PipeDelimited)).explode(Some(false)),
+                    support::ListStyle::Deep => p.style(Some(ParameterStyle::DeepObject)).explode(Some(true)),
                 };
             }
             if f.def.deprecated {

@@ -51,6 +51,8 @@ impl MemosService for Memos {
             .filter(|n| input.state.is_none_or(|s| n.state == s))
             .filter(|n| input.filter_title.as_ref().is_none_or(|t| &n.title == t))
             .filter(|n| !input.except.as_ref().is_some_and(|x| x.contains(&n.title)))
+            .filter(|n| input.created.as_ref().and_then(|w| w.after).is_none_or(|after| n.created_at >= after))
+            .filter(|n| input.created.as_ref().and_then(|w| w.before).is_none_or(|before| n.created_at < before))
             .cloned()
             .collect();
         let items = all.iter().skip(paging.offset() as usize).take(paging.per_page as usize).cloned().collect();
@@ -398,6 +400,30 @@ async fn names_that_are_no_identifiers_travel_as_the_wire_writes_them() {
     assert_eq!((body["meta"]["total"].clone(), &body["data"][0]["title"]), (json!(1), &json!("third")));
     let (_, _, body) = send(&app, "GET", "/api/v1/memos?except=", None).await;
     assert_eq!(body["meta"]["total"], json!(3));
+    // An object in the query: `created[after]=…` (deepObject), each member read as its field says
+    // and checked as a body's would be; `lat`/`lng` members under their own names.
+    let total = |query: &'static str| {
+        let app = app.clone();
+        async move {
+            let (status, _, body) = send(&app, "GET", &format!("/api/v1/memos?{query}"), None).await;
+            (status.as_u16(), body["meta"]["total"].as_u64(), body["error"]["message"].as_str().map(str::to_string))
+        }
+    };
+    assert_eq!(total("created%5Bafter%5D=1970-01-01T00:00:00Z").await.1, Some(3));
+    assert_eq!(
+        total("created%5Bafter%5D=2000-01-01T00:00:00Z&created%5Bbefore%5D=2001-01-01T00:00:00Z").await.1,
+        Some(0)
+    );
+    assert_eq!(total("created%5Bbefore%5D=1970-01-01T00:00:01Z").await.1, Some(3));
+    assert_eq!(total("lat=10&lng=20").await.1, Some(3));
+    let (status, _, message) = total("created%5Bafter%5D=yesterday").await;
+    assert_eq!(status, 422, "{message:?}");
+    let (status, _, message) = total("created%5Bsince%5D=2000-01-01T00:00:00Z").await;
+    assert_eq!((status, message.as_deref()), (422, Some("unknown query parameter created[since]")));
+    // A member missing, or out of its bounds, as a body's field would be.
+    assert_eq!(total("lat=10").await.0, 422);
+    assert_eq!(total("lat=100&lng=0").await.0, 422);
+    assert_eq!(total("lat=1&lat=2&lng=0").await.0, 422, "a member given twice");
     // The Rust spelling of a value is no wire value.
     let (status, _, body) =
         send(&app, "POST", "/api/v1/memos", Some(json!({"title": "x", "mood": "InProgress"}))).await;

@@ -187,16 +187,50 @@ pub struct ListMemosInput {
     #[serde(rename = "X-Max-Age")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub x_max_age: Option<i64>,
+    /// Only memos created in this window, written `created[after]=…&created[before]=…` (OpenAPI's `deepObject`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<MemoWindow>,
+    /// An object whose members travel under their own names (`?lat=…&lng=…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub near: Option<MemoSpot>,
 }
 /// Field specs of [`ListMemosInput`], for validation.
-pub static LIST_MEMOS_INPUT_FIELDS: [FieldSpec; 7usize] = [
+pub static LIST_MEMOS_INPUT_FIELDS: [FieldSpec; 9usize] = [
     FieldSpec::query("state", Kind::Enum(&["draft", "published", "archived"])),
     FieldSpec::query("tag", Kind::List(&Kind::String)),
     FieldSpec::query("filter[title]", Kind::String),
     FieldSpec::query("except", Kind::List(&Kind::String)).list_style(support::ListStyle::Comma),
     FieldSpec::header("X-Max-Age", Kind::Integer).minimum(0.0),
+    FieldSpec::query("created", Kind::Model(&MEMO_WINDOW_FIELDS)).list_style(support::ListStyle::Deep),
+    FieldSpec::query("near", Kind::Model(&MEMO_SPOT_FIELDS)),
     FieldSpec::query("page", Kind::Integer).minimum(1.0).maximum(1000000.0),
     FieldSpec::query("per_page", Kind::Integer).minimum(1.0).maximum(100.0),
+];
+/// A window of time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoWindow {
+    /// Not before this instant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<chrono::DateTime<chrono::Utc>>,
+    /// Before this instant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<chrono::DateTime<chrono::Utc>>,
+}
+/// Field specs of [`MemoWindow`], for validation.
+pub static MEMO_WINDOW_FIELDS: [FieldSpec; 2usize] =
+    [FieldSpec::body("after", Kind::DateTime), FieldSpec::body("before", Kind::DateTime)];
+/// A place.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoSpot {
+    /// Latitude.
+    pub lat: f64,
+    /// Longitude.
+    pub lng: f64,
+}
+/// Field specs of [`MemoSpot`], for validation.
+pub static MEMO_SPOT_FIELDS: [FieldSpec; 2usize] = [
+    FieldSpec::body("lat", Kind::Number).required().minimum(-90.0).maximum(90.0),
+    FieldSpec::body("lng", Kind::Number).required().minimum(-180.0).maximum(180.0),
 ];
 /// A new memo.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

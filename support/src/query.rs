@@ -1,0 +1,138 @@
+//! Query parameters that carry an object, as OpenAPI's `form` (exploded) and `deepObject` styles
+//! write them: a model's members under their own names (`?lat=1&lng=2`) or as `name[member]`
+//! (`?filter[state]=open`), a map's or a `json` object's keys the same way. Each member is read
+//! as its field says; the object then goes through the same checks as a body's.
+
+use serde_json::{Map, Value};
+
+use crate::fields::{FieldSpec, Kind, ListStyle, Location};
+use crate::table::Operation;
+use crate::upload::add_pair;
+use crate::validate::{Rejection, coerce, invalid};
+
+/// Adds the query parameter `k=raw` to the fields in `obj`: a field of its own name, a member of
+/// an object field, or else an unknown parameter (refused).
+pub(crate) fn query_pair(
+    op: &'static Operation,
+    k: String,
+    raw: String,
+    obj: &mut Map<String, Value>,
+) -> Result<(), Rejection> {
+    let query = || op.input.iter().filter(|f| f.location == Location::Query);
+    if query().any(|f| f.name == k) {
+        return add_pair(op, Location::Query, k, raw, obj);
+    }
+    // `name[member]`, `name[a][b]`, `name[member][]`: a member of an object sent `deepObject`.
+    if let Some((base, rest)) = k.split_once('[')
+        && let Some(f) = query().find(|f| f.name == base && f.list_style == ListStyle::Deep)
+    {
+        let Some(path) = members(rest) else {
+            return Err(unknown(op, &k, raw));
+        };
+        return member(op, f, &path, &k, raw, obj);
+    }
+    // A model's member under its own name.
+    for f in query().filter(|f| f.list_style == ListStyle::Repeated) {
+        if let Kind::Model(fields) = &f.kind
+            && fields.iter().any(|m| m.name == k)
+        {
+            return member(op, f, &[k.as_str()], &k, raw, obj);
+        }
+    }
+    // A key no field names: the map or `json` object that takes the others.
+    let open = |f: &&FieldSpec| matches!(f.kind, Kind::Map(_) | Kind::Json) && f.list_style == ListStyle::Repeated;
+    match query().find(open) {
+        Some(f) => member(op, f, &[k.as_str()], &k, raw, obj),
+        None => Err(unknown(op, &k, raw)),
+    }
+}
+
+/// `a][b]` (what follows the first `[` of `name[a][b]`) as `["a", "b"]`; `a][]` as `["a", ""]`
+/// (an item added to a list); none where it is not such a chain.
+fn members(rest: &str) -> Option<Vec<&str>> {
+    let inner = rest.strip_suffix(']')?;
+    let path: Vec<&str> = inner.split("][").collect();
+    let well_formed = path.iter().all(|m| !m.contains(['[', ']']));
+    (well_formed && !path[0].is_empty()).then_some(path)
+}
+
+fn unknown(op: &'static Operation, k: &str, raw: String) -> Rejection {
+    invalid(op.service, k, Value::String(raw), format!("unknown query parameter {k}"))
+}
+
+/// Puts `raw` at `path` within the object of field `f`, read as the member's field says (a
+/// model's member), as the map's values are (a map), or as text (an object of any JSON, whose
+/// members may nest). A trailing `""` in `path` adds an item to a list; a list member also collects
+/// repeated parameters.
+fn member(
+    op: &'static Operation,
+    f: &'static FieldSpec,
+    path: &[&str],
+    k: &str,
+    raw: String,
+    obj: &mut Map<String, Value>,
+) -> Result<(), Rejection> {
+    let service = op.service;
+    // Any JSON (`json`, `map<json>`): text members, which may nest.
+    let text = matches!(f.kind, Kind::Json) || matches!(f.kind, Kind::Map(Kind::Json));
+    let (name, appended) = match path {
+        [name] => (*name, false),
+        [name, ""] => (*name, true),
+        _ if text => (path[0], false),
+        _ => return Err(unknown(op, k, raw)),
+    };
+    // What the member holds: its field (a model), the map's values, or text (`json`).
+    let (spec, kind): (&FieldSpec, &Kind) = match &f.kind {
+        Kind::Model(fields) => match fields.iter().find(|m| m.name == name) {
+            Some(m) => (m, &m.kind),
+            None => return Err(unknown(op, k, raw)),
+        },
+        Kind::Map(inner) => (f, inner),
+        _ => (f, &Kind::String),
+    };
+    let Value::Object(object) = obj.entry(f.name.to_string()).or_insert_with(|| Value::Object(Map::new())) else {
+        return Err(invalid(service, k, Value::String(raw), format!("{k} is given more than once")));
+    };
+    if text && path.len() > 1 && !appended {
+        // `created[gte]=1`: nested objects, built as the keys name them.
+        let mut at = object;
+        for key in &path[..path.len() - 1] {
+            let next = at.entry(key.to_string()).or_insert_with(|| Value::Object(Map::new()));
+            let Value::Object(next) = next else {
+                return Err(invalid(service, k, Value::String(raw), format!("{k} is given more than once")));
+            };
+            at = next;
+        }
+        let last = path[path.len() - 1];
+        return match at.contains_key(last) {
+            true => Err(invalid(service, k, Value::String(raw), format!("{k} is given more than once"))),
+            false => {
+                at.insert(last.to_string(), Value::String(raw));
+                Ok(())
+            }
+        };
+    }
+    let item_kind = match kind {
+        Kind::List(inner) => Some(&**inner),
+        _ if appended && text => Some(&Kind::String),
+        _ => None,
+    };
+    match item_kind {
+        Some(inner) => {
+            let value = coerce(service, spec, inner, &raw)?;
+            match object.entry(name.to_string()).or_insert_with(|| Value::Array(Vec::new())) {
+                Value::Array(items) => items.push(value),
+                _ => return Err(invalid(service, k, Value::String(raw), format!("{k} is given more than once"))),
+            }
+        }
+        None if appended => return Err(unknown(op, k, raw)),
+        None if object.contains_key(name) => {
+            return Err(invalid(service, k, Value::String(raw), format!("{k} is given more than once")));
+        }
+        None => {
+            let value = coerce(service, spec, kind, &raw)?;
+            object.insert(name.to_string(), value);
+        }
+    }
+    Ok(())
+}
