@@ -702,6 +702,16 @@ fn inputs(c: &mut Collect, place: &str, old: &[Field], new: &[Field], o: &Api, n
                 format!("moved from {:?} to {:?}", f.location(), g.location()).to_lowercase(),
             );
         }
+        if f.def.content != g.def.content {
+            // JSON text is read as JSON; a plain value is not, and the other way round.
+            let how = |c: &Option<String>| c.clone().unwrap_or_else(|| "its style".into());
+            c.push(
+                Kind::Breaking,
+                "input-content-changed",
+                &at,
+                format!("is written as {}, not {}", how(&g.def.content), how(&f.def.content)),
+            );
+        }
         if f.def.style != g.def.style {
             // A client written for one style sends what the other reads as one item, or refuses.
             c.push(

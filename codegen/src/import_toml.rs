@@ -123,6 +123,9 @@ fn field(f: &FieldDef) -> String {
     if f.style != support::ListStyle::Repeated {
         parts.push(format!("style = {}", s(f.style.as_str())));
     }
+    if let Some(media) = &f.content {
+        parts.push(format!("content = {}", s(media)));
+    }
     if let Some(m) = f.max_size {
         parts.push(format!("max_size = {m}"));
     }

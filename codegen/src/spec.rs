@@ -814,6 +814,11 @@ pub struct FieldDef {
     /// `pipeDelimited`).
     #[serde(default, skip_serializing_if = "is_repeated")]
     pub style: support::ListStyle,
+    /// For a path, query or header parameter: its value is the text of this JSON media type
+    /// (`content = "application/json"`: `?filter={"state":"open"}`, OpenAPI's `content` in place
+    /// of a style), so it may be of any type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
 }
 
 fn is_repeated(style: &support::ListStyle) -> bool {
@@ -856,6 +861,7 @@ impl FieldDef {
             media_types: Vec::new(),
             max_size: None,
             style: support::ListStyle::Repeated,
+            content: None,
         }
     }
 }

@@ -314,6 +314,18 @@ fn each_rule_with_its_message() {
             vec!["breaking: todos: operation `list_todos`: MCP tool `todos.list` was removed [tool-removed]"],
         ),
         (
+            "input-content-changed",
+            TODOS.into(),
+            edit(
+                TODOS,
+                "in = \"query\", optional = true",
+                "in = \"query\", optional = true, content = \"application/json\"",
+            ),
+            vec![
+                "breaking: todos: operation `list_todos` input field `done`: is written as application/json, not its style [input-content-changed]",
+            ],
+        ),
+        (
             "success-status-ranged",
             TODOS.into(),
             edit(TODOS, "output = \"Todo\", errors", "status_documented = \"range\", output = \"Todo\", errors"),

@@ -264,6 +264,36 @@ fn a_union_with_a_member_of_any_value_is_any_value() {
 }
 
 #[test]
+fn a_parameter_described_by_json_content_is_json_text() {
+    let text = |schema: Value| json!({"application/json": {"schema": schema}});
+    let doc = document(json!({
+        "/things/{kind}": {"get": {"operationId": "list_things", "parameters": [
+            {"name": "kind", "in": "path", "required": true, "content": text(json!({"type": "string", "maxLength": 8}))},
+            {"name": "q", "in": "query", "content": text(json!({"type": "object", "properties": {"state": {"type": "string"}}}))},
+            {"name": "x", "in": "query", "content": {"text/csv": {"schema": {"type": "string"}}}}
+        ], "responses": {"204": {"description": "Listed."}}}}
+    }));
+    let (_, report, _) = round_trip(&doc);
+    assert!(report.to_string().contains("`content` other than one JSON media type"), "{report}");
+    let doc = document(json!({
+        "/things/{kind}": {"get": {"operationId": "list_things", "parameters": [
+            {"name": "kind", "in": "path", "required": true, "content": text(json!({"type": "string", "maxLength": 8}))},
+            {"name": "q", "in": "query", "content": text(json!({"type": "object", "properties": {"state": {"type": "string"}}}))}
+        ], "responses": {"204": {"description": "Listed."}}}}
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    let params = emitted["paths"]["/things/{kind}"]["get"]["parameters"].as_array().unwrap();
+    for p in params {
+        assert!(p["content"]["application/json"]["schema"].is_object() && p.get("schema").is_none(), "{p}");
+    }
+    let files = codegen::generate(&[("things.toml", &toml)]).unwrap();
+    let models: String =
+        files.iter().find(|f| f.path.ends_with("models.rs")).unwrap().text.split_whitespace().collect();
+    assert_eq!(models.matches(".json_text()").count(), 2, "{models}");
+}
+
+#[test]
 fn numbers_say_what_documents_say_and_misplaced_constraints_become_words() {
     let doc = document(json!({
         "/things": {"post": {"operationId": "create_thing", "requestBody": {"required": true, "content": {

@@ -280,6 +280,9 @@ pub struct FieldSpec {
     pub one_of: &'static [Kind],
     /// How a query list's items travel.
     pub list_style: ListStyle,
+    /// A path, query or header parameter whose value is JSON text (OpenAPI's `content` with
+    /// `application/json`), read as JSON before its checks.
+    pub json_text: bool,
     /// The compiled pattern, built on first use.
     pub compiled: OnceLock<regex::Regex>,
 }
@@ -310,6 +313,7 @@ impl FieldSpec {
             values: None,
             parsed_values: OnceLock::new(),
             nullable_items: false,
+            json_text: false,
             one_of: &[],
             list_style: ListStyle::Repeated,
             compiled: OnceLock::new(),
@@ -432,6 +436,12 @@ impl FieldSpec {
     /// A JSON field's value is one of these kinds.
     pub const fn one_of(mut self, kinds: &'static [Kind]) -> Self {
         self.one_of = kinds;
+        self
+    }
+
+    /// The parameter's value is JSON text.
+    pub const fn json_text(mut self) -> Self {
+        self.json_text = true;
         self
     }
 

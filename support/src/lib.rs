@@ -38,6 +38,7 @@ mod paths;
 mod problem;
 mod query;
 mod respond;
+mod strict;
 mod table;
 mod validate;
 pub use api::*;
@@ -53,6 +54,7 @@ pub use paging::*;
 pub use paths::*;
 pub use problem::*;
 pub use respond::*;
+pub use strict::parse_json_strict;
 pub use table::*;
 pub use validate::*;
 

@@ -1,13 +1,14 @@
-//! Query parameters that carry an object, as OpenAPI's `form` (exploded) and `deepObject` styles
-//! write them: a model's members under their own names (`?lat=1&lng=2`) or as `name[member]`
-//! (`?filter[state]=open`), a map's or a `json` object's keys the same way. Each member is read
-//! as its field says; the object then goes through the same checks as a body's.
+//! Parameters as the query (or a form) writes them: a scalar or a list under its own name
+//! ([`add_pair`]), JSON text ([`json_text`]), and objects as OpenAPI's `form` (exploded) and
+//! `deepObject` styles write them: a model's members under their own names (`?lat=1&lng=2`) or
+//! as `name[member]` (`?filter[state]=open`), a map's or a `json` object's keys the same way.
+//! Each member is read as its field says; the object then goes through the same checks as a
+//! body's.
 
 use serde_json::{Map, Value};
 
 use crate::fields::{FieldSpec, Kind, ListStyle, Location};
-use crate::table::Operation;
-use crate::upload::add_pair;
+use crate::table::{Operation, ServiceInfo};
 use crate::validate::{Rejection, coerce, invalid};
 
 /// Adds the query parameter `k=raw` to the fields in `obj`: a field of its own name, a member of
@@ -135,4 +136,104 @@ fn member(
         }
     }
     Ok(())
+}
+
+/// One `key=value` pair of a query string or a form body into the fields at `location`: a
+/// repeated key builds a list, an unknown key or a second value of a single field is refused.
+pub(crate) fn add_pair(
+    op: &'static Operation,
+    location: Location,
+    k: String,
+    raw: String,
+    obj: &mut Map<String, Value>,
+) -> Result<(), Rejection> {
+    let service = op.service;
+    let Some(f) = op.input.iter().find(|f| f.name == k && f.location == location) else {
+        let place = if location == Location::Query { "query parameter" } else { "field" };
+        return Err(invalid(service, &k, Value::String(raw), format!("unknown {place} {k}")));
+    };
+    match &f.kind {
+        // JSON text holds the whole value, whatever its kind.
+        _ if f.json_text => {
+            if obj.contains_key(&k) {
+                return Err(invalid(service, &k, Value::String(raw), format!("{k} is given more than once")));
+            }
+            let v = json_text(service, f, &raw)?;
+            obj.insert(k, v);
+        }
+        Kind::List(inner) => {
+            // Items one per parameter, or several in one, split where the spec says.
+            let items: Vec<&str> = match f.list_style.separator() {
+                None => vec![raw.as_str()],
+                Some(_) if raw.is_empty() => Vec::new(),
+                Some(sep) => raw.split(sep).collect(),
+            };
+            let values =
+                items.into_iter().map(|item| coerce(service, f, inner, item)).collect::<Result<Vec<_>, _>>()?;
+            if let Value::Array(a) = obj.entry(k).or_insert_with(|| Value::Array(Vec::new())) {
+                a.extend(values);
+            }
+        }
+        kind => {
+            if obj.contains_key(&k) {
+                return Err(invalid(service, &k, Value::String(raw), format!("{k} is given more than once")));
+            }
+            let v = coerce(service, f, kind, &raw)?;
+            obj.insert(k, v);
+        }
+    }
+    Ok(())
+}
+
+/// A parameter whose value is JSON text (OpenAPI's `content` with `application/json`), before
+/// the checks of its field.
+pub(crate) fn json_text(service: &ServiceInfo, f: &crate::fields::FieldSpec, raw: &str) -> Result<Value, Rejection> {
+    serde_json::from_str::<crate::strict::StrictJson>(raw).map(|v| v.0).map_err(|e| {
+        invalid(service, f.name, Value::String(raw.to_string()), format!("{} must be JSON text: {e}", f.name))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::Body;
+    use axum::http::Request;
+    use serde_json::json;
+
+    use super::*;
+    use crate::validate::Rejection;
+
+    /// `GET /t/op?filter[…]…&…`: a `json` object sent `deepObject`, and a map of integers taking
+    /// the parameters no field names.
+    static OBJECTS_INPUT: [FieldSpec; 2] = [
+        FieldSpec::query("filter", Kind::Json).list_style(ListStyle::Deep),
+        FieldSpec::query("counts", Kind::Map(&Kind::Integer)),
+    ];
+    static OBJECTS: Operation = Operation { id: "objects", input: &OBJECTS_INPUT, has_body: false, ..crate::tests::OP };
+
+    fn query_fields(query: &str) -> Result<serde_json::Map<String, Value>, Rejection> {
+        let mut parts = Request::builder().uri(format!("/t/op?{query}")).body(()).unwrap().into_parts().0;
+        crate::tests::block_on(crate::request_fields(
+            &crate::tests::Open,
+            &"caller",
+            &OBJECTS,
+            &mut parts,
+            Body::empty(),
+            &crate::reads_nothing,
+        ))
+        .map(|(fields, _)| fields)
+    }
+
+    #[test]
+    fn objects_in_the_query_nest_as_their_keys_say_and_the_open_one_takes_the_rest() {
+        let fields = query_fields("filter[created][gte]=1&filter[tag][]=a&filter[tag][]=b&filter[state]=open&a=1&b=2")
+            .expect("read");
+        assert_eq!(
+            Value::Object(fields),
+            json!({"filter": {"created": {"gte": "1"}, "tag": ["a", "b"], "state": "open"}, "counts": {"a": 1, "b": 2}})
+        );
+        let refused = |q: &str| query_fields(q).expect_err(q).problem.message;
+        assert!(refused("a=x").contains("must be"), "a map's values are read as its type says");
+        assert!(refused("filter[state]=a&filter[state]=b").contains("more than once"));
+        assert!(refused("filter[state=a").contains("unknown query parameter"));
+    }
 }

@@ -74,7 +74,7 @@ static INPUT: [FieldSpec; 8] = [
     field("extra", Kind::Json, false),
 ];
 
-static OP: Operation = Operation {
+pub(crate) static OP: Operation = Operation {
     id: "op",
     method: Method::Post,
     path: "/op",
@@ -307,7 +307,7 @@ fn strings_without_a_nul_pass() {
 }
 
 /// A gate admitting everyone as `"caller"`.
-struct Open;
+pub(crate) struct Open;
 
 impl Gate for Open {
     type Caller = &'static str;
@@ -340,7 +340,7 @@ impl Tools<Open> for Echo {
 static TOOLS: [(&str, &Operation); 1] = [("test.op", &OP)];
 static OPERATIONS: [&Operation; 1] = [&OP];
 
-fn block_on<F: Future>(f: F) -> F::Output {
+pub(crate) fn block_on<F: Future>(f: F) -> F::Output {
     let waker = std::task::Waker::noop();
     let mut cx = std::task::Context::from_waker(waker);
     let mut f = std::pin::pin!(f);
@@ -687,32 +687,4 @@ fn a_header_field_is_read_from_the_header_the_documents_name() {
     assert_eq!((input.request_id.as_str(), input.token.as_str()), ("r1", "t1"));
     assert_eq!(crate::header_name("WM_SEC.ACCESS_TOKEN"), "WM_SEC.ACCESS_TOKEN");
     assert_eq!(crate::header_name("request_id"), "Request-Id");
-}
-
-/// `GET /t/op?filter[…]…&…`: a `json` object sent `deepObject`, and a map of integers taking
-/// the parameters no field names.
-static OBJECTS_INPUT: [FieldSpec; 2] = [
-    FieldSpec::query("filter", Kind::Json).list_style(crate::ListStyle::Deep),
-    FieldSpec::query("counts", Kind::Map(&Kind::Integer)),
-];
-static OBJECTS: Operation = Operation { id: "objects", input: &OBJECTS_INPUT, has_body: false, ..OP };
-
-fn query_fields(query: &str) -> Result<serde_json::Map<String, Value>, Rejection> {
-    let mut parts = Request::builder().uri(format!("/t/op?{query}")).body(()).unwrap().into_parts().0;
-    block_on(crate::request_fields(&Open, &"caller", &OBJECTS, &mut parts, Body::empty(), &crate::reads_nothing))
-        .map(|(fields, _)| fields)
-}
-
-#[test]
-fn objects_in_the_query_nest_as_their_keys_say_and_the_open_one_takes_the_rest() {
-    let fields = query_fields("filter[created][gte]=1&filter[tag][]=a&filter[tag][]=b&filter[state]=open&a=1&b=2")
-        .expect("read");
-    assert_eq!(
-        Value::Object(fields),
-        json!({"filter": {"created": {"gte": "1"}, "tag": ["a", "b"], "state": "open"}, "counts": {"a": 1, "b": 2}})
-    );
-    let refused = |q: &str| query_fields(q).expect_err(q).problem.message;
-    assert!(refused("a=x").contains("must be"), "a map's values are read as its type says");
-    assert!(refused("filter[state]=a&filter[state]=b").contains("more than once"));
-    assert!(refused("filter[state=a").contains("unknown query parameter"));
 }

@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 use crate::fields::{FieldSpec, Kind, Location};
 use crate::gate::Gate;
 use crate::problem::Problem;
+use crate::query::add_pair;
 use crate::table::Operation;
-use crate::validate::coerce;
 use crate::validate::{Rejection, invalid};
 
 pub use crate::gate::{StoreError, Stored, UploadStream};
@@ -243,45 +243,6 @@ pub(crate) fn insert(
     for f in op.input.iter().filter(|f| f.required && file_spec(f).is_some()) {
         if !obj.contains_key(f.name) {
             return Err(invalid(op.service, f.name, Value::Null, format!("{} is required", f.name)));
-        }
-    }
-    Ok(())
-}
-
-/// One `key=value` pair of a query string or a form body into the fields at `location`: a
-/// repeated key builds a list, an unknown key or a second value of a single field is refused.
-pub(crate) fn add_pair(
-    op: &'static Operation,
-    location: Location,
-    k: String,
-    raw: String,
-    obj: &mut Map<String, Value>,
-) -> Result<(), Rejection> {
-    let service = op.service;
-    let Some(f) = op.input.iter().find(|f| f.name == k && f.location == location) else {
-        let place = if location == Location::Query { "query parameter" } else { "field" };
-        return Err(invalid(service, &k, Value::String(raw), format!("unknown {place} {k}")));
-    };
-    match &f.kind {
-        Kind::List(inner) => {
-            // Items one per parameter, or several in one, split where the spec says.
-            let items: Vec<&str> = match f.list_style.separator() {
-                None => vec![raw.as_str()],
-                Some(_) if raw.is_empty() => Vec::new(),
-                Some(sep) => raw.split(sep).collect(),
-            };
-            let values =
-                items.into_iter().map(|item| coerce(service, f, inner, item)).collect::<Result<Vec<_>, _>>()?;
-            if let Value::Array(a) = obj.entry(k).or_insert_with(|| Value::Array(Vec::new())) {
-                a.extend(values);
-            }
-        }
-        kind => {
-            if obj.contains_key(&k) {
-                return Err(invalid(service, &k, Value::String(raw), format!("{k} is given more than once")));
-            }
-            let v = coerce(service, f, kind, &raw)?;
-            obj.insert(k, v);
         }
     }
     Ok(())

@@ -7,6 +7,7 @@
 //! are bare, as the document's are. What the spec language cannot say yet is reported, and the
 //! operation that needs it is left out, so what is imported serves exactly what it documents.
 
+mod body;
 mod groups;
 mod journal;
 mod operation;

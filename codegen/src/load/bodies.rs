@@ -459,6 +459,8 @@ pub(super) fn check_query_field(
     let plain = |t: &Ty| t.is_scalar() || matches!(t, Ty::List(i) if i.is_scalar());
     let deep = f.def.style == support::ListStyle::Deep;
     match &f.ty {
+        // JSON text holds any value.
+        _ if f.def.content.is_some() => {}
         t if plain(t) => {}
         Ty::Json => {}
         Ty::Map(inner) if plain(inner) || **inner == Ty::Json => {}

@@ -351,6 +351,20 @@ pub(super) fn check_constraints(c: &mut Collector, place: &Place, f: &FieldDef, 
     if f.nullable_items && !matches!(ty, Ty::List(_)) {
         c.push(place, "`nullable_items` is for lists", "remove it, or make the field a list");
     }
+    if let Some(media) = &f.content {
+        if !matches!(f.location, Location::Path | Location::Query | Location::Header) {
+            c.push(place, "`content` is for path, query and header parameters", "remove it");
+        } else if !support::is_json_media(media) {
+            c.push(
+                place,
+                format!("`content = \"{media}\"` is not a JSON media type"),
+                "write `content = \"application/json\"` (a parameter of JSON text)",
+            );
+        }
+        if f.style != support::ListStyle::Repeated {
+            c.push(place, "`content` and `style` both say how the parameter is written", "keep one");
+        }
+    }
     let object = matches!(ty, Ty::Model(_) | Ty::Map(_) | Ty::Json);
     if f.style == support::ListStyle::Deep {
         if !(f.location == Location::Query && object) {

@@ -174,12 +174,19 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
                 .name(name)
                 .parameter_in(loc)
                 .required(if f.required() { Required::True } else { Required::False })
-                .description(Some(f.def.description.clone()))
-                .schema(Some(field_schema(f, Side::Request, false)));
-            if matches!(f.ty, Ty::List(_)) && f.location() == Location::Path {
+                .description(Some(f.def.description.clone()));
+            let schema = field_schema(f, Side::Request, false);
+            if let Some(media) = &f.def.content {
+                // JSON text: the media type says how it is written, in place of a style.
+                p = p.content(media.clone(), ContentBuilder::new().schema(Some(schema)).build());
+            } else {
+                p = p.schema(Some(schema));
+            }
+            let styled = f.def.content.is_none();
+            if styled && matches!(f.ty, Ty::List(_)) && f.location() == Location::Path {
                 // Comma-separated: `simple`, the style of every path parameter.
                 p = p.style(Some(utoipa::openapi::path::ParameterStyle::Simple));
-            } else if matches!(f.ty, Ty::List(_) | Ty::Model(_) | Ty::Map(_) | Ty::Json) {
+            } else if styled && matches!(f.ty, Ty::List(_) | Ty::Model(_) | Ty::Map(_) | Ty::Json) {
                 use utoipa::openapi::path::ParameterStyle;
                 p = match f.def.style {
                     support::ListStyle::Repeated => p.explode(Some(true)),

@@ -111,6 +111,9 @@ pub(super) fn field_spec(f: &Field, api: &Api) -> TokenStream {
         let kinds = f.one_of.iter().map(|t| kind(t, api));
         spec.extend(quote!(.one_of(&[#(#kinds),*])));
     }
+    if d.content.is_some() {
+        spec.extend(quote!(.json_text()));
+    }
     if d.style != support::ListStyle::Repeated {
         let variant = format_ident!("{}", d.style.as_str().to_upper_camel_case());
         spec.extend(quote!(.list_style(support::ListStyle::#variant)));

@@ -51,6 +51,7 @@ impl MemosService for Memos {
             .filter(|n| input.state.is_none_or(|s| n.state == s))
             .filter(|n| input.filter_title.as_ref().is_none_or(|t| &n.title == t))
             .filter(|n| !input.except.as_ref().is_some_and(|x| x.contains(&n.title)))
+            .filter(|n| input.r#match.as_ref().and_then(|m| m.get("title")).is_none_or(|t| &n.title == t))
             .filter(|n| input.created.as_ref().and_then(|w| w.after).is_none_or(|after| n.created_at >= after))
             .filter(|n| input.created.as_ref().and_then(|w| w.before).is_none_or(|before| n.created_at < before))
             .cloned()
@@ -424,6 +425,11 @@ async fn names_that_are_no_identifiers_travel_as_the_wire_writes_them() {
     assert_eq!(total("lat=10").await.0, 422);
     assert_eq!(total("lat=100&lng=0").await.0, 422);
     assert_eq!(total("lat=1&lat=2&lng=0").await.0, 422, "a member given twice");
+    // A parameter of JSON text, read as JSON and checked as its type says.
+    assert_eq!(total("match=%7B%22title%22%3A%22third%22%7D").await.1, Some(1));
+    let (status, _, message) = total("match=%7Btitle").await;
+    assert!(status == 422 && message.as_deref().is_some_and(|m| m.contains("must be JSON text")), "{message:?}");
+    assert_eq!(total("match=%7B%22title%22%3A1%7D").await.0, 422, "a map of strings holds no number");
     // The Rust spelling of a value is no wire value.
     let (status, _, body) =
         send(&app, "POST", "/api/v1/memos", Some(json!({"title": "x", "mood": "InProgress"}))).await;

@@ -193,9 +193,13 @@ pub struct ListMemosInput {
     /// An object whose members travel under their own names (`?lat=…&lng=…`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub near: Option<MemoSpot>,
+    /// Only memos with these values, as JSON text (`?match={"title":"first"}`).
+    #[serde(rename = "match")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#match: Option<std::collections::BTreeMap<String, String>>,
 }
 /// Field specs of [`ListMemosInput`], for validation.
-pub static LIST_MEMOS_INPUT_FIELDS: [FieldSpec; 9usize] = [
+pub static LIST_MEMOS_INPUT_FIELDS: [FieldSpec; 10usize] = [
     FieldSpec::query("state", Kind::Enum(&["draft", "published", "archived"])),
     FieldSpec::query("tag", Kind::List(&Kind::String)),
     FieldSpec::query("filter[title]", Kind::String),
@@ -203,6 +207,7 @@ pub static LIST_MEMOS_INPUT_FIELDS: [FieldSpec; 9usize] = [
     FieldSpec::header("X-Max-Age", Kind::Integer).minimum(0.0),
     FieldSpec::query("created", Kind::Model(&MEMO_WINDOW_FIELDS)).list_style(support::ListStyle::Deep),
     FieldSpec::query("near", Kind::Model(&MEMO_SPOT_FIELDS)),
+    FieldSpec::query("match", Kind::Map(&Kind::String)).json_text(),
     FieldSpec::query("page", Kind::Integer).minimum(1.0).maximum(1000000.0),
     FieldSpec::query("per_page", Kind::Integer).minimum(1.0).maximum(100.0),
 ];
