@@ -294,6 +294,22 @@ fn a_parameter_described_by_json_content_is_json_text() {
 }
 
 #[test]
+fn a_success_body_that_is_a_union_of_values_is_the_payload_of_its_answer() {
+    let doc = document(json!({
+        "/things/{id}": {"get": {"operationId": "get_thing", "parameters": [
+            {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "The thing, or its id.", "content": {"application/json": {"schema":
+                {"oneOf": [{"$ref": "#/components/schemas/Thing"}, {"type": "string"}]}}}}}}}
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(toml.contains("in = \"payload\"") && toml.contains("one_of = [\"Thing\", \"string\"]"), "{toml}");
+    let schema = &emitted["paths"]["/things/{id}"]["get"]["responses"]["200"]["content"]["application/json"]["schema"];
+    let members = schema["oneOf"].as_array().unwrap_or_else(|| panic!("{schema}"));
+    assert_eq!(members.len(), 2, "{schema}");
+}
+
+#[test]
 fn numbers_say_what_documents_say_and_misplaced_constraints_become_words() {
     let doc = document(json!({
         "/things": {"post": {"operationId": "create_thing", "requestBody": {"required": true, "content": {

@@ -180,7 +180,7 @@ fn import_writes_nothing_when_something_is_left_out_unless_allowed() {
     };
     let refused = run(&[]);
     assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stderr));
-    assert!(text(&refused.stdout).contains("GET /pets/{petId}/owner (pet_owner): NOT imported:"));
+    assert!(text(&refused.stdout).contains("GET /pets/{petId}/events (pet_events): NOT imported:"));
     assert!(!out.exists(), "nothing written");
     let written = run(&["--allow-partial", "--name", "pets", "--mcp-ops", "listPets"]);
     assert_eq!(written.status.code(), Some(0), "{}", text(&written.stderr));
@@ -232,5 +232,5 @@ fn new_service_from_a_document_starts_a_project_from_its_import() {
         service.contains("async fn list_pets(") && service.contains("NotImplemented(unwritten(\"list_pets\"))"),
         "{service}"
     );
-    assert!(!service.contains("fn pet_owner("), "the operation left out has no method");
+    assert!(!service.contains("fn pet_events("), "the operation left out has no method");
 }

@@ -216,7 +216,10 @@ impl OpCx<'_, '_> {
                 // The other formats of the answer (XML, HTML, CSV, …), which the implementation
                 // renders, where the answer is one JSON document without headers or alternatives;
                 // a stream or a range of types is none.
-                let rendered = headers.is_empty() && def.alternatives.is_empty() && typed.ty != "file";
+                // A union of values (`one_of`) is a field's: the answer is a model whose payload
+                // it is.
+                let union = !typed.def.one_of.is_empty();
+                let rendered = headers.is_empty() && def.alternatives.is_empty() && typed.ty != "file" && !union;
                 let (formats, left): (Vec<String>, Vec<String>) = others.into_iter().partition(|m| {
                     let stream = m == "text/event-stream" || m == "application/x-ndjson";
                     rendered && support::is_media_type(m) && !support::is_json_media(m) && !stream
@@ -224,7 +227,7 @@ impl OpCx<'_, '_> {
                 if !left.is_empty() {
                     self.notes.push(format!("answers its JSON media types only (the document also offers {left:?})"));
                 }
-                if headers.is_empty() {
+                if headers.is_empty() && !union {
                     def.output = Some(typed.ty);
                     if !formats.is_empty() {
                         if def.answer_types.is_empty() {
@@ -246,9 +249,10 @@ impl OpCx<'_, '_> {
                         return;
                     }
                     let mut fields = IndexMap::from([("body".to_string(), payload)]);
+                    let what = if union { format!("one of {:?}", typed.def.one_of) } else { format!("`{}`", typed.ty) };
+                    let and = if headers.is_empty() { "" } else { " and the response headers" };
+                    self.notes.push(format!("the answer is `{name}`: its body ({what}){and}"));
                     fields.extend(headers);
-                    self.notes
-                        .push(format!("the answer is `{name}`: its body (`{}`) and the response headers", typed.ty));
                     let description = resp.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
                     self.cx
                         .models
@@ -343,11 +347,6 @@ impl OpCx<'_, '_> {
             false => schema,
         };
         let typed = self.typed(&schema, name, &sat)?;
-        if !typed.def.one_of.is_empty() {
-            // An output is a type, not a field: it cannot say `one_of`.
-            self.drop("a success body that is a union of other than objects told apart by a field", &sat);
-            return None;
-        }
         if typed.def.nullable {
             // The implementation answers a value; a `null` success is an empty answer's.
             self.notes.push(format!("the success body at {sat} is answered, never `null`"));
@@ -382,13 +381,20 @@ impl OpCx<'_, '_> {
             let output = if content.is_empty() || matches!(status, 204 | 205 | 304) {
                 None
             } else {
-                let Some(media) = content.keys().find(|m| support::is_json_media(m)).cloned() else {
+                let Some(media) = first_json(&content) else {
                     self.drop(format!("a {status} answer that is not JSON beside another success"), at);
                     return false;
                 };
                 let Some(typed) = self.json_body(&content, &media, at, &format!("{id}_output_{status}")) else {
                     return false;
                 };
+                if !typed.def.one_of.is_empty() {
+                    // An alternative's output is a type, not a field: it cannot say `one_of`.
+                    let text =
+                        "a success body that is a union of other than objects told apart by a field, beside another";
+                    self.drop(text, at);
+                    return false;
+                }
                 Some(typed.ty)
             };
             let description = resp.get("description").and_then(Value::as_str).unwrap_or_default().to_string();

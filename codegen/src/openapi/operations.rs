@@ -393,8 +393,10 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
             let r = json_types(&op.def.answer_types).fold(
                 ResponseBuilder::new().description(op.def.summary.clone()),
                 |r, m| {
-                    let value = op.value_output.as_ref().or(op.output_payload.as_ref());
-                    let bare = value.map(|t| type_schema(t, None, Side::Response));
+                    let bare = match output_payload(api, op) {
+                        Some(payload) => Some(field_schema(payload, Side::Response, false)),
+                        None => op.value_output.as_ref().map(|t| type_schema(t, None, Side::Response)),
+                    };
                     let schema = answer_schema(&m, schema.clone(), bare.unwrap_or_else(|| schema.clone()));
                     r.content(m, ContentBuilder::new().schema(Some(schema)).build())
                 },

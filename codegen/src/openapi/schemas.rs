@@ -39,13 +39,27 @@ pub fn output_schema_name(api: &Api, op: &Operation) -> Option<String> {
 /// The success body's schema of an operation whose output is a value, not a model: the value's
 /// schema, in the envelope (`{"data": …}`) unless the service answers bare bodies.
 pub(super) fn value_output_schema(api: &Api, op: &Operation) -> Option<RefOr<Schema>> {
-    Some(value_schema(api, op.value_output.as_ref().or(op.output_payload.as_ref())?, &op.def.summary))
+    if let Some(payload) = output_payload(api, op) {
+        // The payload field's schema: its description, and `oneOf` where it is one of several.
+        return Some(enveloped(api, field_schema(payload, Side::Response, false), &op.def.summary));
+    }
+    Some(value_schema(api, op.value_output.as_ref()?, &op.def.summary))
+}
+
+/// The payload field of `op`'s output model, where its answer's body is one.
+pub(super) fn output_payload<'a>(api: &'a Api, op: &Operation) -> Option<&'a crate::ir::Field> {
+    op.output_payload.as_ref()?;
+    api.models.get(op.def.output.as_ref()?)?.fields_in(Location::Payload).next()
 }
 
 /// The success body's schema of an answer of `ty`: its schema, in the envelope (`{"data": …}`,
 /// described as `summary`) unless the service answers bare bodies.
 pub(super) fn value_schema(api: &Api, ty: &Ty, summary: &str) -> RefOr<Schema> {
-    let value = type_schema(ty, None, Side::Response);
+    enveloped(api, type_schema(ty, None, Side::Response), summary)
+}
+
+/// `value` in the success envelope (`{"data": …}`), unless the service answers bare bodies.
+fn enveloped(api: &Api, value: RefOr<Schema>, summary: &str) -> RefOr<Schema> {
     if api.spec.wire.success == SuccessFormat::Bare {
         return value;
     }
