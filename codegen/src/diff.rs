@@ -702,6 +702,15 @@ fn inputs(c: &mut Collect, place: &str, old: &[Field], new: &[Field], o: &Api, n
                 format!("moved from {:?} to {:?}", f.location(), g.location()).to_lowercase(),
             );
         }
+        if f.location() == g.location() && f.wire() != g.wire() {
+            // A client sends it under the old name, which the server no longer reads.
+            c.push(
+                Kind::Breaking,
+                "input-parameter-renamed",
+                &at,
+                format!("travels as `{}`, not `{}`", g.wire(), f.wire()),
+            );
+        }
         if f.def.content != g.def.content {
             // JSON text is read as JSON; a plain value is not, and the other way round.
             let how = |c: &Option<String>| c.clone().unwrap_or_else(|| "its style".into());

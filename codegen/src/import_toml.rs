@@ -126,6 +126,9 @@ fn field(f: &FieldDef) -> String {
     if let Some(media) = &f.content {
         parts.push(format!("content = {}", s(media)));
     }
+    if let Some(wire) = &f.name {
+        parts.push(format!("name = {}", s(wire)));
+    }
     if let Some(m) = f.max_size {
         parts.push(format!("max_size = {m}"));
     }

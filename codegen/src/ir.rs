@@ -108,7 +108,7 @@ impl Ty {
 /// A field with its resolved type.
 #[derive(Debug, Clone)]
 pub struct Field {
-    /// Wire name.
+    /// Its key: its wire name too, unless `def.name` says another ([`Field::wire`]).
     pub name: String,
     /// The field as written in the spec.
     pub def: FieldDef,
@@ -121,6 +121,11 @@ pub struct Field {
 }
 
 impl Field {
+    /// The name it travels under: `name` in the spec, else its key.
+    pub fn wire(&self) -> &str {
+        self.def.name.as_deref().unwrap_or(&self.name)
+    }
+
     /// Where the field travels over REST.
     pub fn location(&self) -> Location {
         self.def.location

@@ -819,6 +819,11 @@ pub struct FieldDef {
     /// of a style), so it may be of any type.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
+    /// For a query or header parameter: the name it travels under, where its key cannot be that
+    /// name (a body field has it: `fields.active_filter = { in = "query", name = "active" }`).
+    /// Its key stays its Rust name and its MCP argument's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 fn is_repeated(style: &support::ListStyle) -> bool {
@@ -862,6 +867,7 @@ impl FieldDef {
             max_size: None,
             style: support::ListStyle::Repeated,
             content: None,
+            name: None,
         }
     }
 }

@@ -314,6 +314,14 @@ fn each_rule_with_its_message() {
             vec!["breaking: todos: operation `list_todos`: MCP tool `todos.list` was removed [tool-removed]"],
         ),
         (
+            "input-parameter-renamed",
+            TODOS.into(),
+            edit(TODOS, "in = \"query\", optional = true", "in = \"query\", name = \"is_done\", optional = true"),
+            vec![
+                "breaking: todos: operation `list_todos` input field `done`: travels as `is_done`, not `done` [input-parameter-renamed]",
+            ],
+        ),
+        (
             "input-content-changed",
             TODOS.into(),
             edit(

@@ -310,6 +310,38 @@ fn a_success_body_that_is_a_union_of_values_is_the_payload_of_its_answer() {
 }
 
 #[test]
+fn one_name_in_several_places_keeps_each_under_its_name() {
+    let doc = document(json!({
+        "/things": {"put": {"operationId": "put_thing", "parameters": [
+            {"name": "active", "in": "query", "schema": {"type": "boolean"}},
+            {"name": "id", "in": "query", "schema": {"type": "string"}},
+            {"name": "id", "in": "header", "schema": {"type": "string"}}
+        ], "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object",
+            "properties": {"active": {"type": "string"}, "name": {"type": "string"}}}}}},
+            "responses": {"204": {"description": "Done."}}}}
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    let op = &emitted["paths"]["/things"]["put"];
+    let params: Vec<(&str, &str)> = op["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["in"].as_str().unwrap(), p["name"].as_str().unwrap()))
+        .collect();
+    for expected in [("query", "active"), ("query", "id"), ("header", "Id")] {
+        assert!(params.contains(&expected), "{expected:?} in {params:?}");
+    }
+    let body = &emitted["components"]["schemas"]["PutThingInputBody"]["properties"];
+    assert!(body["active"].is_object(), "the body keeps its `active`: {body}");
+    assert!(toml.contains("name = \"active\"") && toml.contains("name = \"id\""), "{toml}");
+    // Two parameters under one name are refused.
+    let twice = toml.replacen("name = \"active\"", "name = \"id\"", 1);
+    let err = codegen::load("things.toml", &twice).unwrap_err().to_string();
+    assert!(err.contains("travel under one name, `id`"), "{err}");
+}
+
+#[test]
 fn numbers_say_what_documents_say_and_misplaced_constraints_become_words() {
     let doc = document(json!({
         "/things": {"post": {"operationId": "create_thing", "requestBody": {"required": true, "content": {

@@ -233,8 +233,11 @@ pub const OTHER_KEYS: &str = "*";
 /// One field and its constraints, for validation without reflection.
 #[derive(Debug)]
 pub struct FieldSpec {
-    /// Wire name.
+    /// Its key: the input's member it fills, and its wire name unless `wire` says another.
     pub name: &'static str,
+    /// The name a query or header parameter travels under (`name` unless a body field holds
+    /// that name).
+    pub wire: &'static str,
     /// Where it travels.
     pub location: Location,
     /// Value shape.
@@ -293,6 +296,7 @@ impl FieldSpec {
     pub const fn new(name: &'static str, location: Location, kind: Kind) -> Self {
         FieldSpec {
             name,
+            wire: name,
             location,
             kind,
             required: false,
@@ -436,6 +440,12 @@ impl FieldSpec {
     /// A JSON field's value is one of these kinds.
     pub const fn one_of(mut self, kinds: &'static [Kind]) -> Self {
         self.one_of = kinds;
+        self
+    }
+
+    /// The parameter travels under this name (its key is another field's on the wire).
+    pub const fn wire(mut self, wire: &'static str) -> Self {
+        self.wire = wire;
         self
     }
 

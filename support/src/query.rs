@@ -20,12 +20,12 @@ pub(crate) fn query_pair(
     obj: &mut Map<String, Value>,
 ) -> Result<(), Rejection> {
     let query = || op.input.iter().filter(|f| f.location == Location::Query);
-    if query().any(|f| f.name == k) {
+    if query().any(|f| f.wire == k) {
         return add_pair(op, Location::Query, k, raw, obj);
     }
     // `name[member]`, `name[a][b]`, `name[member][]`: a member of an object sent `deepObject`.
     if let Some((base, rest)) = k.split_once('[')
-        && let Some(f) = query().find(|f| f.name == base && f.list_style == ListStyle::Deep)
+        && let Some(f) = query().find(|f| f.wire == base && f.list_style == ListStyle::Deep)
     {
         let Some(path) = members(rest) else {
             return Err(unknown(op, &k, raw));
@@ -148,15 +148,17 @@ pub(crate) fn add_pair(
     obj: &mut Map<String, Value>,
 ) -> Result<(), Rejection> {
     let service = op.service;
-    let Some(f) = op.input.iter().find(|f| f.name == k && f.location == location) else {
+    let Some(f) = op.input.iter().find(|f| f.wire == k && f.location == location) else {
         let place = if location == Location::Query { "query parameter" } else { "field" };
         return Err(invalid(service, &k, Value::String(raw), format!("unknown {place} {k}")));
     };
+    // Its value goes under the field's key (which its wire name may not be).
+    let (wire, k) = (k, f.name.to_string());
     match &f.kind {
         // JSON text holds the whole value, whatever its kind.
         _ if f.json_text => {
             if obj.contains_key(&k) {
-                return Err(invalid(service, &k, Value::String(raw), format!("{k} is given more than once")));
+                return Err(invalid(service, &wire, Value::String(raw), format!("{wire} is given more than once")));
             }
             let v = json_text(service, f, &raw)?;
             obj.insert(k, v);
@@ -176,7 +178,7 @@ pub(crate) fn add_pair(
         }
         kind => {
             if obj.contains_key(&k) {
-                return Err(invalid(service, &k, Value::String(raw), format!("{k} is given more than once")));
+                return Err(invalid(service, &wire, Value::String(raw), format!("{wire} is given more than once")));
             }
             let v = coerce(service, f, kind, &raw)?;
             obj.insert(k, v);

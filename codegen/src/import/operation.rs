@@ -387,7 +387,15 @@ impl OpCx<'_, '_> {
                 }
             }
             if fields.contains_key(&field_name) {
-                self.drop(format!("the field `{field_name}` twice"), &at);
+                // One name in two places (a query parameter and a header `id`): this one's key is
+                // named apart, and it travels under its name.
+                let Some(key) = apart(&fields, &field_name, location) else {
+                    self.drop(format!("the field `{field_name}` twice"), &at);
+                    continue;
+                };
+                self.notes.push(format!("the parameter `{name}` is field `{key}`: another field has its name"));
+                typed.def.name = Some(field_name);
+                fields.insert(key, typed.def);
                 continue;
             }
             fields.insert(field_name, typed.def);
@@ -432,6 +440,17 @@ impl OpCx<'_, '_> {
             let Some(mut typed) = self.typed(s, &format!("{hint}_{prop}"), &pat) else { continue };
             typed.def.location = location;
             typed.def.optional = !required.contains(&prop.as_str());
+            let held = fields.get(prop).map(|f| f.location);
+            if let Some(at @ (Location::Query | Location::Header)) = held
+                && let Some(key) = apart(fields, prop, at)
+                && let Some(mut param) = fields.shift_remove(prop)
+            {
+                // A body field named like a query or header parameter: the parameter's key is
+                // named apart, and it travels under its name.
+                self.notes.push(format!("the parameter `{prop}` is field `{key}`: a body field has its name"));
+                param.name.get_or_insert_with(|| prop.clone());
+                fields.insert(key, param);
+            }
             if fields.contains_key(prop) {
                 self.drop(format!("the field `{prop}` twice"), &pat);
                 continue;
@@ -558,4 +577,19 @@ impl OpCx<'_, '_> {
         let description = if def.description.is_empty() { def.summary.clone() } else { def.description.clone() };
         Some(crate::spec::McpToolDef { name: id.to_string(), title, description, destructive: None, idempotent: None })
     }
+}
+
+/// A key for a parameter named `name` at `location` that no field of `fields` holds
+/// (`id_query`, `id_header`, then numbered); none where the name is no key at all.
+fn apart(fields: &IndexMap<String, FieldDef>, name: &str, location: Location) -> Option<String> {
+    let place = match location {
+        Location::Query => "query",
+        Location::Header => "header",
+        _ => return None,
+    };
+    let base = format!("{name}_{place}");
+    std::iter::once(base.clone())
+        .chain((2..).map(|i| format!("{base}_{i}")))
+        .take(100)
+        .find(|k| !fields.contains_key(k))
 }

@@ -1,5 +1,7 @@
 //! What travels in bodies and headers: header models, form, multipart and raw bodies, streams, file answers.
 
+use std::collections::HashMap;
+
 use indexmap::IndexMap;
 
 use crate::ir::{Field, Model, Ty};
@@ -481,7 +483,7 @@ pub(super) fn check_query_field(
                 (Ty::Model(m), support::ListStyle::Repeated) => {
                     models.get(m).map(|m| m.fields.iter().map(|x| x.name.clone()).collect()).unwrap_or_default()
                 }
-                _ => vec![o.name.clone()],
+                _ => vec![o.wire().to_string()],
             };
             let taken: Vec<String> = others.flat_map(exploded).collect();
             if let Some(clash) = members.iter().find(|m| !deep && taken.contains(&m.name)) {
@@ -508,6 +510,30 @@ pub(super) fn check_query_field(
             format!("query field `{name}.{}` takes the parameters no field names, as another field does", f.name),
             "set `style = \"deep\"` on one of them (`field[key]`)",
         );
+    }
+}
+
+/// No two parameters of `input` travel under one name: a query parameter's name (`name`, or its
+/// key) is one field's, and a header's (compared without case) too.
+pub(super) fn check_wire_names(c: &mut Collector, place: &Place, input: &Model) {
+    for location in [Location::Query, Location::Header] {
+        let mut seen: HashMap<String, &str> = HashMap::new();
+        for f in input.fields_in(location) {
+            let wire = match location {
+                Location::Header => crate::ir::header_name(f.wire()).to_ascii_lowercase(),
+                _ => f.wire().to_string(),
+            };
+            if let Some(other) = seen.insert(wire.clone(), &f.name) {
+                c.push(
+                    place,
+                    format!(
+                        "input model `{}` fields `{other}` and `{}` travel under one name, `{wire}`",
+                        input.name, f.name
+                    ),
+                    "give one of them another `name`",
+                );
+            }
+        }
     }
 }
 

@@ -188,7 +188,13 @@ pub(super) fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String,
             // The wire name is the API's; the Rust field is its snake case.
             if !crate::ir::is_wire_name(fname) {
                 c.push(&place, "name is empty, too long or holds a control character", WIRE_NAME_FIX);
-            } else if f.location == Location::Header && !crate::ir::is_header_token(&crate::ir::header_name(fname)) {
+            } else if f.name.is_some() && !matches!(f.location, Location::Query | Location::Header) {
+                c.push(&place, "`name` is for query and header parameters", "remove it: the key is the name");
+            } else if f.name.as_deref().is_some_and(|n| !crate::ir::is_wire_name(n)) {
+                c.push(&place, "`name` is empty, too long or holds a control character", WIRE_NAME_FIX);
+            } else if f.location == Location::Header
+                && !crate::ir::is_header_token(&crate::ir::header_name(f.name.as_deref().unwrap_or(fname)))
+            {
                 c.push(
                     &place,
                     "a header field's name is no HTTP header name",

@@ -257,6 +257,7 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
             for f in model.fields_in(Location::Query) {
                 check_query_field(c, &place, model, f, models);
             }
+            check_wire_names(c, &place, model);
         }
         match &op.input {
             None => {

@@ -114,6 +114,9 @@ pub(super) fn field_spec(f: &Field, api: &Api) -> TokenStream {
     if d.content.is_some() {
         spec.extend(quote!(.json_text()));
     }
+    if let Some(wire) = &d.name {
+        spec.extend(quote!(.wire(#wire)));
+    }
     if d.style != support::ListStyle::Repeated {
         let variant = format_ident!("{}", d.style.as_str().to_upper_camel_case());
         spec.extend(quote!(.list_style(support::ListStyle::#variant)));

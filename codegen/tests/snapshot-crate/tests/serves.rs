@@ -91,6 +91,9 @@ impl MemosService for Memos {
             .iter_mut()
             .find(|n| n.id == input.id)
             .ok_or_else(|| errors::UpdateMemoError::NotFound(Problem::new("No such memo.")))?;
+        if input.expected_title.is_some_and(|t| t != memo.title) {
+            return Err(errors::UpdateMemoError::NotFound(Problem::new("No memo with that title.")));
+        }
         if let Some(title) = input.title {
             memo.title = title;
         }
@@ -357,6 +360,16 @@ async fn the_snapshot_serves_its_operations_through_the_generated_router() {
     let (status, _, body) =
         send(&app, "PATCH", "/api/v1/memos/n1", Some(json!({"state": "published", "due": null}))).await;
     assert_eq!((status, &body["data"]["state"]), (StatusCode::OK, &json!("published")));
+    // One name in two places: `?title=` is the query parameter (`expected_title`), the body's
+    // `title` the new one.
+    let renamed = json!({"title": "renamed"});
+    let (status, _, _) = send(&app, "PATCH", "/api/v1/memos/n1?title=nope", Some(renamed.clone())).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _, body) = send(&app, "PATCH", "/api/v1/memos/n1?title=first", Some(renamed)).await;
+    assert_eq!((status, &body["data"]["title"]), (StatusCode::OK, &json!("renamed")));
+    let (status, _, _) = send(&app, "PATCH", "/api/v1/memos/n1?expected_title=x", Some(json!({"title": "t"}))).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "the key is no parameter's name");
+    send(&app, "PATCH", "/api/v1/memos/n1", Some(json!({"title": "first"}))).await;
 
     // Errors are the spec's own model: `{"error": {"code", "message", "status", "details"}, "trace_id"}`.
     let (status, _, body) = send(&app, "DELETE", "/api/v1/memos/n9", None).await;

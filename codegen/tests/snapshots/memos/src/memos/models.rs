@@ -302,13 +302,17 @@ pub struct UpdateMemoInput {
     /// New deadline; null clears it.
     #[serde(default, deserialize_with = "support::double_option", skip_serializing_if = "Option::is_none")]
     pub due: Option<Option<chrono::DateTime<chrono::Utc>>>,
+    /// Change it only if its title is this one: a query parameter named like the body's `title`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_title: Option<String>,
 }
 /// Field specs of [`UpdateMemoInput`], for validation.
-pub static UPDATE_MEMO_INPUT_FIELDS: [FieldSpec; 4usize] = [
+pub static UPDATE_MEMO_INPUT_FIELDS: [FieldSpec; 5usize] = [
     FieldSpec::path("id", Kind::String).required(),
     FieldSpec::body("title", Kind::String).max_length(200),
     FieldSpec::body("state", Kind::Enum(&["draft", "published", "archived"])),
     FieldSpec::body("due", Kind::DateTime).nullable(),
+    FieldSpec::query("expected_title", Kind::String).wire("title"),
 ];
 /// A memo's title, under the id the client chose.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
