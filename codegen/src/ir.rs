@@ -193,6 +193,8 @@ pub struct Operation {
     /// The output model's payload field's type, where it has one (`in = "payload"`): the answer's
     /// body is that value, the model's other fields response headers.
     pub output_payload: Option<Ty>,
+    /// The media types of its request body its implementation reads into JSON (`read_body`).
+    pub read_types: Vec<String>,
     /// The other success answers the implementation may give, in spec order.
     pub alternatives: Vec<Alternative>,
 }
@@ -256,10 +258,10 @@ impl Operation {
         self.def.answer_types.iter().filter(|m| !support::is_json_media(m))
     }
 
-    /// The formats other than JSON and forms its JSON body may be sent in (XML, plain text),
-    /// which the implementation reads into JSON.
+    /// The formats its JSON body may be sent in that the implementation reads into JSON (XML,
+    /// plain text, a form of fields a form cannot carry).
     pub fn read_formats(&self) -> impl Iterator<Item = &String> {
-        self.def.request_types.iter().filter(|m| support::BodyFormat::of_media(m).is_none())
+        self.read_types.iter()
     }
 
     /// snake_case id.

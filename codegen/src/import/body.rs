@@ -125,6 +125,9 @@ impl OpCx<'_, '_> {
                             body.get("description").and_then(Value::as_str).unwrap_or("The request body.").to_string();
                     }
                     fields.insert(body_name(body), typed.def);
+                    if !forms.is_empty() {
+                        self.take_forms(&media, forms, def, fields);
+                    }
                 }
             }
             "multipart/form-data" | "application/x-www-form-urlencoded" => {
@@ -163,8 +166,9 @@ impl OpCx<'_, '_> {
         }
     }
 
-    /// Lists `forms` beside the JSON `media` in the operation's request types where every body
-    /// field is one a form carries (a scalar or a list of scalars), else says what is not taken.
+    /// Lists `forms` beside the JSON `media` in the operation's request types: decoded by the
+    /// platform where every body field is one a form carries (a scalar or a list of scalars),
+    /// else read by the implementation, as the note says.
     fn take_forms(
         &mut self,
         media: &str,
@@ -176,15 +180,16 @@ impl OpCx<'_, '_> {
             matches!(t, "string" | "integer" | "number" | "boolean" | "date" | "datetime")
                 || self.cx.enums.contains_key(t)
         };
-        let carried = fields
-            .values()
-            .filter(|f| f.location == Location::Body)
-            .all(|f| scalar(&f.ty) || f.ty.strip_suffix("[]").is_some_and(scalar));
+        let carried = fields.values().all(|f| match f.location {
+            Location::Body => scalar(&f.ty) || f.ty.strip_suffix("[]").is_some_and(scalar),
+            location => location != Location::Payload,
+        });
         if !carried {
+            // Nested fields in a form are written as each framework writes them (`a[b]`, `a.b`):
+            // the implementation reads them.
             self.notes.push(format!(
-                "takes JSON only (the document also accepts {forms:?}, which cannot carry its nested fields)"
+                "its implementation reads {forms:?} bodies (`read_body`): a form cannot carry its nested fields"
             ));
-            return;
         }
         if def.request_types.is_empty() {
             def.request_types.push(media.to_string());

@@ -121,28 +121,8 @@ pub(super) fn check_body_format(c: &mut Collector, place: &Place, op: &Operation
         ),
         _ => {}
     }
-    // A JSON body that may also come as a form or multipart: fields those carry.
-    let forms: Vec<&String> = op
-        .request_types
-        .iter()
-        .filter(|m| matches!(BodyFormat::of_media(m), Some(BodyFormat::Form | BodyFormat::Multipart)))
-        .collect();
-    if let Some(form) = forms.first().filter(|_| op.body == BodyFormat::Json) {
-        for f in body.iter().filter(|f| !scalar(f)) {
-            c.push(
-                place,
-                format!("field `{name}.{}` is not a scalar or a list of scalars, which `{form}` cannot carry", f.name),
-                format!("drop `{form}` from `request_types`, or make the field a scalar"),
-            );
-        }
-        if let Some(p) = input.fields_in(Location::Payload).next() {
-            c.push(
-                place,
-                format!("payload field `{name}.{}` is a JSON body, which `{form}` cannot carry", p.name),
-                format!("drop `{form}` from `request_types`"),
-            );
-        }
-    }
+    // A JSON body that may also come as a form or multipart: the platform decodes it where its
+    // fields are ones a form carries, else the implementation reads it (`read_types`).
     if let Some(p) = input.fields_in(Location::Payload).next()
         && op.body != BodyFormat::Json
     {
@@ -443,6 +423,30 @@ pub(super) fn check_other_formats(
             );
         }
     }
+}
+
+/// The media types of `op`'s request body that its implementation reads into JSON
+/// (`read_body`): every listed type beside JSON but a form or multipart whose fields a form
+/// carries (scalars and lists of them), which the platform decodes itself.
+pub(super) fn read_types(op: &OperationDef, models: &IndexMap<String, Model>) -> Vec<String> {
+    use crate::spec::BodyFormat;
+    let input = op.input.as_deref().and_then(|i| models.get(i));
+    let plain = |f: &Field| f.ty.is_scalar() || matches!(&f.ty, Ty::List(t) if t.is_scalar());
+    let carried = op.body == BodyFormat::Json
+        && input.is_none_or(|m| {
+            m.fields_in(Location::Body).all(plain)
+                && m.fields_in(Location::Payload).next().is_none()
+                && m.additional.is_none()
+        });
+    op.request_types
+        .iter()
+        .filter(|m| match BodyFormat::of_media(m) {
+            Some(BodyFormat::Json) => false,
+            Some(BodyFormat::Form | BodyFormat::Multipart) => !carried,
+            _ => true,
+        })
+        .cloned()
+        .collect()
 }
 
 /// A query field: a scalar or a list of them, or an object whose members are (a model's fields

@@ -461,8 +461,10 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
             .filter(|_| !list_output)
             .and_then(|o| models.get(o)?.fields_in(Location::Payload).next())
             .map(|f| f.ty.clone());
+        let read_types = read_types(&def, models);
         out.push(Operation {
             def,
+            read_types,
             errors,
             status,
             has_body,

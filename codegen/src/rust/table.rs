@@ -121,6 +121,7 @@ pub(super) fn operations_file(api: &Api) -> TokenStream {
             .def
             .request_types
             .iter()
+            .filter(|m| !op.read_types.contains(m))
             .filter_map(|m| match support::BodyFormat::of_media(m) {
                 Some(support::BodyFormat::Form) => Some(quote!(support::BodyFormat::Form)),
                 Some(support::BodyFormat::Multipart) => Some(quote!(support::BodyFormat::Multipart)),
