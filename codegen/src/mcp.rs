@@ -18,9 +18,9 @@ pub fn descriptors(api: &Api, doc: &Value) -> Value {
         let lowest = api.spec.security.scopes.first().map(|s| s.name.clone()).unwrap_or_default();
         let scope = if op.def.public { lowest } else { op.def.scope.clone().unwrap_or_default() };
         let method = op.method();
-        let read_only = method == Method::Get;
+        let read_only = method.is_safe();
         let destructive = tool.destructive.unwrap_or(matches!(method, Method::Delete | Method::Put | Method::Patch));
-        let idempotent = tool.idempotent.unwrap_or(matches!(method, Method::Get | Method::Put | Method::Delete));
+        let idempotent = tool.idempotent.unwrap_or(method.is_safe() || matches!(method, Method::Put | Method::Delete));
         let mut annotations = json!({ "title": tool.title, "readOnlyHint": read_only, "openWorldHint": false });
         if !read_only {
             annotations["destructiveHint"] = json!(destructive);

@@ -586,7 +586,7 @@ impl Spec {
     pub fn with_prelude(mut self) -> Spec {
         let mut wanted: Vec<String> = self.error_roles.assigned().iter().map(|(_, code)| code.to_string()).collect();
         wanted.extend(self.error_roles.service_wide.iter().cloned());
-        let writes = self.operations.iter().filter(|op| op.method() != Method::Get);
+        let writes = self.operations.iter().filter(|op| !op.method().is_safe());
         for op in writes {
             match op.conditional {
                 Some(ConditionalDef::On(true)) => wanted.push(self.error_roles.precondition_failed.clone()),

@@ -342,6 +342,33 @@ fn one_name_in_several_places_keeps_each_under_its_name() {
 }
 
 #[test]
+fn head_and_options_operations_import_and_head_answers_no_body() {
+    let id = json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}]);
+    let doc = document(json!({
+        "/things/{id}": {
+            "get": {"operationId": "get_thing", "parameters": id, "responses": {"200": {"description": "The thing.",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}}}},
+            "head": {"operationId": "check_thing", "parameters": id, "responses": {"200": {"description": "It exists.",
+                "headers": {"X-Size": {"schema": {"type": "integer"}}},
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}}}},
+            "options": {"operationId": "thing_options", "parameters": id, "responses": {"204": {"description": "Allowed."}}}
+        }
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(report.to_string().contains("the answer to HEAD has no content"), "{report}");
+    let item = &emitted["paths"]["/things/{id}"];
+    assert!(item["head"]["responses"]["200"]["headers"]["X-Size"].is_object(), "{item}");
+    assert!(item["head"]["responses"]["200"].get("content").is_none(), "{item}");
+    assert!(item["options"]["responses"]["204"].is_object(), "{item}");
+    // A HEAD answering a body is refused.
+    let bodied = toml.replacen("output = \"CheckThingOutput\"", "output = \"Thing\"", 1);
+    assert_ne!(bodied, toml, "{toml}");
+    let err = codegen::load("things.toml", &bodied).map(|_| ()).unwrap_err().to_string();
+    assert!(err.contains("HEAD answers no body"), "{err}\n{toml}");
+}
+
+#[test]
 fn numbers_say_what_documents_say_and_misplaced_constraints_become_words() {
     let doc = document(json!({
         "/things": {"post": {"operationId": "create_thing", "requestBody": {"required": true, "content": {

@@ -127,6 +127,9 @@ impl Run<'_> {
         let prm = self.target.at(&rest.announced());
         for op in &service.operations {
             let subject = format!("{} {} ({})", op.method, op.path, op.id);
+            // The answer to HEAD has no content (RFC 9110, 9.3.2): its refusals are read by their
+            // status and headers.
+            let bodiless = op.method == "HEAD";
             let build = |run: &Self| {
                 let rb = run.request(&op.method, &concrete(&op.path));
                 if op.has_body { rb.header("content-type", "application/json").body("{}") } else { rb }
@@ -154,7 +157,9 @@ impl Run<'_> {
             let outcome = self.target.send_as(build(self), service, None).await.and_then(|a| {
                 a.status(401)?;
                 a.exact_header("www-authenticate", &challenge)?;
-                Self::error_body(service, &a, &service.unauthenticated, Some(&op.scope))?;
+                if !bodiless {
+                    Self::error_body(service, &a, &service.unauthenticated, Some(&op.scope))?;
+                }
                 Self::deprecation_headers(op, &a)?;
                 Self::rate_headers(service, op.rate_limited, &a)
             });
@@ -163,7 +168,9 @@ impl Run<'_> {
             let lower = service.one_tier_below(&op.scope);
             let outcome = self.target.send_as(build(self), service, Some(&lower)).await.and_then(|a| {
                 Self::insufficient(&op.scope, &prm, &a)?;
-                Self::error_body(service, &a, &service.insufficient_scope, Some(&op.scope))?;
+                if !bodiless {
+                    Self::error_body(service, &a, &service.insufficient_scope, Some(&op.scope))?;
+                }
                 Self::rate_headers(service, op.rate_limited, &a)
             });
             self.record(service, "403 one tier below", format!("{subject} with {}", tier(&lower)), outcome);

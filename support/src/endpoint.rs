@@ -97,6 +97,8 @@ where
         Method::Put => MethodFilter::PUT,
         Method::Patch => MethodFilter::PATCH,
         Method::Delete => MethodFilter::DELETE,
+        Method::Head => MethodFilter::HEAD,
+        Method::Options => MethodFilter::OPTIONS,
     };
     let handler = move |axum::extract::State(app): axum::extract::State<Arc<App<S, G>>>, req: Request| {
         rest::<S, G>(app, endpoint, req)

@@ -22,11 +22,21 @@ pub enum Method {
     Patch,
     /// Remove.
     Delete,
+    /// The headers a `GET` would answer, without its body (an existence check, a size).
+    Head,
+    /// What the target allows (RFC 9110, 9.3.7), as the operation answers it.
+    Options,
 }
 
 impl Method {
     /// Every method, in this order.
-    pub const ALL: [Method; 5] = [Method::Get, Method::Post, Method::Put, Method::Patch, Method::Delete];
+    pub const ALL: [Method; 7] =
+        [Method::Get, Method::Post, Method::Put, Method::Patch, Method::Delete, Method::Head, Method::Options];
+
+    /// Whether it reads and changes nothing (RFC 9110, 9.2.1): no body, a read-only transaction.
+    pub fn is_safe(self) -> bool {
+        matches!(self, Method::Get | Method::Head | Method::Options)
+    }
 
     /// Upper-case wire name.
     pub fn as_str(self) -> &'static str {
@@ -36,6 +46,8 @@ impl Method {
             Method::Put => "PUT",
             Method::Patch => "PATCH",
             Method::Delete => "DELETE",
+            Method::Head => "HEAD",
+            Method::Options => "OPTIONS",
         }
     }
 }

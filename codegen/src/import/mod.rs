@@ -244,7 +244,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
         }
     }
     let webhooks = import_webhooks(&mut cx, doc, &mut report);
-    for other in ["head", "options", "trace"] {
+    for other in ["trace"] {
         for (path, item) in paths {
             if item.get(other).is_some() {
                 report.entries.push(Entry {

@@ -158,7 +158,7 @@ impl OpCx<'_, '_> {
         let scope = match (found, &options.scope_by_method) {
             (Some(s), _) => s,
             (None, Some((read, write))) => {
-                let (want, other) = if method == Method::Get { (read, None) } else { (write, Some(read)) };
+                let (want, other) = if method.is_safe() { (read, None) } else { (write, Some(read)) };
                 if !scopes.iter().any(|s| &s.name == read) {
                     scopes.push(ScopeDef { name: read.clone(), description: "Read.".into(), implies: Vec::new() });
                 }

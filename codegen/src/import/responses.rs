@@ -153,6 +153,11 @@ impl OpCx<'_, '_> {
             self.notes.push(format!("the {status} answer has no content (RFC 9110), so its schema is left out"));
             content.clear();
         }
+        if def.method() == Method::Head && !content.is_empty() {
+            // RFC 9110, 9.3.2: the answer to HEAD has no content either.
+            self.notes.push("the answer to HEAD has no content (RFC 9110), so its schema is left out".into());
+            content.clear();
+        }
         def.status = (status != 200).then_some(status);
         def.status_documented = documented;
         if content.is_empty() {

@@ -132,8 +132,9 @@ pub(super) fn check_body_format(c: &mut Collector, place: &Place, op: &Operation
             "drop `body` (a payload is JSON), or make the field a body field",
         );
     }
-    if op.body != BodyFormat::Json && op.method() == Method::Get {
-        c.push(place, "GET operations take no body", "use POST, PUT, PATCH or DELETE");
+    if op.body != BodyFormat::Json && op.method().is_safe() {
+        let method = op.method().as_str();
+        c.push(place, format!("{method} operations take no body"), "use POST, PUT, PATCH or DELETE");
     }
     if files > 0 && op.mcp.is_some() {
         c.push(

@@ -374,11 +374,12 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
                         );
                     }
                     // A DELETE may carry a body (RFC 9110 gives it no meaning, and APIs give it
-                    // one: the items to delete); a GET's is lost by proxies and caches.
-                    if has_body && op.method() == Method::Get {
+                    // one: the items to delete); a GET's (or HEAD's, OPTIONS') is lost by
+                    // proxies and caches.
+                    if has_body && op.method().is_safe() {
                         c.push(
                             &place,
-                            "GET operations cannot take body fields",
+                            format!("{} operations cannot take body fields", op.method().as_str()),
                             "set `in = \"query\"` on the input fields, or use POST",
                         );
                     }
@@ -609,11 +610,21 @@ pub(super) fn check_status(
             "remove the output, or document the status",
         );
     }
-    let Some(status) = op.status else { return };
     let output = op.output.as_deref().and_then(|o| models.get(o.trim_end_matches("[]")));
     let body = op.output.as_deref() == Some(FILE)
         || value_output(op, spec, models).is_some()
-        || output.is_some_and(|m| m.fields_in(Location::Body).next().is_some());
+        || output.is_some_and(|m| {
+            m.fields_in(Location::Body).next().is_some() || m.fields_in(Location::Payload).next().is_some()
+        });
+    if body && op.method() == Method::Head {
+        // RFC 9110, 9.3.2: the answer to HEAD is the headers a GET would send, without content.
+        c.push(
+            place,
+            "HEAD answers no body, but the output has body fields",
+            "give an output whose fields are all `in = \"header\"`, or none",
+        );
+    }
+    let Some(status) = op.status else { return };
     let listed = SUCCESS_STATUSES.iter().map(u16::to_string).collect::<Vec<_>>().join(", ");
     if !SUCCESS_STATUSES.contains(&status) {
         c.push(

@@ -533,5 +533,7 @@ pub(super) fn http_method(m: Method) -> HttpMethod {
         Method::Put => HttpMethod::Put,
         Method::Patch => HttpMethod::Patch,
         Method::Delete => HttpMethod::Delete,
+        Method::Head => HttpMethod::Head,
+        Method::Options => HttpMethod::Options,
     }
 }

@@ -153,6 +153,8 @@ fn method_tokens(m: Method) -> TokenStream {
         Method::Put => quote!(Method::Put),
         Method::Patch => quote!(Method::Patch),
         Method::Delete => quote!(Method::Delete),
+        Method::Head => quote!(Method::Head),
+        Method::Options => quote!(Method::Options),
     }
 }
 

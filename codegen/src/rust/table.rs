@@ -4,7 +4,6 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 use crate::ir::{Api, Operation};
-use crate::spec::Method;
 
 use super::*;
 
@@ -99,7 +98,7 @@ pub(super) fn operations_file(api: &Api) -> TokenStream {
             let status = Literal::u16_unsuffixed(op.status);
             rest.extend(quote!(success_status: #status,));
         }
-        let read_only = op.def.read_only.unwrap_or(op.method() == Method::Get);
+        let read_only = op.def.read_only.unwrap_or(op.method().is_safe());
         for (set, field) in [
             (op.def.public, quote!(public)),
             (op.has_body, quote!(has_body)),

@@ -179,6 +179,17 @@ impl MemosService for Memos {
         Ok(memos.iter().filter(|m| m.id >= input.from && m.id <= input.to).cloned().collect())
     }
 
+    async fn check_memo(
+        &self,
+        _: &mut (),
+        input: models::MemoCheckRef,
+    ) -> Result<models::MemoCheck, errors::CheckMemoError> {
+        let memos = self.0.lock().unwrap();
+        let memo = memos.iter().find(|m| m.id == input.id);
+        let memo = memo.ok_or_else(|| errors::CheckMemoError::NotFound(Problem::new("No such memo.")))?;
+        Ok(models::MemoCheck { x_memo_state: Some(memo.state) })
+    }
+
     async fn memo_titles(&self, _: &mut ()) -> Result<models::MemoTitles, errors::MemoTitlesError> {
         let memos = self.0.lock().unwrap();
         Ok(models::MemoTitles {
@@ -318,6 +329,14 @@ async fn the_snapshot_serves_its_operations_through_the_generated_router() {
     assert_eq!(answered, [400, 422, 415, 415]);
     let _ = send(&app, "DELETE", &format!("/api/v1/memos/{}", body["data"]["id"].as_str().unwrap()), None).await;
 
+    // HEAD: the headers alone, and a 404 without its body.
+    let head = |uri: &'static str| Request::head(uri).body(Body::empty()).unwrap();
+    let resp = app.clone().oneshot(head("/api/v1/memos/n1")).await.unwrap();
+    assert_eq!((resp.status(), resp.headers()["x-memo-state"].to_str().unwrap()), (StatusCode::OK, "draft"));
+    assert!(axum::body::to_bytes(resp.into_body(), usize::MAX).await.unwrap().is_empty());
+    let resp = app.clone().oneshot(head("/api/v1/memos/n9")).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+
     // A body that is not an object beside a response header: the list is the body, the count a
     // header, and MCP's structured content the list.
     let resp = app.clone().oneshot(Request::get("/api/v1/memos/titles").body(Body::empty()).unwrap()).await.unwrap();
@@ -349,7 +368,7 @@ async fn the_snapshot_serves_its_operations_through_the_generated_router() {
     let (status, _, body) = send(&app, "GET", "/api/v1/memos/n1", None).await;
     assert_eq!((status, &body["error"]["code"]), (StatusCode::NOT_FOUND, &json!("not_found")), "{body}");
     let (status, allow, _) = send(&app, "POST", "/api/v1/memos/n1.json", None).await;
-    assert_eq!((status, allow.as_deref()), (StatusCode::METHOD_NOT_ALLOWED, Some("PATCH, GET, PUT, DELETE")));
+    assert_eq!((status, allow.as_deref()), (StatusCode::METHOD_NOT_ALLOWED, Some("PATCH, HEAD, GET, PUT, DELETE")));
 
     let (status, _, body) = send(&app, "GET", "/api/v1/memos?per_page=1&page=2", None).await;
     // The page of an operation with other answers is still a page, with its count and links.

@@ -346,6 +346,23 @@ pub struct MemoRef {
 }
 /// Field specs of [`MemoRef`], for validation.
 pub static MEMO_REF_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];
+/// Names one memo to check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoCheckRef {
+    /// The memo.
+    pub id: String,
+}
+/// Field specs of [`MemoCheckRef`], for validation.
+pub static MEMO_CHECK_REF_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];
+/// What HEAD tells of a memo: headers only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoCheck {
+    /// Its state.
+    #[serde(rename = "X-Memo-State")]
+    #[serde(skip)]
+    pub x_memo_state: Option<MemoState>,
+}
 /// Two memos in one segment, the text between them telling them apart (`/memos/range/n1..n3`): the router takes the segment under `from`, the decoder splits it at the first `..`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

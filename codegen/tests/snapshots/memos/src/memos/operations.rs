@@ -166,6 +166,20 @@ pub static COUNT_MEMOS: Operation = Operation {
     tags: &["memos"],
     ..BASE
 };
+/// `HEAD /api/v1/memos/{id}`: Check that a memo exists
+pub static CHECK_MEMO: Operation = Operation {
+    id: "check_memo",
+    method: Method::Head,
+    path: "/memos/{id}",
+    full_path: "/api/v1/memos/{id}",
+    scope: "memos:read",
+    satisfied_by: &["memos:read", "memos:write"],
+    rate_limited: true,
+    read_only: true,
+    tags: &["memos"],
+    input: &models::MEMO_CHECK_REF_FIELDS,
+    ..BASE
+};
 /// `GET /api/v1/memos/{id}.json`: Read a memo, as its `.json` address names it
 pub static GET_MEMO_JSON: Operation = Operation {
     id: "get_memo_json",
@@ -253,11 +267,12 @@ pub static DELETE_MEMO: Operation = Operation {
     ..BASE
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 10usize] = [
+pub static OPERATIONS: [&Operation; 11usize] = [
     &LIST_MEMOS,
     &CREATE_MEMO,
     &UPDATE_MEMO,
     &COUNT_MEMOS,
+    &CHECK_MEMO,
     &GET_MEMO_JSON,
     &PUT_MEMO,
     &SOME_MEMOS,

@@ -33,7 +33,10 @@ where
             on::<DeleteMemo, S, G>(
                 on::<PutMemo, S, G>(
                     on::<GetMemoJson, S, G>(
-                        on::<UpdateMemo, S, G>(methods(&SERVICE, "PATCH, GET, PUT, DELETE"), &app),
+                        on::<CheckMemo, S, G>(
+                            on::<UpdateMemo, S, G>(methods(&SERVICE, "PATCH, HEAD, GET, PUT, DELETE"), &app),
+                            &app,
+                        ),
                         &app,
                     ),
                     &app,
@@ -91,6 +94,22 @@ impl<S: MemosService> Endpoint<S, S::Context> for CountMemos {
     const OP: &'static Operation = &operations::COUNT_MEMOS;
     async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.count_memos(cx).await.map(support::Success::formats)
+    }
+}
+/// `HEAD /api/v1/memos/{id}`: Check that a memo exists
+pub struct CheckMemo;
+impl<S: MemosService> Endpoint<S, S::Context> for CheckMemo {
+    type Input = models::MemoCheckRef;
+    type Error = errors::CheckMemoError;
+    const OP: &'static Operation = &operations::CHECK_MEMO;
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.check_memo(cx, input).await.map(|out| {
+            let mut success = support::Success::Empty;
+            if let Some(v) = &out.x_memo_state {
+                success = success.header("x-memo-state", v);
+            }
+            success
+        })
     }
 }
 /// `GET /api/v1/memos/{id}.json`: Read a memo, as its `.json` address names it

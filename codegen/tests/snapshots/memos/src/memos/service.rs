@@ -44,6 +44,14 @@ pub trait MemosService: Send + Sync + 'static {
         &self,
         cx: &mut Self::Context,
     ) -> impl Future<Output = Result<support::Formats<i64>, errors::CountMemosError>> + Send;
+    /// Check that a memo exists
+    ///
+    /// `HEAD /api/v1/memos/{id}` · scope `memos:read`
+    fn check_memo(
+        &self,
+        cx: &mut Self::Context,
+        input: models::MemoCheckRef,
+    ) -> impl Future<Output = Result<models::MemoCheck, errors::CheckMemoError>> + Send;
     /// Read a memo, as its `.json` address names it
     ///
     /// `GET /api/v1/memos/{id}.json` · scope `memos:read`
