@@ -33,9 +33,16 @@ impl Method {
     pub const ALL: [Method; 7] =
         [Method::Get, Method::Post, Method::Put, Method::Patch, Method::Delete, Method::Head, Method::Options];
 
-    /// Whether it reads and changes nothing (RFC 9110, 9.2.1): no body, a read-only transaction.
+    /// Whether it reads and changes nothing (RFC 9110, 9.2.1): a read-only transaction, a read
+    /// scope.
     pub fn is_safe(self) -> bool {
         matches!(self, Method::Get | Method::Head | Method::Options)
+    }
+
+    /// Whether a request of it carries no body: `GET` and `HEAD`, whose content proxies and
+    /// caches drop (an `OPTIONS` may carry one, RFC 9110, 9.3.7).
+    pub fn takes_no_body(self) -> bool {
+        matches!(self, Method::Get | Method::Head)
     }
 
     /// Upper-case wire name.

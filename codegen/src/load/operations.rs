@@ -374,9 +374,9 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
                         );
                     }
                     // A DELETE may carry a body (RFC 9110 gives it no meaning, and APIs give it
-                    // one: the items to delete); a GET's (or HEAD's, OPTIONS') is lost by
+                    // one: the items to delete), an OPTIONS too; a GET's (or HEAD's) is lost by
                     // proxies and caches.
-                    if has_body && op.method().is_safe() {
+                    if has_body && op.method().takes_no_body() {
                         c.push(
                             &place,
                             format!("{} operations cannot take body fields", op.method().as_str()),
