@@ -369,6 +369,22 @@ fn head_and_options_operations_import_and_head_answers_no_body() {
 }
 
 #[test]
+fn a_path_parameter_named_like_an_inherited_body_field_is_named_apart_too() {
+    let mut doc = document(json!({
+        "/sites/{name}": {"put": {"operationId": "put_site", "parameters": [
+            {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Site"}}}},
+            "responses": {"204": {"description": "Put."}}}}
+    }));
+    doc["components"]["schemas"]["Named"] = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+    doc["components"]["schemas"]["Site"] = json!({"allOf": [{"$ref": "#/components/schemas/Named"},
+        {"type": "object", "properties": {"kind": {"type": "string"}}}]});
+    let (emitted, report, _) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(emitted["paths"]["/sites/{path_name}"]["put"].is_object(), "{}", emitted["paths"]);
+}
+
+#[test]
 fn numbers_say_what_documents_say_and_misplaced_constraints_become_words() {
     let doc = document(json!({
         "/things": {"post": {"operationId": "create_thing", "requestBody": {"required": true, "content": {

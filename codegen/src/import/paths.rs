@@ -41,9 +41,7 @@ pub(super) fn path_names(cx: &Cx, doc: &Value) -> BTreeMap<String, BTreeMap<Stri
             let body = op.get("requestBody").map(&resolve).unwrap_or(Value::Null);
             for media in body.get("content").and_then(Value::as_object).into_iter().flat_map(|c| c.values()) {
                 let schema = media.get("schema").map(&resolve).unwrap_or(Value::Null);
-                other.extend(
-                    schema.get("properties").and_then(Value::as_object).into_iter().flat_map(|p| p.keys().cloned()),
-                );
+                property_names(&schema, &resolve, 8, &mut other);
             }
             clashing.extend(path.intersection(&other).cloned());
             taken.extend(path.iter().cloned().chain(other.iter().cloned()));
@@ -93,6 +91,20 @@ pub(super) fn path_names(cx: &Cx, doc: &Value) -> BTreeMap<String, BTreeMap<Stri
         }
     }
     out
+}
+
+/// The names of `schema`'s properties, its `allOf` members' (what import merges into one model)
+/// and its union members' too, `depth` references deep at most.
+fn property_names(schema: &Value, resolve: &dyn Fn(&Value) -> Value, depth: usize, out: &mut BTreeSet<String>) {
+    out.extend(schema.get("properties").and_then(Value::as_object).into_iter().flat_map(|p| p.keys().cloned()));
+    if depth == 0 {
+        return;
+    }
+    for key in ["allOf", "oneOf", "anyOf"] {
+        for member in schema.get(key).and_then(Value::as_array).into_iter().flatten() {
+            property_names(&resolve(member), resolve, depth - 1, out);
+        }
+    }
 }
 
 /// `path` with its parameters renamed as `names` says (`/things/{id}` → `/things/{path_id}`).
