@@ -385,6 +385,23 @@ fn a_path_parameter_named_like_an_inherited_body_field_is_named_apart_too() {
 }
 
 #[test]
+fn an_optional_get_body_of_no_fields_is_no_body_and_one_with_fields_is_refused() {
+    let form = |schema: Value| json!({"content": {"application/x-www-form-urlencoded": {"schema": schema}}});
+    let doc = document(json!({
+        "/account": {"get": {"operationId": "get_account",
+            "requestBody": form(json!({"type": "object", "properties": {}, "additionalProperties": false})),
+            "responses": {"200": {"description": "The account.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}}}}},
+        "/search": {"get": {"operationId": "search",
+            "requestBody": form(json!({"type": "object", "properties": {"q": {"type": "string"}}})),
+            "responses": {"204": {"description": "Searched."}}}}
+    }));
+    let (emitted, report, _) = round_trip(&doc);
+    assert!(report.to_string().contains("the optional GET body of no fields is left out"), "{report}");
+    assert!(emitted["paths"]["/account"]["get"].get("requestBody").is_none(), "{}", emitted["paths"]);
+    assert!(report.to_string().contains("GET operations"), "a body of fields on GET is still refused: {report}");
+}
+
+#[test]
 fn numbers_say_what_documents_say_and_misplaced_constraints_become_words() {
     let doc = document(json!({
         "/things": {"post": {"operationId": "create_thing", "requestBody": {"required": true, "content": {

@@ -403,6 +403,11 @@ impl OpCx<'_, '_> {
         if let Some(raw) = op.get("requestBody") {
             let at = format!("{pointer}/requestBody");
             match self.cx.resolve(raw) {
+                Ok(body) if def.method().takes_no_body() && self.no_fields(body) => {
+                    // An optional body of no fields on a GET (as Stripe's description gives each
+                    // one): nothing to send, so no body.
+                    self.notes.push(format!("the optional {} body of no fields is left out", def.method().as_str()));
+                }
                 Ok(body) => {
                     let body = body.clone();
                     self.body(id, &body, &at, def, &mut fields);
@@ -418,6 +423,22 @@ impl OpCx<'_, '_> {
         let requires = self.input_requires.take();
         self.cx.models.insert(name.clone(), ModelDef { description, fields, additional: None, requires });
         Some(name)
+    }
+
+    /// Whether `body` is optional and each of its media types an object of no properties (or no
+    /// schema at all).
+    fn no_fields(&self, body: &Value) -> bool {
+        let optional = body.get("required").and_then(Value::as_bool) != Some(true);
+        let content = body.get("content").and_then(Value::as_object);
+        optional
+            && content.into_iter().flatten().all(|(_, c)| {
+                let schema = c.get("schema").map(|s| self.cx.resolve(s).ok().cloned().unwrap_or(Value::Null));
+                schema.is_none_or(|s| {
+                    let empty = s.get("properties").and_then(Value::as_object).is_none_or(|p| p.is_empty());
+                    let closed = s.get("additionalProperties").is_none_or(|a| a == &Value::Bool(false));
+                    is_object(&s) && empty && closed && s.get("allOf").is_none() && !is_union(&s)
+                })
+            })
     }
 
     /// The properties of an object schema as fields at `location`.
