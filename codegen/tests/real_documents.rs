@@ -402,6 +402,36 @@ fn an_optional_get_body_of_no_fields_is_no_body_and_one_with_fields_is_refused()
 }
 
 #[test]
+fn an_all_of_that_stands_for_a_value_is_that_value_not_a_model() {
+    let mut doc = document(json!({
+        "/things": {"post": {"operationId": "create_thing", "requestBody": {"required": true, "content": {
+            "application/json": {"schema": {"type": "object", "properties": {
+                "address": {"$ref": "#/components/schemas/AddressId"},
+                "check": {"$ref": "#/components/schemas/Check"}
+            }}}}},
+            "responses": {"204": {"description": "Created."}}}}
+    }));
+    let schemas = &mut doc["components"]["schemas"];
+    schemas["ResourceId"] = json!({"type": "string", "maxLength": 36});
+    schemas["AddressId"] = json!({"allOf": [{"$ref": "#/components/schemas/ResourceId"}, {"type": "string"}]});
+    schemas["Deadman"] = json!({"type": "object", "required": ["type"], "properties": {"type": {"type": "string", "enum": ["deadman"]}}});
+    schemas["Custom"] =
+        json!({"type": "object", "required": ["type"], "properties": {"type": {"type": "string", "enum": ["custom"]}}});
+    schemas["Kinds"] = json!({"oneOf": [{"$ref": "#/components/schemas/Deadman"}, {"$ref": "#/components/schemas/Custom"}],
+        "discriminator": {"propertyName": "type"}});
+    schemas["Check"] = json!({"allOf": [{"$ref": "#/components/schemas/Kinds"}]});
+    let (emitted, report, _) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    let fields = &emitted["components"]["schemas"]["CreateThingInput"]["properties"];
+    assert_eq!(
+        (&fields["address"]["type"][0], &fields["address"]["maxLength"]),
+        (&json!("string"), &json!(36)),
+        "{fields}"
+    );
+    assert!(fields["check"].to_string().contains("Kinds"), "the union itself: {fields}");
+}
+
+#[test]
 fn numbers_say_what_documents_say_and_misplaced_constraints_become_words() {
     let doc = document(json!({
         "/things": {"post": {"operationId": "create_thing", "requestBody": {"required": true, "content": {

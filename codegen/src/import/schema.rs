@@ -42,7 +42,7 @@ impl OpCx<'_, '_> {
                 self.drop(format!("a $ref to nothing ({r})"), at);
                 return None;
             };
-            let named = if (is_object(&target) && !is_union(&target))
+            let named = if (is_object(&target) && !is_union(&target) && !self.all_of_a_value(&target))
                 || is_string_enum(&target)
                 || (is_union(&target) && self.object_union(&target))
             {
@@ -456,6 +456,19 @@ impl OpCx<'_, '_> {
 
     /// The one schema an `allOf` is, where it is not an object's: its only member with more
     /// than annotations, or the merge of members that each constrain one scalar type.
+    /// Whether `schema` is an `allOf` (of no properties of its own) that stands for one value
+    /// which is no object: a scalar's fragments, or one member beside annotations that is a
+    /// scalar, an enum, a list or a union (`allOf: [{$ref: Kind}]`). Such a schema is that value,
+    /// not a model.
+    fn all_of_a_value(&self, schema: &Value) -> bool {
+        if schema.get("properties").is_some() || schema.get("allOf").is_none() {
+            return false;
+        }
+        let Some(only) = self.all_of_one(schema) else { return false };
+        let resolved = self.cx.resolve(&only).ok().cloned().unwrap_or(Value::Null);
+        !is_object(&resolved) || is_union(&resolved)
+    }
+
     fn all_of_one(&self, schema: &Value) -> Option<Value> {
         const ANNOTATIONS: [&str; 9] = [
             "description",
