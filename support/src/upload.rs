@@ -175,6 +175,15 @@ pub(crate) async fn multipart<G: Gate>(
             }
             let text = String::from_utf8(text)
                 .map_err(|_| invalid(service, f.name, Value::Null, format!("{} must be UTF-8 text", f.name)))?;
+            if json_part(f) {
+                // An object (or a list of them) travels as a part of JSON text, as OpenAPI's
+                // default `contentType` for such a part says.
+                if obj.contains_key(f.name) {
+                    return Err(invalid(service, f.name, Value::Null, format!("{} is given more than once", f.name)));
+                }
+                obj.insert(f.name.to_string(), crate::query::json_text(service, f, &text)?);
+                continue;
+            }
             add_pair(op, Location::Body, name, text, obj)?;
             continue;
         };
@@ -248,6 +257,13 @@ pub(crate) fn insert(
     Ok(())
 }
 
+/// Whether field `f` of a multipart body is a part of JSON text: an object, a union, any JSON,
+/// or a list of those (a scalar, or a list of scalars, is a part of text per value).
+fn json_part(f: &FieldSpec) -> bool {
+    let object = |k: &Kind| matches!(k, Kind::Model(_) | Kind::Map(_) | Kind::Json | Kind::Union(_));
+    object(&f.kind) || matches!(&f.kind, Kind::List(inner) if object(inner) || matches!(inner, Kind::List(_)))
+}
+
 /// The operation's `413`: the body (or the file `field`) is larger than `limit` bytes.
 pub(crate) fn too_large(op: &'static Operation, limit: u64, field: Option<&str>) -> Rejection {
     let problem = match field {
@@ -269,5 +285,32 @@ mod tests {
         assert!(!accepts(&["image/png"], "image/pngx"));
         assert!(accepts(&[], "anything/at-all"));
         assert_eq!(essence("Text/CSV; charset=utf-8"), "text/csv");
+    }
+
+    /// `POST /t/op` as multipart: a text part, and an object as a part of JSON text.
+    static PARTS_INPUT: [FieldSpec; 2] =
+        [FieldSpec::body("title", Kind::String).required(), FieldSpec::body("meta", Kind::Map(&Kind::Integer))];
+    static PARTS: Operation =
+        Operation { id: "parts", input: &PARTS_INPUT, body: BodyFormat::Multipart, ..crate::tests::OP };
+
+    fn read(meta: &str) -> Result<Map<String, Value>, Rejection> {
+        let body = format!(
+            "--b\r\ncontent-disposition: form-data; name=\"title\"\r\n\r\nhello\r\n--b\r\n\
+             content-disposition: form-data; name=\"meta\"\r\ncontent-type: application/json\r\n\r\n{meta}\r\n--b--\r\n"
+        );
+        let req = axum::http::Request::post("/t/op").header("content-type", "multipart/form-data; boundary=b");
+        let parts = req.body(()).unwrap().into_parts().0;
+        let mut obj = Map::new();
+        let gate = crate::tests::Open;
+        crate::tests::block_on(multipart(&gate, &"caller", &PARTS, &parts, Body::from(body), 1 << 20, &mut obj))?;
+        Ok(obj)
+    }
+
+    #[test]
+    fn an_object_in_a_multipart_body_is_a_part_of_json_text() {
+        let obj = read(r#"{"a": 1}"#).expect("read");
+        assert_eq!(Value::Object(obj), serde_json::json!({"title": "hello", "meta": {"a": 1}}));
+        let refused = read("{not json").expect_err("not JSON");
+        assert!(refused.problem.message.contains("meta must be JSON text"), "{}", refused.problem.message);
     }
 }

@@ -106,11 +106,14 @@ pub(super) fn check_body_format(c: &mut Collector, place: &Place, op: &Operation
             }
         }
         BodyFormat::Multipart => {
-            for f in body.iter().filter(|f| !scalar(f) && f.ty != Ty::File) {
+            // A file is a part; a scalar or a list of them parts of text; anything else a part of
+            // JSON text, which holds no file.
+            let holds_file = |t: &Ty| matches!(t, Ty::List(i) | Ty::Map(i) if **i == Ty::File);
+            for f in body.iter().filter(|f| holds_file(&f.ty)) {
                 c.push(
                     place,
-                    format!("multipart field `{name}.{}` is not a file, a scalar or a list of scalars", f.name),
-                    "make it a scalar (a text part), or use a JSON body",
+                    format!("multipart field `{name}.{}` holds files in a list or map", f.name),
+                    "give each file a field of its own",
                 );
             }
         }
