@@ -126,6 +126,12 @@ impl Field {
         self.def.name.as_deref().unwrap_or(&self.name)
     }
 
+    /// The HTTP header a header field travels as: its `name` as written, else its key (a
+    /// snake_case key in Train-Case: `request_id` is `Request-Id`).
+    pub fn http_header(&self) -> String {
+        self.def.name.clone().unwrap_or_else(|| header_name(&self.name))
+    }
+
     /// Where the field travels over REST.
     pub fn location(&self) -> Location {
         self.def.location

@@ -329,7 +329,7 @@ fn one_name_in_several_places_keeps_each_under_its_name() {
         .iter()
         .map(|p| (p["in"].as_str().unwrap(), p["name"].as_str().unwrap()))
         .collect();
-    for expected in [("query", "active"), ("query", "id"), ("header", "Id")] {
+    for expected in [("query", "active"), ("query", "id"), ("header", "id")] {
         assert!(params.contains(&expected), "{expected:?} in {params:?}");
     }
     let body = &emitted["components"]["schemas"]["PutThingInputBody"]["properties"];
@@ -429,6 +429,24 @@ fn an_all_of_that_stands_for_a_value_is_that_value_not_a_model() {
         "{fields}"
     );
     assert!(fields["check"].to_string().contains("Kinds"), "the union itself: {fields}");
+}
+
+#[test]
+fn a_snake_case_header_keeps_its_name_as_written() {
+    let doc = document(json!({
+        "/things": {"get": {"operationId": "list_things", "parameters": [
+            {"name": "api_key", "in": "header", "required": true, "schema": {"type": "string"}}],
+            "responses": {"204": {"description": "Listed."}}}}
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(toml.contains("fields.api_key_header = ") && toml.contains("name = \"api_key\""), "{toml}");
+    let param = &emitted["paths"]["/things"]["get"]["parameters"][0];
+    assert_eq!((&param["name"], &param["in"]), (&json!("api_key"), &json!("header")), "{param}");
+    let files = codegen::generate(&[("things.toml", &toml)]).unwrap();
+    let models: String =
+        files.iter().find(|f| f.path.ends_with("models.rs")).unwrap().text.split_whitespace().collect();
+    assert!(models.contains(r#".wire("api_key")"#), "{models}");
 }
 
 #[test]

@@ -191,7 +191,7 @@ pub async fn request_fields<G: Gate>(
     }
     // Headers: `idempotency_key` travels as `Idempotency-Key` (header names ignore case).
     for f in op.input.iter().filter(|f| f.location == Location::Header) {
-        let name = crate::fields::header_name(f.wire);
+        let name = f.http_header();
         if let Some(v) = parts.headers.get(name.as_str()) {
             let s = v
                 .to_str()

@@ -449,6 +449,12 @@ impl FieldSpec {
         self
     }
 
+    /// The HTTP header a header field travels as: its wire name as written where it has one of
+    /// its own, else its name (a snake_case name in Train-Case: `request_id` is `Request-Id`).
+    pub fn http_header(&self) -> String {
+        if self.wire != self.name { self.wire.to_string() } else { header_name(self.name) }
+    }
+
     /// The parameter's value is JSON text.
     pub const fn json_text(mut self) -> Self {
         self.json_text = true;

@@ -226,6 +226,13 @@ mod tests {
     }
 
     #[test]
+    fn a_header_is_named_as_written_where_its_wire_name_is_its_own() {
+        let snake = FieldSpec::header("api_key", Kind::String);
+        assert_eq!(snake.http_header(), "Api-Key", "a snake_case name travels in Train-Case");
+        assert_eq!(snake.wire("api_key_as_is").http_header(), "api_key_as_is");
+    }
+
+    #[test]
     fn objects_in_the_query_nest_as_their_keys_say_and_the_open_one_takes_the_rest() {
         let fields = query_fields("filter[created][gte]=1&filter[tag][]=a&filter[tag][]=b&filter[state]=open&a=1&b=2")
             .expect("read");

@@ -314,7 +314,17 @@ impl OpCx<'_, '_> {
                 });
                 continue;
             }
-            let field_name = if location == Location::Header { header_field(&name) } else { Some(name.clone()) };
+            // A header whose name its field's key cannot say (`api_key`, which a snake_case key
+            // would send as `Api-Key`): a key of its own, and the header's name as written.
+            let verbatim = location == Location::Header
+                && header_field(&name).is_none()
+                && crate::ir::is_header_token(&name)
+                && crate::ir::is_wire_name(&name);
+            let field_name = match location {
+                Location::Header if verbatim => Some(format!("{}_header", name.to_snake_case())),
+                Location::Header => header_field(&name),
+                _ => Some(name.clone()),
+            };
             let Some(field_name) = field_name.filter(|n| crate::ir::is_wire_name(n)) else {
                 self.drop(format!("the parameter name `{name}`"), &at);
                 continue;
@@ -341,6 +351,9 @@ impl OpCx<'_, '_> {
             };
             let Some(mut typed) = self.typed(&schema, &hint, &format!("{at}/schema")) else { continue };
             typed.def.location = location;
+            if verbatim {
+                typed.def.name = Some(name.clone());
+            }
             typed.def.optional =
                 !(p.get("required").and_then(Value::as_bool) == Some(true) || location == Location::Path);
             if let Some(d) = p.get("description").and_then(Value::as_str) {
@@ -394,7 +407,8 @@ impl OpCx<'_, '_> {
                     continue;
                 };
                 self.notes.push(format!("the parameter `{name}` is field `{key}`: another field has its name"));
-                typed.def.name = Some(field_name);
+                // A header's name as written; a query parameter's is its key's.
+                typed.def.name = Some(if location == Location::Header { name.clone() } else { field_name });
                 fields.insert(key, typed.def);
                 continue;
             }
@@ -469,7 +483,9 @@ impl OpCx<'_, '_> {
                 // A body field named like a query or header parameter: the parameter's key is
                 // named apart, and it travels under its name.
                 self.notes.push(format!("the parameter `{prop}` is field `{key}`: a body field has its name"));
-                param.name.get_or_insert_with(|| prop.clone());
+                // The name it travels under: a header's as its key would have sent it.
+                let wire = if at == Location::Header { crate::ir::header_name(prop) } else { prop.clone() };
+                param.name.get_or_insert(wire);
                 fields.insert(key, param);
             }
             if fields.contains_key(prop) {

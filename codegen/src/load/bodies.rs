@@ -528,7 +528,7 @@ pub(super) fn check_wire_names(c: &mut Collector, place: &Place, input: &Model) 
         let mut seen: HashMap<String, &str> = HashMap::new();
         for f in input.fields_in(location) {
             let wire = match location {
-                Location::Header => crate::ir::header_name(f.wire()).to_ascii_lowercase(),
+                Location::Header => f.http_header().to_ascii_lowercase(),
                 _ => f.wire().to_string(),
             };
             if let Some(other) = seen.insert(wire.clone(), &f.name) {

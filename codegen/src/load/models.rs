@@ -192,8 +192,10 @@ pub(super) fn resolve_models(c: &mut Collector, spec: &Spec) -> IndexMap<String,
                 c.push(&place, "`name` is for query and header parameters", "remove it: the key is the name");
             } else if f.name.as_deref().is_some_and(|n| !crate::ir::is_wire_name(n)) {
                 c.push(&place, "`name` is empty, too long or holds a control character", WIRE_NAME_FIX);
+            } else if f.name.as_deref() == Some(fname.as_str()) {
+                c.push(&place, "`name` is the field's key already", "remove `name`, or give the field another key");
             } else if f.location == Location::Header
-                && !crate::ir::is_header_token(&crate::ir::header_name(f.name.as_deref().unwrap_or(fname)))
+                && !crate::ir::is_header_token(&f.name.clone().unwrap_or_else(|| crate::ir::header_name(fname)))
             {
                 c.push(
                     &place,

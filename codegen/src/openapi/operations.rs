@@ -167,7 +167,7 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
         for f in model.fields.iter().filter(|f| !matches!(f.location(), Location::Body | Location::Payload)) {
             let (loc, name) = match f.location() {
                 Location::Path => (ParameterIn::Path, f.name.clone()),
-                Location::Header => (ParameterIn::Header, crate::ir::header_name(f.wire())),
+                Location::Header => (ParameterIn::Header, f.http_header()),
                 _ => (ParameterIn::Query, f.wire().to_string()),
             };
             let mut p = ParameterBuilder::new()
@@ -261,7 +261,7 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
                 // The Header Object's `required`, which utoipa has no field for (renamed in `document`).
                 h.extensions = Some(ExtensionsBuilder::new().add("header-required", true).build());
             }
-            r = r.header(crate::ir::header_name(f.wire()), h);
+            r = r.header(f.http_header(), h);
         }
         if conditional.is_some() && op.def.output.is_some() {
             r = r.header(

@@ -294,7 +294,7 @@ fn header_setters(headers: &[&Field]) -> Vec<TokenStream> {
     headers
         .iter()
         .map(|f| {
-            let (ident, name) = (field_ident(f), crate::ir::header_name(f.wire()).to_ascii_lowercase());
+            let (ident, name) = (field_ident(f), f.http_header().to_ascii_lowercase());
             // Copy values are passed as they are, the others borrowed.
             let copied = matches!(f.ty, Ty::Integer | Ty::Number | Ty::Boolean | Ty::Enum(_));
             let borrow = if copied { quote!() } else { quote!(&) };
