@@ -155,8 +155,8 @@ fn the_loader_puts_files_where_a_body_can_carry_them() {
     );
     assert_eq!(
         refused(spec.replace("media_types = [\"image/*\", \"application/pdf\"]", "media_types = [\"image\"]")),
-        "todos.toml: model `Attach` field `file`: media type `image` is not `type/subtype` or `type/*`; fix: write it \
-         like `image/png`"
+        "todos.toml: model `Attach` field `file`: media type `image` is not `type/subtype`, `type/*` or `*/*`; fix: \
+         write it like `image/png`"
     );
     assert_eq!(
         refused(spec.replace("fields.note = { type = \"string\",", "fields.note = { type = \"string\", max_size = 5,")),

@@ -450,6 +450,20 @@ fn a_snake_case_header_keeps_its_name_as_written() {
 }
 
 #[test]
+fn a_body_of_any_type_is_a_file_of_any_type() {
+    let doc = document(json!({
+        "/blobs": {"put": {"operationId": "put_blob", "requestBody": {"required": true, "content": {
+            "*/*": {"schema": {"type": "string", "format": "binary"}}}},
+            "responses": {"204": {"description": "Stored."}}}}
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(toml.contains("media_types = [\"*/*\"]"), "{toml}");
+    let content = emitted["paths"]["/blobs"]["put"]["requestBody"]["content"].as_object().unwrap();
+    assert_eq!(content.keys().collect::<Vec<_>>(), ["*/*"], "{content:?}");
+}
+
+#[test]
 fn numbers_say_what_documents_say_and_misplaced_constraints_become_words() {
     let doc = document(json!({
         "/things": {"post": {"operationId": "create_thing", "requestBody": {"required": true, "content": {

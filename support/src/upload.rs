@@ -46,6 +46,9 @@ fn accepts(accepted: &[&str], media_type: &str) -> bool {
     accepted.is_empty()
         || accepted.iter().any(|a| {
             let a = a.to_ascii_lowercase();
+            if a == "*/*" {
+                return true;
+            }
             match a.strip_suffix("/*") {
                 Some(family) => media_type.split('/').next() == Some(family),
                 None => a == media_type,
@@ -284,6 +287,7 @@ mod tests {
         assert!(!accepts(&["image/*", "application/pdf"], "text/html"));
         assert!(!accepts(&["image/png"], "image/pngx"));
         assert!(accepts(&[], "anything/at-all"));
+        assert!(accepts(&["*/*"], "anything/at-all"));
         assert_eq!(essence("Text/CSV; charset=utf-8"), "text/csv");
     }
 

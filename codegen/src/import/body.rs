@@ -149,7 +149,7 @@ impl OpCx<'_, '_> {
                     "file",
                     body.get("description").and_then(Value::as_str).unwrap_or("The request body.").to_string(),
                 );
-                if other != "application/octet-stream" && other != "*/*" {
+                if other != "application/octet-stream" {
                     f.media_types = vec![other.to_string()];
                 }
                 f.max_size = Some(crate::rust::DEFAULT_MAX_FILE);

@@ -333,8 +333,12 @@ pub(super) fn check_constraints(c: &mut Collector, place: &Place, f: &FieldDef, 
     for m in &f.media_types {
         let token =
             |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b));
-        if !m.split_once('/').is_some_and(|(t, s)| token(t) && (s == "*" || token(s))) {
-            c.push(place, format!("media type `{m}` is not `type/subtype` or `type/*`"), "write it like `image/png`");
+        if m != "*/*" && !m.split_once('/').is_some_and(|(t, s)| token(t) && (s == "*" || token(s))) {
+            c.push(
+                place,
+                format!("media type `{m}` is not `type/subtype`, `type/*` or `*/*`"),
+                "write it like `image/png`",
+            );
         }
     }
     if !f.one_of.is_empty() {
