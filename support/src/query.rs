@@ -32,8 +32,8 @@ pub(crate) fn query_pair(
         };
         return member(op, f, &path, &k, raw, obj);
     }
-    // A model's member under its own name.
-    for f in query().filter(|f| f.list_style == ListStyle::Repeated) {
+    // A model's member under its own name (a model of JSON text is one parameter, its own).
+    for f in query().filter(|f| f.list_style == ListStyle::Repeated && !f.json_text) {
         if let Kind::Model(fields) = &f.kind
             && fields.iter().any(|m| m.name == k)
         {
@@ -41,7 +41,9 @@ pub(crate) fn query_pair(
         }
     }
     // A key no field names: the map or `json` object that takes the others.
-    let open = |f: &&FieldSpec| matches!(f.kind, Kind::Map(_) | Kind::Json) && f.list_style == ListStyle::Repeated;
+    let open = |f: &&FieldSpec| {
+        matches!(f.kind, Kind::Map(_) | Kind::Json) && f.list_style == ListStyle::Repeated && !f.json_text
+    };
     match query().find(open) {
         Some(f) => member(op, f, &[k.as_str()], &k, raw, obj),
         None => Err(unknown(op, &k, raw)),

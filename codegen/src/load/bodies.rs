@@ -488,7 +488,7 @@ pub(super) fn check_query_field(
             }
             let others = input.fields_in(Location::Query).filter(|o| o.name != f.name);
             let exploded = |o: &Field| match (&o.ty, o.def.style) {
-                (Ty::Model(m), support::ListStyle::Repeated) => {
+                (Ty::Model(m), support::ListStyle::Repeated) if o.def.content.is_none() => {
                     models.get(m).map(|m| m.fields.iter().map(|x| x.name.clone()).collect()).unwrap_or_default()
                 }
                 _ => vec![o.wire().to_string()],
@@ -511,7 +511,10 @@ pub(super) fn check_query_field(
             "move it to the body",
         ),
     }
-    let open = |o: &Field| matches!(o.ty, Ty::Map(_) | Ty::Json) && o.def.style == support::ListStyle::Repeated;
+    // An object of JSON text is one parameter, and takes no other.
+    let open = |o: &Field| {
+        matches!(o.ty, Ty::Map(_) | Ty::Json) && o.def.style == support::ListStyle::Repeated && o.def.content.is_none()
+    };
     if open(f) && input.fields_in(Location::Query).filter(|o| open(o)).count() > 1 {
         c.push(
             place,
