@@ -211,6 +211,15 @@ impl Success {
         Success::Headed { inner, headers }
     }
 
+    /// `body` with the headers this answer holds (its own answer left out): how an output's
+    /// header fields, read off it first, join the answer its renderer then writes.
+    pub fn answering(self, body: Success) -> Self {
+        match self {
+            Success::Headed { headers, .. } => Success::Headed { inner: Box::new(body), headers },
+            _ => body,
+        }
+    }
+
     /// This answer with another status than the operation's main one.
     pub fn status(self, status: u16) -> Self {
         Success::Status { status, inner: Box::new(self) }

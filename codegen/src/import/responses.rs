@@ -224,7 +224,11 @@ impl OpCx<'_, '_> {
                 // A union of values (`one_of`) is a field's: the answer is a model whose payload
                 // it is.
                 let union = !typed.def.one_of.is_empty();
-                let rendered = headers.is_empty() && def.alternatives.is_empty() && typed.ty != "file" && !union;
+                // Headers may stand beside the formats of an object's answer (its model holds
+                // them), not of a payload's.
+                let object = self.cx.models.contains_key(&typed.ty);
+                let rendered =
+                    (headers.is_empty() || object) && def.alternatives.is_empty() && typed.ty != "file" && !union;
                 let (formats, left): (Vec<String>, Vec<String>) = others.into_iter().partition(|m| {
                     let stream = m == "text/event-stream" || m == "application/x-ndjson";
                     rendered && support::is_media_type(m) && !support::is_json_media(m) && !stream
@@ -280,6 +284,12 @@ impl OpCx<'_, '_> {
                     ModelDef { description: body.description, fields, additional: None, requires: None },
                 );
                 def.output = Some(name);
+                if !formats.is_empty() {
+                    if def.answer_types.is_empty() {
+                        def.answer_types.push(media.clone());
+                    }
+                    def.answer_types.extend(formats);
+                }
             }
             None => {
                 if let Some(media) = content.keys().find(|m| *m == "text/event-stream" || *m == "application/x-ndjson")

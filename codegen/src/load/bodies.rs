@@ -409,21 +409,22 @@ pub(super) fn check_other_formats(
     models: &IndexMap<String, Model>,
 ) {
     let Some(first) = op.answer_types.iter().find(|m| !support::is_json_media(m)) else { return };
-    let headed = op
+    // Header fields travel beside any format; a payload is a body of its own, not the model's.
+    let payload = op
         .output
         .as_deref()
         .and_then(|o| models.get(o))
-        .is_some_and(|m| m.fields_in(Location::Header).next().is_some());
+        .is_some_and(|m| m.fields_in(Location::Payload).next().is_some());
     for (set, what) in [
         (op.prerendered, "a prerendered output"),
         (!op.alternatives.is_empty(), "alternative answers"),
-        (headed, "response headers"),
+        (payload, "an output whose body is its payload field"),
     ] {
         if set {
             c.push(
                 place,
                 format!("`answer_types` lists `{first}` beside {what}"),
-                "list JSON types only, or answer one JSON document of a model without header fields",
+                "list JSON types only, or answer one JSON document of a model",
             );
         }
     }

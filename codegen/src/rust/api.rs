@@ -150,6 +150,14 @@ pub(super) fn router_file(api: &Api) -> TokenStream {
             }
         };
         let body = match () {
+            _ if op.other_formats().next().is_some() && !headers.is_empty() => {
+                // The header fields are read off the output before it goes to its renderer.
+                let set = header_setters(&headers);
+                quote!(.map(|formats| {
+                    let headed = { let out = &formats.value; let mut success = support::Success::Empty; #(#set)* success };
+                    headed.answering(support::Success::formats(formats))
+                }))
+            }
             _ if op.other_formats().next().is_some() => quote!(.map(support::Success::formats)),
             _ if !op.alternatives.is_empty() => answers_body(api, op, &headers),
             _ => body,

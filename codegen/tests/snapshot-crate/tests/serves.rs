@@ -118,17 +118,19 @@ impl MemosService for Memos {
         &self,
         _: &mut (),
         input: models::MemoJsonRef,
-    ) -> Result<models::MemoAsJson, errors::GetMemoJsonError> {
+    ) -> Result<support::Formats<models::MemoAsJson>, errors::GetMemoJsonError> {
         let memos = self.0.lock().unwrap();
         let memo = memos.iter().find(|n| n.id == input.id);
         let memo = memo.ok_or_else(|| errors::GetMemoJsonError::NotFound(Problem::new("No such memo.")))?;
-        Ok(models::MemoAsJson {
+        let out = models::MemoAsJson {
             title: memo.title.clone(),
             memo_state: Some(memo.state),
             memo_tags: memo.tags.clone(),
             memo_dated: memo.due.is_some(),
             memo_weight: None,
-        })
+        };
+        // Its title as plain text, its headers the same.
+        Ok(support::Formats::rendered_by(out, |m, _| Some(m.title.clone().into_bytes())))
     }
 
     async fn put_memo(
@@ -365,6 +367,12 @@ async fn the_snapshot_serves_its_operations_through_the_generated_router() {
         (h("memo-state"), h("memo-tags"), h("memo-dated"), h("memo-weight")),
         (Some("draft".into()), Some("a".into()), Some("false".into()), None)
     );
+    // In its other format, with the same headers.
+    let req = Request::get("/api/v1/memos/n1.json").header("accept", "text/plain").body(Body::empty()).unwrap();
+    let resp = app.clone().oneshot(req).await.unwrap();
+    assert_eq!(resp.headers()["memo-state"], "draft");
+    assert_eq!(resp.headers()["content-type"], "text/plain");
+    assert_eq!(&axum::body::to_bytes(resp.into_body(), 64).await.unwrap()[..], b"first");
     let (status, _, body) = send(&app, "GET", "/api/v1/memos/n1", None).await;
     assert_eq!((status, &body["error"]["code"]), (StatusCode::NOT_FOUND, &json!("not_found")), "{body}");
     let (status, allow, _) = send(&app, "POST", "/api/v1/memos/n1.json", None).await;

@@ -190,6 +190,7 @@ pub static GET_MEMO_JSON: Operation = Operation {
     satisfied_by: &["memos:read", "memos:write"],
     rate_limited: true,
     read_only: true,
+    answer_types: &["application/json", "text/plain"],
     tags: &["memos"],
     input: &models::MEMO_JSON_REF_FIELDS,
     ..BASE

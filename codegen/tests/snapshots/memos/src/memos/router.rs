@@ -119,17 +119,21 @@ impl<S: MemosService> Endpoint<S, S::Context> for GetMemoJson {
     type Error = errors::GetMemoJsonError;
     const OP: &'static Operation = &operations::GET_MEMO_JSON;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.get_memo_json(cx, input).await.map(|out| {
-            let mut success = support::Success::one(&out);
-            if let Some(v) = &out.memo_state {
-                success = success.header("memo-state", v);
-            }
-            success = success.header("memo-tags", support::comma_list(&out.memo_tags));
-            success = success.header("memo-dated", out.memo_dated);
-            if let Some(v) = &out.memo_weight {
-                success = success.header("memo-weight", v);
-            }
-            success
+        s.get_memo_json(cx, input).await.map(|formats| {
+            let headed = {
+                let out = &formats.value;
+                let mut success = support::Success::Empty;
+                if let Some(v) = &out.memo_state {
+                    success = success.header("memo-state", v);
+                }
+                success = success.header("memo-tags", support::comma_list(&out.memo_tags));
+                success = success.header("memo-dated", out.memo_dated);
+                if let Some(v) = &out.memo_weight {
+                    success = success.header("memo-weight", v);
+                }
+                success
+            };
+            headed.answering(support::Success::formats(formats))
         })
     }
 }

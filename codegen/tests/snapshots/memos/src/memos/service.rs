@@ -59,7 +59,7 @@ pub trait MemosService: Send + Sync + 'static {
         &self,
         cx: &mut Self::Context,
         input: models::MemoJsonRef,
-    ) -> impl Future<Output = Result<models::MemoAsJson, errors::GetMemoJsonError>> + Send;
+    ) -> impl Future<Output = Result<support::Formats<models::MemoAsJson>, errors::GetMemoJsonError>> + Send;
     /// Set a memo's title
     ///
     /// `PUT /api/v1/memos/{id}` · scope `memos:write` · MCP tool `memos.put`
