@@ -76,15 +76,17 @@ fn shape(doc: &Value, schema: &Value, depth: u8) -> Value {
         }
         return serde_json::json!({"object": props, "required": required});
     }
-    for union in ["oneOf", "anyOf"] {
-        if let Some(members) = s.get(union).and_then(Value::as_array) {
-            let members: Vec<&Value> =
-                members.iter().filter(|m| resolve(doc, m).get("type") != Some(&Value::from("null"))).collect();
-            if members.len() == 1 {
-                return shape(doc, members[0], depth);
-            }
-            return serde_json::json!({"union": members.len()});
+    if s.get("oneOf").or(s.get("anyOf")).is_some() {
+        // A union: how many members it has, a member that is a union lending its own, and alike
+        // members once (`oneOf: [string, Pet, string]` is one of a string and a `Pet`).
+        let mut members = BTreeSet::new();
+        union_members(doc, s, &mut members);
+        if members.len() == 1 {
+            let only = s.get("oneOf").or(s.get("anyOf")).and_then(Value::as_array).into_iter().flatten();
+            let only = only.map(|m| resolve(doc, m)).find(|m| m.get("type") != Some(&Value::from("null")));
+            return only.map_or(Value::Null, |m| shape(doc, m, depth));
         }
+        return serde_json::json!({"union": members.len()});
     }
     let ty = match s.get("type") {
         Some(Value::Array(types)) => {
@@ -109,6 +111,25 @@ fn shape(doc: &Value, schema: &Value, depth: u8) -> Value {
         }
         "integer" => "number".into(),
         other => other.into(),
+    }
+}
+
+/// The members of union `s` told apart by their schema (as text; a `$ref` by what it names),
+/// its members' members for those that are unions, `null` left out.
+fn union_members(doc: &Value, s: &Value, out: &mut BTreeSet<String>) {
+    let members = s.get("oneOf").or(s.get("anyOf")).and_then(Value::as_array).into_iter().flatten();
+    for m in members.filter(|m| resolve(doc, m).get("type") != Some(&Value::from("null"))) {
+        let resolved = resolve(doc, m);
+        if resolved.get("oneOf").or(resolved.get("anyOf")).is_some() {
+            union_members(doc, resolved, out);
+        } else {
+            // Without its words: `{type: string, title: …}` and `{type: string}` are one member.
+            let mut plain = resolved.clone();
+            if let Some(o) = plain.as_object_mut() {
+                o.retain(|k, _| !["title", "description", "example", "examples"].contains(&k.as_str()));
+            }
+            out.insert(m.get("$ref").map_or_else(|| plain.to_string(), |r| r.to_string()));
+        }
     }
 }
 
