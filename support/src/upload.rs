@@ -168,6 +168,7 @@ pub(crate) async fn multipart<G: Gate>(
         };
         let Some((accepted, max_size)) = file_spec(f) else {
             // A text part: read whole (within the body limit), then as a form value.
+            let declared = part.content_type().map(|m| essence(m.as_ref()));
             let mut text = Vec::new();
             let mut part = part;
             while let Some(chunk) = part.chunk().await.map_err(refused)? {
@@ -180,11 +181,29 @@ pub(crate) async fn multipart<G: Gate>(
                 .map_err(|_| invalid(service, f.name, Value::Null, format!("{} must be UTF-8 text", f.name)))?;
             if json_part(f) {
                 // An object (or a list of them) travels as a part of JSON text, as OpenAPI's
-                // default `contentType` for such a part says.
-                if obj.contains_key(f.name) {
-                    return Err(invalid(service, f.name, Value::Null, format!("{} is given more than once", f.name)));
+                // default `contentType` for such a part says; a part of any value is JSON where it
+                // says so, else its text. A list's parts add items; any value given twice is the
+                // list of both.
+                let json = !matches!(f.kind, Kind::Json) || declared.as_deref().is_some_and(crate::is_json_media);
+                let value = if json { crate::query::json_text(service, f, &text)? } else { Value::String(text) };
+                let listed = matches!(f.kind, Kind::List(_) | Kind::Json);
+                match obj.get_mut(f.name) {
+                    None if matches!(f.kind, Kind::List(_)) && !value.is_array() => {
+                        obj.insert(f.name.to_string(), Value::Array(vec![value]));
+                    }
+                    None => {
+                        obj.insert(f.name.to_string(), value);
+                    }
+                    Some(Value::Array(items)) if listed && !value.is_array() => items.push(value),
+                    Some(first) if matches!(f.kind, Kind::Json) => {
+                        let first = std::mem::take(first);
+                        obj.insert(f.name.to_string(), Value::Array(vec![first, value]));
+                    }
+                    Some(_) => {
+                        let text = format!("{} is given more than once", f.name);
+                        return Err(invalid(service, f.name, Value::Null, text));
+                    }
                 }
-                obj.insert(f.name.to_string(), crate::query::json_text(service, f, &text)?);
                 continue;
             }
             add_pair(op, Location::Body, name, text, obj)?;

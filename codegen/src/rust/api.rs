@@ -74,7 +74,8 @@ pub(super) fn service_file(api: &Api) -> TokenStream {
             /// lists in `request_types` (`application/xml`, `text/plain`) into the JSON value its
             /// fields are decoded and checked from: `Some(Ok(value))`, or `Some(Err(why))` for a
             /// malformed body (answered like malformed JSON). `None`, the default, reads none:
-            /// such a body is answered 415, as a format the server does not take.
+            /// such a body is answered 415, as a format the server does not take (501 while the
+            /// service is being written: its catalog holds `not_implemented`).
             fn read_body(&self, operation: &'static str, media: &str, body: &[u8]) -> support::BodyRead {
                 let _ = (operation, media, body);
                 None
