@@ -586,3 +586,41 @@ pub(super) fn check_output_payload(c: &mut Collector, place: &Place, op: &Operat
         );
     }
 }
+
+/// `request_types` and `answer_types`: media types, each once and one of them JSON, for a JSON
+/// body and a JSON answer; the others are forms the platform decodes or formats the
+/// implementation reads (`read_types`) or renders (`check_other_formats`).
+pub(super) fn check_json_types(c: &mut Collector, place: &Place, op: &OperationDef, json_body: bool) {
+    let json_answer = op.output.as_deref().is_some_and(|o| o != FILE) && op.stream.is_none();
+    for (list, key, applies, what) in [
+        (&op.request_types, "request_types", json_body, "a JSON request body"),
+        (&op.answer_types, "answer_types", json_answer, "a JSON answer (an output that is no file or stream)"),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        if !applies {
+            c.push(place, format!("`{key}` is for {what}"), format!("remove `{key}`"));
+        } else if !list.iter().any(|m| support::is_json_media(m)) {
+            c.push(
+                place,
+                format!("`{key}` lists no JSON media type"),
+                "list the JSON one too, or declare the body's own format with `body`",
+            );
+        }
+        for (i, m) in list.iter().enumerate() {
+            // Forms, and other formats the implementation reads (a request) or renders (an
+            // answer): any media type but a range or a stream.
+            let stream = ["text/event-stream", "application/x-ndjson"].contains(&m.to_ascii_lowercase().as_str());
+            if !(support::is_json_media(m) || support::is_media_type(m)) || stream {
+                c.push(
+                    place,
+                    format!("`{key}`: `{m}` is not a media type a body is sent as"),
+                    "list media types like `application/json` or `application/xml` (no range like `*/*`, no stream)",
+                );
+            } else if list[..i].iter().any(|o| o.eq_ignore_ascii_case(m)) {
+                c.push(place, format!("`{key}` lists `{m}` twice"), "list each once");
+            }
+        }
+    }
+}
