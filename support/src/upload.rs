@@ -184,7 +184,7 @@ pub(crate) async fn multipart<G: Gate>(
                 // default `contentType` for such a part says; a part of any value is JSON where it
                 // says so, else its text. A list's parts add items; any value given twice is the
                 // list of both.
-                let json = !matches!(f.kind, Kind::Json) || declared.as_deref().is_some_and(crate::is_json_media);
+                let json = !matches!(f.kind, Kind::Json) || declared.as_deref().is_some_and(crate::media::is_json_media);
                 let value = if json { crate::query::json_text(service, f, &text)? } else { Value::String(text) };
                 let listed = matches!(f.kind, Kind::List(_) | Kind::Json);
                 match obj.get_mut(f.name) {
