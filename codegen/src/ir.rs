@@ -103,6 +103,12 @@ impl Ty {
     pub fn is_scalar(&self) -> bool {
         !matches!(self, Ty::Json | Ty::File | Ty::Model(_) | Ty::Union(_) | Ty::List(_) | Ty::Map(_))
     }
+
+    /// Whether the type is a scalar or a list of scalars: what a path segment, a header, a query
+    /// parameter or a form field carries as text.
+    pub fn is_plain(&self) -> bool {
+        self.is_scalar() || matches!(self, Ty::List(item) if item.is_scalar())
+    }
 }
 
 /// A field with its resolved type.
@@ -199,7 +205,8 @@ pub struct Operation {
     /// The output model's payload field's type, where it has one (`in = "payload"`): the answer's
     /// body is that value, the model's other fields response headers.
     pub output_payload: Option<Ty>,
-    /// The media types of its request body its implementation reads into JSON (`read_body`).
+    /// The media types of its request body its implementation reads into JSON (`read_body`):
+    /// XML, plain text, a form of fields a form cannot carry.
     pub read_types: Vec<String>,
     /// The other success answers the implementation may give, in spec order.
     pub alternatives: Vec<Alternative>,
@@ -262,12 +269,6 @@ impl Operation {
     /// The media types other than JSON its answer may be rendered in (`answer_types`).
     pub fn other_formats(&self) -> impl Iterator<Item = &String> {
         self.def.answer_types.iter().filter(|m| !support::is_json_media(m))
-    }
-
-    /// The formats its JSON body may be sent in that the implementation reads into JSON (XML,
-    /// plain text, a form of fields a form cannot carry).
-    pub fn read_formats(&self) -> impl Iterator<Item = &String> {
-        self.read_types.iter()
     }
 
     /// snake_case id.

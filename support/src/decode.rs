@@ -16,7 +16,7 @@ use crate::problem::{Problem, error_response, request_id, status_of};
 use crate::respond::ToolFailure;
 use crate::strict::{StrictJson, number};
 use crate::table::{Operation, ServiceInfo};
-use crate::upload::{BodyFormat, too_large};
+use crate::upload::{BodyFormat, essence, too_large};
 use crate::validate::coerce;
 use crate::validate::{Rejection, check_object, check_requires, invalid};
 
@@ -118,18 +118,17 @@ pub(crate) fn is_json(parts: &Parts) -> bool {
 }
 
 /// Reads a request body sent in one of its operation's other formats
-/// ([`Operation::read_types`]: XML, plain text) into the JSON value its fields are then decoded
-/// and checked from, as the service's implementation reads them: `None` where it reads no such
-/// body (answered 415), `Some(Err(why))` where this one is malformed (answered as malformed JSON
-/// is).
-pub type ReadBody<'a> = &'a (dyn Fn(&'static Operation, &str, &[u8]) -> BodyRead + Sync);
+/// ([`Operation::read_types`]: XML, plain text) of the given media type into the JSON value its
+/// fields are then decoded and checked from, as the service's implementation reads them.
+pub type ReadBody<'a> = &'a (dyn Fn(&str, &[u8]) -> BodyRead + Sync);
 
 /// What reading a body in another format gives: the JSON value its fields are decoded from,
-/// why it is malformed, or `None` where the implementation reads no body of that format.
+/// why it is malformed (answered as malformed JSON is), or `None` where the implementation reads
+/// no body of that format (answered 415, or 501 while the service is being written).
 pub type BodyRead = Option<Result<Value, String>>;
 
 /// A [`ReadBody`] that reads no other format.
-pub fn reads_nothing(_: &'static Operation, _: &str, _: &[u8]) -> BodyRead {
+pub fn reads_nothing(_: &str, _: &[u8]) -> BodyRead {
     None
 }
 
@@ -283,7 +282,7 @@ async fn json_body(
         }
         let body: Value = match other {
             // Another format the operation lists: the implementation reads it, or it is refused.
-            Some(media) => match read(op, media, &bytes) {
+            Some(media) => match read(media, &bytes) {
                 Some(Ok(value)) => value,
                 Some(Err(why)) => {
                     let problem = Problem::new(format!("the request body is not valid {media}: {why}"));
@@ -324,7 +323,6 @@ async fn json_body(
 /// The media type of `sent` (a `Content-Type`) where it is one of `op`'s other formats, as the
 /// operation lists it (compared without parameters and case).
 fn read_type(op: &'static Operation, sent: &str) -> Option<&'static str> {
-    let essence = |m: &str| m.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
     let sent = essence(sent);
     op.read_types.iter().copied().find(|m| essence(m) == sent)
 }

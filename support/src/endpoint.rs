@@ -119,7 +119,7 @@ where
     G: Gate,
 {
     let op = endpoint.op;
-    let read = |_: &'static Operation, media: &str, body: &[u8]| (endpoint.read)(&app.service, media, body);
+    let read = |media: &str, body: &[u8]| (endpoint.read)(&app.service, media, body);
     let (parts, caller, prepared, paging) = match admit(&*app.gate, op, req, endpoint.prepare, &read).await {
         Ok(v) => v,
         Err(mut rejected) => {

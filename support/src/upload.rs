@@ -36,7 +36,7 @@ pub struct Upload {
 }
 
 /// The media type of a `Content-Type` value, lowercase, without parameters.
-fn essence(content_type: &str) -> String {
+pub(crate) fn essence(content_type: &str) -> String {
     content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase()
 }
 
@@ -180,30 +180,7 @@ pub(crate) async fn multipart<G: Gate>(
             let text = String::from_utf8(text)
                 .map_err(|_| invalid(service, f.name, Value::Null, format!("{} must be UTF-8 text", f.name)))?;
             if json_part(f) {
-                // An object (or a list of them) travels as a part of JSON text, as OpenAPI's
-                // default `contentType` for such a part says; a part of any value is JSON where it
-                // says so, else its text. A list's parts add items; any value given twice is the
-                // list of both.
-                let json = !matches!(f.kind, Kind::Json) || declared.as_deref().is_some_and(crate::media::is_json_media);
-                let value = if json { crate::query::json_text(service, f, &text)? } else { Value::String(text) };
-                let listed = matches!(f.kind, Kind::List(_) | Kind::Json);
-                match obj.get_mut(f.name) {
-                    None if matches!(f.kind, Kind::List(_)) && !value.is_array() => {
-                        obj.insert(f.name.to_string(), Value::Array(vec![value]));
-                    }
-                    None => {
-                        obj.insert(f.name.to_string(), value);
-                    }
-                    Some(Value::Array(items)) if listed && !value.is_array() => items.push(value),
-                    Some(first) if matches!(f.kind, Kind::Json) => {
-                        let first = std::mem::take(first);
-                        obj.insert(f.name.to_string(), Value::Array(vec![first, value]));
-                    }
-                    Some(_) => {
-                        let text = format!("{} is given more than once", f.name);
-                        return Err(invalid(service, f.name, Value::Null, text));
-                    }
-                }
+                add_json_part(service, f, declared.as_deref(), text, obj)?;
                 continue;
             }
             add_pair(op, Location::Body, name, text, obj)?;
@@ -274,6 +251,40 @@ pub(crate) fn insert(
     for f in op.input.iter().filter(|f| f.required && file_spec(f).is_some()) {
         if !obj.contains_key(f.name) {
             return Err(invalid(op.service, f.name, Value::Null, format!("{} is required", f.name)));
+        }
+    }
+    Ok(())
+}
+
+/// A part of JSON text for field `f` into the fields in `obj`: an object (or a list of them)
+/// travels as JSON, as OpenAPI's default `contentType` for such a part says; a part of any value
+/// is JSON where its `Content-Type` (`declared`) says so, else its text. A list's parts add
+/// items; any value given twice is the list of both.
+fn add_json_part(
+    service: &crate::table::ServiceInfo,
+    f: &'static FieldSpec,
+    declared: Option<&str>,
+    text: String,
+    obj: &mut Map<String, Value>,
+) -> Result<(), Rejection> {
+    let any = matches!(f.kind, Kind::Json);
+    let json = !any || declared.is_some_and(crate::media::is_json_media);
+    let value = if json { crate::query::json_text(service, f, &text)? } else { Value::String(text) };
+    match obj.get_mut(f.name) {
+        None if matches!(f.kind, Kind::List(_)) && !value.is_array() => {
+            obj.insert(f.name.to_string(), Value::Array(vec![value]));
+        }
+        None => {
+            obj.insert(f.name.to_string(), value);
+        }
+        Some(Value::Array(items)) if (any || matches!(f.kind, Kind::List(_))) && !value.is_array() => items.push(value),
+        Some(first) if any => {
+            let first = std::mem::take(first);
+            obj.insert(f.name.to_string(), Value::Array(vec![first, value]));
+        }
+        Some(_) => {
+            let text = format!("{} is given more than once", f.name);
+            return Err(invalid(service, f.name, Value::Null, text));
         }
     }
     Ok(())

@@ -88,7 +88,6 @@ pub(super) fn check_body_format(c: &mut Collector, place: &Place, op: &Operation
     };
     let body: Vec<&Field> = input.fields_in(Location::Body).collect();
     let files = body.iter().filter(|f| f.ty == Ty::File).count();
-    let scalar = |f: &Field| f.ty.is_scalar() || matches!(&f.ty, Ty::List(t) if t.is_scalar());
     let name = &input.name;
     match op.body {
         BodyFormat::Json if files > 0 => c.push(
@@ -97,7 +96,7 @@ pub(super) fn check_body_format(c: &mut Collector, place: &Place, op: &Operation
             "set `body = \"multipart\"` (or `\"raw\"` for a body that is the file)",
         ),
         BodyFormat::Form => {
-            for f in body.iter().filter(|f| !scalar(f)) {
+            for f in body.iter().filter(|f| !f.ty.is_plain()) {
                 c.push(
                     place,
                     format!("form field `{name}.{}` is not a scalar or a list of scalars", f.name),
@@ -436,10 +435,9 @@ pub(super) fn check_other_formats(
 pub(super) fn read_types(op: &OperationDef, models: &IndexMap<String, Model>) -> Vec<String> {
     use crate::spec::BodyFormat;
     let input = op.input.as_deref().and_then(|i| models.get(i));
-    let plain = |f: &Field| f.ty.is_scalar() || matches!(&f.ty, Ty::List(t) if t.is_scalar());
     let carried = op.body == BodyFormat::Json
         && input.is_none_or(|m| {
-            m.fields_in(Location::Body).all(plain)
+            m.fields_in(Location::Body).all(|f| f.ty.is_plain())
                 && m.fields_in(Location::Payload).next().is_none()
                 && m.additional.is_none()
         });
@@ -467,17 +465,16 @@ pub(super) fn check_query_field(
     models: &IndexMap<String, Model>,
 ) {
     let name = &input.name;
-    let plain = |t: &Ty| t.is_scalar() || matches!(t, Ty::List(i) if i.is_scalar());
     let deep = f.def.style == support::ListStyle::Deep;
     match &f.ty {
         // JSON text holds any value.
         _ if f.def.content.is_some() => {}
-        t if plain(t) => {}
+        t if t.is_plain() => {}
         Ty::Json => {}
-        Ty::Map(inner) if plain(inner) || **inner == Ty::Json => {}
+        Ty::Map(inner) if inner.is_plain() || **inner == Ty::Json => {}
         Ty::Model(m) => {
             let members = models.get(m).map(|m| m.fields.as_slice()).unwrap_or_default();
-            if let Some(member) = members.iter().find(|m| !plain(&m.ty) || m.location() != Location::Body) {
+            if let Some(member) = members.iter().find(|m| !m.ty.is_plain() || m.location() != Location::Body) {
                 c.push(
                     place,
                     format!(

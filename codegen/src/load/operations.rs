@@ -291,8 +291,7 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
                                 }
                                 // A scalar, or a list of scalars written comma-separated
                                 // (`/items/1,2,3`, OpenAPI's `simple` style).
-                                let listed = matches!(&f.ty, Ty::List(item) if item.is_scalar());
-                                if !f.ty.is_scalar() && !listed && f.def.content.is_none() {
+                                if !f.ty.is_plain() && f.def.content.is_none() {
                                     wrong.push("make its type a scalar or a list of scalars");
                                 }
                                 if !wrong.is_empty() {
@@ -322,17 +321,11 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
                                 ),
                                 "add the parameter to the path or move the field",
                             ),
-                            Location::Header
-                                if !f.ty.is_scalar()
-                                    && !matches!(&f.ty, Ty::List(t) if t.is_scalar())
-                                    && f.def.content.is_none() =>
-                            {
-                                c.push(
-                                    &place,
-                                    format!("header field `{name}.{}` is not a scalar or a list of scalars", f.name),
-                                    "make it a string, a number, a boolean, an enum or a list of them",
-                                )
-                            }
+                            Location::Header if !f.ty.is_plain() && f.def.content.is_none() => c.push(
+                                &place,
+                                format!("header field `{name}.{}` is not a scalar or a list of scalars", f.name),
+                                "make it a string, a number, a boolean, an enum or a list of them",
+                            ),
                             Location::Body | Location::Payload => has_body = true,
                             _ => {}
                         }

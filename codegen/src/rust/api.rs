@@ -68,7 +68,7 @@ pub(super) fn service_file(api: &Api) -> TokenStream {
     });
     // Bodies in other formats than JSON (XML, plain text), where an operation lists one: the
     // implementation's to read, as the platform writes no XML of its own.
-    let read_body = api.operations.iter().any(|o| o.read_formats().next().is_some()).then(|| {
+    let read_body = api.operations.iter().any(|o| !o.read_types.is_empty()).then(|| {
         quote! {
             /// Reads a request body sent in a format other than JSON or a form that an operation
             /// lists in `request_types` (`application/xml`, `text/plain`) into the JSON value its
@@ -165,7 +165,7 @@ pub(super) fn router_file(api: &Api) -> TokenStream {
         };
         let doc = format!(" `{} {base}{}`: {}", op.method().as_str(), op.def.path, op.def.summary);
         let targets = audit_targets(api, op);
-        let read = op.read_formats().next().map(|_| {
+        let read = (!op.read_types.is_empty()).then(|| {
             let id = op.id();
             quote! {
                 fn read_body(s: &S, media: &str, body: &[u8]) -> support::BodyRead {

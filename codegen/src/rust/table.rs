@@ -130,7 +130,7 @@ pub(super) fn operations_file(api: &Api) -> TokenStream {
         if !forms.is_empty() {
             rest.extend(quote!(body_forms: &[#(#forms),*],));
         }
-        let read: Vec<&String> = op.read_formats().collect();
+        let read = &op.read_types;
         if !read.is_empty() {
             rest.extend(quote!(read_types: &[#(#read),*],));
         }
