@@ -224,3 +224,16 @@ fn mcp_settings_without_an_mcp_path() {
            MCP endpoint, but mcp_path is not set; fix: set mcp_path, or remove them"],
     );
 }
+
+#[test]
+fn two_operations_on_one_path_whose_query_parts_ask_the_same() {
+    // A name alone that no field is sent under is a label: `/memos/count#counted` asks nothing
+    // of the query, as `/memos/count` does.
+    assert_rejected_with(
+        "query_part_asks_alike",
+        &["query_part_asks_alike.toml: operation `count_memos_by_state`: GET /memos/count#counted and GET \
+           /memos/count of operation `count_memos` ask the same of a request's query, so no request tells them \
+           apart (a name alone asks for a query parameter only where an input field is sent under it); fix: \
+           change the method or path of one of them"],
+    );
+}

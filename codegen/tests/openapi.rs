@@ -73,6 +73,8 @@ fn every_operation_has_an_id_and_requires_its_oauth2_scope() {
         ("some_memos", "memos:read"),
         ("memo_range", "memos:read"),
         ("memo_titles", "memos:read"),
+        ("count_memos_by_state", "memos:read"),
+        ("count_memos_by_title", "memos:read"),
         ("check_memo", "memos:read"),
         ("delete_memo", "memos:write"),
     ];

@@ -1086,18 +1086,32 @@ fn a_parameter_of_one_value_or_a_list_or_of_scalars_one_any_text_is_read_as_text
 }
 
 #[test]
-fn a_path_with_a_fragment_and_a_client_set_header_are_left_to_http() {
-    // OSIsoft lists `/servers#name` beside `/servers` (a fragment never reaches a server), and
-    // Conjur documents `Accept-Encoding`, which a client's HTTP library sets of its own.
+fn operations_told_apart_by_the_query_keep_their_paths_and_a_client_set_header_is_left_to_http() {
+    // OSIsoft lists `/servers#name` beside `/servers`, AWS `/#Action=Run` beside `/#Action=Stop`,
+    // Weatherbit a path parameter in the query part (`?city={city}`); Conjur documents
+    // `Accept-Encoding`, which a client's HTTP library sets of its own.
+    let action = |id: &str, name: &str| {
+        json!({"get": {"operationId": id, "parameters": [
+            {"name": "Action", "in": "query", "required": true, "schema": {"type": "string", "enum": [name]}}
+        ], "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}}}})
+    };
     let doc = document(json!({
         "/things": get("list_things", json!([
             {"name": "Accept-Encoding", "in": "header", "schema": {"type": "string", "enum": ["base64"]}}
         ])),
-        "/things#name": get("find_thing", json!([{"name": "name", "in": "query", "required": true, "schema": {"type": "string"}}]))
+        "/things#name": get("find_thing", json!([{"name": "name", "in": "query", "required": true, "schema": {"type": "string"}}])),
+        "/#Action=Run": action("run", "Run"),
+        "/#Action=Stop": action("stop", "Stop"),
+        "/weather?city={city}": get("weather", json!([{"name": "city", "in": "path", "required": true, "schema": {"type": "string"}}])),
+        "/send/#env/v1/{id}": get("garbled", json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}]))
     }));
     let (emitted, report, toml) = round_trip(&doc);
     let text = report.to_string();
-    assert!(text.contains("holds `#` or `?`, which no request's path carries"), "{text}");
     assert!(text.contains("`Accept-Encoding`") && !toml.contains("Accept-Encoding = {"), "{toml}");
-    assert!(emitted["paths"]["/things"]["get"].is_object());
+    for path in ["/things", "/things#name", "/#Action=Run", "/#Action=Stop", "/weather?city={city}"] {
+        assert!(emitted["paths"][path]["get"].is_object(), "{path}: {text}");
+    }
+    let city = &emitted["paths"]["/weather?city={city}"]["get"]["parameters"][0];
+    assert_eq!((&city["name"], &city["in"]), (&json!("city"), &json!("path")), "as the document says");
+    assert!(text.contains("the query part `#env/v1/{id}` of path `/send/#env/v1/{id}`"), "{text}");
 }

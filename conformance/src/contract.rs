@@ -215,7 +215,19 @@ impl Surface {
     }
 }
 
-/// A concrete path for a template: every `{parameter}` filled with a placeholder.
+/// A concrete path for a template: every `{parameter}` filled with a placeholder, and what its
+/// query part asks sent as the query (`/?Action=Run`: `Action=Run`; `?city={city}` and a name
+/// alone: the name with a placeholder), so the request reaches the operation.
 pub(super) fn concrete(template: &str) -> String {
-    template.split('/').map(|seg| if seg.starts_with('{') { "conformance" } else { seg }).collect::<Vec<_>>().join("/")
+    let path = support::path_part(template);
+    let path = path.split('/').map(|seg| if seg.starts_with('{') { "conformance" } else { seg }).collect::<Vec<_>>();
+    let query: Vec<String> = support::query_items(template)
+        .into_iter()
+        .map(|item| match item {
+            support::QueryItem::Value(name, value) => format!("{name}={value}"),
+            support::QueryItem::Param(name, _) | support::QueryItem::Name(name) => format!("{name}=conformance"),
+        })
+        .collect();
+    let path = path.join("/");
+    if query.is_empty() { path } else { format!("{path}?{}", query.join("&")) }
 }

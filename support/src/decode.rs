@@ -12,6 +12,7 @@ use crate::conditional::Conditional;
 use crate::fields::{Kind, Location, OTHER_KEYS, fill_defaults};
 use crate::gate::Gate;
 use crate::paging::Paging;
+use crate::paths::QueryItem;
 use crate::problem::{Problem, error_response, request_id, status_of};
 use crate::respond::ToolFailure;
 use crate::strict::{StrictJson, number};
@@ -184,7 +185,22 @@ pub async fn request_fields<G: Gate>(
         let pairs: Vec<(String, String)> = serde_urlencoded::from_str(q).map_err(|e| {
             invalid(service, "query", Value::String(q.to_string()), format!("the query string is not valid: {e}"))
         })?;
+        let items = crate::paths::query_items(op.path);
         for (k, raw) in pairs {
+            // A name the path's query part gives: a path parameter written there (`?city={city}`),
+            // or a value the route checked (`?Action=Run`) that no field takes.
+            let item = items.iter().find(|i| matches!(i, QueryItem::Value(n, _) | QueryItem::Param(n, _) if *n == k));
+            let query_field = op.input.iter().any(|f| f.location == Location::Query && f.wire == k);
+            match item {
+                Some(QueryItem::Param(_, param)) if !query_field => {
+                    if let Some(f) = op.input.iter().find(|f| f.name == *param && f.location == Location::Path) {
+                        obj.insert(f.name.to_string(), simple_value(service, f, &raw)?);
+                        continue;
+                    }
+                }
+                Some(QueryItem::Value(..)) if !query_field => continue,
+                _ => {}
+            }
             crate::query::query_pair(op, k, raw, &mut obj)?;
         }
     }

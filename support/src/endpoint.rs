@@ -89,17 +89,8 @@ where
     G: Gate,
 {
     use axum::handler::Handler;
-    use axum::routing::MethodFilter;
     let op = endpoint.op;
-    let filter = match op.method {
-        Method::Get => MethodFilter::GET,
-        Method::Post => MethodFilter::POST,
-        Method::Put => MethodFilter::PUT,
-        Method::Patch => MethodFilter::PATCH,
-        Method::Delete => MethodFilter::DELETE,
-        Method::Head => MethodFilter::HEAD,
-        Method::Options => MethodFilter::OPTIONS,
-    };
+    let filter = filter(op.method);
     let handler = move |axum::extract::State(app): axum::extract::State<Arc<App<S, G>>>, req: Request| {
         rest::<S, G>(app, endpoint, req)
     };
@@ -108,6 +99,86 @@ where
     }
     let route = Route::new(handler.with_state(app.clone()));
     router.on_service(filter, app.layers.wrap(op, route))
+}
+
+/// The methods of one path of a generated service's router.
+pub type Methods<S, G> = axum::routing::MethodRouter<Arc<App<S, G>>>;
+
+/// Adds the operations that share one path and method, told apart by their query (each path's
+/// query or fragment part: `/?Action=Run` beside `/?Action=Stop`, [`crate::query_conditions`]),
+/// to their path's `router`: each request goes to the first operation whose conditions its query
+/// meets, those asking more first, then in the order given. A request meeting none goes to the
+/// operation that asks nothing, or to the only one where it asks only for parameters (its
+/// decoder then names what is missing); else it is answered `not_found`, as a path no operation
+/// serves.
+pub fn among<S, G>(
+    router: Methods<S, G>,
+    app: &Arc<App<S, G>>,
+    choices: Vec<(&'static Operation, Methods<S, G>)>,
+) -> Methods<S, G>
+where
+    S: Send + Sync + 'static,
+    G: Gate,
+{
+    type Choice = (Vec<(&'static str, Option<&'static str>)>, axum::routing::MethodRouter<()>);
+    let Some(&(first, _)) = choices.first() else { return router };
+    let service = first.service;
+    let only = choices.len() == 1;
+    let mut choices: Vec<Choice> = choices
+        .into_iter()
+        .map(|(op, r)| {
+            let is_field =
+                |n: &str| op.input.iter().any(|f| f.location == crate::fields::Location::Query && f.wire == n);
+            (crate::paths::query_conditions(op.path, is_field), r.with_state(app.clone()))
+        })
+        .collect();
+    choices.sort_by_key(|(conditions, _)| std::cmp::Reverse(conditions.len()));
+    let fallback =
+        choices.iter().position(|(c, _)| c.is_empty() || (only && c.iter().all(|(_, value)| value.is_none())));
+    let choices: Arc<Vec<Choice>> = Arc::new(choices);
+    let handler = move |req: Request| {
+        let choices = choices.clone();
+        async move {
+            use tower::ServiceExt;
+            let pairs: Vec<(String, String)> =
+                req.uri().query().and_then(|q| serde_urlencoded::from_str(q).ok()).unwrap_or_default();
+            let chosen = choices.iter().position(|(c, _)| crate::paths::meets(c, &pairs)).or(fallback);
+            match chosen {
+                Some(i) => match choices[i].1.clone().oneshot(req).await {
+                    Ok(resp) => resp,
+                    Err(never) => match never {},
+                },
+                None => {
+                    let (parts, _) = req.into_parts();
+                    let problem = crate::problem::Problem::new(format!(
+                        "no operation of {} {} takes this query",
+                        parts.method,
+                        parts.uri.path()
+                    ));
+                    crate::problem::error_response(
+                        service,
+                        service.roles.not_found,
+                        problem,
+                        crate::problem::request_id(&parts),
+                    )
+                }
+            }
+        }
+    };
+    router.on(filter(first.method), handler)
+}
+
+fn filter(method: Method) -> axum::routing::MethodFilter {
+    use axum::routing::MethodFilter;
+    match method {
+        Method::Get => MethodFilter::GET,
+        Method::Post => MethodFilter::POST,
+        Method::Put => MethodFilter::PUT,
+        Method::Patch => MethodFilter::PATCH,
+        Method::Delete => MethodFilter::DELETE,
+        Method::Head => MethodFilter::HEAD,
+        Method::Options => MethodFilter::OPTIONS,
+    }
 }
 
 /// The handler of every operation: admits and decodes the request, calls the service, ends the

@@ -2,13 +2,19 @@
 //! `/reports/get(period='{period}')`, `/packages/{name}-{version}.zip`): axum's router takes text
 //! before a parameter but none after it, and one parameter to a segment, so such a segment is
 //! routed under its first parameter alone and the decoder splits what it matched.
+//!
+//! A template may end in a query or fragment part, the way documents list several operations on
+//! one path told apart by the query (`/?Action=DescribeInstances`, AWS's query protocol, written
+//! `/#Action=DescribeInstances` in its OpenAPI documents; `/alerts?lat={lat}&lon={lon}`;
+//! `/assetservers#name`): [`path_part`] is what the router sees, [`query_items`] what the part
+//! asks of a request's query.
 
 /// The route axum serves a template under: a segment holding text after its first parameter
 /// (or more parameters) is routed under that parameter alone (`/items/{id}.json` →
 /// `/items/{id}`, `/r/get(p='{p}')` → `/r/get(p='{p}`, `/p/{name}-{version}.zip` →
 /// `/p/{name}`); other segments stay.
 pub fn route_path(template: &str) -> String {
-    template
+    path_part(template)
         .split('/')
         .map(|segment| match pieces(segment) {
             Some((before, params)) if params.len() > 1 || !params[0].1.is_empty() => {
@@ -46,14 +52,76 @@ fn pieces(segment: &str) -> Option<(&str, Vec<(&str, &str)>)> {
 
 /// The names of a template's parameters, in order (`/p/{name}-{version}.zip` → `name`,
 /// `version`).
+/// A parameter of the query part (`?city={city}`) is one too.
 pub fn template_params(template: &str) -> Vec<&str> {
-    template.split('/').filter_map(pieces).flat_map(|(_, params)| params.into_iter().map(|(n, _)| n)).collect()
+    let path =
+        path_part(template).split('/').filter_map(pieces).flat_map(|(_, params)| params.into_iter().map(|(n, _)| n));
+    let query = query_items(template).into_iter().filter_map(|i| match i {
+        QueryItem::Param(_, param) => Some(param),
+        _ => None,
+    });
+    path.chain(query).collect()
+}
+
+/// A template's path: what comes before its query (`?`) or fragment (`#`) part.
+pub fn path_part(template: &str) -> &str {
+    template.split(['?', '#']).next().unwrap_or_default()
+}
+
+/// One item of a template's query or fragment part (`&`-separated).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryItem<'t> {
+    /// `name=value`: the query holds `name` with this value.
+    Value(&'t str, &'t str),
+    /// `name={param}`: the query holds `name`, whose value is the template's parameter `param`.
+    Param(&'t str, &'t str),
+    /// `name` alone: the query holds `name` where an input field is sent under it, else a label
+    /// that only tells the documents' keys apart (`/files/{id}#add_shared_link`).
+    Name(&'t str),
+}
+
+/// The items of a template's query or fragment part, in order; none without one.
+pub fn query_items(template: &str) -> Vec<QueryItem<'_>> {
+    let Some(at) = template.find(['?', '#']) else { return Vec::new() };
+    template[at + 1..]
+        .split('&')
+        .filter(|i| !i.is_empty())
+        .map(|item| match item.split_once('=') {
+            Some((name, value)) => match value.strip_prefix('{').and_then(|v| v.strip_suffix('}')) {
+                Some(param) => QueryItem::Param(name, param),
+                None => QueryItem::Value(name, value),
+            },
+            None => QueryItem::Name(item),
+        })
+        .collect()
+}
+
+/// What a request's query must hold for the operation of `template` to take it, sorted: each
+/// name with the value it must have, or `None` where any value will do. `is_field` says whether
+/// a name is one an input field is sent under (a name alone is a condition only then).
+pub fn query_conditions(template: &str, is_field: impl Fn(&str) -> bool) -> Vec<(&str, Option<&str>)> {
+    let mut out: Vec<(&str, Option<&str>)> = query_items(template)
+        .into_iter()
+        .filter_map(|i| match i {
+            QueryItem::Value(name, value) => Some((name, Some(value))),
+            QueryItem::Param(name, _) => Some((name, None)),
+            QueryItem::Name(name) => is_field(name).then_some((name, None)),
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Whether a request's query pairs meet `conditions` (as [`query_conditions`] gives them).
+pub fn meets(conditions: &[(&str, Option<&str>)], pairs: &[(String, String)]) -> bool {
+    conditions.iter().all(|(name, value)| pairs.iter().any(|(k, v)| k == name && value.is_none_or(|want| v == want)))
 }
 
 /// Two parameters of a segment with no text between them (`{id}{ext}`), which no request tells
 /// apart: the first such pair.
 pub fn adjacent_params(template: &str) -> Option<(&str, &str)> {
-    template
+    path_part(template)
         .split('/')
         .filter_map(pieces)
         .find_map(|(_, params)| params.windows(2).find(|w| w[0].1.is_empty()).map(|w| (w[0].0, w[1].0)))
@@ -65,7 +133,7 @@ pub fn adjacent_params(template: &str) -> Option<(&str, &str)> {
 /// between them (the first occurrence) and without the text after the last. `None` when `raw`
 /// is no value of that segment (`/items/7` for `/items/{id}.json`) or a value would be empty.
 pub fn param_values<'a, 't>(template: &'t str, name: &'t str, raw: &'a str) -> Option<Vec<(&'t str, &'a str)>> {
-    let Some((_, params)) = template.split('/').filter_map(pieces).find(|(_, p)| p[0].0 == name) else {
+    let Some((_, params)) = path_part(template).split('/').filter_map(pieces).find(|(_, p)| p[0].0 == name) else {
         return Some(vec![(name, raw)]);
     };
     let mut out = Vec::with_capacity(params.len());
@@ -123,5 +191,27 @@ mod tests {
         assert_eq!(param_values("/r/{a}:{b}", "a", "x:y"), Some(vec![("a", "x"), ("b", "y")]));
         assert_eq!(adjacent_params("/p/{id}{ext}"), Some(("id", "ext")));
         assert_eq!(adjacent_params(t), None);
+    }
+
+    #[test]
+    fn a_query_part_is_no_route_but_conditions_on_the_query() {
+        assert_eq!(route_path("/#Action=DescribeInstances"), "/");
+        assert_eq!(route_path("/items/{id}.json?full=true"), "/items/{id}");
+        assert_eq!(route_path("/alerts?lat={lat}&lon={lon}"), "/alerts");
+        assert_eq!(template_params("/cities/{country}?city={city}"), ["country", "city"]);
+        assert_eq!(
+            query_items("/a?x=1&y={why}&z#q"),
+            [QueryItem::Value("x", "1"), QueryItem::Param("y", "why"), QueryItem::Name("z#q")]
+        );
+        let field = |n: &str| n == "name";
+        assert_eq!(query_conditions("/servers#name", field), [("name", None)]);
+        assert_eq!(query_conditions("/files/{id}#add_link", field), [], "a label asks nothing");
+        let c = query_conditions("/?Version=1&Action=Run", field);
+        assert_eq!(c, [("Action", Some("Run")), ("Version", Some("1"))]);
+        let pairs = |q: &[(&str, &str)]| q.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>();
+        assert!(meets(&c, &pairs(&[("Version", "1"), ("Action", "Run"), ("Other", "x")])));
+        assert!(!meets(&c, &pairs(&[("Version", "1"), ("Action", "Stop")])));
+        assert!(!meets(&c, &pairs(&[("Action", "Run")])));
+        assert!(meets(&query_conditions("/servers#name", field), &pairs(&[("name", "")])));
     }
 }

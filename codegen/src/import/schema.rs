@@ -470,7 +470,8 @@ impl OpCx<'_, '_> {
     }
 
     fn all_of_one(&self, schema: &Value) -> Option<Value> {
-        const ANNOTATIONS: [&str; 9] = [
+        // What says nothing of the value: documentation, XML names, comments, extensions.
+        const ANNOTATIONS: [&str; 12] = [
             "description",
             "title",
             "default",
@@ -480,12 +481,14 @@ impl OpCx<'_, '_> {
             "writeOnly",
             "deprecated",
             "nullable",
+            "xml",
+            "externalDocs",
+            "$comment",
         ];
+        let annotation = |k: &str| ANNOTATIONS.contains(&k) || k.starts_with("x-");
         let members = schema.get("allOf")?.as_array()?;
-        let substantive: Vec<&Value> = members
-            .iter()
-            .filter(|m| m.as_object().is_some_and(|o| o.keys().any(|k| !ANNOTATIONS.contains(&k.as_str()))))
-            .collect();
+        let substantive: Vec<&Value> =
+            members.iter().filter(|m| m.as_object().is_some_and(|o| o.keys().any(|k| !annotation(k)))).collect();
         if let [only] = substantive.as_slice() {
             return Some((*only).clone());
         }

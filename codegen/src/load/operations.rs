@@ -45,7 +45,7 @@ pub(super) fn can_fail_validation(model: &Model) -> bool {
 
 pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut IndexMap<String, Model>) -> Vec<Operation> {
     let mut ids: HashMap<&str, usize> = HashMap::new();
-    let mut routes: HashMap<(Method, String), (String, String)> = HashMap::new();
+    let mut routes: HashMap<(Method, String, String), (String, String)> = HashMap::new();
     let mut tools = BTreeSet::new();
     let mut input_users: HashMap<&str, &str> = HashMap::new();
     let roles = &spec.error_roles;
@@ -98,12 +98,34 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
                 format!("put text between them (`{{{a}}}-{{{b}}}`), or give each a segment of its own"),
             );
         }
-        let route = (op.method(), normalize_path(&op.path));
+        if routed {
+            check_query_part(c, &place, &op.path);
+        }
+        // Operations on one path and method are told apart by what their query parts ask.
+        let query_field = |n: &str| {
+            op.input
+                .as_ref()
+                .and_then(|i| models.get(i))
+                .is_some_and(|m| m.fields_in(Location::Query).any(|f| f.wire() == n))
+        };
+        let asks: Vec<String> = support::query_conditions(&op.path, query_field)
+            .iter()
+            .map(|(name, value)| format!("{name}={}", value.unwrap_or("*")))
+            .collect();
+        let route = (op.method(), normalize_path(&op.path), asks.join("&"));
         if routed && let Some((other, other_path)) = routes.insert(route, (op.id.clone(), op.path.clone())) {
             let m = op.method().as_str();
             let mixed = |p: &str| support::route_path(p) != p;
+            let queried = |p: &str| support::path_part(p) != p;
             let problem = if other_path == op.path {
                 format!("{m} {} is also the route of operation `{other}`", op.path)
+            } else if queried(&op.path) || queried(&other_path) {
+                format!(
+                    "{m} {} and {m} {other_path} of operation `{other}` ask the same of a request's query, so no \
+                     request tells them apart (a name alone asks for a query parameter only where an input field \
+                     is sent under it)",
+                    op.path
+                )
             } else if mixed(&op.path) || mixed(&other_path) {
                 format!(
                     "{m} {} and {m} {other_path} of operation `{other}` are one route to the router (a parameter \
@@ -486,16 +508,6 @@ pub(super) fn check_ambiguous_paths(c: &mut Collector, spec: &Spec) {
     // Route (a parameter beside text routed as the parameter alone) → the first operation on it.
     let mut owners: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
     for op in &spec.operations {
-        // A request's path never holds a fragment or a query: a path with `#` or `?` (a
-        // document's way to list two operations on one path) is no route a request reaches.
-        if op.path.contains(['#', '?']) {
-            c.push(
-                Place::Operation(op.id.clone()),
-                format!("path `{}` holds `#` or `?`, which no request's path carries", op.path),
-                "write the path alone; tell operations on one path apart by method, or by a path of their own",
-            );
-            continue;
-        }
         let route = support::route_path(&op.path);
         if op.path.is_empty() || owners.contains_key(&route) {
             // Another method of the route (two of one method were reported with the route above).
@@ -528,6 +540,26 @@ pub(super) fn check_ambiguous_paths(c: &mut Collector, spec: &Spec) {
                 format!("path `{}` cannot be routed: {e}", op.path),
                 "write each segment's parameters apart by text, like `/files/{name}` or `/files/{name}-{version}.zip`",
             ),
+        }
+    }
+}
+
+/// A path's query or fragment part (`?Action=Run&Version=2`, `?city={city}`, `#name`) holds
+/// `&`-separated items of a name, a name and a value, or a name and a `{parameter}`.
+fn check_query_part(c: &mut Collector, place: &Place, path: &str) {
+    let Some(at) = path.find(['?', '#']) else { return };
+    for item in support::query_items(path) {
+        let (name, value) = match item {
+            support::QueryItem::Value(n, v) => (n, v),
+            support::QueryItem::Param(n, _) | support::QueryItem::Name(n) => (n, ""),
+        };
+        if name.is_empty() || name.contains(['{', '}', '?', '#', '=']) || value.contains(['{', '}', '?', '#']) {
+            c.push(
+                place,
+                format!("the query part `{}` of path `{path}` is not `name`, `name=value` or `name={{param}}` items", &path[at..]),
+                "write the path's own parameters before the `?`, and in the query part items like `Action=Run` or `city={city}`, joined by `&`",
+            );
+            return;
         }
     }
 }

@@ -197,10 +197,27 @@ pub(super) fn router_file(api: &Api) -> TokenStream {
     }
     let routes = paths.iter().map(|(p, ops)| {
         let first = op_static(ops[0]);
-        let allowed = ops.iter().map(|o| o.method().as_str()).collect::<Vec<_>>().join(", ");
-        let route = ops.iter().fold(quote!(methods(&SERVICE, #allowed)), |route, o| {
-            let ep = endpoint(o);
-            quote!(on::<#ep, S, G>(#route, &app))
+        // Operations of one method on the route are told apart by their query (`/?Action=Run`):
+        // `support::among` chooses; an operation alone on its method with a query part too, so
+        // that what the part asks is checked.
+        let mut methods: indexmap::IndexMap<support::Method, Vec<&Operation>> = indexmap::IndexMap::new();
+        for o in ops {
+            methods.entry(o.method()).or_default().push(o);
+        }
+        let allowed = methods.keys().map(|m| m.as_str()).collect::<Vec<_>>().join(", ");
+        let route = methods.values().fold(quote!(methods(&SERVICE, #allowed)), |route, group| match group.as_slice() {
+            [o] if support::query_items(&o.def.path).is_empty() => {
+                let ep = endpoint(o);
+                quote!(on::<#ep, S, G>(#route, &app))
+            }
+            group => {
+                let choices = group.iter().map(|o| {
+                    let ep = endpoint(o);
+                    let st = op_static(o);
+                    quote!((&operations::#st, on::<#ep, S, G>(axum::routing::MethodRouter::new(), &app)))
+                });
+                quote!(support::among(#route, &app, vec![#(#choices),*]))
+            }
         });
         if *p == ops[0].def.path {
             quote!(.route(operations::#first.full_path, #route))

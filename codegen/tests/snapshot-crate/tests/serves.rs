@@ -114,6 +114,22 @@ impl MemosService for Memos {
         }))
     }
 
+    async fn count_memos_by_state(
+        &self,
+        _: &mut (),
+        input: models::MemoStateCount,
+    ) -> Result<i64, errors::CountMemosByStateError> {
+        Ok(self.0.lock().unwrap().iter().filter(|m| m.state == input.state).count() as i64)
+    }
+
+    async fn count_memos_by_title(
+        &self,
+        _: &mut (),
+        input: models::MemoTitleCount,
+    ) -> Result<i64, errors::CountMemosByTitleError> {
+        Ok(self.0.lock().unwrap().iter().filter(|m| m.title == input.title).count() as i64)
+    }
+
     async fn get_memo_json(
         &self,
         _: &mut (),
@@ -605,6 +621,34 @@ async fn a_layer_wraps_the_routes_of_the_operations_it_selects_and_no_other() {
     // A refusal of the selected operation passes through its layer too: the layer wraps the gate and the decoder.
     let refused = app.oneshot(Request::get("/api/v1/memos?per_page=0").body(Body::empty()).unwrap()).await.unwrap();
     assert_eq!((refused.status().as_u16(), refused.headers().get("x-listed").is_some()), (422, true));
+}
+
+#[tokio::test]
+async fn operations_on_one_path_are_told_apart_by_what_their_query_parts_ask() {
+    let app = memos::router(Arc::new(Memos::default()), Arc::new(Open::default()));
+    for title in ["a", "a", "b"] {
+        let (status, _, _) = send(&app, "POST", "/api/v1/memos", Some(json!({ "title": title }))).await;
+        assert_eq!(status, StatusCode::CREATED);
+    }
+    let app = &app;
+    let count = |uri: &'static str| async move {
+        let (status, _, body) = send(app, "GET", uri, None).await;
+        (status.as_u16(), body)
+    };
+    // The path alone: the operation that asks nothing of the query.
+    assert_eq!(count("/api/v1/memos/count").await, (200, json!({"data": 3})));
+    // `?by=state` with its field; `?by=title&title={title}`, the path's parameter in the query.
+    assert_eq!(count("/api/v1/memos/count?by=state&state=draft").await, (200, json!({"data": 3})));
+    assert_eq!(count("/api/v1/memos/count?by=state&state=archived").await, (200, json!({"data": 0})));
+    assert_eq!(count("/api/v1/memos/count?title=a&by=title").await, (200, json!({"data": 2})));
+    // The chosen operation's decoder as ever: a bad state, an unknown parameter.
+    let (status, body) = count("/api/v1/memos/count?by=state&state=lost").await;
+    assert_eq!((status, &body["error"]["code"]), (422, &json!("validation")), "{body}");
+    let (status, body) = count("/api/v1/memos/count?by=state&state=draft&extra=1").await;
+    assert_eq!((status, &body["error"]["code"]), (422, &json!("validation")), "{body}");
+    // A value no operation asks for goes to the one that asks nothing, whose decoder refuses it.
+    let (status, body) = count("/api/v1/memos/count?by=colour").await;
+    assert_eq!((status, &body["error"]["code"]), (422, &json!("validation")), "{body}");
 }
 
 #[tokio::test]

@@ -355,6 +355,25 @@ pub struct MemoCheckRef {
 }
 /// Field specs of [`MemoCheckRef`], for validation.
 pub static MEMO_CHECK_REF_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];
+/// Counts the memos in one state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoStateCount {
+    /// The state.
+    pub state: MemoState,
+}
+/// Field specs of [`MemoStateCount`], for validation.
+pub static MEMO_STATE_COUNT_FIELDS: [FieldSpec; 1usize] =
+    [FieldSpec::query("state", Kind::Enum(&["draft", "published", "archived"])).required()];
+/// Counts the memos of one title; the title travels in the path's query part.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoTitleCount {
+    /// The title.
+    pub title: String,
+}
+/// Field specs of [`MemoTitleCount`], for validation.
+pub static MEMO_TITLE_COUNT_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("title", Kind::String).required()];
 /// What HEAD tells of a memo: headers only.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoCheck {

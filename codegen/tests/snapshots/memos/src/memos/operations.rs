@@ -253,6 +253,34 @@ pub static MEMO_TITLES: Operation = Operation {
     tags: &["memos"],
     ..BASE
 };
+/// `GET /api/v1/memos/count?by=state`: Count the memos in one state
+pub static COUNT_MEMOS_BY_STATE: Operation = Operation {
+    id: "count_memos_by_state",
+    method: Method::Get,
+    path: "/memos/count?by=state",
+    full_path: "/api/v1/memos/count?by=state",
+    scope: "memos:read",
+    satisfied_by: &["memos:read", "memos:write"],
+    rate_limited: true,
+    read_only: true,
+    tags: &["memos"],
+    input: &models::MEMO_STATE_COUNT_FIELDS,
+    ..BASE
+};
+/// `GET /api/v1/memos/count?by=title&title={title}`: Count the memos of one title
+pub static COUNT_MEMOS_BY_TITLE: Operation = Operation {
+    id: "count_memos_by_title",
+    method: Method::Get,
+    path: "/memos/count?by=title&title={title}",
+    full_path: "/api/v1/memos/count?by=title&title={title}",
+    scope: "memos:read",
+    satisfied_by: &["memos:read", "memos:write"],
+    rate_limited: true,
+    read_only: true,
+    tags: &["memos"],
+    input: &models::MEMO_TITLE_COUNT_FIELDS,
+    ..BASE
+};
 /// `DELETE /api/v1/memos/{id}`: Delete a memo
 pub static DELETE_MEMO: Operation = Operation {
     id: "delete_memo",
@@ -268,7 +296,7 @@ pub static DELETE_MEMO: Operation = Operation {
     ..BASE
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 11usize] = [
+pub static OPERATIONS: [&Operation; 13usize] = [
     &LIST_MEMOS,
     &CREATE_MEMO,
     &UPDATE_MEMO,
@@ -279,5 +307,7 @@ pub static OPERATIONS: [&Operation; 11usize] = [
     &SOME_MEMOS,
     &MEMO_RANGE,
     &MEMO_TITLES,
+    &COUNT_MEMOS_BY_STATE,
+    &COUNT_MEMOS_BY_TITLE,
     &DELETE_MEMO,
 ];

@@ -44,7 +44,24 @@ where
                 &app,
             ),
         )
-        .route(operations::COUNT_MEMOS.full_path, on::<CountMemos, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(
+            operations::COUNT_MEMOS.full_path,
+            support::among(
+                methods(&SERVICE, "GET"),
+                &app,
+                vec![
+                    (&operations::COUNT_MEMOS, on::<CountMemos, S, G>(axum::routing::MethodRouter::new(), &app)),
+                    (
+                        &operations::COUNT_MEMOS_BY_STATE,
+                        on::<CountMemosByState, S, G>(axum::routing::MethodRouter::new(), &app),
+                    ),
+                    (
+                        &operations::COUNT_MEMOS_BY_TITLE,
+                        on::<CountMemosByTitle, S, G>(axum::routing::MethodRouter::new(), &app),
+                    ),
+                ],
+            ),
+        )
         .route(operations::SOME_MEMOS.full_path, on::<SomeMemos, S, G>(methods(&SERVICE, "GET"), &app))
         .route("/api/v1/memos/range/{from}", on::<MemoRange, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::MEMO_TITLES.full_path, on::<MemoTitles, S, G>(methods(&SERVICE, "GET"), &app))
@@ -183,6 +200,26 @@ impl<S: MemosService> Endpoint<S, S::Context> for MemoTitles {
             success = success.header("x-memo-count", out.x_memo_count);
             success
         })
+    }
+}
+/// `GET /api/v1/memos/count?by=state`: Count the memos in one state
+pub struct CountMemosByState;
+impl<S: MemosService> Endpoint<S, S::Context> for CountMemosByState {
+    type Input = models::MemoStateCount;
+    type Error = errors::CountMemosByStateError;
+    const OP: &'static Operation = &operations::COUNT_MEMOS_BY_STATE;
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.count_memos_by_state(cx, input).await.map(|out| support::Success::one(&out))
+    }
+}
+/// `GET /api/v1/memos/count?by=title&title={title}`: Count the memos of one title
+pub struct CountMemosByTitle;
+impl<S: MemosService> Endpoint<S, S::Context> for CountMemosByTitle {
+    type Input = models::MemoTitleCount;
+    type Error = errors::CountMemosByTitleError;
+    const OP: &'static Operation = &operations::COUNT_MEMOS_BY_TITLE;
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.count_memos_by_title(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /api/v1/memos/{id}`: Delete a memo

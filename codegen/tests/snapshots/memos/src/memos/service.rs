@@ -91,6 +91,22 @@ pub trait MemosService: Send + Sync + 'static {
         &self,
         cx: &mut Self::Context,
     ) -> impl Future<Output = Result<models::MemoTitles, errors::MemoTitlesError>> + Send;
+    /// Count the memos in one state
+    ///
+    /// `GET /api/v1/memos/count?by=state` · scope `memos:read`
+    fn count_memos_by_state(
+        &self,
+        cx: &mut Self::Context,
+        input: models::MemoStateCount,
+    ) -> impl Future<Output = Result<i64, errors::CountMemosByStateError>> + Send;
+    /// Count the memos of one title
+    ///
+    /// `GET /api/v1/memos/count?by=title&title={title}` · scope `memos:read`
+    fn count_memos_by_title(
+        &self,
+        cx: &mut Self::Context,
+        input: models::MemoTitleCount,
+    ) -> impl Future<Output = Result<i64, errors::CountMemosByTitleError>> + Send;
     /// Delete a memo
     ///
     /// `DELETE /api/v1/memos/{id}` · scope `memos:write`
