@@ -218,6 +218,9 @@ fn operation(out: &mut String, op: &OperationDef) {
     if op.ranges {
         let _ = writeln!(out, "ranges = true");
     }
+    if op.get_body {
+        let _ = writeln!(out, "get_body = true");
+    }
     if op.no_store {
         let _ = writeln!(out, "no_store = true");
     }

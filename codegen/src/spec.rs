@@ -1032,6 +1032,11 @@ pub struct OperationDef {
     /// request timeout cuts it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamFormat>,
+    /// A `GET` with body fields, as some APIs define one (Elasticsearch's search, a query too large
+    /// for a URL). RFC 9110 gives a `GET`'s content no meaning and some proxies and caches drop
+    /// it, so the loader refuses body fields on a `GET` unless this says the API means them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub get_body: bool,
     /// The media types a JSON request body may be sent as, each read as JSON (`text/json`,
     /// `application/merge-patch+json`): what the documents list. Empty: `application/json`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -56,6 +56,7 @@ impl OpCx<'_, '_> {
             output: None,
             body: BodyFormat::Json,
             stream: None,
+            get_body: false,
             request_types: Vec::new(),
             answer_types: Vec::new(),
             media_types: Vec::new(),
@@ -425,6 +426,8 @@ impl OpCx<'_, '_> {
                 Ok(body) => {
                     let body = body.clone();
                     self.body(id, &body, &at, def, &mut fields);
+                    // A GET the document gives a body of fields (a search too large for a URL).
+                    def.get_body = def.method() == Method::Get;
                 }
                 Err(e) => self.drop(e, &at),
             }

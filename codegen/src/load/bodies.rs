@@ -134,7 +134,7 @@ pub(super) fn check_body_format(c: &mut Collector, place: &Place, op: &Operation
             "drop `body` (a payload is JSON), or make the field a body field",
         );
     }
-    if op.body != BodyFormat::Json && op.method().takes_no_body() {
+    if op.body != BodyFormat::Json && op.method().takes_no_body() && !op.get_body {
         let method = op.method().as_str();
         c.push(place, format!("{method} operations take no body"), "use POST, PUT, PATCH or DELETE");
     }

@@ -391,12 +391,17 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
                     // A DELETE may carry a body (RFC 9110 gives it no meaning, and APIs give it
                     // one: the items to delete), an OPTIONS too; a GET's (or HEAD's) is lost by
                     // proxies and caches.
-                    if has_body && op.method().takes_no_body() {
-                        c.push(
-                            &place,
-                            format!("{} operations cannot take body fields", op.method().as_str()),
-                            "set `in = \"query\"` on the input fields, or use POST",
-                        );
+                    if has_body && op.method().takes_no_body() && !(op.get_body && op.method() == Method::Get) {
+                        let fix = if op.method() == Method::Get {
+                            "set `in = \"query\"` on the input fields, use POST, or set `get_body = true` where the \
+                             API takes a GET's body (clients then have to send it)"
+                        } else {
+                            "set `in = \"query\"` on the input fields, or use POST"
+                        };
+                        c.push(&place, format!("{} operations cannot take body fields", op.method().as_str()), fix);
+                    }
+                    if op.get_body && (op.method() != Method::Get || !has_body) {
+                        c.push(&place, "`get_body` is for a GET with body fields", "remove `get_body`");
                     }
                     if op.paginated {
                         if model.fields.iter().any(|f| f.name == PAGE || f.name == PER_PAGE) {

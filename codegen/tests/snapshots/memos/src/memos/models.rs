@@ -374,6 +374,16 @@ pub struct MemoTitleCount {
 }
 /// Field specs of [`MemoTitleCount`], for validation.
 pub static MEMO_TITLE_COUNT_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("title", Kind::String).required()];
+/// A search sent as a GET's body, as some APIs take one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoSearch {
+    /// Words each memo's title holds.
+    pub words: Vec<String>,
+}
+/// Field specs of [`MemoSearch`], for validation.
+pub static MEMO_SEARCH_FIELDS: [FieldSpec; 1usize] =
+    [FieldSpec::body("words", Kind::List(&Kind::String)).required().max_items(20)];
 /// What HEAD tells of a memo: headers only.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoCheck {

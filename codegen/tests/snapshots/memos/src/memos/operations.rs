@@ -281,6 +281,21 @@ pub static COUNT_MEMOS_BY_TITLE: Operation = Operation {
     input: &models::MEMO_TITLE_COUNT_FIELDS,
     ..BASE
 };
+/// `GET /api/v1/memos/search`: Count the memos whose titles hold every word
+pub static SEARCH_MEMOS: Operation = Operation {
+    id: "search_memos",
+    method: Method::Get,
+    path: "/memos/search",
+    full_path: "/api/v1/memos/search",
+    scope: "memos:read",
+    satisfied_by: &["memos:read", "memos:write"],
+    has_body: true,
+    rate_limited: true,
+    read_only: true,
+    tags: &["memos"],
+    input: &models::MEMO_SEARCH_FIELDS,
+    ..BASE
+};
 /// `DELETE /api/v1/memos/{id}`: Delete a memo
 pub static DELETE_MEMO: Operation = Operation {
     id: "delete_memo",
@@ -296,7 +311,7 @@ pub static DELETE_MEMO: Operation = Operation {
     ..BASE
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 13usize] = [
+pub static OPERATIONS: [&Operation; 14usize] = [
     &LIST_MEMOS,
     &CREATE_MEMO,
     &UPDATE_MEMO,
@@ -309,5 +324,6 @@ pub static OPERATIONS: [&Operation; 13usize] = [
     &MEMO_TITLES,
     &COUNT_MEMOS_BY_STATE,
     &COUNT_MEMOS_BY_TITLE,
+    &SEARCH_MEMOS,
     &DELETE_MEMO,
 ];

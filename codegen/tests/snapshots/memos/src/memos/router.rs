@@ -65,6 +65,7 @@ where
         .route(operations::SOME_MEMOS.full_path, on::<SomeMemos, S, G>(methods(&SERVICE, "GET"), &app))
         .route("/api/v1/memos/range/{from}", on::<MemoRange, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::MEMO_TITLES.full_path, on::<MemoTitles, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::SEARCH_MEMOS.full_path, on::<SearchMemos, S, G>(methods(&SERVICE, "GET"), &app))
         .with_state(app)
 }
 /// `GET /api/v1/memos`: List memos
@@ -220,6 +221,16 @@ impl<S: MemosService> Endpoint<S, S::Context> for CountMemosByTitle {
     const OP: &'static Operation = &operations::COUNT_MEMOS_BY_TITLE;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.count_memos_by_title(cx, input).await.map(|out| support::Success::one(&out))
+    }
+}
+/// `GET /api/v1/memos/search`: Count the memos whose titles hold every word
+pub struct SearchMemos;
+impl<S: MemosService> Endpoint<S, S::Context> for SearchMemos {
+    type Input = models::MemoSearch;
+    type Error = errors::SearchMemosError;
+    const OP: &'static Operation = &operations::SEARCH_MEMOS;
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.search_memos(cx, input).await.map(|out| support::Success::one(&out))
     }
 }
 /// `DELETE /api/v1/memos/{id}`: Delete a memo

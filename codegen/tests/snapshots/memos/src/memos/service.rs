@@ -107,6 +107,14 @@ pub trait MemosService: Send + Sync + 'static {
         cx: &mut Self::Context,
         input: models::MemoTitleCount,
     ) -> impl Future<Output = Result<i64, errors::CountMemosByTitleError>> + Send;
+    /// Count the memos whose titles hold every word
+    ///
+    /// `GET /api/v1/memos/search` · scope `memos:read`
+    fn search_memos(
+        &self,
+        cx: &mut Self::Context,
+        input: models::MemoSearch,
+    ) -> impl Future<Output = Result<i64, errors::SearchMemosError>> + Send;
     /// Delete a memo
     ///
     /// `DELETE /api/v1/memos/{id}` · scope `memos:write`
