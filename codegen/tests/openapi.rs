@@ -76,6 +76,7 @@ fn every_operation_has_an_id_and_requires_its_oauth2_scope() {
         ("count_memos_by_state", "memos:read"),
         ("count_memos_by_title", "memos:read"),
         ("search_memos", "memos:read"),
+        ("download_memo", "memos:read"),
         ("check_memo", "memos:read"),
         ("delete_memo", "memos:write"),
     ];

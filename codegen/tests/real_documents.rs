@@ -1118,3 +1118,28 @@ fn operations_told_apart_by_the_query_keep_their_paths_and_a_client_set_header_i
     assert_eq!((&city["name"], &city["in"]), (&json!("city"), &json!("path")), "as the document says");
     assert!(text.contains("the query part `#env/v1/{id}` of path `/send/#env/v1/{id}`"), "{text}");
 }
+
+#[test]
+fn a_file_beside_response_headers_or_other_answers_imports_and_round_trips() {
+    let pdf = json!({"application/pdf": {"schema": {"type": "string", "format": "binary"}}});
+    let doc = document(json!({
+        "/documents/{id}/download": {"get": {"operationId": "download", "parameters": [
+            {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "The file.", "content": pdf.clone(), "headers": {
+                "X-Checksum": {"required": true, "schema": {"type": "string"}},
+                "Content-Length": {"schema": {"type": "integer"}}
+            }}}}},
+        "/exports": {"post": {"operationId": "export",
+            "responses": {"200": {"description": "The export.", "content": pdf},
+                          "202": {"description": "Still running."}}}}
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(toml.contains("in = \"payload\"") && toml.contains("x_checksum"), "{toml}");
+    assert!(!toml.contains("content_length"), "the file answer sends its own length: {toml}");
+    let download = &emitted["paths"]["/documents/{id}/download"]["get"]["responses"]["200"];
+    assert!(download["content"]["application/pdf"].is_object(), "{download}");
+    assert!(download["headers"]["X-Checksum"].is_object(), "{download}");
+    let export = &emitted["paths"]["/exports"]["post"]["responses"];
+    assert!(export["200"]["content"]["application/pdf"].is_object() && export["202"].is_object(), "{export}");
+}

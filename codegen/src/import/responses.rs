@@ -332,13 +332,32 @@ impl OpCx<'_, '_> {
         at: &str,
         partial: bool,
     ) {
-        if !headers.is_empty() {
-            self.drop("response headers beside a file", &format!("{at}/headers"));
-            return;
-        }
-        def.output = Some("file".into());
         def.media_types = content.keys().cloned().collect();
         def.ranges = partial;
+        // What a file answer sends of its own (its type and length) is no field of it.
+        let own = |k: &String, f: &FieldDef| {
+            let name = f.name.clone().unwrap_or_else(|| crate::ir::header_name(k)).to_ascii_lowercase();
+            matches!(name.as_str(), "content-type" | "content-length")
+        };
+        let headers: IndexMap<String, FieldDef> =
+            headers.iter().filter(|(k, f)| !own(k, f)).map(|(k, f)| (k.clone(), f.clone())).collect();
+        if headers.is_empty() {
+            def.output = Some("file".into());
+            return;
+        }
+        // Response headers beside the file: a model of the file (its payload) and the headers.
+        let Some(key) = ["content", "file", "body"].into_iter().find(|k| !headers.contains_key(*k)) else {
+            self.drop("response headers beside a file, named like its body", &format!("{at}/headers"));
+            return;
+        };
+        let name = self.cx.fresh(&format!("{}_output", def.id));
+        let payload = FieldDef { location: Location::Payload, ..FieldDef::new("file", "The file.") };
+        let mut fields = IndexMap::from([(key.to_string(), payload)]);
+        fields.extend(headers);
+        self.notes.push(format!("the answer is `{name}`: the file and its response headers"));
+        let description = format!("What `{}` answers: a file and its response headers.", def.id);
+        self.cx.models.insert(name.clone(), ModelDef { description, fields, additional: None, requires: None });
+        def.output = Some(name);
     }
 
     /// The type of a JSON success body (in the envelope, what its `data` holds; its `meta` says

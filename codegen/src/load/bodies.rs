@@ -56,8 +56,10 @@ pub(super) fn check_header_models(c: &mut Collector, spec: &Spec, models: &Index
             }
         }
     }
-    // A file is an operation's input alone: not an output's, not nested.
-    let filed = |name: &str| models.get(name).is_some_and(|m| m.fields.iter().any(|f| f.ty == Ty::File));
+    // A file is an operation's input, or an output's payload (the answer's body), not nested.
+    let filed = |name: &str| {
+        models.get(name).is_some_and(|m| m.fields.iter().any(|f| f.ty == Ty::File && f.location() != Location::Payload))
+    };
     for m in models.values().filter(|m| filed(&m.name) && !inputs.contains(&m.name.as_str())) {
         c.push(
             Place::Model(m.name.clone()),
@@ -253,8 +255,14 @@ pub(super) fn value_output(op: &OperationDef, spec: &Spec, models: &IndexMap<Str
 }
 
 /// What a file output needs: its media types, and no feature that needs a JSON body.
-pub(super) fn check_file_output(c: &mut Collector, spec: &Spec, place: &Place, op: &OperationDef) {
-    let file = op.output.as_deref() == Some(FILE);
+/// Whether the output is a model whose payload is a file: the file, beside response headers.
+pub(super) fn file_payload(op: &OperationDef, models: &IndexMap<String, Model>) -> bool {
+    let payload = op.output.as_deref().and_then(|o| models.get(o)?.fields_in(Location::Payload).next());
+    payload.is_some_and(|f| f.ty == Ty::File)
+}
+
+pub(super) fn check_file_output(c: &mut Collector, spec: &Spec, place: &Place, op: &OperationDef, payload: bool) {
+    let file = op.output.as_deref() == Some(FILE) || payload;
     if !file {
         if !op.media_types.is_empty() {
             c.push(place, "`media_types` is for `output = \"file\"`", "remove `media_types`, or answer a file");
@@ -301,7 +309,7 @@ pub(super) fn check_file_output(c: &mut Collector, spec: &Spec, place: &Place, o
 
 /// The other success answers of `op`, resolved and checked: each a 2xx or a redirect of its own,
 /// with a body a value output could have (a model only of body fields) or none, beside a main
-/// answer that is one JSON document or none.
+/// answer that is one JSON document, a file or none.
 pub(super) fn alternatives(
     c: &mut Collector,
     place: &Place,
@@ -315,7 +323,6 @@ pub(super) fn alternatives(
     let main = op.status.unwrap_or(if op.output.is_some() { 200 } else { 204 });
     let beside = [
         (op.stream.is_some(), "a stream"),
-        (op.output.as_deref() == Some(FILE), "a file"),
         (op.prerendered, "a prerendered output"),
         (!op.status_documented.is_exact(), "a status not documented as itself (`status_documented`)"),
     ];
@@ -564,7 +571,8 @@ pub(super) fn check_output_payload(c: &mut Collector, place: &Place, op: &Operat
         (op.output.as_deref().is_some_and(|o| o.ends_with("[]")), "a list"),
         (op.stream.is_some(), "a stream"),
         (op.prerendered, "a prerendered output"),
-        (!op.alternatives.is_empty(), "alternatives"),
+        // A file's answers are read once, as sent: the alternatives' enum holds it as it is.
+        (!op.alternatives.is_empty() && payload.ty != Ty::File, "alternatives"),
     ];
     for (set, what) in beside {
         if set {
@@ -575,11 +583,11 @@ pub(super) fn check_output_payload(c: &mut Collector, place: &Place, op: &Operat
             );
         }
     }
-    if matches!(&payload.ty, Ty::File) || !payload.required() {
+    if !payload.required() {
         c.push(
             place,
-            format!("output field `{out_name}.{}` is the body: a required JSON value", payload.name),
-            "make it required, of any type but `file` (answer a file with `output = \"file\"`)",
+            format!("output field `{out_name}.{}` is the body: a required value or file", payload.name),
+            "make it required",
         );
     }
 }

@@ -324,7 +324,7 @@ pub(super) fn check_constraints(c: &mut Collector, place: &Place, f: &FieldDef, 
     if matches!(ty, Ty::List(t) | Ty::Map(t) if **t == Ty::File) {
         c.push(place, "a file cannot be in a list or a map", "give each file a field of its own");
     }
-    if file && f.location != Location::Body {
+    if file && !matches!(f.location, Location::Body | Location::Payload) {
         c.push(place, "a file travels in the body", "remove `in`");
     }
     if file && f.max_size == Some(0) {

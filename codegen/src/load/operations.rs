@@ -177,7 +177,7 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
                 c.push(&place, format!("unknown tag `{tag}`"), "declare it under [[service.tags]]");
             }
         }
-        check_file_output(c, spec, &place, op);
+        check_file_output(c, spec, &place, op, file_payload(op, models));
         if let Some(out_name) = op.output.as_deref().filter(|o| *o != FILE).map(|o| o.strip_suffix("[]").unwrap_or(o)) {
             if op.paginated && op.output.as_deref().is_some_and(|o| o.ends_with("[]")) {
                 c.push(
@@ -470,9 +470,11 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
         if list_output {
             def.output = def.output.map(|o| o.trim_end_matches("[]").to_string());
         }
-        let file_output = def.output.as_deref() == Some(FILE);
+        // A file alone, or a model of a file (its payload) beside response headers.
+        let file_payload = file_payload(op, models);
+        let file_output = def.output.as_deref() == Some(FILE) || file_payload;
         let value_output = value_output(op, spec, models);
-        if file_output || value_output.is_some() {
+        if def.output.as_deref() == Some(FILE) || value_output.is_some() {
             def.output = None;
         }
         let alternatives = alternatives(c, &place, op, spec, models);
@@ -480,6 +482,7 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
             .output
             .as_deref()
             .filter(|_| !list_output)
+            .filter(|_| !file_payload)
             .and_then(|o| models.get(o)?.fields_in(Location::Payload).next())
             .map(|f| f.ty.clone());
         let read_types = read_types(&def, models);

@@ -382,7 +382,8 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
                         ),
                     );
             }
-            common_headers(api, r)
+            // The header fields of an output model whose payload is the file.
+            common_headers(api, declared(r))
         }
         None if op.def.output.is_some() && op.output_payload.is_none() => {
             common_headers(api, declared(ResponseBuilder::new().description(op.def.summary.clone())))

@@ -142,7 +142,7 @@ pub(super) fn router_file(api: &Api) -> TokenStream {
             (Some(_), true) if op.def.prerendered => quote!(.map(|out| support::Success::rendered_page(&out, paging))),
             (Some(_), true) => quote!(.map(|out| support::Success::page(&out, paging))),
             (Some(_), false) if op.def.prerendered => quote!(.map(|out| support::Success::rendered(&out))),
-            (Some(_), false) if headers.is_empty() => quote!(.map(|out| support::Success::one(&out))),
+            (Some(_), false) if headers.is_empty() && !op.file_output => quote!(.map(|out| support::Success::one(&out))),
             (Some(o), false) => {
                 // The output's header fields become response headers; with no body field left,
                 // the answer has no body.
@@ -275,6 +275,7 @@ fn answers_body(api: &Api, op: &Operation, headers: &[&Field]) -> TokenStream {
     let name = answer_enum(op);
     let main = format_ident!("{}", crate::ir::Alternative::variant(op.status));
     let main_arm = match &op.def.output {
+        None if op.file_output => quote!(answers::#name::#main(file) => support::Success::File(file),),
         None if op.value_output.is_none() => quote!(answers::#name::#main => support::Success::Empty,),
         Some(_) if op.def.paginated => quote!(answers::#name::#main(out) => support::Success::page(&out, paging),),
         Some(o) if !headers.is_empty() => {
@@ -305,7 +306,11 @@ fn headed_success(api: &Api, o: &str, headers: &[&Field]) -> TokenStream {
     let model = &api.models[o];
     let start = if let Some(payload) = model.fields_in(Location::Payload).next() {
         let ident = field_ident(payload);
-        quote!(support::Success::one(&out.#ident))
+        if payload.ty == Ty::File {
+            quote!(support::Success::File(out.#ident))
+        } else {
+            quote!(support::Success::one(&out.#ident))
+        }
     } else if model.fields_in(Location::Body).next().is_some() {
         quote!(support::Success::one(&out))
     } else {
@@ -345,7 +350,7 @@ pub(super) fn answers_file(api: &Api) -> TokenStream {
         let main = format_ident!("{}", crate::ir::Alternative::variant(op.status));
         let main_doc = docs(&format!("`{}`: {}", op.status, op.def.summary));
         let main_ty = main_output_type(op);
-        let main_variant = if op.def.output.is_none() && op.value_output.is_none() {
+        let main_variant = if op.def.output.is_none() && op.value_output.is_none() && !op.file_output {
             quote!(#main_doc #main,)
         } else {
             quote!(#main_doc #main(#main_ty),)
@@ -369,9 +374,11 @@ pub(super) fn answers_file(api: &Api) -> TokenStream {
             "What `{}` answers on success: the implementation chooses, and the status follows.",
             op.id()
         ));
+        // A file is read once, as it is sent: neither copied nor compared.
+        let derives = if op.file_output { quote!(Debug) } else { quote!(Debug, Clone, PartialEq) };
         quote! {
             #doc
-            #[derive(Debug, Clone, PartialEq)]
+            #[derive(#derives)]
             pub enum #name {
                 #main_variant
                 #(#others)*

@@ -234,6 +234,28 @@ pub(super) fn model_struct(model: &Model, api: &Api, role: ModelRole, validated:
     let name = type_ident(&model.name);
     let doc = docs(&model.description);
     let is_input = role != ModelRole::Other;
+    // An answer of a file beside response headers: the file (`support::File`, read once as it is
+    // sent) and the headers, never serialized.
+    let file_answer = model.fields_in(Location::Payload).any(|f| f.ty == Ty::File);
+    if file_answer {
+        let fields = model.fields.iter().map(|f| {
+            let (ident, doc) = (field_ident(f), docs(&f.def.description));
+            let ty = match (&f.ty, f.required()) {
+                (Ty::File, _) => quote!(support::File),
+                (ty, true) => rust_type(ty),
+                (ty, false) => {
+                    let t = rust_type(ty);
+                    quote!(Option<#t>)
+                }
+            };
+            quote! { #doc pub #ident: #ty, }
+        });
+        return quote! {
+            #doc
+            #[derive(Debug)]
+            pub struct #name { #(#fields)* }
+        };
+    }
     let fields = model.fields.iter().filter(|f| !f.injected).map(|f| {
         let ident = field_ident(f);
         let doc = docs(&f.def.description);

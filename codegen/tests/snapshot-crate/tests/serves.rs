@@ -135,6 +135,23 @@ impl MemosService for Memos {
         Ok(memos.iter().filter(|m| input.words.iter().all(|w| m.title.contains(w.as_str()))).count() as i64)
     }
 
+    async fn download_memo(
+        &self,
+        _: &mut (),
+        input: models::MemoDownloadRef,
+    ) -> Result<answers::DownloadMemo, errors::DownloadMemoError> {
+        let memos = self.0.lock().unwrap();
+        let memo = memos.iter().find(|m| m.id == input.id);
+        let memo = memo.ok_or_else(|| errors::DownloadMemoError::NotFound(Problem::new("No such memo.")))?;
+        if memo.state == models::MemoState::Archived {
+            return Ok(answers::DownloadMemo::NoContent);
+        }
+        Ok(answers::DownloadMemo::Ok(models::MemoDownload {
+            content: support::File::bytes("text/plain", format!("{}\n", memo.title)),
+            x_memo_title: memo.title.clone(),
+        }))
+    }
+
     async fn get_memo_json(
         &self,
         _: &mut (),
@@ -629,7 +646,7 @@ async fn a_layer_wraps_the_routes_of_the_operations_it_selects_and_no_other() {
 }
 
 #[tokio::test]
-async fn operations_told_apart_by_the_query_and_a_get_with_a_body_are_served_as_documented() {
+async fn query_routed_operations_a_get_with_a_body_and_a_file_with_headers_are_served_as_documented() {
     let app = memos::router(Arc::new(Memos::default()), Arc::new(Open::default()));
     for title in ["a", "a", "b"] {
         let (status, _, _) = send(&app, "POST", "/api/v1/memos", Some(json!({ "title": title }))).await;
@@ -656,6 +673,22 @@ async fn operations_told_apart_by_the_query_and_a_get_with_a_body_are_served_as_
     assert_eq!((status.as_u16(), body), (200, json!({"data": 2})));
     let (status, _, body) = send(app, "GET", "/api/v1/memos/search", Some(json!({"words": "a"}))).await;
     assert_eq!((status.as_u16(), &body["error"]["code"]), (422, &json!("validation")));
+    // A file beside a response header.
+    let resp =
+        app.clone().oneshot(Request::get("/api/v1/memos/n3/download").body(Body::empty()).unwrap()).await.unwrap();
+    let (status, headers) = (resp.status(), resp.headers().clone());
+    let header = |name: &str| headers[name].to_str().unwrap().to_string();
+    assert_eq!(
+        (status, header("x-memo-title"), header("content-type")),
+        (StatusCode::OK, "b".into(), "text/plain".into())
+    );
+    assert_eq!(&axum::body::to_bytes(resp.into_body(), usize::MAX).await.unwrap()[..], b"b\n");
+    let (status, _, _) = send(app, "GET", "/api/v1/memos/n9/download", None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _, _) = send(app, "PATCH", "/api/v1/memos/n3", Some(json!({"state": "archived"}))).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _, body) = send(app, "GET", "/api/v1/memos/n3/download", None).await;
+    assert_eq!((status, body), (StatusCode::NO_CONTENT, Value::Null), "the implementation's other answer");
     // A value no operation asks for goes to the one that asks nothing, whose decoder refuses it.
     let (status, body) = count("/api/v1/memos/count?by=colour").await;
     assert_eq!((status, &body["error"]["code"]), (422, &json!("validation")), "{body}");

@@ -22,6 +22,14 @@ pub enum PutMemo {
     /// `204`: Nothing changed: the memo had that title already.
     NoContent,
 }
+/// What `download_memo` answers on success: the implementation chooses, and the status follows.
+#[derive(Debug)]
+pub enum DownloadMemo {
+    /// `200`: Download a memo as text
+    Ok(models::MemoDownload),
+    /// `204`: The memo is archived: it has no text to give.
+    NoContent,
+}
 /// What `delete_memo` answers on success: the implementation chooses, and the status follows.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DeleteMemo {

@@ -384,6 +384,23 @@ pub struct MemoSearch {
 /// Field specs of [`MemoSearch`], for validation.
 pub static MEMO_SEARCH_FIELDS: [FieldSpec; 1usize] =
     [FieldSpec::body("words", Kind::List(&Kind::String)).required().max_items(20)];
+/// Names one memo to download.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoDownloadRef {
+    /// The memo.
+    pub id: String,
+}
+/// Field specs of [`MemoDownloadRef`], for validation.
+pub static MEMO_DOWNLOAD_REF_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required()];
+/// A memo as a text file, its title as a response header beside it.
+#[derive(Debug)]
+pub struct MemoDownload {
+    /// The memo's text.
+    pub content: support::File,
+    /// Its title.
+    pub x_memo_title: String,
+}
 /// What HEAD tells of a memo: headers only.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoCheck {

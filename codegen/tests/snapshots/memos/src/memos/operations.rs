@@ -296,6 +296,20 @@ pub static SEARCH_MEMOS: Operation = Operation {
     input: &models::MEMO_SEARCH_FIELDS,
     ..BASE
 };
+/// `GET /api/v1/memos/{id}/download`: Download a memo as text
+pub static DOWNLOAD_MEMO: Operation = Operation {
+    id: "download_memo",
+    method: Method::Get,
+    path: "/memos/{id}/download",
+    full_path: "/api/v1/memos/{id}/download",
+    scope: "memos:read",
+    satisfied_by: &["memos:read", "memos:write"],
+    rate_limited: true,
+    read_only: true,
+    tags: &["memos"],
+    input: &models::MEMO_DOWNLOAD_REF_FIELDS,
+    ..BASE
+};
 /// `DELETE /api/v1/memos/{id}`: Delete a memo
 pub static DELETE_MEMO: Operation = Operation {
     id: "delete_memo",
@@ -311,7 +325,7 @@ pub static DELETE_MEMO: Operation = Operation {
     ..BASE
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 14usize] = [
+pub static OPERATIONS: [&Operation; 15usize] = [
     &LIST_MEMOS,
     &CREATE_MEMO,
     &UPDATE_MEMO,
@@ -325,5 +339,6 @@ pub static OPERATIONS: [&Operation; 14usize] = [
     &COUNT_MEMOS_BY_STATE,
     &COUNT_MEMOS_BY_TITLE,
     &SEARCH_MEMOS,
+    &DOWNLOAD_MEMO,
     &DELETE_MEMO,
 ];

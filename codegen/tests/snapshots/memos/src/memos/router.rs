@@ -66,6 +66,7 @@ where
         .route("/api/v1/memos/range/{from}", on::<MemoRange, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::MEMO_TITLES.full_path, on::<MemoTitles, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::SEARCH_MEMOS.full_path, on::<SearchMemos, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::DOWNLOAD_MEMO.full_path, on::<DownloadMemo, S, G>(methods(&SERVICE, "GET"), &app))
         .with_state(app)
 }
 /// `GET /api/v1/memos`: List memos
@@ -231,6 +232,23 @@ impl<S: MemosService> Endpoint<S, S::Context> for SearchMemos {
     const OP: &'static Operation = &operations::SEARCH_MEMOS;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.search_memos(cx, input).await.map(|out| support::Success::one(&out))
+    }
+}
+/// `GET /api/v1/memos/{id}/download`: Download a memo as text
+pub struct DownloadMemo;
+impl<S: MemosService> Endpoint<S, S::Context> for DownloadMemo {
+    type Input = models::MemoDownloadRef;
+    type Error = errors::DownloadMemoError;
+    const OP: &'static Operation = &operations::DOWNLOAD_MEMO;
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.download_memo(cx, input).await.map(|answer| match answer {
+            answers::DownloadMemo::Ok(out) => {
+                let mut success = support::Success::File(out.content);
+                success = success.header("x-memo-title", &out.x_memo_title);
+                success
+            }
+            answers::DownloadMemo::NoContent => support::Success::Empty.status(204),
+        })
     }
 }
 /// `DELETE /api/v1/memos/{id}`: Delete a memo

@@ -115,6 +115,14 @@ pub trait MemosService: Send + Sync + 'static {
         cx: &mut Self::Context,
         input: models::MemoSearch,
     ) -> impl Future<Output = Result<i64, errors::SearchMemosError>> + Send;
+    /// Download a memo as text
+    ///
+    /// `GET /api/v1/memos/{id}/download` · scope `memos:read`
+    fn download_memo(
+        &self,
+        cx: &mut Self::Context,
+        input: models::MemoDownloadRef,
+    ) -> impl Future<Output = Result<answers::DownloadMemo, errors::DownloadMemoError>> + Send;
     /// Delete a memo
     ///
     /// `DELETE /api/v1/memos/{id}` · scope `memos:write`
