@@ -85,14 +85,14 @@ fn a_fixed_segment_beside_a_parameter_a_trailing_slash_and_a_dateless_deprecatio
 
 #[test]
 fn what_the_loader_refuses_leaves_out_only_the_operations_that_use_it() {
-    // A model the loader refuses (a pattern Rust's regex engine cannot read) is read as a place, not as text: the operation using it is left out with the loader's words, the other stays.
+    // A model the loader refuses (a pattern no regular expression engine reads) is read as a place, not as text: the operation using it is left out with the loader's words, the other stays.
     let mut doc = document(json!({
         "/things/{id}": get("get_thing", json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}])),
         "/odd": {"get": {"operationId": "get_odd", "responses": {"200": {"description": "Odd.",
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Odd"}}}}}}}
     }));
     doc["components"]["schemas"]["Odd"] = json!({"type": "object", "properties": {
-        "a_b": {"type": "string", "pattern": "^(?!x)"}
+        "a_b": {"type": "string", "pattern": "^(x"}
     }});
     let (emitted, report, _) = round_trip(&doc);
     let odd = report.entries.iter().find(|e| e.id == "get_odd").unwrap();

@@ -287,7 +287,7 @@ pub struct FieldSpec {
     /// `application/json`), read as JSON before its checks.
     pub json_text: bool,
     /// The compiled pattern, built on first use.
-    pub compiled: OnceLock<regex::Regex>,
+    pub compiled: OnceLock<crate::pattern::Pattern>,
 }
 
 impl FieldSpec {

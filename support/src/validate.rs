@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use crate::fields::UnionSpec;
 use crate::fields::{FieldSpec, Format, Kind, OTHER_KEYS, is_date, is_datetime};
+use crate::pattern::Pattern;
 use crate::problem::Problem;
 use crate::table::{Requires, ServiceInfo};
 
@@ -169,9 +170,10 @@ fn check_plain(service: &ServiceInfo, spec: &FieldSpec, kind: &Kind, path: &str,
                 return Err(invalid(service, path, v.clone(), format!("{path} must be at most {max} characters long")));
             }
             if let Some(p) = spec.pattern {
-                let re = spec.compiled.get_or_init(|| {
-                    regex::Regex::new(p).unwrap_or_else(|_| regex::Regex::new("$^").expect("fallback regex"))
-                });
+                // The loader refused a pattern no engine reads; one that fails anyway matches nothing.
+                let re = spec
+                    .compiled
+                    .get_or_init(|| Pattern::new(p).unwrap_or_else(|_| Pattern::new("$^").expect("fallback pattern")));
                 if !re.is_match(s) {
                     return Err(invalid(service, path, v.clone(), format!("{path} must match the pattern {p}")));
                 }

@@ -454,7 +454,7 @@ pub(super) fn check_constraints(c: &mut Collector, place: &Place, f: &FieldDef, 
         c.push(place, format!("minimum {lo} exceeds maximum {hi}"), "swap or fix the bounds");
     }
     if let Some(p) = &f.pattern
-        && let Err(e) = regex::Regex::new(p)
+        && let Err(e) = support::Pattern::new(p)
     {
         c.push(place, format!("pattern does not compile: {e}"), "write a valid regular expression");
     }
@@ -557,7 +557,7 @@ pub(super) fn fits(value: &serde_json::Value, f: &FieldDef, ty: &Ty, spec: &Spec
                 return Err("is outside min_length/max_length".into());
             }
             if let Some(p) = &f.pattern
-                && regex::Regex::new(p).is_ok_and(|re| !re.is_match(s))
+                && support::Pattern::new(p).is_ok_and(|re| !re.is_match(s))
             {
                 return Err(format!("does not match the pattern {p}"));
             }

@@ -673,6 +673,9 @@ async fn query_routed_operations_a_get_with_a_body_and_a_file_with_headers_are_s
     assert_eq!((status.as_u16(), body), (200, json!({"data": 2})));
     let (status, _, body) = send(app, "GET", "/api/v1/memos/search", Some(json!({"words": "a"}))).await;
     assert_eq!((status.as_u16(), &body["error"]["code"]), (422, &json!("validation")));
+    // Its pattern has a look-ahead (`^(?!\s*$).+`): a blank word is refused, as ECMA-262 reads it.
+    let (status, _, body) = send(app, "GET", "/api/v1/memos/search", Some(json!({"words": ["a", "  "]}))).await;
+    assert_eq!((status.as_u16(), &body["error"]["code"]), (422, &json!("validation")), "{body}");
     // A file beside a response header.
     let resp =
         app.clone().oneshot(Request::get("/api/v1/memos/n3/download").body(Body::empty()).unwrap()).await.unwrap();

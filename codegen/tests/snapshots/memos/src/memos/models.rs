@@ -378,12 +378,12 @@ pub static MEMO_TITLE_COUNT_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("titl
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MemoSearch {
-    /// Words each memo's title holds.
+    /// Words each memo's title holds, none blank (a look-ahead, as ECMA-262 writes it).
     pub words: Vec<String>,
 }
 /// Field specs of [`MemoSearch`], for validation.
 pub static MEMO_SEARCH_FIELDS: [FieldSpec; 1usize] =
-    [FieldSpec::body("words", Kind::List(&Kind::String)).required().max_items(20)];
+    [FieldSpec::body("words", Kind::List(&Kind::String)).required().max_items(20).pattern("^(?!\\s*$).+")];
 /// Names one memo to download.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
