@@ -251,6 +251,7 @@ impl Alternative {
             203 => "Non-Authoritative Information",
             204 => "No Content",
             205 => "Reset Content",
+            206 => "Partial Content",
             207 => "Multi-Status",
             208 => "Already Reported",
             226 => "IM Used",

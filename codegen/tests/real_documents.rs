@@ -1143,3 +1143,31 @@ fn a_file_beside_response_headers_or_other_answers_imports_and_round_trips() {
     let export = &emitted["paths"]["/exports"]["post"]["responses"];
     assert!(export["200"]["content"]["application/pdf"].is_object() && export["202"].is_object(), "{export}");
 }
+
+#[test]
+fn a_partial_answer_beside_other_than_a_file_is_the_implementations_to_give() {
+    // Downloads documented without content, and a JSON `206` for a partial result: the
+    // implementation answers them; a file's `206` is the platform's ranges.
+    let empty = json!({"description": "Done."});
+    let doc = document(json!({
+        "/downloads/{token}": {"get": {"operationId": "download", "parameters": [
+            {"name": "token", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "responses": {"200": empty.clone(), "206": {"description": "A part."}}}},
+        "/chores": {"get": {"operationId": "chores", "responses": {
+            "200": {"description": "All.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}},
+            "206": {"description": "Some.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}}}}},
+        "/files/{id}": {"get": {"operationId": "file", "parameters": [
+            {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "The file.", "content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}}},
+                          "206": {"description": "A part.", "content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}}}}}}
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(toml.contains("status = 206"), "{toml}");
+    assert!(toml.contains("ranges = true"), "{toml}");
+    for path in ["/downloads/{token}", "/chores"] {
+        assert!(emitted["paths"][path]["get"]["responses"]["206"].is_object(), "{path}");
+    }
+    let chores = &emitted["paths"]["/chores"]["get"]["responses"]["206"]["content"];
+    assert!(chores["application/json"].is_object(), "{chores}");
+}

@@ -107,10 +107,21 @@ impl OpCx<'_, '_> {
             self.validation_error(def);
         }
         success.sort_by_key(|(s, ..)| *s);
-        // `304` to `If-None-Match` is a conditional read's; `206` a file's ranges.
+        // `304` to `If-None-Match` is a conditional read's; `206` a file's ranges where the main
+        // answer is a file, else an answer the implementation gives (a partial result).
         let not_modified = success.iter().any(|(s, ..)| *s == 304);
-        let partial = success.iter().any(|(s, ..)| *s == 206);
-        success.retain(|(s, ..)| *s != 304 && *s != 206);
+        let file_like = |r: &Value| {
+            let content = r.get("content").and_then(Value::as_object);
+            content.is_some_and(|c| {
+                !c.is_empty()
+                    && !c
+                        .keys()
+                        .any(|m| support::is_json_media(m) || m == "text/event-stream" || m == "application/x-ndjson")
+            })
+        };
+        let main_file = success.iter().find(|(s, ..)| !matches!(s, 206 | 304)).is_some_and(|(_, r, _)| file_like(r));
+        let partial = main_file && success.iter().any(|(s, ..)| *s == 206);
+        success.retain(|(s, ..)| *s != 304 && !(*s == 206 && main_file));
         // A read answering JSON is a conditional read; any other `304` the implementation answers.
         let json = |(_, r, _): &(u16, Value, String)| {
             r.get("content").and_then(Value::as_object).is_some_and(|c| c.keys().any(|m| support::is_json_media(m)))
@@ -399,7 +410,7 @@ impl OpCx<'_, '_> {
     ) -> bool {
         let listed = |all: &[(u16, Value, String)]| all.iter().map(|(s, ..)| s.to_string()).collect::<Vec<_>>();
         for (status, resp, at) in others {
-            if ranged || !(crate::load::SUCCESS_STATUSES.contains(status) || *status == 304) {
+            if ranged || !(crate::load::SUCCESS_STATUSES.contains(status) || matches!(status, 304 | 206)) {
                 self.drop(format!("several success statuses ({})", listed(others).join(", ")), at);
                 return false;
             }

@@ -340,9 +340,11 @@ pub(super) fn alternatives(
     for alt in &op.alternatives {
         let status = alt.status;
         // `304` as the implementation decides (a document's "not modified" to a write), where a
-        // conditional read's is the platform's.
-        if !SUCCESS_STATUSES.contains(&status) && status != 304 {
-            let listed: Vec<String> = SUCCESS_STATUSES.iter().chain(&[304]).map(u16::to_string).collect();
+        // conditional read's is the platform's; `206` likewise (a partial result of its own),
+        // where the file's ranges (`ranges`) are not the platform's.
+        let own = status == 304 || (status == 206 && !op.ranges);
+        if !SUCCESS_STATUSES.contains(&status) && !own {
+            let listed: Vec<String> = SUCCESS_STATUSES.iter().chain(&[304, 206]).map(u16::to_string).collect();
             c.push(
                 place,
                 format!("alternative status {status} is not a success an operation may answer beside another"),

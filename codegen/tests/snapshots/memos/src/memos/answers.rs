@@ -22,6 +22,14 @@ pub enum PutMemo {
     /// `204`: Nothing changed: the memo had that title already.
     NoContent,
 }
+/// What `search_memos` answers on success: the implementation chooses, and the status follows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SearchMemos {
+    /// `200`: Count the memos whose titles hold every word
+    Ok(i64),
+    /// `206`: No words: the count of every memo, a partial answer.
+    PartialContent(i64),
+}
 /// What `download_memo` answers on success: the implementation chooses, and the status follows.
 #[derive(Debug)]
 pub enum DownloadMemo {

@@ -231,7 +231,10 @@ impl<S: MemosService> Endpoint<S, S::Context> for SearchMemos {
     type Error = errors::SearchMemosError;
     const OP: &'static Operation = &operations::SEARCH_MEMOS;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.search_memos(cx, input).await.map(|out| support::Success::one(&out))
+        s.search_memos(cx, input).await.map(|answer| match answer {
+            answers::SearchMemos::Ok(out) => support::Success::one(&out),
+            answers::SearchMemos::PartialContent(out) => support::Success::one(&out).status(206),
+        })
     }
 }
 /// `GET /api/v1/memos/{id}/download`: Download a memo as text

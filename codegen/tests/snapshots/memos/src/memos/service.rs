@@ -114,7 +114,7 @@ pub trait MemosService: Send + Sync + 'static {
         &self,
         cx: &mut Self::Context,
         input: models::MemoSearch,
-    ) -> impl Future<Output = Result<i64, errors::SearchMemosError>> + Send;
+    ) -> impl Future<Output = Result<answers::SearchMemos, errors::SearchMemosError>> + Send;
     /// Download a memo as text
     ///
     /// `GET /api/v1/memos/{id}/download` · scope `memos:read`
