@@ -182,10 +182,19 @@ const KNOWN_SCHEMATHESIS_FAILURES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The corpus's services schemathesis finds problems in, as above.
+const KNOWN_CORPUS_SCHEMATHESIS_FAILURES: &[(&str, &str)] = &[(
+    "v30_schema_validation",
+    "schemathesis sends an empty string for a required query parameter whose pattern, \
+     `^(?:{[0-9a-fA-F]{4}…}|…)$`, holds brace literals (ECMA-262's Annex B, which the document notes a \
+     Unicode-mode reader refuses), as if the pattern did not apply; the platform reads the pattern as \
+     ECMA-262 does and refuses the empty string (ST202)",
+)];
+
 #[tokio::test]
 async fn every_imported_corpus_document_is_served_guarded_and_passes_the_conformance_kit() {
     let Some(corpus) = oas_examples() else { return };
-    let served = serve_and_check("corpus", &documents(&corpus), &[]).await;
+    let served = serve_and_check("corpus", &documents(&corpus), KNOWN_CORPUS_SCHEMATHESIS_FAILURES).await;
     assert!(served > 40, "the corpus's documents are served: {served}");
 }
 
