@@ -20,7 +20,7 @@ impl Pattern {
     /// Compiles `pattern` as ECMA-262 writes it; the error `regex` gives where neither engine
     /// reads it.
     pub fn new(pattern: &str) -> Result<Pattern, String> {
-        let pattern = ecma_classes(pattern);
+        let pattern = ecma_literals(pattern);
         match regex::RegexBuilder::new(&pattern).size_limit(SIZE_LIMIT).build() {
             Ok(re) => Ok(Pattern::Linear(re)),
             Err(first) => fancy_regex::Regex::new(&pattern).map(Pattern::Backtracking).map_err(|_| first.to_string()),
@@ -40,7 +40,7 @@ impl Pattern {
 /// follow): a `[` inside a character class (`[[A-Z]` is `[`, or `A` to `Z`), where `regex` opens a
 /// nested class; a `{` that starts no quantifier (`{n}`, `{n,}`, `{n,m}`) and a `}` that ends
 /// none (`(?:{[0-9a-f]{8}})`). Each is escaped.
-fn ecma_classes(pattern: &str) -> std::borrow::Cow<'_, str> {
+fn ecma_literals(pattern: &str) -> std::borrow::Cow<'_, str> {
     let chars: Vec<char> = pattern.chars().collect();
     let mut out = String::with_capacity(pattern.len() + 4);
     let (mut in_class, mut escaped, mut changed, mut first) = (false, false, false, false);
