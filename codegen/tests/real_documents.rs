@@ -1171,3 +1171,68 @@ fn a_partial_answer_beside_other_than_a_file_is_the_implementations_to_give() {
     let chores = &emitted["paths"]["/chores"]["get"]["responses"]["206"]["content"];
     assert!(chores["application/json"].is_object(), "{chores}");
 }
+
+#[test]
+fn other_formats_stay_beside_alternatives_pages_and_payloads() {
+    let thing = json!({"schema": {"$ref": "#/components/schemas/Thing"}});
+    let things = json!({"schema": {"type": "array", "items": {"$ref": "#/components/schemas/Thing"}}});
+    let text = json!({"schema": {"type": "string"}});
+    let doc = document(json!({
+        // Kubernetes' way: 200, 201 and 202 each in JSON, YAML and protobuf.
+        "/things": {
+            "post": {"operationId": "create_thing",
+                "requestBody": {"required": true, "content": {"application/json": thing}},
+                "responses": {
+                    "200": {"description": "The thing.", "content": {"application/json": thing, "application/yaml": thing, "application/vnd.things.protobuf": thing}},
+                    "201": {"description": "Created.", "content": {"application/json": thing, "application/yaml": thing, "application/vnd.things.protobuf": thing}},
+                    "202": {"description": "Accepted."}}},
+            // A page in CSV too.
+            "get": {"operationId": "list_things",
+                "parameters": [{"name": "page", "in": "query", "schema": {"type": "integer"}},
+                    {"name": "per_page", "in": "query", "schema": {"type": "integer"}}],
+                "responses": {"200": {"description": "Things.",
+                    "headers": {"X-Total-Count": {"schema": {"type": "integer"}}},
+                    "content": {"application/json": things, "text/csv": things}}}}
+        },
+        // A string beside a response header: the payload of an output model, in XML too.
+        "/things/{thingId}/name": {"get": {"operationId": "get_name",
+            "parameters": [{"name": "thingId", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "Its name.",
+                "headers": {"X-Name-Length": {"schema": {"type": "integer"}}},
+                "content": {"application/json": text, "application/xml": text}}}}},
+        // Another answer whose formats differ from the main one's: JSON only.
+        "/things/{thingId}": {"put": {"operationId": "put_thing",
+            "parameters": [{"name": "thingId", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "requestBody": {"required": true, "content": {"application/json": thing}},
+            "responses": {
+                "200": {"description": "The thing.", "content": {"application/json": thing, "application/xml": thing}},
+                "201": {"description": "Created.", "content": {"application/json": thing}}}}}
+    }));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    let create = &emitted["paths"]["/things"]["post"]["responses"];
+    let formats = ["application/json", "application/yaml", "application/vnd.things.protobuf"];
+    assert_eq!(keys(&create["200"]["content"]), formats);
+    assert_eq!(keys(&create["201"]["content"]), formats);
+    assert!(create["202"].get("content").is_none());
+    let list = &emitted["paths"]["/things"]["get"]["responses"]["200"];
+    assert_eq!(keys(&list["content"]), ["application/json", "text/csv"]);
+    assert_eq!(list["content"]["text/csv"]["schema"], json!({"type": "string", "contentMediaType": "text/csv"}));
+    let name = &emitted["paths"]["/things/{thingId}/name"]["get"]["responses"]["200"];
+    assert_eq!(keys(&name["content"]), ["application/json", "application/xml"]);
+    assert!(name["headers"].get("X-Name-Length").is_some(), "{name}");
+    // XML renders the value itself: its schema, bare.
+    assert_eq!(name["content"]["application/xml"]["schema"]["type"], "string");
+    let put = &emitted["paths"]["/things/{thingId}"]["put"]["responses"];
+    assert_eq!(
+        (keys(&put["200"]["content"]), keys(&put["201"]["content"])),
+        (vec!["application/json".to_string()], vec!["application/json".to_string()])
+    );
+    let put_note = report.to_string();
+    assert!(
+        put_note.contains(r#"answers its JSON media types only (the document also offers ["application/xml"])"#),
+        "{put_note}"
+    );
+    assert_eq!(toml.matches("answer_types").count(), 3, "{toml}");
+}

@@ -1,7 +1,7 @@
-//! An output that its operation may also answer in formats other than JSON (`answer_types`
-//! listing `application/xml`, `text/html`, `text/csv`, …): the implementation gives the value and
-//! how to render it in those formats, and the platform renders it only when the request's `Accept`
-//! asks for one of them.
+//! An answer that its operation may also give in formats other than JSON (`answer_types` listing
+//! `application/xml`, `text/html`, `text/csv`, …): the implementation gives the value (its output,
+//! a page of it, or the enum of its answers) and how to render it in those formats, and the
+//! platform renders it only when the request's `Accept` asks for one of them.
 
 use std::fmt;
 
@@ -10,9 +10,9 @@ use std::fmt;
 /// lets a server answer when it cannot give what `Accept` prefers).
 pub type Render<T> = Box<dyn FnOnce(&T, &str) -> Option<Vec<u8>> + Send>;
 
-/// An operation's output, with the renderer of its other formats.
+/// An operation's answer, with the renderer of its other formats.
 pub struct Formats<T> {
-    /// The output, answered as JSON unless another format is asked for and rendered.
+    /// The answer, given as JSON unless another format is asked for and rendered.
     pub value: T,
     pub(crate) render: Option<Render<T>>,
 }
@@ -27,6 +27,19 @@ impl<T> Formats<T> {
     /// formats (called with the output and that media type).
     pub fn rendered_by(value: T, render: impl FnOnce(&T, &str) -> Option<Vec<u8>> + Send + 'static) -> Self {
         Formats { value, render: Some(Box::new(render)) }
+    }
+
+    /// The [`Success`](crate::Success) of this answer: `json` makes its JSON answer (its status,
+    /// headers and body) from the value, and the renderer, given the value, writes its body in
+    /// another format where the request asks for one.
+    pub fn answer(self, json: impl FnOnce(&T) -> crate::Success) -> crate::Success
+    where
+        T: Send + 'static,
+    {
+        let inner = json(&self.value);
+        let Formats { value, render } = self;
+        let other = Other(Box::new(move |media: &str| render.and_then(|r| r(&value, media))));
+        inner.with_formats(other)
     }
 }
 

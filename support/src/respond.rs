@@ -125,10 +125,10 @@ pub enum Success {
     Empty,
     /// The operation's output.
     One(JsonText),
-    /// The output, and how to render it in the operation's other formats.
+    /// An answer, and how to render its body in the operation's other formats.
     Formats {
-        /// The output as JSON.
-        json: JsonText,
+        /// The answer as JSON.
+        inner: Box<Success>,
         /// Its renderer in the other formats.
         other: crate::formats::Other,
     },
@@ -164,12 +164,9 @@ impl Success {
         Success::One(JsonText::of(value))
     }
 
-    /// The output of an operation that may also answer other formats than JSON.
-    pub fn formats<T: Serialize + Send + 'static>(formats: crate::formats::Formats<T>) -> Self {
-        let json = JsonText::of(&formats.value);
-        let crate::formats::Formats { value, render } = formats;
-        let other = crate::formats::Other(Box::new(move |media: &str| render.and_then(|r| r(&value, media))));
-        Success::Formats { json, other }
+    /// This answer, whose body `other` renders in the operation's other formats than JSON.
+    pub(crate) fn with_formats(self, other: crate::formats::Other) -> Self {
+        Success::Formats { inner: Box::new(self), other }
     }
 
     /// A page of a list operation.
@@ -211,15 +208,6 @@ impl Success {
         Success::Headed { inner, headers }
     }
 
-    /// `body` with the headers this answer holds (its own answer left out): how an output's
-    /// header fields, read off it first, join the answer its renderer then writes.
-    pub fn answering(self, body: Success) -> Self {
-        match self {
-            Success::Headed { headers, .. } => Success::Headed { inner: Box::new(body), headers },
-            _ => body,
-        }
-    }
-
     /// This answer with another status than the operation's main one.
     pub fn status(self, status: u16) -> Self {
         Success::Status { status, inner: Box::new(self) }
@@ -237,6 +225,10 @@ impl Success {
                 let (inner, headers, _) = inner.split();
                 (inner, headers, Some(status))
             }
+            Success::Formats { inner, other } => {
+                let (inner, headers, status) = inner.split();
+                (Success::Formats { inner: Box::new(inner), other }, headers, status)
+            }
             other => (other, Vec::new(), None),
         }
     }
@@ -246,12 +238,14 @@ impl Success {
     fn etag(&self) -> Option<String> {
         match self {
             Success::Empty | Success::File(_) | Success::Streamed(_) => None,
-            Success::One(v) | Success::Formats { json: v, .. } => Some(crate::conditional::etag_of_text(v.as_str())),
+            Success::One(v) => Some(crate::conditional::etag_of_text(v.as_str())),
             Success::Page { items, total, paging } => Some(crate::conditional::etag_of_text(&format!(
                 "{{\"items\":{items},\"total\":{total},\"page\":{},\"per_page\":{}}}",
                 paging.page, paging.per_page
             ))),
-            Success::Headed { inner, .. } | Success::Status { inner, .. } => inner.etag(),
+            Success::Headed { inner, .. } | Success::Status { inner, .. } | Success::Formats { inner, .. } => {
+                inner.etag()
+            }
         }
     }
 
@@ -259,8 +253,10 @@ impl Success {
     fn enveloped(self) -> Option<JsonText> {
         match self {
             Success::Empty | Success::File(_) | Success::Streamed(_) => None,
-            Success::Headed { inner, .. } | Success::Status { inner, .. } => inner.enveloped(),
-            Success::One(v) | Success::Formats { json: v, .. } => Some(JsonText(format!("{{\"data\":{v}}}"))),
+            Success::Headed { inner, .. } | Success::Status { inner, .. } | Success::Formats { inner, .. } => {
+                inner.enveloped()
+            }
+            Success::One(v) => Some(JsonText(format!("{{\"data\":{v}}}"))),
             Success::Page { items, total, paging } => Some(JsonText(format!(
                 "{{\"data\":{items},\"meta\":{{\"total\":{total},\"page\":{},\"per_page\":{}}}}}",
                 paging.page, paging.per_page
@@ -273,8 +269,12 @@ impl Success {
     /// `{"items"}`, a scalar as `{"value"}` and a page as `{"items", "total", "page",
     /// "per_page"}`; `{}` for no content.
     pub fn into_tool_body(self, service: &ServiceInfo) -> Value {
-        match (self.split().0, service.wire.success) {
-            (Success::One(v) | Success::Formats { json: v, .. }, SuccessFormat::Bare) => match v.value() {
+        let success = match self.split().0 {
+            Success::Formats { inner, .. } => *inner,
+            other => other,
+        };
+        match (success, service.wire.success) {
+            (Success::One(v), SuccessFormat::Bare) => match v.value() {
                 v @ Value::Array(_) => json!({ "items": v }),
                 v @ Value::Object(_) => v,
                 v => json!({ "value": v }),
@@ -306,20 +306,25 @@ pub fn respond(parts: &Parts, op: &'static Operation, success: Success) -> Respo
         return with_headers(resp, etag, headers);
     }
     // Another format than JSON, where `Accept` prefers one the operation lists and the
-    // implementation renders it; else the JSON.
+    // implementation renders the body; else the JSON answer.
     let success = match success {
-        Success::Formats { json, other } => {
+        Success::Formats { inner, other } => {
             let chosen = answer_type(op.answer_types, parts.headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()));
-            match (crate::media::is_json_media(chosen), HeaderValue::from_str(chosen)) {
-                (false, Ok(media)) => match (other.0)(chosen) {
+            let bodied = !matches!(*inner, Success::Empty);
+            match (bodied && !crate::media::is_json_media(chosen), HeaderValue::from_str(chosen)) {
+                (true, Ok(media)) => match (other.0)(chosen) {
                     Some(bytes) => {
                         let mut resp = Response::new(Body::from(bytes));
                         resp.headers_mut().insert(header::CONTENT_TYPE, media);
+                        if let Success::Page { total, paging, .. } = *inner {
+                            // A page in another format keeps its place in the list in headers.
+                            page_headers(&mut resp, parts, total, paging);
+                        }
                         return with_headers(finish_as(parts, op, status, resp), etag, headers);
                     }
-                    None => Success::One(json),
+                    None => *inner,
                 },
-                _ => Success::One(json),
+                _ => *inner,
             }
         }
         other => other,
@@ -340,15 +345,20 @@ pub fn respond(parts: &Parts, op: &'static Operation, success: Success) -> Respo
         (Success::One(v), SuccessFormat::Bare) => v.into_response(),
         (Success::Page { items, total, paging }, SuccessFormat::Bare) => {
             let mut resp = items.into_response();
-            resp.headers_mut().insert("x-total-count", HeaderValue::from(total));
-            if let Ok(link) = HeaderValue::from_str(&page_links(parts.uri.query(), total, paging)) {
-                resp.headers_mut().insert(header::LINK, link);
-            }
+            page_headers(&mut resp, parts, total, paging);
             resp
         }
         (success, _) => success.enveloped().map_or_else(|| Response::new(Body::empty()), JsonText::into_response),
     };
     with_headers(finish_as(parts, op, status, resp), etag, headers)
+}
+
+/// A page's place in its list: `X-Total-Count` and the `Link`s to the other pages.
+fn page_headers(resp: &mut Response, parts: &Parts, total: u64, paging: Paging) {
+    resp.headers_mut().insert("x-total-count", HeaderValue::from(total));
+    if let Ok(link) = HeaderValue::from_str(&page_links(parts.uri.query(), total, paging)) {
+        resp.headers_mut().insert(header::LINK, link);
+    }
 }
 
 /// The `416` of a `Range` no byte of a file of `length` bytes falls in, with the

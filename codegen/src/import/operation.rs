@@ -97,15 +97,6 @@ impl OpCx<'_, '_> {
         def.input = input;
         self.responses(id, op, pointer, &mut def, errors);
         self.pages(&mut def);
-        if def.paginated && def.answer_types.iter().any(|m| !support::is_json_media(m)) {
-            // A page is JSON (its items, its links); its other formats are not served.
-            let others: Vec<String> = def.answer_types.iter().filter(|m| !support::is_json_media(m)).cloned().collect();
-            def.answer_types.retain(|m| support::is_json_media(m));
-            if def.answer_types.len() == 1 && def.answer_types[0] == "application/json" {
-                def.answer_types.clear();
-            }
-            self.notes.push(format!("answers its JSON media types only (the document also offers {others:?})"));
-        }
         for p in std::mem::take(&mut self.platform_params) {
             let served = match p.header.as_str() {
                 "if-none-match" => def.conditional() == Some(support::Conditional::Read),

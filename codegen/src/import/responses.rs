@@ -230,16 +230,21 @@ impl OpCx<'_, '_> {
                     return self.file_answer(def, &content, &headers, &at, partial);
                 }
                 // The other formats of the answer (XML, HTML, CSV, …), which the implementation
-                // renders, where the answer is one JSON document without headers or alternatives;
-                // a stream or a range of types is none.
+                // renders for each answer with a body, so where every other answer with a body
+                // lists the same media types (the documents list them for each); a stream or a
+                // range of types is none.
                 // A union of values (`one_of`) is a field's: the answer is a model whose payload
                 // it is.
                 let union = !typed.def.one_of.is_empty();
-                // Headers may stand beside the formats of an object's answer (its model holds
-                // them), not of a payload's.
-                let object = self.cx.models.contains_key(&typed.ty);
-                let rendered =
-                    (headers.is_empty() || object) && def.alternatives.is_empty() && typed.ty != "file" && !union;
+                let types = |r: &Value| -> BTreeSet<String> {
+                    r.get("content").and_then(Value::as_object).into_iter().flatten().map(|(m, _)| m.clone()).collect()
+                };
+                let main_types: BTreeSet<String> = content.keys().cloned().collect();
+                let alike = success[1..].iter().all(|(s, r, _)| {
+                    let t = types(r);
+                    t.is_empty() || matches!(s, 204 | 205 | 304) || t == main_types
+                });
+                let rendered = alike && typed.ty != "file";
                 let (formats, left): (Vec<String>, Vec<String>) = others.into_iter().partition(|m| {
                     let stream = m == "text/event-stream" || m == "application/x-ndjson";
                     rendered && support::is_media_type(m) && !support::is_json_media(m) && !stream
@@ -249,12 +254,7 @@ impl OpCx<'_, '_> {
                 }
                 if headers.is_empty() && !union {
                     def.output = Some(typed.ty);
-                    if !formats.is_empty() {
-                        if def.answer_types.is_empty() {
-                            def.answer_types.push(media.clone());
-                        }
-                        def.answer_types.extend(formats);
-                    }
+                    add_formats(def, &media, formats);
                     return;
                 }
                 // Headers beside the body: one output model of the body's fields and the headers;
@@ -278,6 +278,7 @@ impl OpCx<'_, '_> {
                         .models
                         .insert(name.clone(), ModelDef { description, fields, additional: None, requires: None });
                     def.output = Some(name);
+                    add_formats(def, &media, formats);
                     return;
                 };
                 let mut fields = body.fields.clone();
@@ -295,12 +296,7 @@ impl OpCx<'_, '_> {
                     ModelDef { description: body.description, fields, additional: None, requires: None },
                 );
                 def.output = Some(name);
-                if !formats.is_empty() {
-                    if def.answer_types.is_empty() {
-                        def.answer_types.push(media.clone());
-                    }
-                    def.answer_types.extend(formats);
-                }
+                add_formats(def, &media, formats);
             }
             None => {
                 if let Some(media) = content.keys().find(|m| *m == "text/event-stream" || *m == "application/x-ndjson")
@@ -536,4 +532,15 @@ pub(super) fn header_field(name: &str) -> Option<String> {
     let read_as_snake = name.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
         && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
     (!read_as_snake).then(|| name.to_string())
+}
+
+/// `formats`, the other formats an answer is rendered in, after its JSON media types (`json`, the
+/// first, where none was listed).
+fn add_formats(def: &mut OperationDef, json: &str, formats: Vec<String>) {
+    if !formats.is_empty() {
+        if def.answer_types.is_empty() {
+            def.answer_types.push(json.to_string());
+        }
+        def.answer_types.extend(formats);
+    }
 }

@@ -408,8 +408,9 @@ pub(super) fn alternatives(
 }
 
 /// An answer's other formats than JSON (`answer_types` listing `application/xml`, …): the
-/// implementation renders one output in them, so the answer is one JSON document of a model
-/// without header fields or a value.
+/// implementation renders the bodies of its answers in them (its output, a page of it, each
+/// alternative's), so each is a value the platform holds, not a file, a stream or text already
+/// rendered as JSON.
 pub(super) fn check_other_formats(
     c: &mut Collector,
     place: &Place,
@@ -417,22 +418,22 @@ pub(super) fn check_other_formats(
     models: &IndexMap<String, Model>,
 ) {
     let Some(first) = op.answer_types.iter().find(|m| !support::is_json_media(m)) else { return };
-    // Header fields travel beside any format; a payload is a body of its own, not the model's.
-    let payload = op
-        .output
-        .as_deref()
-        .and_then(|o| models.get(o))
-        .is_some_and(|m| m.fields_in(Location::Payload).next().is_some());
+    let file = |ty: Option<&str>| {
+        ty.is_some_and(|t| {
+            t == "file" || models.get(t).is_some_and(|m| m.fields_in(Location::Payload).any(|f| f.ty == Ty::File))
+        })
+    };
+    let alternative_file = op.alternatives.iter().any(|a| file(a.output.as_deref()));
     for (set, what) in [
         (op.prerendered, "a prerendered output"),
-        (!op.alternatives.is_empty(), "alternative answers"),
-        (payload, "an output whose body is its payload field"),
+        (op.stream.is_some(), "a stream"),
+        (file(op.output.as_deref()) || alternative_file, "a file"),
     ] {
         if set {
             c.push(
                 place,
                 format!("`answer_types` lists `{first}` beside {what}"),
-                "list JSON types only, or answer one JSON document of a model",
+                "list JSON types only, or answer a value the implementation renders",
             );
         }
     }

@@ -279,13 +279,14 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
             let mut r = json_types(&op.def.answer_types).fold(
                 ResponseBuilder::new().description(op.def.summary.clone()),
                 |r, m| {
-                    // Other formats render the output itself, not its envelope.
-                    let bare = op
-                        .def
-                        .output
-                        .as_deref()
-                        .filter(|_| !op.list_output)
-                        .map_or_else(|| reference(&name), reference);
+                    // Other formats render the output itself, not its envelope (of a page: its items).
+                    let bare = match op.def.output.as_deref() {
+                        Some(m) if op.def.paginated => {
+                            type_schema(&Ty::List(Box::new(Ty::Model(m.into()))), None, Side::Response)
+                        }
+                        Some(m) if !op.list_output => reference(m),
+                        _ => reference(&name),
+                    };
                     let schema = answer_schema(&m, reference(&name), bare);
                     r.content(m, ContentBuilder::new().schema(Some(schema)).build())
                 },
@@ -434,8 +435,10 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
                 Some(name) => reference(&name),
                 None => value_schema(api, ty, &op.def.summary),
             };
-            r = json_types(&op.def.answer_types)
-                .fold(r, |r, m| r.content(m, ContentBuilder::new().schema(Some(schema.clone())).build()));
+            r = json_types(&op.def.answer_types).fold(r, |r, m| {
+                let schema = answer_schema(&m, schema.clone(), type_schema(ty, None, Side::Response));
+                r.content(m, ContentBuilder::new().schema(Some(schema)).build())
+            });
             if conditional.is_some() {
                 r = r.header(
                     "ETag",

@@ -132,37 +132,34 @@ pub(super) fn router_file(api: &Api) -> TokenStream {
             Some(support::StreamFormat::Ndjson) => Some(quote!(Ndjson)),
             None => None,
         };
-        let body = match (&op.def.output, op.def.paginated) {
+        // How the method's answer becomes a `Success`: a closure over it (over a reference to it
+        // where other formats keep the answer for their renderer).
+        let formatted = op.other_formats().next().is_some();
+        let amp = if formatted { quote!() } else { quote!(&) };
+        let answer = match (&op.def.output, op.def.paginated) {
             (Some(_), _) if format.is_some() => quote!(
-                .map(|events| support::Success::Streamed(events.into_response(support::StreamFormat::#format)))
+                |events| support::Success::Streamed(events.into_response(support::StreamFormat::#format))
             ),
-            (None, _) if op.file_output => quote!(.map(support::Success::File)),
-            (None, _) if op.value_output.is_some() => quote!(.map(|out| support::Success::one(&out))),
-            (None, _) => quote!(.map(|()| support::Success::Empty)),
-            (Some(_), true) if op.def.prerendered => quote!(.map(|out| support::Success::rendered_page(&out, paging))),
-            (Some(_), true) => quote!(.map(|out| support::Success::page(&out, paging))),
-            (Some(_), false) if op.def.prerendered => quote!(.map(|out| support::Success::rendered(&out))),
-            (Some(_), false) if headers.is_empty() && !op.file_output => quote!(.map(|out| support::Success::one(&out))),
+            _ if !op.alternatives.is_empty() => answers_body(api, op, &headers, &amp),
+            (None, _) if op.file_output => quote!(support::Success::File),
+            (None, _) if op.value_output.is_some() && formatted => quote!(support::Success::one),
+            (None, _) if op.value_output.is_some() => quote!(|out| support::Success::one(&out)),
+            (None, _) => quote!(|()| support::Success::Empty),
+            (Some(_), true) if op.def.prerendered => quote!(|out| support::Success::rendered_page(#amp out, paging)),
+            (Some(_), true) => quote!(|out| support::Success::page(#amp out, paging)),
+            (Some(_), false) if op.def.prerendered => quote!(|out| support::Success::rendered(#amp out)),
+            (Some(_), false) if headers.is_empty() && !op.file_output && formatted => quote!(support::Success::one),
+            (Some(_), false) if headers.is_empty() && !op.file_output => quote!(|out| support::Success::one(&out)),
             (Some(o), false) => {
                 // The output's header fields become response headers; with no body field left,
                 // the answer has no body.
-                let headed = headed_success(api, o, &headers);
-                quote!(.map(|out| #headed))
+                let headed = headed_success(api, o, &headers, &amp);
+                quote!(|out| #headed)
             }
         };
-        let body = match () {
-            _ if op.other_formats().next().is_some() && !headers.is_empty() => {
-                // The header fields are read off the output before it goes to its renderer.
-                let set = header_setters(&headers);
-                quote!(.map(|formats| {
-                    let headed = { let out = &formats.value; let mut success = support::Success::Empty; #(#set)* success };
-                    headed.answering(support::Success::formats(formats))
-                }))
-            }
-            _ if op.other_formats().next().is_some() => quote!(.map(support::Success::formats)),
-            _ if !op.alternatives.is_empty() => answers_body(api, op, &headers),
-            _ => body,
-        };
+        // With other formats than JSON, the same closure reads the answer the implementation
+        // gives beside its renderer (the loader keeps files and streams out of them).
+        let body = if formatted { quote!(.map(|formats| formats.answer(#answer))) } else { quote!(.map(#answer)) };
         let doc = format!(" `{} {base}{}`: {}", op.method().as_str(), op.def.path, op.def.summary);
         let targets = audit_targets(api, op);
         let read = (!op.read_types.is_empty()).then(|| {
@@ -271,38 +268,38 @@ pub(super) fn has_alternatives(api: &Api) -> bool {
 
 /// How an operation with alternatives turns its answer enum into a `Success`: the main variant
 /// as its output would be (with its response headers), each other one with its status.
-fn answers_body(api: &Api, op: &Operation, headers: &[&Field]) -> TokenStream {
+fn answers_body(api: &Api, op: &Operation, headers: &[&Field], amp: &TokenStream) -> TokenStream {
     let name = answer_enum(op);
     let main = format_ident!("{}", crate::ir::Alternative::variant(op.status));
     let main_arm = match &op.def.output {
         None if op.file_output => quote!(answers::#name::#main(file) => support::Success::File(file),),
         None if op.value_output.is_none() => quote!(answers::#name::#main => support::Success::Empty,),
-        Some(_) if op.def.paginated => quote!(answers::#name::#main(out) => support::Success::page(&out, paging),),
+        Some(_) if op.def.paginated => quote!(answers::#name::#main(out) => support::Success::page(#amp out, paging),),
         Some(o) if !headers.is_empty() => {
-            let headed = headed_success(api, o, headers);
+            let headed = headed_success(api, o, headers, amp);
             quote!(answers::#name::#main(out) => #headed)
         }
-        _ => quote!(answers::#name::#main(out) => support::Success::one(&out),),
+        _ => quote!(answers::#name::#main(out) => support::Success::one(#amp out),),
     };
     let arms = op.alternatives.iter().map(|a| {
         let v = format_ident!("{}", crate::ir::Alternative::variant(a.status));
         let status = proc_macro2::Literal::u16_unsuffixed(a.status);
         match (a.redirect(), &a.output) {
             (true, Some(_)) => quote!(answers::#name::#v(location, out) =>
-                support::Success::one(&out).status(#status).header("location", location),),
+                support::Success::one(#amp out).status(#status).header("location", location),),
             (true, None) => {
                 quote!(answers::#name::#v(location) => support::Success::Empty.status(#status).header("location", location),)
             }
-            (false, Some(_)) => quote!(answers::#name::#v(out) => support::Success::one(&out).status(#status),),
+            (false, Some(_)) => quote!(answers::#name::#v(out) => support::Success::one(#amp out).status(#status),),
             (false, None) => quote!(answers::#name::#v => support::Success::Empty.status(#status),),
         }
     });
-    quote!(.map(|answer| match answer { #main_arm #(#arms)* }))
+    quote!(|answer| match answer { #main_arm #(#arms)* })
 }
 
 /// The `Success` of `out`, an output of model `o` with header fields: its body fields, or its
 /// payload field (none: no body), and each header field as a response header.
-fn headed_success(api: &Api, o: &str, headers: &[&Field]) -> TokenStream {
+fn headed_success(api: &Api, o: &str, headers: &[&Field], amp: &TokenStream) -> TokenStream {
     let model = &api.models[o];
     let start = if let Some(payload) = model.fields_in(Location::Payload).next() {
         let ident = field_ident(payload);
@@ -312,7 +309,7 @@ fn headed_success(api: &Api, o: &str, headers: &[&Field]) -> TokenStream {
             quote!(support::Success::one(&out.#ident))
         }
     } else if model.fields_in(Location::Body).next().is_some() {
-        quote!(support::Success::one(&out))
+        quote!(support::Success::one(#amp out))
     } else {
         quote!(support::Success::Empty)
     };

@@ -159,17 +159,16 @@ fn method_tokens(m: Method) -> TokenStream {
 }
 
 /// What an operation's method returns: its output, or the enum of its answers when it has
-/// alternatives.
+/// alternatives; with other formats than JSON, that in `support::Formats`.
 pub(crate) fn output_type(op: &Operation) -> TokenStream {
-    if op.other_formats().next().is_some() {
-        let t = main_output_type(op);
-        quote!(support::Formats<#t>)
-    } else if op.alternatives.is_empty() {
+    let answer = if op.alternatives.is_empty() {
         main_output_type(op)
     } else {
         let t = answer_enum(op);
         quote!(answers::#t)
-    }
+    };
+    // With other formats than JSON: the answer beside its renderer in them.
+    if op.other_formats().next().is_some() { quote!(support::Formats<#answer>) } else { answer }
 }
 
 /// `UpsertMemo`: the enum of an operation's answers, in `answers.rs`.

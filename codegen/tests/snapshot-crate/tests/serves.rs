@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
-use axum::http::{Request, StatusCode, request::Parts};
+use axum::http::{HeaderValue, Request, StatusCode, request::Parts};
 use axum::response::Response;
 use codegen_snapshot::memos::{self, MemosService, answers, errors, models};
 use serde_json::{Value, json};
@@ -39,9 +39,17 @@ impl MemosService for Memos {
         _: &mut (),
         input: models::ListMemosInput,
         paging: Paging,
-    ) -> Result<answers::ListMemos, errors::ListMemosError> {
+    ) -> Result<support::Formats<answers::ListMemos>, errors::ListMemosError> {
+        // In CSV, a header line and a line per memo of the page.
+        let csv = |answer: &answers::ListMemos, media: &str| match answer {
+            answers::ListMemos::Ok(page) if media == "text/csv" => {
+                let lines: Vec<String> = page.items.iter().map(|m| format!("{},{}\r\n", m.id, m.title)).collect();
+                Some(format!("id,title\r\n{}", lines.concat()).into_bytes())
+            }
+            _ => None,
+        };
         if self.0.lock().unwrap().is_empty() {
-            return Ok(answers::ListMemos::NoContent);
+            return Ok(support::Formats::rendered_by(answers::ListMemos::NoContent, csv));
         }
         let all: Vec<_> = self
             .0
@@ -57,7 +65,7 @@ impl MemosService for Memos {
             .cloned()
             .collect();
         let items = all.iter().skip(paging.offset() as usize).take(paging.per_page as usize).cloned().collect();
-        Ok(answers::ListMemos::Ok(Paged { items, total: all.len() as u64 }))
+        Ok(support::Formats::rendered_by(answers::ListMemos::Ok(Paged { items, total: all.len() as u64 }), csv))
     }
 
     async fn create_memo(
@@ -134,14 +142,20 @@ impl MemosService for Memos {
         &self,
         _: &mut (),
         input: models::MemoSearch,
-    ) -> Result<answers::SearchMemos, errors::SearchMemosError> {
+    ) -> Result<support::Formats<answers::SearchMemos>, errors::SearchMemosError> {
         let memos = self.0.lock().unwrap();
-        if input.words.is_empty() {
-            return Ok(answers::SearchMemos::PartialContent(memos.len() as i64));
-        }
-        Ok(answers::SearchMemos::Ok(
-            memos.iter().filter(|m| input.words.iter().all(|w| m.title.contains(w.as_str()))).count() as i64,
-        ))
+        let answer = if input.words.is_empty() {
+            answers::SearchMemos::PartialContent(memos.len() as i64)
+        } else {
+            answers::SearchMemos::Ok(
+                memos.iter().filter(|m| input.words.iter().all(|w| m.title.contains(w.as_str()))).count() as i64,
+            )
+        };
+        // In plain text, either answer's number.
+        Ok(support::Formats::rendered_by(answer, |answer, _| {
+            let (answers::SearchMemos::Ok(n) | answers::SearchMemos::PartialContent(n)) = answer;
+            Some(n.to_string().into_bytes())
+        }))
     }
 
     async fn download_memo(
@@ -758,4 +772,53 @@ async fn the_implementation_chooses_among_the_success_answers_and_the_status_fol
     };
     assert_eq!(call("a").await.unwrap().unwrap()["data"]["title"], "a");
     assert_eq!(call("a").await.unwrap().unwrap(), json!({}), "no content: an empty object");
+}
+
+#[tokio::test]
+async fn other_formats_render_pages_and_each_answer_the_implementation_chooses() {
+    let app = memos::router(Arc::new(Memos::default()), Arc::new(Open::default()));
+    let get = |uri: &str, accept: &str| {
+        let req = Request::get(uri).header("accept", accept);
+        let req = if uri.ends_with("/search") {
+            req.header("content-type", "application/json").body(Body::from(r#"{"words": []}"#))
+        } else {
+            req.body(Body::empty())
+        };
+        app.clone().oneshot(req.unwrap())
+    };
+    let text = |resp: Response| async move {
+        let (status, headers) = (resp.status().as_u16(), resp.headers().clone());
+        let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX).await.unwrap();
+        let ct = headers.get("content-type").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+        (status, ct, String::from_utf8(bytes.to_vec()).unwrap(), headers)
+    };
+    // No memo: the other answer has no body, in any format.
+    let (status, ct, body, _) = text(get("/api/v1/memos", "text/csv").await.unwrap()).await;
+    assert_eq!((status, ct.as_str(), body.as_str()), (204, "", ""));
+    for title in ["a", "b", "c"] {
+        send(&app, "POST", "/api/v1/memos", Some(json!({ "title": title }))).await;
+    }
+    // A page in CSV keeps its place in the list in headers, as its JSON does.
+    let (status, ct, body, headers) = text(get("/api/v1/memos?per_page=2&page=2", "text/csv").await.unwrap()).await;
+    assert_eq!((status, ct.as_str(), body.as_str()), (200, "text/csv", "id,title\r\nn3,c\r\n"));
+    assert_eq!(
+        (&headers["x-total-count"], &headers["vary"]),
+        (&"3".parse::<HeaderValue>().unwrap(), &"accept".parse::<HeaderValue>().unwrap())
+    );
+    assert!(headers["link"].to_str().unwrap().contains("rel=\"prev\""), "{headers:?}");
+    // JSON when `Accept` asks for it, or for nothing the operation lists.
+    for accept in ["application/json", "image/png", "*/*"] {
+        let (status, ct, body, _) = text(get("/api/v1/memos?per_page=2", accept).await.unwrap()).await;
+        let body: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(
+            (status, ct.as_str(), body["data"].as_array().map(Vec::len)),
+            (200, "application/json", Some(2)),
+            "{accept}"
+        );
+    }
+    // An alternative answer's body in the other format, with its own status.
+    let (status, ct, body, _) = text(get("/api/v1/memos/search", "text/plain").await.unwrap()).await;
+    assert_eq!((status, ct.as_str(), body.as_str()), (206, "text/plain", "3"));
+    let (status, _, body, _) = text(get("/api/v1/memos/search", "application/json").await.unwrap()).await;
+    assert_eq!((status, body.as_str()), (206, r#"{"data":3}"#));
 }

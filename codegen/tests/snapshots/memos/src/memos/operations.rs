@@ -113,6 +113,7 @@ pub static LIST_MEMOS: Operation = Operation {
     rate_limited: true,
     read_only: true,
     paginated: true,
+    answer_types: &["application/json", "text/csv"],
     tool: Some("memos.list"),
     tags: &["memos"],
     input: &models::LIST_MEMOS_INPUT_FIELDS,
@@ -292,6 +293,7 @@ pub static SEARCH_MEMOS: Operation = Operation {
     has_body: true,
     rate_limited: true,
     read_only: true,
+    answer_types: &["application/json", "text/plain"],
     tags: &["memos"],
     input: &models::MEMO_SEARCH_FIELDS,
     ..BASE

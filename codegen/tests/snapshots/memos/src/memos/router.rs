@@ -76,9 +76,11 @@ impl<S: MemosService> Endpoint<S, S::Context> for ListMemos {
     type Error = errors::ListMemosError;
     const OP: &'static Operation = &operations::LIST_MEMOS;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, paging: Paging) -> Reply<Self::Error> {
-        s.list_memos(cx, input, paging).await.map(|answer| match answer {
-            answers::ListMemos::Ok(out) => support::Success::page(&out, paging),
-            answers::ListMemos::NoContent => support::Success::Empty.status(204),
+        s.list_memos(cx, input, paging).await.map(|formats| {
+            formats.answer(|answer| match answer {
+                answers::ListMemos::Ok(out) => support::Success::page(out, paging),
+                answers::ListMemos::NoContent => support::Success::Empty.status(204),
+            })
         })
     }
 }
@@ -112,7 +114,7 @@ impl<S: MemosService> Endpoint<S, S::Context> for CountMemos {
     type Error = errors::CountMemosError;
     const OP: &'static Operation = &operations::COUNT_MEMOS;
     async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.count_memos(cx).await.map(support::Success::formats)
+        s.count_memos(cx).await.map(|formats| formats.answer(support::Success::one))
     }
 }
 /// `HEAD /api/v1/memos/{id}`: Check that a memo exists
@@ -139,9 +141,8 @@ impl<S: MemosService> Endpoint<S, S::Context> for GetMemoJson {
     const OP: &'static Operation = &operations::GET_MEMO_JSON;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.get_memo_json(cx, input).await.map(|formats| {
-            let headed = {
-                let out = &formats.value;
-                let mut success = support::Success::Empty;
+            formats.answer(|out| {
+                let mut success = support::Success::one(out);
                 if let Some(v) = &out.memo_state {
                     success = success.header("memo-state", v);
                 }
@@ -151,8 +152,7 @@ impl<S: MemosService> Endpoint<S, S::Context> for GetMemoJson {
                     success = success.header("memo-weight", v);
                 }
                 success
-            };
-            headed.answering(support::Success::formats(formats))
+            })
         })
     }
 }
@@ -231,9 +231,11 @@ impl<S: MemosService> Endpoint<S, S::Context> for SearchMemos {
     type Error = errors::SearchMemosError;
     const OP: &'static Operation = &operations::SEARCH_MEMOS;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
-        s.search_memos(cx, input).await.map(|answer| match answer {
-            answers::SearchMemos::Ok(out) => support::Success::one(&out),
-            answers::SearchMemos::PartialContent(out) => support::Success::one(&out).status(206),
+        s.search_memos(cx, input).await.map(|formats| {
+            formats.answer(|answer| match answer {
+                answers::SearchMemos::Ok(out) => support::Success::one(out),
+                answers::SearchMemos::PartialContent(out) => support::Success::one(out).status(206),
+            })
         })
     }
 }

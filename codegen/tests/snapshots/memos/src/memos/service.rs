@@ -20,7 +20,7 @@ pub trait MemosService: Send + Sync + 'static {
         cx: &mut Self::Context,
         input: models::ListMemosInput,
         paging: Paging,
-    ) -> impl Future<Output = Result<answers::ListMemos, errors::ListMemosError>> + Send;
+    ) -> impl Future<Output = Result<support::Formats<answers::ListMemos>, errors::ListMemosError>> + Send;
     /// Create a memo
     ///
     /// `POST /api/v1/memos` · scope `memos:write` · MCP tool `memos.create`
@@ -114,7 +114,7 @@ pub trait MemosService: Send + Sync + 'static {
         &self,
         cx: &mut Self::Context,
         input: models::MemoSearch,
-    ) -> impl Future<Output = Result<answers::SearchMemos, errors::SearchMemosError>> + Send;
+    ) -> impl Future<Output = Result<support::Formats<answers::SearchMemos>, errors::SearchMemosError>> + Send;
     /// Download a memo as text
     ///
     /// `GET /api/v1/memos/{id}/download` · scope `memos:read`
