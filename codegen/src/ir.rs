@@ -36,10 +36,12 @@ pub enum Ty {
 }
 
 impl Ty {
-    /// What a response header may carry: a string, a number, a boolean or an enum value, or a
-    /// list of those (comma-separated, as RFC 9110 writes lists).
+    /// What a response header may carry: a string, a number, a boolean, a time, a date or an enum
+    /// value, or a list of those (comma-separated, as RFC 9110 writes lists).
     pub fn is_header_value(&self) -> bool {
-        let scalar = |t: &Ty| matches!(t, Ty::String | Ty::Integer | Ty::Number | Ty::Boolean | Ty::Enum(_));
+        let scalar = |t: &Ty| {
+            matches!(t, Ty::String | Ty::Integer | Ty::Number | Ty::Boolean | Ty::DateTime | Ty::Date | Ty::Enum(_))
+        };
         scalar(self) || matches!(self, Ty::List(t) if scalar(t))
     }
 

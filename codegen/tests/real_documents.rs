@@ -1236,3 +1236,49 @@ fn other_formats_stay_beside_alternatives_pages_and_payloads() {
     );
     assert_eq!(toml.matches("answer_types").count(), 3, "{toml}");
 }
+
+#[test]
+fn documents_inconsistent_in_small_ways_import_as_their_senders_mean_them() {
+    let mut doc = document(json!({
+        // A union of one member (a discriminator of one mapping), as a request body.
+        "/configs": {"post": {"operationId": "create_config",
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Config"}}}},
+            // An unregistered 2xx, as YNAB's bulk update answers 209.
+            "responses": {"209": {"description": "Updated.", "headers": {
+                "X-Next-Billing": {"schema": {"type": "string", "format": "date-time"}}},
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}}}}},
+        "/ratings/{rating}": {"get": {"operationId": "get_rating",
+            "parameters": [
+                // Numbers whose values are written as strings, and an integer listing words.
+                {"name": "rating", "in": "path", "required": true, "schema": {"type": "integer", "enum": ["1", "2", "10"]}},
+                {"name": "change", "in": "query", "schema": {"type": "integer", "enum": ["created", "found"]}},
+                // A default the field's own format refuses.
+                {"name": "email", "in": "query", "schema": {"type": "string", "format": "email", "default": ""}}],
+            "responses": {"200": {"description": "The thing.",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}}}}}
+    }));
+    doc["components"]["schemas"]["Config"] = json!({"oneOf": [{"$ref": "#/components/schemas/RouteConfig"}],
+        "discriminator": {"propertyName": "type", "mapping": {"route": "#/components/schemas/RouteConfig"}}});
+    doc["components"]["schemas"]["RouteConfig"] = json!({"type": "object", "required": ["type"], "properties": {"type": {"type": "string"}, "asn": {"type": "integer"}}});
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    let create = &emitted["paths"]["/configs"]["post"];
+    assert_eq!(
+        create["requestBody"]["content"]["application/json"]["schema"]["$ref"], "#/components/schemas/RouteConfig",
+        "the one member itself"
+    );
+    let updated = &create["responses"]["209"];
+    let billing = &updated["headers"]["X-Next-Billing"]["schema"];
+    assert_eq!((&billing["type"], &billing["format"]), (&json!("string"), &json!("date-time")));
+    let params = emitted["paths"]["/ratings/{rating}"]["get"]["parameters"].as_array().unwrap();
+    let schema = |name: &str| params.iter().find(|p| p["name"] == name).map(|p| p["schema"].clone()).unwrap();
+    assert_eq!(schema("rating")["enum"], json!([1, 2, 10]));
+    let change = schema("change");
+    let name = change["$ref"].as_str().and_then(|r| r.strip_prefix("#/components/schemas/")).unwrap_or_default();
+    assert_eq!(emitted["components"]["schemas"][name]["enum"], json!(["created", "found"]), "{change}");
+    assert!(schema("email").get("default").is_none(), "{}", schema("email"));
+    let text = report.to_string();
+    assert!(text.contains("written as strings, are the numbers they spell"), "{text}");
+    assert!(text.contains("lists strings as its values"), "{text}");
+    assert!(toml.contains("status = 209"), "{toml}");
+}

@@ -103,10 +103,17 @@ fn the_loader_refuses_statuses_and_preconditions_that_cannot_work() {
     let refused = |spec: String| codegen::load("todos.toml", &spec).expect_err("refused").to_string();
     let spec = headed_spec();
     assert_eq!(
-        refused(spec.replace("status = 303", "status = 299")),
-        "todos.toml: operation `find_todo`: success status 299 is not one an operation may declare; fix: use one of \
-         200, 201, 202, 203, 204, 205, 207, 208, 226, 301, 302, 303, 307, 308"
+        refused(spec.replace("status = 303", "status = 305")),
+        "todos.toml: operation `find_todo`: success status 305 is not one an operation may declare; fix: use a 2xx \
+         but 206, or a redirect (301, 302, 303, 307, 308)"
     );
+    // An unregistered 2xx is a success as any other (RFC 9110 section 15: read as a 200).
+    let unregistered = headed_spec().replace("status = 303", "status = 299").replace(
+        "fields.location = { type = \"string\", in = \"header\", description = \"The new place.\" }",
+        "fields.place = { type = \"string\", description = \"The new place.\" }",
+    );
+    let api = codegen::load("todos.toml", &unregistered).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(api.operations.iter().find(|o| o.id() == "find_todo").map(|o| o.status), Some(299));
     assert_eq!(
         refused(spec.replace("output = \"Moved\", status = 303", "output = \"Todo\", status = 303")),
         "todos.toml: operation `find_todo`: a 303 redirect needs an output whose only field is a required \

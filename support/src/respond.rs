@@ -287,6 +287,11 @@ impl Success {
     }
 }
 
+/// A time as a header value: RFC 3339 in UTC, as its JSON form writes it (`2025-10-15T13:51:05.914Z`).
+pub fn time_header(time: &chrono::DateTime<chrono::Utc>) -> String {
+    time.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
+}
+
 /// A list of values as one header value: comma-separated, as RFC 9110 section 5.6.1 writes lists.
 pub fn comma_list<T: std::fmt::Display>(values: &[T]) -> String {
     values.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")

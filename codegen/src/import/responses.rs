@@ -150,7 +150,7 @@ impl OpCx<'_, '_> {
             def.status_documented = StatusDocumented::None;
             return;
         };
-        if !crate::load::SUCCESS_STATUSES.contains(&status) {
+        if !crate::load::is_success_status(status) {
             self.drop(format!("the success status {status}"), &at);
             return;
         }
@@ -406,7 +406,7 @@ impl OpCx<'_, '_> {
     ) -> bool {
         let listed = |all: &[(u16, Value, String)]| all.iter().map(|(s, ..)| s.to_string()).collect::<Vec<_>>();
         for (status, resp, at) in others {
-            if ranged || !(crate::load::SUCCESS_STATUSES.contains(status) || matches!(status, 304 | 206)) {
+            if ranged || !(crate::load::is_success_status(*status) || matches!(status, 304 | 206)) {
                 self.drop(format!("several success statuses ({})", listed(others).join(", ")), at);
                 return false;
             }
@@ -484,7 +484,8 @@ impl OpCx<'_, '_> {
             // An enum only where the header is optional (the loader's rule).
             let optional = h.get("required").and_then(Value::as_bool) != Some(true);
             let scalar = |t: &str| {
-                matches!(t, "string" | "integer" | "number" | "boolean") || (optional && self.cx.enums.contains_key(t))
+                matches!(t, "string" | "integer" | "number" | "boolean" | "datetime" | "date")
+                    || (optional && self.cx.enums.contains_key(t))
             };
             if !scalar(&typed.ty) && !typed.ty.strip_suffix("[]").is_some_and(scalar) {
                 self.drop(format!("the response header `{name}` of type `{}`", typed.ty), &hat);

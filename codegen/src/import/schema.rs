@@ -42,9 +42,11 @@ impl OpCx<'_, '_> {
                 self.drop(format!("a $ref to nothing ({r})"), at);
                 return None;
             };
+            // A union of one member besides `null` is that member (named by its own component).
+            let union = is_union(&target) && !single_member(&target);
             let named = if (is_object(&target) && !is_union(&target) && !self.all_of_a_value(&target))
                 || is_string_enum(&target)
-                || (is_union(&target) && self.object_union(&target))
+                || (union && self.object_union(&target))
             {
                 self.component(&name, &target)?
             } else {
@@ -163,6 +165,38 @@ impl OpCx<'_, '_> {
         } else {
             ""
         });
+        if matches!(ty, "integer" | "number")
+            && let Some(values) = schema.get("enum").and_then(Value::as_array)
+            && values.iter().any(Value::is_string)
+        {
+            // Numbers whose values are written as strings (`type: integer, enum: ["1", "2"]`),
+            // which no value could meet as written: the numbers they spell; values that spell
+            // none say the field is a string of them.
+            let spelled: Option<Vec<Value>> = values
+                .iter()
+                .map(|v| match v.as_str() {
+                    Some(s) if ty == "integer" => s.trim().parse::<i64>().ok().map(Value::from),
+                    Some(s) => s.trim().parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(Value::Number),
+                    None => Some(v.clone()),
+                })
+                .collect();
+            let mut fixed = schema.clone();
+            match spelled {
+                Some(numbers) => {
+                    fixed["enum"] = Value::Array(numbers);
+                    self.notes.push(format!(
+                        "the values of the {ty} at {at}, written as strings, are the numbers they spell"
+                    ));
+                }
+                None => {
+                    fixed["type"] = Value::from("string");
+                    self.notes.push(format!("the {ty} at {at} lists strings as its values: a string of those values"));
+                }
+            }
+            let mut t = self.typed(&fixed, hint, at)?;
+            t.def.nullable |= nullable;
+            return Some(t);
+        }
         let mut def = FieldDef::new("", description);
         def.nullable = nullable;
         let number = |k: &str| schema.get(k).and_then(Value::as_f64);
@@ -646,6 +680,12 @@ pub(super) fn is_object(schema: &Value) -> bool {
 
 pub(super) fn is_union(schema: &Value) -> bool {
     one_of(schema).is_some()
+}
+
+/// A `oneOf` (or `anyOf`) of one member besides `null`, with no properties of its own: that member.
+fn single_member(schema: &Value) -> bool {
+    one_of(schema).is_some_and(|(_, members)| members.iter().filter(|m| !is_null_member(m)).count() == 1)
+        && schema.get("properties").is_none()
 }
 
 /// The members of a `oneOf` (or `anyOf`), and which keyword held them; none where the members

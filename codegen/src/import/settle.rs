@@ -4,10 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use indexmap::IndexMap;
-use serde_json::Value;
-
-use crate::spec::{EnumDef, Spec};
+use crate::spec::Spec;
 
 use super::Report;
 use super::schema::type_names;
@@ -139,40 +136,31 @@ pub(super) fn settle_defaults(spec: &mut Spec, report: &mut Report) {
         .flat_map(|m| m.fields.values().flat_map(|f| field_types(f).map(str::to_string).collect::<Vec<_>>()))
         .collect();
     nested.extend(spec.unions.values().flat_map(|u| u.variants.values().cloned()));
+    // The loader's own reading of a default (its type, format, pattern, bounds), so a default kept
+    // is one the loader accepts.
     let mut left = Vec::new();
-    let enums = spec.enums.clone();
-    for (name, m) in spec.models.iter_mut() {
+    for (name, m) in &spec.models {
         let input = inputs.contains(name) && !nested.contains(name);
-        for (field, f) in m.fields.iter_mut() {
-            let fits = f.default.as_ref().is_some_and(|d| default_fits(d, &f.ty, &enums));
-            if f.default.is_some() && !(input && f.optional && !f.nullable && fits) {
-                f.default = None;
-                left.push(format!("`{name}.{field}`"));
+        for (field, f) in &m.fields {
+            let Some(default) = &f.default else { continue };
+            let fits = crate::ir::Ty::parse(&f.ty, spec)
+                .is_ok_and(|ty| crate::load::default_fits(default, f, &ty, spec).is_ok());
+            if !(input && f.optional && !f.nullable && fits) {
+                left.push((name.clone(), field.clone()));
             }
         }
     }
+    for (name, field) in &left {
+        if let Some(f) = spec.models.get_mut(name).and_then(|m| m.fields.get_mut(field)) {
+            f.default = None;
+        }
+    }
+    let left: Vec<String> = left.iter().map(|(name, field)| format!("`{name}.{field}`")).collect();
     if !left.is_empty() {
         report.service.push(format!(
             "defaults are kept where the platform fills them in (an operation input's optional fields) and where they \
              are values of their field's type; left out on {}",
             left.join(", ")
         ));
-    }
-}
-
-/// Whether `default` is a value of the type `ty` (`"3"` is no integer, `1.5` no string).
-pub(super) fn default_fits(default: &Value, ty: &str, enums: &IndexMap<String, EnumDef>) -> bool {
-    if let Some(item) = ty.strip_suffix("[]") {
-        return default.as_array().is_some_and(|a| a.iter().all(|v| default_fits(v, item, enums)));
-    }
-    match ty {
-        "integer" => default.as_i64().is_some(),
-        "number" => default.is_number(),
-        "boolean" => default.is_boolean(),
-        "string" | "datetime" | "date" => default.is_string(),
-        other => match enums.get(other) {
-            Some(e) => default.as_str().is_some_and(|v| e.values.iter().any(|x| x.name == v)),
-            None => false,
-        },
     }
 }

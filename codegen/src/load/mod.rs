@@ -5,6 +5,9 @@
 
 mod bodies;
 mod models;
+
+/// Whether a value is a default the field accepts (its type, format, pattern, bounds); why not.
+pub(crate) use models::fits as default_fits;
 mod operations;
 mod service;
 use bodies::*;
@@ -12,7 +15,7 @@ use models::*;
 use operations::*;
 use service::*;
 
-pub(crate) use operations::SUCCESS_STATUSES;
+pub(crate) use operations::is_success_status;
 
 use std::fmt;
 

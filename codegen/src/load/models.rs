@@ -540,7 +540,7 @@ pub(super) fn check_default_places(c: &mut Collector, spec: &Spec, models: &Inde
 
 /// Whether `value` is one the decoder would accept for a field `f` of type `ty`: `Err` says why
 /// not. Defaults are scalars, enum values or lists of them.
-pub(super) fn fits(value: &serde_json::Value, f: &FieldDef, ty: &Ty, spec: &Spec) -> Result<(), String> {
+pub(crate) fn fits(value: &serde_json::Value, f: &FieldDef, ty: &Ty, spec: &Spec) -> Result<(), String> {
     use serde_json::Value;
     match (ty, value) {
         (Ty::List(inner), Value::Array(items)) => {

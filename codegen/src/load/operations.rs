@@ -233,8 +233,8 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
                             c.push(
                                 &place,
                                 format!(
-                                    "response header field `{out_name}.{}` is not a string, a number, a boolean, an \
-                                     enum or a list of those",
+                                    "response header field `{out_name}.{}` is not a string, a number, a boolean, a \
+                                     time, a date, an enum or a list of those",
                                     f.name
                                 ),
                                 "make it a string or an integer",
@@ -579,8 +579,15 @@ pub(super) fn normalize_path(path: &str) -> String {
     route.split('/').map(|seg| if seg.starts_with('{') { "{}" } else { seg }).collect::<Vec<_>>().join("/")
 }
 
-/// The success statuses an operation may declare, and what each needs of its output.
-pub(crate) const SUCCESS_STATUSES: [u16; 14] = [200, 201, 202, 203, 204, 205, 207, 208, 226, 301, 302, 303, 307, 308];
+/// Whether an operation may declare `status` as a success: any 2xx but `206` (the answer to a
+/// `Range`, which `ranges` or an alternative gives), registered or not (RFC 9110 section 15: a
+/// client reads an unknown 2xx as `200`), or a redirect it answers with a `Location`.
+pub(crate) fn is_success_status(status: u16) -> bool {
+    ((200..300).contains(&status) && status != 206) || matches!(status, 301 | 302 | 303 | 307 | 308)
+}
+
+/// The success statuses, as messages name them.
+pub(crate) const SUCCESS_STATUSES_TEXT: &str = "a 2xx but 206, or a redirect (301, 302, 303, 307, 308)";
 
 pub(super) fn check_status(
     c: &mut Collector,
@@ -620,12 +627,11 @@ pub(super) fn check_status(
         );
     }
     let Some(status) = op.status else { return };
-    let listed = SUCCESS_STATUSES.iter().map(u16::to_string).collect::<Vec<_>>().join(", ");
-    if !SUCCESS_STATUSES.contains(&status) {
+    if !is_success_status(status) {
         c.push(
             place,
             format!("success status {status} is not one an operation may declare"),
-            format!("use one of {listed}"),
+            format!("use {SUCCESS_STATUSES_TEXT}"),
         );
     } else if matches!(status, 204 | 205) && body {
         c.push(

@@ -419,7 +419,10 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
     }
     for alt in &op.alternatives {
         let text = match alt.description.as_str() {
-            "" => format!("{}.", crate::ir::Alternative::reason(alt.status)),
+            "" => match crate::ir::Alternative::reason(alt.status) {
+                "" => format!("Success ({}).", alt.status),
+                reason => format!("{reason}."),
+            },
             d => d.to_string(),
         };
         let mut r = ResponseBuilder::new().description(text);

@@ -326,6 +326,19 @@ fn header_setters(headers: &[&Field]) -> Vec<TokenStream> {
             // Copy values are passed as they are, the others borrowed.
             let copied = matches!(f.ty, Ty::Integer | Ty::Number | Ty::Boolean | Ty::Enum(_));
             let borrow = if copied { quote!() } else { quote!(&) };
+            let time = matches!(&f.ty, Ty::DateTime) || matches!(&f.ty, Ty::List(t) if **t == Ty::DateTime);
+            if time {
+                // Times as their JSON form writes them (RFC 3339), not as `Display` does.
+                let text = quote!(support::time_header);
+                return match (f.required(), matches!(f.ty, Ty::List(_))) {
+                    (true, false) => quote!(success = success.header(#name, #text(&out.#ident));),
+                    (false, false) => quote!(if let Some(v) = &out.#ident { success = success.header(#name, #text(v)); }),
+                    (true, true) => quote!(success = success.header(#name, out.#ident.iter().map(#text).collect::<Vec<_>>().join(", "));),
+                    (false, true) => quote!(if let Some(v) = &out.#ident {
+                        success = success.header(#name, v.iter().map(#text).collect::<Vec<_>>().join(", "));
+                    }),
+                };
+            }
             match (f.required(), matches!(f.ty, Ty::List(_))) {
                 (true, false) => quote!(success = success.header(#name, #borrow out.#ident);),
                 (false, false) => quote!(if let Some(v) = &out.#ident { success = success.header(#name, v); }),

@@ -189,6 +189,7 @@ impl MemosService for Memos {
             memo_tags: memo.tags.clone(),
             memo_dated: memo.due.is_some(),
             memo_weight: None,
+            memo_created: memo.created_at,
         };
         // Its title as plain text, its headers the same.
         Ok(support::Formats::rendered_by(out, |m, _| Some(m.title.clone().into_bytes())))
@@ -428,6 +429,9 @@ async fn the_snapshot_serves_its_operations_through_the_generated_router() {
         (h("memo-state"), h("memo-tags"), h("memo-dated"), h("memo-weight")),
         (Some("draft".into()), Some("a".into()), Some("false".into()), None)
     );
+    // A time as its JSON form writes it (RFC 3339), the same text the memo's `created_at` has.
+    let created = h("memo-created").unwrap();
+    assert!(chrono::DateTime::parse_from_rfc3339(&created).is_ok() && created.ends_with('Z'), "{created}");
     // In its other format, with the same headers.
     let req = Request::get("/api/v1/memos/n1.json").header("accept", "text/plain").body(Body::empty()).unwrap();
     let resp = app.clone().oneshot(req).await.unwrap();

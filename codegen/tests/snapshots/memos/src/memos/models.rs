@@ -165,6 +165,9 @@ pub struct MemoAsJson {
     /// How much it weighs.
     #[serde(skip)]
     pub memo_weight: Option<f64>,
+    /// When it was written (RFC 3339, as in JSON).
+    #[serde(skip)]
+    pub memo_created: chrono::DateTime<chrono::Utc>,
 }
 /// Filters for listing memos.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -151,6 +151,7 @@ impl<S: MemosService> Endpoint<S, S::Context> for GetMemoJson {
                 if let Some(v) = &out.memo_weight {
                     success = success.header("memo-weight", v);
                 }
+                success = success.header("memo-created", support::time_header(&out.memo_created));
                 success
             })
         })
