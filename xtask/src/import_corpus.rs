@@ -218,6 +218,8 @@ fn differences(source: &Shape, emitted: &Shape) -> Vec<String> {
     let (sp, ep) = (by_name(source), by_name(emitted));
     for (key, required) in &sp {
         match ep.get(key) {
+            // No request can send a parameter without a name.
+            None if key.1.is_empty() => out.push(format!("{CORRECTED}a parameter without a name dropped")),
             None => out.push(format!("{} parameter dropped", key.0)),
             Some(r) if r != required => out.push(format!("{} parameter's `required` changed", key.0)),
             Some(_) => {}

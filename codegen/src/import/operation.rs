@@ -243,8 +243,10 @@ impl OpCx<'_, '_> {
                 Some("path") => {
                     let template = self.template.clone();
                     if let Some(apart) = self.cx.path_names.get(&template).and_then(|n| n.get(&name)) {
-                        let why = match apart.strip_prefix("path_") {
-                            Some(n) if n == name => format!("apart from the field `{name}`"),
+                        let why = match apart.strip_prefix("path_").and_then(|n| n.strip_prefix(name.as_str())) {
+                            Some(rest) if rest.is_empty() || rest.starts_with('_') => {
+                                format!("apart from the field `{name}`")
+                            }
                             _ => "as the paths sharing its prefix name it".to_string(),
                         };
                         self.notes.push(format!(
@@ -317,6 +319,12 @@ impl OpCx<'_, '_> {
                 Location::Header => header_field(&name),
                 _ => Some(name.clone()),
             };
+            if name.is_empty() && location != Location::Path {
+                // A parameter without a name (exported from a tool that left it blank): no request
+                // can send it, so it is no part of the API.
+                self.notes.push(format!("the parameter at {at} has no name, which no request can send: left out"));
+                continue;
+            }
             let Some(field_name) = field_name.filter(|n| crate::ir::is_wire_name(n)) else {
                 self.drop(format!("the parameter name `{name}`"), &at);
                 continue;
@@ -405,6 +413,16 @@ impl OpCx<'_, '_> {
                 continue;
             }
             fields.insert(field_name, typed.def);
+        }
+        // A parameter the path names that the document does not declare (OpenAPI requires each):
+        // a required string, as a path segment is.
+        for name in support::template_params(&def.path) {
+            if !fields.contains_key(name) {
+                let mut f = FieldDef::new("string", "");
+                f.location = Location::Path;
+                self.notes.push(format!("the path parameter `{name}` is not declared: a string"));
+                fields.insert(name.to_string(), f);
+            }
         }
         if let Some(raw) = op.get("requestBody") {
             let at = format!("{pointer}/requestBody");

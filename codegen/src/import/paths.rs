@@ -51,8 +51,11 @@ pub(super) fn path_names(cx: &Cx, doc: &Value) -> BTreeMap<String, BTreeMap<Stri
     let apart: BTreeMap<String, String> = clashing
         .into_iter()
         .filter_map(|name| {
-            let apart = format!("path_{name}");
-            (!taken.contains(&apart)).then_some((name, apart))
+            // `path_{name}`, or the first of `path_{name}_2`, `_3`, … the document leaves free.
+            let apart = std::iter::once(format!("path_{name}"))
+                .chain((2..100).map(|n| format!("path_{name}_{n}")))
+                .find(|a| !taken.contains(a))?;
+            Some((name, apart))
         })
         .collect();
     // The name each prefix's parameter has (the prefix up to it, parameters blanked).

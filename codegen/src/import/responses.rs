@@ -282,12 +282,20 @@ impl OpCx<'_, '_> {
                     return;
                 };
                 let mut fields = body.fields.clone();
-                for (k, f) in headers {
-                    if fields.contains_key(&k) {
+                for (k, mut f) in headers {
+                    // A header named like a body field (`Location` beside a body's `location`):
+                    // a field of its own key, sent under the header's name.
+                    let key = if fields.contains_key(&k) { format!("{k}_header") } else { k.clone() };
+                    if fields.contains_key(&key) {
                         self.drop(format!("the header field `{k}`, also a body field"), &format!("{at}/headers"));
                         return;
                     }
-                    fields.insert(k, f);
+                    if key != k {
+                        let header = f.name.clone().unwrap_or_else(|| crate::ir::header_name(&k));
+                        self.notes.push(format!("the header `{header}` is the field `{key}` (the body has a `{k}`)"));
+                        f.name = Some(header);
+                    }
+                    fields.insert(key, f);
                 }
                 self.notes
                     .push(format!("the answer is `{name}`: the fields of `{}` and the response headers", typed.ty));
