@@ -1282,3 +1282,42 @@ fn documents_inconsistent_in_small_ways_import_as_their_senders_mean_them() {
     assert!(text.contains("lists strings as its values"), "{text}");
     assert!(toml.contains("status = 209"), "{toml}");
 }
+
+#[test]
+fn nameless_parameters_undeclared_path_parameters_and_names_in_two_places_import() {
+    let mut doc = document(json!({
+        // A header named like a body field of the answer (figshare's `Location` beside `location`).
+        "/files": {"post": {"operationId": "create_file",
+            "parameters": [{"name": "", "in": "query", "schema": {"type": "string"}}],
+            "responses": {"201": {"description": "Created.",
+                "headers": {"Location": {"schema": {"type": "string"}}},
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Place"}}}}}}},
+        // `{id}` is not declared; `{name}` is also a body field; `path_name` is taken already.
+        "/tags/{id}/items/{name}": {"post": {"operationId": "add_item",
+            "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}},
+                {"name": "path_name", "in": "query", "schema": {"type": "string"}}],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Place"}}}},
+            "responses": {"204": {"description": "Added."}}}}
+    }));
+    doc["components"]["schemas"]["Place"] = json!({"type": "object", "required": ["location", "name"],
+        "properties": {"location": {"type": "string"}, "name": {"type": "string"}}});
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    let create = &emitted["paths"]["/files"]["post"];
+    assert!(create.get("parameters").is_none_or(|p| p.as_array().unwrap().is_empty()), "{create}");
+    let created = &create["responses"]["201"];
+    assert!(created["headers"]["Location"].is_object(), "{created}");
+    assert!(toml.contains(r#"name = "Location""#), "{toml}");
+    let (path, add) = emitted["paths"].as_object().unwrap().iter().find(|(p, _)| p.starts_with("/tags/")).unwrap();
+    assert_eq!(path, "/tags/{id}/items/{path_name_2}");
+    let params: Vec<(&str, &str)> = add["post"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap(), p["in"].as_str().unwrap()))
+        .collect();
+    assert_eq!(params, [("path_name_2", "path"), ("path_name", "query"), ("id", "path")]);
+    let text = report.to_string();
+    assert!(text.contains("has no name, which no request can send"), "{text}");
+    assert!(text.contains("the path parameter `id` is not declared: a string"), "{text}");
+}
