@@ -1321,3 +1321,29 @@ fn nameless_parameters_undeclared_path_parameters_and_names_in_two_places_import
     assert!(text.contains("has no name, which no request can send"), "{text}");
     assert!(text.contains("the path parameter `id` is not declared: a string"), "{text}");
 }
+
+#[test]
+fn a_redirect_with_a_body_and_parameters_beside_text_in_a_segment_import() {
+    let doc = document(json!({
+        // A redirect that also describes where it leads; its `Location` is sent though unstated.
+        "/items/{itemId}": {"get": {"operationId": "find_item",
+            "parameters": [{"name": "itemId", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "responses": {"302": {"description": "Found.",
+                "content": {"application/json": {"schema": {"type": "object", "properties": {"location": {"type": "string"}}}}}}}}},
+        // A segment of a parameter and text beside a path whose segment holds two.
+        "/records/{recordId}.{format}": {"get": get("get_record", json!([
+            {"name": "recordId", "in": "path", "required": true, "schema": {"type": "string"}},
+            {"name": "format", "in": "path", "required": true, "schema": {"type": "string"}}]))},
+        "/records/{recordId}/similar.{format}": {"get": get("similar_records", json!([
+            {"name": "recordId", "in": "path", "required": true, "schema": {"type": "string"}},
+            {"name": "format", "in": "path", "required": true, "schema": {"type": "string"}}]))}
+    }));
+    let (emitted, report, _) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    let found = &emitted["paths"]["/items/{itemId}"]["get"]["responses"]["302"];
+    assert!(found["headers"]["Location"].is_object(), "{found}");
+    assert!(found["content"]["application/json"].is_object(), "{found}");
+    for path in ["/records/{recordId}.{format}", "/records/{recordId}/similar.{format}"] {
+        assert!(emitted["paths"][path]["get"].is_object(), "{path}: {}", emitted["paths"]);
+    }
+}

@@ -116,10 +116,19 @@ fn the_loader_refuses_statuses_and_preconditions_that_cannot_work() {
     assert_eq!(api.operations.iter().find(|o| o.id() == "find_todo").map(|o| o.status), Some(299));
     assert_eq!(
         refused(spec.replace("output = \"Moved\", status = 303", "output = \"Todo\", status = 303")),
-        "todos.toml: operation `find_todo`: a 303 redirect needs an output whose only field is a required \
-         `location` header; fix: declare an output model with `fields.location = { type = \"string\", in = \
-         \"header\", ... }` and nothing else"
+        "todos.toml: operation `find_todo`: a 303 redirect needs an output with a required `location` header; fix: \
+         declare an output model with `fields.location = { type = \"string\", in = \"header\", ... }`"
     );
+    // A body beside the `Location` (RFC 9110 section 15.4 lets a redirect carry a note).
+    let noted = headed_spec().replace(
+        "fields.location = { type = \"string\", in = \"header\", description = \"The new place.\" }",
+        "fields.location = { type = \"string\", in = \"header\", description = \"The new place.\" }\nfields.note = { type = \"string\", description = \"Why.\" }",
+    );
+    assert!(noted.contains("fields.note"));
+    let api = codegen::load("todos.toml", &noted).unwrap_or_else(|e| panic!("{e}"));
+    let doc = codegen::openapi::document(&api);
+    let found = &doc["paths"]["/todos/{id}/find"]["get"]["responses"]["303"];
+    assert!(found["headers"]["Location"].is_object() && found["content"]["application/json"].is_object(), "{found}");
     assert_eq!(
         refused(spec.replace("output = \"Accepted\", status = 202", "output = \"Accepted\", status = 204")),
         "todos.toml: operation `create_todo`: success status 204 answers no body, but the output has body fields; \

@@ -67,7 +67,9 @@ pub(super) fn path_names(cx: &Cx, doc: &Value) -> BTreeMap<String, BTreeMap<Stri
         let params = support::template_params(template);
         let mut prefix = String::new();
         for segment in template.split('/').filter(|s| !s.is_empty()) {
-            let Some(name) = segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')) else {
+            // A segment that is one parameter; one of several, or beside text, names none here.
+            let whole = segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')).filter(|n| !n.contains(['{', '}']));
+            let Some(name) = whole else {
                 prefix.push('/');
                 prefix.push_str(segment);
                 continue;

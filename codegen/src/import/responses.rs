@@ -171,6 +171,11 @@ impl OpCx<'_, '_> {
         }
         def.status = (status != 200).then_some(status);
         def.status_documented = documented;
+        let mut headers = headers;
+        if (300..400).contains(&status) && status != 304 {
+            // A redirect: its `Location`, required (beside a body, where it has one).
+            redirect_location(&mut headers, status, &mut self.notes);
+        }
         if content.is_empty() {
             if headers.is_empty() && !(300..400).contains(&status) {
                 // An empty answer: `status` says which (204 is the default without an output,
@@ -178,25 +183,11 @@ impl OpCx<'_, '_> {
                 def.status = (status != 204 && documented.is_exact()).then_some(status);
                 return;
             }
-            let mut headers = headers;
             if (300..400).contains(&status) {
-                // A redirect answers its `Location`, required, and nothing else; one the document
-                // does not state is still sent (RFC 9110, 15.4: the redirect's target).
-                if headers.is_empty() && status != 304 {
-                    let mut location = FieldDef::new("string", "Where the redirect leads.");
-                    location.location = Location::Header;
-                    headers.insert("location".into(), location);
-                    self.notes
-                        .push(format!("the {status} redirect answers a `Location`, which the document does not state"));
-                }
+                // A redirect without a body answers its `Location`, required, and nothing else.
                 let alone = headers.len() == 1;
-                match headers.get_mut("location") {
-                    Some(location) if alone => {
-                        if location.optional {
-                            self.notes.push("the redirect's `Location` is required".into());
-                        }
-                        location.optional = false;
-                    }
+                match headers.get("location") {
+                    Some(_) if alone => {}
                     _ => {
                         self.drop(
                             "a redirect without a `Location` header, or with other headers",
@@ -551,5 +542,24 @@ fn add_formats(def: &mut OperationDef, json: &str, formats: Vec<String>) {
             def.answer_types.push(json.to_string());
         }
         def.answer_types.extend(formats);
+    }
+}
+
+/// A redirect's `Location` among its headers, required; one the document does not state is still
+/// sent (RFC 9110 section 15.4: the redirect's target).
+fn redirect_location(headers: &mut IndexMap<String, FieldDef>, status: u16, notes: &mut Vec<String>) {
+    match headers.get_mut("location") {
+        Some(location) => {
+            if location.optional {
+                notes.push("the redirect's `Location` is required".into());
+            }
+            location.optional = false;
+        }
+        None => {
+            let mut location = FieldDef::new("string", "Where the redirect leads.");
+            location.location = Location::Header;
+            headers.insert("location".into(), location);
+            notes.push(format!("the {status} redirect answers a `Location`, which the document does not state"));
+        }
     }
 }

@@ -640,12 +640,15 @@ pub(super) fn check_status(
             "use 200, or give an output whose fields are all `in = \"header\"`",
         );
     } else if (300..400).contains(&status) {
-        let location = output.and_then(|m| m.fields.iter().find(|f| f.name == "location"));
-        if !location.is_some_and(|f| f.location() == Location::Header && f.required()) || body {
+        // RFC 9110 section 15.4: a redirect names its target in `Location`; a body beside it
+        // (a note, the target's description) is the output's other fields.
+        let location = output
+            .and_then(|m| m.fields_in(Location::Header).find(|f| f.http_header().eq_ignore_ascii_case("location")));
+        if !location.is_some_and(|f| f.required()) {
             c.push(
                 place,
-                format!("a {status} redirect needs an output whose only field is a required `location` header"),
-                "declare an output model with `fields.location = { type = \"string\", in = \"header\", ... }` and nothing else",
+                format!("a {status} redirect needs an output with a required `location` header"),
+                "declare an output model with `fields.location = { type = \"string\", in = \"header\", ... }`",
             );
         }
     }
