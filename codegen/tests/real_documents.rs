@@ -1347,3 +1347,24 @@ fn a_redirect_with_a_body_and_parameters_beside_text_in_a_segment_import() {
         assert!(emitted["paths"][path]["get"].is_object(), "{path}: {}", emitted["paths"]);
     }
 }
+
+#[test]
+fn parameters_that_state_no_type_are_text() {
+    let doc = document(json!({
+        "/things": get("list_things", json!([
+            {"name": "tags", "in": "query", "style": "form", "explode": false, "schema": {"type": "array", "items": {}}},
+            {"name": "sets", "in": "query", "style": "form", "explode": false,
+                "schema": {"type": "array", "items": {}, "enum": ["pc", "mobile"]}},
+            {"name": "q", "in": "query", "schema": {}}
+        ]))
+    }));
+    let (emitted, report, _) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    let params = emitted["paths"]["/things"]["get"]["parameters"].as_array().unwrap();
+    let schema = |name: &str| params.iter().find(|p| p["name"] == name).map(|p| p["schema"].clone()).unwrap();
+    assert_eq!(schema("tags")["items"]["type"], "string");
+    assert_eq!(schema("q")["type"], "string");
+    let sets = schema("sets");
+    let name = sets["items"]["$ref"].as_str().and_then(|r| r.strip_prefix("#/components/schemas/")).unwrap_or_default();
+    assert_eq!(emitted["components"]["schemas"][name]["enum"], json!(["pc", "mobile"]), "{sets}");
+}

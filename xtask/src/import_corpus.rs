@@ -539,16 +539,22 @@ fn totals(results: &[Value]) -> [u64; 3] {
 pub fn summarise(results: &[Value]) -> String {
     let n = |r: &Value, k: &str| r[k].as_u64().unwrap_or(0);
     let [ops, imported, exact] = totals(results);
+    // An API whose document describes no operation has nothing to round-trip: counted apart.
+    let described = results.iter().filter(|r| n(r, "operations") > 0).count();
     let whole = results.iter().filter(|r| n(r, "operations") > 0 && n(r, "exact") == n(r, "operations")).count();
     let failed: Vec<&Value> = results.iter().filter(|r| r.get("error").is_some()).collect();
     let pct = |a: u64, b: u64| 100.0 * a as f64 / b.max(1) as f64;
     let mut s = String::new();
     use std::fmt::Write;
-    let _ = writeln!(s, "APIs: {}; operations: {ops}", results.len());
+    let _ =
+        writeln!(s, "APIs: {} ({} describe no operation); operations: {ops}", results.len(), results.len() - described);
     let _ = writeln!(s, "imported: {imported} operations ({:.1} %)", pct(imported, ops));
     let _ = writeln!(s, "round-trip exactly: {exact} operations ({:.1} %)", pct(exact, ops));
-    let _ =
-        writeln!(s, "APIs whole (every operation exact): {whole} ({:.1} %)", pct(whole as u64, results.len() as u64));
+    let _ = writeln!(
+        s,
+        "APIs whole (every operation exact): {whole} of {described} ({:.1} %)",
+        pct(whole as u64, described as u64)
+    );
     let _ = writeln!(s, "APIs the importer failed on: {}", failed.len());
     for r in &failed {
         let _ = writeln!(

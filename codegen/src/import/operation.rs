@@ -349,6 +349,15 @@ impl OpCx<'_, '_> {
                 }
                 None => schema.clone(),
             };
+            // A parameter sent as text (not JSON text) whose schema, or whose items', states no
+            // type: text, as whatever the parameter carries is.
+            let schema = match (&json_content, untyped_as_text(&schema)) {
+                (None, Some(text)) => {
+                    self.notes.push(format!("the parameter `{name}` at {at} states no type: text"));
+                    text
+                }
+                _ => schema,
+            };
             let Some(mut typed) = self.typed(&schema, &hint, &format!("{at}/schema")) else { continue };
             typed.def.location = location;
             if verbatim {
@@ -641,4 +650,39 @@ fn apart(fields: &IndexMap<String, FieldDef>, name: &str, location: Location) ->
         .chain((2..).map(|i| format!("{base}_{i}")))
         .take(100)
         .find(|k| !fields.contains_key(k))
+}
+
+/// `schema` with `type: string` where it, or its items, state no type and nothing else that makes
+/// one (a reference, properties, a union or an intersection), and list no value that is no string.
+fn untyped_as_text(schema: &Value) -> Option<Value> {
+    let untyped = |s: &Value| {
+        s.as_object().is_some_and(|o| {
+            ["type", "$ref", "properties", "additionalProperties", "oneOf", "anyOf", "allOf", "items", "const"]
+                .iter()
+                .all(|k| !o.contains_key(*k))
+                && o.get("enum")
+                    .and_then(Value::as_array)
+                    .is_none_or(|e| e.iter().all(|v| v.is_string() || v.is_null()))
+        })
+    };
+    let mut out = schema.clone();
+    if untyped(schema) {
+        out["type"] = Value::from("string");
+        return Some(out);
+    }
+    let list = schema.get("type").and_then(Value::as_str) == Some("array");
+    match schema.get("items") {
+        Some(items) if list && untyped(items) => {
+            out["items"]["type"] = Value::from("string");
+            if let Some(values) = schema.get("enum").filter(|_| items.get("enum").is_none()) {
+                // The values listed beside the items are the items' (`type: array, enum: [...]`).
+                out["items"]["enum"] = values.clone();
+                if let Some(o) = out.as_object_mut() {
+                    o.remove("enum");
+                }
+            }
+            Some(out)
+        }
+        _ => None,
+    }
 }
