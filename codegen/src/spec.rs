@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// One service: its routes, MCP tools, scopes, errors, models and limits.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Spec {
     /// Who the service is and where it is served.
@@ -166,7 +166,7 @@ pub enum ErrorFormat {
 }
 
 /// How `errors` is written in the TOML.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 enum ErrorsForm {
     /// `"envelope"` (the default) or `"problem"`.
@@ -176,7 +176,7 @@ enum ErrorsForm {
 }
 
 /// The error formats the platform defines.
-#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Copy, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum ErrorFormatName {
     /// `{"error": {"code", "message", "details", "request_id"}}`.
@@ -258,7 +258,7 @@ impl ErrorModel {
 }
 
 /// Service identity.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Service {
     /// Short snake_case name; names the generated module and the OpenAPI file.
@@ -295,7 +295,7 @@ pub struct Service {
 }
 
 /// An OpenAPI tag.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TagDef {
     /// Tag name as used by operations.
@@ -305,7 +305,7 @@ pub struct TagDef {
 }
 
 /// OAuth 2.0 security scheme.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Security {
     /// Authorization endpoint, relative to the issuer (documentation of the OAuth flow); the
@@ -354,7 +354,7 @@ impl StoredToken {
 }
 
 /// One OAuth scope.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScopeDef {
     /// Scope name as it appears in tokens, e.g. `orders:read`.
@@ -367,7 +367,7 @@ pub struct ScopeDef {
 }
 
 /// Pagination rules; each defaults to the prelude's (20 per page, at most 100).
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Pagination {
     /// `per_page` used when the request gives none.
@@ -383,7 +383,7 @@ impl Default for Pagination {
 }
 
 /// Rate-limit plans, applied per token.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RateLimits {
     /// Plan used when a token names none.
@@ -393,7 +393,7 @@ pub struct RateLimits {
 }
 
 /// One rate-limit plan.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlanDef {
     /// Display name, e.g. `Starter`.
@@ -405,7 +405,7 @@ pub struct PlanDef {
 }
 
 /// One entry of the error catalog.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ErrorDef {
     /// HTTP status answered with this code.
@@ -483,7 +483,7 @@ pub const UNWRITTEN: &str = "not_implemented";
 
 /// The catalog codes the runtime uses for failures it detects before or around a handler. Every
 /// role defaults to the prelude code of its name.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ErrorRoles {
     /// No credentials were sent (401).
@@ -615,7 +615,7 @@ impl Spec {
 }
 
 /// A closed set of string values.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EnumDef {
     /// What the values mean.
@@ -631,7 +631,7 @@ pub struct EnumDef {
 }
 
 /// One enum value.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EnumValue {
     /// The wire value, as the API writes it (`draft`, `in-progress`, `1.0`); its Rust variant is
@@ -658,7 +658,7 @@ impl EnumValue {
 }
 
 /// A value that is one of several models (`oneOf`).
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UnionDef {
     /// What the value is.
@@ -673,7 +673,7 @@ pub struct UnionDef {
 }
 
 /// A payload model: an object with named fields.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModelDef {
     /// What the object is.
@@ -717,7 +717,7 @@ impl RequiresDef {
 pub use support::Location;
 
 /// One field of a model.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FieldDef {
     /// Type expression: `string`, `integer`, `number`, `boolean`, `datetime`, `date`, `json`, an
@@ -979,7 +979,7 @@ fn operations_in_either_form<'de, D: serde::Deserializer<'de>>(d: D) -> Result<V
 }
 
 /// One route, optionally also an MCP tool.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OperationDef {
     /// snake_case operation id, unique in the service; names the trait method. In the table
@@ -1217,7 +1217,7 @@ impl OperationDef {
 }
 
 /// An MCP tool bound to an operation.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpToolDef {
     /// Tool name, e.g. `orders.list_orders`.

@@ -1368,3 +1368,30 @@ fn parameters_that_state_no_type_are_text() {
     let name = sets["items"]["$ref"].as_str().and_then(|r| r.strip_prefix("#/components/schemas/")).unwrap_or_default();
     assert_eq!(emitted["components"]["schemas"][name]["enum"], json!(["pc", "mobile"]), "{sets}");
 }
+
+#[test]
+fn a_list_schema_met_inside_itself_and_free_form_query_objects_import() {
+    let mut doc = document(json!({
+        "/sections": {"get": {"operationId": "list_sections",
+            "parameters": [
+                {"name": "sort_by", "in": "query", "schema": {"type": "object"}},
+                {"name": "filter", "in": "query", "schema": {"type": "object"}}],
+            "responses": {"200": {"description": "Sections.",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Sections"}}}}}}}
+    }));
+    // A list of sections, each holding that list (a menu's children, a report's records).
+    doc["components"]["schemas"]["Sections"] =
+        json!({"type": "array", "items": {"$ref": "#/components/schemas/Section"}});
+    doc["components"]["schemas"]["Section"] = json!({"type": "object", "properties": {
+        "title": {"type": "string"}, "children": {"$ref": "#/components/schemas/Sections"}}});
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    let children = &emitted["components"]["schemas"]["Section"]["properties"]["children"];
+    assert_eq!(children["items"]["$ref"], "#/components/schemas/Section", "{children}");
+    let params = emitted["paths"]["/sections"]["get"]["parameters"].as_array().unwrap();
+    for name in ["sort_by", "filter"] {
+        let p = params.iter().find(|p| p["name"] == name).unwrap();
+        assert_eq!(p["style"], "deepObject", "{p}");
+    }
+    assert_eq!(toml.matches(r#"style = "deep""#).count(), 2, "{toml}");
+}

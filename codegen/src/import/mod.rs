@@ -417,10 +417,38 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
         }
     }
     let toml = crate::import_toml::write(&spec);
-    drop(spec);
-    // The text is what a person keeps: it must read back as the spec it was written from.
-    crate::load(&format!("{name}.toml"), &toml).map_err(|e| ImportError::Invalid(e.to_string()))?;
+    // The text is what a person keeps: it must read back as the spec the loader has just accepted
+    // (so it loads as that spec did, without checking it twice).
+    let mut reread: crate::spec::Spec = toml::from_str(&toml)
+        .map_err(|e| ImportError::Invalid(format!("the written spec does not read back: {}", e.message())))?;
+    for op in &mut reread.operations {
+        // `route = "GET /x"` as the text writes it, `method` and `path` as the spec held them.
+        op.resolve_route().map_err(|(problem, _)| ImportError::Invalid(format!("operation `{}`: {problem}", op.id)))?;
+    }
+    if reread != spec {
+        return Err(ImportError::Invalid(format!(
+            "the written spec reads back as another than the one checked ({})",
+            first_difference(&spec, &reread)
+        )));
+    }
+    drop((spec, reread));
     Ok(Imported { toml, name, report })
+}
+
+/// Where two specs differ first: the part, and the operation or type it is.
+fn first_difference(a: &Spec, b: &Spec) -> String {
+    fn keyed<T: PartialEq>(what: &str, a: &IndexMap<String, T>, b: &IndexMap<String, T>) -> Option<String> {
+        let keys = a.keys().chain(b.keys());
+        keys.into_iter().find(|k| a.get(*k) != b.get(*k)).map(|k| format!("{what} `{k}`"))
+    }
+    let ops = a.operations.iter().zip(&b.operations).find(|(x, y)| x != y).map(|(x, _)| format!("operation `{}`", x.id));
+    ops.or_else(|| (a.operations.len() != b.operations.len()).then(|| "the operations".to_string()))
+        .or_else(|| keyed("model", &a.models, &b.models))
+        .or_else(|| keyed("enum", &a.enums, &b.enums))
+        .or_else(|| keyed("union", &a.unions, &b.unions))
+        .or_else(|| keyed("error", &a.errors, &b.errors))
+        .or_else(|| keyed("webhook", &a.webhooks, &b.webhooks))
+        .unwrap_or_else(|| "the service, its security, wire or errors' roles".into())
 }
 
 /// The snake_case name of a title: `Swagger Petstore` → `swagger_petstore`.
@@ -595,6 +623,8 @@ struct OpCx<'c, 'a> {
     platform_params: Vec<PlatformParam>,
     /// The component schemas being written inline (aliases of lists and maps), innermost last.
     aliases: Vec<String>,
+    /// The aliases among those met again inside themselves, being written from their items.
+    again: Vec<String>,
     /// The path template as the document writes it.
     template: String,
     /// The groups of fields the request body requires, for the input model.
@@ -613,6 +643,7 @@ impl<'c, 'a> OpCx<'c, 'a> {
             paged: false,
             platform_params: Vec::new(),
             aliases: Vec::new(),
+            again: Vec::new(),
             template: String::new(),
             input_requires: None,
         }

@@ -423,6 +423,27 @@ impl OpCx<'_, '_> {
             }
             fields.insert(field_name, typed.def);
         }
+        // Several free-form objects in the query (`sort_by`, `filter`), each of which would take
+        // every parameter no field names in the form style: no request could tell them apart, so
+        // each travels as `name[key]` (`deepObject`), as such documents describe them.
+        let free: Vec<String> = fields
+            .iter()
+            .filter(|(_, f)| {
+                f.location == Location::Query && f.style == support::ListStyle::Repeated && f.ty.starts_with("map<")
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        if free.len() > 1 {
+            self.notes.push(format!(
+                "the free-form query objects {free:?} travel as `name[key]` (deepObject): in the form style no request \
+                 tells them apart"
+            ));
+            for k in free {
+                if let Some(f) = fields.get_mut(&k) {
+                    f.style = support::ListStyle::Deep;
+                }
+            }
+        }
         // A parameter the path names that the document does not declare (OpenAPI requires each):
         // a required string, as a path segment is.
         for name in support::template_params(&def.path) {

@@ -53,6 +53,14 @@ impl OpCx<'_, '_> {
                 // An alias of a scalar, a list or a map: its type inline; one that holds itself
                 // (a list of objects holding that list) has no inline form.
                 if self.aliases.contains(&name) {
+                    // Met again inside itself (a section's `records`, a list of sections): a list
+                    // or map of its items' type, which names the items' own components.
+                    if !self.again.contains(&name)
+                        && let Some(mut t) = self.alias_again(&target, &name, at)
+                    {
+                        t.def.nullable |= nullable;
+                        return Some(t);
+                    }
                     self.drop(format!("a list or map schema that holds itself ({r})"), at);
                     return None;
                 }
@@ -393,6 +401,31 @@ impl OpCx<'_, '_> {
     }
 
     /// The model or enum of component schema `name`, made on first use.
+    /// The type of a list or map alias met again inside itself: its items' (a reference, or a
+    /// union of references) in a list or map, where they name components; `None` otherwise.
+    fn alias_again(&mut self, target: &Value, name: &str, at: &str) -> Option<Typed> {
+        let (target, nullable) = self.unnull(target);
+        let list = target.get("type").and_then(Value::as_str) == Some("array");
+        let inner = if list {
+            target.get("items")?
+        } else {
+            target.get("properties").is_none().then(|| target.get("additionalProperties"))??
+        };
+        let named = |v: &Value| v.get("$ref").is_some();
+        if !named(inner) && !one_of(inner).is_some_and(|(_, members)| members.iter().all(named)) {
+            return None;
+        }
+        self.again.push(name.to_string());
+        let t = self.typed(inner, &format!("{name}_item"), at);
+        self.again.pop();
+        let t = t?;
+        let ty = if list { format!("{}[]", t.ty) } else { format!("map<{}>", t.ty) };
+        let mut def = FieldDef::new(&ty, target.get("description").and_then(Value::as_str).unwrap_or_default());
+        def.nullable = nullable;
+        def.nullable_items = list && t.def.nullable;
+        Some(Typed { ty, def })
+    }
+
     pub(super) fn component(&mut self, name: &str, schema: &Value) -> Option<String> {
         if let Some(done) = self.cx.names.get(name) {
             return Some(done.clone());
