@@ -28,6 +28,17 @@ fn value(v: &Value) -> Option<String> {
     })
 }
 
+/// A JSON value as TOML can hold it, as [`value`] writes it: `null` members and items left out;
+/// `None` for `null` itself.
+pub(crate) fn writable(v: &Value) -> Option<Value> {
+    Some(match v {
+        Value::Null => return None,
+        Value::Array(items) => Value::Array(items.iter().filter_map(writable).collect()),
+        Value::Object(m) => Value::Object(m.iter().filter_map(|(k, v)| Some((k.clone(), writable(v)?))).collect()),
+        other => other.clone(),
+    })
+}
+
 /// A bare key when it can be one, else quoted.
 fn key(k: &str) -> String {
     if !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {

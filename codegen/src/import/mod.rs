@@ -341,6 +341,11 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
     report.service.push(error_note);
     let mut spec = spec;
     settle_defaults(&mut spec, &mut report);
+    // Examples as the written text can hold them (TOML has no `null`), so the text reads back as
+    // this spec.
+    for f in spec.models.values_mut().flat_map(|m| m.fields.values_mut()) {
+        f.example = f.example.as_ref().and_then(crate::import_toml::writable);
+    }
     name_fields_apart(&mut spec, &mut report);
     // What the loader refuses of an operation, or of a model, enum or union, leaves out the
     // operations that use it, with the loader's words; anything else is the importer's mistake.
@@ -441,7 +446,8 @@ fn first_difference(a: &Spec, b: &Spec) -> String {
         let keys = a.keys().chain(b.keys());
         keys.into_iter().find(|k| a.get(*k) != b.get(*k)).map(|k| format!("{what} `{k}`"))
     }
-    let ops = a.operations.iter().zip(&b.operations).find(|(x, y)| x != y).map(|(x, _)| format!("operation `{}`", x.id));
+    let ops =
+        a.operations.iter().zip(&b.operations).find(|(x, y)| x != y).map(|(x, _)| format!("operation `{}`", x.id));
     ops.or_else(|| (a.operations.len() != b.operations.len()).then(|| "the operations".to_string()))
         .or_else(|| keyed("model", &a.models, &b.models))
         .or_else(|| keyed("enum", &a.enums, &b.enums))
