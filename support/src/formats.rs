@@ -28,19 +28,6 @@ impl<T> Formats<T> {
     pub fn rendered_by(value: T, render: impl FnOnce(&T, &str) -> Option<Vec<u8>> + Send + 'static) -> Self {
         Formats { value, render: Some(Box::new(render)) }
     }
-
-    /// The [`Success`](crate::Success) of this answer: `json` makes its JSON answer (its status,
-    /// headers and body) from the value, and the renderer, given the value, writes its body in
-    /// another format where the request asks for one.
-    pub fn answer(self, json: impl FnOnce(&T) -> crate::Success) -> crate::Success
-    where
-        T: Send + 'static,
-    {
-        let inner = json(&self.value);
-        let Formats { value, render } = self;
-        let other = Other(Box::new(move |media: &str| render.and_then(|r| r(&value, media))));
-        inner.with_formats(other)
-    }
 }
 
 impl<T: fmt::Debug> fmt::Debug for Formats<T> {

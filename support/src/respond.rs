@@ -292,6 +292,21 @@ pub fn time_header(time: &chrono::DateTime<chrono::Utc>) -> String {
     time.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
 }
 
+impl<T> crate::formats::Formats<T> {
+    /// The [`Success`] of this answer: `json` makes its JSON answer (its status, headers and body)
+    /// from the value, and the renderer, given the value, writes its body in another format where
+    /// the request asks for one.
+    pub fn answer(self, json: impl FnOnce(&T) -> Success) -> Success
+    where
+        T: Send + 'static,
+    {
+        let inner = json(&self.value);
+        let crate::formats::Formats { value, render } = self;
+        let other = crate::formats::Other(Box::new(move |media: &str| render.and_then(|r| r(&value, media))));
+        inner.with_formats(other)
+    }
+}
+
 /// A list of values as one header value: comma-separated, as RFC 9110 section 5.6.1 writes lists.
 pub fn comma_list<T: std::fmt::Display>(values: &[T]) -> String {
     values.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")

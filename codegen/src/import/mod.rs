@@ -13,6 +13,7 @@ mod journal;
 mod operation;
 mod params;
 mod paths;
+mod readings;
 mod recognise;
 mod responses;
 mod schema;

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::spec::{BodyFormat, ErrorDef, FieldDef, Location, Method, ModelDef, OperationDef, Pagination, ScopeDef};
 
+use super::readings::untyped_as_text;
 use super::*;
 
 impl OpCx<'_, '_> {
@@ -671,39 +672,4 @@ fn apart(fields: &IndexMap<String, FieldDef>, name: &str, location: Location) ->
         .chain((2..).map(|i| format!("{base}_{i}")))
         .take(100)
         .find(|k| !fields.contains_key(k))
-}
-
-/// `schema` with `type: string` where it, or its items, state no type and nothing else that makes
-/// one (a reference, properties, a union or an intersection), and list no value that is no string.
-fn untyped_as_text(schema: &Value) -> Option<Value> {
-    let untyped = |s: &Value| {
-        s.as_object().is_some_and(|o| {
-            ["type", "$ref", "properties", "additionalProperties", "oneOf", "anyOf", "allOf", "items", "const"]
-                .iter()
-                .all(|k| !o.contains_key(*k))
-                && o.get("enum")
-                    .and_then(Value::as_array)
-                    .is_none_or(|e| e.iter().all(|v| v.is_string() || v.is_null()))
-        })
-    };
-    let mut out = schema.clone();
-    if untyped(schema) {
-        out["type"] = Value::from("string");
-        return Some(out);
-    }
-    let list = schema.get("type").and_then(Value::as_str) == Some("array");
-    match schema.get("items") {
-        Some(items) if list && untyped(items) => {
-            out["items"]["type"] = Value::from("string");
-            if let Some(values) = schema.get("enum").filter(|_| items.get("enum").is_none()) {
-                // The values listed beside the items are the items' (`type: array, enum: [...]`).
-                out["items"]["enum"] = values.clone();
-                if let Some(o) = out.as_object_mut() {
-                    o.remove("enum");
-                }
-            }
-            Some(out)
-        }
-        _ => None,
-    }
 }

@@ -173,34 +173,7 @@ impl OpCx<'_, '_> {
         } else {
             ""
         });
-        if matches!(ty, "integer" | "number")
-            && let Some(values) = schema.get("enum").and_then(Value::as_array)
-            && values.iter().any(Value::is_string)
-        {
-            // Numbers whose values are written as strings (`type: integer, enum: ["1", "2"]`),
-            // which no value could meet as written: the numbers they spell; values that spell
-            // none say the field is a string of them.
-            let spelled: Option<Vec<Value>> = values
-                .iter()
-                .map(|v| match v.as_str() {
-                    Some(s) if ty == "integer" => s.trim().parse::<i64>().ok().map(Value::from),
-                    Some(s) => s.trim().parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(Value::Number),
-                    None => Some(v.clone()),
-                })
-                .collect();
-            let mut fixed = schema.clone();
-            match spelled {
-                Some(numbers) => {
-                    fixed["enum"] = Value::Array(numbers);
-                    self.notes.push(format!(
-                        "the values of the {ty} at {at}, written as strings, are the numbers they spell"
-                    ));
-                }
-                None => {
-                    fixed["type"] = Value::from("string");
-                    self.notes.push(format!("the {ty} at {at} lists strings as its values: a string of those values"));
-                }
-            }
+        if let Some(fixed) = self.numbers_as_written(&schema, ty, at) {
             let mut t = self.typed(&fixed, hint, at)?;
             t.def.nullable |= nullable;
             return Some(t);
@@ -344,43 +317,6 @@ impl OpCx<'_, '_> {
         Some(Typed { ty, def })
     }
 
-    /// Constraints the document puts on a type they do not apply to (`maxLength` on a date-time,
-    /// `minimum` on a string) are kept as words in the description, never a refusal.
-    fn keep_as_words(&mut self, ty: &str, def: &mut FieldDef, at: &str) {
-        let item = ty.strip_suffix("[]").unwrap_or(ty);
-        let stringy = item == "string";
-        let numeric = matches!(item, "integer" | "number");
-        let mut words: Vec<String> = Vec::new();
-        let mut keep = |applies: bool, name: &str, v: Option<String>| match v {
-            Some(v) if !applies => words.push(format!("{name} {v}")),
-            _ => {}
-        };
-        keep(stringy, "minLength", def.min_length.map(|n| n.to_string()));
-        keep(stringy, "maxLength", def.max_length.map(|n| n.to_string()));
-        keep(stringy, "pattern", def.pattern.clone());
-        keep(stringy, "format", def.format.map(|f| f.as_str().to_string()));
-        keep(numeric, "minimum", def.minimum.map(|n| n.to_string()));
-        keep(numeric, "maximum", def.maximum.map(|n| n.to_string()));
-        keep(ty.ends_with("[]"), "minItems", def.min_items.map(|n| n.to_string()));
-        keep(ty.ends_with("[]"), "maxItems", def.max_items.map(|n| n.to_string()));
-        if words.is_empty() {
-            return;
-        }
-        if !stringy {
-            (def.min_length, def.max_length, def.pattern, def.format) = (None, None, None, None);
-        }
-        if !numeric {
-            (def.minimum, def.maximum) = (None, None);
-        }
-        if !ty.ends_with("[]") {
-            (def.min_items, def.max_items) = (None, None);
-        }
-        let said = format!("The document also says: {}.", words.join(", "));
-        def.description =
-            if def.description.is_empty() { said } else { format!("{} {said}", def.description.trim_end()) };
-        self.notes.push(format!("{} at {at} do not apply to `{ty}`: kept in the description", words.join(", ")));
-    }
-
     /// `schema` without its nullability: 3.0's `nullable`, or 3.1's `null` in `type`.
     pub(super) fn unnull(&self, schema: &Value) -> (Value, bool) {
         let mut s = schema.clone();
@@ -401,31 +337,6 @@ impl OpCx<'_, '_> {
     }
 
     /// The model or enum of component schema `name`, made on first use.
-    /// The type of a list or map alias met again inside itself: its items' (a reference, or a
-    /// union of references) in a list or map, where they name components; `None` otherwise.
-    fn alias_again(&mut self, target: &Value, name: &str, at: &str) -> Option<Typed> {
-        let (target, nullable) = self.unnull(target);
-        let list = target.get("type").and_then(Value::as_str) == Some("array");
-        let inner = if list {
-            target.get("items")?
-        } else {
-            target.get("properties").is_none().then(|| target.get("additionalProperties"))??
-        };
-        let named = |v: &Value| v.get("$ref").is_some();
-        if !named(inner) && !one_of(inner).is_some_and(|(_, members)| members.iter().all(named)) {
-            return None;
-        }
-        self.again.push(name.to_string());
-        let t = self.typed(inner, &format!("{name}_item"), at);
-        self.again.pop();
-        let t = t?;
-        let ty = if list { format!("{}[]", t.ty) } else { format!("map<{}>", t.ty) };
-        let mut def = FieldDef::new(&ty, target.get("description").and_then(Value::as_str).unwrap_or_default());
-        def.nullable = nullable;
-        def.nullable_items = list && t.def.nullable;
-        Some(Typed { ty, def })
-    }
-
     pub(super) fn component(&mut self, name: &str, schema: &Value) -> Option<String> {
         if let Some(done) = self.cx.names.get(name) {
             return Some(done.clone());

@@ -10,12 +10,14 @@ mod models;
 pub(crate) use models::fits as default_fits;
 mod operations;
 mod service;
+mod statuses;
 use bodies::*;
 use models::*;
 use operations::*;
 use service::*;
+use statuses::*;
 
-pub(crate) use operations::is_success_status;
+pub(crate) use statuses::is_success_status;
 
 use std::fmt;
 
