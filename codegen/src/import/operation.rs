@@ -7,6 +7,7 @@ use serde_json::Value;
 use crate::spec::{BodyFormat, ErrorDef, FieldDef, Location, Method, ModelDef, OperationDef, Pagination, ScopeDef};
 
 use super::readings::untyped_as_text;
+use super::settle::key_apart;
 use super::*;
 
 impl OpCx<'_, '_> {
@@ -412,7 +413,7 @@ impl OpCx<'_, '_> {
             if fields.contains_key(&field_name) {
                 // One name in two places (a query parameter and a header `id`): this one's key is
                 // named apart, and it travels under its name.
-                let Some(key) = apart(&fields, &field_name, location) else {
+                let Some(key) = key_apart(&fields, &field_name, location) else {
                     self.drop(format!("the field `{field_name}` twice"), &at);
                     continue;
                 };
@@ -520,7 +521,7 @@ impl OpCx<'_, '_> {
             typed.def.optional = !required.contains(&prop.as_str());
             let held = fields.get(prop).map(|f| f.location);
             if let Some(at @ (Location::Query | Location::Header)) = held
-                && let Some(key) = apart(fields, prop, at)
+                && let Some(key) = key_apart(fields, prop, at)
                 && let Some(mut param) = fields.shift_remove(prop)
             {
                 // A body field named like a query or header parameter: the parameter's key is
@@ -657,19 +658,4 @@ impl OpCx<'_, '_> {
         let description = if def.description.is_empty() { def.summary.clone() } else { def.description.clone() };
         Some(crate::spec::McpToolDef { name: id.to_string(), title, description, destructive: None, idempotent: None })
     }
-}
-
-/// A key for a parameter named `name` at `location` that no field of `fields` holds
-/// (`id_query`, `id_header`, then numbered); none where the name is no key at all.
-fn apart(fields: &IndexMap<String, FieldDef>, name: &str, location: Location) -> Option<String> {
-    let place = match location {
-        Location::Query => "query",
-        Location::Header => "header",
-        _ => return None,
-    };
-    let base = format!("{name}_{place}");
-    std::iter::once(base.clone())
-        .chain((2..).map(|i| format!("{base}_{i}")))
-        .take(100)
-        .find(|k| !fields.contains_key(k))
 }

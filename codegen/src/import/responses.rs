@@ -185,16 +185,12 @@ impl OpCx<'_, '_> {
             }
             if (300..400).contains(&status) {
                 // A redirect without a body answers its `Location`, required, and nothing else.
-                let alone = headers.len() == 1;
-                match headers.get("location") {
-                    Some(_) if alone => {}
-                    _ => {
-                        self.drop(
-                            "a redirect without a `Location` header, or with other headers",
-                            &format!("{at}/headers"),
-                        );
-                        return;
-                    }
+                if !(headers.len() == 1 && headers.contains_key("location")) {
+                    self.drop(
+                        "a redirect without a `Location` header, or with other headers",
+                        &format!("{at}/headers"),
+                    );
+                    return;
                 }
             }
             // An answer of headers alone: a model of them, and no body.
@@ -276,11 +272,14 @@ impl OpCx<'_, '_> {
                 for (k, mut f) in headers {
                     // A header named like a body field (`Location` beside a body's `location`):
                     // a field of its own key, sent under the header's name.
-                    let key = if fields.contains_key(&k) { format!("{k}_header") } else { k.clone() };
-                    if fields.contains_key(&key) {
+                    let key = match fields.contains_key(&k) {
+                        true => super::settle::key_apart(&fields, &k, Location::Header),
+                        false => Some(k.clone()),
+                    };
+                    let Some(key) = key else {
                         self.drop(format!("the header field `{k}`, also a body field"), &format!("{at}/headers"));
                         return;
-                    }
+                    };
                     if key != k {
                         let header = f.name.clone().unwrap_or_else(|| crate::ir::header_name(&k));
                         self.notes.push(format!("the header `{header}` is the field `{key}` (the body has a `{k}`)"));

@@ -164,3 +164,22 @@ pub(super) fn settle_defaults(spec: &mut Spec, report: &mut Report) {
         ));
     }
 }
+
+/// A key for a parameter named `name` at `location` that no field of `fields` holds
+/// (`id_query`, `id_header`, then numbered); none where the name is no key at all.
+pub(super) fn key_apart(
+    fields: &indexmap::IndexMap<String, crate::spec::FieldDef>,
+    name: &str,
+    location: crate::spec::Location,
+) -> Option<String> {
+    let place = match location {
+        crate::spec::Location::Query => "query",
+        crate::spec::Location::Header => "header",
+        _ => return None,
+    };
+    let base = format!("{name}_{place}");
+    std::iter::once(base.clone())
+        .chain((2..).map(|i| format!("{base}_{i}")))
+        .take(100)
+        .find(|k| !fields.contains_key(k))
+}
