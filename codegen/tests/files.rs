@@ -137,6 +137,16 @@ fn the_loader_puts_files_where_a_body_can_carry_them() {
         "todos.toml: operation `attach`: input model `Attach` has a file field, which a JSON body cannot carry; fix: \
          set `body = \"multipart\"` (or `\"raw\"` for a body that is the file)"
     );
+    let files_in_a_list = spec.replace("body = \"multipart\"", "body = \"form\"").replace(
+        "fields.file = { type = \"file\", media_types = [\"image/*\", \"application/pdf\"],",
+        "fields.file = { type = \"file[]\", media_types = [\"image/*\", \"application/pdf\"],",
+    );
+    assert!(refused(files_in_a_list).ends_with(
+        "todos.toml: operation `attach`: form field `Attach.file` holds a file or a union, which a form cannot \
+         carry; fix: use `body = \"multipart\"` for files, or JSON for unions"
+    ));
+    // One file in a form is the field's value, its bytes percent-encoded.
+    assert!(codegen::load("todos.toml", &spec.replace("body = \"multipart\"", "body = \"form\"")).is_ok());
     assert_eq!(
         refused(spec.replace(
             "summary = \"Raw\", input = \"Raw\"",

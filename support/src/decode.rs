@@ -225,10 +225,7 @@ pub async fn request_fields<G: Gate>(
             json_body(op, parts, body, limit, read, &mut obj).await?;
             Vec::new()
         }
-        BodyFormat::Form => {
-            crate::upload::form(op, parts, body, limit, &mut obj).await?;
-            Vec::new()
-        }
+        BodyFormat::Form => crate::upload::form(gate, caller, op, parts, body, limit, &mut obj).await?,
         BodyFormat::Multipart => crate::upload::multipart(gate, caller, op, parts, body, limit, &mut obj).await?,
         BodyFormat::Raw => crate::upload::raw(gate, caller, op, parts, body).await?,
     };

@@ -52,21 +52,17 @@ pub(crate) fn query_pair(
 
 /// `a][b]` (what follows the first `[` of `name[a][b]`) as `["a", "b"]`; `a][]` as `["a", ""]`
 /// (an item added to a list); none where it is not such a chain.
-fn members(rest: &str) -> Option<Vec<&str>> {
+pub(crate) fn members(rest: &str) -> Option<Vec<&str>> {
     let inner = rest.strip_suffix(']')?;
     let path: Vec<&str> = inner.split("][").collect();
-    let well_formed = path.iter().all(|m| !m.contains(['[', ']']));
-    (well_formed && !path[0].is_empty()).then_some(path)
+    path.iter().all(|m| !m.contains(['[', ']'])).then_some(path)
 }
 
 fn unknown(op: &'static Operation, k: &str, raw: String) -> Rejection {
     invalid(op.service, k, Value::String(raw), format!("unknown query parameter {k}"))
 }
 
-/// Puts `raw` at `path` within the object of field `f`, read as the member's field says (a
-/// model's member), as the map's values are (a map), or as text (an object of any JSON, whose
-/// members may nest). A trailing `""` in `path` adds an item to a list; a list member also collects
-/// repeated parameters.
+/// Puts `raw` at `path` within the object of field `f`, in the query's words for what goes wrong.
 fn member(
     op: &'static Operation,
     f: &'static FieldSpec,
@@ -75,69 +71,133 @@ fn member(
     raw: String,
     obj: &mut Map<String, Value>,
 ) -> Result<(), Rejection> {
-    let service = op.service;
-    // Any JSON (`json`, `map<json>`): text members, which may nest.
-    let text = matches!(f.kind, Kind::Json) || matches!(f.kind, Kind::Map(Kind::Json));
-    let (name, appended) = match path {
-        [name] => (*name, false),
-        [name, ""] => (*name, true),
-        _ if text => (path[0], false),
-        _ => return Err(unknown(op, k, raw)),
-    };
-    // What the member holds: its field (a model), the map's values, or text (`json`).
-    let (spec, kind): (&FieldSpec, &Kind) = match &f.kind {
-        Kind::Model(fields) => match fields.iter().find(|m| m.name == name) {
-            Some(m) => (m, &m.kind),
-            None => return Err(unknown(op, k, raw)),
-        },
-        Kind::Map(inner) => (f, inner),
-        _ => (f, &Kind::String),
-    };
-    let Value::Object(object) = obj.entry(f.name.to_string()).or_insert_with(|| Value::Object(Map::new())) else {
-        return Err(invalid(service, k, Value::String(raw), format!("{k} is given more than once")));
-    };
-    if text && path.len() > 1 && !appended {
-        // `created[gte]=1`: nested objects, built as the keys name them.
-        let mut at = object;
-        for key in &path[..path.len() - 1] {
-            let next = at.entry(key.to_string()).or_insert_with(|| Value::Object(Map::new()));
-            let Value::Object(next) = next else {
-                return Err(invalid(service, k, Value::String(raw), format!("{k} is given more than once")));
-            };
-            at = next;
+    let slot = obj.entry(f.name.to_string()).or_insert(Value::Null);
+    let sent = raw.clone();
+    put(op.service, f, &f.kind, slot, path, raw)
+        .map_err(|e| e.rejection(op.service, k, sent.clone(), || unknown(op, k, sent)))
+}
+
+/// Why a bracketed key (`name[a][0][b]`) found no place in its field.
+pub(crate) enum Misplaced {
+    /// The key names no member (`a[x]` where `a` has no `x`, `a[b]` where `a` is a number).
+    Unknown,
+    /// The place holds a value already (`a[b]=1&a[b]=2` where `b` is not a list).
+    Twice,
+    /// The value is not what the place holds (`a[count]=x` where `count` is an integer).
+    Invalid(Rejection),
+}
+
+impl Misplaced {
+    /// The refusal of key `k` with value `raw`; `unknown` says a key that names no member in the
+    /// words of the request's part (a query parameter, a form field).
+    pub(crate) fn rejection(
+        self,
+        service: &ServiceInfo,
+        k: &str,
+        raw: String,
+        unknown: impl FnOnce() -> Rejection,
+    ) -> Rejection {
+        match self {
+            Misplaced::Unknown => unknown(),
+            Misplaced::Twice => invalid(service, k, Value::String(raw), format!("{k} is given more than once")),
+            Misplaced::Invalid(r) => r,
         }
-        let last = path[path.len() - 1];
-        return match at.contains_key(last) {
-            true => Err(invalid(service, k, Value::String(raw), format!("{k} is given more than once"))),
-            false => {
-                at.insert(last.to_string(), Value::String(raw));
+    }
+}
+
+/// The deepest a bracketed key may nest: far beyond any document's models, well short of a stack
+/// a hostile key could exhaust.
+const MAX_DEPTH: usize = 32;
+
+/// Puts `raw` at `path` within `slot`, which holds a value of `kind` (of field `spec`): the
+/// members a key names in brackets, as Rails, PHP and Stripe read forms and OpenAPI's
+/// `deepObject` reads a query. A model's member by name, a map's key, any JSON's key (text values,
+/// objects as the keys nest); a list's item by index (`a[0][b]`, the next index starting an item)
+/// or `[]` (`a[]=1` adds an item; `a[][b]=1` starts one where the last already has `b`). A key
+/// that ends at a list adds an item, so a repeated key builds the list. Each value is read as its
+/// place's field says, and the whole object then goes through the checks a JSON body's does.
+pub(crate) fn put(
+    service: &ServiceInfo,
+    spec: &'static FieldSpec,
+    kind: &'static Kind,
+    slot: &mut Value,
+    path: &[&str],
+    raw: String,
+) -> Result<(), Misplaced> {
+    static JSON: Kind = Kind::Json;
+    if path.len() > MAX_DEPTH {
+        return Err(Misplaced::Unknown);
+    }
+    let Some((key, rest)) = path.split_first() else {
+        let value = |kind: &Kind| match kind {
+            Kind::Json => Ok(Value::String(raw)),
+            Kind::Model(_) | Kind::Map(_) | Kind::List(_) | Kind::Union(_) | Kind::File { .. } => {
+                Err(Misplaced::Unknown)
+            }
+            kind => coerce(service, spec, kind, &raw).map_err(Misplaced::Invalid),
+        };
+        return match (kind, &mut *slot) {
+            (Kind::List(inner), Value::Null) => {
+                *slot = Value::Array(vec![value(inner)?]);
                 Ok(())
             }
-        };
-    }
-    let item_kind = match kind {
-        Kind::List(inner) => Some(&**inner),
-        _ if appended && text => Some(&Kind::String),
-        _ => None,
-    };
-    match item_kind {
-        Some(inner) => {
-            let value = coerce(service, spec, inner, &raw)?;
-            match object.entry(name.to_string()).or_insert_with(|| Value::Array(Vec::new())) {
-                Value::Array(items) => items.push(value),
-                _ => return Err(invalid(service, k, Value::String(raw), format!("{k} is given more than once"))),
+            (Kind::List(inner), Value::Array(items)) => {
+                items.push(value(inner)?);
+                Ok(())
             }
+            (_, Value::Null) => {
+                *slot = value(kind)?;
+                Ok(())
+            }
+            _ => Err(Misplaced::Twice),
+        };
+    };
+    let (spec, kind, child) = match kind {
+        Kind::Model(fields) => {
+            let m = fields.iter().find(|m| m.name == *key).ok_or(Misplaced::Unknown)?;
+            (m, &m.kind, object_entry(slot, key)?)
         }
-        None if appended => return Err(unknown(op, k, raw)),
-        None if object.contains_key(name) => {
-            return Err(invalid(service, k, Value::String(raw), format!("{k} is given more than once")));
+        Kind::Map(inner) => (spec, &**inner, object_entry(slot, key)?),
+        Kind::Json if !key.is_empty() => (spec, &JSON, object_entry(slot, key)?),
+        Kind::List(_) | Kind::Json => {
+            let inner = match kind {
+                Kind::List(inner) => &**inner,
+                _ => &JSON,
+            };
+            if slot.is_null() {
+                *slot = Value::Array(Vec::new());
+            }
+            let Value::Array(items) = slot else { return Err(Misplaced::Twice) };
+            let at = match *key {
+                "" => {
+                    // `a[][b]`: the last item, unless it has `b` already (or there is none).
+                    let last_has = |v: &Value| rest.first().is_none_or(|k| v.get(k).is_some());
+                    match items.last() {
+                        Some(last) if !rest.is_empty() && !last_has(last) => items.len() - 1,
+                        _ => items.len(),
+                    }
+                }
+                index => index.parse::<usize>().ok().filter(|i| *i <= items.len()).ok_or(Misplaced::Unknown)?,
+            };
+            if at == items.len() {
+                items.push(Value::Null);
+            }
+            (spec, inner, &mut items[at])
         }
-        None => {
-            let value = coerce(service, spec, kind, &raw)?;
-            object.insert(name.to_string(), value);
-        }
+        _ => return Err(Misplaced::Unknown),
+    };
+    put(service, spec, kind, child, rest, raw)
+}
+
+/// The member `key` of the object `slot` holds (made one where it holds nothing yet).
+fn object_entry<'a>(slot: &'a mut Value, key: &str) -> Result<&'a mut Value, Misplaced> {
+    if slot.is_null() {
+        *slot = Value::Object(Map::new());
     }
-    Ok(())
+    match slot {
+        Value::Object(object) => Ok(object.entry(key.to_string()).or_insert(Value::Null)),
+        _ => Err(Misplaced::Twice),
+    }
 }
 
 /// One `key=value` pair of a query string or a form body into the fields at `location`: a

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use crate::fields::{FieldSpec, Kind, Location};
 use crate::gate::Gate;
 use crate::problem::Problem;
-use crate::query::add_pair;
+use crate::query::{add_pair, members, put};
 use crate::table::Operation;
 use crate::validate::{Rejection, invalid};
 
@@ -97,15 +97,20 @@ async fn store<G: Gate>(
     })
 }
 
-/// An `application/x-www-form-urlencoded` body into the body fields.
-pub(crate) async fn form(
+/// An `application/x-www-form-urlencoded` body into the body fields: a scalar or a list of them
+/// under its field's name, a nested value in bracket notation ([`put`]), a file field's bytes as
+/// its value percent-encodes them (stored as a multipart file is). Answers the stored files by
+/// field name, for [`insert`].
+pub(crate) async fn form<G: Gate>(
+    gate: &G,
+    caller: &G::Caller,
     op: &'static Operation,
     parts: &Parts,
     body: Body,
     limit: usize,
     obj: &mut Map<String, Value>,
-) -> Result<(), Rejection> {
-    let roles = &op.service.roles;
+) -> Result<Vec<(&'static str, Upload)>, Rejection> {
+    let (service, roles) = (op.service, &op.service.roles);
     let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(essence);
     if content_type.as_deref() != Some("application/x-www-form-urlencoded") {
         return Err(Rejection {
@@ -116,14 +121,66 @@ pub(crate) async fn form(
         });
     }
     let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| too_large(op, limit as u64, None))?;
-    let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(&bytes).map_err(|e| Rejection {
-        code: roles.malformed,
-        problem: Problem::new(format!("the request body is not a valid form: {e}")),
-    })?;
-    for (k, raw) in pairs {
-        add_pair(op, Location::Body, k, raw, obj)?;
+    let body = || op.input.iter().filter(|f| f.location == Location::Body);
+    let mut uploads: Vec<(&'static str, Upload)> = Vec::new();
+    for (k, value) in form_pairs(&bytes) {
+        let k = String::from_utf8(k).map_err(|_| Rejection {
+            code: roles.malformed,
+            problem: Problem::new("the request body is not a valid form: a name is not UTF-8 text"),
+        })?;
+        let file = body().find(|f| f.wire == k).and_then(|f| Some((f, file_spec(f)?)));
+        if let Some((f, (accepted, max_size))) = file {
+            // A file's bytes as the value: it has no media type of its own.
+            if uploads.iter().any(|(n, _)| *n == f.name) {
+                return Err(invalid(service, f.name, Value::Null, format!("{} is given more than once", f.name)));
+            }
+            let media_type = "application/octet-stream".to_string();
+            if !accepts(accepted, &media_type) {
+                return Err(unsupported(op, f.name, &media_type, accepted));
+            }
+            if value.len() as u64 > max_size {
+                return Err(too_large(op, max_size, Some(f.name)));
+            }
+            let content = axum::body::Bytes::from(value);
+            let content: UploadStream = Box::pin(futures_util::stream::once(async move { Ok(content) }));
+            let stored = store(gate, caller, op, f.name, content, max_size).await?;
+            let (id, size, sha256) = (stored.id, stored.size, stored.sha256);
+            uploads.push((f.name, Upload { id, size, sha256, media_type, filename: None }));
+            continue;
+        }
+        let raw = String::from_utf8(value)
+            .map_err(|_| invalid(service, &k, Value::Null, format!("{k} must be UTF-8 text")))?;
+        // `name[member]`, `name[0][member]`, `name[]`: a nested value in bracket notation.
+        let nested =
+            k.split_once('[').and_then(|(base, rest)| Some((body().find(|f| f.wire == base)?, members(rest)?)));
+        match nested {
+            Some((f, path)) if !body().any(|f| f.wire == k) => {
+                let slot = obj.entry(f.name.to_string()).or_insert(Value::Null);
+                let sent = raw.clone();
+                let unknown = || invalid(service, &k, Value::String(sent.clone()), format!("unknown field {k}"));
+                put(service, f, &f.kind, slot, &path, raw)
+                    .map_err(|e| e.rejection(service, &k, sent.clone(), unknown))?;
+            }
+            _ => add_pair(op, Location::Body, k, raw, obj)?,
+        }
     }
-    Ok(())
+    Ok(uploads)
+}
+
+/// The `name=value` pairs of a form as bytes, `+` read as a space and `%XX` as its byte (the
+/// WHATWG `application/x-www-form-urlencoded` parser's steps, before any text decoding).
+fn form_pairs(body: &[u8]) -> impl Iterator<Item = (Vec<u8>, Vec<u8>)> + '_ {
+    let decode = |s: &[u8]| -> Vec<u8> {
+        let spaced: Vec<u8> = s.iter().map(|b| if *b == b'+' { b' ' } else { *b }).collect();
+        percent_encoding::percent_decode(&spaced).collect()
+    };
+    body.split(|b| *b == b'&').filter(|pair| !pair.is_empty()).map(move |pair| {
+        let (k, v) = match pair.iter().position(|b| *b == b'=') {
+            Some(i) => (&pair[..i], &pair[i + 1..]),
+            None => (pair, &pair[pair.len()..]),
+        };
+        (decode(k), decode(v))
+    })
 }
 
 /// A `multipart/form-data` body: text parts into the body fields, file parts stored as they
@@ -338,6 +395,126 @@ mod tests {
         let gate = crate::tests::Open;
         crate::tests::block_on(multipart(&gate, &"caller", &PARTS, &parts, Body::from(body), 1 << 20, &mut obj))?;
         Ok(obj)
+    }
+
+    /// `POST /t/op` as a form: nested values in bracket notation.
+    static LINE: [FieldSpec; 2] =
+        [FieldSpec::body("sku", Kind::String).required(), FieldSpec::body("count", Kind::Integer)];
+    static NESTED_INPUT: [FieldSpec; 4] = [
+        FieldSpec::body("name", Kind::String).required(),
+        FieldSpec::body("lines", Kind::List(&Kind::Model(&LINE))),
+        FieldSpec::body("metadata", Kind::Map(&Kind::String)),
+        FieldSpec::body("extra", Kind::Json),
+    ];
+    static NESTED: Operation =
+        Operation { id: "nested", input: &NESTED_INPUT, body: BodyFormat::Form, ..crate::tests::OP };
+
+    use serde_json::json;
+
+    fn form_fields(body: &str) -> Result<Map<String, Value>, Rejection> {
+        let req = axum::http::Request::post("/t/op").header("content-type", "application/x-www-form-urlencoded");
+        let mut parts = req.body(()).unwrap().into_parts().0;
+        let read = crate::tests::block_on(crate::request_fields(
+            &crate::tests::Open,
+            &"caller",
+            &NESTED,
+            &mut parts,
+            Body::from(body.to_string()),
+            &crate::reads_nothing,
+        ));
+        read.map(|(fields, _)| fields)
+    }
+
+    #[test]
+    fn a_form_carries_nested_values_in_bracket_notation() {
+        let indexed =
+            "name=n&lines[0][sku]=a&lines[0][count]=2&lines[1][sku]=b&metadata[k]=v&extra[x][y]=1&extra[t][]=p";
+        let read = form_fields(indexed).expect("indexed items");
+        assert_eq!(
+            Value::Object(read),
+            json!({"name": "n", "lines": [{"sku": "a", "count": 2}, {"sku": "b"}],
+                "metadata": {"k": "v"}, "extra": {"x": {"y": "1"}, "t": ["p"]}})
+        );
+        // `[]` starts an item where the last one has the member already, as Rails reads it.
+        let appended = form_fields("name=n&lines[][sku]=a&lines[][count]=1&lines[][sku]=b").expect("appended items");
+        assert_eq!(appended["lines"], json!([{"sku": "a", "count": 1}, {"sku": "b"}]));
+        let refused = |body: &str| form_fields(body).expect_err(body).problem.message;
+        assert!(refused("name=n&lines[0][count]=x").contains("count must be"), "members are read as their type");
+        assert!(refused("name=n&lines[0][colour]=red").contains("unknown field lines[0][colour]"));
+        assert!(refused("name=n&lines[2][sku]=a").contains("unknown field"), "no index beyond the next item");
+        assert!(refused("name=n&lines[0][count]=1").contains("sku"), "a nested model's required member");
+        assert!(refused("name=n&metadata[k]=a&metadata[k]=b").contains("more than once"));
+        assert!(refused("name[x]=n").contains("unknown field"), "a scalar has no members");
+        let deep = format!("name=n&extra{}=1", "[a]".repeat(40));
+        assert!(refused(&deep).contains("unknown field"), "nesting has a bound");
+    }
+
+    /// A gate keeping each upload's bytes, to show what was stored.
+    struct Keeps;
+
+    impl Gate for Keeps {
+        type Caller = &'static str;
+        type Context = &'static str;
+
+        fn context(&self, caller: Self::Caller, _: &'static Operation, _: Vec<String>) -> Self::Context {
+            caller
+        }
+
+        async fn admit(&self, _: &mut Parts, _: &'static Operation) -> Result<Self::Caller, axum::response::Response> {
+            Ok("caller")
+        }
+
+        async fn refused(&self, _: &Self::Caller, _: &'static Operation, _: &'static str, _: u16) {}
+
+        fn body_limit(&self) -> usize {
+            1024
+        }
+
+        async fn store_upload(
+            &self,
+            _: &Self::Caller,
+            content: UploadStream,
+            limit: u64,
+        ) -> Result<Stored, StoreError> {
+            let chunks: Vec<_> = content.collect().await;
+            let bytes: Vec<u8> = chunks.into_iter().flat_map(|c| c.unwrap().to_vec()).collect();
+            if bytes.len() as u64 > limit {
+                return Err(StoreError::TooLarge);
+            }
+            // The bytes themselves as the id, to show what arrived.
+            Ok(Stored { id: format!("{bytes:?}"), size: bytes.len() as u64, sha256: String::new() })
+        }
+    }
+
+    static SIGNED_INPUT: [FieldSpec; 2] = [
+        FieldSpec::body("client", Kind::String).required(),
+        FieldSpec::body("hmac", Kind::File { media_types: &[], max_size: 8 }).required(),
+    ];
+    static SIGNED: Operation =
+        Operation { id: "signed", input: &SIGNED_INPUT, body: BodyFormat::Form, ..crate::tests::OP };
+
+    fn signed(body: &'static str) -> Result<Map<String, Value>, Rejection> {
+        let req = axum::http::Request::post("/t/op").header("content-type", "application/x-www-form-urlencoded");
+        let mut parts = req.body(()).unwrap().into_parts().0;
+        let read =
+            crate::request_fields(&Keeps, &"caller", &SIGNED, &mut parts, Body::from(body), &crate::reads_nothing);
+        crate::tests::block_on(read).map(|(fields, _)| fields)
+    }
+
+    #[test]
+    fn a_file_in_a_form_is_its_value_s_bytes_stored_as_an_upload() {
+        let read = signed("client=a+b&hmac=%00%FF+%2B").expect("stored");
+        assert_eq!(read["client"], "a b", "text is decoded as a form writes it");
+        assert_eq!(read["hmac"]["id"], "[0, 255, 32, 43]", "the bytes as sent, not text: {read:?}");
+        assert_eq!(
+            (&read["hmac"]["size"], &read["hmac"]["media_type"]),
+            (&json!(4), &json!("application/octet-stream"))
+        );
+        let refused = |body: &'static str| signed(body).expect_err(body).problem.message;
+        assert!(refused("client=a&hmac=123456789").contains("hmac is larger than 8 bytes"));
+        assert!(refused("client=a").contains("hmac is required"));
+        assert!(refused("client=a&hmac=1&hmac=2").contains("more than once"));
+        assert!(refused("client=%FF&hmac=1").contains("client must be UTF-8 text"), "text is never read lossily");
     }
 
     #[test]

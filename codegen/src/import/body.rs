@@ -111,7 +111,7 @@ impl OpCx<'_, '_> {
                         None => return,
                     }
                     if !forms.is_empty() {
-                        self.take_forms(&media, forms, def, fields);
+                        self.take_forms(&media, forms, def);
                     }
                     if !required {
                         self.notes.push("the request body is required (the document makes it optional)".into());
@@ -126,7 +126,7 @@ impl OpCx<'_, '_> {
                     }
                     fields.insert(body_name(body), typed.def);
                     if !forms.is_empty() {
-                        self.take_forms(&media, forms, def, fields);
+                        self.take_forms(&media, forms, def);
                     }
                 }
             }
@@ -167,30 +167,9 @@ impl OpCx<'_, '_> {
     }
 
     /// Lists `forms` beside the JSON `media` in the operation's request types: decoded by the
-    /// platform where every body field is one a form carries (a scalar or a list of scalars),
-    /// else read by the implementation, as the note says.
-    fn take_forms(
-        &mut self,
-        media: &str,
-        forms: Vec<String>,
-        def: &mut OperationDef,
-        fields: &IndexMap<String, FieldDef>,
-    ) {
-        let scalar = |t: &str| {
-            matches!(t, "string" | "integer" | "number" | "boolean" | "date" | "datetime")
-                || self.cx.enums.contains_key(t)
-        };
-        let carried = fields.values().all(|f| match f.location {
-            Location::Body => scalar(&f.ty) || f.ty.strip_suffix("[]").is_some_and(scalar),
-            location => location != Location::Payload,
-        });
-        if !carried {
-            // Nested fields in a form are written as each framework writes them (`a[b]`, `a.b`):
-            // the implementation reads them.
-            self.notes.push(format!(
-                "its implementation reads {forms:?} bodies (`read_body`): a form cannot carry its nested fields"
-            ));
-        }
+    /// platform where it can carry every body field, else read by the implementation, as the
+    /// loader decides (`load::bodies::read_types`) and the report then says ([`note_read_forms`]).
+    fn take_forms(&mut self, media: &str, forms: Vec<String>, def: &mut OperationDef) {
         if def.request_types.is_empty() {
             def.request_types.push(media.to_string());
         }

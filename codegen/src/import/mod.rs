@@ -353,7 +353,10 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
     loop {
         keep_used(&mut spec);
         let errors = match crate::load::check(&format!("{name}.toml"), spec.clone()) {
-            Ok(_) => break,
+            Ok(api) => {
+                note_read_forms(&api, &mut report);
+                break;
+            }
             Err(e) => e,
         };
         // A refusal of the service's error body (the document's error model does not fit the
@@ -439,6 +442,35 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
     }
     drop((spec, reread));
     Ok(Imported { toml, name, report })
+}
+
+/// Says, on each operation whose JSON body may also come as a form or multipart the platform
+/// cannot decode into its fields (a union or a file among them), that the implementation reads
+/// those bodies (`read_body`), as the loader decided.
+fn note_read_forms(api: &crate::ir::Api, report: &mut Report) {
+    for op in &api.operations {
+        let forms: Vec<&String> = op
+            .read_types
+            .iter()
+            .filter(|m| {
+                matches!(
+                    support::BodyFormat::of_media(m),
+                    Some(support::BodyFormat::Form | support::BodyFormat::Multipart)
+                )
+            })
+            .collect();
+        if forms.is_empty() {
+            continue;
+        }
+        let Some(entry) = report.entries.iter_mut().find(|e| e.id == op.def.id) else { continue };
+        let note =
+            format!("its implementation reads {forms:?} bodies (`read_body`): a form cannot carry a union or a file");
+        match &mut entry.outcome {
+            Outcome::Exact => entry.outcome = Outcome::Normalised(vec![note]),
+            Outcome::Normalised(notes) => notes.push(note),
+            Outcome::NotImported(_) => {}
+        }
+    }
 }
 
 /// Where two specs differ first: the part, and the operation or type it is.

@@ -78,8 +78,9 @@ pub(super) fn check_header_models(c: &mut Collector, spec: &Spec, models: &Index
     }
 }
 
-/// What a body format allows: a form carries scalars and lists of them; multipart also files; a
-/// raw body is one file; a file travels nowhere else.
+/// What a body format allows: a form carries any value but a union, a file field's bytes as its
+/// value ([`form_carries`]); multipart also files in parts; a raw body is one file; a file
+/// travels nowhere else.
 pub(super) fn check_body_format(c: &mut Collector, place: &Place, op: &OperationDef, models: &IndexMap<String, Model>) {
     use crate::spec::BodyFormat;
     let Some(input) = op.input.as_deref().and_then(|i| models.get(i)) else {
@@ -98,11 +99,12 @@ pub(super) fn check_body_format(c: &mut Collector, place: &Place, op: &Operation
             "set `body = \"multipart\"` (or `\"raw\"` for a body that is the file)",
         ),
         BodyFormat::Form => {
-            for f in body.iter().filter(|f| !f.ty.is_plain()) {
+            // A file field's value is its bytes; a file deeper has no key of its own.
+            for f in body.iter().filter(|f| f.ty != Ty::File && !form_carries(&f.ty, models)) {
                 c.push(
                     place,
-                    format!("form field `{name}.{}` is not a scalar or a list of scalars", f.name),
-                    "use `body = \"multipart\"` for files, or JSON for nested values",
+                    format!("form field `{name}.{}` holds a file or a union, which a form cannot carry", f.name),
+                    "use `body = \"multipart\"` for files, or JSON for unions",
                 );
             }
         }
@@ -438,15 +440,38 @@ pub(super) fn check_other_formats(
     }
 }
 
+/// Whether a form carries a value of type `ty`: a scalar, a list, a map, any JSON, or a model
+/// of declared members of such types, nested values in bracket notation (`a[b]=1`, `a[0][b]=1`,
+/// as `support`'s form decoder reads them); not a file or a union (whose variant no key says).
+pub(super) fn form_carries(ty: &Ty, models: &IndexMap<String, Model>) -> bool {
+    fn carries<'a>(ty: &'a Ty, models: &'a IndexMap<String, Model>, seen: &mut Vec<&'a str>) -> bool {
+        match ty {
+            Ty::File | Ty::Union(_) => false,
+            Ty::List(inner) | Ty::Map(inner) => carries(inner, models, seen),
+            // A model met again (one holding itself) carries as it did the first time.
+            Ty::Model(name) if seen.contains(&name.as_str()) => true,
+            Ty::Model(name) => {
+                seen.push(name);
+                models.get(name).is_some_and(|m| {
+                    m.additional.is_none()
+                        && m.fields.iter().all(|f| f.location() == Location::Body && carries(&f.ty, models, seen))
+                })
+            }
+            _ => true,
+        }
+    }
+    carries(ty, models, &mut Vec::new())
+}
+
 /// The media types of `op`'s request body that its implementation reads into JSON
 /// (`read_body`): every listed type beside JSON but a form or multipart whose fields a form
-/// carries (scalars and lists of them), which the platform decodes itself.
+/// carries ([`form_carries`]), which the platform decodes itself.
 pub(super) fn read_types(op: &OperationDef, models: &IndexMap<String, Model>) -> Vec<String> {
     use crate::spec::BodyFormat;
     let input = op.input.as_deref().and_then(|i| models.get(i));
     let carried = op.body == BodyFormat::Json
         && input.is_none_or(|m| {
-            m.fields_in(Location::Body).all(|f| f.ty.is_plain())
+            m.fields_in(Location::Body).all(|f| form_carries(&f.ty, models))
                 && m.fields_in(Location::Payload).next().is_none()
                 && m.additional.is_none()
         });

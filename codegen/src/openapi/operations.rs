@@ -93,15 +93,31 @@ pub(super) fn request_body(api: &Api, op: &Operation) -> Option<utoipa::openapi:
         return Some(body.build());
     }
     let name = body_schema_name(api, op)?;
-    let mut content = ContentBuilder::new().schema(Some(reference(&name)));
+    let of_body = || ContentBuilder::new().schema(Some(reference(&name)));
+    let mut content = of_body();
+    // Nested values of a form travel in bracket notation, as `deepObject` writes them.
+    let nested = || api.input(op).into_iter().flat_map(|m| m.fields_in(Location::Body)).filter(|f| !f.ty.is_plain());
+    let in_brackets = |content: ContentBuilder| {
+        nested().fold(content, |c, f| {
+            use utoipa::openapi::{encoding::EncodingBuilder, path::ParameterStyle};
+            c.encoding(f.wire(), EncodingBuilder::new().style(Some(ParameterStyle::DeepObject)).explode(Some(true)))
+        })
+    };
     if matches!(op.def.body, BodyFormat::Json | BodyFormat::Raw) {
+        let form = in_brackets(of_body()).build();
         let content = content.build();
-        let body = json_types(&op.def.request_types).fold(body, |b, m| b.content(m, content.clone()));
+        let body = json_types(&op.def.request_types).fold(body, |b, m| match support::BodyFormat::of_media(&m) {
+            Some(support::BodyFormat::Form) => b.content(m, form.clone()),
+            _ => b.content(m, content.clone()),
+        });
         return Some(body.build());
     }
     let media_type = match op.def.body {
         BodyFormat::Json | BodyFormat::Raw => "application/json",
-        BodyFormat::Form => "application/x-www-form-urlencoded",
+        BodyFormat::Form => {
+            content = in_brackets(content);
+            "application/x-www-form-urlencoded"
+        }
         BodyFormat::Multipart => {
             for f in files().filter(|f| !f.def.media_types.is_empty()) {
                 let encoding = utoipa::openapi::encoding::EncodingBuilder::new()

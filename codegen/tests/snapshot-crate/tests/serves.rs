@@ -208,16 +208,17 @@ impl MemosService for Memos {
                 Ok(answers::PutMemo::Ok(memo.clone()))
             }
             None => {
+                let (source, tags) = input.origin.map_or((None, None), |o| (Some(o.source), o.tags));
                 let memo = models::Memo {
                     id: input.id,
                     title: input.title,
                     state: models::MemoState::Draft,
-                    tags: Vec::new(),
+                    tags: tags.unwrap_or_default(),
                     created_at: chrono::DateTime::UNIX_EPOCH,
                     due: None,
                     color_hint: None,
                     mood: None,
-                    r#ref: None,
+                    r#ref: source,
                 };
                 memos.push(memo.clone());
                 Ok(answers::PutMemo::Created(memo))
@@ -751,6 +752,19 @@ async fn the_implementation_chooses_among_the_success_answers_and_the_status_fol
     let resp = send_as("multipart/form-data; boundary=b", multipart).await.unwrap();
     let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX).await.unwrap();
     assert_eq!(serde_json::from_slice::<Value>(&bytes).unwrap()["data"]["title"], "by part");
+    // A nested value in a form, in bracket notation.
+    let nested = "title=t&origin[source]=mail&origin[tags][]=a&origin[tags][]=b";
+    let req = Request::put("/api/v1/memos/m3").header("content-type", "application/x-www-form-urlencoded");
+    let resp = app.clone().oneshot(req.body(Body::from(nested)).unwrap()).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX).await.unwrap();
+    let memo = serde_json::from_slice::<Value>(&bytes).unwrap()["data"].clone();
+    assert_eq!((&memo["$ref"], &memo["tags"]), (&json!("mail"), &json!(["a", "b"])), "{memo}");
+    for refused in ["title=t&origin[source]=mail&origin[colour]=red", "title=t&origin[tags][]=a"] {
+        let req = Request::put("/api/v1/memos/m4").header("content-type", "application/x-www-form-urlencoded");
+        let resp = app.clone().oneshot(req.body(Body::from(refused)).unwrap()).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::UNPROCESSABLE_ENTITY, "{refused}: an unknown or missing member");
+    }
     let resp = send_as("application/x-www-form-urlencoded", "title=by+form&extra=1").await.unwrap();
     assert_eq!(resp.status(), StatusCode::UNPROCESSABLE_ENTITY, "a form's unknown field is refused as JSON's is");
     let resp = send_as("text/plain", "title").await.unwrap();

@@ -325,11 +325,29 @@ pub struct PutMemoInput {
     pub id: String,
     /// Its title.
     pub title: String,
+    /// Where a new memo comes from: in a form, `origin[source]=…&origin[tags][]=…`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<MemoOrigin>,
 }
 /// Field specs of [`PutMemoInput`], for validation.
-pub static PUT_MEMO_INPUT_FIELDS: [FieldSpec; 2usize] = [
+pub static PUT_MEMO_INPUT_FIELDS: [FieldSpec; 3usize] = [
     FieldSpec::path("id", Kind::String).required().max_length(40),
     FieldSpec::body("title", Kind::String).required().max_length(200),
+    FieldSpec::body("origin", Kind::Model(&MEMO_ORIGIN_FIELDS)),
+];
+/// Where a memo comes from: a nested value a form carries in bracket notation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoOrigin {
+    /// Its source, kept as the memo's `$ref`.
+    pub source: String,
+    /// Its labels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+}
+/// Field specs of [`MemoOrigin`], for validation.
+pub static MEMO_ORIGIN_FIELDS: [FieldSpec; 2usize] = [
+    FieldSpec::body("source", Kind::String).required().max_length(40),
+    FieldSpec::body("tags", Kind::List(&Kind::String)),
 ];
 /// Names one memo, before `.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
