@@ -357,6 +357,7 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
         let (oi, ni) = (o.input(old_op), n.input(new_op));
         let empty = Vec::new();
         inputs(c, &place, oi.map_or(&empty, |m| &m.fields), ni.map_or(&empty, |m| &m.fields), o, n);
+        request_models(c, &place, old_op, new_op, o, n);
         if old_op.def.stream != new_op.def.stream {
             let name = |s: Option<support::StreamFormat>| match s {
                 Some(support::StreamFormat::Sse) => "Server-Sent Events",
@@ -681,6 +682,40 @@ fn bounds(old: &FieldDef, new: &FieldDef) -> (Vec<String>, Vec<String>) {
         _ => {}
     }
     (narrowed, loosened)
+}
+
+/// The bodies of another shape than the input (`request_models`) a type still taken has: another
+/// model is another body (breaking); the same model's fields change as an input's do.
+fn request_models(
+    c: &mut Collect,
+    place: &str,
+    old_op: &crate::ir::Operation,
+    new_op: &crate::ir::Operation,
+    o: &Api,
+    n: &Api,
+) {
+    let taken = |op: &crate::ir::Operation, m: &str| op.def.request_types.iter().any(|t| t.eq_ignore_ascii_case(m));
+    let types = old_op.def.request_models.keys().chain(new_op.def.request_models.keys());
+    let mut seen: Vec<String> = Vec::new();
+    for m in types.filter(|m| taken(old_op, m) && taken(new_op, m)) {
+        if seen.contains(m) {
+            continue;
+        }
+        seen.push(m.clone());
+        let (old, new) = (old_op.def.request_models.get(m), new_op.def.request_models.get(m));
+        let shape = |model: Option<&String>| model.map_or("the input's".to_string(), |x| format!("`{x}`"));
+        match (old.and_then(|x| o.models.get(x)), new.and_then(|x| n.models.get(x))) {
+            (Some(a), Some(b)) if a.name == b.name => {
+                inputs(c, &format!("{place} `{m}` body"), &a.fields, &b.fields, o, n);
+            }
+            _ => c.push(
+                Kind::Breaking,
+                "request-model-changed",
+                place,
+                format!("takes `{m}` bodies shaped as {} instead of {}", shape(new), shape(old)),
+            ),
+        }
+    }
 }
 
 fn inputs(c: &mut Collect, place: &str, old: &[Field], new: &[Field], o: &Api, n: &Api) {

@@ -253,6 +253,10 @@ fn operation(out: &mut String, op: &OperationDef) {
             let _ = writeln!(out, "{key} = [{}]", list.iter().map(|m| s(m)).collect::<Vec<_>>().join(", "));
         }
     }
+    if !op.request_models.is_empty() {
+        let each = op.request_models.iter().map(|(m, model)| format!("{} = {}", s(m), s(model)));
+        let _ = writeln!(out, "request_models = {{ {} }}", each.collect::<Vec<_>>().join(", "));
+    }
     if !op.status_documented.is_exact() {
         let _ = writeln!(out, "status_documented = {}", s(op.status_documented.key()));
     }

@@ -1041,6 +1041,12 @@ pub struct OperationDef {
     /// `application/merge-patch+json`): what the documents list. Empty: `application/json`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub request_types: Vec<String>,
+    /// Request media types whose body is another shape than the input's, each with the model the
+    /// documents describe it by: a multipart form holding the file a JSON body carries in base64,
+    /// a CSV upload beside a JSON list. Each is listed in `request_types`; the platform hands such
+    /// a body to the implementation (`read_body`), which reads it into the input's fields.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub request_models: IndexMap<String, String>,
     /// The media types a JSON success body may be answered as, each the same JSON, as the
     /// request's `Accept` chooses (`application/json` when it names none, or else the first).
     /// Empty: `application/json`.
@@ -1160,9 +1166,11 @@ fn default_true() -> bool {
 }
 
 impl OperationDef {
-    /// The type expressions the operation names: its input, its output and its alternatives'.
+    /// The type expressions the operation names: its input, its output and its alternatives', and
+    /// the models of its other request bodies.
     pub fn types(&self) -> impl Iterator<Item = &String> {
-        self.input.iter().chain(&self.output).chain(self.alternatives.iter().filter_map(|a| a.output.as_ref()))
+        let outputs = self.output.iter().chain(self.alternatives.iter().filter_map(|a| a.output.as_ref()));
+        self.input.iter().chain(outputs).chain(self.request_models.values())
     }
 
     /// The operation's part in conditional requests: a `GET` reads, any other method writes.

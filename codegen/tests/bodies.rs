@@ -261,3 +261,91 @@ fn a_prerendered_output_is_handed_over_as_json_text_and_documented_the_same() {
             .contains("`prerendered` is for an output that is one model or a page of one")
     );
 }
+
+/// The labels as a JSON list, or as a CSV file in a multipart form (`request_models`).
+fn uploaded(extra: &str) -> String {
+    let model = "\n[models.LabelUpload]\ndescription = \"The labels as a CSV file.\"\n\
+                 fields.file = { type = \"file\", media_types = [\"text/csv\"], max_size = 1000, description = \"One label per line.\" }\n";
+    let spec = spec(LABELS, "string[]").replacen("[operations]", &format!("{model}\n[operations]"), 1);
+    spec.replacen(
+        "output = \"string[]\",",
+        &format!(
+            "output = \"string[]\", request_types = [\"application/json\", \"multipart/form-data\"], request_models = {{ \"multipart/form-data\" = \"LabelUpload\" }},{extra}"
+        ),
+        1,
+    )
+}
+
+#[test]
+fn a_request_type_of_another_shape_is_documented_by_its_model_and_read_by_the_implementation() {
+    let files = codegen::generate(&[("todos.toml", &uploaded(""))]).unwrap_or_else(|e| panic!("{e}"));
+    let text = |end: &str| files.iter().find(|f| f.path.ends_with(end)).unwrap().text.clone();
+    let table: String = text("operations.rs").split_whitespace().collect();
+    assert!(table.contains(r#"read_types:&["multipart/form-data"]"#), "{table}");
+    assert!(text("service.rs").contains("fn read_body("), "the implementation is given the body to read");
+    for path in ["openapi/todos.json", "openapi/todos.3.0.json"] {
+        let doc: Value = serde_json::from_str(&files.iter().find(|f| f.path == path).unwrap().text).unwrap();
+        let content = &doc["paths"]["/todos/{id}/labels"]["put"]["requestBody"]["content"];
+        assert_eq!(content["application/json"]["schema"]["type"], "array", "{path}: the input's own body");
+        let multipart = &content["multipart/form-data"];
+        assert_eq!(multipart["schema"]["$ref"], "#/components/schemas/LabelUpload", "{path}: {multipart}");
+        assert_eq!(multipart["encoding"]["file"]["contentType"], "text/csv", "{path}");
+        assert!(doc["components"]["schemas"]["LabelUpload"]["properties"]["file"].is_object(), "{path}");
+    }
+}
+
+#[test]
+fn the_loader_keeps_request_models_to_listed_types_and_body_models() {
+    let refused = |spec: String| codegen::load("todos.toml", &spec).expect_err("refused").to_string();
+    let label = "todos.toml: operation `label`: ";
+    assert_eq!(
+        refused(uploaded("").replace(
+            "request_types = [\"application/json\", \"multipart/form-data\"]",
+            "request_types = [\"application/json\"]"
+        )),
+        format!(
+            "{label}`request_models` names `multipart/form-data`, which `request_types` does not list; fix: list it in `request_types`"
+        )
+    );
+    assert!(
+        refused(uploaded("").replace("= \"LabelUpload\" }", "= \"Nothing\" }")).starts_with(&format!(
+            "{label}`request_models`: `Nothing` is not a model; fix: name a model under [models]"
+        ))
+    );
+    assert!(refused(uploaded("").replace("= \"LabelUpload\" }", "= \"Label\" }")).starts_with(&format!(
+        "{label}`request_models`: model `Label` has fields outside the body; fix: describe the body alone: its fields are body fields"
+    )));
+    assert_eq!(
+        refused(uploaded("").replace(
+            "{ \"multipart/form-data\" = \"LabelUpload\" }",
+            "{ \"multipart/form-data\" = \"LabelUpload\", \"application/json\" = \"LabelUpload\" }"
+        )),
+        format!(
+            "{label}`request_models` describes every JSON request type: none is left for the input; fix: leave the input's JSON type out of `request_models`"
+        )
+    );
+}
+
+#[test]
+fn the_diff_says_a_request_body_of_another_shape_changed() {
+    let load = |text: &str| vec![codegen::load("todos.toml", text).unwrap_or_else(|e| panic!("{e}"))];
+    let lines = |old: &str, new: &str| -> Vec<String> {
+        codegen::diff::compare(&load(old), &load(new)).changes.iter().map(ToString::to_string).collect()
+    };
+    let spec = uploaded("");
+    let renamed =
+        spec.replace("[models.LabelUpload]", "[models.LabelCsv]").replace("= \"LabelUpload\" }", "= \"LabelCsv\" }");
+    assert_eq!(
+        lines(&spec, &renamed),
+        [
+            "breaking: todos: operation `label`: takes `multipart/form-data` bodies shaped as `LabelCsv` instead of `LabelUpload` [request-model-changed]"
+        ]
+    );
+    let narrowed = spec.replace("max_size = 1000", "max_size = 10");
+    assert_eq!(
+        lines(&spec, &narrowed),
+        [
+            "breaking: todos: operation `label` `multipart/form-data` body input field `file`: max_size lowered to 10 [input-field-narrowed]"
+        ]
+    );
+}

@@ -1410,3 +1410,34 @@ fn a_list_schema_met_inside_itself_and_free_form_query_objects_import() {
     }
     assert_eq!(toml.matches(r#"style = "deep""#).count(), 2, "{toml}");
 }
+
+#[test]
+fn a_request_type_of_its_own_shape_is_described_by_its_own_model() {
+    // The template as base64 in JSON, as a file in a multipart form, or as JSON-LD of other names.
+    let content = json!({
+        "application/json": {"schema": {"type": "object", "required": ["template"], "properties": {
+            "template": {"type": "string", "description": "Its content, base64-encoded."}}}},
+        "multipart/form-data": {"schema": {"type": "object", "required": ["template"], "properties": {
+            "template": {"type": "string", "format": "binary"}}}},
+        "application/ld+json": {"schema": {"type": "object", "properties": {"@id": {"type": "string"}}}}
+    });
+    let doc = document(json!({"/templates": {"post": {"operationId": "add_template",
+        "requestBody": {"required": true, "content": content},
+        "responses": {"204": {"description": "Added."}}}}}));
+    let (emitted, report, toml) = round_trip(&doc);
+    assert!(!report.partial(), "{report}");
+    assert!(toml.contains("request_models = { \"multipart/form-data\" = \"AddTemplateMultipartBody\", \"application/ld+json\" = \"AddTemplateLdJsonBody\" }"), "{toml}");
+    let report = report.to_string();
+    assert!(
+        report.contains("reads `multipart/form-data` bodies, described by model `AddTemplateMultipartBody`"),
+        "{report}"
+    );
+    let body = &emitted["paths"]["/templates"]["post"]["requestBody"]["content"];
+    let types: Vec<&String> = body.as_object().unwrap().keys().collect();
+    assert_eq!(types, ["application/json", "application/ld+json", "multipart/form-data"]);
+    let schemas = &emitted["components"]["schemas"];
+    let template = &schemas["AddTemplateMultipartBody"]["properties"]["template"];
+    assert_eq!(template["contentMediaType"], "application/octet-stream", "the file stays a file: {template}");
+    assert!(schemas["AddTemplateLdJsonBody"]["properties"]["@id"].is_object());
+    assert_eq!(body["multipart/form-data"]["schema"]["$ref"], "#/components/schemas/AddTemplateMultipartBody");
+}

@@ -119,8 +119,10 @@ pub(crate) fn is_json(parts: &Parts) -> bool {
 }
 
 /// Reads a request body sent in one of its operation's other formats
-/// ([`Operation::read_types`]: XML, plain text) of the given media type into the JSON value its
-/// fields are then decoded and checked from, as the service's implementation reads them.
+/// ([`Operation::read_types`]: XML, plain text, a form of another shape) of the given media type
+/// (as the operation lists it; `multipart/form-data` as the request's `Content-Type` gives it,
+/// with the `boundary` its parts are read by) into the JSON value its fields are then decoded and
+/// checked from, as the service's implementation reads them.
 pub type ReadBody<'a> = &'a (dyn Fn(&str, &[u8]) -> BodyRead + Sync);
 
 /// What reading a body in another format gives: the JSON value its fields are decoded from,
@@ -295,14 +297,18 @@ async fn json_body(
         }
         let body: Value = match other {
             // Another format the operation lists: the implementation reads it, or it is refused.
-            Some(media) => match read(media, &bytes) {
-                Some(Ok(value)) => value,
-                Some(Err(why)) => {
-                    let problem = Problem::new(format!("the request body is not valid {media}: {why}"));
-                    return Err(Rejection { code: roles.malformed, problem });
+            // Multipart parts cannot be read without the `boundary` the request gives.
+            Some(media) => {
+                match read(if essence(media) == "multipart/form-data" { sent.unwrap_or(media) } else { media }, &bytes)
+                {
+                    Some(Ok(value)) => value,
+                    Some(Err(why)) => {
+                        let problem = Problem::new(format!("the request body is not valid {media}: {why}"));
+                        return Err(Rejection { code: roles.malformed, problem });
+                    }
+                    None => return Err(unread(op, media)),
                 }
-                None => return Err(unread(op, media)),
-            },
+            }
             None if has_bytes => serde_json::from_slice::<StrictJson>(&bytes).map(|v| v.0).map_err(|e| Rejection {
                 code: roles.malformed,
                 problem: Problem::new(format!("the request body is not valid JSON: {e}")),
@@ -410,5 +416,35 @@ pub async fn admit_arguments<G: Gate, T>(
             gate.refused(caller, op, failure.code, failure.status).await;
             Err(failure)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fields::FieldSpec;
+
+    static READ_INPUT: [FieldSpec; 1] = [FieldSpec::body("title", Kind::String).required()];
+    static READ: Operation = Operation {
+        id: "read",
+        input: &READ_INPUT,
+        read_types: &["application/xml", "multipart/form-data"],
+        ..crate::tests::OP
+    };
+
+    /// The media type the implementation's reader is given for a body sent as `content_type`,
+    /// told back as the title it reads.
+    fn given(content_type: &str) -> Value {
+        let req = axum::http::Request::post("/t/op").header("content-type", content_type);
+        let mut parts = req.body(()).unwrap().into_parts().0;
+        let read = |media: &str, _: &[u8]| Some(Ok(serde_json::json!({ "title": media })));
+        let fields = request_fields(&crate::tests::Open, &"caller", &READ, &mut parts, Body::from("x"), &read);
+        crate::tests::block_on(fields).expect("read").0["title"].clone()
+    }
+
+    #[test]
+    fn the_reader_is_given_the_listed_type_and_multipart_its_boundary() {
+        assert_eq!(given("Application/XML; charset=utf-8"), "application/xml");
+        assert_eq!(given("multipart/form-data; boundary=b"), "multipart/form-data; boundary=b");
     }
 }

@@ -70,12 +70,30 @@ impl OpCx<'_, '_> {
                 }
                 !(form && same)
             });
-            let (read, left): (Vec<String>, Vec<String>) = others.into_iter().partition(|m| {
+            // A body of another shape (a multipart form with the file a JSON body has in base64):
+            // described by a model of its own, read by the implementation.
+            let mut own = Vec::new();
+            for m in std::mem::take(&mut others) {
+                let other = content[&m].get("schema").filter(|s| Some(*s) != schema);
+                let pointer = format!("{at}/content/{}/schema", escape(&m));
+                match other.and_then(|o| self.own_shape(o, id, &m, &pointer)) {
+                    Some(model) => own.push((m, model)),
+                    None => others.push(m),
+                }
+            }
+            let (mut read, left): (Vec<String>, Vec<String>) = others.into_iter().partition(|m| {
                 let stream = m == "text/event-stream" || m == "application/x-ndjson";
                 support::is_media_type(m) && support::BodyFormat::of_media(m).is_none() && !stream
             });
             if !left.is_empty() {
                 self.notes.push(format!("takes its JSON media types only (the document also accepts {left:?})"));
+            }
+            for (m, model) in own {
+                self.notes.push(format!(
+                    "its implementation reads `{m}` bodies, described by model `{model}`, into the input's fields (`read_body`)"
+                ));
+                def.request_models.insert(m.clone(), model);
+                read.push(m);
             }
             reads = read;
         }
@@ -164,6 +182,34 @@ impl OpCx<'_, '_> {
             self.notes.push(format!("its implementation reads {reads:?} bodies into the same fields (`read_body`)"));
             def.request_types.extend(reads);
         }
+    }
+
+    /// The model describing a request body of media type `m` in a shape of its own (`schema`),
+    /// where the schema is one of an object the importer can read; none, and nothing dropped,
+    /// where it is not.
+    fn own_shape(&mut self, schema: &Value, id: &str, m: &str, at: &str) -> Option<String> {
+        let stream = m == "text/event-stream" || m == "application/x-ndjson";
+        if stream || !support::is_media_type(m) || !is_object(self.cx.resolve(schema).ok()?) {
+            return None;
+        }
+        let word = match support::BodyFormat::of_media(m) {
+            Some(support::BodyFormat::Multipart) => "multipart".to_string(),
+            Some(support::BodyFormat::Form) => "form".to_string(),
+            // `application/ld+json` → `ld_json`.
+            _ => {
+                let subtype = m.split(';').next().unwrap_or(m).split('/').nth(1).unwrap_or(m);
+                subtype.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+            }
+        };
+        let (drops, notes) = (self.drops.len(), self.notes.len());
+        let typed = self.typed(schema, &format!("{id}_{word}_body"), at);
+        let model = typed.map(|t| t.ty).filter(|t| self.cx.models.contains_key(t) && !t.ends_with("[]"));
+        if model.is_none() || self.drops.len() > drops {
+            self.drops.truncate(drops);
+            self.notes.truncate(notes);
+            return None;
+        }
+        model
     }
 
     /// Lists `forms` beside the JSON `media` in the operation's request types: decoded by the

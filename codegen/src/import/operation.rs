@@ -60,6 +60,7 @@ impl OpCx<'_, '_> {
             stream: None,
             get_body: false,
             request_types: Vec::new(),
+            request_models: IndexMap::new(),
             answer_types: Vec::new(),
             media_types: Vec::new(),
             paginated: false,

@@ -60,10 +60,15 @@ pub(super) fn check_header_models(c: &mut Collector, spec: &Spec, models: &Index
     let filed = |name: &str| {
         models.get(name).is_some_and(|m| m.fields.iter().any(|f| f.ty == Ty::File && f.location() != Location::Payload))
     };
-    for m in models.values().filter(|m| filed(&m.name) && !inputs.contains(&m.name.as_str())) {
+    let bodies: Vec<&str> =
+        spec.operations.iter().flat_map(|o| o.request_models.values()).map(String::as_str).collect();
+    for m in models
+        .values()
+        .filter(|m| filed(&m.name) && !inputs.contains(&m.name.as_str()) && !bodies.contains(&m.name.as_str()))
+    {
         c.push(
             Place::Model(m.name.clone()),
-            "has a file field but is no operation's input",
+            "has a file field but is no operation's input or request body",
             "answer a file with `output = \"file\"`; take one in an input's body",
         );
     }
@@ -465,7 +470,8 @@ pub(super) fn form_carries(ty: &Ty, models: &IndexMap<String, Model>) -> bool {
 
 /// The media types of `op`'s request body that its implementation reads into JSON
 /// (`read_body`): every listed type beside JSON but a form or multipart whose fields a form
-/// carries ([`form_carries`]), which the platform decodes itself.
+/// carries ([`form_carries`]), which the platform decodes itself; and each of another shape
+/// (`request_models`).
 pub(super) fn read_types(op: &OperationDef, models: &IndexMap<String, Model>) -> Vec<String> {
     use crate::spec::BodyFormat;
     let input = op.input.as_deref().and_then(|i| models.get(i));
@@ -478,6 +484,7 @@ pub(super) fn read_types(op: &OperationDef, models: &IndexMap<String, Model>) ->
     op.request_types
         .iter()
         .filter(|m| match BodyFormat::of_media(m) {
+            _ if op.request_models.contains_key(*m) => true,
             Some(BodyFormat::Json) => false,
             Some(BodyFormat::Form | BodyFormat::Multipart) => !carried,
             _ => true,
@@ -622,7 +629,13 @@ pub(super) fn check_output_payload(c: &mut Collector, place: &Place, op: &Operat
 /// `request_types` and `answer_types`: media types, each once and one of them JSON, for a JSON
 /// body and a JSON answer; the others are forms the platform decodes or formats the
 /// implementation reads (`read_types`) or renders (`check_other_formats`).
-pub(super) fn check_json_types(c: &mut Collector, place: &Place, op: &OperationDef, json_body: bool) {
+pub(super) fn check_json_types(
+    c: &mut Collector,
+    place: &Place,
+    op: &OperationDef,
+    json_body: bool,
+    models: &IndexMap<String, Model>,
+) {
     let json_answer = op.output.as_deref().is_some_and(|o| o != FILE) && op.stream.is_none();
     for (list, key, applies, what) in [
         (&op.request_types, "request_types", json_body, "a JSON request body"),
@@ -640,6 +653,9 @@ pub(super) fn check_json_types(c: &mut Collector, place: &Place, op: &OperationD
                 "list the JSON one too, or declare the body's own format with `body`",
             );
         }
+        if key == "request_types" {
+            check_request_models(c, place, op, models);
+        }
         for (i, m) in list.iter().enumerate() {
             // Forms, and other formats the implementation reads (a request) or renders (an
             // answer): any media type but a range or a stream.
@@ -653,6 +669,37 @@ pub(super) fn check_json_types(c: &mut Collector, place: &Place, op: &OperationD
             } else if list[..i].iter().any(|o| o.eq_ignore_ascii_case(m)) {
                 c.push(place, format!("`{key}` lists `{m}` twice"), "list each once");
             }
+        }
+    }
+}
+
+/// `request_models`: each a listed request type, described by a model of body fields (what the
+/// documents show of that body; the implementation reads it), one JSON type left for the input.
+fn check_request_models(c: &mut Collector, place: &Place, op: &OperationDef, models: &IndexMap<String, Model>) {
+    let input_json = op.request_types.iter().any(|m| support::is_json_media(m) && !op.request_models.contains_key(m));
+    if !op.request_models.is_empty() && !input_json {
+        c.push(
+            place,
+            "`request_models` describes every JSON request type: none is left for the input",
+            "leave the input's JSON type out of `request_models`",
+        );
+    }
+    for (m, model) in &op.request_models {
+        if !op.request_types.iter().any(|t| t.eq_ignore_ascii_case(m)) {
+            c.push(
+                place,
+                format!("`request_models` names `{m}`, which `request_types` does not list"),
+                "list it in `request_types`",
+            );
+        }
+        match models.get(model) {
+            None => c.push(place, format!("`request_models`: `{model}` is not a model"), "name a model under [models]"),
+            Some(found) if found.fields.iter().any(|f| f.location() != Location::Body) => c.push(
+                place,
+                format!("`request_models`: model `{model}` has fields outside the body"),
+                "describe the body alone: its fields are body fields",
+            ),
+            Some(_) => {}
         }
     }
 }

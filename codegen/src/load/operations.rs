@@ -462,7 +462,7 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
         errors.retain(|e| spec.errors.contains_key(e));
         errors.sort_by_key(|e| spec.errors.get_index_of(e));
         let status = op.status.unwrap_or(if op.output.is_some() { 200 } else { 204 });
-        check_json_types(c, &place, op, has_body && op.body == support::BodyFormat::Json);
+        check_json_types(c, &place, op, has_body && op.body == support::BodyFormat::Json, models);
         check_other_formats(c, &place, op, models);
         // `Model[]`: the IR names the model and says it is a list; `file`: no model.
         let mut def = op.clone();

@@ -88,8 +88,11 @@ pub(super) fn request_body(api: &Api, op: &Operation) -> Option<utoipa::openapi:
             .description(Some(f.def.description.clone()))
             .required(Some(if f.required() { Required::True } else { Required::False }))
             .extensions(Some(body_name(&f.name)));
-        let body = json_types(&op.def.request_types)
-            .fold(body, |b, m| b.content(m, ContentBuilder::new().schema(Some(schema.clone())).build()));
+        let body = json_types(&op.def.request_types).fold(body, |b, m| {
+            let content =
+                of_own_shape(api, op, &m).unwrap_or_else(|| ContentBuilder::new().schema(Some(schema.clone())));
+            b.content(m, content.build())
+        });
         return Some(body.build());
     }
     let name = body_schema_name(api, op)?;
@@ -106,9 +109,10 @@ pub(super) fn request_body(api: &Api, op: &Operation) -> Option<utoipa::openapi:
     if matches!(op.def.body, BodyFormat::Json | BodyFormat::Raw) {
         let form = in_brackets(of_body()).build();
         let content = content.build();
-        let body = json_types(&op.def.request_types).fold(body, |b, m| match support::BodyFormat::of_media(&m) {
-            Some(support::BodyFormat::Form) => b.content(m, form.clone()),
-            _ => b.content(m, content.clone()),
+        let body = json_types(&op.def.request_types).fold(body, |b, m| match of_own_shape(api, op, &m) {
+            Some(own) => b.content(m, own.build()),
+            None if support::BodyFormat::of_media(&m) == Some(support::BodyFormat::Form) => b.content(m, form.clone()),
+            None => b.content(m, content.clone()),
         });
         return Some(body.build());
     }
@@ -129,6 +133,21 @@ pub(super) fn request_body(api: &Api, op: &Operation) -> Option<utoipa::openapi:
         }
     };
     Some(body.content(media_type, content.build()).build())
+}
+
+/// The content of request type `m` where its body has a shape of its own (`request_models`): its
+/// model's schema, each file part with the content types it accepts.
+fn of_own_shape(api: &Api, op: &Operation, m: &str) -> Option<ContentBuilder> {
+    let model = api.models.get(op.def.request_models.get(m)?)?;
+    let mut content = ContentBuilder::new().schema(Some(reference(&model.name)));
+    if support::BodyFormat::of_media(m) == Some(support::BodyFormat::Multipart) {
+        for f in model.fields.iter().filter(|f| f.ty == Ty::File && !f.def.media_types.is_empty()) {
+            let encoding =
+                utoipa::openapi::encoding::EncodingBuilder::new().content_type(Some(f.def.media_types.join(", ")));
+            content = content.encoding(f.wire(), encoding.build());
+        }
+    }
+    Some(content)
 }
 
 /// The schema of an answer under media type `m`: the output's in JSON (`json`, in the service's

@@ -380,7 +380,8 @@ pub(super) fn only_in_tagged_unions(api: &Api) -> Vec<String> {
         m.fields.iter().for_each(|f| models_in(&f.ty, &mut referenced));
     }
     for op in &api.operations {
-        referenced.extend(op.def.input.iter().chain(op.def.output.iter()).cloned());
+        referenced
+            .extend(op.def.input.iter().chain(op.def.output.iter()).chain(op.def.request_models.values()).cloned());
         op.alternatives.iter().filter_map(|a| a.output.as_ref()).for_each(|t| models_in(t, &mut referenced));
     }
     for u in api.spec.unions.values().filter(|u| u.tag.is_none()) {

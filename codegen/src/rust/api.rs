@@ -71,9 +71,11 @@ pub(super) fn service_file(api: &Api) -> TokenStream {
     let read_body = api.operations.iter().any(|o| !o.read_types.is_empty()).then(|| {
         quote! {
             /// Reads a request body sent in a format other than JSON or a form that an operation
-            /// lists in `request_types` (`application/xml`, `text/plain`) into the JSON value its
-            /// fields are decoded and checked from: `Some(Ok(value))`, or `Some(Err(why))` for a
-            /// malformed body (answered like malformed JSON). `None`, the default, reads none:
+            /// lists in `request_types` (`application/xml`, `text/plain`), or in a shape of its
+            /// own (`request_models`), into the JSON value the input's fields are decoded and
+            /// checked from: `Some(Ok(value))`, or `Some(Err(why))` for a malformed body
+            /// (answered like malformed JSON). `media` is the type as listed (`multipart/form-data`
+            /// with the request's `boundary`). `None`, the default, reads none:
             /// such a body is answered 415, as a format the server does not take (501 while the
             /// service is being written: its catalog holds `not_implemented`).
             fn read_body(&self, operation: &'static str, media: &str, body: &[u8]) -> support::BodyRead {

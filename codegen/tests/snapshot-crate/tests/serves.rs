@@ -20,9 +20,17 @@ struct Memos(Mutex<Vec<models::Memo>>);
 impl MemosService for Memos {
     type Context = ();
 
-    /// A memo sent as XML, `<memo><title>…</title></memo>`, read into its JSON fields; plain
-    /// text, which the spec lists too, is not read (415).
+    /// A memo sent as XML, `<memo><title>…</title></memo>`, or as the older form of other names
+    /// (`MemoForm`), read into its JSON fields; plain text, which the spec lists too, is not read
+    /// (415).
     fn read_body(&self, operation: &'static str, media: &str, body: &[u8]) -> support::BodyRead {
+        if (operation, media) == ("create_memo", "application/x-www-form-urlencoded") {
+            let form: Result<models::MemoForm, _> = serde_urlencoded::from_bytes(body);
+            return Some(form.map_err(|e| e.to_string()).map(|form| {
+                let tags: Vec<&str> = form.labels.as_deref().map(|l| l.split(',').collect()).unwrap_or_default();
+                json!({ "title": form.memo_title, "tags": tags })
+            }));
+        }
         if (operation, media) != ("create_memo", "application/xml") {
             return None;
         }
@@ -392,6 +400,16 @@ async fn the_snapshot_serves_its_operations_through_the_generated_router() {
     }
     // Malformed; read but failing the title's `min_length` like JSON would; not read; not listed.
     assert_eq!(answered, [400, 422, 415, 415]);
+    // A form of another shape than the input (`request_models`): the implementation reads it.
+    let form = xml("application/x-www-form-urlencoded", "memo_title=by+form&labels=a,b");
+    let resp = app.clone().oneshot(form).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let made: Value =
+        serde_json::from_slice(&axum::body::to_bytes(resp.into_body(), usize::MAX).await.unwrap()).unwrap();
+    assert_eq!((&made["data"]["title"], &made["data"]["tags"]), (&json!("by form"), &json!(["a", "b"])));
+    let resp = app.clone().oneshot(xml("application/x-www-form-urlencoded", "title=x")).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "not the form's shape: malformed, as the reading says");
+    let _ = send(&app, "DELETE", &format!("/api/v1/memos/{}", made["data"]["id"].as_str().unwrap()), None).await;
     let _ = send(&app, "DELETE", &format!("/api/v1/memos/{}", body["data"]["id"].as_str().unwrap()), None).await;
 
     // HEAD: the headers alone, and a 404 without its body.

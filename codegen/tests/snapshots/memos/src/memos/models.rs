@@ -317,6 +317,15 @@ pub static UPDATE_MEMO_INPUT_FIELDS: [FieldSpec; 5usize] = [
     FieldSpec::body("due", Kind::DateTime).nullable(),
     FieldSpec::query("expected_title", Kind::String).wire("title"),
 ];
+/// A memo as an older web form posts it: other names, the labels in one comma-separated field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoForm {
+    /// The title.
+    pub memo_title: String,
+    /// Labels, comma-separated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<String>,
+}
 /// A memo's title, under the id the client chose.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

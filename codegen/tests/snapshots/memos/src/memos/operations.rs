@@ -130,7 +130,7 @@ pub static CREATE_MEMO: Operation = Operation {
     success_status: 201,
     has_body: true,
     rate_limited: true,
-    read_types: &["application/xml", "text/plain"],
+    read_types: &["application/xml", "text/plain", "application/x-www-form-urlencoded"],
     tool: Some("memos.create"),
     tags: &["memos"],
     input: &models::CREATE_MEMO_INPUT_FIELDS,
