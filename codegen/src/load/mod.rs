@@ -4,6 +4,7 @@
 //! spec author never has to read generator code to learn what is wrong.
 
 mod bodies;
+mod media;
 mod models;
 
 /// Whether a value is a default the field accepts (its type, format, pattern, bounds); why not.
@@ -12,12 +13,16 @@ mod operations;
 mod service;
 mod statuses;
 use bodies::*;
+use media::*;
 use models::*;
 use operations::*;
 use service::*;
 use statuses::*;
 
 pub(crate) use statuses::is_success_status;
+
+/// The output that is a file, not a model.
+const FILE: &str = "file";
 
 use std::fmt;
 
