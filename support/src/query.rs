@@ -114,7 +114,8 @@ const MAX_DEPTH: usize = 32;
 /// `deepObject` reads a query. A model's member by name, a map's key, any JSON's key (text values,
 /// objects as the keys nest); a list's item by index (`a[0][b]`, the next index starting an item)
 /// or `[]` (`a[]=1` adds an item; `a[][b]=1` starts one where the last already has `b`). A key
-/// that ends at a list adds an item, so a repeated key builds the list. Each value is read as its
+/// that ends at a list adds an item, so a repeated key builds the list; any JSON given twice is the
+/// list of both. Each value is read as its
 /// place's field says, and the whole object then goes through the checks a JSON body's does.
 pub(crate) fn put(
     service: &ServiceInfo,
@@ -147,6 +148,17 @@ pub(crate) fn put(
             }
             (_, Value::Null) => {
                 *slot = value(kind)?;
+                Ok(())
+            }
+            // Any JSON given twice at one place is the list of both, as `qs` and a multipart
+            // body's repeated part read it.
+            (Kind::Json, Value::String(_)) => {
+                let first = std::mem::take(slot);
+                *slot = Value::Array(vec![first, value(kind)?]);
+                Ok(())
+            }
+            (Kind::Json, Value::Array(items)) => {
+                items.push(value(kind)?);
                 Ok(())
             }
             _ => Err(Misplaced::Twice),
@@ -304,7 +316,10 @@ mod tests {
         );
         let refused = |q: &str| query_fields(q).expect_err(q).problem.message;
         assert!(refused("a=x").contains("must be"), "a map's values are read as its type says");
-        assert!(refused("filter[state]=a&filter[state]=b").contains("more than once"));
+        // Any JSON given twice at one place is the list of both (as `qs` reads it).
+        let twice = query_fields("filter[state]=a&filter[state]=b").expect("a list");
+        assert_eq!(twice["filter"], json!({"state": ["a", "b"]}));
+        assert!(refused("filter[state][x]=a&filter[state]=b").contains("more than once"), "an object is no list");
         assert!(refused("filter[state=a").contains("unknown query parameter"));
     }
 }
