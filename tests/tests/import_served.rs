@@ -166,6 +166,13 @@ fn public_apis() -> Option<Vec<(String, PathBuf)>> {
 /// fails when another fails, and when one of these passes (take it off the list then).
 const KNOWN_SCHEMATHESIS_FAILURES: &[(&str, &str)] = &[
     (
+        "conjur_local",
+        "a free-form form member (`annotations`, any JSON) that schemathesis fills with objects and lists \
+         nested at random and writes in brackets no reader can take back (`annotations[k]=…` beside \
+         `annotations[]=…`, one key both a list and an object: OpenAPI leaves `deepObject` nesting \
+         undefined); the platform refuses such a key as given twice (ST202)",
+    ),
+    (
         "i_cue_solutions",
         "a nullable integer body field refuses a non-integral number schemathesis generates for it (ST202)",
     ),
