@@ -82,8 +82,7 @@ impl OpCx<'_, '_> {
                 }
             }
             let (mut read, left): (Vec<String>, Vec<String>) = others.into_iter().partition(|m| {
-                let stream = m == "text/event-stream" || m == "application/x-ndjson";
-                support::is_media_type(m) && support::BodyFormat::of_media(m).is_none() && !stream
+                support::is_media_type(m) && support::BodyFormat::of_media(m).is_none() && !is_stream(m)
             });
             if !left.is_empty() {
                 self.notes.push(format!("takes its JSON media types only (the document also accepts {left:?})"));
@@ -188,8 +187,7 @@ impl OpCx<'_, '_> {
     /// where the schema is one of an object the importer can read; none, and nothing dropped,
     /// where it is not.
     fn own_shape(&mut self, schema: &Value, id: &str, m: &str, at: &str) -> Option<String> {
-        let stream = m == "text/event-stream" || m == "application/x-ndjson";
-        if stream || !support::is_media_type(m) || !is_object(self.cx.resolve(schema).ok()?) {
+        if is_stream(m) || !support::is_media_type(m) || !is_object(self.cx.resolve(schema).ok()?) {
             return None;
         }
         let word = match support::BodyFormat::of_media(m) {
@@ -221,4 +219,9 @@ impl OpCx<'_, '_> {
         }
         def.request_types.extend(forms);
     }
+}
+
+/// Whether `m` is a stream's media type, which no request body is sent as.
+fn is_stream(m: &str) -> bool {
+    m == "text/event-stream" || m == "application/x-ndjson"
 }
