@@ -130,22 +130,11 @@ pub(crate) async fn form<G: Gate>(
         })?;
         let file = body().find(|f| f.wire == k).and_then(|f| Some((f, file_spec(f)?)));
         if let Some((f, (accepted, max_size))) = file {
-            // A file's bytes as the value: it has no media type of its own.
-            if uploads.iter().any(|(n, _)| *n == f.name) {
-                return Err(invalid(service, f.name, Value::Null, format!("{} is given more than once", f.name)));
-            }
-            let media_type = "application/octet-stream".to_string();
-            if !accepts(accepted, &media_type) {
-                return Err(unsupported(op, f.name, &media_type, accepted));
-            }
-            if value.len() as u64 > max_size {
-                return Err(too_large(op, max_size, Some(f.name)));
-            }
+            // A file's bytes as the value: it has no media type or name of its own.
             let content = axum::body::Bytes::from(value);
             let content: UploadStream = Box::pin(futures_util::stream::once(async move { Ok(content) }));
-            let stored = store(gate, caller, op, f.name, content, max_size).await?;
-            let (id, size, sha256) = (stored.id, stored.size, stored.sha256);
-            uploads.push((f.name, Upload { id, size, sha256, media_type, filename: None }));
+            let file = Sent { media_type: "application/octet-stream".into(), filename: None, content };
+            keep_file(gate, caller, op, f, (accepted, max_size), file, &mut uploads).await?;
             continue;
         }
         let raw = String::from_utf8(value)
@@ -243,24 +232,47 @@ pub(crate) async fn multipart<G: Gate>(
             add_pair(op, Location::Body, name, text, obj)?;
             continue;
         };
-        if uploads.iter().any(|(n, _)| *n == f.name) {
-            return Err(invalid(service, f.name, Value::Null, format!("{} is given more than once", f.name)));
-        }
         let media_type = part.content_type().map(|m| essence(m.as_ref())).unwrap_or("application/octet-stream".into());
-        if !accepts(accepted, &media_type) {
-            return Err(unsupported(op, f.name, &media_type, accepted));
-        }
         // The name without the directory part some browsers send (`C:\fakepath\photo.png`).
         let filename = part
             .file_name()
             .map(|n| n.rsplit(['/', '\\']).next().unwrap_or_default().chars().take(255).collect::<String>())
             .filter(|n| !n.is_empty());
         let content: UploadStream = Box::pin(part.map(|chunk| chunk.map_err(|e| e.to_string())));
-        let stored = store(gate, caller, op, f.name, content, max_size).await?;
-        uploads
-            .push((f.name, Upload { id: stored.id, size: stored.size, sha256: stored.sha256, media_type, filename }));
+        keep_file(gate, caller, op, f, (accepted, max_size), Sent { media_type, filename, content }, &mut uploads)
+            .await?;
     }
     Ok(uploads)
+}
+
+/// A file part or a form's file value as it arrives: its declared media type, its name, its bytes.
+struct Sent {
+    media_type: String,
+    filename: Option<String>,
+    content: UploadStream,
+}
+
+/// Stores file field `f` of a form or multipart body (given once, of a type it accepts, within
+/// its size) and adds it to `uploads`.
+async fn keep_file<G: Gate>(
+    gate: &G,
+    caller: &G::Caller,
+    op: &'static Operation,
+    f: &'static FieldSpec,
+    (accepted, max_size): (&'static [&'static str], u64),
+    sent: Sent,
+    uploads: &mut Vec<(&'static str, Upload)>,
+) -> Result<(), Rejection> {
+    if uploads.iter().any(|(n, _)| *n == f.name) {
+        return Err(invalid(op.service, f.name, Value::Null, format!("{} is given more than once", f.name)));
+    }
+    if !accepts(accepted, &sent.media_type) {
+        return Err(unsupported(op, f.name, &sent.media_type, accepted));
+    }
+    let stored = store(gate, caller, op, f.name, sent.content, max_size).await?;
+    let (id, size, sha256) = (stored.id, stored.size, stored.sha256);
+    uploads.push((f.name, Upload { id, size, sha256, media_type: sent.media_type, filename: sent.filename }));
+    Ok(())
 }
 
 /// A raw body: the content of the input's one file field.
