@@ -344,6 +344,82 @@ impl Api {
         op.def.input.as_ref().map(|n| &self.models[n])
     }
 
+    /// The URI (or URI template) of the MCP resource `op` reads: the one its spec gives, else the
+    /// service's name as scheme and the operation's path (`notes://notes/{id}`).
+    pub fn resource_uri(&self, op: &Operation) -> Option<String> {
+        let resource = op.def.resource.as_ref()?;
+        Some(resource.uri.clone().unwrap_or_else(|| {
+            let path = support::path_part(&op.def.path).trim_start_matches('/');
+            format!("{}://{path}", self.spec.service.name)
+        }))
+    }
+
+    /// The operation whose resource URI template is `uri`'s (one of its URIs, or the same
+    /// template whatever its variables' names), with its URI.
+    /// A URI that is a resource's own comes before the templates it is also one of
+    /// (`notes://notes/due` before `notes://notes/{id}`), as the runtime reads it.
+    pub fn resource_of(&self, uri: &str) -> Option<(&Operation, String)> {
+        let owned = self.operations.iter().filter_map(|op| Some((op, self.resource_uri(op)?)));
+        let owned: Vec<(&Operation, String)> = owned.collect();
+        let same = owned.iter().find(|(_, own)| support::same_template(own, uri));
+        same.or_else(|| owned.iter().find(|(_, own)| support::match_template(own, uri).is_some())).cloned()
+    }
+
+    /// The scope `prompts/get` of `prompt` needs: the one it names, else the highest scope of the
+    /// resources its messages read (`None` when no one of them satisfies the others), else the
+    /// lowest tier.
+    pub fn prompt_scope(&self, prompt: &crate::spec::PromptDef) -> Option<String> {
+        if let Some(scope) = &prompt.scope {
+            return Some(scope.clone());
+        }
+        let read: Vec<String> = prompt
+            .messages
+            .iter()
+            .filter_map(|m| m.resource.as_ref().or(m.image.as_ref()))
+            .filter_map(|uri| self.resource_of(uri))
+            .map(|(op, _)| self.mcp_scope(op))
+            .collect();
+        if read.is_empty() {
+            return Some(self.lowest_scope());
+        }
+        read.iter().find(|s| read.iter().all(|other| self.implies(s, other))).cloned()
+    }
+
+    /// The operations the MCP endpoint calls, in spec order: tools, resources, and the listings
+    /// completions read.
+    pub fn mcp_operations(&self) -> Vec<&Operation> {
+        let resources = self.operations.iter().filter_map(|o| o.def.resource.as_ref());
+        let sources: Vec<&str> = resources
+            .flat_map(|r| r.complete.values())
+            .chain(self.spec.prompts.iter().flat_map(|p| p.arguments.iter().filter_map(|a| a.complete.as_ref())))
+            .filter_map(|c| c.operation.as_deref())
+            .collect();
+        self.operations
+            .iter()
+            .filter(|o| o.def.mcp.is_some() || o.def.resource.is_some() || sources.contains(&o.id()))
+            .collect()
+    }
+
+    /// Whether the service has an MCP catalog beyond its tools: resources or prompts.
+    pub fn has_mcp_catalog(&self) -> bool {
+        self.operations.iter().any(|o| o.def.resource.is_some()) || !self.spec.prompts.is_empty()
+    }
+
+    /// Whether the service has an MCP endpoint to serve: tools, resources or prompts.
+    pub fn has_mcp(&self) -> bool {
+        !self.mcp_operations().is_empty() || !self.spec.prompts.is_empty()
+    }
+
+    /// The lowest scope tier: what connecting to the MCP endpoint needs.
+    pub fn lowest_scope(&self) -> String {
+        self.spec.security.scopes.first().map(|s| s.name.clone()).unwrap_or_default()
+    }
+
+    /// The scope `op` needs over MCP: its own, or for a public operation the lowest tier.
+    pub fn mcp_scope(&self, op: &Operation) -> String {
+        if op.def.public { self.lowest_scope() } else { op.def.scope.clone().unwrap_or_default() }
+    }
+
     /// HTTP status of an error code.
     pub fn status_of(&self, code: &str) -> u16 {
         self.spec.errors[code].status

@@ -63,6 +63,9 @@ pub fn generate(specs: &[(&str, &str)]) -> Result<Vec<File>, SpecErrors> {
         if api.operations.iter().any(|o| o.def.mcp.is_some()) {
             files.push(File { path: format!("mcp/{name}.tools.json"), text: json_text(&mcp::descriptors(api, &doc)) });
         }
+        if let Some(catalog) = mcp::catalog(api) {
+            files.push(File { path: format!("mcp/{name}.catalog.json"), text: json_text(&catalog) });
+        }
         for (file, text) in rust::service_files(api) {
             files.push(File { path: format!("src/{name}/{file}"), text });
         }

@@ -59,6 +59,10 @@ pub struct Spec {
     /// specification says and retried with backoff until the receiver answers 2xx.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub webhooks: IndexMap<String, WebhookDef>,
+    /// MCP prompts (`prompts/list`, `prompts/get`): messages of text, images and embedded
+    /// resources, filled in from the caller's arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompts: Vec<PromptDef>,
 }
 
 /// An event a service sends to its subscribers.
@@ -1122,6 +1126,10 @@ pub struct OperationDef {
     /// The MCP tool that calls this operation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<McpToolDef>,
+    /// The MCP resource this `GET` reads (`resources/read`): a resource template when its URI
+    /// has variables (the path parameters), a resource of its own otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<ResourceDef>,
 }
 
 /// A success answer an operation may give instead of its main one.
@@ -1240,4 +1248,130 @@ pub struct McpToolDef {
     /// Overrides the `idempotentHint` derived from the method (GET, PUT, DELETE: true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotent: Option<bool>,
+}
+
+/// An MCP resource read by a `GET` operation: `resources/read` of its URI calls the operation
+/// with the URI's variables as its path parameters, with the operation's scope, tenancy, rate
+/// limit and audit, and answers its JSON output as text (`application/json`) or its file as it
+/// is (text, or base64 `blob`).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResourceDef {
+    /// Its name, unique among the service's resources (`note`).
+    pub name: String,
+    /// Human title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it holds, for the model.
+    pub description: String,
+    /// Its URI, or URI template (RFC 6570 level 1) whose variables are the path parameters.
+    /// Default: the service's name as scheme and the operation's path (`notes://notes/{id}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uri: Option<String>,
+    /// Where `completion/complete` finds values of a variable, by variable name. A variable
+    /// whose path parameter is an enum offers its values without this.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub complete: IndexMap<String, CompletionDef>,
+}
+
+/// Where the values an argument may take come from, for `completion/complete`: offered are those
+/// starting with what the user typed (case-insensitive), at most 100.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompletionDef {
+    /// A listing operation of this service (a `GET` without required input) called as the
+    /// caller: its output's keys (a map), items (a list of strings), or the `field` of its items
+    /// (a list or page of models). A caller without its scope is offered nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation: Option<String>,
+    /// With `operation`: the field of each listed item (`id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// An enum of this spec: its values.
+    #[serde(default, rename = "enum", skip_serializing_if = "Option::is_none")]
+    pub enum_name: Option<String>,
+    /// The values themselves.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
+}
+
+/// An MCP prompt: a template of messages a client offers its user (a slash command).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromptDef {
+    /// Its name, unique in the service (`summarize_note`).
+    pub name: String,
+    /// Human title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it is for.
+    pub description: String,
+    /// The scope `prompts/get` needs. Default: the highest scope of the resources its messages
+    /// embed (each read as the caller), or the lowest tier when it embeds none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// Its arguments, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<PromptArgumentDef>,
+    /// Its messages, in order; `{name}` in a text or a resource URI is the argument's value.
+    pub messages: Vec<PromptMessageDef>,
+}
+
+/// One argument of a prompt.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromptArgumentDef {
+    /// Its name (`id`).
+    pub name: String,
+    /// Human title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What to give.
+    pub description: String,
+    /// Whether `prompts/get` must be given it (default `true`); an optional one left out is
+    /// the empty string in the messages.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub required: bool,
+    /// Where its values are completed from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complete: Option<CompletionDef>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+/// One message of a prompt: text, an image, or an embedded resource (exactly one).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromptMessageDef {
+    /// Who says it.
+    #[serde(default)]
+    pub role: PromptRole,
+    /// Text, with `{argument}` placeholders.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The URI of a resource of this service (placeholders allowed), read as the caller and
+    /// embedded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+    /// The URI of a resource of this service whose content is an image (`image/*`), read as the
+    /// caller and given as an image.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+}
+
+/// Who says a prompt's message.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PromptRole {
+    /// The user.
+    #[default]
+    User,
+    /// The model.
+    Assistant,
 }

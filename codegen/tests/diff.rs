@@ -417,3 +417,93 @@ fn services_pagination_and_bodies() {
         ]
     );
 }
+
+/// The MCP catalog's rules: a resource or prompt clients reach by URI or name stays, and what a
+/// prompt is given stays accepted.
+#[test]
+fn mcp_resources_and_prompts_with_their_rules() {
+    let served = edit(TODOS, "base_path = \"/api/v1\"", "base_path = \"/api/v1\"\nmcp_path = \"/api/mcp\"");
+    let resource = |uri: &str| {
+        let uri = if uri.is_empty() { String::new() } else { format!(", uri = \"{uri}\"") };
+        edit(
+            &served,
+            "summary = \"Read a to-do\",",
+            &format!("summary = \"Read a to-do\", resource = {{ name = \"todo\", description = \"A to-do.\"{uri} }},"),
+        )
+    };
+    let prompt = |base: &str, arguments: &str, scope: &str| {
+        format!(
+            "{base}\n[[prompts]]\nname = \"review\"\ndescription = \"Review a to-do.\"\n{scope}arguments = [{arguments}]\n\
+             messages = [{{ text = \"Review it.\" }}]\n"
+        )
+    };
+    let id = "{ name = \"id\", description = \"Its id.\" }";
+    let note = "{ name = \"note\", description = \"A note.\", required = false }";
+    let cases: Vec<(&str, String, String, Vec<&str>)> = vec![
+        (
+            "resource-added",
+            served.clone(),
+            resource(""),
+            vec![
+                "compatible: todos: operation `get_todo`: MCP resource `todos://todos/{id}` was added [resource-added]",
+            ],
+        ),
+        (
+            "resource-removed",
+            resource(""),
+            served.clone(),
+            vec![
+                "breaking: todos: operation `get_todo`: MCP resource `todos://todos/{id}` was removed [resource-removed]",
+            ],
+        ),
+        (
+            "resource-moved",
+            resource(""),
+            resource("tasks://{id}"),
+            vec![
+                "breaking: todos: operation `get_todo`: MCP resource `todos://todos/{id}` is now `tasks://{id}` [resource-moved]",
+            ],
+        ),
+        (
+            "prompt-added",
+            served.clone(),
+            prompt(&served, id, ""),
+            vec!["compatible: todos: prompt `review`: was added [prompt-added]"],
+        ),
+        (
+            "prompt-removed",
+            prompt(&served, id, ""),
+            served.clone(),
+            vec!["breaking: todos: prompt `review`: was removed [prompt-removed]"],
+        ),
+        (
+            "prompt-argument-added",
+            prompt(&served, id, ""),
+            prompt(&served, &format!("{id}, {note}"), ""),
+            vec!["compatible: todos: prompt `review`: argument `note` was added [prompt-argument-added]"],
+        ),
+        (
+            "prompt-argument-required",
+            prompt(&served, "", ""),
+            prompt(&served, id, ""),
+            vec!["breaking: todos: prompt `review`: new argument `id` is required [prompt-argument-required]"],
+        ),
+        (
+            "prompt-argument-removed",
+            prompt(&served, &format!("{id}, {note}"), ""),
+            prompt(&served, id, ""),
+            vec![
+                "breaking: todos: prompt `review`: argument `note` was removed (a client giving it is refused) [prompt-argument-removed]",
+            ],
+        ),
+        (
+            "scope-raised",
+            prompt(&served, id, ""),
+            prompt(&served, id, "scope = \"todos:write\"\n"),
+            vec!["breaking: todos: prompt `review`: scope `todos:read` raised to `todos:write` [scope-raised]"],
+        ),
+    ];
+    for (rule, old, new, expected) in cases {
+        assert_eq!(lines(&old, &new), expected, "{rule}");
+    }
+}

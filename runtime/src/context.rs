@@ -218,6 +218,7 @@ mod tests {
         openapi_json: "{}",
         openapi_30_json: "{}",
         tools_json: "[]",
+        mcp_catalog_json: "{}",
         operations: || &[],
     };
 

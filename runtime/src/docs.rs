@@ -209,6 +209,7 @@ mod tests {
         openapi_json: DOCUMENT,
         openapi_30_json: DOCUMENT,
         tools_json: "[]",
+        mcp_catalog_json: "{}",
         operations: || &[],
     };
 

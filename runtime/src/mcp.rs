@@ -10,7 +10,9 @@
 //! Between the two, [`jsonrpc`] answers a body that is not one JSON-RPC message with a JSON-RPC
 //! error, as the protocol requires.
 
+mod catalog;
 mod jsonrpc;
+mod reads;
 
 use std::sync::Arc;
 
@@ -22,15 +24,17 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, Reference, ServerCapabilities, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
-use support::{Operation, request_id};
+use support::{Operation, ToolAnswer, request_id};
 
 use crate::auth::{BearerGate, Denial, challenge};
 use crate::caller::Caller;
@@ -46,27 +50,82 @@ pub const INSUFFICIENT_SCOPE_CODE: i64 = -31403;
 /// the reserved range like [`INSUFFICIENT_SCOPE_CODE`].
 pub const RATE_LIMITED_CODE: i64 = -31429;
 
-/// One service's tools, served from its generated descriptors.
+/// How long a list (tools, resources, templates, prompts) may be reused: it is the same for every
+/// caller and changes only with a new release.
+const LIST_TTL_MS: u64 = 300_000;
+
+/// One service's tools, resources and prompts, served from its generated descriptors.
 #[derive(Clone)]
 pub struct ToolServer {
     api: Arc<ServiceApi>,
     /// The endpoint's gate: told of tool calls whose arguments are refused (it audits them).
     gate: Arc<BearerGate>,
     tools: Arc<Vec<Tool>>,
+    catalog: Arc<catalog::Catalog>,
 }
 
 impl ToolServer {
     /// Parses the generated descriptors once.
     pub fn new(api: Arc<ServiceApi>, gate: Arc<BearerGate>) -> anyhow::Result<Self> {
         let tools: Vec<Tool> = serde_json::from_str(api.info().tools_json)?;
-        Ok(ToolServer { api, gate, tools: Arc::new(tools) })
+        let catalog = catalog::Catalog::parse(api.info().mcp_catalog_json)?;
+        Ok(ToolServer { api, gate, tools: Arc::new(tools), catalog: Arc::new(catalog) })
     }
+
+    fn reader(&self) -> reads::Reader<'_> {
+        reads::Reader { api: &self.api, gate: &self.gate, catalog: &self.catalog }
+    }
+}
+
+/// A list that is the same for every caller, as one page: `$result` of `$items`, fresh for
+/// [`LIST_TTL_MS`] and cacheable by anyone.
+macro_rules! public_list {
+    ($result:ty, $items:expr) => {{
+        let mut result = <$result>::with_all_items($items);
+        result.ttl_ms = Some(LIST_TTL_MS);
+        result.cache_scope = Some(CacheScope::Public);
+        result
+    }};
+}
+
+/// Refuses a cursor: every list fits one page, so the server never issues one.
+fn one_page(request: Option<PaginatedRequestParams>, what: &str) -> Result<(), McpError> {
+    match request.and_then(|r| r.cursor) {
+        Some(cursor) => Err(McpError::invalid_params(
+            format!("unknown cursor {cursor:?}: this server lists every {what} in one page"),
+            None,
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The caller the auth layer put into the HTTP request rmcp hands over.
+fn caller_of(context: &RequestContext<RoleServer>) -> Result<Caller, McpError> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|p| p.extensions.get::<Caller>())
+        .cloned()
+        .ok_or_else(|| McpError::internal_error("request was not authenticated", None))
 }
 
 impl ServerHandler for ToolServer {
     fn get_info(&self) -> InitializeResult {
         let service = self.api.info();
-        let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().build());
+        let capabilities = ServerCapabilities::builder();
+        let capabilities =
+            match (!self.tools.is_empty(), self.catalog.has_resources(), !self.catalog.prompts.is_empty()) {
+                (true, true, true) => {
+                    capabilities.enable_tools().enable_resources().enable_prompts().enable_completions().build()
+                }
+                (true, true, false) => capabilities.enable_tools().enable_resources().enable_completions().build(),
+                (true, false, true) => capabilities.enable_tools().enable_prompts().enable_completions().build(),
+                (false, true, true) => capabilities.enable_resources().enable_prompts().enable_completions().build(),
+                (false, true, false) => capabilities.enable_resources().enable_completions().build(),
+                (false, false, true) => capabilities.enable_prompts().enable_completions().build(),
+                _ => capabilities.enable_tools().build(),
+            };
+        let mut info = InitializeResult::new(capabilities);
         info.server_info = Implementation::new(format!("specwright-{}", service.name), env!("CARGO_PKG_VERSION"))
             .with_title(service.title);
         info.instructions = service.mcp_instructions.map(str::to_string);
@@ -78,17 +137,85 @@ impl ServerHandler for ToolServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        // Every tool fits one page, so the server never issues a cursor: any cursor is unknown.
-        if let Some(cursor) = request.and_then(|r| r.cursor) {
-            return Err(McpError::invalid_params(
-                format!("unknown cursor {cursor:?}: this server lists every tool in one page"),
-                None,
-            ));
+        one_page(request, "tool")?;
+        Ok(public_list!(ListToolsResult, (*self.tools).clone()))
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        if !self.catalog.has_resources() {
+            return Err(McpError::method_not_found::<rmcp::model::ListResourcesRequestMethod>());
         }
-        let mut result = ListToolsResult::with_all_items((*self.tools).clone());
-        // The list is the same for every caller and changes only with a new release.
-        result.ttl_ms = Some(300_000);
-        Ok(result)
+        one_page(request, "resource")?;
+        Ok(public_list!(ListResourcesResult, self.catalog.resources.clone()))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        if !self.catalog.has_resources() {
+            return Err(McpError::method_not_found::<rmcp::model::ListResourceTemplatesRequestMethod>());
+        }
+        one_page(request, "resource template")?;
+        Ok(public_list!(ListResourceTemplatesResult, self.catalog.resource_templates.clone()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        if !self.catalog.has_resources() {
+            return Err(McpError::method_not_found::<rmcp::model::ReadResourceRequestMethod>());
+        }
+        Ok(self.reader().read(caller_of(&context)?, &request.uri).await?.into())
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        if self.catalog.prompts.is_empty() {
+            return Err(McpError::method_not_found::<rmcp::model::ListPromptsRequestMethod>());
+        }
+        one_page(request, "prompt")?;
+        Ok(public_list!(ListPromptsResult, self.catalog.prompts.clone()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        if self.catalog.prompts.is_empty() {
+            return Err(McpError::method_not_found::<rmcp::model::GetPromptRequestMethod>());
+        }
+        Ok(self.reader().prompt(caller_of(&context)?, &request.name, request.arguments).await?.into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        if !self.catalog.has_resources() && self.catalog.prompts.is_empty() {
+            return Err(McpError::method_not_found::<rmcp::model::CompleteRequestMethod>());
+        }
+        let (kind, key) = match &request.r#ref {
+            Reference::Prompt(p) => ("ref/prompt", p.name.as_str()),
+            Reference::Resource(r) => ("ref/resource", r.uri.as_str()),
+            _ => return Err(McpError::invalid_params("unknown reference type", None)),
+        };
+        let argument = &request.argument;
+        let completion =
+            self.reader().complete(caller_of(&context)?, kind, key, &argument.name, &argument.value).await?;
+        Ok(CompleteResult::new(completion))
     }
 
     async fn call_tool(
@@ -96,13 +223,7 @@ impl ServerHandler for ToolServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        // The auth layer put the caller into the HTTP request; rmcp hands us its parts.
-        let caller = context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|p| p.extensions.get::<Caller>())
-            .cloned()
-            .ok_or_else(|| McpError::internal_error("request was not authenticated", None))?;
+        let caller = caller_of(&context)?;
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let started = std::time::Instant::now();
         let request_id = caller.request_id.clone();
@@ -113,7 +234,8 @@ impl ServerHandler for ToolServer {
         }
         match called {
             None => Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None)),
-            Some(Ok(value)) => Ok(CallToolResult::structured(value).into()),
+            Some(Ok(ToolAnswer::Json(value))) => Ok(CallToolResult::structured(value).into()),
+            Some(Ok(ToolAnswer::File(file))) => Ok(file_result(file).await.into()),
             Some(Err(failure)) => {
                 let body = failure.into_body(self.api.info(), Some(&request_id));
                 Ok(CallToolResult::structured_error(body).into())
@@ -122,26 +244,51 @@ impl ServerHandler for ToolServer {
     }
 }
 
+/// A tool's file answer as its content: an image or audio as such, any other file as an
+/// embedded resource (text or base64).
+async fn file_result(file: support::File) -> CallToolResult {
+    let media_type = file.media_type.clone();
+    match axum::body::to_bytes(file.body, reads::CONTENT_LIMIT).await {
+        Err(_) => CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
+            "the answer is larger than the {} bytes a tool result carries",
+            reads::CONTENT_LIMIT
+        ))]),
+        Ok(bytes) => CallToolResult::success(vec![reads::file_content(&media_type, &bytes)]),
+    }
+}
+
 /// What the auth layer needs.
 #[derive(Clone)]
 struct Guard {
     api: Arc<ServiceApi>,
     gate: Arc<BearerGate>,
+    catalog: Arc<catalog::Catalog>,
     body_limit: usize,
 }
 
-/// The scope a JSON-RPC message needs: a tool call needs its operation's; anything else the
-/// lowest tier (enough to connect and list the tools).
-fn required(api: &ServiceApi, message: &Value) -> (&'static str, Option<&'static Operation>) {
-    if message.get("method").and_then(Value::as_str) == Some("tools/call") {
-        let name = message.pointer("/params/name").and_then(Value::as_str).unwrap_or_default();
-        if let Some(op) = api.tool(name) {
-            // A public operation's tool needs what connecting needs.
-            let scope = if op.public { lowest(api) } else { op.scope };
-            return (scope, Some(op));
+/// The scope a JSON-RPC message needs: a tool call or a resource read needs its operation's, a
+/// prompt its own; anything else the lowest tier (enough to connect, list and complete).
+fn required(
+    api: &ServiceApi,
+    catalog: &catalog::Catalog,
+    message: &Value,
+) -> (&'static str, Option<&'static Operation>) {
+    let param = |name: &str| message.pointer(&format!("/params/{name}")).and_then(Value::as_str).unwrap_or_default();
+    let op = match message.get("method").and_then(Value::as_str) {
+        Some("tools/call") => api.tool(param("name")),
+        Some("resources/read") => catalog.locate(param("uri")).and_then(|l| api.operation(&l.operation)),
+        Some("prompts/get") => {
+            let scope = catalog.prompt_scope(param("name"));
+            let known = api.info().scopes.iter().map(|s| s.name).find(|s| Some(*s) == scope);
+            return (known.unwrap_or_else(|| lowest(api)), None);
         }
+        _ => None,
+    };
+    match op {
+        // A public operation needs what connecting needs.
+        Some(op) => (if op.public { lowest(api) } else { op.scope }, Some(op)),
+        None => (lowest(api), None),
     }
-    (lowest(api), None)
 }
 
 /// The lowest scope tier of the service: enough to connect and list the tools.
@@ -179,7 +326,7 @@ async fn authorize(State(guard): State<Guard>, request: Request, next: Next) -> 
         return rate_limited(&guard.gate, &parts, &d, message.as_ref().and_then(|m| m.get("id")).cloned());
     }
     if let Some(message) = &message {
-        let (scope, op) = required(&guard.api, message);
+        let (scope, op) = required(&guard.api, &guard.catalog, message);
         if !resource.service.satisfies(caller.scopes.iter().map(String::as_str), scope) {
             // A denied tool call is audited like a denied REST request.
             if let Some(op) = op {
@@ -288,12 +435,13 @@ pub fn router(
         return Ok(None);
     };
     let handler = ToolServer::new(api.clone(), gate.clone())?;
+    let catalog = handler.catalog.clone();
     let service = StreamableHttpService::new(
         move || Ok(handler.clone()),
         Arc::new(NeverSessionManager::default()),
         transport_config(config),
     );
-    let guard = Guard { api, gate, body_limit };
+    let guard = Guard { api, gate, catalog, body_limit };
     let route = Router::new()
         .route_service(path, service)
         .layer(middleware::from_fn_with_state(body_limit, jsonrpc::check))

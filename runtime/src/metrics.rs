@@ -13,6 +13,8 @@
 //! | `specwright_rate_limited_total` | service, operation | requests refused with 429 |
 //! | `specwright_mcp_tool_calls_total` | service, tool, outcome | MCP `tools/call`: `ok`, `error`, `denied` |
 //! | `specwright_mcp_tool_call_duration_seconds` | service, tool | time to run a tool |
+//! | `specwright_mcp_reads_total` | service, method, operation, outcome | MCP `resources/read` (and prompts' embedded reads), and the listings `completion/complete` reads: `ok`, `error` |
+//! | `specwright_mcp_read_duration_seconds` | service, method | time to read |
 //! | `specwright_audit_batch_rows` | | audit rows made durable by one commit |
 //! | `specwright_audit_commit_duration_seconds` | | time of a commit carrying audit rows |
 //! | `specwright_audit_commit_failures_total` | | commits of audit rows that failed |
@@ -47,6 +49,8 @@ const REQUEST_SECONDS: &str = "specwright_http_request_duration_seconds";
 const RATE_LIMITED: &str = "specwright_rate_limited_total";
 const TOOL_CALLS: &str = "specwright_mcp_tool_calls_total";
 const TOOL_SECONDS: &str = "specwright_mcp_tool_call_duration_seconds";
+const MCP_READS: &str = "specwright_mcp_reads_total";
+const MCP_READ_SECONDS: &str = "specwright_mcp_read_duration_seconds";
 const AUDIT_ROWS: &str = "specwright_audit_batch_rows";
 const AUDIT_SECONDS: &str = "specwright_audit_commit_duration_seconds";
 const AUDIT_FAILURES: &str = "specwright_audit_commit_failures_total";
@@ -223,6 +227,20 @@ pub fn tool_call(service: &'static str, tool: &'static str, outcome: &'static st
     if let Some(took) = took {
         metrics::histogram!(TOOL_SECONDS, "service" => service, "tool" => tool).record(took.as_secs_f64());
     }
+}
+
+/// An MCP read (`resources/read`, or the listing a `completion/complete` calls) of an
+/// operation: its outcome (`ok`, `error`) and how long it took.
+pub fn mcp_read(
+    service: &'static str,
+    method: &'static str,
+    operation: &'static str,
+    outcome: &'static str,
+    took: Duration,
+) {
+    metrics::counter!(MCP_READS, "service" => service, "method" => method, "operation" => operation, "outcome" => outcome)
+        .increment(1);
+    metrics::histogram!(MCP_READ_SECONDS, "service" => service, "method" => method).record(took.as_secs_f64());
 }
 
 /// A handle registered on first use and reused (a lookup by name per call would take the

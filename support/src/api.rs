@@ -91,7 +91,8 @@ impl<G: Gate> Api<G> {
         self.tools.iter().find(|(n, _)| *n == name).map(|(_, op)| *op)
     }
 
-    /// Whether the service has MCP tools to serve (its spec declares an MCP path and tools).
+    /// Whether the service has an MCP endpoint to serve (its spec declares an MCP path, and
+    /// tools, resources or prompts).
     pub fn has_mcp(&self) -> bool {
         self.info.mcp_path.is_some() && self.dispatch.is_some()
     }
@@ -103,9 +104,92 @@ impl<G: Gate> Api<G> {
 
     /// Calls tool `name` for a caller `gate` admitted; `None` when there is no such tool.
     pub fn call_tool<'a>(&'a self, gate: &'a G, caller: G::Caller, name: &'a str, arguments: Value) -> ToolCall<'a> {
-        match &self.dispatch {
-            Some(d) => d.call(gate, caller, name, arguments),
+        match self.tool(name) {
+            Some(op) => self.call_operation(gate, caller, op, arguments),
             None => Box::pin(std::future::ready(None)),
         }
+    }
+
+    /// Calls operation `op` over MCP (a tool, a resource read, a completion's listing) for a
+    /// caller `gate` admitted, with its arguments as a tool's; `None` when the MCP endpoint
+    /// reaches no such operation.
+    pub fn call_operation<'a>(
+        &'a self,
+        gate: &'a G,
+        caller: G::Caller,
+        op: &'static Operation,
+        arguments: Value,
+    ) -> ToolCall<'a> {
+        match &self.dispatch {
+            Some(d) => d.call(gate, caller, op, arguments),
+            None => Box::pin(std::future::ready(None)),
+        }
+    }
+
+    /// The operation `id`, among those of this service.
+    pub fn operation(&self, id: &str) -> Option<&'static Operation> {
+        self.operations.iter().copied().find(|op| op.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::endpoint::ToolOutcome;
+    use crate::respond::ToolAnswer;
+    use crate::tests::{OP, Open, SERVICE, block_on};
+
+    /// Echoes the caller and the arguments of operation `op`, as a generated dispatch calls its method.
+    struct Echo;
+
+    impl Tools<Open> for Echo {
+        fn call<'a>(
+            &'a self,
+            _: &'a Open,
+            caller: &'static str,
+            op: &'static Operation,
+            arguments: Value,
+        ) -> ToolCall<'a> {
+            Box::pin(async move {
+                (op.id == "op").then(|| Ok(ToolAnswer::Json(json!({ "caller": caller, "arguments": arguments }))))
+            })
+        }
+    }
+
+    /// The JSON a call answered, `None` when it reached no operation.
+    fn answered(outcome: ToolOutcome) -> Option<Value> {
+        outcome.map(|o| if let Ok(ToolAnswer::Json(v)) = o { v } else { panic!("not a JSON answer: {o:?}") })
+    }
+
+    static TOOLS: [(&str, &Operation); 1] = [("test.op", &OP)];
+    static OPERATIONS: [&Operation; 1] = [&OP];
+
+    #[test]
+    fn an_api_without_tools_serves_no_mcp_and_calls_no_tool() {
+        let api: Api<Open> = Api::new(&SERVICE, &OPERATIONS, |_, _| axum::Router::new());
+        assert_eq!(api.info().name, "test");
+        assert_eq!(api.operations().len(), 1);
+        assert!(!api.has_mcp() && api.tools().is_empty() && api.tool("test.op").is_none());
+        assert!(block_on(api.call_tool(&Open, "caller", "test.op", json!({}))).is_none());
+    }
+
+    #[test]
+    fn an_api_with_tools_finds_their_operations_and_dispatches_calls() {
+        let api: Api<Open> = Api::new(&SERVICE, &OPERATIONS, |_, _| axum::Router::new()).with_tools(&TOOLS, Echo);
+        assert_eq!(api.tool("test.op").map(|op| op.id), Some("op"));
+        assert!(api.tool("test.other").is_none());
+        // The service declares no MCP path, so there is no endpoint to serve the tools at.
+        assert!(!api.has_mcp());
+        let answer = answered(block_on(api.call_tool(&Open, "caller", "test.op", json!({ "a": 1 }))));
+        assert_eq!(answer, Some(json!({ "caller": "caller", "arguments": { "a": 1 } })));
+        assert!(block_on(api.call_tool(&Open, "caller", "nope", json!({}))).is_none());
+        // An operation is called by itself too (a resource read), tool or not.
+        let op = api.operation("op").expect("the operation");
+        assert!(
+            answered(block_on(api.call_operation(&Open, "caller", op, json!({})))).is_some()
+                && api.operation("x").is_none()
+        );
     }
 }

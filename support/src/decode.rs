@@ -256,6 +256,19 @@ pub async fn request_fields<G: Gate>(
     Ok((obj, paging))
 }
 
+/// The arguments an MCP resource read calls `op` with: each of the URI's variables (a path
+/// parameter, as text) read as the REST route reads its path segment.
+pub fn path_arguments(op: &'static Operation, values: &[(String, String)]) -> Result<Value, ToolFailure> {
+    let mut obj = Map::new();
+    for (name, raw) in values {
+        if let Some(f) = op.input.iter().find(|f| f.name == name && f.location == Location::Path) {
+            let value = simple_value(op.service, f, raw).map_err(|r| ToolFailure::rejected(op, r))?;
+            obj.insert(name.clone(), value);
+        }
+    }
+    Ok(Value::Object(obj))
+}
+
 /// A path parameter's or a header's value as its field says: a number, a boolean, or a list
 /// written comma-separated (OpenAPI's `simple` style, RFC 9110's list syntax for headers:
 /// `/items/1,2,3`); a string as it is.

@@ -18,7 +18,7 @@ use crate::layers::{Layers, Route};
 use crate::paging::Paging;
 use crate::problem::{Failure, Fault, InternalError, OperationError};
 use crate::respond::Reply;
-use crate::respond::{ToolFailure, respond, respond_error};
+use crate::respond::{ToolAnswer, ToolFailure, respond, respond_error};
 use crate::table::{Method, Operation};
 use crate::validate::Rejection;
 
@@ -208,13 +208,13 @@ where
 }
 
 /// The MCP call of operation `E` for a caller the gate admitted: decodes the arguments and
-/// answers the REST route's success body (`{}` for an empty one) or the failure.
+/// answers the REST route's success body (`{}` for an empty one), its file, or the failure.
 pub fn tool<'a, E, S, G>(
     service: &'a S,
     gate: &'a G,
     caller: G::Caller,
     arguments: Value,
-) -> impl Future<Output = Result<Value, ToolFailure>> + Send + 'a
+) -> impl Future<Output = Result<ToolAnswer, ToolFailure>> + Send + 'a
 where
     S: Send + Sync + 'static,
     G: Gate,
@@ -230,7 +230,7 @@ async fn call_tool<S, G>(
     caller: G::Caller,
     endpoint: Erased<S, G::Context>,
     arguments: Value,
-) -> Result<Value, ToolFailure>
+) -> Result<ToolAnswer, ToolFailure>
 where
     S: Send + Sync + 'static,
     G: Gate,
@@ -238,7 +238,7 @@ where
     let op = endpoint.op;
     let (prepared, paging) = admit_arguments(gate, &caller, op, arguments, endpoint.prepare).await?;
     match endpoint.run(service, gate, caller, prepared, paging).await {
-        Ok(success) => Ok(success.into_tool_body(op.service)),
+        Ok(success) => Ok(success.into_tool_answer(op.service)),
         Err(e) => Err(ToolFailure::from_error(op, e)),
     }
 }
@@ -333,17 +333,18 @@ where
     Box::new(f)
 }
 
-/// What a tool call answers: `None` when the service has no tool of that name, else the same JSON
-/// body the REST route answers or the failure.
-pub type ToolOutcome = Option<Result<Value, ToolFailure>>;
+/// What an MCP call of an operation answers: `None` when the MCP endpoint reaches no such
+/// operation, else the same body the REST route answers (or its file) or the failure.
+pub type ToolOutcome = Option<Result<ToolAnswer, ToolFailure>>;
 
-/// A boxed tool call borrowing the gate, the caller and the name for `'a`.
+/// A boxed MCP call borrowing the gate and the caller for `'a`.
 pub type ToolCall<'a> = BoxFuture<'a, ToolOutcome>;
 
-/// The MCP dispatch of one service: decodes a tool's arguments into its operation's input and
-/// calls the same trait method as the REST route. Generated per service; the runtime calls it
-/// through [`Api::call_tool`].
+/// The MCP dispatch of one service: decodes the arguments of a call of an operation the MCP
+/// endpoint reaches (a tool, a resource, a completion's listing) into its input and calls the
+/// same trait method as the REST route. Generated per service; the runtime calls it through
+/// [`Api::call_tool`] and [`Api::call_operation`].
 pub trait Tools<G: Gate>: Send + Sync + 'static {
-    /// Calls tool `name` for a caller `gate` admitted.
-    fn call<'a>(&'a self, gate: &'a G, caller: G::Caller, name: &'a str, arguments: Value) -> ToolCall<'a>;
+    /// Calls operation `op` for a caller `gate` admitted.
+    fn call<'a>(&'a self, gate: &'a G, caller: G::Caller, op: &'static Operation, arguments: Value) -> ToolCall<'a>;
 }

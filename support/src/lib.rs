@@ -7,6 +7,7 @@
 //! - `layers`: tower layers a service attaches to the operations it selects;
 //! - `respond`: successes and errors in the service's wire format; `endpoint`: the one REST
 //!   handler and MCP call every operation goes through; `api`: a service as one servable value;
+//! - `uri_template`: MCP resource URIs and the operations' path parameters they hold;
 //! - `conditional`, `events`, `file`, `upload`, `webhooks`: entity tags, streams, files, uploads,
 //!   outgoing webhooks.
 //!
@@ -41,6 +42,7 @@ mod query;
 mod respond;
 mod strict;
 mod table;
+mod uri_template;
 mod validate;
 pub use api::*;
 pub use decode::*;
@@ -58,6 +60,7 @@ pub use problem::*;
 pub use respond::*;
 pub use strict::parse_json_strict;
 pub use table::*;
+pub use uri_template::*;
 pub use validate::*;
 
 #[cfg(test)]

@@ -264,6 +264,15 @@ impl Success {
         }
     }
 
+    /// What an MCP call of the operation answers: its file as it is, else
+    /// [`Success::into_tool_body`].
+    pub fn into_tool_answer(self, service: &ServiceInfo) -> ToolAnswer {
+        match self.split().0 {
+            Success::File(file) => ToolAnswer::File(file),
+            other => ToolAnswer::Json(other.into_tool_body(service)),
+        }
+    }
+
     /// The body an MCP tool result carries as its structured content (always an object, as MCP
     /// requires): the REST body in the envelope format; the output when bare, a list as
     /// `{"items"}`, a scalar as `{"value"}` and a page as `{"items", "total", "page",
@@ -447,6 +456,16 @@ pub fn respond_error<E: OperationError>(parts: &Parts, op: &'static Operation, e
         d.mark(&mut resp);
     }
     resp
+}
+
+/// What an MCP call of an operation (a tool call, a resource read, a completion's listing)
+/// answers on success.
+#[derive(Debug)]
+pub enum ToolAnswer {
+    /// The JSON body ([`Success::into_tool_body`]).
+    Json(Value),
+    /// The file the operation answers, as it is.
+    File(crate::file::File),
 }
 
 /// A failure of an MCP tool call: the catalog code, its HTTP status and the problem.

@@ -182,6 +182,9 @@ pub struct ServiceInfo {
     pub openapi_30_json: &'static str,
     /// MCP tool descriptors (a JSON array), `[]` when the service has no tools.
     pub tools_json: &'static str,
+    /// The MCP catalog beyond tools (a JSON object: resources, resource templates, prompts, their
+    /// messages and completion sources), `{}` when the service has none.
+    pub mcp_catalog_json: &'static str,
     /// Every operation, in spec order (the same table the service's `Api` serves). A function: the
     /// operations point at their service, and a static table here would make that a cycle.
     pub operations: fn() -> &'static [&'static Operation],

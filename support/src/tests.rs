@@ -30,7 +30,7 @@ const ROLES: ErrorRoles = ErrorRoles {
     range_not_satisfiable: None,
 };
 
-static SERVICE: ServiceInfo = SERVICE_FIELDS;
+pub(crate) static SERVICE: ServiceInfo = SERVICE_FIELDS;
 
 const SERVICE_FIELDS: ServiceInfo = ServiceInfo {
     name: "test",
@@ -53,6 +53,7 @@ const SERVICE_FIELDS: ServiceInfo = ServiceInfo {
     openapi_json: "{}",
     openapi_30_json: "{}",
     tools_json: "[]",
+    mcp_catalog_json: "{}",
     operations: || &[],
 };
 
@@ -328,18 +329,6 @@ impl Gate for Open {
     }
 }
 
-/// Echoes the tool name and the caller, as a generated dispatch calls its trait method.
-struct Echo;
-
-impl Tools<Open> for Echo {
-    fn call<'a>(&'a self, _: &'a Open, caller: &'static str, name: &'a str, arguments: Value) -> ToolCall<'a> {
-        Box::pin(async move { (name == "test.op").then(|| Ok(json!({ "caller": caller, "arguments": arguments }))) })
-    }
-}
-
-static TOOLS: [(&str, &Operation); 1] = [("test.op", &OP)];
-static OPERATIONS: [&Operation; 1] = [&OP];
-
 pub(crate) fn block_on<F: Future>(f: F) -> F::Output {
     let waker = std::task::Waker::noop();
     let mut cx = std::task::Context::from_waker(waker);
@@ -349,27 +338,6 @@ pub(crate) fn block_on<F: Future>(f: F) -> F::Output {
             return v;
         }
     }
-}
-
-#[test]
-fn an_api_without_tools_serves_no_mcp_and_calls_no_tool() {
-    let api: Api<Open> = Api::new(&SERVICE, &OPERATIONS, |_, _| axum::Router::new());
-    assert_eq!(api.info().name, "test");
-    assert_eq!(api.operations().len(), 1);
-    assert!(!api.has_mcp() && api.tools().is_empty() && api.tool("test.op").is_none());
-    assert_eq!(block_on(api.call_tool(&Open, "caller", "test.op", json!({}))), None);
-}
-
-#[test]
-fn an_api_with_tools_finds_their_operations_and_dispatches_calls() {
-    let api: Api<Open> = Api::new(&SERVICE, &OPERATIONS, |_, _| axum::Router::new()).with_tools(&TOOLS, Echo);
-    assert_eq!(api.tool("test.op").map(|op| op.id), Some("op"));
-    assert!(api.tool("test.other").is_none());
-    // The service declares no MCP path, so there is no endpoint to serve the tools at.
-    assert!(!api.has_mcp());
-    let answer = block_on(api.call_tool(&Open, "caller", "test.op", json!({ "a": 1 })));
-    assert_eq!(answer, Some(Ok(json!({ "caller": "caller", "arguments": { "a": 1 } }))));
-    assert_eq!(block_on(api.call_tool(&Open, "caller", "nope", json!({}))), None);
 }
 
 static TIERED: ServiceInfo = ServiceInfo {

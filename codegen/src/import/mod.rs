@@ -331,6 +331,7 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
         unions: cx.unions.into_inner(),
         operations,
         webhooks,
+        prompts: Vec::new(),
     };
     if spec.operations.is_empty() && !report.entries.is_empty() && spec.security.scopes.len() == 1 {
         report.service.push("no operation could be imported".into());

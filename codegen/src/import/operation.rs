@@ -74,6 +74,7 @@ impl OpCx<'_, '_> {
             deprecated: None,
             conditional: None,
             mcp: None,
+            resource: None,
             ranges: false,
             prerendered: false,
             audit_targets: Vec::new(),

@@ -4,6 +4,7 @@
 //! spec author never has to read generator code to learn what is wrong.
 
 mod bodies;
+mod mcp;
 mod media;
 mod models;
 
@@ -222,6 +223,7 @@ pub fn check(file: &str, spec: Spec) -> Result<Api, SpecErrors> {
     check_webhooks(&mut c, &spec, &models);
     let api = Api { file: file.to_string(), spec, models, operations };
     check_requires_nested(&mut c, &api);
+    mcp::check_mcp(&mut c, &api);
     if c.errors.is_empty() { Ok(api) } else { Err(SpecErrors(c.errors)) }
 }
 

@@ -258,10 +258,7 @@ pub(super) fn check_operations(c: &mut Collector, spec: &Spec, models: &mut Inde
             );
         }
         if let Some(tool) = &op.mcp {
-            let ok = !tool.name.is_empty()
-                && tool.name.len() <= 64
-                && tool.name.chars().all(|ch| ch.is_ascii_alphanumeric() || "_.-".contains(ch));
-            if !ok {
+            if !super::mcp::is_mcp_name(&tool.name) {
                 c.push(
                     &place,
                     format!("tool name `{}` is not 1–64 characters of [A-Za-z0-9_.-]", tool.name),

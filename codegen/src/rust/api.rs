@@ -419,50 +419,53 @@ pub(super) fn answers_file(api: &Api) -> TokenStream {
 
 pub(super) fn tools_file(api: &Api) -> TokenStream {
     let tname = trait_name(api);
-    let ops: Vec<&Operation> = api.operations.iter().filter(|o| o.def.mcp.is_some()).collect();
+    let ops = api.mcp_operations();
     let arms = ops.iter().map(|op| {
-        let name = &op.def.mcp.as_ref().map(|t| t.name.clone()).unwrap_or_default();
+        let id = op.id();
         let ep = endpoint(op);
-        quote!(#name => tool::<router::#ep, S, G>(service, gate, caller, arguments).await,)
+        quote!(#id => tool::<router::#ep, S, G>(service, gate, caller, arguments).await,)
     });
-    let entries = ops.iter().map(|op| {
+    let tools: Vec<&&Operation> = ops.iter().filter(|o| o.def.mcp.is_some()).collect();
+    let entries = tools.iter().map(|op| {
         let name = &op.def.mcp.as_ref().map(|t| t.name.clone()).unwrap_or_default();
         let st = op_static(op);
         quote!((#name, &operations::#st))
     });
-    let n = ops.len();
+    let n = tools.len();
     quote! {
-        //! MCP tools: each decodes its arguments into the operation's input and calls the same
-        //! `Endpoint` as the REST route. Descriptors are in `SERVICE.tools_json`.
-        use support::{Gate, Operation, ToolFailure, tool};
+        //! MCP: each call (a tool, a resource read, a completion's listing) decodes its arguments
+        //! into the operation's input and calls the same `Endpoint` as the REST route.
+        //! Descriptors are in `SERVICE.tools_json` and `SERVICE.mcp_catalog_json`.
+        use support::{Gate, Operation, ToolAnswer, ToolFailure, tool};
         use super::{#tname, operations, router};
 
         /// Tool name → operation, in spec order.
         pub static TOOLS: [(&str, &Operation); #n] = [#(#entries),*];
 
-        /// Calls tool `name` for a caller `gate` admitted; `None` when no tool has that name.
-        /// Success is the same JSON body the REST route answers (`{}` for an empty one); arguments
-        /// that do not decode are reported to the gate, as at the REST route.
-        pub async fn call_tool<S, G>(service: &S, gate: &G, caller: G::Caller, name: &str, arguments: serde_json::Value)
-            -> Option<Result<serde_json::Value, ToolFailure>>
+        /// Calls operation `op` for a caller `gate` admitted; `None` when the MCP endpoint
+        /// reaches no such operation. Success is the same body the REST route answers (`{}` for
+        /// an empty one) or its file; arguments that do not decode are reported to the gate, as
+        /// at the REST route.
+        pub async fn call<S, G>(service: &S, gate: &G, caller: G::Caller, op: &'static Operation, arguments: serde_json::Value)
+            -> Option<Result<ToolAnswer, ToolFailure>>
         where S: #tname, G: Gate<Context = S::Context>,
         {
-            Some(match name {
+            Some(match op.id {
                 #(#arms)*
                 _ => return None,
             })
         }
 
-        /// [`call_tool`] for one implementation, as the runtime calls it through `support::Api`.
+        /// [`call`] for one implementation, as the runtime calls it through `support::Api`.
         pub struct Dispatch<S>(pub std::sync::Arc<S>);
 
         impl<S, G> support::Tools<G> for Dispatch<S>
         where S: #tname, G: Gate<Context = S::Context>,
         {
-            fn call<'a>(&'a self, gate: &'a G, caller: G::Caller, name: &'a str, arguments: serde_json::Value)
+            fn call<'a>(&'a self, gate: &'a G, caller: G::Caller, op: &'static Operation, arguments: serde_json::Value)
                 -> support::ToolCall<'a>
             {
-                Box::pin(call_tool(&*self.0, gate, caller, name, arguments))
+                Box::pin(call(&*self.0, gate, caller, op, arguments))
             }
         }
     }
@@ -470,7 +473,7 @@ pub(super) fn tools_file(api: &Api) -> TokenStream {
 
 pub(super) fn mod_file(api: &Api) -> TokenStream {
     let tname = trait_name(api);
-    let has_tools = api.operations.iter().any(|o| o.def.mcp.is_some());
+    let has_tools = api.has_mcp();
     let tools = if has_tools {
         quote!(
             pub mod tools;
@@ -497,7 +500,7 @@ pub(super) fn mod_file(api: &Api) -> TokenStream {
         " `{}` and its implementation `service` as one value the runtime serves: its description, its \
          operation table, its router{}.",
         api.name(),
-        if has_tools { " and its MCP tools" } else { "" }
+        if has_tools { " and its MCP endpoint's calls" } else { "" }
     );
     let doc = format!(" {}: generated from `spec/{}.toml`.", api.spec.service.title, api.name());
     quote! {

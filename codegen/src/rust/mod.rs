@@ -238,7 +238,7 @@ pub fn service_files(api: &Api) -> Vec<(String, String)> {
         ("service.rs".to_string(), render(service_file(api))),
         ("router.rs".to_string(), render(router_file(api))),
     ];
-    if api.operations.iter().any(|o| o.def.mcp.is_some()) {
+    if api.has_mcp() {
         files.push(("tools.rs".to_string(), render(tools_file(api))));
     }
     if !api.spec.webhooks.is_empty() {

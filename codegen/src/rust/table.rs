@@ -84,6 +84,12 @@ pub(super) fn operations_file(api: &Api) -> TokenStream {
     } else {
         quote!("[]")
     };
+    let catalog = if api.has_mcp_catalog() {
+        let p = format!("../../mcp/{name}.catalog.json");
+        quote!(include_str!(#p))
+    } else {
+        quote!("{}")
+    };
     let ops = api.operations.iter().map(|op| {
         let st = op_static(op);
         let id = op.id();
@@ -213,6 +219,7 @@ pub(super) fn operations_file(api: &Api) -> TokenStream {
             openapi_json: include_str!(#openapi),
             openapi_30_json: include_str!(#openapi30),
             tools_json: #tools,
+            mcp_catalog_json: #catalog,
             operations: operation_table,
         };
 

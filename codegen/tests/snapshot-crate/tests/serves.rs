@@ -428,7 +428,7 @@ async fn the_snapshot_serves_its_operations_through_the_generated_router() {
         serde_json::from_slice(&axum::body::to_bytes(resp.into_body(), usize::MAX).await.unwrap()).unwrap();
     assert_eq!(body, json!({"data": ["first", "second", "third"]}));
     let service = Memos(Mutex::new(vec![]));
-    let titles = memos::tools::call_tool(&service, &*gate, (), "memos.titles", json!({})).await.unwrap().unwrap();
+    let titles = call_tool(&service, &*gate, (), "memos.titles", json!({})).await.unwrap().unwrap();
     assert_eq!(titles, json!({"data": []}));
 
     // Two parameters in one segment, split at the text between them; without it, no route.
@@ -656,13 +656,13 @@ async fn bad_input_is_refused_with_the_catalog_code_and_reported_to_the_gate() {
 #[tokio::test]
 async fn a_tool_call_reaches_the_same_endpoint_as_the_rest_route() {
     let (service, gate) = (Memos::default(), Open::default());
-    let created = memos::tools::call_tool(&service, &gate, (), "memos.create", json!({"title": "by tool"})).await;
+    let created = call_tool(&service, &gate, (), "memos.create", json!({"title": "by tool"})).await;
     assert_eq!(created.unwrap().unwrap()["data"]["title"], "by tool");
-    let listed = memos::tools::call_tool(&service, &gate, (), "memos.list", json!({})).await.unwrap().unwrap();
+    let listed = call_tool(&service, &gate, (), "memos.list", json!({})).await.unwrap().unwrap();
     assert_eq!(listed["meta"]["total"], 1);
-    let refused = memos::tools::call_tool(&service, &gate, (), "memos.create", json!({})).await.unwrap().unwrap_err();
+    let refused = call_tool(&service, &gate, (), "memos.create", json!({})).await.unwrap().unwrap_err();
     assert_eq!((refused.code, refused.status), ("validation", 422));
-    assert!(memos::tools::call_tool(&service, &gate, (), "memos.nothing", json!({})).await.is_none());
+    assert!(call_tool(&service, &gate, (), "memos.nothing", json!({})).await.is_none());
 }
 
 #[tokio::test]
@@ -803,9 +803,7 @@ async fn the_implementation_chooses_among_the_success_answers_and_the_status_fol
 
     // Over MCP the tool answers the body of whichever answer the implementation chose.
     let (service, gate) = (Memos::default(), Open::default());
-    let call = |title: &'static str| {
-        memos::tools::call_tool(&service, &gate, (), "memos.put", json!({"id": "t", "title": title}))
-    };
+    let call = |title: &'static str| call_tool(&service, &gate, (), "memos.put", json!({"id": "t", "title": title}));
     assert_eq!(call("a").await.unwrap().unwrap()["data"]["title"], "a");
     assert_eq!(call("a").await.unwrap().unwrap(), json!({}), "no content: an empty object");
 }
@@ -857,4 +855,25 @@ async fn other_formats_render_pages_and_each_answer_the_implementation_chooses()
     assert_eq!((status, ct.as_str(), body.as_str()), (206, "text/plain", "3"));
     let (status, _, body, _) = text(get("/api/v1/memos/search", "application/json").await.unwrap()).await;
     assert_eq!((status, body.as_str()), (206, r#"{"data":3}"#));
+}
+
+/// Calls tool `name` as the runtime does: its operation from the tool table, then the generated
+/// dispatch; the JSON body it answers.
+async fn call_tool<S, G>(
+    service: &S,
+    gate: &G,
+    caller: G::Caller,
+    name: &str,
+    arguments: Value,
+) -> Option<Result<Value, support::ToolFailure>>
+where
+    S: memos::MemosService,
+    G: support::Gate<Context = S::Context>,
+{
+    let op = memos::tools::TOOLS.iter().find(|(n, _)| *n == name)?.1;
+    let answer = memos::tools::call(service, gate, caller, op, arguments).await?;
+    Some(answer.map(|a| match a {
+        support::ToolAnswer::Json(v) => v,
+        support::ToolAnswer::File(f) => panic!("a tool answered a file of {}", f.media_type),
+    }))
 }

@@ -10,7 +10,7 @@ pub mod webhooks;
 pub use operations::{OPERATIONS, SERVICE};
 pub use router::router;
 pub use service::NotesService;
-/// `notes` and its implementation `service` as one value the runtime serves: its description, its operation table, its router and its MCP tools.
+/// `notes` and its implementation `service` as one value the runtime serves: its description, its operation table, its router and its MCP endpoint's calls.
 pub fn api<S, G>(service: S) -> support::Api<G>
 where
     S: NotesService,

@@ -78,6 +78,7 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
     openapi_json: include_str!("../../openapi/notes.json"),
     openapi_30_json: include_str!("../../openapi/notes.3.0.json"),
     tools_json: include_str!("../../mcp/notes.tools.json"),
+    mcp_catalog_json: include_str!("../../mcp/notes.catalog.json"),
     operations: operation_table,
 };
 /// Every operation, for `SERVICE.operations`.

@@ -73,6 +73,7 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
     openapi_json: include_str!("../../openapi/prospector.json"),
     openapi_30_json: include_str!("../../openapi/prospector.3.0.json"),
     tools_json: "[]",
+    mcp_catalog_json: "{}",
     operations: operation_table,
 };
 /// Every operation, for `SERVICE.operations`.

@@ -9,7 +9,7 @@ pub mod tools;
 pub use operations::{OPERATIONS, SERVICE};
 pub use router::router;
 pub use service::VaultService;
-/// `vault` and its implementation `service` as one value the runtime serves: its description, its operation table, its router and its MCP tools.
+/// `vault` and its implementation `service` as one value the runtime serves: its description, its operation table, its router and its MCP endpoint's calls.
 pub fn api<S, G>(service: S) -> support::Api<G>
 where
     S: VaultService,

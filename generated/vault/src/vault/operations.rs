@@ -92,6 +92,7 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
     openapi_json: include_str!("../../openapi/vault.json"),
     openapi_30_json: include_str!("../../openapi/vault.3.0.json"),
     tools_json: include_str!("../../mcp/vault.tools.json"),
+    mcp_catalog_json: "{}",
     operations: operation_table,
 };
 /// Every operation, for `SERVICE.operations`.

@@ -10,7 +10,7 @@ pub mod tools;
 pub use operations::{OPERATIONS, SERVICE};
 pub use router::router;
 pub use service::MemosService;
-/// `memos` and its implementation `service` as one value the runtime serves: its description, its operation table, its router and its MCP tools.
+/// `memos` and its implementation `service` as one value the runtime serves: its description, its operation table, its router and its MCP endpoint's calls.
 pub fn api<S, G>(service: S) -> support::Api<G>
 where
     S: MemosService,

@@ -68,6 +68,7 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
     openapi_json: include_str!("../../openapi/memos.json"),
     openapi_30_json: include_str!("../../openapi/memos.3.0.json"),
     tools_json: include_str!("../../mcp/memos.tools.json"),
+    mcp_catalog_json: "{}",
     operations: operation_table,
 };
 /// Every operation, for `SERVICE.operations`.

@@ -3,6 +3,8 @@
 //! with a new major version of its service (`[service] version`); [`Report::refused`] lists the
 //! ones that come without it. `cargo xtask spec-diff` and `specwright-codegen diff` print it.
 
+mod mcp;
+
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -210,6 +212,7 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
     additional_keys(c, o, n);
     required_groups(c, o, n);
     webhooks(c, o, n);
+    mcp::catalog(c, o, n);
     for old_op in &o.operations {
         let id = old_op.id();
         let place = format!("operation `{id}`");

@@ -1,0 +1,251 @@
+//! MCP beyond tools, against the notes binary: the resources and templates its `GET` operations
+//! read, its prompts, and completions, each answered by the same implementation as REST, for the
+//! caller's tenant only, on both protocol wires (2025-06-18's and 2026-07-28's stateless one).
+
+mod notes_server;
+
+use notes_server::{Server, mcp};
+use serde_json::{Value, json};
+
+/// The `result` of a JSON-RPC request, or its `error` as `Err`.
+async fn rpc(s: &Server, token: &str, method: &str, params: Value) -> Result<Value, Value> {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let resp = mcp(s, token, body).await;
+    let answer: Value = resp.json().await.unwrap();
+    match answer.get("error") {
+        Some(e) => Err(e.clone()),
+        None => Ok(answer["result"].clone()),
+    }
+}
+
+async fn create_note(s: &Server, token: &str, title: &str, tags: &[&str]) -> Value {
+    let args = json!({"name": "notes.create", "arguments": {"title": title, "tags": tags}});
+    rpc(s, token, "tools/call", args).await.unwrap()["structuredContent"].clone()
+}
+
+async fn read(s: &Server, token: &str, uri: &str) -> Result<Value, Value> {
+    rpc(s, token, "resources/read", json!({"uri": uri})).await
+}
+
+#[tokio::test]
+async fn resources_and_templates_are_listed_with_their_scope_and_cache_hints() {
+    let s = Server::start(None).await;
+    let token = s.token("acme", "notes:read");
+    let listed = rpc(&s, &token, "resources/list", json!({})).await.unwrap();
+    let uris: Vec<&str> = listed["resources"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap()).collect();
+    assert_eq!(uris, ["notes://notes", "notes://notes/due", "notes://tags", "notes://notes/stats"]);
+    assert_eq!((listed["ttlMs"].as_u64(), listed["cacheScope"].as_str()), (Some(300_000), Some("public")));
+    let notes = &listed["resources"][0];
+    assert_eq!(notes["mimeType"], "application/json");
+    assert!(notes["description"].as_str().unwrap().ends_with("SCOPE: notes:read"), "{notes}");
+    assert_eq!(notes["_meta"]["dev.specwright/operationId"], "list_notes");
+
+    let templates = rpc(&s, &token, "resources/templates/list", json!({})).await.unwrap();
+    let uris: Vec<&str> =
+        templates["resourceTemplates"].as_array().unwrap().iter().map(|r| r["uriTemplate"].as_str().unwrap()).collect();
+    assert_eq!(uris, ["notes://notes/{id}", "notes://exports/{id}", "notes://notes/{id}/attachments/{name}"]);
+    assert_eq!(templates["cacheScope"], "public");
+    // A list has one page: a cursor is none the server gave.
+    let refused = rpc(&s, &token, "resources/list", json!({"cursor": "2"})).await.unwrap_err();
+    assert_eq!(refused["code"], -32602);
+}
+
+#[tokio::test]
+async fn a_resource_read_answers_what_rest_answers_for_the_callers_tenant_only() {
+    let s = Server::start(None).await;
+    let (acme, other) = (s.token("acme", "notes:write"), s.token("globex", "notes:write"));
+    let note = create_note(&s, &acme, "Read me", &["work"]).await;
+    let id = note["id"].as_str().unwrap();
+    let uri = format!("notes://notes/{id}");
+
+    let result = read(&s, &acme, &uri).await.unwrap();
+    let contents = &result["contents"][0];
+    assert_eq!(
+        (contents["uri"].as_str(), contents["mimeType"].as_str()),
+        (Some(uri.as_str()), Some("application/json"))
+    );
+    let body: Value = serde_json::from_str(contents["text"].as_str().unwrap()).unwrap();
+    let rest: Value = reqwest::Client::new()
+        .get(s.url(&format!("/api/v1/notes/{id}")))
+        .bearer_auth(&acme)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(body, rest, "the resource is the REST body");
+    // The caller's own data, read now.
+    assert_eq!((result["ttlMs"].as_u64(), result["cacheScope"].as_str()), (Some(0), Some("private")));
+
+    // Another tenant's note is no resource of this caller's, as one that does not exist.
+    for (token, uri) in [(&other, uri.clone()), (&acme, "notes://notes/nope".to_string())] {
+        let missing = read(&s, token, &uri).await.unwrap_err();
+        assert_eq!((missing["code"].as_i64(), missing["data"]["uri"].as_str()), (Some(-32602), Some(uri.as_str())));
+        assert_eq!(missing["data"]["error"]["status"], 404, "{missing}");
+    }
+    // A URI of no resource, and one of another scheme.
+    for uri in ["notes://nothing", "file:///etc/passwd", ""] {
+        let missing = read(&s, &acme, uri).await.unwrap_err();
+        assert_eq!((missing["code"].as_i64(), missing["data"]["uri"].as_str()), (Some(-32602), Some(uri)));
+    }
+
+    // A fixed resource: the labels in use, a map.
+    create_note(&s, &acme, "Second", &["work", "home"]).await;
+    let labels = read(&s, &acme, "notes://tags").await.unwrap();
+    let labels: Value = serde_json::from_str(labels["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(labels, json!({"home": 1, "work": 2}));
+    // The first page of the list, as the tool answers it.
+    let page = read(&s, &acme, "notes://notes").await.unwrap();
+    let page: Value = serde_json::from_str(page["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(page["total"], 2, "{page}");
+}
+
+#[tokio::test]
+async fn an_attachment_is_read_as_text_or_base64_by_its_type() {
+    let s = Server::start(None).await;
+    let token = s.token("acme", "notes:write");
+    let id = create_note(&s, &token, "With files", &[]).await["id"].as_str().unwrap().to_string();
+    let png: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+    for (name, media, bytes) in [("a.txt", "text/plain", &b"plain words"[..]), ("b.png", "image/png", png)] {
+        let put = reqwest::Client::new()
+            .put(s.url(&format!("/api/v1/notes/{id}/attachments/{name}")))
+            .bearer_auth(&token)
+            .header("content-type", media)
+            .body(bytes.to_vec())
+            .send()
+            .await
+            .unwrap();
+        assert!(put.status().is_success(), "{}", put.text().await.unwrap());
+    }
+    let text = read(&s, &token, &format!("notes://notes/{id}/attachments/a.txt")).await.unwrap();
+    assert_eq!(text["contents"][0]["text"], "plain words");
+    assert_eq!(text["contents"][0]["mimeType"], "text/plain");
+    let image = read(&s, &token, &format!("notes://notes/{id}/attachments/b.png")).await.unwrap();
+    use base64::Engine;
+    let blob =
+        base64::engine::general_purpose::STANDARD.decode(image["contents"][0]["blob"].as_str().unwrap()).unwrap();
+    assert_eq!((blob.as_slice(), image["contents"][0]["mimeType"].as_str()), (png, Some("image/png")));
+}
+
+#[tokio::test]
+async fn a_prompt_fills_in_its_arguments_and_embeds_the_callers_resources() {
+    let s = Server::start(None).await;
+    let token = s.token("acme", "notes:write");
+    let note = create_note(&s, &token, "Dentist on Friday", &["health"]).await;
+    let id = note["id"].as_str().unwrap();
+
+    let listed = rpc(&s, &token, "prompts/list", json!({})).await.unwrap();
+    let names: Vec<&str> = listed["prompts"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["summarize_note", "plan_due", "review_label"]);
+    assert_eq!(
+        listed["prompts"][0]["arguments"],
+        json!([{"name": "id", "description": "The note's id.", "required": true}])
+    );
+
+    let got = rpc(&s, &token, "prompts/get", json!({"name": "summarize_note", "arguments": {"id": id}})).await.unwrap();
+    let messages = got["messages"].as_array().unwrap();
+    assert_eq!((messages[0]["role"].as_str(), messages[0]["content"]["type"].as_str()), (Some("user"), Some("text")));
+    let embedded = &messages[1]["content"];
+    assert_eq!(embedded["type"], "resource");
+    assert_eq!(embedded["resource"]["uri"], format!("notes://notes/{id}"));
+    let text: Value = serde_json::from_str(embedded["resource"]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text["title"], "Dentist on Friday");
+
+    let label = rpc(&s, &token, "prompts/get", json!({"name": "review_label", "arguments": {"label": "health"}})).await;
+    let first = label.unwrap()["messages"][0]["content"]["text"].as_str().unwrap().to_string();
+    assert!(first.starts_with("List my notes labelled \"health\" (the tool notes.list with tag=health)"), "{first}");
+
+    // Bad arguments are refused, naming the argument; an unknown prompt too.
+    for (params, named) in [
+        (json!({"name": "summarize_note"}), "id"),
+        (json!({"name": "summarize_note", "arguments": {"id": 7}}), "id"),
+        (json!({"name": "summarize_note", "arguments": {"id": id, "other": "x"}}), "other"),
+    ] {
+        let refused = rpc(&s, &token, "prompts/get", params).await.unwrap_err();
+        assert_eq!((refused["code"].as_i64(), refused["data"]["argument"].as_str()), (Some(-32602), Some(named)));
+    }
+    let refused = rpc(&s, &token, "prompts/get", json!({"name": "nope"})).await.unwrap_err();
+    assert_eq!(refused["code"], -32602);
+    // A note of no one's: the embedded read fails as the read itself would.
+    let other = s.token("globex", "notes:read");
+    let refused = rpc(&s, &other, "prompts/get", json!({"name": "summarize_note", "arguments": {"id": id}})).await;
+    assert_eq!(refused.unwrap_err()["code"], -32602);
+}
+
+#[tokio::test]
+async fn completions_offer_the_callers_own_values_by_prefix() {
+    let s = Server::start(None).await;
+    let token = s.token("acme", "notes:write");
+    let first = create_note(&s, &token, "One", &["work", "home"]).await;
+    create_note(&s, &token, "Two", &["workshop"]).await;
+    create_note(&s, &s.token("globex", "notes:write"), "Theirs", &["worldwide"]).await;
+    let complete = |reference: Value, name: &str, value: &str| {
+        let params = json!({"ref": reference, "argument": {"name": name, "value": value}});
+        rpc(&s, &token, "completion/complete", params)
+    };
+    let prompt = json!({"type": "ref/prompt", "name": "review_label"});
+    let labels = complete(prompt.clone(), "label", "WO").await.unwrap();
+    assert_eq!(labels["completion"]["values"], json!(["work", "workshop"]), "{labels}");
+    assert_eq!(
+        (labels["completion"]["total"].as_u64(), labels["completion"]["hasMore"].as_bool()),
+        (Some(2), Some(false))
+    );
+    let none = complete(prompt, "label", "zz").await.unwrap();
+    assert_eq!(none["completion"]["values"], json!([]));
+
+    // A template's variable, and a prompt argument that is one, from the list of notes.
+    let id = first["id"].as_str().unwrap();
+    let template = json!({"type": "ref/resource", "uri": "notes://notes/{id}"});
+    let ids = complete(template.clone(), "id", &id[..id.len() - 1]).await.unwrap();
+    assert_eq!(ids["completion"]["values"], json!([id]));
+    let by_prompt = complete(json!({"type": "ref/prompt", "name": "summarize_note"}), "id", id).await.unwrap();
+    assert_eq!(by_prompt["completion"]["values"], json!([id]));
+    // An argument without a source completes to nothing; an unknown reference is an error.
+    let nothing = complete(json!({"type": "ref/resource", "uri": "notes://exports/{id}"}), "id", "").await.unwrap();
+    assert_eq!(nothing["completion"]["values"], json!([]));
+    let unknown = complete(json!({"type": "ref/prompt", "name": "nope"}), "x", "").await.unwrap_err();
+    assert_eq!(unknown["code"], -32602);
+}
+
+/// The 2026-07-28 wire: no session, the protocol version and client in every request's `_meta`,
+/// every result typed, lists and reads with their cache hints.
+#[tokio::test]
+async fn the_stateless_wire_reads_resources_and_prompts_too() {
+    let s = Server::start(None).await;
+    let token = s.token("acme", "notes:write");
+    let id = create_note(&s, &token, "Stateless", &[]).await["id"].as_str().unwrap().to_string();
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let send = |method: &'static str, name: Option<String>, mut params: Value| {
+        params["_meta"] = meta.clone();
+        let mut req = reqwest::Client::new()
+            .post(s.url("/api/mcp"))
+            .bearer_auth(&token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method)
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}));
+        if let Some(name) = name {
+            req = req.header("mcp-name", name);
+        }
+        async move { req.send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+    let listed = send("resources/list", None, json!({})).await;
+    assert_eq!(listed["result"]["resultType"], "complete", "{listed}");
+    assert_eq!(listed["result"]["cacheScope"], "public");
+    let uri = format!("notes://notes/{id}");
+    let read = send("resources/read", Some(uri.clone()), json!({"uri": uri})).await;
+    assert_eq!(
+        (read["result"]["resultType"].as_str(), read["result"]["ttlMs"].as_u64()),
+        (Some("complete"), Some(0)),
+        "{read}"
+    );
+    let prompt =
+        send("prompts/get", Some("summarize_note".into()), json!({"name": "summarize_note", "arguments": {"id": id}}))
+            .await;
+    assert_eq!(prompt["result"]["messages"][1]["content"]["type"], "resource", "{prompt}");
+}
