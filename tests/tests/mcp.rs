@@ -663,7 +663,7 @@ async fn tool_calls_refused_as_invalid_are_audited_as_failed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_browser_based_client_on_an_allowed_origin_signs_in_and_calls_tools() {
     let (Some(modules), Some(chromium)) =
-        (common::tool("SPECWRIGHT_PLAYWRIGHT_NODE_MODULES"), common::tool("SPECWRIGHT_CHROMIUM"))
+        (tests::tool("SPECWRIGHT_PLAYWRIGHT_NODE_MODULES"), tests::tool("SPECWRIGHT_CHROMIUM"))
     else {
         return;
     };

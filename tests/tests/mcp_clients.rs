@@ -29,7 +29,7 @@ async fn vault() -> (common::TestServer, String, String, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_python_sdk_lists_stores_leases_redeems_and_gets_our_403() {
-    let Some(python) = common::tool("SPECWRIGHT_MCP_PYTHON") else {
+    let Some(python) = tests::tool("SPECWRIGHT_MCP_PYTHON") else {
         return;
     };
     let (_server, url, write, read) = vault().await;
@@ -49,7 +49,7 @@ async fn the_official_python_sdk_lists_stores_leases_redeems_and_gets_our_403() 
 /// the same token storage authorizes nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_python_sdk_completes_the_oauth_flow_with_step_up_and_token_reuse() {
-    let Some(python) = common::tool("SPECWRIGHT_MCP_PYTHON") else {
+    let Some(python) = tests::tool("SPECWRIGHT_MCP_PYTHON") else {
         return;
     };
     let server = common::TestServer::start().await;
@@ -63,7 +63,7 @@ async fn the_official_python_sdk_completes_the_oauth_flow_with_step_up_and_token
 /// and the browser's `Origin` all go through the prefix.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_python_sdk_completes_the_oauth_flow_through_a_path_stripping_proxy() {
-    let Some(python) = common::tool("SPECWRIGHT_MCP_PYTHON") else {
+    let Some(python) = tests::tool("SPECWRIGHT_MCP_PYTHON") else {
         return;
     };
     let (server, public) = common::proxy::serve_behind("/sw", |_| {}).await;
@@ -75,7 +75,7 @@ async fn the_official_python_sdk_completes_the_oauth_flow_through_a_path_strippi
 /// server's metadata at `/sw/.well-known/openid-configuration` (OpenID Connect Discovery).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_python_sdk_completes_the_oauth_flow_when_only_the_prefix_is_routed() {
-    let Some(python) = common::tool("SPECWRIGHT_MCP_PYTHON") else {
+    let Some(python) = tests::tool("SPECWRIGHT_MCP_PYTHON") else {
         return;
     };
     let (server, public) = common::proxy::serve_behind_prefix_only("/sw", |_| {}).await;
@@ -90,7 +90,7 @@ async fn the_official_python_sdk_completes_the_oauth_flow_when_only_the_prefix_i
 /// 2025 handshake (its default) and once negotiating the 2026-07-28 revision.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_typescript_client_signs_in_and_steps_up_in_both_revisions_when_only_the_prefix_is_routed() {
-    let Some(modules) = common::tool("SPECWRIGHT_MCP_CLIENT_NODE_MODULES") else {
+    let Some(modules) = tests::tool("SPECWRIGHT_MCP_CLIENT_NODE_MODULES") else {
         return;
     };
     let (server, public) = common::proxy::serve_behind_prefix_only("/sw", |_| {}).await;
@@ -148,7 +148,7 @@ async fn python_oauth_flow(python: &str, server: &common::TestServer, url: &str)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mcp_inspector_cli_lists_and_calls_tools() {
-    let Some(inspector) = common::tool("SPECWRIGHT_MCP_INSPECTOR") else {
+    let Some(inspector) = tests::tool("SPECWRIGHT_MCP_INSPECTOR") else {
         return;
     };
     let (_server, url, write, read) = vault().await;

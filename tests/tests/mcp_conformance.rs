@@ -59,7 +59,7 @@ fn bearers(tokens: impl IntoIterator<Item = String>) -> Vec<HeaderMap> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_vault_mcp_endpoint_passes_the_official_conformance_suite() {
-    let Some(command) = common::tool("SPECWRIGHT_MCP_CONFORMANCE") else { return };
+    let Some(command) = tests::tool("SPECWRIGHT_MCP_CONFORMANCE") else { return };
     let proxy = common::proxy::Proxy::bind("").await;
     let public = proxy.origin.clone();
     let server = common::TestServer::start_configured(common::Backend::Sqlite, |c, _| c.public_url = public.clone())
@@ -73,7 +73,7 @@ async fn the_vault_mcp_endpoint_passes_the_official_conformance_suite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_notes_mcp_endpoint_passes_the_official_conformance_suite() {
-    let Some(command) = common::tool("SPECWRIGHT_MCP_CONFORMANCE") else { return };
+    let Some(command) = tests::tool("SPECWRIGHT_MCP_CONFORMANCE") else { return };
     let proxy = common::proxy::Proxy::bind("").await;
     let dir = tempfile::tempdir().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

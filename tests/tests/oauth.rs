@@ -1157,7 +1157,7 @@ on_both_backends!(openid_yields_an_id_token_and_userinfo, |server| {
 /// (signature, iss, aud, exp, iat, nonce, at_hash, auth_time) and reads userinfo.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_third_party_relying_party_accepts_discovery_and_the_id_token() {
-    let Some(python) = common::tool("SPECWRIGHT_OIDC_PYTHON") else {
+    let Some(python) = tests::tool("SPECWRIGHT_OIDC_PYTHON") else {
         return;
     };
     let server = common::TestServer::start().await;

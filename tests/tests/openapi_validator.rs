@@ -20,7 +20,7 @@ fn documents() -> Vec<std::path::PathBuf> {
 
 #[test]
 fn emitted_documents_pass_openapi_spec_validator() {
-    let Some(bin) = common::tool("SPECWRIGHT_OPENAPI_VALIDATOR") else { return };
+    let Some(bin) = tests::tool("SPECWRIGHT_OPENAPI_VALIDATOR") else { return };
     for path in documents() {
         let name = path.display();
         let out = Command::new(&bin).arg(&path).output().expect("run validator");
@@ -38,7 +38,7 @@ fn emitted_documents_pass_openapi_spec_validator() {
 /// document.
 #[test]
 fn emitted_documents_pass_redocly_lint() {
-    let Some(bin) = common::tool("SPECWRIGHT_REDOCLY") else { return };
+    let Some(bin) = tests::tool("SPECWRIGHT_REDOCLY") else { return };
     let root = xtask::workspace_root();
     let out = Command::new(&bin)
         .current_dir(&root)

@@ -47,7 +47,7 @@ async fn fuzz(bin: String, document: String, token: String, config: Option<&str>
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_vault_behaves_as_its_document_says() {
-    let Some(bin) = common::tool("SPECWRIGHT_SCHEMATHESIS") else { return };
+    let Some(bin) = tests::tool("SPECWRIGHT_SCHEMATHESIS") else { return };
     let server = common::TestServer::start().await;
     server.tenant("acme", "alice").await;
     let document = server.url("/openapi/vault.json");
@@ -79,7 +79,7 @@ async fn the_vault_behaves_as_its_document_says() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_prospector_behaves_as_its_document_says() {
-    let Some(bin) = common::tool("SPECWRIGHT_SCHEMATHESIS") else { return };
+    let Some(bin) = tests::tool("SPECWRIGHT_SCHEMATHESIS") else { return };
     let server = common::TestServer::start().await;
     let token = server.team_token("alice", "acme");
     // Real leads to find, so operations on a lead reach more than 404.
@@ -94,7 +94,7 @@ async fn the_prospector_behaves_as_its_document_says() {
 /// details, which schemathesis checks against the document's `application/problem+json` responses.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_notes_showcase_behaves_as_its_document_says() {
-    let Some(bin) = common::tool("SPECWRIGHT_SCHEMATHESIS") else { return };
+    let Some(bin) = tests::tool("SPECWRIGHT_SCHEMATHESIS") else { return };
     let dir = tempfile::tempdir().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let config = runtime::Config::new(listener.local_addr().unwrap(), None, dir.path().to_path_buf());

@@ -21,8 +21,8 @@ use serde_json::Value;
 
 /// The generated SDKs and the installed generator tools, or `None` (skip) when not configured.
 fn sdk_dirs() -> Option<(PathBuf, PathBuf)> {
-    let sdk = common::tool("SPECWRIGHT_SDK_DIR")?;
-    let tools = common::tool("SPECWRIGHT_SDK_TOOLS")?;
+    let sdk = tests::tool("SPECWRIGHT_SDK_DIR")?;
+    let tools = tests::tool("SPECWRIGHT_SDK_TOOLS")?;
     let (sdk, tools) = (PathBuf::from(sdk), PathBuf::from(tools));
     let expected = xtask::workspace_root().join("target/sdk");
     assert_eq!(

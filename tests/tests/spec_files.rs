@@ -93,7 +93,7 @@ for doc in json.load(open(sys.argv[2])):
 
 #[test]
 fn every_valid_spec_passes_the_schema_and_the_schema_refuses_an_unknown_key() {
-    let Some(python) = common::tool("SPECWRIGHT_JSONSCHEMA_PYTHON") else { return };
+    let Some(python) = tests::tool("SPECWRIGHT_JSONSCHEMA_PYTHON") else { return };
     let mut valid: Vec<(String, String)> = spec_files()
         .into_iter()
         .filter(|p| !p.starts_with(root().join("codegen/tests/fixtures/invalid")))

@@ -326,28 +326,6 @@ macro_rules! on_both_backends {
     };
 }
 
-/// The path of a third-party tool `.ci/run` installs and names in `var` (an entry of
-/// `tests::OPTIONAL_TOOLS`); elsewhere `None`, after printing which suite skips (under
-/// `SPECWRIGHT_CI` a missing tool fails instead).
-pub fn tool(var: &str) -> Option<String> {
-    let entry = tests::OPTIONAL_TOOLS
-        .iter()
-        .find(|t| t.var == var)
-        .unwrap_or_else(|| panic!("{var} is not in tests::OPTIONAL_TOOLS: add it there so the skip report names it"));
-    match std::env::var(var) {
-        Ok(path) => Some(path),
-        Err(_) => {
-            assert!(
-                std::env::var("SPECWRIGHT_CI").is_err(),
-                "SPECWRIGHT_CI is set but {var} is not: .ci/run installs {}",
-                entry.what
-            );
-            eprintln!("SKIPPED ({}): set {var} (.ci/run installs {})", entry.suite, entry.what);
-            None
-        }
-    }
-}
-
 /// Registers a public client named `name` with the authorization server at `base` (a server's
 /// public URL) over RFC 7591, as any client does; its `client_id`.
 pub async fn register_client(base: &str, name: &str, redirect_uri: &str) -> String {
