@@ -1355,8 +1355,8 @@ pub struct PromptMessageDef {
     /// Text, with `{argument}` placeholders.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
-    /// The URI of a resource of this service (placeholders allowed), read as the caller and
-    /// embedded.
+    /// The URI of a resource of this service (placeholders allowed, or one argument that is the
+    /// whole URI: `{uri}`), read as the caller and embedded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<String>,
     /// The URI of a resource of this service whose content is an image (`image/*`), read as the

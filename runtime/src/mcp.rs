@@ -62,14 +62,37 @@ pub struct ToolServer {
     gate: Arc<BearerGate>,
     tools: Arc<Vec<Tool>>,
     catalog: Arc<catalog::Catalog>,
+    /// The server's public URL (the REST API's paths follow it).
+    public: Arc<str>,
 }
 
 impl ToolServer {
     /// Parses the generated descriptors once.
-    pub fn new(api: Arc<ServiceApi>, gate: Arc<BearerGate>) -> anyhow::Result<Self> {
+    pub fn new(api: Arc<ServiceApi>, gate: Arc<BearerGate>, public: &str) -> anyhow::Result<Self> {
         let tools: Vec<Tool> = serde_json::from_str(api.info().tools_json)?;
         let catalog = catalog::Catalog::parse(api.info().mcp_catalog_json)?;
-        Ok(ToolServer { api, gate, tools: Arc::new(tools), catalog: Arc::new(catalog) })
+        Ok(ToolServer { api, gate, tools: Arc::new(tools), catalog: Arc::new(catalog), public: public.into() })
+    }
+
+    /// A tool's file answer as its content ([`reads::file_content`]): under the URI of the resource
+    /// its operation reads, else of the REST route that serves it, filled in from the arguments.
+    async fn file_result(&self, op: &'static Operation, arguments: &Value, file: support::File) -> CallToolResult {
+        let media_type = file.media_type.clone();
+        let Ok(bytes) = axum::body::to_bytes(file.body, reads::CONTENT_LIMIT).await else {
+            let limit = reads::CONTENT_LIMIT;
+            let text = format!("the answer is larger than the {limit} bytes a tool result carries");
+            return CallToolResult::error(vec![rmcp::model::ContentBlock::text(text)]);
+        };
+        let value = |name: &str| {
+            let v = arguments.get(name)?;
+            Some(v.as_str().map_or_else(|| v.to_string(), str::to_string))
+        };
+        let resource = self.catalog.uri_of(op.id);
+        let uri = match resource {
+            Some(template) => support::expand_template(template, value),
+            None => format!("{}{}", self.public, support::expand_template(op.full_path, value)),
+        };
+        CallToolResult::success(vec![reads::file_content(&uri, resource.is_some(), &media_type, &bytes)])
     }
 
     fn reader(&self) -> reads::Reader<'_> {
@@ -225,6 +248,7 @@ impl ServerHandler for ToolServer {
     ) -> Result<CallToolResponse, McpError> {
         let caller = caller_of(&context)?;
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let given = arguments.clone();
         let started = std::time::Instant::now();
         let request_id = caller.request_id.clone();
         let called = self.api.call_tool(&self.gate, caller, &request.name, arguments).await;
@@ -235,25 +259,15 @@ impl ServerHandler for ToolServer {
         match called {
             None => Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None)),
             Some(Ok(ToolAnswer::Json(value))) => Ok(CallToolResult::structured(value).into()),
-            Some(Ok(ToolAnswer::File(file))) => Ok(file_result(file).await.into()),
+            Some(Ok(ToolAnswer::File(file))) => match self.api.tool(&request.name) {
+                Some(op) => Ok(self.file_result(op, &given, file).await.into()),
+                None => Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None)),
+            },
             Some(Err(failure)) => {
                 let body = failure.into_body(self.api.info(), Some(&request_id));
                 Ok(CallToolResult::structured_error(body).into())
             }
         }
-    }
-}
-
-/// A tool's file answer as its content: an image or audio as such, any other file as an
-/// embedded resource (text or base64).
-async fn file_result(file: support::File) -> CallToolResult {
-    let media_type = file.media_type.clone();
-    match axum::body::to_bytes(file.body, reads::CONTENT_LIMIT).await {
-        Err(_) => CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
-            "the answer is larger than the {} bytes a tool result carries",
-            reads::CONTENT_LIMIT
-        ))]),
-        Ok(bytes) => CallToolResult::success(vec![reads::file_content(&media_type, &bytes)]),
     }
 }
 
@@ -434,7 +448,7 @@ pub fn router(
     let Some(path) = api.info().mcp_path.filter(|_| api.has_mcp()) else {
         return Ok(None);
     };
-    let handler = ToolServer::new(api.clone(), gate.clone())?;
+    let handler = ToolServer::new(api.clone(), gate.clone(), config.url("").trim_end_matches('/'))?;
     let catalog = handler.catalog.clone();
     let service = StreamableHttpService::new(
         move || Ok(handler.clone()),

@@ -59,7 +59,7 @@ pub const OPTIONAL_TOOLS: &[OptionalTool] = &[
     OptionalTool {
         var: "SPECWRIGHT_MCP_CONFORMANCE",
         what: "the official MCP conformance suite",
-        suite: "the vault's and notes' MCP endpoints through @modelcontextprotocol/conformance (mcp_conformance.rs)",
+        suite: "the conformance service's, the vault's and notes' MCP endpoints through @modelcontextprotocol/conformance (mcp_conformance.rs)",
     },
     OptionalTool {
         var: "SPECWRIGHT_MCP_CLIENT_NODE_MODULES",

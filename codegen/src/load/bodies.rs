@@ -302,7 +302,6 @@ pub(super) fn check_file_output(c: &mut Collector, spec: &Spec, place: &Place, o
     }
     for (set, what) in [
         (op.ranges && op.method() != Method::Get, "answered in ranges unless read with GET"),
-        (op.mcp.is_some(), "an MCP tool (a tool result's structured content is JSON)"),
         (op.conditional.is_some(), "a conditional request (its tag is a digest of JSON)"),
     ] {
         if set {

@@ -99,6 +99,13 @@ impl Catalog {
         })
     }
 
+    /// The URI (or URI template) of the resource operation `id` reads, if it is one.
+    pub fn uri_of(&self, id: &str) -> Option<&str> {
+        let resource = self.resources.iter().find(|r| operation_of(r.meta.as_ref()).as_deref() == Some(id));
+        let template = || self.resource_templates.iter().find(|t| operation_of(t.meta.as_ref()).as_deref() == Some(id));
+        resource.map(|r| r.uri.as_str()).or_else(|| template().map(|t| t.uri_template.as_str()))
+    }
+
     /// Prompt `name` and its messages.
     pub fn prompt(&self, name: &str) -> Option<(&Prompt, &[MessageDef])> {
         let prompt = self.prompts.iter().find(|p| p.name == name)?;

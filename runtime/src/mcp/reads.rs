@@ -31,6 +31,7 @@ enum Missed {
     Unknown,
     Failed(&'static Operation, ToolFailure),
     TooLarge,
+    Scope(&'static str),
 }
 
 impl Reader<'_> {
@@ -49,6 +50,12 @@ impl Reader<'_> {
     async fn contents(&self, caller: Caller, uri: &str) -> Result<ResourceContents, Missed> {
         let located = self.catalog.locate(uri).ok_or(Missed::Unknown)?;
         let op = self.api.operation(&located.operation).ok_or(Missed::Unknown)?;
+        // The endpoint checked a read's scope before the protocol layer; a prompt's resource
+        // whose URI the caller gave is checked here.
+        let scope = if op.public { super::lowest(self.api) } else { op.scope };
+        if !self.api.info().satisfies(caller.scopes.iter().map(String::as_str), scope) {
+            return Err(Missed::Scope(scope));
+        }
         let arguments = support::path_arguments(op, &located.values).map_err(|f| Missed::Failed(op, f))?;
         let started = std::time::Instant::now();
         let answer = self.api.call_operation(self.gate, caller, op, arguments).await.ok_or(Missed::Unknown)?;
@@ -75,6 +82,11 @@ impl Reader<'_> {
     fn missed(&self, uri: &str, missed: Missed) -> McpError {
         match missed {
             Missed::Unknown => McpError::invalid_params(format!("no resource {uri}"), Some(json!({ "uri": uri }))),
+            Missed::Scope(scope) => McpError::new(
+                rmcp::model::ErrorCode(super::INSUFFICIENT_SCOPE_CODE as i32),
+                format!("insufficient_scope: reading {uri} requires {scope}"),
+                Some(json!({ "uri": uri, "required": scope })),
+            ),
             Missed::TooLarge => McpError::internal_error(
                 format!("{uri} is larger than the {CONTENT_LIMIT} bytes a read carries"),
                 Some(json!({ "uri": uri })),
@@ -156,8 +168,8 @@ impl Reader<'_> {
             return Ok(PromptMessage::new(role, ContentBlock::text(fill(text, value))));
         }
         let (uri, image) = match (&m.resource, &m.image) {
-            (Some(uri), _) => (support::expand_template(uri, value), false),
-            (None, Some(uri)) => (support::expand_template(uri, value), true),
+            (Some(uri), _) => (filled_uri(uri, value), false),
+            (None, Some(uri)) => (filled_uri(uri, value), true),
             (None, None) => return Ok(PromptMessage::new(role, ContentBlock::text(""))),
         };
         let contents = self.contents(caller, &uri).await.map_err(|m| self.missed(&uri, m))?;
@@ -244,9 +256,10 @@ impl Reader<'_> {
     }
 }
 
-/// A file a tool answers as its content: an image or audio as such, text (a text or JSON type in
-/// UTF-8) and anything else as an embedded resource, with no URI of its own.
-pub(super) fn file_content(media_type: &str, bytes: &[u8]) -> ContentBlock {
+/// A file a tool answers as its content: an image or audio as such; the resource `uri` is
+/// (`resource`, the operation's own) embedded; other text (a text or JSON type in UTF-8) as text;
+/// anything else embedded under `uri`, where the REST API serves it.
+pub(super) fn file_content(uri: &str, resource: bool, media_type: &str, bytes: &[u8]) -> ContentBlock {
     let b64 = || base64::engine::general_purpose::STANDARD.encode(bytes);
     if media_type.starts_with("image/") {
         return ContentBlock::image(b64(), media_type);
@@ -254,7 +267,10 @@ pub(super) fn file_content(media_type: &str, bytes: &[u8]) -> ContentBlock {
     if media_type.starts_with("audio/") {
         return ContentBlock::audio(b64(), media_type);
     }
-    ContentBlock::resource(file_contents("", media_type, bytes))
+    match file_contents(uri, media_type, bytes) {
+        ResourceContents::TextResourceContents { text, .. } if !resource => ContentBlock::text(text),
+        contents => ContentBlock::resource(contents),
+    }
 }
 
 /// A file's bytes as resource contents: text when its type is a text or JSON type and it is
@@ -274,6 +290,16 @@ fn file_contents(uri: &str, media_type: &str, bytes: &[u8]) -> ResourceContents 
             blob: base64::engine::general_purpose::STANDARD.encode(bytes),
             meta: None,
         },
+    }
+}
+
+/// A prompt's resource URI with its arguments: one argument that is the whole URI as given,
+/// else each variable percent-encoded into its place.
+fn filled_uri(template: &str, value: &impl Fn(&str) -> Option<String>) -> String {
+    let whole = template.strip_prefix('{').and_then(|t| t.strip_suffix('}')).filter(|n| !n.contains(['{', '}']));
+    match whole {
+        Some(name) => value(name).unwrap_or_default(),
+        None => support::expand_template(template, value),
     }
 }
 

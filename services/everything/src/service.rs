@@ -1,0 +1,100 @@
+//! The fixtures: each operation answers what the MCP conformance suite expects of the tool,
+//! resource or prompt it backs (the reference servers' texts and media), the same over REST.
+
+use everything_api::everything::{EverythingService, errors, models};
+use runtime::Context;
+use support::{File, Problem};
+
+/// The fixtures hold no state: every answer is fixed by its inputs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Everything;
+
+/// A 1×1 PNG image.
+const PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00,
+    0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4, 0x89, 0x00, 0x00, 0x00, 0x0d, 0x49,
+    0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0x64, 0xf8, 0xcf, 0x50, 0x0f, 0x00, 0x03, 0x86, 0x01, 0x80, 0x5a, 0x34, 0x7d,
+    0x6b, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+/// A WAV file: 8 kHz, 8-bit mono, a tenth of a second of a square wave.
+fn wav() -> Vec<u8> {
+    let samples: Vec<u8> = (0..800).map(|i| if (i / 10) % 2 == 0 { 0xa0 } else { 0x60 }).collect();
+    let mut out = Vec::with_capacity(44 + samples.len());
+    let len = |n: usize| u32::try_from(n).unwrap_or(u32::MAX).to_le_bytes();
+    out.extend_from_slice(b"RIFF");
+    out.extend_from_slice(&len(36 + samples.len()));
+    out.extend_from_slice(b"WAVEfmt ");
+    out.extend_from_slice(&16u32.to_le_bytes());
+    out.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    out.extend_from_slice(&1u16.to_le_bytes()); // mono
+    out.extend_from_slice(&8000u32.to_le_bytes()); // samples per second
+    out.extend_from_slice(&8000u32.to_le_bytes()); // bytes per second
+    out.extend_from_slice(&1u16.to_le_bytes()); // block align
+    out.extend_from_slice(&8u16.to_le_bytes()); // bits per sample
+    out.extend_from_slice(b"data");
+    out.extend_from_slice(&len(samples.len()));
+    out.extend_from_slice(&samples);
+    out
+}
+
+fn text(text: &'static str) -> File {
+    File::bytes("text/plain", text)
+}
+
+impl EverythingService for Everything {
+    type Context = Context;
+
+    async fn simple_text(&self, _cx: &mut Context) -> Result<File, errors::SimpleTextError> {
+        Ok(text("This is a simple text response for testing."))
+    }
+
+    async fn image_content(&self, _cx: &mut Context) -> Result<File, errors::ImageContentError> {
+        Ok(File::bytes("image/png", PNG))
+    }
+
+    async fn audio_content(&self, _cx: &mut Context) -> Result<File, errors::AudioContentError> {
+        Ok(File::bytes("audio/wav", wav()))
+    }
+
+    async fn embedded_resource(&self, _cx: &mut Context) -> Result<File, errors::EmbeddedResourceError> {
+        Ok(text("This is an embedded resource content."))
+    }
+
+    async fn error_handling(&self, _cx: &mut Context) -> Result<(), errors::ErrorHandlingError> {
+        Err(errors::ErrorHandlingError::Intentional(Problem::new(
+            "This tool intentionally returns an error for testing",
+        )))
+    }
+
+    async fn static_text(&self, _cx: &mut Context) -> Result<File, errors::StaticTextError> {
+        Ok(text("This is the content of the static text resource."))
+    }
+
+    async fn static_binary(&self, _cx: &mut Context) -> Result<File, errors::StaticBinaryError> {
+        Ok(File::bytes("image/png", PNG))
+    }
+
+    async fn example_resource(&self, _cx: &mut Context) -> Result<File, errors::ExampleResourceError> {
+        Ok(text("This is the content of the example resource."))
+    }
+
+    async fn template_data(
+        &self,
+        _cx: &mut Context,
+        input: models::TemplateRef,
+    ) -> Result<models::TemplateData, errors::TemplateDataError> {
+        let data = format!("Data for ID: {}", input.id);
+        Ok(models::TemplateData { id: input.id, template_test: true, data })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_sound_is_a_wav_file_of_its_length() {
+        let wav = super::wav();
+        assert_eq!((&wav[..4], &wav[8..12]), (&b"RIFF"[..], &b"WAVE"[..]));
+        assert_eq!(u32::from_le_bytes(wav[4..8].try_into().unwrap()) as usize, wav.len() - 8);
+    }
+}

@@ -1,0 +1,133 @@
+//! The conformance service, without the suite: every fixture tool answers content of its file's
+//! type (text, image, audio, an embedded resource under its URI, an error result), its resources
+//! and template read as text or base64, its prompts embed what they name (a resource whose URI
+//! is an argument too), and a URI of no resource is refused.
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+struct Served {
+    base: String,
+    token: String,
+    _dir: tempfile::TempDir,
+}
+
+async fn serve() -> Served {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let config = runtime::Config::new(listener.local_addr().unwrap(), None, dir.path().to_path_buf());
+    let platform = runtime::Platform::open(config.clone()).await.unwrap();
+    let app = everything::server(&platform).await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { platform.run(listener, app).await });
+    let keys = runtime::keys::SigningKeys::load_or_create(&config.data_dir).unwrap();
+    let audience = runtime::Catalog::new([&everything::SERVICE]).resources(&config);
+    let claims = runtime::keys::claims(&config.issuer(), "ann", "acme", "everything:read", audience, 600, None);
+    Served { base, token: keys.mint(&claims).unwrap(), _dir: dir }
+}
+
+impl Served {
+    async fn rpc(&self, method: &str, params: Value) -> Value {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let resp = reqwest::Client::new()
+            .post(format!("{}/mcp", self.base))
+            .bearer_auth(&self.token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let answer: Value = resp.json().await.unwrap();
+        assert!(answer.get("error").is_none(), "{method}: {answer}");
+        answer["result"].clone()
+    }
+
+    async fn call(&self, tool: &str) -> Value {
+        self.rpc("tools/call", json!({"name": tool})).await
+    }
+}
+
+fn decoded(b64: &Value) -> Vec<u8> {
+    base64::engine::general_purpose::STANDARD.decode(b64.as_str().unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn each_tool_answers_content_of_its_files_type() {
+    let s = serve().await;
+    let text = s.call("test_simple_text").await;
+    assert_eq!(text["content"], json!([{"type": "text", "text": "This is a simple text response for testing."}]));
+    let image = &s.call("test_image_content").await["content"][0];
+    assert_eq!((image["type"].as_str(), image["mimeType"].as_str()), (Some("image"), Some("image/png")));
+    assert_eq!(&decoded(&image["data"])[..8], b"\x89PNG\r\n\x1a\n");
+    let audio = &s.call("test_audio_content").await["content"][0];
+    assert_eq!((audio["type"].as_str(), audio["mimeType"].as_str()), (Some("audio"), Some("audio/wav")));
+    assert_eq!(&decoded(&audio["data"])[..4], b"RIFF");
+    // The operation is a resource too: embedded under its URI.
+    let embedded = &s.call("test_embedded_resource").await["content"][0];
+    assert_eq!(embedded["type"], "resource");
+    assert_eq!(
+        embedded["resource"],
+        json!({"uri": "test://embedded-resource", "mimeType": "text/plain", "text": "This is an embedded resource content."})
+    );
+    let error = s.call("test_error_handling").await;
+    assert_eq!(error["isError"], true, "{error}");
+    assert_eq!(error["structuredContent"]["detail"], "This tool intentionally returns an error for testing", "{error}");
+}
+
+#[tokio::test]
+async fn resources_read_as_text_or_base64_and_prompts_embed_what_they_name() {
+    let s = serve().await;
+    let text = s.rpc("resources/read", json!({"uri": "test://static-text"})).await;
+    assert_eq!(text["contents"][0]["text"], "This is the content of the static text resource.");
+    let binary = s.rpc("resources/read", json!({"uri": "test://static-binary"})).await;
+    assert_eq!(
+        (binary["contents"][0]["mimeType"].as_str(), &decoded(&binary["contents"][0]["blob"])[..4]),
+        (Some("image/png"), &b"\x89PNG"[..])
+    );
+    let data = s.rpc("resources/read", json!({"uri": "test://template/123/data"})).await;
+    let data: Value = serde_json::from_str(data["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(data, json!({"id": "123", "templateTest": true, "data": "Data for ID: 123"}));
+
+    let args = json!({"name": "test_prompt_with_arguments", "arguments": {"arg1": "a", "arg2": "b"}});
+    let got = s.rpc("prompts/get", args).await;
+    assert_eq!(got["messages"][0]["content"]["text"], "Prompt with arguments: arg1='a', arg2='b'");
+    // The resource is the one whose URI the caller gives.
+    let args =
+        json!({"name": "test_prompt_with_embedded_resource", "arguments": {"resourceUri": "test://example-resource"}});
+    let got = s.rpc("prompts/get", args).await;
+    assert_eq!(got["messages"][0]["content"]["resource"]["uri"], "test://example-resource");
+    assert_eq!(got["messages"][0]["content"]["resource"]["text"], "This is the content of the example resource.");
+    let image = s.rpc("prompts/get", json!({"name": "test_prompt_with_image"})).await;
+    assert_eq!(
+        (image["messages"][0]["content"]["type"].as_str(), image["messages"][0]["content"]["mimeType"].as_str()),
+        (Some("image"), Some("image/png"))
+    );
+    let completed = s
+        .rpc("completion/complete", json!({"ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"}, "argument": {"name": "arg1", "value": "par"}}))
+        .await;
+    assert_eq!(completed["completion"]["values"], json!(["paris", "park", "party"]));
+}
+
+#[tokio::test]
+async fn a_prompt_given_a_uri_of_no_resource_is_refused() {
+    let s = serve().await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get",
+        "params": {"name": "test_prompt_with_embedded_resource", "arguments": {"resourceUri": "file:///etc/passwd"}}});
+    let answer: Value = reqwest::Client::new()
+        .post(format!("{}/mcp", s.base))
+        .bearer_auth(&s.token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (answer["error"]["code"].as_i64(), answer["error"]["data"]["uri"].as_str()),
+        (Some(-32602), Some("file:///etc/passwd"))
+    );
+}
