@@ -27,7 +27,15 @@ async fn serve() -> Served {
 }
 
 impl Served {
+    /// The result of a request that succeeds.
     async fn rpc(&self, method: &str, params: Value) -> Value {
+        let answer = self.answer(method, params).await;
+        assert!(answer.get("error").is_none(), "{method}: {answer}");
+        answer["result"].clone()
+    }
+
+    /// The whole JSON-RPC answer to a request.
+    async fn answer(&self, method: &str, params: Value) -> Value {
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
         let resp = reqwest::Client::new()
             .post(format!("{}/mcp", self.base))
@@ -38,9 +46,7 @@ impl Served {
             .send()
             .await
             .unwrap();
-        let answer: Value = resp.json().await.unwrap();
-        assert!(answer.get("error").is_none(), "{method}: {answer}");
-        answer["result"].clone()
+        resp.json().await.unwrap()
     }
 
     async fn call(&self, tool: &str) -> Value {
@@ -112,20 +118,9 @@ async fn resources_read_as_text_or_base64_and_prompts_embed_what_they_name() {
 #[tokio::test]
 async fn a_prompt_given_a_uri_of_no_resource_is_refused() {
     let s = serve().await;
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get",
-        "params": {"name": "test_prompt_with_embedded_resource", "arguments": {"resourceUri": "file:///etc/passwd"}}});
-    let answer: Value = reqwest::Client::new()
-        .post(format!("{}/mcp", s.base))
-        .bearer_auth(&s.token)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25")
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let params =
+        json!({"name": "test_prompt_with_embedded_resource", "arguments": {"resourceUri": "file:///etc/passwd"}});
+    let answer = s.answer("prompts/get", params).await;
     assert_eq!(
         (answer["error"]["code"].as_i64(), answer["error"]["data"]["uri"].as_str()),
         (Some(-32602), Some("file:///etc/passwd"))
