@@ -135,19 +135,22 @@ fn caller_of(context: &RequestContext<RoleServer>) -> Result<Caller, McpError> {
 impl ServerHandler for ToolServer {
     fn get_info(&self) -> InitializeResult {
         let service = self.api.info();
-        let capabilities = ServerCapabilities::builder();
-        let capabilities =
-            match (!self.tools.is_empty(), self.catalog.has_resources(), !self.catalog.prompts.is_empty()) {
-                (true, true, true) => {
-                    capabilities.enable_tools().enable_resources().enable_prompts().enable_completions().build()
-                }
-                (true, true, false) => capabilities.enable_tools().enable_resources().enable_completions().build(),
-                (true, false, true) => capabilities.enable_tools().enable_prompts().enable_completions().build(),
-                (false, true, true) => capabilities.enable_resources().enable_prompts().enable_completions().build(),
-                (false, true, false) => capabilities.enable_resources().enable_completions().build(),
-                (false, false, true) => capabilities.enable_prompts().enable_completions().build(),
-                _ => capabilities.enable_tools().build(),
-            };
+        // What the spec declares; logging and progress come from the platform, for any operation.
+        let mut capabilities = ServerCapabilities::builder().enable_tools().build();
+        capabilities.logging = Some(Default::default());
+        if self.tools.is_empty() {
+            capabilities.tools = None;
+        }
+        let (resources, prompts) = (self.catalog.has_resources(), !self.catalog.prompts.is_empty());
+        if resources {
+            capabilities.resources = Some(Default::default());
+        }
+        if prompts {
+            capabilities.prompts = Some(Default::default());
+        }
+        if resources || prompts {
+            capabilities.completions = Some(Default::default());
+        }
         let mut info = InitializeResult::new(capabilities);
         info.server_info = Implementation::new(format!("specwright-{}", service.name), env!("CARGO_PKG_VERSION"))
             .with_title(service.title);
@@ -162,6 +165,17 @@ impl ServerHandler for ToolServer {
     ) -> Result<ListToolsResult, McpError> {
         one_page(request, "tool")?;
         Ok(public_list!(ListToolsResult, (*self.tools).clone()))
+    }
+
+    /// Acknowledged: a stateless server remembers no level, so calls log at `info` and above on
+    /// the revisions that have this method ([`crate::progress`]).
+    #[allow(deprecated, reason = "MCP logging is deprecated in the draft, not in the revisions served")]
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        Ok(())
     }
 
     async fn list_resources(
@@ -251,7 +265,8 @@ impl ServerHandler for ToolServer {
         let given = arguments.clone();
         let started = std::time::Instant::now();
         let request_id = caller.request_id.clone();
-        let called = self.api.call_tool(&self.gate, caller, &request.name, arguments).await;
+        let reporter = crate::progress::Reporter::of(&context);
+        let called = reporter.scope(self.api.call_tool(&self.gate, caller, &request.name, arguments)).await;
         if let (Some(outcome), Some(op)) = (&called, self.api.tool(&request.name)) {
             let word = if outcome.is_ok() { "ok" } else { "error" };
             crate::metrics::tool_call(self.api.info().name, op.tool.unwrap_or(op.id), word, Some(started.elapsed()));

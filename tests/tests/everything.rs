@@ -126,3 +126,83 @@ async fn a_prompt_given_a_uri_of_no_resource_is_refused() {
         (Some(-32602), Some("file:///etc/passwd"))
     );
 }
+
+/// The messages of an answer: one JSON body, or each `data:` line of an event stream.
+async fn messages(resp: reqwest::Response) -> Vec<Value> {
+    let streamed = resp.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream");
+    let text = resp.text().await.unwrap();
+    if !streamed {
+        return vec![serde_json::from_str(&text).unwrap()];
+    }
+    text.lines().filter_map(|l| l.strip_prefix("data:")).filter_map(|d| serde_json::from_str(d.trim()).ok()).collect()
+}
+
+impl Served {
+    /// The messages answering `tools/call` of `tool` with `meta`, on `revision`'s wire.
+    async fn streamed(&self, revision: &str, tool: &str, meta: Value) -> Vec<Value> {
+        let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": tool, "_meta": meta}});
+        let mut req = reqwest::Client::new()
+            .post(format!("{}/mcp", self.base))
+            .bearer_auth(&self.token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", revision)
+            .json(&body);
+        if revision == "2026-07-28" {
+            req = req.header("mcp-method", "tools/call").header("mcp-name", tool);
+        }
+        messages(req.send().await.unwrap()).await
+    }
+}
+
+fn stateless_meta(more: Value) -> Value {
+    let mut meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    meta.as_object_mut().unwrap().extend(more.as_object().unwrap().clone());
+    meta
+}
+
+#[tokio::test]
+async fn progress_reaches_a_client_that_asked_for_it_before_the_result_on_both_wires() {
+    let s = serve().await;
+    for (revision, meta) in [
+        ("2025-11-25", json!({"progressToken": "p-1"})),
+        ("2026-07-28", stateless_meta(json!({"progressToken": "p-1"}))),
+    ] {
+        let got = s.streamed(revision, "test_tool_with_progress", meta).await;
+        let progress: Vec<(f64, f64)> = got
+            .iter()
+            .filter(|m| m["method"] == "notifications/progress")
+            .inspect(|m| assert_eq!(m["params"]["progressToken"], "p-1"))
+            .map(|m| (m["params"]["progress"].as_f64().unwrap(), m["params"]["total"].as_f64().unwrap()))
+            .collect();
+        assert_eq!(progress, [(0.0, 100.0), (50.0, 100.0), (100.0, 100.0)], "{revision}: {got:?}");
+        assert_eq!(got.last().unwrap()["id"], 7, "the result comes last: {got:?}");
+    }
+    // Without a progress token, none.
+    let got = s.streamed("2025-11-25", "test_tool_with_progress", json!({})).await;
+    assert!(got.iter().all(|m| m["method"] != "notifications/progress"), "{got:?}");
+}
+
+#[tokio::test]
+async fn log_messages_reach_a_client_at_the_level_it_reads_and_none_unasked_on_the_stateless_wire() {
+    let s = serve().await;
+    let logged = |got: &[Value]| -> Vec<String> {
+        got.iter()
+            .filter(|m| m["method"] == "notifications/message")
+            .map(|m| m["params"]["data"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let got = s.streamed("2025-11-25", "test_tool_with_logging", json!({})).await;
+    assert_eq!(logged(&got), ["Tool execution started", "Tool processing data", "Tool execution completed"]);
+    assert_eq!(got.iter().find(|m| m["method"] == "notifications/message").unwrap()["params"]["level"], "info");
+    // 2026-07-28: only a request that names a level gets logs, at or above it.
+    let got = s.streamed("2026-07-28", "test_logging_tool", stateless_meta(json!({}))).await;
+    assert!(logged(&got).is_empty(), "{got:?}");
+    let asked = stateless_meta(json!({"io.modelcontextprotocol/logLevel": "debug"}));
+    assert_eq!(logged(&s.streamed("2026-07-28", "test_logging_tool", asked).await), ["The logging tool ran"]);
+    let above = stateless_meta(json!({"io.modelcontextprotocol/logLevel": "error"}));
+    assert!(logged(&s.streamed("2026-07-28", "test_logging_tool", above).await).is_empty());
+}

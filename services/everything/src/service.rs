@@ -2,7 +2,7 @@
 //! resource or prompt it backs (the reference servers' texts and media), the same over REST.
 
 use everything_api::everything::{EverythingService, errors, models};
-use runtime::Context;
+use runtime::{Context, LogLevel};
 use support::{File, Problem};
 
 /// The fixtures hold no state: every answer is fixed by its inputs.
@@ -38,6 +38,9 @@ fn wav() -> Vec<u8> {
     out
 }
 
+/// The pause between two reported steps.
+const STEP: std::time::Duration = std::time::Duration::from_millis(50);
+
 fn text(text: &'static str) -> File {
     File::bytes("text/plain", text)
 }
@@ -65,6 +68,27 @@ impl EverythingService for Everything {
         Err(errors::ErrorHandlingError::Intentional(Problem::new(
             "This tool intentionally returns an error for testing",
         )))
+    }
+
+    async fn with_progress(&self, cx: &mut Context) -> Result<File, errors::WithProgressError> {
+        for done in [0.0, 50.0, 100.0] {
+            cx.progress(done, Some(100.0), Some(&format!("{done} of 100"))).await;
+            tokio::time::sleep(STEP).await;
+        }
+        Ok(text("Progress reported: 0, 50 and 100 of 100."))
+    }
+
+    async fn with_logging(&self, cx: &mut Context) -> Result<File, errors::WithLoggingError> {
+        for step in ["Tool execution started", "Tool processing data", "Tool execution completed"] {
+            cx.log(LogLevel::Info, step).await;
+            tokio::time::sleep(STEP).await;
+        }
+        Ok(text("Logged three steps."))
+    }
+
+    async fn logging_tool(&self, cx: &mut Context) -> Result<File, errors::LoggingToolError> {
+        cx.log(LogLevel::Info, "The logging tool ran").await;
+        Ok(text("Logged once."))
     }
 
     async fn static_text(&self, _cx: &mut Context) -> Result<File, errors::StaticTextError> {

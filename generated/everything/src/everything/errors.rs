@@ -55,6 +55,36 @@ support::operation_errors! {
         Unavailable = "unavailable",
     }
 
+    /// Errors `with_progress` may return: the codes it declares plus the service-wide ones.
+    WithProgressError {
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `with_logging` may return: the codes it declares plus the service-wide ones.
+    WithLoggingError {
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `logging_tool` may return: the codes it declares plus the service-wide ones.
+    LoggingToolError {
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
     /// Errors `static_text` may return: the codes it declares plus the service-wide ones.
     StaticTextError {
         /// `internal` (HTTP 500): An unexpected fault.

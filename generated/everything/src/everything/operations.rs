@@ -179,6 +179,48 @@ pub static ERROR_HANDLING: Operation = Operation {
     tags: &["tools"],
     ..BASE
 };
+/// `GET /api/progress`: A call reporting its progress
+pub static WITH_PROGRESS: Operation = Operation {
+    id: "with_progress",
+    method: Method::Get,
+    path: "/progress",
+    full_path: "/api/progress",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("test_tool_with_progress"),
+    tags: &["tools"],
+    ..BASE
+};
+/// `GET /api/logging`: A call logging its steps
+pub static WITH_LOGGING: Operation = Operation {
+    id: "with_logging",
+    method: Method::Get,
+    path: "/logging",
+    full_path: "/api/logging",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("test_tool_with_logging"),
+    tags: &["tools"],
+    ..BASE
+};
+/// `GET /api/log`: A call logging once
+pub static LOGGING_TOOL: Operation = Operation {
+    id: "logging_tool",
+    method: Method::Get,
+    path: "/log",
+    full_path: "/api/log",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("test_logging_tool"),
+    tags: &["tools"],
+    ..BASE
+};
 /// `GET /api/static-text`: A text resource
 pub static STATIC_TEXT: Operation = Operation {
     id: "static_text",
@@ -233,12 +275,15 @@ pub static TEMPLATE_DATA: Operation = Operation {
     ..BASE
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 9usize] = [
+pub static OPERATIONS: [&Operation; 12usize] = [
     &SIMPLE_TEXT,
     &IMAGE_CONTENT,
     &AUDIO_CONTENT,
     &EMBEDDED_RESOURCE,
     &ERROR_HANDLING,
+    &WITH_PROGRESS,
+    &WITH_LOGGING,
+    &LOGGING_TOOL,
     &STATIC_TEXT,
     &STATIC_BINARY,
     &EXAMPLE_RESOURCE,

@@ -28,6 +28,9 @@ where
         .route(operations::AUDIO_CONTENT.full_path, on::<AudioContent, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::EMBEDDED_RESOURCE.full_path, on::<EmbeddedResource, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::ERROR_HANDLING.full_path, on::<ErrorHandling, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::WITH_PROGRESS.full_path, on::<WithProgress, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::WITH_LOGGING.full_path, on::<WithLogging, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::LOGGING_TOOL.full_path, on::<LoggingTool, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::STATIC_TEXT.full_path, on::<StaticText, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::STATIC_BINARY.full_path, on::<StaticBinary, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::EXAMPLE_RESOURCE.full_path, on::<ExampleResource, S, G>(methods(&SERVICE, "GET"), &app))
@@ -82,6 +85,36 @@ impl<S: EverythingService> Endpoint<S, S::Context> for ErrorHandling {
     const OP: &'static Operation = &operations::ERROR_HANDLING;
     async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.error_handling(cx).await.map(|()| support::Success::Empty)
+    }
+}
+/// `GET /api/progress`: A call reporting its progress
+pub struct WithProgress;
+impl<S: EverythingService> Endpoint<S, S::Context> for WithProgress {
+    type Input = NoInput;
+    type Error = errors::WithProgressError;
+    const OP: &'static Operation = &operations::WITH_PROGRESS;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.with_progress(cx).await.map(support::Success::File)
+    }
+}
+/// `GET /api/logging`: A call logging its steps
+pub struct WithLogging;
+impl<S: EverythingService> Endpoint<S, S::Context> for WithLogging {
+    type Input = NoInput;
+    type Error = errors::WithLoggingError;
+    const OP: &'static Operation = &operations::WITH_LOGGING;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.with_logging(cx).await.map(support::Success::File)
+    }
+}
+/// `GET /api/log`: A call logging once
+pub struct LoggingTool;
+impl<S: EverythingService> Endpoint<S, S::Context> for LoggingTool {
+    type Input = NoInput;
+    type Error = errors::LoggingToolError;
+    const OP: &'static Operation = &operations::LOGGING_TOOL;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.logging_tool(cx).await.map(support::Success::File)
     }
 }
 /// `GET /api/static-text`: A text resource

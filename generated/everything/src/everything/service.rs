@@ -46,6 +46,27 @@ pub trait EverythingService: Send + Sync + 'static {
         &self,
         cx: &mut Self::Context,
     ) -> impl Future<Output = Result<(), errors::ErrorHandlingError>> + Send;
+    /// A call reporting its progress
+    ///
+    /// `GET /api/progress` · scope `everything:read` · MCP tool `test_tool_with_progress`
+    fn with_progress(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::File, errors::WithProgressError>> + Send;
+    /// A call logging its steps
+    ///
+    /// `GET /api/logging` · scope `everything:read` · MCP tool `test_tool_with_logging`
+    fn with_logging(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::File, errors::WithLoggingError>> + Send;
+    /// A call logging once
+    ///
+    /// `GET /api/log` · scope `everything:read` · MCP tool `test_logging_tool`
+    fn logging_tool(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::File, errors::LoggingToolError>> + Send;
     /// A text resource
     ///
     /// `GET /api/static-text` · scope `everything:read`

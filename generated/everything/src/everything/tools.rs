@@ -5,12 +5,15 @@
 use super::{EverythingService, operations, router};
 use support::{Gate, Operation, ToolAnswer, ToolFailure, tool};
 /// Tool name → operation, in spec order.
-pub static TOOLS: [(&str, &Operation); 5usize] = [
+pub static TOOLS: [(&str, &Operation); 8usize] = [
     ("test_simple_text", &operations::SIMPLE_TEXT),
     ("test_image_content", &operations::IMAGE_CONTENT),
     ("test_audio_content", &operations::AUDIO_CONTENT),
     ("test_embedded_resource", &operations::EMBEDDED_RESOURCE),
     ("test_error_handling", &operations::ERROR_HANDLING),
+    ("test_tool_with_progress", &operations::WITH_PROGRESS),
+    ("test_tool_with_logging", &operations::WITH_LOGGING),
+    ("test_logging_tool", &operations::LOGGING_TOOL),
 ];
 /// Calls operation `op` for a caller `gate` admitted; `None` when the MCP endpoint
 /// reaches no such operation. Success is the same body the REST route answers (`{}` for
@@ -33,6 +36,9 @@ where
         "audio_content" => tool::<router::AudioContent, S, G>(service, gate, caller, arguments).await,
         "embedded_resource" => tool::<router::EmbeddedResource, S, G>(service, gate, caller, arguments).await,
         "error_handling" => tool::<router::ErrorHandling, S, G>(service, gate, caller, arguments).await,
+        "with_progress" => tool::<router::WithProgress, S, G>(service, gate, caller, arguments).await,
+        "with_logging" => tool::<router::WithLogging, S, G>(service, gate, caller, arguments).await,
+        "logging_tool" => tool::<router::LoggingTool, S, G>(service, gate, caller, arguments).await,
         "static_text" => tool::<router::StaticText, S, G>(service, gate, caller, arguments).await,
         "static_binary" => tool::<router::StaticBinary, S, G>(service, gate, caller, arguments).await,
         "example_resource" => tool::<router::ExampleResource, S, G>(service, gate, caller, arguments).await,
