@@ -35,6 +35,7 @@ pub fn descriptors(api: &Api, doc: &Value) -> Value {
             },
             "inputSchema": openapi::input_schema(api, doc, op),
         });
+        mark_headers(api, op, &mut d["inputSchema"]);
         if let Some(out) = openapi::output_schema(api, doc, op) {
             d["outputSchema"] = out;
         }
@@ -43,6 +44,21 @@ pub fn descriptors(api: &Api, doc: &Value) -> Value {
         Some(d)
     });
     Value::Array(tools.collect())
+}
+
+/// Marks each argument whose field travels in a header over REST (a string, number or boolean)
+/// with `x-mcp-header`: its header's name, which a 2026-07-28 client sends as
+/// `Mcp-Param-<name>` beside the argument (SEP-2243), so that what routes on headers sees it.
+fn mark_headers(api: &Api, op: &Operation, schema: &mut Value) {
+    use crate::ir::Ty;
+    let Some(input) = api.input(op) else { return };
+    for f in input.fields_in(support::Location::Header) {
+        let simple =
+            matches!(f.ty, Ty::String | Ty::Integer | Ty::Number | Ty::Boolean | Ty::Enum(_) | Ty::DateTime | Ty::Date);
+        if let (true, Some(property)) = (simple, schema.pointer_mut(&format!("/properties/{}", f.name))) {
+            property["x-mcp-header"] = json!(f.http_header());
+        }
+    }
 }
 
 /// `_meta` key naming the operation a tool, resource or completion calls.

@@ -11,6 +11,7 @@
 //! error, as the protocol requires.
 
 mod catalog;
+mod headers;
 mod jsonrpc;
 mod reads;
 
@@ -363,6 +364,9 @@ async fn authorize(State(guard): State<Guard>, request: Request, next: Next) -> 
                 guard.gate.audit_scope_denial(&caller, op).await;
             }
             return insufficient_scope(&resource, rid.as_deref(), scope, message.get("id").cloned());
+        }
+        if let Some(reason) = op.and_then(|op| headers::mismatch(op, &parts, message)) {
+            return jsonrpc::header_mismatch(message.get("id").cloned(), &reason, rid.as_deref());
         }
     }
     caller.request_id = rid.unwrap_or_default();

@@ -206,3 +206,50 @@ async fn log_messages_reach_a_client_at_the_level_it_reads_and_none_unasked_on_t
     let above = stateless_meta(json!({"io.modelcontextprotocol/logLevel": "error"}));
     assert!(logged(&s.streamed("2026-07-28", "test_logging_tool", above).await).is_empty());
 }
+
+/// A 2026-07-28 `tools/call` of `test_custom_header` with `value` in the body and `header` as
+/// `Mcp-Param-Value`: the HTTP status and the answer.
+async fn custom_header(s: &Served, value: &str, header: Option<&str>) -> (u16, Value) {
+    let params =
+        json!({"name": "test_custom_header", "arguments": {"value": value}, "_meta": stateless_meta(json!({}))});
+    let mut req = reqwest::Client::new()
+        .post(format!("{}/mcp", s.base))
+        .bearer_auth(&s.token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "test_custom_header")
+        .json(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params}));
+    if let Some(h) = header {
+        req = req.header("mcp-param-value", h);
+    }
+    let resp = req.send().await.unwrap();
+    (resp.status().as_u16(), resp.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn an_argument_in_a_header_must_match_its_header_on_the_stateless_wire() {
+    let s = serve().await;
+    let listed = s.rpc("tools/list", json!({})).await;
+    let tool = listed["tools"].as_array().unwrap().iter().find(|t| t["name"] == "test_custom_header").unwrap();
+    assert_eq!(tool["inputSchema"]["properties"]["value"]["x-mcp-header"], "Value");
+    for header in ["Hello", "=?base64?SGVsbG8=?=", "  Hello  "] {
+        let (status, answer) = custom_header(&s, "Hello", Some(header)).await;
+        assert_eq!(
+            (status, answer["result"]["content"][0]["text"].as_str()),
+            (200, Some("Value: Hello")),
+            "{header}: {answer}"
+        );
+    }
+    for header in [None, Some("Bye"), Some("=?base64?SGVsbG8?="), Some("=?base64?SGVs!!!bG8=?=")] {
+        let (status, answer) = custom_header(&s, "Hello", header).await;
+        assert_eq!(
+            (status, answer["error"]["code"].as_i64(), answer["id"].as_i64()),
+            (400, Some(-32020), Some(3)),
+            "{header:?}: {answer}"
+        );
+    }
+    // Earlier revisions have no such headers: the argument alone is enough.
+    let text = s.rpc("tools/call", json!({"name": "test_custom_header", "arguments": {"value": "old"}})).await;
+    assert_eq!(text["content"][0]["text"], "Value: old");
+}

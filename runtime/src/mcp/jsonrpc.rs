@@ -126,6 +126,16 @@ fn is_json(headers: &axum::http::HeaderMap) -> bool {
 }
 
 /// HTTP 413 with a JSON-RPC error: the body is larger than `limit` bytes.
+/// HTTP 400 with JSON-RPC error -32020: the request's headers disagree with its body.
+pub(super) fn header_mismatch(id: Option<Value>, reason: &str, request_id: Option<&str>) -> Response {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": id.unwrap_or(Value::Null),
+        "error": { "code": ErrorCode::HEADER_MISMATCH.0, "message": "Header mismatch", "data": { "reason": reason, "request_id": request_id } },
+    });
+    (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
+}
+
 pub(super) fn too_large(limit: usize, request_id: Option<&str>) -> Response {
     let refusal = Refusal::new(ErrorCode::INVALID_REQUEST, None, format!("the body is larger than {limit} bytes"));
     answer(StatusCode::PAYLOAD_TOO_LARGE, &refusal, request_id)

@@ -91,6 +91,14 @@ impl EverythingService for Everything {
         Ok(text("Logged once."))
     }
 
+    async fn custom_header(
+        &self,
+        _cx: &mut Context,
+        input: models::CustomHeaderInput,
+    ) -> Result<File, errors::CustomHeaderError> {
+        Ok(File::bytes("text/plain", format!("Value: {}", input.value)))
+    }
+
     async fn static_text(&self, _cx: &mut Context) -> Result<File, errors::StaticTextError> {
         Ok(text("This is the content of the static text resource."))
     }

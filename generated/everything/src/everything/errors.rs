@@ -85,6 +85,18 @@ support::operation_errors! {
         Unavailable = "unavailable",
     }
 
+    /// Errors `custom_header` may return: the codes it declares plus the service-wide ones.
+    CustomHeaderError {
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
     /// Errors `static_text` may return: the codes it declares plus the service-wide ones.
     StaticTextError {
         /// `internal` (HTTP 500): An unexpected fault.

@@ -12,6 +12,16 @@ pub struct TemplateRef {
 }
 /// Field specs of [`TemplateRef`], for validation.
 pub static TEMPLATE_REF_FIELDS: [FieldSpec; 1usize] = [FieldSpec::path("id", Kind::String).required().max_length(200)];
+/// A value carried in a header.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CustomHeaderInput {
+    /// Any text: over REST the `Value` header, over MCP the argument with its `Mcp-Param-Value` header.
+    pub value: String,
+}
+/// Field specs of [`CustomHeaderInput`], for validation.
+pub static CUSTOM_HEADER_INPUT_FIELDS: [FieldSpec; 1usize] =
+    [FieldSpec::header("value", Kind::String).required().max_length(1000)];
 /// What the resource template gives for an id.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TemplateData {

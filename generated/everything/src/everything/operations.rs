@@ -221,6 +221,21 @@ pub static LOGGING_TOOL: Operation = Operation {
     tags: &["tools"],
     ..BASE
 };
+/// `GET /api/custom-header`: Echo a header
+pub static CUSTOM_HEADER: Operation = Operation {
+    id: "custom_header",
+    method: Method::Get,
+    path: "/custom-header",
+    full_path: "/api/custom-header",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("test_custom_header"),
+    tags: &["tools"],
+    input: &models::CUSTOM_HEADER_INPUT_FIELDS,
+    ..BASE
+};
 /// `GET /api/static-text`: A text resource
 pub static STATIC_TEXT: Operation = Operation {
     id: "static_text",
@@ -275,7 +290,7 @@ pub static TEMPLATE_DATA: Operation = Operation {
     ..BASE
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 12usize] = [
+pub static OPERATIONS: [&Operation; 13usize] = [
     &SIMPLE_TEXT,
     &IMAGE_CONTENT,
     &AUDIO_CONTENT,
@@ -284,6 +299,7 @@ pub static OPERATIONS: [&Operation; 12usize] = [
     &WITH_PROGRESS,
     &WITH_LOGGING,
     &LOGGING_TOOL,
+    &CUSTOM_HEADER,
     &STATIC_TEXT,
     &STATIC_BINARY,
     &EXAMPLE_RESOURCE,

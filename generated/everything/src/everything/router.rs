@@ -31,6 +31,7 @@ where
         .route(operations::WITH_PROGRESS.full_path, on::<WithProgress, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::WITH_LOGGING.full_path, on::<WithLogging, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::LOGGING_TOOL.full_path, on::<LoggingTool, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::CUSTOM_HEADER.full_path, on::<CustomHeader, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::STATIC_TEXT.full_path, on::<StaticText, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::STATIC_BINARY.full_path, on::<StaticBinary, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::EXAMPLE_RESOURCE.full_path, on::<ExampleResource, S, G>(methods(&SERVICE, "GET"), &app))
@@ -115,6 +116,16 @@ impl<S: EverythingService> Endpoint<S, S::Context> for LoggingTool {
     const OP: &'static Operation = &operations::LOGGING_TOOL;
     async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.logging_tool(cx).await.map(support::Success::File)
+    }
+}
+/// `GET /api/custom-header`: Echo a header
+pub struct CustomHeader;
+impl<S: EverythingService> Endpoint<S, S::Context> for CustomHeader {
+    type Input = models::CustomHeaderInput;
+    type Error = errors::CustomHeaderError;
+    const OP: &'static Operation = &operations::CUSTOM_HEADER;
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.custom_header(cx, input).await.map(support::Success::File)
     }
 }
 /// `GET /api/static-text`: A text resource

@@ -67,6 +67,14 @@ pub trait EverythingService: Send + Sync + 'static {
         &self,
         cx: &mut Self::Context,
     ) -> impl Future<Output = Result<support::File, errors::LoggingToolError>> + Send;
+    /// Echo a header
+    ///
+    /// `GET /api/custom-header` · scope `everything:read` · MCP tool `test_custom_header`
+    fn custom_header(
+        &self,
+        cx: &mut Self::Context,
+        input: models::CustomHeaderInput,
+    ) -> impl Future<Output = Result<support::File, errors::CustomHeaderError>> + Send;
     /// A text resource
     ///
     /// `GET /api/static-text` · scope `everything:read`

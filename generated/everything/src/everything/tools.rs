@@ -5,7 +5,7 @@
 use super::{EverythingService, operations, router};
 use support::{Gate, Operation, ToolAnswer, ToolFailure, tool};
 /// Tool name → operation, in spec order.
-pub static TOOLS: [(&str, &Operation); 8usize] = [
+pub static TOOLS: [(&str, &Operation); 9usize] = [
     ("test_simple_text", &operations::SIMPLE_TEXT),
     ("test_image_content", &operations::IMAGE_CONTENT),
     ("test_audio_content", &operations::AUDIO_CONTENT),
@@ -14,6 +14,7 @@ pub static TOOLS: [(&str, &Operation); 8usize] = [
     ("test_tool_with_progress", &operations::WITH_PROGRESS),
     ("test_tool_with_logging", &operations::WITH_LOGGING),
     ("test_logging_tool", &operations::LOGGING_TOOL),
+    ("test_custom_header", &operations::CUSTOM_HEADER),
 ];
 /// Calls operation `op` for a caller `gate` admitted; `None` when the MCP endpoint
 /// reaches no such operation. Success is the same body the REST route answers (`{}` for
@@ -39,6 +40,7 @@ where
         "with_progress" => tool::<router::WithProgress, S, G>(service, gate, caller, arguments).await,
         "with_logging" => tool::<router::WithLogging, S, G>(service, gate, caller, arguments).await,
         "logging_tool" => tool::<router::LoggingTool, S, G>(service, gate, caller, arguments).await,
+        "custom_header" => tool::<router::CustomHeader, S, G>(service, gate, caller, arguments).await,
         "static_text" => tool::<router::StaticText, S, G>(service, gate, caller, arguments).await,
         "static_binary" => tool::<router::StaticBinary, S, G>(service, gate, caller, arguments).await,
         "example_resource" => tool::<router::ExampleResource, S, G>(service, gate, caller, arguments).await,
