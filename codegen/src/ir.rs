@@ -400,9 +400,11 @@ impl Api {
             .collect()
     }
 
-    /// Whether the service has an MCP catalog beyond its tools: resources or prompts.
+    /// Whether the service has an MCP catalog beyond its tool descriptors: resources, prompts, or
+    /// tools whose content the spec declares.
     pub fn has_mcp_catalog(&self) -> bool {
-        self.operations.iter().any(|o| o.def.resource.is_some()) || !self.spec.prompts.is_empty()
+        let content = |o: &Operation| o.def.mcp.as_ref().is_some_and(|t| !t.content.is_empty());
+        self.operations.iter().any(|o| o.def.resource.is_some() || content(o)) || !self.spec.prompts.is_empty()
     }
 
     /// Whether the service has an MCP endpoint to serve: tools, resources or prompts.

@@ -140,7 +140,15 @@ pub fn catalog(api: &Api) -> Option<Value> {
             }
         }
     }
+    // Each tool whose content the spec declares, by tool name: its blocks.
+    let content: serde_json::Map<String, Value> = api
+        .operations
+        .iter()
+        .filter_map(|op| op.def.mcp.as_ref().filter(|t| !t.content.is_empty()))
+        .map(|t| (t.name.clone(), serde_json::to_value(&t.content).unwrap_or_default()))
+        .collect();
     Some(json!({
+        "toolContent": content,
         "resources": fixed,
         "resourceTemplates": templates,
         "prompts": prompts,

@@ -1248,6 +1248,40 @@ pub struct McpToolDef {
     /// Overrides the `idempotentHint` derived from the method (GET, PUT, DELETE: true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotent: Option<bool>,
+    /// The result's content, block by block, from the fields of the JSON output (its
+    /// `structuredContent` stays the whole output). Default: the output as one JSON text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub content: Vec<ContentDef>,
+}
+
+/// One block of a tool result's content, from a field of the operation's output: exactly one of
+/// `text`, `image`, `audio`, `resource` and `link`. A block whose field is absent is left out.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContentDef {
+    /// A string field, as text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// A string field holding base64 data, as an image of `mime_type`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// A string field holding base64 data, as audio of `mime_type`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audio: Option<String>,
+    /// A field embedded as a resource at `uri`: a string as its text, any other value as JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+    /// A link to a resource: its URI, with `{field}` placeholders of the output's fields
+    /// (`notes://notes/{id}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+    /// With `resource`: its URI, with `{field}` placeholders of the output's fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uri: Option<String>,
+    /// The media type of an image, audio or embedded resource (an embedded resource's default:
+    /// `text/plain` for a string, `application/json` otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
 }
 
 /// An MCP resource read by a `GET` operation: `resources/read` of its URI calls the operation

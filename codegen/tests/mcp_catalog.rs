@@ -270,3 +270,41 @@ fn specs_the_runtime_could_not_serve_are_refused_with_their_fix() {
         assert!(message.contains(expected), "expected `{expected}` in:\n{message}");
     }
 }
+
+/// `get_todo`'s tool with `content` blocks.
+fn with_content(blocks: &str) -> String {
+    spec(
+        &[(
+            "summary = \"Read a to-do\",",
+            &format!(
+                "summary = \"Read a to-do\", mcp = {{ name = \"todos.get\", title = \"Get\", description = \"Get.\", content = [{blocks}] }},"
+            ),
+        )],
+        "",
+    )
+}
+
+#[test]
+fn a_tools_content_is_declared_from_its_outputs_fields() {
+    let c = catalog(&with_content("{ text = \"title\" }, { link = \"todos://todos/{id}\" }"));
+    assert_eq!(c["toolContent"]["todos.get"], json!([{"text": "title"}, {"link": "todos://todos/{id}"}]));
+    let cases = [
+        ("{ text = \"done\" }", "`done` is no string field of `Todo`"),
+        ("{ image = \"title\" }", "needs the `mime_type`"),
+        ("{ resource = \"title\" }", "`uri` goes with `resource`"),
+        ("{ link = \"todos://todos/{nope}\" }", "`{nope}` in `todos://todos/{nope}` is no field of `Todo`"),
+        ("{ text = \"title\", link = \"x://y\" }", "not exactly one of"),
+    ];
+    for (blocks, expected) in cases {
+        let message = refused(&with_content(blocks));
+        assert!(message.contains(expected), "expected `{expected}` in:\n{message}");
+    }
+    let listed = spec(
+        &[(
+            "paginated = true,",
+            "paginated = true, mcp = { name = \"l\", title = \"L\", description = \"L.\", content = [{ text = \"title\" }] },",
+        )],
+        "",
+    );
+    assert!(refused(&listed).contains("reads the fields of an output model"));
+}

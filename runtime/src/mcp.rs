@@ -274,7 +274,19 @@ impl ServerHandler for ToolServer {
         }
         match called {
             None => Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None)),
-            Some(Ok(ToolAnswer::Json(value))) => Ok(CallToolResult::structured(value).into()),
+            Some(Ok(ToolAnswer::Json(value))) => {
+                let blocks = self.catalog.tool_content(&request.name).map(|blocks| {
+                    // The output's fields: the body itself, or inside a success envelope.
+                    let enveloped = self.api.info().wire.success != support::SuccessFormat::Bare;
+                    let output = if enveloped { value.get("data").unwrap_or(&Value::Null) } else { &value };
+                    reads::declared_content(blocks, output)
+                });
+                let mut result = CallToolResult::structured(value);
+                if let Some(blocks) = blocks {
+                    result.content = blocks;
+                }
+                Ok(result.into())
+            }
             Some(Ok(ToolAnswer::File(file))) => match self.api.tool(&request.name) {
                 Some(op) => Ok(self.file_result(op, &given, file).await.into()),
                 None => Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None)),

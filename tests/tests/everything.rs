@@ -76,6 +76,22 @@ async fn each_tool_answers_content_of_its_files_type() {
         embedded["resource"],
         json!({"uri": "test://embedded-resource", "mimeType": "text/plain", "text": "This is an embedded resource content."})
     );
+    // Content declared block by block from the output's fields; the output stays structured.
+    let mixed = s.call("test_multiple_content_types").await;
+    let kinds: Vec<&str> = mixed["content"].as_array().unwrap().iter().map(|b| b["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["text", "image", "resource"], "{mixed}");
+    assert_eq!(mixed["content"][0]["text"], "Multiple content types test:");
+    assert_eq!(&decoded(&mixed["content"][1]["data"])[..4], b"\x89PNG");
+    let resource = &mixed["content"][2]["resource"];
+    assert_eq!(
+        (resource["uri"].as_str(), resource["mimeType"].as_str()),
+        (Some("test://mixed-content-resource"), Some("application/json"))
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(resource["text"].as_str().unwrap()).unwrap(),
+        json!({"test": "data", "value": 123})
+    );
+    assert_eq!(mixed["structuredContent"]["data"]["value"], 123);
     let error = s.call("test_error_handling").await;
     assert_eq!(error["isError"], true, "{error}");
     assert_eq!(error["structuredContent"]["detail"], "This tool intentionally returns an error for testing", "{error}");

@@ -249,3 +249,22 @@ async fn the_stateless_wire_reads_resources_and_prompts_too() {
             .await;
     assert_eq!(prompt["result"]["messages"][1]["content"]["type"], "resource", "{prompt}");
 }
+
+/// A tool's content declared in the spec: `notes.create` answers the title and a link to the
+/// new note's resource, which reads the note; the note stays the structured content.
+#[tokio::test]
+async fn a_created_note_is_linked_to_its_resource() {
+    let s = Server::start(None).await;
+    let token = s.token("acme", "notes:write");
+    let args = json!({"name": "notes.create", "arguments": {"title": "Linked", "tags": []}});
+    let result = rpc(&s, &token, "tools/call", args).await.unwrap();
+    let id = result["structuredContent"]["id"].as_str().unwrap();
+    assert_eq!(result["content"][0], json!({"type": "text", "text": "Linked"}));
+    let link = &result["content"][1];
+    assert_eq!(
+        (link["type"].as_str(), link["uri"].as_str()),
+        (Some("resource_link"), Some(format!("notes://notes/{id}").as_str()))
+    );
+    let read = read(&s, &token, link["uri"].as_str().unwrap()).await.unwrap();
+    assert!(read["contents"][0]["text"].as_str().unwrap().contains("Linked"));
+}

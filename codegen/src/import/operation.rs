@@ -658,6 +658,13 @@ impl OpCx<'_, '_> {
         }
         let title = def.summary.clone();
         let description = if def.description.is_empty() { def.summary.clone() } else { def.description.clone() };
-        Some(crate::spec::McpToolDef { name: id.to_string(), title, description, destructive: None, idempotent: None })
+        Some(crate::spec::McpToolDef {
+            name: id.to_string(),
+            title,
+            description,
+            destructive: None,
+            idempotent: None,
+            content: Vec::new(),
+        })
     }
 }

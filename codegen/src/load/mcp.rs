@@ -20,6 +20,9 @@ pub(super) fn check_mcp(c: &mut Collector, api: &Api) {
             "set mcp_path (`/mcp`), or remove them",
         );
     }
+    for op in api.operations.iter().filter(|o| o.def.mcp.as_ref().is_some_and(|t| !t.content.is_empty())) {
+        check_tool_content(c, api, op);
+    }
     let mut names = BTreeSet::new();
     let mut uris: Vec<String> = Vec::new();
     for op in api.operations.iter().filter(|o| o.def.resource.is_some()) {
@@ -117,6 +120,79 @@ fn check_resource(c: &mut Collector, api: &Api, op: &Operation, names: &mut BTre
         check_completion(c, api, &place, source);
     }
     uris.push(uri.clone());
+}
+
+/// A tool's declared content reads fields of its JSON output: each block names one, of a type it
+/// can be, and the URIs it fills name fields too.
+fn check_tool_content(c: &mut Collector, api: &Api, op: &Operation) {
+    let place = Place::Operation(op.id().to_string());
+    let Some(tool) = &op.def.mcp else { return };
+    let model = match (&op.def.output, op.list_output, op.def.paginated) {
+        (Some(m), false, false) => api.models.get(m),
+        _ => None,
+    };
+    let Some(model) = model else {
+        c.push(
+            &place,
+            "a tool's `content` reads the fields of an output model, and this operation answers none",
+            "remove `content`",
+        );
+        return;
+    };
+    let field = |name: &str| model.fields.iter().find(|f| f.wire() == name);
+    for (i, block) in tool.content.iter().enumerate() {
+        let at = format!("content block {}", i + 1);
+        let named = [&block.text, &block.image, &block.audio, &block.resource, &block.link];
+        if named.iter().filter(|n| n.is_some()).count() != 1 {
+            c.push(
+                &place,
+                format!("{at} gives not exactly one of `text`, `image`, `audio`, `resource` and `link`"),
+                "keep one",
+            );
+            continue;
+        }
+        for (name, kind) in [(&block.text, "text"), (&block.image, "image"), (&block.audio, "audio")] {
+            let Some(name) = name else { continue };
+            if !field(name).is_some_and(|f| f.ty == Ty::String) {
+                c.push(
+                    &place,
+                    format!("{at}: `{name}` is no string field of `{}`", model.name),
+                    format!("name a string field for `{kind}`"),
+                );
+            }
+        }
+        if let Some(name) = &block.resource
+            && field(name).is_none()
+        {
+            c.push(&place, format!("{at}: `{name}` is no field of `{}`", model.name), "name a field of the output");
+        }
+        let media = |prefix: &str| block.mime_type.as_deref().is_some_and(|m| m.starts_with(prefix));
+        if (block.image.is_some() && !media("image/")) || (block.audio.is_some() && !media("audio/")) {
+            c.push(
+                &place,
+                format!("{at} needs the `mime_type` of its image or audio (`image/png`)"),
+                "give `mime_type`",
+            );
+        }
+        if block.resource.is_some() != block.uri.is_some() {
+            c.push(
+                &place,
+                format!("{at}: `uri` goes with `resource`, and a resource needs one"),
+                "give both, or neither",
+            );
+        }
+        for uri in [&block.uri, &block.link].into_iter().flatten() {
+            for name in support::template_variables(uri) {
+                if field(name).is_none() {
+                    c.push(
+                        &place,
+                        format!("{at}: `{{{name}}}` in `{uri}` is no field of `{}`", model.name),
+                        "name fields of the output",
+                    );
+                }
+            }
+        }
+    }
 }
 
 /// A completion source names one of: a listing operation (and the field of its items), an enum,

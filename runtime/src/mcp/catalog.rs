@@ -28,6 +28,21 @@ pub(crate) struct Catalog {
     messages: HashMap<String, Vec<MessageDef>>,
     #[serde(default)]
     completions: Vec<Completion>,
+    #[serde(default)]
+    tool_content: HashMap<String, Vec<ContentDef>>,
+}
+
+/// One block of a tool's declared content: which output field it shows, and how.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) struct ContentDef {
+    pub text: Option<String>,
+    pub image: Option<String>,
+    pub audio: Option<String>,
+    pub resource: Option<String>,
+    pub link: Option<String>,
+    pub uri: Option<String>,
+    pub mime_type: Option<String>,
 }
 
 /// One message of a prompt as the spec writes it: text, an embedded resource or an image, each
@@ -104,6 +119,11 @@ impl Catalog {
         let resource = self.resources.iter().find(|r| operation_of(r.meta.as_ref()).as_deref() == Some(id));
         let template = || self.resource_templates.iter().find(|t| operation_of(t.meta.as_ref()).as_deref() == Some(id));
         resource.map(|r| r.uri.as_str()).or_else(|| template().map(|t| t.uri_template.as_str()))
+    }
+
+    /// The content blocks tool `name` declares, if it does.
+    pub fn tool_content(&self, name: &str) -> Option<&[ContentDef]> {
+        self.tool_content.get(name).map(Vec::as_slice)
     }
 
     /// Prompt `name` and its messages.

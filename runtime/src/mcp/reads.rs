@@ -11,7 +11,7 @@ use rmcp::model::{
 use serde_json::{Value, json};
 use support::{Operation, ToolAnswer, ToolFailure};
 
-use super::catalog::{Catalog, MessageDef, Source};
+use super::catalog::{Catalog, ContentDef, MessageDef, Source};
 use crate::api::ServiceApi;
 use crate::auth::BearerGate;
 use crate::caller::Caller;
@@ -271,6 +271,47 @@ pub(super) fn file_content(uri: &str, resource: bool, media_type: &str, bytes: &
         ResourceContents::TextResourceContents { text, .. } if !resource => ContentBlock::text(text),
         contents => ContentBlock::resource(contents),
     }
+}
+
+/// The content a tool declares, block by block, from the fields of its JSON `output`; a block
+/// whose field is absent (or not of its kind) is left out.
+pub(super) fn declared_content(blocks: &[ContentDef], output: &Value) -> Vec<ContentBlock> {
+    let text_of = |name: &str| output.get(name).and_then(Value::as_str).map(str::to_string);
+    let fill = |template: &str| {
+        support::expand_template(template, |name| {
+            output.get(name).filter(|v| !v.is_null()).map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+        })
+    };
+    let mime = |b: &ContentDef| b.mime_type.clone().unwrap_or_default();
+    blocks
+        .iter()
+        .filter_map(|b| {
+            if let Some(f) = &b.text {
+                return text_of(f).map(ContentBlock::text);
+            }
+            if let Some(f) = &b.image {
+                return text_of(f).map(|data| ContentBlock::image(data, mime(b)));
+            }
+            if let Some(f) = &b.audio {
+                return text_of(f).map(|data| ContentBlock::audio(data, mime(b)));
+            }
+            if let Some(f) = &b.resource {
+                let value = output.get(f).filter(|v| !v.is_null())?;
+                let (text, default) = match value {
+                    Value::String(s) => (s.clone(), "text/plain"),
+                    other => (other.to_string(), "application/json"),
+                };
+                return Some(ContentBlock::resource(ResourceContents::TextResourceContents {
+                    uri: fill(b.uri.as_deref().unwrap_or_default()),
+                    mime_type: Some(b.mime_type.clone().unwrap_or_else(|| default.into())),
+                    text,
+                    meta: None,
+                }));
+            }
+            let uri = fill(b.link.as_deref()?);
+            Some(ContentBlock::resource_link(rmcp::model::Resource::new(uri.clone(), uri)))
+        })
+        .collect()
 }
 
 /// A file's bytes as resource contents: text when its type is a text or JSON type and it is

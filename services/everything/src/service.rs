@@ -64,6 +64,15 @@ impl EverythingService for Everything {
         Ok(text("This is an embedded resource content."))
     }
 
+    async fn mixed_content(&self, _cx: &mut Context) -> Result<models::MixedContent, errors::MixedContentError> {
+        use base64::Engine;
+        Ok(models::MixedContent {
+            text: "Multiple content types test:".into(),
+            image: base64::engine::general_purpose::STANDARD.encode(PNG),
+            data: serde_json::json!({ "test": "data", "value": 123 }),
+        })
+    }
+
     async fn error_handling(&self, _cx: &mut Context) -> Result<(), errors::ErrorHandlingError> {
         Err(errors::ErrorHandlingError::Intentional(Problem::new(
             "This tool intentionally returns an error for testing",

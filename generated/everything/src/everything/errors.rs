@@ -43,6 +43,16 @@ support::operation_errors! {
         Unavailable = "unavailable",
     }
 
+    /// Errors `mixed_content` may return: the codes it declares plus the service-wide ones.
+    MixedContentError {
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
     /// Errors `error_handling` may return: the codes it declares plus the service-wide ones.
     ErrorHandlingError {
         /// `intentional` (HTTP 400): Always: the suite checks that a failing call is a tool result with `isError`.

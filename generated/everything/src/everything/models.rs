@@ -22,6 +22,16 @@ pub struct CustomHeaderInput {
 /// Field specs of [`CustomHeaderInput`], for validation.
 pub static CUSTOM_HEADER_INPUT_FIELDS: [FieldSpec; 1usize] =
     [FieldSpec::header("value", Kind::String).required().max_length(1000)];
+/// A text, an image and a JSON document, each a block of the tool's content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MixedContent {
+    /// A text.
+    pub text: String,
+    /// A PNG image, base64.
+    pub image: String,
+    /// A JSON document.
+    pub data: serde_json::Value,
+}
 /// What the resource template gives for an id.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TemplateData {

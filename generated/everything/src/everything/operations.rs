@@ -164,6 +164,20 @@ pub static EMBEDDED_RESOURCE: Operation = Operation {
     tags: &["tools"],
     ..BASE
 };
+/// `GET /api/mixed`: Content of several kinds
+pub static MIXED_CONTENT: Operation = Operation {
+    id: "mixed_content",
+    method: Method::Get,
+    path: "/mixed",
+    full_path: "/api/mixed",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("test_multiple_content_types"),
+    tags: &["tools"],
+    ..BASE
+};
 /// `GET /api/error`: Always an error
 pub static ERROR_HANDLING: Operation = Operation {
     id: "error_handling",
@@ -290,11 +304,12 @@ pub static TEMPLATE_DATA: Operation = Operation {
     ..BASE
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 13usize] = [
+pub static OPERATIONS: [&Operation; 14usize] = [
     &SIMPLE_TEXT,
     &IMAGE_CONTENT,
     &AUDIO_CONTENT,
     &EMBEDDED_RESOURCE,
+    &MIXED_CONTENT,
     &ERROR_HANDLING,
     &WITH_PROGRESS,
     &WITH_LOGGING,

@@ -27,6 +27,7 @@ where
         .route(operations::IMAGE_CONTENT.full_path, on::<ImageContent, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::AUDIO_CONTENT.full_path, on::<AudioContent, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::EMBEDDED_RESOURCE.full_path, on::<EmbeddedResource, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::MIXED_CONTENT.full_path, on::<MixedContent, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::ERROR_HANDLING.full_path, on::<ErrorHandling, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::WITH_PROGRESS.full_path, on::<WithProgress, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::WITH_LOGGING.full_path, on::<WithLogging, S, G>(methods(&SERVICE, "GET"), &app))
@@ -76,6 +77,16 @@ impl<S: EverythingService> Endpoint<S, S::Context> for EmbeddedResource {
     const OP: &'static Operation = &operations::EMBEDDED_RESOURCE;
     async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.embedded_resource(cx).await.map(support::Success::File)
+    }
+}
+/// `GET /api/mixed`: Content of several kinds
+pub struct MixedContent;
+impl<S: EverythingService> Endpoint<S, S::Context> for MixedContent {
+    type Input = NoInput;
+    type Error = errors::MixedContentError;
+    const OP: &'static Operation = &operations::MIXED_CONTENT;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.mixed_content(cx).await.map(|out| support::Success::one(&out))
     }
 }
 /// `GET /api/error`: Always an error

@@ -39,6 +39,13 @@ pub trait EverythingService: Send + Sync + 'static {
         &self,
         cx: &mut Self::Context,
     ) -> impl Future<Output = Result<support::File, errors::EmbeddedResourceError>> + Send;
+    /// Content of several kinds
+    ///
+    /// `GET /api/mixed` · scope `everything:read` · MCP tool `test_multiple_content_types`
+    fn mixed_content(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<models::MixedContent, errors::MixedContentError>> + Send;
     /// Always an error
     ///
     /// `GET /api/error` · scope `everything:read` · MCP tool `test_error_handling`

@@ -5,11 +5,12 @@
 use super::{EverythingService, operations, router};
 use support::{Gate, Operation, ToolAnswer, ToolFailure, tool};
 /// Tool name → operation, in spec order.
-pub static TOOLS: [(&str, &Operation); 9usize] = [
+pub static TOOLS: [(&str, &Operation); 10usize] = [
     ("test_simple_text", &operations::SIMPLE_TEXT),
     ("test_image_content", &operations::IMAGE_CONTENT),
     ("test_audio_content", &operations::AUDIO_CONTENT),
     ("test_embedded_resource", &operations::EMBEDDED_RESOURCE),
+    ("test_multiple_content_types", &operations::MIXED_CONTENT),
     ("test_error_handling", &operations::ERROR_HANDLING),
     ("test_tool_with_progress", &operations::WITH_PROGRESS),
     ("test_tool_with_logging", &operations::WITH_LOGGING),
@@ -36,6 +37,7 @@ where
         "image_content" => tool::<router::ImageContent, S, G>(service, gate, caller, arguments).await,
         "audio_content" => tool::<router::AudioContent, S, G>(service, gate, caller, arguments).await,
         "embedded_resource" => tool::<router::EmbeddedResource, S, G>(service, gate, caller, arguments).await,
+        "mixed_content" => tool::<router::MixedContent, S, G>(service, gate, caller, arguments).await,
         "error_handling" => tool::<router::ErrorHandling, S, G>(service, gate, caller, arguments).await,
         "with_progress" => tool::<router::WithProgress, S, G>(service, gate, caller, arguments).await,
         "with_logging" => tool::<router::WithLogging, S, G>(service, gate, caller, arguments).await,
