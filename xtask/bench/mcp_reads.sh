@@ -2,7 +2,8 @@
 # MCP reads of one note side by side, in one run: `GET /api/v1/notes/{id}` (REST), `tools/call
 # notes.get` and `resources/read notes://notes/{id}`, all reaching the same operation, against the
 # release `notes` binary on SQLite; $ROUNDS rounds (default 2) of $DURATION each (default 6s),
-# wrk -t2 -c32, tokens rotated so the plan never answers 429. Prints requests/s and the ratios.
+# wrk -t2 -c32, $TOKENS tokens (default 3000) rotated so the plan never answers 429. Prints
+# requests/s and the ratios.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v wrk >/dev/null || { echo "wrk is needed (apt-get install wrk)" >&2; exit 1; }
@@ -16,7 +17,7 @@ data=$(mktemp -d)
 export NOTES_ADDR="127.0.0.1:$port" NOTES_DATA_DIR="$data" NOTES_LOG_FORMAT=json
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$data"' EXIT
 tokens=$data/tokens
-for _ in $(seq 400); do "$bin" token acme notes:read; done >"$tokens"
+for _ in $(seq "${TOKENS:-3000}"); do "$bin" token acme notes:read; done >"$tokens"
 write=$("$bin" token acme notes:write)
 RUST_LOG=warn "$bin" 2>"$data/server.log" & pid=$!
 for _ in $(seq 100); do curl -s -o /dev/null "$base/healthz" && break; sleep 0.1; done
