@@ -93,7 +93,8 @@ fn api_manifest(name: &str, api_crate: &str) -> String {
         "[package]\nname = \"{api_crate}\"\ndescription = \"Generated from spec/{name}/ by `cargo xtask generate`. \
          Never edit src/ by hand.\"\nedition.workspace = true\nversion.workspace = true\nlicense.workspace = true\n\
          publish = false\n\n[dependencies]\nsupport.workspace = true\naxum.workspace = true\nserde.workspace = true\n\
-         serde_json.workspace = true\nchrono.workspace = true\n"
+         serde_json.workspace = true\nchrono.workspace = true\n\n# The generated models use chrono once the spec has a time or a date.\n\
+         [package.metadata.cargo-machete]\nignored = [\"chrono\"]\n"
     )
 }
 
