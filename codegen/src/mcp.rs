@@ -55,7 +55,8 @@ fn mark_headers(api: &Api, op: &Operation, schema: &mut Value) {
     for f in input.fields_in(support::Location::Header) {
         let simple =
             matches!(f.ty, Ty::String | Ty::Integer | Ty::Number | Ty::Boolean | Ty::Enum(_) | Ty::DateTime | Ty::Date);
-        if let (true, Some(property)) = (simple, schema.pointer_mut(&format!("/properties/{}", f.name))) {
+        let pointer = format!("/properties/{}", f.name.replace('~', "~0").replace('/', "~1"));
+        if let (true, Some(property)) = (simple, schema.pointer_mut(&pointer)) {
             property["x-mcp-header"] = json!(f.http_header());
         }
     }
