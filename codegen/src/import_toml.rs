@@ -286,6 +286,17 @@ fn operation(out: &mut String, op: &OperationDef) {
             s(&t.description)
         );
     }
+    if let Some(r) = &op.resource {
+        let mut parts = vec![format!("name = {}", s(&r.name))];
+        if let Some(title) = &r.title {
+            parts.push(format!("title = {}", s(title)));
+        }
+        parts.push(format!("description = {}", s(&r.description)));
+        if let Some(uri) = &r.uri {
+            parts.push(format!("uri = {}", s(uri)));
+        }
+        let _ = writeln!(out, "resource = {{ {} }}", parts.join(", "));
+    }
 }
 
 /// The spec's TOML text.

@@ -297,7 +297,10 @@ pub fn import(doc: &Value, options: &Options) -> Result<Imported, ImportError> {
             version: doc.pointer("/info/version").and_then(Value::as_str).unwrap_or("1.0.0").to_string(),
             description: doc.pointer("/info/description").and_then(Value::as_str).unwrap_or_default().to_string(),
             // The service's own MCP endpoint, under its base path like its routes.
-            mcp_path: operations.iter().any(|o| o.mcp.is_some()).then(|| format!("{base_path}/mcp")),
+            mcp_path: operations
+                .iter()
+                .any(|o| o.mcp.is_some() || o.resource.is_some())
+                .then(|| format!("{base_path}/mcp")),
             base_path,
             metadata_paths: Vec::new(),
             mcp_metadata_paths: Vec::new(),

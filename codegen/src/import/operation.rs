@@ -120,6 +120,14 @@ impl OpCx<'_, '_> {
         if let Some(tool) = self.tool(id, op, &def, options) {
             def.mcp = Some(tool);
         }
+        // The MCP resource a `GET` reads, as Specwright's documents state it.
+        if let Some(r) = op.get("x-mcp-resource").filter(|_| method == Method::Get) {
+            let text = |k: &str| r.get(k).and_then(Value::as_str).map(str::to_string);
+            if let (Some(name), Some(description)) = (text("name"), text("description")) {
+                let (title, uri, complete) = (text("title"), text("uri"), Default::default());
+                def.resource = Some(crate::spec::ResourceDef { name, title, description, uri, complete });
+            }
+        }
         Some(def)
     }
 

@@ -551,6 +551,14 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
     if let Some(tool) = &op.def.mcp {
         ext = ext.add("x-mcp-tool", json!(tool.name));
     }
+    // The MCP resource the operation reads, with its URI (derived or given).
+    if let (Some(r), Some(uri)) = (&op.def.resource, api.resource_uri(op)) {
+        let mut resource = json!({ "name": r.name, "uri": uri, "description": r.description });
+        if let Some(title) = &r.title {
+            resource["title"] = json!(title);
+        }
+        ext = ext.add("x-mcp-resource", resource);
+    }
     if op.def.paginated {
         let shape = match api.spec.wire.success {
             SuccessFormat::Envelope => {
