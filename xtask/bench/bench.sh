@@ -21,14 +21,7 @@ trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   if [ -n "$bench_db" ]; then sleep 0.5; psql "$admin_url" -qc "DROP DATABASE IF EXISTS $bench_db" >/dev/null || true; fi' EXIT
 up() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return; sleep 0.1; done; echo "no answer at $1" >&2; exit 1; }
 stop() { kill "$1"; wait "$1" 2>/dev/null || true; }
-rps() { # METHOD PATH [BODY]: requests/s over rotated tokens; fails on any non-2xx answer
-  local out bad
-  out=$(METHOD=$1 QUERY=$2 BODY=${3:-} MCP=${MCP:-} TOKENS=$tokens wrk -t2 -c32 -d"$dur" -s xtask/bench/rotate.lua "$base")
-  bad=$(echo "$out" | awk '/Non-2xx/ {print $5}')
-  [ -z "$bad" ] || { echo "$2 answered $bad non-2xx responses" >&2; exit 1; }
-  echo "$out" | awk '/Requests\/sec/ {print $2}'
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+source xtask/bench/wrk.sh
 
 "$ref" hello "127.0.0.1:$port" & pids+=($!); up "$base/"
 hello=$(wrk -t2 -c32 -d"$dur" "$base/" | awk '/Requests\/sec/ {print $2}')

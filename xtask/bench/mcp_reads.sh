@@ -23,14 +23,7 @@ RUST_LOG=warn "$bin" 2>"$data/server.log" & pid=$!
 for _ in $(seq 100); do curl -s -o /dev/null "$base/healthz" && break; sleep 0.1; done
 id=$(curl -sf "$base/api/v1/notes" -H "Authorization: Bearer $write" -H 'content-type: application/json' \
   -d '{"title":"Measured","tags":["bench"]}' | sed 's/.*"id":"\([^"]*\)".*/\1/')
-rps() { # METHOD PATH [BODY]: requests/s; fails on any non-2xx answer
-  local out bad
-  out=$(METHOD=$1 QUERY=$2 BODY=${3:-} MCP=${MCP:-} TOKENS=$tokens wrk -t2 -c32 -d"$dur" -s xtask/bench/rotate.lua "$base")
-  bad=$(echo "$out" | awk '/Non-2xx/ {print $5}')
-  [ -z "$bad" ] || { echo "$2 answered $bad non-2xx responses" >&2; exit 1; }
-  echo "$out" | awk '/Requests\/sec/ {print $2}'
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+source xtask/bench/wrk.sh
 tool="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"notes.get\",\"arguments\":{\"id\":\"$id\"}}}"
 read="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":{\"uri\":\"notes://notes/$id\"}}"
 echo "| round | REST GET | tools/call notes.get | resources/read | read ÷ tools/call | tools/call ÷ REST |"
