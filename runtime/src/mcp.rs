@@ -84,14 +84,10 @@ impl ToolServer {
             let text = format!("the answer is larger than the {limit} bytes a tool result carries");
             return CallToolResult::error(vec![rmcp::model::ContentBlock::text(text)]);
         };
-        let value = |name: &str| {
-            let v = arguments.get(name)?;
-            Some(v.as_str().map_or_else(|| v.to_string(), str::to_string))
-        };
         let resource = self.catalog.uri_of(op.id);
         let uri = match resource {
-            Some(template) => support::expand_template(template, value),
-            None => format!("{}{}", self.public, support::expand_template(op.full_path, value)),
+            Some(template) => fill_from(template, arguments),
+            None => format!("{}{}", self.public, fill_from(op.full_path, arguments)),
         };
         CallToolResult::success(vec![reads::file_content(&uri, resource.is_some(), &media_type, &bytes)])
     }
@@ -267,8 +263,11 @@ impl ServerHandler for ToolServer {
         let started = std::time::Instant::now();
         let request_id = caller.request_id.clone();
         let reporter = crate::progress::Reporter::of(&context);
-        let called = reporter.scope(self.api.call_tool(&self.gate, caller, &request.name, arguments)).await;
-        if let (Some(outcome), Some(op)) = (&called, self.api.tool(&request.name)) {
+        let Some(op) = self.api.tool(&request.name) else {
+            return Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None));
+        };
+        let called = reporter.scope(self.api.call_operation(&self.gate, caller, op, arguments)).await;
+        if let Some(outcome) = &called {
             let word = if outcome.is_ok() { "ok" } else { "error" };
             crate::metrics::tool_call(self.api.info().name, op.tool.unwrap_or(op.id), word, Some(started.elapsed()));
         }
@@ -287,10 +286,7 @@ impl ServerHandler for ToolServer {
                 }
                 Ok(result.into())
             }
-            Some(Ok(ToolAnswer::File(file))) => match self.api.tool(&request.name) {
-                Some(op) => Ok(self.file_result(op, &given, file).await.into()),
-                None => Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None)),
-            },
+            Some(Ok(ToolAnswer::File(file))) => Ok(self.file_result(op, &given, file).await.into()),
             Some(Err(failure)) => {
                 let body = failure.into_body(self.api.info(), Some(&request_id));
                 Ok(CallToolResult::structured_error(body).into())
@@ -327,8 +323,7 @@ fn required(
         _ => None,
     };
     match op {
-        // A public operation needs what connecting needs.
-        Some(op) => (if op.public { lowest(api) } else { op.scope }, Some(op)),
+        Some(op) => (op_scope(api, op), Some(op)),
         None => (lowest(api), None),
     }
 }
@@ -336,6 +331,22 @@ fn required(
 /// The lowest scope tier of the service: enough to connect and list the tools.
 fn lowest(api: &ServiceApi) -> &'static str {
     api.info().scopes.first().map(|s| s.name).unwrap_or_default()
+}
+
+/// The scope a call of `op` needs over MCP: its own, or for a public operation what connecting
+/// needs.
+fn op_scope(api: &ServiceApi, op: &Operation) -> &'static str {
+    if op.public { lowest(api) } else { op.scope }
+}
+
+/// A JSON scalar as text: a string as it is, a number or a boolean as JSON writes it.
+fn scalar_text(v: &Value) -> String {
+    v.as_str().map_or_else(|| v.to_string(), str::to_string)
+}
+
+/// `template` (a URI template) filled in from the members of `object` that are not `null`.
+fn fill_from(template: &str, object: &Value) -> String {
+    support::expand_template(template, |name| object.get(name).filter(|v| !v.is_null()).map(scalar_text))
 }
 
 async fn authorize(State(guard): State<Guard>, request: Request, next: Next) -> Response {

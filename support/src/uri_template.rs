@@ -73,6 +73,15 @@ fn walk<'t, 'u>(pieces: &[Piece<'t>], uri: &'u str, out: &mut Vec<(&'t str, &'u 
     }
 }
 
+/// The variable `template` is, when it is one variable and nothing else (`{uri}`): a URI given
+/// whole.
+pub fn lone_variable(template: &str) -> Option<&str> {
+    match pieces(template).as_slice() {
+        [Piece::Var(name)] if template.len() == name.len() + 2 => Some(name),
+        _ => None,
+    }
+}
+
 /// What a variable's value keeps as it is: RFC 3986's unreserved characters.
 const ENCODED: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
@@ -143,6 +152,10 @@ mod tests {
         assert_eq!(uri, "notes://notes/a%2Fb%20c");
         assert_eq!(match_template("notes://notes/{id}", &uri).unwrap()[0].1, "a/b c");
         assert!(same_template("notes://notes/{id}", "notes://notes/{note}"));
+        assert_eq!(
+            (lone_variable("{uri}"), lone_variable("x{uri}"), lone_variable("{a}{b}")),
+            (Some("uri"), None, None)
+        );
         assert!(!same_template("notes://notes/{id}", "notes://notes/{id}/x"));
     }
 }

@@ -304,7 +304,9 @@ fn check_prompt(c: &mut Collector, api: &Api, place: &Place, prompt: &PromptDef)
         for (uri, image) in [(&m.resource, false), (&m.image, true)] {
             // A URI that is one argument is the caller's to give: read (and its scope checked)
             // when the prompt is got.
-            let Some(uri) = uri.as_ref().filter(|u| !is_argument(u)) else { continue };
+            let Some(uri) = uri.as_ref().filter(|u| !support::lone_variable(u).is_some_and(is_mcp_name)) else {
+                continue;
+            };
             match api.resource_of(uri) {
                 None => c.push(
                     place,
@@ -334,11 +336,6 @@ fn check_prompt(c: &mut Collector, api: &Api, place: &Place, prompt: &PromptDef)
             "state the prompt's `scope`",
         );
     }
-}
-
-/// Whether a prompt's URI is one argument, whole (`{resourceUri}`).
-pub(crate) fn is_argument(uri: &str) -> bool {
-    uri.strip_prefix('{').and_then(|u| u.strip_suffix('}')).is_some_and(is_mcp_name)
 }
 
 /// The argument names a prompt's text or URI refers to: each `{name}` of a name's characters

@@ -33,8 +33,7 @@ pub(super) fn mismatch(op: &Operation, parts: &Parts, message: &Value) -> Option
                 let Some(value) = decoded(text) else {
                     return Some(format!("{name} is not valid `=?base64?…?=`"));
                 };
-                let expected = arg.as_str().map_or_else(|| arg.to_string(), str::to_string);
-                if value != expected {
+                if value != super::scalar_text(arg) {
                     return Some(format!("{name} does not match the argument `{}`", f.name));
                 }
             }

@@ -52,10 +52,7 @@ impl Reader<'_> {
         let op = self.api.operation(&located.operation).ok_or(Missed::Unknown)?;
         // The endpoint checked a read's scope before the protocol layer; a prompt's resource
         // whose URI the caller gave is checked here.
-        let scope = if op.public { super::lowest(self.api) } else { op.scope };
-        if !self.api.info().satisfies(caller.scopes.iter().map(String::as_str), scope) {
-            return Err(Missed::Scope(scope));
-        }
+        self.holds(&caller, op).map_err(Missed::Scope)?;
         let arguments = support::path_arguments(op, &located.values).map_err(|f| Missed::Failed(op, f))?;
         let started = std::time::Instant::now();
         let answer = self.api.call_operation(self.gate, caller, op, arguments).await.ok_or(Missed::Unknown)?;
@@ -216,28 +213,19 @@ impl Reader<'_> {
         let Some(op) = source.operation.as_deref().and_then(|id| self.api.operation(id)) else {
             return source.values.clone();
         };
-        let scope = if op.public { super::lowest(self.api) } else { op.scope };
-        if !self.api.info().satisfies(caller.scopes.iter().map(String::as_str), scope) {
+        if self.holds(&caller, op).is_err() {
             return Vec::new();
         }
         let started = std::time::Instant::now();
         let arguments = if op.paginated { json!({ "per_page": op.service.max_per_page }) } else { json!({}) };
         let answer = self.api.call_operation(self.gate, caller, op, arguments).await;
         let body = match answer {
-            Some(Ok(ToolAnswer::Json(body))) => body,
-            _ => {
-                crate::metrics::mcp_read(
-                    self.api.info().name,
-                    "completion/complete",
-                    op.id,
-                    "error",
-                    started.elapsed(),
-                );
-                return Vec::new();
-            }
+            Some(Ok(ToolAnswer::Json(body))) => Some(body),
+            _ => None,
         };
-        crate::metrics::mcp_read(self.api.info().name, "completion/complete", op.id, "ok", started.elapsed());
-        let mut out: Vec<String> = Vec::new();
+        let outcome = if body.is_some() { "ok" } else { "error" };
+        crate::metrics::mcp_read(self.api.info().name, "completion/complete", op.id, outcome, started.elapsed());
+        let Some(body) = body else { return Vec::new() };
         let items = body.get("items").and_then(Value::as_array);
         let listed: Vec<String> = match (items, &source.field) {
             (Some(items), Some(field)) => {
@@ -247,12 +235,15 @@ impl Reader<'_> {
             // A map: its keys.
             (None, _) => body.as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default(),
         };
-        for v in listed {
-            if !out.contains(&v) {
-                out.push(v);
-            }
-        }
-        out
+        let mut seen = std::collections::HashSet::new();
+        listed.into_iter().filter(|v| seen.insert(v.clone())).collect()
+    }
+
+    /// Whether `caller` holds the scope a call of `op` needs; the scope, when not.
+    fn holds(&self, caller: &Caller, op: &Operation) -> Result<(), &'static str> {
+        let scope = super::op_scope(self.api, op);
+        let held = self.api.info().satisfies(caller.scopes.iter().map(String::as_str), scope);
+        if held { Ok(()) } else { Err(scope) }
     }
 }
 
@@ -277,11 +268,7 @@ pub(super) fn file_content(uri: &str, resource: bool, media_type: &str, bytes: &
 /// whose field is absent (or not of its kind) is left out.
 pub(super) fn declared_content(blocks: &[ContentDef], output: &Value) -> Vec<ContentBlock> {
     let text_of = |name: &str| output.get(name).and_then(Value::as_str).map(str::to_string);
-    let fill = |template: &str| {
-        support::expand_template(template, |name| {
-            output.get(name).filter(|v| !v.is_null()).map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-        })
-    };
+    let fill = |template: &str| super::fill_from(template, output);
     let mime = |b: &ContentDef| b.mime_type.clone().unwrap_or_default();
     blocks
         .iter()
@@ -337,8 +324,7 @@ fn file_contents(uri: &str, media_type: &str, bytes: &[u8]) -> ResourceContents 
 /// A prompt's resource URI with its arguments: one argument that is the whole URI as given,
 /// else each variable percent-encoded into its place.
 fn filled_uri(template: &str, value: &impl Fn(&str) -> Option<String>) -> String {
-    let whole = template.strip_prefix('{').and_then(|t| t.strip_suffix('}')).filter(|n| !n.contains(['{', '}']));
-    match whole {
+    match support::lone_variable(template) {
         Some(name) => value(name).unwrap_or_default(),
         None => support::expand_template(template, value),
     }
