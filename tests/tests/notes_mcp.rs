@@ -137,7 +137,7 @@ async fn a_prompt_fills_in_its_arguments_and_embeds_the_callers_resources() {
 
     let listed = rpc(&s, &token, "prompts/list", json!({})).await.unwrap();
     let names: Vec<&str> = listed["prompts"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["summarize_note", "plan_due", "review_label"]);
+    assert_eq!(names, ["summarize_note", "plan_due", "review_label", "tidy_state"]);
     assert_eq!(
         listed["prompts"][0]["arguments"],
         json!([{"name": "id", "description": "The note's id.", "required": true}])
@@ -193,6 +193,9 @@ async fn completions_offer_the_callers_own_values_by_prefix() {
     );
     let none = complete(prompt, "label", "zz").await.unwrap();
     assert_eq!(none["completion"]["values"], json!([]));
+    // An enum's values.
+    let states = complete(json!({"type": "ref/prompt", "name": "tidy_state"}), "state", "").await.unwrap();
+    assert_eq!(states["completion"]["values"], json!(["draft", "published", "archived"]));
 
     // A template's variable, and a prompt argument that is one, from the list of notes.
     let id = first["id"].as_str().unwrap();
