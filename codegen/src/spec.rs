@@ -1252,6 +1252,11 @@ pub struct McpToolDef {
     /// `structuredContent` stays the whole output). Default: the output as one JSON text.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub content: Vec<ContentDef>,
+    /// The operation may ask its MCP client for input mid-call (`cx.input`: a form or a URL for
+    /// the user, a message from the client's model, the client's roots). Names the error code,
+    /// one the operation declares, that a REST call answers, since nothing there can answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asks_input: Option<String>,
 }
 
 /// One block of a tool result's content, from a field of the operation's output: exactly one of

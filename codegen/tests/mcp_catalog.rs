@@ -308,3 +308,31 @@ fn a_tools_content_is_declared_from_its_outputs_fields() {
     );
     assert!(refused(&listed).contains("reads the fields of an output model"));
 }
+
+/// The to-do reader as a tool that may ask its client for input, failing over REST with `code`.
+fn asking(code: &str) -> String {
+    spec(
+        &[(
+            "summary = \"Read a to-do\",",
+            &format!(
+                "summary = \"Read a to-do\", mcp = {{ name = \"todos.get\", title = \"Get\", description = \"Get.\", asks_input = \"{code}\" }},"
+            ),
+        )],
+        "",
+    )
+}
+
+#[test]
+fn an_operation_asking_for_input_declares_the_error_rest_answers_and_its_enum_converts() {
+    let files = codegen::generate(&[("todos.toml", &asking("validation"))]).unwrap_or_else(|e| panic!("{e}"));
+    let errors = files.iter().find(|f| f.path.ends_with("errors.rs")).expect("errors.rs");
+    assert!(
+        errors.text.contains(
+            "impl From<support::InputRequired> for GetTodoError {\n    fn from(e: support::InputRequired) -> Self {\n        GetTodoError::Validation(e.into_problem())"
+        ),
+        "{}",
+        errors.text
+    );
+    let message = refused(&asking("conflict"));
+    assert!(message.contains("`mcp.asks_input` names `conflict`, which the operation does not declare"), "{message}");
+}

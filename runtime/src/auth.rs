@@ -293,6 +293,11 @@ impl BearerGate {
         })
     }
 
+    /// The signing keys the gate verifies the embedded authorization server's tokens with.
+    pub(crate) fn keys(&self) -> &SigningKeys {
+        &self.keys
+    }
+
     /// The resource this gate protects.
     pub fn resource(&self) -> &Resource {
         &self.resource

@@ -306,6 +306,17 @@ impl SigningKeys {
         }
     }
 
+    /// A 32-byte secret for `purpose` (a fixed label), derived from the active signing key: every
+    /// replica sharing the data directory's keys derives the same one, and a rotation replaces it.
+    pub fn derived_secret(&self, purpose: &str) -> Zeroizing<[u8; 32]> {
+        let key = self.current();
+        let mut hash = Sha256::new();
+        hash.update(purpose.as_bytes());
+        hash.update([0]);
+        hash.update(key.active.signing.to_bytes());
+        Zeroizing::new(hash.finalize().into())
+    }
+
     /// Key id of the active key, published in token headers and in the JWKS.
     pub fn kid(&self) -> String {
         self.current().active.kid.clone()

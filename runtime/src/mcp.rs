@@ -92,6 +92,20 @@ impl ToolServer {
         CallToolResult::success(vec![reads::file_content(&uri, resource.is_some(), &media_type, &bytes)])
     }
 
+    /// What binds the input rounds of a request (`None` when its client cannot answer input
+    /// requests: a revision before 2026-07-28, whose requests carry no per-request `_meta`).
+    fn rounds<'a>(
+        &self,
+        context: &RequestContext<RoleServer>,
+        caller: &'a Caller,
+        method: &'static str,
+        name: &'a str,
+        arguments: &'a Value,
+    ) -> Option<crate::inputs::Binding<'a>> {
+        context.meta.protocol_version()?;
+        Some(crate::inputs::Binding { caller, method, name, arguments })
+    }
+
     fn reader(&self) -> reads::Reader<'_> {
         reads::Reader { api: &self.api, gate: &self.gate, catalog: &self.catalog }
     }
@@ -266,7 +280,30 @@ impl ServerHandler for ToolServer {
         let Some(op) = self.api.tool(&request.name) else {
             return Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None));
         };
-        let called = reporter.scope(self.api.call_operation(&self.gate, caller, op, arguments)).await;
+        let run = reporter.scope(self.api.call_operation(&self.gate, caller.clone(), op, arguments));
+        let called = match self.rounds(&context, &caller, "tools/call", &request.name, &given) {
+            None => run.await,
+            Some(binding) => {
+                let state = request.request_state.as_deref();
+                let inputs = crate::inputs::Inputs::new(self.gate.keys())?;
+                match inputs
+                    .run(binding, context.meta.client_capabilities(), request.input_responses, state, run)
+                    .await?
+                {
+                    crate::inputs::Outcome::Done(called) => called,
+                    crate::inputs::Outcome::InputRequired(asked) => {
+                        let name = op.tool.unwrap_or(op.id);
+                        crate::metrics::tool_call(
+                            self.api.info().name,
+                            name,
+                            "input_required",
+                            Some(started.elapsed()),
+                        );
+                        return Ok(asked.into());
+                    }
+                }
+            }
+        };
         if let Some(outcome) = &called {
             let word = if outcome.is_ok() { "ok" } else { "error" };
             crate::metrics::tool_call(self.api.info().name, op.tool.unwrap_or(op.id), word, Some(started.elapsed()));
@@ -394,11 +431,14 @@ async fn authorize(State(guard): State<Guard>, request: Request, next: Next) -> 
     }
     caller.request_id = rid.unwrap_or_default();
     parts.extensions.insert(caller);
+    let method = message.as_ref().and_then(|m| m.get("method")).and_then(Value::as_str);
+    let may_ask = matches!(method, Some("tools/call" | "prompts/get" | "resources/read"));
     // The JSON-RPC check inside reads the message parsed here instead of parsing it again.
     if let Some(message) = message {
         parts.extensions.insert(jsonrpc::Parsed(message));
     }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    let resp = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    if may_ask { jsonrpc::error_status(resp).await } else { resp }
 }
 
 /// HTTP 429 with `Retry-After` and the `X-RateLimit-*` headers, and a JSON-RPC error answering

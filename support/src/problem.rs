@@ -17,6 +17,24 @@ pub struct Problem {
     pub details: Map<String, Value>,
 }
 
+/// A call stopped because it asked its MCP client for input it does not have yet (a user's answer
+/// to a form, a message from the client's model, the client's roots). Over MCP the platform
+/// answers the request with those input requests and runs the call again with the answers; over
+/// REST, where nothing can answer, the operation fails with the code its spec names for it
+/// (`mcp.asks_input`): the generated error enum of such an operation converts from this.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputRequired {
+    /// What the call waits for, for the error a caller that cannot answer receives.
+    pub message: String,
+}
+
+impl InputRequired {
+    /// The problem a caller that cannot answer receives.
+    pub fn into_problem(self) -> Problem {
+        Problem::new(self.message)
+    }
+}
+
 impl Problem {
     /// A problem with a message and no details.
     pub fn new(message: impl Into<String>) -> Self {

@@ -9,6 +9,8 @@ use serde_json::{Value, json};
 struct Served {
     base: String,
     token: String,
+    /// Another user's token, of the same tenant and scope.
+    other: String,
     _dir: tempfile::TempDir,
 }
 
@@ -22,8 +24,9 @@ async fn serve() -> Served {
     tokio::spawn(async move { platform.run(listener, app).await });
     let keys = runtime::keys::SigningKeys::load_or_create(&config.data_dir).unwrap();
     let audience = runtime::Catalog::new([&everything::SERVICE]).resources(&config);
-    let claims = runtime::keys::claims(&config.issuer(), "ann", "acme", "everything:read", audience, 600, None);
-    Served { base, token: keys.mint(&claims).unwrap(), _dir: dir }
+    let claims = runtime::keys::claims(&config.issuer(), "ann", "acme", "everything:read", audience.clone(), 600, None);
+    let bob = runtime::keys::claims(&config.issuer(), "bob", "acme", "everything:read", audience.clone(), 600, None);
+    Served { base, token: keys.mint(&claims).unwrap(), other: keys.mint(&bob).unwrap(), _dir: dir }
 }
 
 impl Served {
@@ -268,4 +271,102 @@ async fn an_argument_in_a_header_must_match_its_header_on_the_stateless_wire() {
     // Earlier revisions have no such headers: the argument alone is enough.
     let text = s.rpc("tools/call", json!({"name": "test_custom_header", "arguments": {"value": "old"}})).await;
     assert_eq!(text["content"][0]["text"], "Value: old");
+}
+
+/// A 2026-07-28 `tools/call` of `tool` by the holder of `token`, the client declaring
+/// `capabilities`, with `more` params (`inputResponses`, `requestState`): the HTTP status and the
+/// answer.
+async fn stateless_call(s: &Served, token: &str, tool: &str, capabilities: Value, more: Value) -> (u16, Value) {
+    let meta = stateless_meta(json!({ "io.modelcontextprotocol/clientCapabilities": capabilities }));
+    let mut params = json!({"name": tool, "arguments": {}, "_meta": meta});
+    params.as_object_mut().unwrap().extend(more.as_object().unwrap().clone());
+    let resp = reqwest::Client::new()
+        .post(format!("{}/mcp", s.base))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", tool)
+        .json(&json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": params}))
+        .send()
+        .await
+        .unwrap();
+    (resp.status().as_u16(), resp.json().await.unwrap())
+}
+
+fn every_capability() -> Value {
+    json!({"elicitation": {}, "sampling": {}, "roots": {}})
+}
+
+fn accepted(content: Value) -> Value {
+    json!({"action": "accept", "content": content})
+}
+
+#[tokio::test]
+async fn input_requests_take_rounds_whose_signed_state_carries_earlier_answers_and_binds_the_caller() {
+    let s = serve().await;
+    let tool = "test_input_required_result_multi_round";
+    let (_, first) = stateless_call(&s, &s.token, tool, every_capability(), json!({})).await;
+    let first = &first["result"];
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    assert_eq!(first["inputRequests"]["step1"]["method"], "elicitation/create");
+    assert_eq!(first["inputRequests"]["step1"]["params"]["message"], "Step 1: What is your name?");
+    let state1 = first["requestState"].as_str().unwrap();
+    let step1 = json!({"inputResponses": {"step1": accepted(json!({"name": "Ann"}))}, "requestState": state1});
+    let (_, second) = stateless_call(&s, &s.token, tool, every_capability(), step1.clone()).await;
+    let second = &second["result"];
+    assert_eq!(second["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), ["step2"], "{second}");
+    // The last round names only its own answer: the first travels in the state.
+    let state2 = second["requestState"].as_str().unwrap();
+    let step2 = json!({"inputResponses": {"step2": accepted(json!({"color": "blue"}))}, "requestState": state2});
+    let (_, done) = stateless_call(&s, &s.token, tool, every_capability(), step2.clone()).await;
+    assert_eq!(done["result"]["content"][0]["text"], "Ann likes blue.", "{done}");
+
+    // A state altered, presented by another user, or for another tool, is refused.
+    let mut altered = step2.clone();
+    let tampered = format!("{}x", &state2[..state2.len() - 1]);
+    altered["requestState"] = json!(tampered);
+    let (_, refused) = stateless_call(&s, &s.token, tool, every_capability(), altered).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let (_, refused) = stateless_call(&s, &s.other, tool, every_capability(), step2.clone()).await;
+    assert_eq!(refused["error"]["code"], -32602, "another user: {refused}");
+    let (_, refused) =
+        stateless_call(&s, &s.token, "test_input_required_result_tampered_state", every_capability(), step2).await;
+    assert_eq!(refused["error"]["code"], -32602, "another tool: {refused}");
+
+    // An answer that is no result of what was asked is refused; a missing one is asked again.
+    let wrong = json!({"inputResponses": {"step1": 12345}});
+    let (_, refused) = stateless_call(&s, &s.token, tool, every_capability(), wrong).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let (_, again) =
+        stateless_call(&s, &s.token, tool, every_capability(), json!({"inputResponses": {"other": 1}})).await;
+    assert_eq!(again["result"]["inputRequests"]["step1"]["method"], "elicitation/create", "{again}");
+}
+
+#[tokio::test]
+async fn an_input_the_client_cannot_give_is_refused_with_the_capability_it_lacks() {
+    let s = serve().await;
+    // Needed and not declared: HTTP 400, -32021 naming it.
+    let (status, refused) = stateless_call(&s, &s.token, "test_missing_capability", json!({}), json!({})).await;
+    assert_eq!((status, &refused["error"]["code"]), (400, &json!(-32021)), "{refused}");
+    assert_eq!(refused["error"]["data"]["requiredCapabilities"], json!({"sampling": {}}));
+    // Asked only of a client that can answer: sampling alone here.
+    let caps = json!({"sampling": {}});
+    let (_, asked) = stateless_call(&s, &s.token, "test_input_required_result_capabilities", caps, json!({})).await;
+    let methods: Vec<&str> =
+        asked["result"]["inputRequests"].as_object().unwrap().values().map(|r| r["method"].as_str().unwrap()).collect();
+    assert_eq!(methods, ["sampling/createMessage"], "{asked}");
+    // An earlier revision's client, and REST, cannot answer: the operation's declared error.
+    let failed = s.call("test_input_required_result_elicitation").await;
+    assert_eq!(failed["isError"], true, "{failed}");
+    assert_eq!(failed["structuredContent"]["code"], "input_required", "{failed}");
+    let rest = reqwest::Client::new()
+        .get(format!("{}/api/input/elicitation", s.base))
+        .bearer_auth(&s.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.status(), 400);
+    let body: Value = rest.json().await.unwrap();
+    assert_eq!(body["code"], "input_required", "{body}");
 }

@@ -673,6 +673,7 @@ impl OpCx<'_, '_> {
             destructive: None,
             idempotent: None,
             content: Vec::new(),
+            asks_input: None,
         })
     }
 }

@@ -23,6 +23,16 @@ pub(super) fn check_mcp(c: &mut Collector, api: &Api) {
     for op in api.operations.iter().filter(|o| o.def.mcp.as_ref().is_some_and(|t| !t.content.is_empty())) {
         check_tool_content(c, api, op);
     }
+    for op in api.operations.iter() {
+        let Some(code) = op.def.mcp.as_ref().and_then(|t| t.asks_input.as_ref()) else { continue };
+        if !op.def.errors.contains(code) {
+            c.push(
+                Place::Operation(op.id().to_string()),
+                format!("`mcp.asks_input` names `{code}`, which the operation does not declare"),
+                "list it in `errors`: a REST call, which cannot answer the input requests, fails with it",
+            );
+        }
+    }
     let mut names = BTreeSet::new();
     let mut uris: Vec<String> = Vec::new();
     for op in api.operations.iter().filter(|o| o.def.resource.is_some()) {

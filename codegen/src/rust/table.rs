@@ -286,5 +286,17 @@ pub(super) fn errors_file(api: &Api) -> String {
         out.push_str("    }\n");
     }
     out.push_str("}\n");
+    // An operation that asks its MCP client for input fails over REST with the code it names.
+    for op in &api.operations {
+        if let Some(code) = op.def.mcp.as_ref().and_then(|t| t.asks_input.as_ref()) {
+            out.push_str(&format!(
+                "\n/// `cx.input` stopped the call: over REST, where nothing can answer, it fails with `{code}`.\n\
+                 impl From<support::InputRequired> for {0} {{\n    \
+                 fn from(e: support::InputRequired) -> Self {{\n        {0}::{1}(e.into_problem())\n    }}\n}}\n",
+                error_enum(op),
+                variant(code)
+            ));
+        }
+    }
     out
 }

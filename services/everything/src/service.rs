@@ -2,7 +2,8 @@
 //! resource or prompt it backs (the reference servers' texts and media), the same over REST.
 
 use everything_api::everything::{EverythingService, errors, models};
-use runtime::{Context, LogLevel};
+use runtime::{Answer, Ask, Context, LogLevel};
+use serde_json::json;
 use support::{File, Problem};
 
 /// The fixtures hold no state: every answer is fixed by its inputs.
@@ -40,6 +41,32 @@ fn wav() -> Vec<u8> {
 
 /// The pause between two reported steps.
 const STEP: std::time::Duration = std::time::Duration::from_millis(50);
+
+fn text_of(text: String) -> File {
+    File::bytes("text/plain", text)
+}
+
+/// A form asking a name.
+fn name_form(message: &str) -> Ask {
+    let schema = json!({ "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] });
+    Ask::form(message, schema)
+}
+
+/// A form asking a yes or no.
+fn confirm_form() -> Ask {
+    let schema = json!({ "type": "object", "properties": { "ok": { "type": "boolean" } }, "required": ["ok"] });
+    Ask::form("Please confirm", schema)
+}
+
+/// A field of a form's answers as text (`(declined)` when the user did not accept it).
+fn field(answer: &Answer, name: &str) -> String {
+    match answer.accepted() {
+        Some(content) => {
+            content.get(name).map_or_else(String::new, |v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+        }
+        None => "(declined)".into(),
+    }
+}
 
 fn text(text: &'static str) -> File {
     File::bytes("text/plain", text)
@@ -118,6 +145,72 @@ impl EverythingService for Everything {
 
     async fn example_resource(&self, _cx: &mut Context) -> Result<File, errors::ExampleResourceError> {
         Ok(text("This is the content of the example resource."))
+    }
+
+    async fn input_elicitation(&self, cx: &mut Context) -> Result<File, errors::InputElicitationError> {
+        let answer = cx.input("user_name", name_form("What is your name?"))?;
+        Ok(text_of(format!("Hello, {}!", field(&answer, "name"))))
+    }
+
+    async fn input_sampling(&self, cx: &mut Context) -> Result<File, errors::InputSamplingError> {
+        let answer = cx.input("capital_question", Ask::sample("What is the capital of France?", 100))?;
+        Ok(text_of(format!("The model answered: {}", answer.text())))
+    }
+
+    async fn input_roots(&self, cx: &mut Context) -> Result<File, errors::InputRootsError> {
+        let answer = cx.input("client_roots", Ask::Roots)?;
+        Ok(text_of(format!("Roots: {}", answer.roots().join(", "))))
+    }
+
+    async fn input_request_state(&self, cx: &mut Context) -> Result<File, errors::InputRequestStateError> {
+        let answer = cx.input("confirm", confirm_form())?;
+        Ok(text_of(format!("state-ok: the request state was verified; confirmed: {}", field(&answer, "ok"))))
+    }
+
+    async fn input_multiple(&self, cx: &mut Context) -> Result<File, errors::InputMultipleError> {
+        let [name, greeting, roots] = cx.inputs([
+            ("user_name", name_form("What is your name?")),
+            ("greeting", Ask::sample("Generate a greeting", 50)),
+            ("client_roots", Ask::Roots),
+        ])?;
+        let (name, roots) = (field(&name, "name"), roots.roots().join(", "));
+        Ok(text_of(format!("{} {name} (roots: {roots})", greeting.text())))
+    }
+
+    async fn input_multi_round(&self, cx: &mut Context) -> Result<File, errors::InputMultiRoundError> {
+        let name = cx.input("step1", name_form("Step 1: What is your name?"))?;
+        let schema =
+            json!({ "type": "object", "properties": { "color": { "type": "string" } }, "required": ["color"] });
+        let color = cx.input("step2", Ask::form("Step 2: What is your favorite color?", schema))?;
+        Ok(text_of(format!("{} likes {}.", field(&name, "name"), field(&color, "color"))))
+    }
+
+    async fn input_tampered_state(&self, cx: &mut Context) -> Result<File, errors::InputTamperedStateError> {
+        let answer = cx.input("confirm", confirm_form())?;
+        Ok(text_of(format!("Confirmed: {}", field(&answer, "ok"))))
+    }
+
+    async fn input_capabilities(&self, cx: &mut Context) -> Result<File, errors::InputCapabilitiesError> {
+        // Both asked in one round (each ask is recorded before its error is returned), each only
+        // of a client that can answer it.
+        let form = name_form("What is your name?");
+        let sample = Ask::sample("What is the capital of France?", 100);
+        let name = cx.can_ask(&form).then(|| cx.input("user_name", form));
+        let capital = cx.can_ask(&sample).then(|| cx.input("capital_question", sample));
+        let name = name.transpose()?.map(|a| field(&a, "name")).unwrap_or_else(|| "(no form)".into());
+        let capital = capital.transpose()?.map(|a| a.text()).unwrap_or_else(|| "(no model)".into());
+        Ok(text_of(format!("Name: {name}; capital: {capital}")))
+    }
+
+    async fn missing_capability(&self, cx: &mut Context) -> Result<File, errors::MissingCapabilityError> {
+        let answer = cx.input("question", Ask::sample("Say hello.", 20))?;
+        Ok(text_of(answer.text()))
+    }
+
+    async fn streaming_elicitation(&self, cx: &mut Context) -> Result<File, errors::StreamingElicitationError> {
+        cx.progress(0.0, Some(1.0), Some("asking for a confirmation")).await;
+        let answer = cx.input("confirm", confirm_form())?;
+        Ok(text_of(format!("Confirmed: {}", field(&answer, "ok"))))
     }
 
     async fn template_data(

@@ -107,6 +107,126 @@ support::operation_errors! {
         Unavailable = "unavailable",
     }
 
+    /// Errors `input_elicitation` may return: the codes it declares plus the service-wide ones.
+    InputElicitationError {
+        /// `input_required` (HTTP 400): The operation asks its caller for input mid-call (a form, a message from a model, the client's roots), which only an MCP client of protocol 2026-07-28 answers: call it as an MCP tool.
+        InputRequired = "input_required",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `input_sampling` may return: the codes it declares plus the service-wide ones.
+    InputSamplingError {
+        /// `input_required` (HTTP 400): The operation asks its caller for input mid-call (a form, a message from a model, the client's roots), which only an MCP client of protocol 2026-07-28 answers: call it as an MCP tool.
+        InputRequired = "input_required",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `input_roots` may return: the codes it declares plus the service-wide ones.
+    InputRootsError {
+        /// `input_required` (HTTP 400): The operation asks its caller for input mid-call (a form, a message from a model, the client's roots), which only an MCP client of protocol 2026-07-28 answers: call it as an MCP tool.
+        InputRequired = "input_required",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `input_request_state` may return: the codes it declares plus the service-wide ones.
+    InputRequestStateError {
+        /// `input_required` (HTTP 400): The operation asks its caller for input mid-call (a form, a message from a model, the client's roots), which only an MCP client of protocol 2026-07-28 answers: call it as an MCP tool.
+        InputRequired = "input_required",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `input_multiple` may return: the codes it declares plus the service-wide ones.
+    InputMultipleError {
+        /// `input_required` (HTTP 400): The operation asks its caller for input mid-call (a form, a message from a model, the client's roots), which only an MCP client of protocol 2026-07-28 answers: call it as an MCP tool.
+        InputRequired = "input_required",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `input_multi_round` may return: the codes it declares plus the service-wide ones.
+    InputMultiRoundError {
+        /// `input_required` (HTTP 400): The operation asks its caller for input mid-call (a form, a message from a model, the client's roots), which only an MCP client of protocol 2026-07-28 answers: call it as an MCP tool.
+        InputRequired = "input_required",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `input_tampered_state` may return: the codes it declares plus the service-wide ones.
+    InputTamperedStateError {
+        /// `input_required` (HTTP 400): The operation asks its caller for input mid-call (a form, a message from a model, the client's roots), which only an MCP client of protocol 2026-07-28 answers: call it as an MCP tool.
+        InputRequired = "input_required",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `input_capabilities` may return: the codes it declares plus the service-wide ones.
+    InputCapabilitiesError {
+        /// `input_required` (HTTP 400): The operation asks its caller for input mid-call (a form, a message from a model, the client's roots), which only an MCP client of protocol 2026-07-28 answers: call it as an MCP tool.
+        InputRequired = "input_required",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `missing_capability` may return: the codes it declares plus the service-wide ones.
+    MissingCapabilityError {
+        /// `input_required` (HTTP 400): The operation asks its caller for input mid-call (a form, a message from a model, the client's roots), which only an MCP client of protocol 2026-07-28 answers: call it as an MCP tool.
+        InputRequired = "input_required",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `streaming_elicitation` may return: the codes it declares plus the service-wide ones.
+    StreamingElicitationError {
+        /// `input_required` (HTTP 400): The operation asks its caller for input mid-call (a form, a message from a model, the client's roots), which only an MCP client of protocol 2026-07-28 answers: call it as an MCP tool.
+        InputRequired = "input_required",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
     /// Errors `static_text` may return: the codes it declares plus the service-wide ones.
     StaticTextError {
         /// `internal` (HTTP 500): An unexpected fault.
@@ -147,5 +267,75 @@ support::operation_errors! {
         RequestTimeout = "request_timeout",
         /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
         Unavailable = "unavailable",
+    }
+}
+
+/// `cx.input` stopped the call: over REST, where nothing can answer, it fails with `input_required`.
+impl From<support::InputRequired> for InputElicitationError {
+    fn from(e: support::InputRequired) -> Self {
+        InputElicitationError::InputRequired(e.into_problem())
+    }
+}
+
+/// `cx.input` stopped the call: over REST, where nothing can answer, it fails with `input_required`.
+impl From<support::InputRequired> for InputSamplingError {
+    fn from(e: support::InputRequired) -> Self {
+        InputSamplingError::InputRequired(e.into_problem())
+    }
+}
+
+/// `cx.input` stopped the call: over REST, where nothing can answer, it fails with `input_required`.
+impl From<support::InputRequired> for InputRootsError {
+    fn from(e: support::InputRequired) -> Self {
+        InputRootsError::InputRequired(e.into_problem())
+    }
+}
+
+/// `cx.input` stopped the call: over REST, where nothing can answer, it fails with `input_required`.
+impl From<support::InputRequired> for InputRequestStateError {
+    fn from(e: support::InputRequired) -> Self {
+        InputRequestStateError::InputRequired(e.into_problem())
+    }
+}
+
+/// `cx.input` stopped the call: over REST, where nothing can answer, it fails with `input_required`.
+impl From<support::InputRequired> for InputMultipleError {
+    fn from(e: support::InputRequired) -> Self {
+        InputMultipleError::InputRequired(e.into_problem())
+    }
+}
+
+/// `cx.input` stopped the call: over REST, where nothing can answer, it fails with `input_required`.
+impl From<support::InputRequired> for InputMultiRoundError {
+    fn from(e: support::InputRequired) -> Self {
+        InputMultiRoundError::InputRequired(e.into_problem())
+    }
+}
+
+/// `cx.input` stopped the call: over REST, where nothing can answer, it fails with `input_required`.
+impl From<support::InputRequired> for InputTamperedStateError {
+    fn from(e: support::InputRequired) -> Self {
+        InputTamperedStateError::InputRequired(e.into_problem())
+    }
+}
+
+/// `cx.input` stopped the call: over REST, where nothing can answer, it fails with `input_required`.
+impl From<support::InputRequired> for InputCapabilitiesError {
+    fn from(e: support::InputRequired) -> Self {
+        InputCapabilitiesError::InputRequired(e.into_problem())
+    }
+}
+
+/// `cx.input` stopped the call: over REST, where nothing can answer, it fails with `input_required`.
+impl From<support::InputRequired> for MissingCapabilityError {
+    fn from(e: support::InputRequired) -> Self {
+        MissingCapabilityError::InputRequired(e.into_problem())
+    }
+}
+
+/// `cx.input` stopped the call: over REST, where nothing can answer, it fails with `input_required`.
+impl From<support::InputRequired> for StreamingElicitationError {
+    fn from(e: support::InputRequired) -> Self {
+        StreamingElicitationError::InputRequired(e.into_problem())
     }
 }

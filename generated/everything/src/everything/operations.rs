@@ -30,6 +30,11 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
             status: 400u16,
             message: "This tool intentionally returns an error for testing",
         },
+        ErrorInfo {
+            code: "input_required",
+            status: 400u16,
+            message: "This call asks for input only an MCP client can give",
+        },
         ErrorInfo { code: "unauthenticated", status: 401u16, message: "Authentication required." },
         ErrorInfo { code: "invalid_token", status: 401u16, message: "The token is invalid." },
         ErrorInfo { code: "insufficient_scope", status: 403u16, message: "The token's scope is too low." },
@@ -250,6 +255,146 @@ pub static CUSTOM_HEADER: Operation = Operation {
     input: &models::CUSTOM_HEADER_INPUT_FIELDS,
     ..BASE
 };
+/// `GET /api/input/elicitation`: Elicitation
+pub static INPUT_ELICITATION: Operation = Operation {
+    id: "input_elicitation",
+    method: Method::Get,
+    path: "/input/elicitation",
+    full_path: "/api/input/elicitation",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("test_input_required_result_elicitation"),
+    tags: &["tools"],
+    ..BASE
+};
+/// `GET /api/input/sampling`: Sampling
+pub static INPUT_SAMPLING: Operation = Operation {
+    id: "input_sampling",
+    method: Method::Get,
+    path: "/input/sampling",
+    full_path: "/api/input/sampling",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("test_input_required_result_sampling"),
+    tags: &["tools"],
+    ..BASE
+};
+/// `GET /api/input/roots`: Roots
+pub static INPUT_ROOTS: Operation = Operation {
+    id: "input_roots",
+    method: Method::Get,
+    path: "/input/roots",
+    full_path: "/api/input/roots",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("test_input_required_result_list_roots"),
+    tags: &["tools"],
+    ..BASE
+};
+/// `GET /api/input/request-state`: Request state
+pub static INPUT_REQUEST_STATE: Operation = Operation {
+    id: "input_request_state",
+    method: Method::Get,
+    path: "/input/request-state",
+    full_path: "/api/input/request-state",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("test_input_required_result_request_state"),
+    tags: &["tools"],
+    ..BASE
+};
+/// `GET /api/input/multiple`: Several inputs
+pub static INPUT_MULTIPLE: Operation = Operation {
+    id: "input_multiple",
+    method: Method::Get,
+    path: "/input/multiple",
+    full_path: "/api/input/multiple",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("test_input_required_result_multiple_inputs"),
+    tags: &["tools"],
+    ..BASE
+};
+/// `GET /api/input/multi-round`: Two rounds
+pub static INPUT_MULTI_ROUND: Operation = Operation {
+    id: "input_multi_round",
+    method: Method::Get,
+    path: "/input/multi-round",
+    full_path: "/api/input/multi-round",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("test_input_required_result_multi_round"),
+    tags: &["tools"],
+    ..BASE
+};
+/// `GET /api/input/tampered-state`: Signed state
+pub static INPUT_TAMPERED_STATE: Operation = Operation {
+    id: "input_tampered_state",
+    method: Method::Get,
+    path: "/input/tampered-state",
+    full_path: "/api/input/tampered-state",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("test_input_required_result_tampered_state"),
+    tags: &["tools"],
+    ..BASE
+};
+/// `GET /api/input/capabilities`: Capabilities
+pub static INPUT_CAPABILITIES: Operation = Operation {
+    id: "input_capabilities",
+    method: Method::Get,
+    path: "/input/capabilities",
+    full_path: "/api/input/capabilities",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("test_input_required_result_capabilities"),
+    tags: &["tools"],
+    ..BASE
+};
+/// `GET /api/input/missing-capability`: Needs sampling
+pub static MISSING_CAPABILITY: Operation = Operation {
+    id: "missing_capability",
+    method: Method::Get,
+    path: "/input/missing-capability",
+    full_path: "/api/input/missing-capability",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("test_missing_capability"),
+    tags: &["tools"],
+    ..BASE
+};
+/// `GET /api/input/streaming`: Progress, then a form
+pub static STREAMING_ELICITATION: Operation = Operation {
+    id: "streaming_elicitation",
+    method: Method::Get,
+    path: "/input/streaming",
+    full_path: "/api/input/streaming",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("test_streaming_elicitation"),
+    tags: &["tools"],
+    ..BASE
+};
 /// `GET /api/static-text`: A text resource
 pub static STATIC_TEXT: Operation = Operation {
     id: "static_text",
@@ -304,7 +449,7 @@ pub static TEMPLATE_DATA: Operation = Operation {
     ..BASE
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 14usize] = [
+pub static OPERATIONS: [&Operation; 24usize] = [
     &SIMPLE_TEXT,
     &IMAGE_CONTENT,
     &AUDIO_CONTENT,
@@ -315,6 +460,16 @@ pub static OPERATIONS: [&Operation; 14usize] = [
     &WITH_LOGGING,
     &LOGGING_TOOL,
     &CUSTOM_HEADER,
+    &INPUT_ELICITATION,
+    &INPUT_SAMPLING,
+    &INPUT_ROOTS,
+    &INPUT_REQUEST_STATE,
+    &INPUT_MULTIPLE,
+    &INPUT_MULTI_ROUND,
+    &INPUT_TAMPERED_STATE,
+    &INPUT_CAPABILITIES,
+    &MISSING_CAPABILITY,
+    &STREAMING_ELICITATION,
     &STATIC_TEXT,
     &STATIC_BINARY,
     &EXAMPLE_RESOURCE,

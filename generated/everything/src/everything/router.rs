@@ -33,6 +33,22 @@ where
         .route(operations::WITH_LOGGING.full_path, on::<WithLogging, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::LOGGING_TOOL.full_path, on::<LoggingTool, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::CUSTOM_HEADER.full_path, on::<CustomHeader, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::INPUT_ELICITATION.full_path, on::<InputElicitation, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::INPUT_SAMPLING.full_path, on::<InputSampling, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::INPUT_ROOTS.full_path, on::<InputRoots, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::INPUT_REQUEST_STATE.full_path, on::<InputRequestState, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::INPUT_MULTIPLE.full_path, on::<InputMultiple, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::INPUT_MULTI_ROUND.full_path, on::<InputMultiRound, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(
+            operations::INPUT_TAMPERED_STATE.full_path,
+            on::<InputTamperedState, S, G>(methods(&SERVICE, "GET"), &app),
+        )
+        .route(operations::INPUT_CAPABILITIES.full_path, on::<InputCapabilities, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::MISSING_CAPABILITY.full_path, on::<MissingCapability, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(
+            operations::STREAMING_ELICITATION.full_path,
+            on::<StreamingElicitation, S, G>(methods(&SERVICE, "GET"), &app),
+        )
         .route(operations::STATIC_TEXT.full_path, on::<StaticText, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::STATIC_BINARY.full_path, on::<StaticBinary, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::EXAMPLE_RESOURCE.full_path, on::<ExampleResource, S, G>(methods(&SERVICE, "GET"), &app))
@@ -137,6 +153,106 @@ impl<S: EverythingService> Endpoint<S, S::Context> for CustomHeader {
     const OP: &'static Operation = &operations::CUSTOM_HEADER;
     async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.custom_header(cx, input).await.map(support::Success::File)
+    }
+}
+/// `GET /api/input/elicitation`: Elicitation
+pub struct InputElicitation;
+impl<S: EverythingService> Endpoint<S, S::Context> for InputElicitation {
+    type Input = NoInput;
+    type Error = errors::InputElicitationError;
+    const OP: &'static Operation = &operations::INPUT_ELICITATION;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.input_elicitation(cx).await.map(support::Success::File)
+    }
+}
+/// `GET /api/input/sampling`: Sampling
+pub struct InputSampling;
+impl<S: EverythingService> Endpoint<S, S::Context> for InputSampling {
+    type Input = NoInput;
+    type Error = errors::InputSamplingError;
+    const OP: &'static Operation = &operations::INPUT_SAMPLING;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.input_sampling(cx).await.map(support::Success::File)
+    }
+}
+/// `GET /api/input/roots`: Roots
+pub struct InputRoots;
+impl<S: EverythingService> Endpoint<S, S::Context> for InputRoots {
+    type Input = NoInput;
+    type Error = errors::InputRootsError;
+    const OP: &'static Operation = &operations::INPUT_ROOTS;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.input_roots(cx).await.map(support::Success::File)
+    }
+}
+/// `GET /api/input/request-state`: Request state
+pub struct InputRequestState;
+impl<S: EverythingService> Endpoint<S, S::Context> for InputRequestState {
+    type Input = NoInput;
+    type Error = errors::InputRequestStateError;
+    const OP: &'static Operation = &operations::INPUT_REQUEST_STATE;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.input_request_state(cx).await.map(support::Success::File)
+    }
+}
+/// `GET /api/input/multiple`: Several inputs
+pub struct InputMultiple;
+impl<S: EverythingService> Endpoint<S, S::Context> for InputMultiple {
+    type Input = NoInput;
+    type Error = errors::InputMultipleError;
+    const OP: &'static Operation = &operations::INPUT_MULTIPLE;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.input_multiple(cx).await.map(support::Success::File)
+    }
+}
+/// `GET /api/input/multi-round`: Two rounds
+pub struct InputMultiRound;
+impl<S: EverythingService> Endpoint<S, S::Context> for InputMultiRound {
+    type Input = NoInput;
+    type Error = errors::InputMultiRoundError;
+    const OP: &'static Operation = &operations::INPUT_MULTI_ROUND;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.input_multi_round(cx).await.map(support::Success::File)
+    }
+}
+/// `GET /api/input/tampered-state`: Signed state
+pub struct InputTamperedState;
+impl<S: EverythingService> Endpoint<S, S::Context> for InputTamperedState {
+    type Input = NoInput;
+    type Error = errors::InputTamperedStateError;
+    const OP: &'static Operation = &operations::INPUT_TAMPERED_STATE;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.input_tampered_state(cx).await.map(support::Success::File)
+    }
+}
+/// `GET /api/input/capabilities`: Capabilities
+pub struct InputCapabilities;
+impl<S: EverythingService> Endpoint<S, S::Context> for InputCapabilities {
+    type Input = NoInput;
+    type Error = errors::InputCapabilitiesError;
+    const OP: &'static Operation = &operations::INPUT_CAPABILITIES;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.input_capabilities(cx).await.map(support::Success::File)
+    }
+}
+/// `GET /api/input/missing-capability`: Needs sampling
+pub struct MissingCapability;
+impl<S: EverythingService> Endpoint<S, S::Context> for MissingCapability {
+    type Input = NoInput;
+    type Error = errors::MissingCapabilityError;
+    const OP: &'static Operation = &operations::MISSING_CAPABILITY;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.missing_capability(cx).await.map(support::Success::File)
+    }
+}
+/// `GET /api/input/streaming`: Progress, then a form
+pub struct StreamingElicitation;
+impl<S: EverythingService> Endpoint<S, S::Context> for StreamingElicitation {
+    type Input = NoInput;
+    type Error = errors::StreamingElicitationError;
+    const OP: &'static Operation = &operations::STREAMING_ELICITATION;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.streaming_elicitation(cx).await.map(support::Success::File)
     }
 }
 /// `GET /api/static-text`: A text resource

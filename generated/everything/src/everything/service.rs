@@ -82,6 +82,76 @@ pub trait EverythingService: Send + Sync + 'static {
         cx: &mut Self::Context,
         input: models::CustomHeaderInput,
     ) -> impl Future<Output = Result<support::File, errors::CustomHeaderError>> + Send;
+    /// Elicitation
+    ///
+    /// `GET /api/input/elicitation` · scope `everything:read` · MCP tool `test_input_required_result_elicitation`
+    fn input_elicitation(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::File, errors::InputElicitationError>> + Send;
+    /// Sampling
+    ///
+    /// `GET /api/input/sampling` · scope `everything:read` · MCP tool `test_input_required_result_sampling`
+    fn input_sampling(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::File, errors::InputSamplingError>> + Send;
+    /// Roots
+    ///
+    /// `GET /api/input/roots` · scope `everything:read` · MCP tool `test_input_required_result_list_roots`
+    fn input_roots(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::File, errors::InputRootsError>> + Send;
+    /// Request state
+    ///
+    /// `GET /api/input/request-state` · scope `everything:read` · MCP tool `test_input_required_result_request_state`
+    fn input_request_state(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::File, errors::InputRequestStateError>> + Send;
+    /// Several inputs
+    ///
+    /// `GET /api/input/multiple` · scope `everything:read` · MCP tool `test_input_required_result_multiple_inputs`
+    fn input_multiple(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::File, errors::InputMultipleError>> + Send;
+    /// Two rounds
+    ///
+    /// `GET /api/input/multi-round` · scope `everything:read` · MCP tool `test_input_required_result_multi_round`
+    fn input_multi_round(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::File, errors::InputMultiRoundError>> + Send;
+    /// Signed state
+    ///
+    /// `GET /api/input/tampered-state` · scope `everything:read` · MCP tool `test_input_required_result_tampered_state`
+    fn input_tampered_state(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::File, errors::InputTamperedStateError>> + Send;
+    /// Capabilities
+    ///
+    /// `GET /api/input/capabilities` · scope `everything:read` · MCP tool `test_input_required_result_capabilities`
+    fn input_capabilities(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::File, errors::InputCapabilitiesError>> + Send;
+    /// Needs sampling
+    ///
+    /// `GET /api/input/missing-capability` · scope `everything:read` · MCP tool `test_missing_capability`
+    fn missing_capability(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::File, errors::MissingCapabilityError>> + Send;
+    /// Progress, then a form
+    ///
+    /// `GET /api/input/streaming` · scope `everything:read` · MCP tool `test_streaming_elicitation`
+    fn streaming_elicitation(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::File, errors::StreamingElicitationError>> + Send;
     /// A text resource
     ///
     /// `GET /api/static-text` · scope `everything:read`

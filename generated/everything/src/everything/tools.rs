@@ -5,7 +5,7 @@
 use super::{EverythingService, operations, router};
 use support::{Gate, Operation, ToolAnswer, ToolFailure, tool};
 /// Tool name → operation, in spec order.
-pub static TOOLS: [(&str, &Operation); 10usize] = [
+pub static TOOLS: [(&str, &Operation); 20usize] = [
     ("test_simple_text", &operations::SIMPLE_TEXT),
     ("test_image_content", &operations::IMAGE_CONTENT),
     ("test_audio_content", &operations::AUDIO_CONTENT),
@@ -16,6 +16,16 @@ pub static TOOLS: [(&str, &Operation); 10usize] = [
     ("test_tool_with_logging", &operations::WITH_LOGGING),
     ("test_logging_tool", &operations::LOGGING_TOOL),
     ("test_custom_header", &operations::CUSTOM_HEADER),
+    ("test_input_required_result_elicitation", &operations::INPUT_ELICITATION),
+    ("test_input_required_result_sampling", &operations::INPUT_SAMPLING),
+    ("test_input_required_result_list_roots", &operations::INPUT_ROOTS),
+    ("test_input_required_result_request_state", &operations::INPUT_REQUEST_STATE),
+    ("test_input_required_result_multiple_inputs", &operations::INPUT_MULTIPLE),
+    ("test_input_required_result_multi_round", &operations::INPUT_MULTI_ROUND),
+    ("test_input_required_result_tampered_state", &operations::INPUT_TAMPERED_STATE),
+    ("test_input_required_result_capabilities", &operations::INPUT_CAPABILITIES),
+    ("test_missing_capability", &operations::MISSING_CAPABILITY),
+    ("test_streaming_elicitation", &operations::STREAMING_ELICITATION),
 ];
 /// Calls operation `op` for a caller `gate` admitted; `None` when the MCP endpoint
 /// reaches no such operation. Success is the same body the REST route answers (`{}` for
@@ -43,6 +53,16 @@ where
         "with_logging" => tool::<router::WithLogging, S, G>(service, gate, caller, arguments).await,
         "logging_tool" => tool::<router::LoggingTool, S, G>(service, gate, caller, arguments).await,
         "custom_header" => tool::<router::CustomHeader, S, G>(service, gate, caller, arguments).await,
+        "input_elicitation" => tool::<router::InputElicitation, S, G>(service, gate, caller, arguments).await,
+        "input_sampling" => tool::<router::InputSampling, S, G>(service, gate, caller, arguments).await,
+        "input_roots" => tool::<router::InputRoots, S, G>(service, gate, caller, arguments).await,
+        "input_request_state" => tool::<router::InputRequestState, S, G>(service, gate, caller, arguments).await,
+        "input_multiple" => tool::<router::InputMultiple, S, G>(service, gate, caller, arguments).await,
+        "input_multi_round" => tool::<router::InputMultiRound, S, G>(service, gate, caller, arguments).await,
+        "input_tampered_state" => tool::<router::InputTamperedState, S, G>(service, gate, caller, arguments).await,
+        "input_capabilities" => tool::<router::InputCapabilities, S, G>(service, gate, caller, arguments).await,
+        "missing_capability" => tool::<router::MissingCapability, S, G>(service, gate, caller, arguments).await,
+        "streaming_elicitation" => tool::<router::StreamingElicitation, S, G>(service, gate, caller, arguments).await,
         "static_text" => tool::<router::StaticText, S, G>(service, gate, caller, arguments).await,
         "static_binary" => tool::<router::StaticBinary, S, G>(service, gate, caller, arguments).await,
         "example_resource" => tool::<router::ExampleResource, S, G>(service, gate, caller, arguments).await,

@@ -1,0 +1,376 @@
+//! Input an operation asks its MCP client for mid-call (`cx.input`): a form or a URL for the
+//! user to answer (elicitation), a message from the client's model (sampling), the client's
+//! roots. On the stateless revision (2026-07-28, SEP-2322) the call ends with an
+//! `input_required` result naming what it waits for; the client answers and sends the same
+//! request again with the answers, and the platform runs the call again from the start, so an
+//! implementation is written straight through: each `cx.input` returns the answer once it is
+//! there. Answers of earlier rounds travel in the result's `requestState`, sealed with an HMAC
+//! under a key derived from the server's signing key and bound to the caller, the method, the
+//! tool or prompt and its arguments: a state altered, replayed by another caller or against
+//! another call, or older than [`STATE_TTL`] is refused (`-32602`). A client that did not declare
+//! the capability an input needs gets `-32021` naming it (HTTP 400). Where nothing can answer (REST,
+//! a client of an earlier revision) `cx.input` fails with [`support::InputRequired`], which the
+//! operation's error enum turns into the code its spec names.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    ClientCapabilities, ErrorCode, InputRequest, InputRequiredResult, InputResponses, RequestStateCodec, SealOptions,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use support::InputRequired;
+
+use crate::caller::Caller;
+use crate::context::Context;
+
+/// How long an `input_required` result's state is accepted back.
+pub const STATE_TTL: Duration = Duration::from_secs(15 * 60);
+
+/// JSON-RPC error code of MissingRequiredClientCapabilityError (MCP 2026-07-28).
+pub const MISSING_CAPABILITY_CODE: i32 = -32021;
+
+/// The label the state key is derived under.
+const PURPOSE: &str = "specwright mcp request-state v1";
+
+/// What an operation asks its client for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ask {
+    /// A form for the user: a message and the JSON Schema of a flat object of answers.
+    Form {
+        /// What the user is asked.
+        message: String,
+        /// The answers' schema: `{"type": "object", "properties": …, "required": […]}`.
+        schema: Value,
+    },
+    /// A page for the user to visit (a sign-in, a payment) outside the client.
+    Url {
+        /// Why.
+        message: String,
+        /// The page.
+        url: String,
+        /// Names this elicitation, for the completion notice a server may send.
+        id: String,
+    },
+    /// A message from the client's model, given one user message.
+    Sample {
+        /// The user message.
+        prompt: String,
+        /// The longest answer wanted, in tokens.
+        max_tokens: u32,
+    },
+    /// The client's roots (the folders or repositories it works in).
+    Roots,
+}
+
+impl Ask {
+    /// A form of `message` whose answers `schema` describes.
+    pub fn form(message: impl Into<String>, schema: Value) -> Ask {
+        Ask::Form { message: message.into(), schema }
+    }
+
+    /// A message from the client's model answering `prompt`, at most `max_tokens` long.
+    pub fn sample(prompt: impl Into<String>, max_tokens: u32) -> Ask {
+        Ask::Sample { prompt: prompt.into(), max_tokens }
+    }
+
+    /// The capability the client declares when it can answer this (`elicitation.url` for a URL).
+    fn capability(&self) -> (&'static str, Option<&'static str>) {
+        match self {
+            Ask::Form { .. } => ("elicitation", None),
+            Ask::Url { .. } => ("elicitation", Some("url")),
+            Ask::Sample { .. } => ("sampling", None),
+            Ask::Roots => ("roots", None),
+        }
+    }
+
+    /// The request as MCP writes it.
+    fn request(&self) -> Value {
+        match self {
+            Ask::Form { message, schema } => json!({
+                "method": "elicitation/create",
+                "params": { "message": message, "requestedSchema": schema },
+            }),
+            Ask::Url { message, url, id } => json!({
+                "method": "elicitation/create",
+                "params": { "mode": "url", "message": message, "url": url, "elicitationId": id },
+            }),
+            Ask::Sample { prompt, max_tokens } => json!({
+                "method": "sampling/createMessage",
+                "params": {
+                    "messages": [{ "role": "user", "content": { "type": "text", "text": prompt } }],
+                    "maxTokens": max_tokens,
+                },
+            }),
+            Ask::Roots => json!({ "method": "roots/list", "params": {} }),
+        }
+    }
+
+    /// Why `answer` is not a result of this request, if it is not.
+    fn refuses(&self, answer: &Value) -> Option<&'static str> {
+        let ok = match self {
+            Ask::Form { .. } | Ask::Url { .. } => {
+                answer
+                    .get("action")
+                    .and_then(Value::as_str)
+                    .is_some_and(|a| matches!(a, "accept" | "decline" | "cancel"))
+                    && answer.get("content").is_none_or(Value::is_object)
+            }
+            Ask::Sample { .. } => {
+                answer.get("role").is_some_and(Value::is_string)
+                    && answer.get("content").is_some_and(|c| c.is_object() || c.is_array())
+            }
+            Ask::Roots => answer.get("roots").is_some_and(Value::is_array),
+        };
+        match (ok, self) {
+            (true, _) => None,
+            (false, Ask::Form { .. } | Ask::Url { .. }) => Some("an elicitation result (`action`, `content`)"),
+            (false, Ask::Sample { .. }) => Some("a sampling result (`role`, `content`)"),
+            (false, Ask::Roots) => Some("a roots result (`roots`)"),
+        }
+    }
+}
+
+/// The client's answer to an [`Ask`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer(pub Value);
+
+impl Answer {
+    /// A form's answers, when the user accepted it (not when they declined or cancelled).
+    pub fn accepted(&self) -> Option<&Map<String, Value>> {
+        match self.0.get("action").and_then(Value::as_str) {
+            Some("accept") => self.0.get("content").and_then(Value::as_object),
+            _ => None,
+        }
+    }
+
+    /// The text of a model's message (its text blocks, joined).
+    pub fn text(&self) -> String {
+        let blocks = match self.0.get("content") {
+            Some(Value::Array(blocks)) => blocks.iter().collect(),
+            Some(block) => vec![block],
+            None => Vec::new(),
+        };
+        blocks.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("")
+    }
+
+    /// The URIs of the client's roots.
+    pub fn roots(&self) -> Vec<String> {
+        let roots = self.0.get("roots").and_then(Value::as_array);
+        roots.into_iter().flatten().filter_map(|r| r.get("uri").and_then(Value::as_str).map(str::to_string)).collect()
+    }
+}
+
+/// The sealed state: the answers the call used, by key.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct State {
+    answers: BTreeMap<String, Value>,
+}
+
+/// One MCP request's inputs while its operation runs.
+struct Round {
+    /// Answers of earlier rounds (from the state) and of this one (the request's).
+    given: BTreeMap<String, Value>,
+    /// Answers the call used, carried to the next round.
+    used: BTreeMap<String, Value>,
+    /// What the call asks for and has no answer to.
+    asked: BTreeMap<String, Value>,
+    /// A capability the client lacks for an input the call needs.
+    missing: Option<(&'static str, Option<&'static str>)>,
+    /// An answer that is not a result of what was asked.
+    invalid: Option<String>,
+    capabilities: Value,
+}
+
+tokio::task_local! {
+    static ROUND: RefCell<Round>;
+}
+
+/// Seals and opens the states of one server's calls.
+pub(crate) struct Inputs {
+    codec: RequestStateCodec,
+}
+
+/// What a request is, for binding its state: the caller, the method, the tool or prompt and its
+/// arguments.
+pub(crate) struct Binding<'a> {
+    pub caller: &'a Caller,
+    pub method: &'static str,
+    pub name: &'a str,
+    pub arguments: &'a Value,
+}
+
+impl Binding<'_> {
+    fn bytes(&self) -> Vec<u8> {
+        let arguments = Sha256::digest(self.arguments.to_string().as_bytes());
+        let mut out = Vec::new();
+        for part in [
+            self.caller.tenant.as_bytes(),
+            self.caller.subject.as_bytes(),
+            self.method.as_bytes(),
+            self.name.as_bytes(),
+        ] {
+            out.extend_from_slice(&(part.len() as u64).to_be_bytes());
+            out.extend_from_slice(part);
+        }
+        out.extend_from_slice(&arguments);
+        out
+    }
+}
+
+/// How a request's round ended.
+pub(crate) enum Outcome<T> {
+    /// The call finished (its own outcome, success or failure).
+    Done(T),
+    /// The call waits for input: answer the client this.
+    InputRequired(InputRequiredResult),
+}
+
+impl Inputs {
+    /// The codec of `keys`' current signing key.
+    pub(crate) fn new(keys: &crate::keys::SigningKeys) -> Result<Inputs, McpError> {
+        let codec = RequestStateCodec::try_new(keys.derived_secret(PURPOSE).to_vec())
+            .map_err(|e| McpError::internal_error(format!("the request-state key: {e}"), None))?;
+        Ok(Inputs { codec })
+    }
+
+    /// Runs `call` with the request's answers (its `inputResponses` and those its
+    /// `requestState` carries) within reach of `cx.input`.
+    pub(crate) async fn run<F: Future>(
+        &self,
+        binding: Binding<'_>,
+        capabilities: Option<ClientCapabilities>,
+        responses: Option<InputResponses>,
+        state: Option<&str>,
+        call: F,
+    ) -> Result<Outcome<F::Output>, McpError> {
+        let ad = binding.bytes();
+        let mut given = match state {
+            None => BTreeMap::new(),
+            Some(sealed) => {
+                let state: State = self.codec.open_json_with(sealed, &ad).map_err(|e| {
+                    McpError::invalid_params(
+                        format!("requestState is refused ({e}): send the request again without it"),
+                        None,
+                    )
+                })?;
+                state.answers
+            }
+        };
+        given.extend(responses.unwrap_or_default());
+        let capabilities = capabilities.and_then(|c| serde_json::to_value(c).ok()).unwrap_or(Value::Null);
+        let round =
+            Round { given, used: BTreeMap::new(), asked: BTreeMap::new(), missing: None, invalid: None, capabilities };
+        let (output, round) = ROUND
+            .scope(RefCell::new(round), async {
+                let output = call.await;
+                (output, ROUND.with(|r| std::mem::replace(&mut *r.borrow_mut(), Round::empty())))
+            })
+            .await;
+        if let Some(reason) = round.invalid {
+            return Err(McpError::invalid_params(reason, None));
+        }
+        if let Some((capability, mode)) = round.missing {
+            let needed = match mode {
+                Some(mode) => json!({ capability: { mode: {} } }),
+                None => json!({ capability: {} }),
+            };
+            return Err(McpError::new(
+                ErrorCode(MISSING_CAPABILITY_CODE),
+                format!("this call needs the client capability `{capability}`, which the request does not declare"),
+                Some(json!({ "requiredCapabilities": needed })),
+            ));
+        }
+        if round.asked.is_empty() {
+            return Ok(Outcome::Done(output));
+        }
+        let mut requests = BTreeMap::new();
+        for (key, request) in round.asked {
+            let request: InputRequest = serde_json::from_value(request)
+                .map_err(|e| McpError::internal_error(format!("input request `{key}`: {e}"), None))?;
+            requests.insert(key, request);
+        }
+        let sealed = self
+            .codec
+            .seal_json_with(&State { answers: round.used }, &SealOptions::new().associated_data(&ad).ttl(STATE_TTL))
+            .map_err(|e| McpError::internal_error(format!("sealing the request state: {e}"), None))?;
+        Ok(Outcome::InputRequired(InputRequiredResult::new(Some(requests), Some(sealed))))
+    }
+}
+
+impl Round {
+    fn empty() -> Round {
+        Round {
+            given: BTreeMap::new(),
+            used: BTreeMap::new(),
+            asked: BTreeMap::new(),
+            missing: None,
+            invalid: None,
+            capabilities: Value::Null,
+        }
+    }
+
+    fn can(&self, (capability, mode): (&str, Option<&str>)) -> bool {
+        match self.capabilities.get(capability) {
+            Some(c) if c.is_object() => mode.is_none_or(|m| c.get(m).is_some()),
+            _ => false,
+        }
+    }
+}
+
+/// Where nothing can answer.
+fn unanswerable(key: &str) -> InputRequired {
+    InputRequired {
+        message: format!(
+            "this operation asks for input (`{key}`) that only an MCP client of protocol 2026-07-28 can give: call it as an MCP tool"
+        ),
+    }
+}
+
+impl Context {
+    /// Whether the client can answer `ask` (it declared the capability), so that an operation
+    /// asks only what it can be answered.
+    pub fn can_ask(&self, ask: &Ask) -> bool {
+        ROUND.try_with(|r| r.borrow().can(ask.capability())).unwrap_or(false)
+    }
+
+    /// The client's answer to `ask`, under `key` (unique within the operation). Without one yet
+    /// the call stops here (return the error with `?`) and the client is asked.
+    pub fn input(&mut self, key: &str, ask: Ask) -> Result<Answer, InputRequired> {
+        let [answer] = self.inputs([(key, ask)])?;
+        Ok(answer)
+    }
+
+    /// The answers to several asks at once: the client is asked every one it has not answered
+    /// together.
+    pub fn inputs<const N: usize>(&mut self, asks: [(&str, Ask); N]) -> Result<[Answer; N], InputRequired> {
+        let first = asks.first().map_or("", |(k, _)| *k).to_string();
+        let answers = ROUND.try_with(|round| {
+            let mut round = round.borrow_mut();
+            let mut answers = Vec::with_capacity(N);
+            for (key, ask) in &asks {
+                match round.given.get(*key).cloned() {
+                    Some(answer) => {
+                        if let Some(expected) = ask.refuses(&answer) {
+                            round.invalid = Some(format!("inputResponses.{key} is not {expected}"));
+                            continue;
+                        }
+                        round.used.insert(key.to_string(), answer.clone());
+                        answers.push(Answer(answer));
+                    }
+                    None if !round.can(ask.capability()) => round.missing = Some(ask.capability()),
+                    None => {
+                        round.asked.insert(key.to_string(), ask.request());
+                    }
+                }
+            }
+            answers
+        });
+        let Ok(answers) = answers else { return Err(unanswerable(&first)) };
+        answers.try_into().map_err(|_| InputRequired { message: format!("waiting for the client's input `{first}`") })
+    }
+}
