@@ -99,6 +99,7 @@ pub fn catalog(api: &Api) -> Option<Value> {
     }
     let mut prompts = Vec::new();
     let mut messages = serde_json::Map::new();
+    let mut asks = serde_json::Map::new();
     for p in &api.spec.prompts {
         let arguments: Vec<Value> = p
             .arguments
@@ -123,6 +124,9 @@ pub fn catalog(api: &Api) -> Option<Value> {
         d["_meta"] = json!({ SCOPE_META_KEY: scope });
         prompts.push(d);
         messages.insert(p.name.clone(), serde_json::to_value(&p.messages).unwrap_or_default());
+        if !p.asks.is_empty() {
+            asks.insert(p.name.clone(), p.asks.iter().map(ask_form).collect());
+        }
         for a in &p.arguments {
             let source = match &a.complete {
                 Some(c) => Some(source_of(api, c)),
@@ -148,14 +152,34 @@ pub fn catalog(api: &Api) -> Option<Value> {
         .filter_map(|op| op.def.mcp.as_ref().filter(|t| !t.content.is_empty()))
         .map(|t| (t.name.clone(), serde_json::to_value(&t.content).unwrap_or_default()))
         .collect();
-    Some(json!({
+    let mut catalog = json!({
         "toolContent": content,
         "resources": fixed,
         "resourceTemplates": templates,
         "prompts": prompts,
         "messages": messages,
         "completions": completions,
-    }))
+    });
+    if !asks.is_empty() {
+        catalog["asks"] = Value::Object(asks);
+    }
+    Some(catalog)
+}
+
+/// A prompt's ask as the elicitation form it sends: its key, message and the schema of its
+/// required text fields.
+fn ask_form(ask: &crate::spec::PromptAskDef) -> Value {
+    let properties: serde_json::Map<String, Value> = ask
+        .fields
+        .iter()
+        .map(|f| (f.name.clone(), json!({ "type": "string", "description": f.description })))
+        .collect();
+    let required: Vec<&str> = ask.fields.iter().map(|f| f.name.as_str()).collect();
+    json!({
+        "name": ask.name,
+        "message": ask.message,
+        "schema": { "type": "object", "properties": properties, "required": required },
+    })
 }
 
 /// The media type a resource's content has, where one is known beforehand.

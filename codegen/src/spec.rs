@@ -1354,6 +1354,32 @@ pub struct PromptDef {
     pub arguments: Vec<PromptArgumentDef>,
     /// Its messages, in order; `{name}` in a text or a resource URI is the argument's value.
     pub messages: Vec<PromptMessageDef>,
+    /// What the prompt asks its client's user before it is given (MCP 2026-07-28 input
+    /// requests), each a form of text fields; `{ask.field}` in a message is the answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asks: Vec<PromptAskDef>,
+}
+
+/// A form a prompt asks its client's user to fill in before it is given.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromptAskDef {
+    /// Its key among the prompt's asks (`user_context`).
+    pub name: String,
+    /// What the user is asked.
+    pub message: String,
+    /// Its text fields, each required.
+    pub fields: Vec<PromptAskFieldDef>,
+}
+
+/// One text field of a prompt's form.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromptAskFieldDef {
+    /// Its name (`context`).
+    pub name: String,
+    /// What to give.
+    pub description: String,
 }
 
 /// One argument of a prompt.

@@ -225,7 +225,7 @@ fn specs_the_runtime_could_not_serve_are_refused_with_their_fix() {
             ),
             "exactly one of `operation`, `enum` and `values`",
         ),
-        (spec(&[ONE], &PROMPT.replace("{tone}", "{mood}")), "names `{mood}`, which is no argument"),
+        (spec(&[ONE], &PROMPT.replace("{tone}", "{mood}")), "names `{mood}`, which is no argument nor field of an ask"),
         (
             spec(&[ONE], &PROMPT.replace("todos://todos/{id}", "todos://nothing/{id}")),
             "which is no resource of this service",

@@ -346,31 +346,44 @@ impl Context {
     }
 
     /// The answers to several asks at once: the client is asked every one it has not answered
-    /// together.
+    /// together. (Each ask is recorded before its error is returned, so separate `input` calls
+    /// whose errors are returned after all of them ask together too.)
     pub fn inputs<const N: usize>(&mut self, asks: [(&str, Ask); N]) -> Result<[Answer; N], InputRequired> {
         let first = asks.first().map_or("", |(k, _)| *k).to_string();
-        let answers = ROUND.try_with(|round| {
-            let mut round = round.borrow_mut();
-            let mut answers = Vec::with_capacity(N);
-            for (key, ask) in &asks {
-                match round.given.get(*key).cloned() {
-                    Some(answer) => {
-                        if let Some(expected) = ask.refuses(&answer) {
-                            round.invalid = Some(format!("inputResponses.{key} is not {expected}"));
-                            continue;
-                        }
-                        round.used.insert(key.to_string(), answer.clone());
-                        answers.push(Answer(answer));
+        answers(asks.into_iter().collect())?
+            .try_into()
+            .map_err(|_| InputRequired { message: format!("waiting for the client's input `{first}`") })
+    }
+}
+
+/// The answers to `asks`, each under its key, from the request in flight; without all of them
+/// the missing ones are recorded as asked and the call stops.
+pub(crate) fn answers(asks: Vec<(&str, Ask)>) -> Result<Vec<Answer>, InputRequired> {
+    let first = asks.first().map_or("", |(k, _)| *k).to_string();
+    let answers = ROUND.try_with(|round| {
+        let mut round = round.borrow_mut();
+        let mut answers = Vec::with_capacity(asks.len());
+        for (key, ask) in &asks {
+            match round.given.get(*key).cloned() {
+                Some(answer) => {
+                    if let Some(expected) = ask.refuses(&answer) {
+                        round.invalid = Some(format!("inputResponses.{key} is not {expected}"));
+                        continue;
                     }
-                    None if !round.can(ask.capability()) => round.missing = Some(ask.capability()),
-                    None => {
-                        round.asked.insert(key.to_string(), ask.request());
-                    }
+                    round.used.insert(key.to_string(), answer.clone());
+                    answers.push(Answer(answer));
+                }
+                None if !round.can(ask.capability()) => round.missing = Some(ask.capability()),
+                None => {
+                    round.asked.insert(key.to_string(), ask.request());
                 }
             }
-            answers
-        });
-        let Ok(answers) = answers else { return Err(unanswerable(&first)) };
-        answers.try_into().map_err(|_| InputRequired { message: format!("waiting for the client's input `{first}`") })
+        }
+        answers
+    });
+    let Ok(answers) = answers else { return Err(unanswerable(&first)) };
+    if answers.len() < asks.len() {
+        return Err(InputRequired { message: format!("waiting for the client's input `{first}`") });
     }
+    Ok(answers)
 }

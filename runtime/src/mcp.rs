@@ -92,18 +92,27 @@ impl ToolServer {
         CallToolResult::success(vec![reads::file_content(&uri, resource.is_some(), &media_type, &bytes)])
     }
 
-    /// What binds the input rounds of a request (`None` when its client cannot answer input
-    /// requests: a revision before 2026-07-28, whose requests carry no per-request `_meta`).
-    fn rounds<'a>(
+    /// Runs `call` (a tool call or a prompt of `name` with `arguments`) within its request's
+    /// input round ([`crate::inputs`]): on a revision before 2026-07-28, whose requests carry
+    /// no per-request `_meta` and cannot be answered input requests, it simply runs.
+    #[allow(clippy::too_many_arguments, reason = "the parts of one request, each borrowed")]
+    async fn in_round<F: Future>(
         &self,
         context: &RequestContext<RoleServer>,
-        caller: &'a Caller,
+        caller: &Caller,
         method: &'static str,
-        name: &'a str,
-        arguments: &'a Value,
-    ) -> Option<crate::inputs::Binding<'a>> {
-        context.meta.protocol_version()?;
-        Some(crate::inputs::Binding { caller, method, name, arguments })
+        name: &str,
+        arguments: &Value,
+        responses: Option<rmcp::model::InputResponses>,
+        state: Option<&str>,
+        call: F,
+    ) -> Result<crate::inputs::Outcome<F::Output>, McpError> {
+        if context.meta.protocol_version().is_none() {
+            return Ok(crate::inputs::Outcome::Done(call.await));
+        }
+        let binding = crate::inputs::Binding { caller, method, name, arguments };
+        let inputs = crate::inputs::Inputs::new(self.gate.keys())?;
+        inputs.run(binding, context.meta.client_capabilities(), responses, state, call).await
     }
 
     fn reader(&self) -> reads::Reader<'_> {
@@ -244,7 +253,16 @@ impl ServerHandler for ToolServer {
         if self.catalog.prompts.is_empty() {
             return Err(McpError::method_not_found::<rmcp::model::GetPromptRequestMethod>());
         }
-        Ok(self.reader().prompt(caller_of(&context)?, &request.name, request.arguments).await?.into())
+        let caller = caller_of(&context)?;
+        let arguments = request.arguments.clone().map(Value::Object).unwrap_or(Value::Null);
+        let reader = self.reader();
+        let read = reader.prompt(caller.clone(), &request.name, request.arguments);
+        let (responses, state) = (request.input_responses, request.request_state.as_deref());
+        let round = self.in_round(&context, &caller, "prompts/get", &request.name, &arguments, responses, state, read);
+        match round.await? {
+            crate::inputs::Outcome::Done(prompt) => Ok(prompt?.into()),
+            crate::inputs::Outcome::InputRequired(asked) => Ok(asked.into()),
+        }
     }
 
     async fn complete(
@@ -281,27 +299,14 @@ impl ServerHandler for ToolServer {
             return Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None));
         };
         let run = reporter.scope(self.api.call_operation(&self.gate, caller.clone(), op, arguments));
-        let called = match self.rounds(&context, &caller, "tools/call", &request.name, &given) {
-            None => run.await,
-            Some(binding) => {
-                let state = request.request_state.as_deref();
-                let inputs = crate::inputs::Inputs::new(self.gate.keys())?;
-                match inputs
-                    .run(binding, context.meta.client_capabilities(), request.input_responses, state, run)
-                    .await?
-                {
-                    crate::inputs::Outcome::Done(called) => called,
-                    crate::inputs::Outcome::InputRequired(asked) => {
-                        let name = op.tool.unwrap_or(op.id);
-                        crate::metrics::tool_call(
-                            self.api.info().name,
-                            name,
-                            "input_required",
-                            Some(started.elapsed()),
-                        );
-                        return Ok(asked.into());
-                    }
-                }
+        let (responses, state) = (request.input_responses, request.request_state.as_deref());
+        let round = self.in_round(&context, &caller, "tools/call", &request.name, &given, responses, state, run);
+        let called = match round.await? {
+            crate::inputs::Outcome::Done(called) => called,
+            crate::inputs::Outcome::InputRequired(asked) => {
+                let name = op.tool.unwrap_or(op.id);
+                crate::metrics::tool_call(self.api.info().name, name, "input_required", Some(started.elapsed()));
+                return Ok(asked.into());
             }
         };
         if let Some(outcome) = &called {

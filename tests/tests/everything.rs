@@ -370,3 +370,35 @@ async fn an_input_the_client_cannot_give_is_refused_with_the_capability_it_lacks
     let body: Value = rest.json().await.unwrap();
     assert_eq!(body["code"], "input_required", "{body}");
 }
+
+#[tokio::test]
+async fn a_prompt_that_asks_its_user_first_is_given_with_the_answer() {
+    let s = serve().await;
+    let get = |more: Value| {
+        let meta = stateless_meta(json!({ "io.modelcontextprotocol/clientCapabilities": every_capability() }));
+        let mut params = json!({"name": "test_input_required_result_prompt", "_meta": meta});
+        params.as_object_mut().unwrap().extend(more.as_object().unwrap().clone());
+        reqwest::Client::new()
+            .post(format!("{}/mcp", s.base))
+            .bearer_auth(&s.token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "prompts/get")
+            .header("mcp-name", "test_input_required_result_prompt")
+            .json(&json!({"jsonrpc": "2.0", "id": 9, "method": "prompts/get", "params": params}))
+            .send()
+    };
+    let asked: Value = get(json!({})).await.unwrap().json().await.unwrap();
+    let request = &asked["result"]["inputRequests"]["user_context"];
+    assert_eq!(request["params"]["message"], "What context should the prompt use?", "{asked}");
+    assert_eq!(request["params"]["requestedSchema"]["required"], json!(["context"]));
+    let answer = json!({
+        "inputResponses": {"user_context": accepted(json!({"context": "a code review"}))},
+        "requestState": asked["result"]["requestState"],
+    });
+    let given: Value = get(answer).await.unwrap().json().await.unwrap();
+    assert_eq!(given["result"]["messages"][0]["content"]["text"], "Work in this context: a code review", "{given}");
+    // A client of an earlier revision cannot answer: a clear error.
+    let refused = s.answer("prompts/get", json!({"name": "test_input_required_result_prompt"})).await;
+    assert!(refused["error"]["message"].as_str().unwrap().contains("2026-07-28"), "{refused}");
+}

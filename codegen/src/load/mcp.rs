@@ -291,6 +291,15 @@ fn check_prompt(c: &mut Collector, api: &Api, place: &Place, prompt: &PromptDef)
             check_completion(c, api, place, source);
         }
     }
+    let mut asked = BTreeSet::new();
+    for ask in &prompt.asks {
+        if !is_mcp_name(&ask.name) || !asked.insert(ask.name.as_str()) {
+            c.push(place, format!("ask `{}` is no unique name of [A-Za-z0-9_.-]", ask.name), "rename the ask");
+        }
+        if ask.fields.is_empty() || ask.fields.iter().any(|f| !is_mcp_name(&f.name)) {
+            c.push(place, format!("ask `{}` needs fields named with [A-Za-z0-9_.-]", ask.name), "name its fields");
+        }
+    }
     if prompt.messages.is_empty() {
         c.push(place, "the prompt has no messages", "add a `[[prompts.messages]]`");
     }
@@ -302,10 +311,13 @@ fn check_prompt(c: &mut Collector, api: &Api, place: &Place, prompt: &PromptDef)
         }
         for text in parts.into_iter().flatten() {
             for name in placeholders(text) {
-                if !arguments.contains(name) {
+                let answered = name.split_once('.').is_some_and(|(ask, field)| {
+                    prompt.asks.iter().any(|a| a.name == ask && a.fields.iter().any(|f| f.name == field))
+                });
+                if !arguments.contains(name) && !answered {
                     c.push(
                         place,
-                        format!("{at} names `{{{name}}}`, which is no argument"),
+                        format!("{at} names `{{{name}}}`, which is no argument nor field of an ask"),
                         "declare the argument, or fix the name",
                     );
                 }

@@ -30,6 +30,16 @@ pub(crate) struct Catalog {
     completions: Vec<Completion>,
     #[serde(default)]
     tool_content: HashMap<String, Vec<ContentDef>>,
+    #[serde(default)]
+    asks: HashMap<String, Vec<AskDef>>,
+}
+
+/// A form a prompt asks its client's user before it is given: its key, message and schema.
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct AskDef {
+    pub name: String,
+    pub message: String,
+    pub schema: Value,
 }
 
 /// One block of a tool's declared content: which output field it shows, and how.
@@ -130,6 +140,11 @@ impl Catalog {
     pub fn prompt(&self, name: &str) -> Option<(&Prompt, &[MessageDef])> {
         let prompt = self.prompts.iter().find(|p| p.name == name)?;
         Some((prompt, self.messages.get(name).map(Vec::as_slice).unwrap_or_default()))
+    }
+
+    /// The forms prompt `name` asks its client's user before it is given.
+    pub fn prompt_asks(&self, name: &str) -> &[AskDef] {
+        self.asks.get(name).map(Vec::as_slice).unwrap_or_default()
     }
 
     /// The scope prompt `name` needs.

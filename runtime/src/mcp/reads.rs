@@ -15,6 +15,7 @@ use super::catalog::{Catalog, ContentDef, MessageDef, Source};
 use crate::api::ServiceApi;
 use crate::auth::BearerGate;
 use crate::caller::Caller;
+use crate::inputs::Ask;
 
 /// The largest file a resource read or a prompt embeds (base64 in a JSON-RPC answer).
 pub(super) const CONTENT_LIMIT: usize = 16 * 1024 * 1024;
@@ -143,6 +144,26 @@ impl Reader<'_> {
                 format!("prompt {name} has no argument {unknown}"),
                 Some(json!({ "argument": unknown })),
             ));
+        }
+        let mut given: std::collections::HashMap<String, String> =
+            given.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        let asks = self.catalog.prompt_asks(name);
+        if !asks.is_empty() {
+            let forms = asks.iter().map(|a| (a.name.as_str(), Ask::form(&a.message, a.schema.clone()))).collect();
+            let Ok(answers) = crate::inputs::answers(forms) else {
+                // Within an input round the platform answers what it asks instead.
+                return Err(McpError::invalid_request(
+                    format!("prompt {name} asks its user for input, which only a client of protocol 2026-07-28 gives"),
+                    None,
+                ));
+            };
+            for (ask, answer) in asks.iter().zip(answers) {
+                let fields = ask.schema.get("properties").and_then(Value::as_object).into_iter().flatten();
+                for (field, _) in fields {
+                    let text = answer.accepted().and_then(|c| c.get(field)).map(super::scalar_text).unwrap_or_default();
+                    given.insert(format!("{}.{field}", ask.name), text);
+                }
+            }
         }
         let value = |n: &str| given.get(n).cloned();
         let mut out = Vec::with_capacity(messages.len());
