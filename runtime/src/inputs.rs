@@ -31,9 +31,6 @@ use crate::context::Context;
 /// How long an `input_required` result's state is accepted back.
 pub const STATE_TTL: Duration = Duration::from_secs(15 * 60);
 
-/// JSON-RPC error code of MissingRequiredClientCapabilityError (MCP 2026-07-28).
-pub const MISSING_CAPABILITY_CODE: i32 = -32021;
-
 /// The label the state key is derived under.
 const PURPOSE: &str = "specwright mcp request-state v1";
 
@@ -280,7 +277,7 @@ impl Inputs {
                 None => json!({ capability: {} }),
             };
             return Err(McpError::new(
-                ErrorCode(MISSING_CAPABILITY_CODE),
+                ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
                 format!("this call needs the client capability `{capability}`, which the request does not declare"),
                 Some(json!({ "requiredCapabilities": needed })),
             ));

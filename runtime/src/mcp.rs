@@ -436,14 +436,11 @@ async fn authorize(State(guard): State<Guard>, request: Request, next: Next) -> 
     }
     caller.request_id = rid.unwrap_or_default();
     parts.extensions.insert(caller);
-    let method = message.as_ref().and_then(|m| m.get("method")).and_then(Value::as_str);
-    let may_ask = matches!(method, Some("tools/call" | "prompts/get" | "resources/read"));
     // The JSON-RPC check inside reads the message parsed here instead of parsing it again.
     if let Some(message) = message {
         parts.extensions.insert(jsonrpc::Parsed(message));
     }
-    let resp = next.run(Request::from_parts(parts, Body::from(bytes))).await;
-    if may_ask { jsonrpc::error_status(resp).await } else { resp }
+    next.run(Request::from_parts(parts, Body::from(bytes))).await
 }
 
 /// HTTP 429 with `Retry-After` and the `X-RateLimit-*` headers, and a JSON-RPC error answering

@@ -193,27 +193,3 @@ pub(super) async fn check(State(limit): State<usize>, request: Request, next: Ne
     }
     framed(next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await, id, None, rid).await
 }
-
-/// Answers a JSON-RPC error the protocol layer gave in an HTTP 200 with the status the transport
-/// requires of it: a missing client capability (`-32021`) is HTTP 400 (MCP 2026-07-28). Only a
-/// plain JSON answer is read, and only when it can hold that error (a request that may need input).
-pub(super) async fn error_status(resp: Response) -> Response {
-    if resp.status() != StatusCode::OK || !is_json(resp.headers()) {
-        return resp;
-    }
-    let (mut parts, body) = resp.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
-        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-    };
-    let code = crate::inputs::MISSING_CAPABILITY_CODE.to_string();
-    if bytes.windows(code.len()).any(|w| w == code.as_bytes())
-        && serde_json::from_slice::<Value>(&bytes)
-            .ok()
-            .and_then(|m| m.pointer("/error/code").and_then(Value::as_i64))
-            .is_some_and(|c| c == i64::from(crate::inputs::MISSING_CAPABILITY_CODE))
-    {
-        parts.status = StatusCode::BAD_REQUEST;
-        parts.headers.remove(header::CONTENT_LENGTH);
-    }
-    Response::from_parts(parts, axum::body::Body::from(bytes))
-}
