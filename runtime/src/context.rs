@@ -240,6 +240,7 @@ mod tests {
         read_only: false,
         paginated: false,
         tool: None,
+        asks_input: false,
         tags: &[],
         input: &[],
         deprecation: None,

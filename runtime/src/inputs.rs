@@ -7,19 +7,23 @@
 //! there. Answers of earlier rounds travel in the result's `requestState`, sealed with an HMAC
 //! under a key derived from the server's signing key and bound to the caller, the method, the
 //! tool or prompt and its arguments: a state altered, replayed by another caller or against
-//! another call, or older than [`STATE_TTL`] is refused (`-32602`). A client that did not declare
+//! another call, or older than [`STATE_TTL`] is refused (`-32602`). A client of an earlier
+//! revision within a session is asked directly instead, by a request on the call's stream, and
+//! the call goes on with the answer ([`live`]). A client that did not declare
 //! the capability an input needs gets `-32021` naming it (HTTP 400). Where nothing can answer (REST,
-//! a client of an earlier revision) `cx.input` fails with [`support::InputRequired`], which the
+//! a client of an earlier revision without a session) `cx.input` fails with [`support::InputRequired`], which the
 //! operation's error enum turns into the code its spec names.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use rmcp::ErrorData as McpError;
 use rmcp::model::{
     ClientCapabilities, ErrorCode, InputRequest, InputRequiredResult, InputResponses, RequestStateCodec, SealOptions,
+    ServerRequest,
 };
+use rmcp::service::Peer;
+use rmcp::{ErrorData as McpError, RoleServer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -181,6 +185,8 @@ struct Round {
     /// An answer that is not a result of what was asked.
     invalid: Option<String>,
     capabilities: Value,
+    /// The client of a session (an earlier revision's): asked directly, on the request's stream.
+    peer: Option<Peer<RoleServer>>,
 }
 
 tokio::task_local! {
@@ -260,28 +266,8 @@ impl Inputs {
         };
         given.extend(responses.unwrap_or_default());
         let capabilities = capabilities.and_then(|c| serde_json::to_value(c).ok()).unwrap_or(Value::Null);
-        let round =
-            Round { given, used: BTreeMap::new(), asked: BTreeMap::new(), missing: None, invalid: None, capabilities };
-        let (output, round) = ROUND
-            .scope(RefCell::new(round), async {
-                let output = call.await;
-                (output, ROUND.with(|r| std::mem::replace(&mut *r.borrow_mut(), Round::empty())))
-            })
-            .await;
-        if let Some(reason) = round.invalid {
-            return Err(McpError::invalid_params(reason, None));
-        }
-        if let Some((capability, mode)) = round.missing {
-            let needed = match mode {
-                Some(mode) => json!({ capability: { mode: {} } }),
-                None => json!({ capability: {} }),
-            };
-            return Err(McpError::new(
-                ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
-                format!("this call needs the client capability `{capability}`, which the request does not declare"),
-                Some(json!({ "requiredCapabilities": needed })),
-            ));
-        }
+        let round = Round { given, capabilities, ..Round::empty() };
+        let (output, round) = within(round, call).await?;
         if round.asked.is_empty() {
             return Ok(Outcome::Done(output));
         }
@@ -299,6 +285,52 @@ impl Inputs {
     }
 }
 
+/// Runs `call` for a client of a session, which is asked each input directly on the request's
+/// stream (server-to-client requests, MCP 2025-11-25 and before) as the call reaches it.
+pub(crate) async fn live<F: Future>(peer: Peer<RoleServer>, call: F) -> Result<F::Output, McpError> {
+    let capabilities = peer.peer_info().and_then(|info| serde_json::to_value(&info.capabilities).ok());
+    let round = Round { capabilities: capabilities.unwrap_or(Value::Null), peer: Some(peer), ..Round::empty() };
+    Ok(within(round, call).await?.0)
+}
+
+/// Runs `call` within `round`; a refused answer or a missing capability is the request's error.
+async fn within<F: Future>(round: Round, call: F) -> Result<(F::Output, Round), McpError> {
+    let (output, round) = ROUND
+        .scope(RefCell::new(round), async {
+            let output = call.await;
+            (output, ROUND.with(|r| std::mem::replace(&mut *r.borrow_mut(), Round::empty())))
+        })
+        .await;
+    if let Some(reason) = &round.invalid {
+        return Err(McpError::invalid_params(reason.clone(), None));
+    }
+    if let Some((capability, mode)) = round.missing {
+        let needed = match mode {
+            Some(mode) => json!({ capability: { mode: {} } }),
+            None => json!({ capability: {} }),
+        };
+        return Err(McpError::new(
+            ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            format!("this call needs the client capability `{capability}`, which the client does not declare"),
+            Some(json!({ "requiredCapabilities": needed })),
+        ));
+    }
+    Ok((output, round))
+}
+
+/// Asks a session's client `ask` directly; its answer as JSON.
+async fn ask_peer(peer: &Peer<RoleServer>, ask: &Ask) -> Result<Value, String> {
+    let request: InputRequest = serde_json::from_value(ask.request()).map_err(|e| e.to_string())?;
+    let request = match request {
+        InputRequest::CreateMessage(r) => ServerRequest::CreateMessageRequest(r),
+        InputRequest::Elicitation(r) => ServerRequest::ElicitRequest(r),
+        InputRequest::ListRoots(r) => ServerRequest::ListRootsRequest(r),
+        other => return Err(format!("no request of a session: {other:?}")),
+    };
+    let result = peer.send_request(request).await.map_err(|e| e.to_string())?;
+    serde_json::to_value(result).map_err(|e| e.to_string())
+}
+
 impl Round {
     fn empty() -> Round {
         Round {
@@ -308,6 +340,7 @@ impl Round {
             missing: None,
             invalid: None,
             capabilities: Value::Null,
+            peer: None,
         }
     }
 
@@ -323,7 +356,7 @@ impl Round {
 fn unanswerable(key: &str) -> InputRequired {
     InputRequired {
         message: format!(
-            "this operation asks for input (`{key}`) that only an MCP client of protocol 2026-07-28 can give: call it as an MCP tool"
+            "this operation asks for input (`{key}`) that only an MCP client can give (of protocol 2026-07-28, or within a session): call it as an MCP tool"
         ),
     }
 }
@@ -337,30 +370,33 @@ impl Context {
 
     /// The client's answer to `ask`, under `key` (unique within the operation). Without one yet
     /// the call stops here (return the error with `?`) and the client is asked.
-    pub fn input(&mut self, key: &str, ask: Ask) -> Result<Answer, InputRequired> {
-        let [answer] = self.inputs([(key, ask)])?;
+    pub async fn input(&mut self, key: &str, ask: Ask) -> Result<Answer, InputRequired> {
+        let [answer] = self.inputs([(key, ask)]).await?;
         Ok(answer)
     }
 
     /// The answers to several asks at once: the client is asked every one it has not answered
-    /// together. (Each ask is recorded before its error is returned, so separate `input` calls
-    /// whose errors are returned after all of them ask together too.)
-    pub fn inputs<const N: usize>(&mut self, asks: [(&str, Ask); N]) -> Result<[Answer; N], InputRequired> {
+    /// together.
+    pub async fn inputs<const N: usize>(&mut self, asks: [(&str, Ask); N]) -> Result<[Answer; N], InputRequired> {
         let first = asks.first().map_or("", |(k, _)| *k).to_string();
-        answers(asks.into_iter().collect())?
+        answers(asks.into_iter().collect())
+            .await?
             .try_into()
             .map_err(|_| InputRequired { message: format!("waiting for the client's input `{first}`") })
     }
 }
 
-/// The answers to `asks`, each under its key, from the request in flight; without all of them
-/// the missing ones are recorded as asked and the call stops.
-pub(crate) fn answers(asks: Vec<(&str, Ask)>) -> Result<Vec<Answer>, InputRequired> {
+/// The answers to `asks`, each under its key, from the request in flight: given with it (or in
+/// its state), or asked of a session's client now; without all of them the missing ones are
+/// recorded as asked and the call stops.
+pub(crate) async fn answers(asks: Vec<(&str, Ask)>) -> Result<Vec<Answer>, InputRequired> {
     let first = asks.first().map_or("", |(k, _)| *k).to_string();
-    let answers = ROUND.try_with(|round| {
+    let known = ROUND.try_with(|round| {
         let mut round = round.borrow_mut();
-        let mut answers = Vec::with_capacity(asks.len());
-        for (key, ask) in &asks {
+        let mut got: Vec<Option<Answer>> = Vec::with_capacity(asks.len());
+        let mut live = Vec::new();
+        for (i, (key, ask)) in asks.iter().enumerate() {
+            got.push(None);
             match round.given.get(*key).cloned() {
                 Some(answer) => {
                     if let Some(expected) = ask.refuses(&answer) {
@@ -368,19 +404,33 @@ pub(crate) fn answers(asks: Vec<(&str, Ask)>) -> Result<Vec<Answer>, InputRequir
                         continue;
                     }
                     round.used.insert(key.to_string(), answer.clone());
-                    answers.push(Answer(answer));
+                    got[i] = Some(Answer(answer));
                 }
                 None if !round.can(ask.capability()) => round.missing = Some(ask.capability()),
+                None if round.peer.is_some() => live.push(i),
                 None => {
                     round.asked.insert(key.to_string(), ask.request());
                 }
             }
         }
-        answers
+        (got, round.peer.clone().filter(|_| !live.is_empty()).map(|peer| (peer, live)))
     });
-    let Ok(answers) = answers else { return Err(unanswerable(&first)) };
-    if answers.len() < asks.len() {
+    let Ok((mut got, live)) = known else { return Err(unanswerable(&first)) };
+    if let Some((peer, live)) = live {
+        for i in live {
+            let (key, ask) = &asks[i];
+            let answer = ask_peer(&peer, ask)
+                .await
+                .map_err(|e| InputRequired { message: format!("the client did not answer `{key}`: {e}") })?;
+            if let Some(expected) = ask.refuses(&answer) {
+                return Err(InputRequired { message: format!("the client's answer to `{key}` is not {expected}") });
+            }
+            let _ = ROUND.try_with(|r| r.borrow_mut().given.insert(key.to_string(), answer.clone()));
+            got[i] = Some(Answer(answer));
+        }
+    }
+    if got.iter().any(Option::is_none) {
         return Err(InputRequired { message: format!("waiting for the client's input `{first}`") });
     }
-    Ok(answers)
+    Ok(got.into_iter().flatten().collect())
 }

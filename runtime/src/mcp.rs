@@ -14,6 +14,7 @@ mod catalog;
 mod headers;
 mod jsonrpc;
 mod reads;
+mod sessions;
 
 use std::sync::Arc;
 
@@ -31,6 +32,7 @@ use rmcp::model::{
     ReadResourceRequestParams, ReadResourceResponse, Reference, ServerCapabilities, Tool,
 };
 use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, RoleServer};
@@ -65,6 +67,9 @@ pub struct ToolServer {
     catalog: Arc<catalog::Catalog>,
     /// The server's public URL (the REST API's paths follow it).
     public: Arc<str>,
+    /// Whether clients of revisions before 2026-07-28 get sessions: when an operation asks its
+    /// client for input, which such a client answers on a session's stream.
+    sessions: bool,
 }
 
 impl ToolServer {
@@ -72,7 +77,15 @@ impl ToolServer {
     pub fn new(api: Arc<ServiceApi>, gate: Arc<BearerGate>, public: &str) -> anyhow::Result<Self> {
         let tools: Vec<Tool> = serde_json::from_str(api.info().tools_json)?;
         let catalog = catalog::Catalog::parse(api.info().mcp_catalog_json)?;
-        Ok(ToolServer { api, gate, tools: Arc::new(tools), catalog: Arc::new(catalog), public: public.into() })
+        let sessions = api.operations().iter().any(|op| op.asks_input);
+        Ok(ToolServer {
+            api,
+            gate,
+            tools: Arc::new(tools),
+            catalog: Arc::new(catalog),
+            public: public.into(),
+            sessions,
+        })
     }
 
     /// A tool's file answer as its content ([`reads::file_content`]): under the URI of the resource
@@ -93,8 +106,8 @@ impl ToolServer {
     }
 
     /// Runs `call` (a tool call or a prompt of `name` with `arguments`) within its request's
-    /// input round ([`crate::inputs`]): on a revision before 2026-07-28, whose requests carry
-    /// no per-request `_meta` and cannot be answered input requests, it simply runs.
+    /// input round ([`crate::inputs`]). A request of a revision before 2026-07-28 (no
+    /// per-request `_meta`) is answered input directly within a session, and otherwise cannot be.
     #[allow(clippy::too_many_arguments, reason = "the parts of one request, each borrowed")]
     async fn in_round<F: Future>(
         &self,
@@ -108,7 +121,12 @@ impl ToolServer {
         call: F,
     ) -> Result<crate::inputs::Outcome<F::Output>, McpError> {
         if context.meta.protocol_version().is_none() {
-            return Ok(crate::inputs::Outcome::Done(call.await));
+            let parts = context.extensions.get::<axum::http::request::Parts>();
+            let session = self.sessions && parts.is_some_and(|p| p.headers.contains_key("mcp-session-id"));
+            return match session {
+                true => crate::inputs::live(context.peer.clone(), call).await.map(crate::inputs::Outcome::Done),
+                false => Ok(crate::inputs::Outcome::Done(call.await)),
+            };
         }
         let binding = crate::inputs::Binding { caller, method, name, arguments };
         let inputs = crate::inputs::Inputs::new(self.gate.keys())?;
@@ -344,6 +362,8 @@ struct Guard {
     gate: Arc<BearerGate>,
     catalog: Arc<catalog::Catalog>,
     body_limit: usize,
+    /// Who owns each session, when the endpoint keeps sessions.
+    owners: Option<Arc<sessions::Owners>>,
 }
 
 /// The scope a JSON-RPC message needs: a tool call or a resource read needs its operation's, a
@@ -435,12 +455,31 @@ async fn authorize(State(guard): State<Guard>, request: Request, next: Next) -> 
         }
     }
     caller.request_id = rid.unwrap_or_default();
+    let session = parts.headers.get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_string);
+    let owner = guard.owners.as_ref().map(|owners| (owners.clone(), caller.clone()));
+    if let (Some((owners, caller)), Some(id)) = (&owner, &session)
+        && !owners.admits(id, caller)
+    {
+        return jsonrpc::unknown_session(
+            message.as_ref().and_then(|m| m.get("id")).cloned(),
+            Some(caller.request_id.as_str()),
+        );
+    }
+    let closing = parts.method == axum::http::Method::DELETE;
     parts.extensions.insert(caller);
     // The JSON-RPC check inside reads the message parsed here instead of parsing it again.
     if let Some(message) = message {
         parts.extensions.insert(jsonrpc::Parsed(message));
     }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    let resp = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    if let Some((owners, caller)) = owner {
+        match (&session, resp.headers().get("mcp-session-id").and_then(|v| v.to_str().ok())) {
+            (None, Some(opened)) => owners.opened(opened, &caller),
+            (Some(id), _) if closing && resp.status().is_success() => owners.closed(id),
+            _ => {}
+        }
+    }
+    resp
 }
 
 /// HTTP 429 with `Retry-After` and the `X-RateLimit-*` headers, and a JSON-RPC error answering
@@ -534,14 +573,19 @@ pub fn router(
     };
     let handler = ToolServer::new(api.clone(), gate.clone(), config.url("").trim_end_matches('/'))?;
     let catalog = handler.catalog.clone();
-    let service = StreamableHttpService::new(
-        move || Ok(handler.clone()),
-        Arc::new(NeverSessionManager::default()),
-        transport_config(config),
-    );
-    let guard = Guard { api, gate, catalog, body_limit };
-    let route = Router::new()
-        .route_service(path, service)
+    let mut transport = transport_config(config);
+    let sessions = handler.sessions;
+    transport.legacy_session_mode = sessions;
+    let route = if sessions {
+        let sessions = Arc::new(LocalSessionManager::default());
+        Router::new().route_service(path, StreamableHttpService::new(move || Ok(handler.clone()), sessions, transport))
+    } else {
+        let sessions = Arc::new(NeverSessionManager::default());
+        Router::new().route_service(path, StreamableHttpService::new(move || Ok(handler.clone()), sessions, transport))
+    };
+    let owners = sessions.then(|| Arc::new(sessions::Owners::default()));
+    let guard = Guard { api, gate, catalog, body_limit, owners };
+    let route = route
         .layer(middleware::from_fn_with_state(body_limit, jsonrpc::check))
         .layer(middleware::from_fn_with_state(guard, authorize))
         .layer(middleware::from_fn(no_cache));

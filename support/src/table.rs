@@ -96,6 +96,9 @@ pub struct Operation {
     pub paginated: bool,
     /// The MCP tool bound to this operation.
     pub tool: Option<&'static str>,
+    /// Whether it may ask its MCP client for input mid-call (`cx.input`), so the MCP endpoint
+    /// keeps sessions for clients of revisions that answer such requests on a session's stream.
+    pub asks_input: bool,
     /// Its OpenAPI tags (what per-operation layers may select by).
     pub tags: &'static [&'static str],
     /// Input fields (path, query and body), for decoding and validation.

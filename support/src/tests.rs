@@ -98,6 +98,7 @@ pub(crate) static OP: Operation = Operation {
     requires: None,
     body: BodyFormat::Json,
     tool: None,
+    asks_input: false,
     tags: &[],
     input: &INPUT,
     service: &SERVICE,

@@ -11,6 +11,8 @@ struct Served {
     token: String,
     /// Another user's token, of the same tenant and scope.
     other: String,
+    /// A session of a 2025-11-25 client (the service asks for input, so that wire has sessions).
+    session: String,
     _dir: tempfile::TempDir,
 }
 
@@ -26,7 +28,41 @@ async fn serve() -> Served {
     let audience = runtime::Catalog::new([&everything::SERVICE]).resources(&config);
     let claims = runtime::keys::claims(&config.issuer(), "ann", "acme", "everything:read", audience.clone(), 600, None);
     let bob = runtime::keys::claims(&config.issuer(), "bob", "acme", "everything:read", audience.clone(), 600, None);
-    Served { base, token: keys.mint(&claims).unwrap(), other: keys.mint(&bob).unwrap(), _dir: dir }
+    let token = keys.mint(&claims).unwrap();
+    let session = open_session(&base, &token).await;
+    Served { base, token, other: keys.mint(&bob).unwrap(), session, _dir: dir }
+}
+
+/// Initializes a 2025-11-25 session as the holder of `token`: its id.
+async fn open_session(base: &str, token: &str) -> String {
+    let client = reqwest::Client::new();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"elicitation": {}, "sampling": {}},
+        "clientInfo": {"name": "test", "version": "1"},
+    }});
+    let resp = client
+        .post(format!("{base}/mcp"))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&init)
+        .send()
+        .await
+        .unwrap();
+    let session = resp.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let resp = client
+        .post(format!("{base}/mcp"))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("mcp-session-id", &session)
+        .json(&initialized)
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.status().is_success(), "{}", resp.status());
+    session
 }
 
 impl Served {
@@ -45,11 +81,12 @@ impl Served {
             .bearer_auth(&self.token)
             .header("accept", "application/json, text/event-stream")
             .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", &self.session)
             .json(&body)
             .send()
             .await
             .unwrap();
-        resp.json().await.unwrap()
+        messages(resp).await.into_iter().find(|m| m["id"] == 1).expect("an answer")
     }
 
     async fn call(&self, tool: &str) -> Value {
@@ -168,6 +205,8 @@ impl Served {
             .json(&body);
         if revision == "2026-07-28" {
             req = req.header("mcp-method", "tools/call").header("mcp-name", tool);
+        } else {
+            req = req.header("mcp-session-id", &self.session);
         }
         messages(req.send().await.unwrap()).await
     }
@@ -214,7 +253,32 @@ async fn log_messages_reach_a_client_at_the_level_it_reads_and_none_unasked_on_t
             .map(|m| m["params"]["data"].as_str().unwrap().to_string())
             .collect()
     };
-    let got = s.streamed("2025-11-25", "test_tool_with_logging", json!({})).await;
+    // 2025-11-25, in a session: on the session's own stream (rmcp sends only progress on the
+    // call's), at `info` and above.
+    let mut listening = reqwest::Client::new()
+        .get(format!("{}/mcp", s.base))
+        .bearer_auth(&s.token)
+        .header("accept", "text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("mcp-session-id", &s.session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listening.status(), 200);
+    let result = s.streamed("2025-11-25", "test_tool_with_logging", json!({})).await;
+    assert_eq!(result.last().unwrap()["id"], 7, "{result:?}");
+    let mut got = Vec::new();
+    let mut text = String::new();
+    while logged(&got).len() < 3 {
+        let wait = std::time::Duration::from_secs(5);
+        let chunk = tokio::time::timeout(wait, listening.chunk()).await.expect("logs").unwrap().expect("open");
+        text.push_str(&String::from_utf8_lossy(&chunk));
+        got = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str(d.trim()).ok())
+            .collect();
+    }
     assert_eq!(logged(&got), ["Tool execution started", "Tool processing data", "Tool execution completed"]);
     assert_eq!(got.iter().find(|m| m["method"] == "notifications/message").unwrap()["params"]["level"], "info");
     // 2026-07-28: only a request that names a level gets logs, at or above it.
@@ -356,10 +420,7 @@ async fn an_input_the_client_cannot_give_is_refused_with_the_capability_it_lacks
     let methods: Vec<&str> =
         asked["result"]["inputRequests"].as_object().unwrap().values().map(|r| r["method"].as_str().unwrap()).collect();
     assert_eq!(methods, ["sampling/createMessage"], "{asked}");
-    // An earlier revision's client, and REST, cannot answer: the operation's declared error.
-    let failed = s.call("test_input_required_result_elicitation").await;
-    assert_eq!(failed["isError"], true, "{failed}");
-    assert_eq!(failed["structuredContent"]["code"], "input_required", "{failed}");
+    // REST cannot answer: the operation's declared error.
     let rest = reqwest::Client::new()
         .get(format!("{}/api/input/elicitation", s.base))
         .bearer_auth(&s.token)
@@ -398,7 +459,70 @@ async fn a_prompt_that_asks_its_user_first_is_given_with_the_answer() {
     });
     let given: Value = get(answer).await.unwrap().json().await.unwrap();
     assert_eq!(given["result"]["messages"][0]["content"]["text"], "Work in this context: a code review", "{given}");
-    // A client of an earlier revision cannot answer: a clear error.
-    let refused = s.answer("prompts/get", json!({"name": "test_input_required_result_prompt"})).await;
-    assert!(refused["error"]["message"].as_str().unwrap().contains("2026-07-28"), "{refused}");
+}
+
+/// A 2025-11-25 `tools/call` of `tool` with `arguments` in session `session`, answering each
+/// request the server sends on the call's stream with `reply`: the requests, then the result.
+async fn call_answering(s: &Served, session: &str, tool: &str, arguments: Value, reply: Value) -> (Vec<Value>, Value) {
+    let client = reqwest::Client::new();
+    let post = |body: Value| {
+        client
+            .post(format!("{}/mcp", s.base))
+            .bearer_auth(&s.token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", session)
+            .json(&body)
+            .send()
+    };
+    let call =
+        json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
+    let mut resp = post(call).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let (mut buffer, mut asked) = (String::new(), Vec::new());
+    let wait = std::time::Duration::from_secs(10);
+    while let Some(chunk) = tokio::time::timeout(wait, resp.chunk()).await.expect("stalled").unwrap() {
+        buffer.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(end) = buffer.find('\n') {
+            let line: String = buffer.drain(..=end).collect();
+            let Some(data) = line.trim().strip_prefix("data:") else { continue };
+            let Ok(message) = serde_json::from_str::<Value>(data.trim()) else { continue };
+            if message["id"] == 11 {
+                return (asked, message);
+            }
+            if message.get("method").is_some() && message.get("id").is_some() {
+                let answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": reply});
+                asked.push(message);
+                let sent = post(answer).await.unwrap();
+                assert!(sent.status().is_success(), "the answer was refused: {}", sent.status());
+            }
+        }
+    }
+    panic!("the stream ended without the result; asked {asked:?}");
+}
+
+#[tokio::test]
+async fn a_session_client_of_an_earlier_revision_is_asked_on_the_calls_stream() {
+    let s = serve().await;
+    let reply = accepted(json!({"username": "ann", "email": "ann@example.com"}));
+    let (asked, done) =
+        call_answering(&s, &s.session, "test_elicitation", json!({"message": "Who are you?"}), reply).await;
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["method"], "elicitation/create");
+    assert_eq!(asked[0]["params"]["message"], "Who are you?");
+    let text = done["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("User response: action=accept"), "{done}");
+    assert!(text.contains("ann@example.com"), "{text}");
+    // The session is its opener's: another user's token with its id finds no session.
+    let other = reqwest::Client::new()
+        .post(format!("{}/mcp", s.base))
+        .bearer_auth(&s.other)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("mcp-session-id", &s.session)
+        .json(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 404);
 }

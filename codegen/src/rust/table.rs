@@ -143,6 +143,9 @@ pub(super) fn operations_file(api: &Api) -> TokenStream {
         if let Some(t) = &op.def.mcp {
             let name = &t.name;
             rest.extend(quote!(tool: Some(#name),));
+            if t.asks_input.is_some() {
+                rest.extend(quote!(asks_input: true,));
+            }
         }
         if !op.def.tags.is_empty() {
             let tags = &op.def.tags;
@@ -232,7 +235,7 @@ pub(super) fn operations_file(api: &Api) -> TokenStream {
         const BASE: Operation = Operation {
             id: "", method: Method::Get, path: "", full_path: "", scope: "", satisfied_by: &[], public: false,
             success_status: 200, has_body: false, no_store: false, answer_types: &[], rate_limited: false, read_only: false,
-            paginated: false, tool: None, tags: &[], input: &[], deprecation: None, conditional: None, ranges: false,
+            paginated: false, tool: None, asks_input: false, tags: &[], input: &[], deprecation: None, conditional: None, ranges: false,
             requires: None, body: support::BodyFormat::Json, body_forms: &[], read_types: &[],
             service: &SERVICE,
         };

@@ -193,3 +193,9 @@ pub(super) async fn check(State(limit): State<usize>, request: Request, next: Ne
     }
     framed(next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await, id, None, rid).await
 }
+
+/// HTTP 404 for a session this caller cannot use (unknown, expired, or another caller's).
+pub(super) fn unknown_session(id: Option<Value>, request_id: Option<&str>) -> Response {
+    let refusal = Refusal::new(ErrorCode::INVALID_REQUEST, id, "no such session: initialize a new one");
+    answer(StatusCode::NOT_FOUND, &refusal, request_id)
+}

@@ -150,10 +150,12 @@ impl Reader<'_> {
         let asks = self.catalog.prompt_asks(name);
         if !asks.is_empty() {
             let forms = asks.iter().map(|a| (a.name.as_str(), Ask::form(&a.message, a.schema.clone()))).collect();
-            let Ok(answers) = crate::inputs::answers(forms) else {
+            let Ok(answers) = crate::inputs::answers(forms).await else {
                 // Within an input round the platform answers what it asks instead.
                 return Err(McpError::invalid_request(
-                    format!("prompt {name} asks its user for input, which only a client of protocol 2026-07-28 gives"),
+                    format!(
+                        "prompt {name} asks its user for input, which only a client of protocol 2026-07-28, or within a session, gives"
+                    ),
                     None,
                 ));
             };

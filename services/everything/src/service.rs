@@ -58,6 +58,13 @@ fn confirm_form() -> Ask {
     Ask::form("Please confirm", schema)
 }
 
+/// A form's answer as `action=…, content={…}`.
+fn completed(answer: &Answer) -> String {
+    let action = answer.0.get("action").and_then(serde_json::Value::as_str).unwrap_or_default();
+    let content = answer.0.get("content").cloned().unwrap_or(serde_json::Value::Null);
+    format!("action={action}, content={content}")
+}
+
 /// A field of a form's answers as text (`(declined)` when the user did not accept it).
 fn field(answer: &Answer, name: &str) -> String {
     match answer.accepted() {
@@ -148,45 +155,47 @@ impl EverythingService for Everything {
     }
 
     async fn input_elicitation(&self, cx: &mut Context) -> Result<File, errors::InputElicitationError> {
-        let answer = cx.input("user_name", name_form("What is your name?"))?;
+        let answer = cx.input("user_name", name_form("What is your name?")).await?;
         Ok(text_of(format!("Hello, {}!", field(&answer, "name"))))
     }
 
     async fn input_sampling(&self, cx: &mut Context) -> Result<File, errors::InputSamplingError> {
-        let answer = cx.input("capital_question", Ask::sample("What is the capital of France?", 100))?;
+        let answer = cx.input("capital_question", Ask::sample("What is the capital of France?", 100)).await?;
         Ok(text_of(format!("The model answered: {}", answer.text())))
     }
 
     async fn input_roots(&self, cx: &mut Context) -> Result<File, errors::InputRootsError> {
-        let answer = cx.input("client_roots", Ask::Roots)?;
+        let answer = cx.input("client_roots", Ask::Roots).await?;
         Ok(text_of(format!("Roots: {}", answer.roots().join(", "))))
     }
 
     async fn input_request_state(&self, cx: &mut Context) -> Result<File, errors::InputRequestStateError> {
-        let answer = cx.input("confirm", confirm_form())?;
+        let answer = cx.input("confirm", confirm_form()).await?;
         Ok(text_of(format!("state-ok: the request state was verified; confirmed: {}", field(&answer, "ok"))))
     }
 
     async fn input_multiple(&self, cx: &mut Context) -> Result<File, errors::InputMultipleError> {
-        let [name, greeting, roots] = cx.inputs([
-            ("user_name", name_form("What is your name?")),
-            ("greeting", Ask::sample("Generate a greeting", 50)),
-            ("client_roots", Ask::Roots),
-        ])?;
+        let [name, greeting, roots] = cx
+            .inputs([
+                ("user_name", name_form("What is your name?")),
+                ("greeting", Ask::sample("Generate a greeting", 50)),
+                ("client_roots", Ask::Roots),
+            ])
+            .await?;
         let (name, roots) = (field(&name, "name"), roots.roots().join(", "));
         Ok(text_of(format!("{} {name} (roots: {roots})", greeting.text())))
     }
 
     async fn input_multi_round(&self, cx: &mut Context) -> Result<File, errors::InputMultiRoundError> {
-        let name = cx.input("step1", name_form("Step 1: What is your name?"))?;
+        let name = cx.input("step1", name_form("Step 1: What is your name?")).await?;
         let schema =
             json!({ "type": "object", "properties": { "color": { "type": "string" } }, "required": ["color"] });
-        let color = cx.input("step2", Ask::form("Step 2: What is your favorite color?", schema))?;
+        let color = cx.input("step2", Ask::form("Step 2: What is your favorite color?", schema)).await?;
         Ok(text_of(format!("{} likes {}.", field(&name, "name"), field(&color, "color"))))
     }
 
     async fn input_tampered_state(&self, cx: &mut Context) -> Result<File, errors::InputTamperedStateError> {
-        let answer = cx.input("confirm", confirm_form())?;
+        let answer = cx.input("confirm", confirm_form()).await?;
         Ok(text_of(format!("Confirmed: {}", field(&answer, "ok"))))
     }
 
@@ -195,22 +204,101 @@ impl EverythingService for Everything {
         // of a client that can answer it.
         let form = name_form("What is your name?");
         let sample = Ask::sample("What is the capital of France?", 100);
-        let name = cx.can_ask(&form).then(|| cx.input("user_name", form));
-        let capital = cx.can_ask(&sample).then(|| cx.input("capital_question", sample));
+        let name = match cx.can_ask(&form) {
+            true => Some(cx.input("user_name", form).await),
+            false => None,
+        };
+        let capital = match cx.can_ask(&sample) {
+            true => Some(cx.input("capital_question", sample).await),
+            false => None,
+        };
         let name = name.transpose()?.map(|a| field(&a, "name")).unwrap_or_else(|| "(no form)".into());
         let capital = capital.transpose()?.map(|a| a.text()).unwrap_or_else(|| "(no model)".into());
         Ok(text_of(format!("Name: {name}; capital: {capital}")))
     }
 
     async fn missing_capability(&self, cx: &mut Context) -> Result<File, errors::MissingCapabilityError> {
-        let answer = cx.input("question", Ask::sample("Say hello.", 20))?;
+        let answer = cx.input("question", Ask::sample("Say hello.", 20)).await?;
         Ok(text_of(answer.text()))
     }
 
     async fn streaming_elicitation(&self, cx: &mut Context) -> Result<File, errors::StreamingElicitationError> {
         cx.progress(0.0, Some(1.0), Some("asking for a confirmation")).await;
-        let answer = cx.input("confirm", confirm_form())?;
+        let answer = cx.input("confirm", confirm_form()).await?;
         Ok(text_of(format!("Confirmed: {}", field(&answer, "ok"))))
+    }
+
+    async fn sampling(&self, cx: &mut Context, input: models::SamplingInput) -> Result<File, errors::SamplingError> {
+        let answer = cx.input("sample", Ask::sample(input.prompt, 100)).await?;
+        Ok(text_of(format!("LLM response: {}", answer.text())))
+    }
+
+    async fn elicitation(
+        &self,
+        cx: &mut Context,
+        input: models::ElicitationInput,
+    ) -> Result<File, errors::ElicitationError> {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "username": { "type": "string", "description": "User's response" },
+                "email": { "type": "string", "description": "User's email address" },
+            },
+            "required": ["username", "email"],
+        });
+        let answer = cx.input("user_info", Ask::form(input.message, schema)).await?;
+        Ok(text_of(format!("User response: {}", completed(&answer))))
+    }
+
+    async fn elicitation_defaults(&self, cx: &mut Context) -> Result<File, errors::ElicitationDefaultsError> {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "name": { "type": "string", "description": "Your name", "default": "John Doe" },
+                "age": { "type": "integer", "description": "Your age", "default": 30 },
+                "score": { "type": "number", "description": "Your score", "default": 95.5 },
+                "status": {
+                    "type": "string",
+                    "description": "Your status",
+                    "enum": ["active", "inactive", "pending"],
+                    "default": "active",
+                },
+                "verified": { "type": "boolean", "description": "Verified?", "default": true },
+            },
+        });
+        let answer =
+            cx.input("profile", Ask::form("Please review and update the form fields with defaults", schema)).await?;
+        Ok(text_of(format!("Elicitation completed: {}", completed(&answer))))
+    }
+
+    async fn elicitation_enums(&self, cx: &mut Context) -> Result<File, errors::ElicitationEnumsError> {
+        let titled = |values: [(&str, &str); 3]| -> Vec<serde_json::Value> {
+            values.iter().map(|(value, title)| json!({ "const": value, "title": title })).collect()
+        };
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "untitledSingle": { "type": "string", "enum": ["option1", "option2", "option3"] },
+                "titledSingle": {
+                    "type": "string",
+                    "oneOf": titled([("value1", "First Option"), ("value2", "Second Option"), ("value3", "Third Option")]),
+                },
+                "legacyEnum": {
+                    "type": "string",
+                    "enum": ["opt1", "opt2", "opt3"],
+                    "enumNames": ["Option One", "Option Two", "Option Three"],
+                },
+                "untitledMulti": { "type": "array", "items": { "type": "string", "enum": ["option1", "option2", "option3"] } },
+                "titledMulti": {
+                    "type": "array",
+                    "items": {
+                        "anyOf": titled([("value1", "First Choice"), ("value2", "Second Choice"), ("value3", "Third Choice")]),
+                    },
+                },
+            },
+        });
+        let answer = cx.input("choices", Ask::form("Please choose", schema)).await?;
+        Ok(text_of(format!("Elicitation completed: {}", completed(&answer))))
     }
 
     async fn template_data(

@@ -173,8 +173,17 @@ async fn forward(
     };
     let status = upstream.status();
     let headers = end_to_end(upstream.headers());
-    let body = upstream.bytes().await.unwrap_or_default();
-    let mut resp = Response::new(Body::from(body));
+    // Passed on as it arrives, as a proxy in front of event streams must: a stream whose server
+    // waits for the client's answer to a message on it would never end if it were buffered.
+    let chunks = futures_util::stream::unfold(Some(upstream), |upstream| async move {
+        let mut upstream = upstream?;
+        match upstream.chunk().await {
+            Ok(Some(chunk)) => Some((Ok::<_, reqwest::Error>(chunk), Some(upstream))),
+            Ok(None) => None,
+            Err(e) => Some((Err(e), None)),
+        }
+    });
+    let mut resp = Response::new(Body::from_stream(chunks));
     *resp.status_mut() = status;
     *resp.headers_mut() = headers;
     resp

@@ -227,6 +227,58 @@ support::operation_errors! {
         Unavailable = "unavailable",
     }
 
+    /// Errors `sampling` may return: the codes it declares plus the service-wide ones.
+    SamplingError {
+        /// `input_required` (HTTP 400): The operation asks its caller for input mid-call (a form, a message from a model, the client's roots), which only an MCP client of protocol 2026-07-28 answers: call it as an MCP tool.
+        InputRequired = "input_required",
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `elicitation` may return: the codes it declares plus the service-wide ones.
+    ElicitationError {
+        /// `input_required` (HTTP 400): The operation asks its caller for input mid-call (a form, a message from a model, the client's roots), which only an MCP client of protocol 2026-07-28 answers: call it as an MCP tool.
+        InputRequired = "input_required",
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `elicitation_defaults` may return: the codes it declares plus the service-wide ones.
+    ElicitationDefaultsError {
+        /// `input_required` (HTTP 400): The operation asks its caller for input mid-call (a form, a message from a model, the client's roots), which only an MCP client of protocol 2026-07-28 answers: call it as an MCP tool.
+        InputRequired = "input_required",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `elicitation_enums` may return: the codes it declares plus the service-wide ones.
+    ElicitationEnumsError {
+        /// `input_required` (HTTP 400): The operation asks its caller for input mid-call (a form, a message from a model, the client's roots), which only an MCP client of protocol 2026-07-28 answers: call it as an MCP tool.
+        InputRequired = "input_required",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
     /// Errors `static_text` may return: the codes it declares plus the service-wide ones.
     StaticTextError {
         /// `internal` (HTTP 500): An unexpected fault.
@@ -337,5 +389,33 @@ impl From<support::InputRequired> for MissingCapabilityError {
 impl From<support::InputRequired> for StreamingElicitationError {
     fn from(e: support::InputRequired) -> Self {
         StreamingElicitationError::InputRequired(e.into_problem())
+    }
+}
+
+/// `cx.input` stopped the call: over REST, where nothing can answer, it fails with `input_required`.
+impl From<support::InputRequired> for SamplingError {
+    fn from(e: support::InputRequired) -> Self {
+        SamplingError::InputRequired(e.into_problem())
+    }
+}
+
+/// `cx.input` stopped the call: over REST, where nothing can answer, it fails with `input_required`.
+impl From<support::InputRequired> for ElicitationError {
+    fn from(e: support::InputRequired) -> Self {
+        ElicitationError::InputRequired(e.into_problem())
+    }
+}
+
+/// `cx.input` stopped the call: over REST, where nothing can answer, it fails with `input_required`.
+impl From<support::InputRequired> for ElicitationDefaultsError {
+    fn from(e: support::InputRequired) -> Self {
+        ElicitationDefaultsError::InputRequired(e.into_problem())
+    }
+}
+
+/// `cx.input` stopped the call: over REST, where nothing can answer, it fails with `input_required`.
+impl From<support::InputRequired> for ElicitationEnumsError {
+    fn from(e: support::InputRequired) -> Self {
+        ElicitationEnumsError::InputRequired(e.into_problem())
     }
 }

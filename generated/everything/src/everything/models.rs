@@ -3,6 +3,26 @@
 #[allow(unused_imports, reason = "a spec without models uses none")]
 use serde::{Deserialize, Serialize};
 use support::{FieldSpec, Kind};
+/// What to ask the client's model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SamplingInput {
+    /// The prompt.
+    pub prompt: String,
+}
+/// Field specs of [`SamplingInput`], for validation.
+pub static SAMPLING_INPUT_FIELDS: [FieldSpec; 1usize] =
+    [FieldSpec::query("prompt", Kind::String).required().max_length(10000)];
+/// What to ask the user.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ElicitationInput {
+    /// The message shown to the user.
+    pub message: String,
+}
+/// Field specs of [`ElicitationInput`], for validation.
+pub static ELICITATION_INPUT_FIELDS: [FieldSpec; 1usize] =
+    [FieldSpec::query("message", Kind::String).required().max_length(10000)];
 /// Names the data of the resource template.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

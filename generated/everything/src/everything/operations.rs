@@ -102,6 +102,7 @@ const BASE: Operation = Operation {
     read_only: false,
     paginated: false,
     tool: None,
+    asks_input: false,
     tags: &[],
     input: &[],
     deprecation: None,
@@ -266,6 +267,7 @@ pub static INPUT_ELICITATION: Operation = Operation {
     rate_limited: true,
     read_only: true,
     tool: Some("test_input_required_result_elicitation"),
+    asks_input: true,
     tags: &["tools"],
     ..BASE
 };
@@ -280,6 +282,7 @@ pub static INPUT_SAMPLING: Operation = Operation {
     rate_limited: true,
     read_only: true,
     tool: Some("test_input_required_result_sampling"),
+    asks_input: true,
     tags: &["tools"],
     ..BASE
 };
@@ -294,6 +297,7 @@ pub static INPUT_ROOTS: Operation = Operation {
     rate_limited: true,
     read_only: true,
     tool: Some("test_input_required_result_list_roots"),
+    asks_input: true,
     tags: &["tools"],
     ..BASE
 };
@@ -308,6 +312,7 @@ pub static INPUT_REQUEST_STATE: Operation = Operation {
     rate_limited: true,
     read_only: true,
     tool: Some("test_input_required_result_request_state"),
+    asks_input: true,
     tags: &["tools"],
     ..BASE
 };
@@ -322,6 +327,7 @@ pub static INPUT_MULTIPLE: Operation = Operation {
     rate_limited: true,
     read_only: true,
     tool: Some("test_input_required_result_multiple_inputs"),
+    asks_input: true,
     tags: &["tools"],
     ..BASE
 };
@@ -336,6 +342,7 @@ pub static INPUT_MULTI_ROUND: Operation = Operation {
     rate_limited: true,
     read_only: true,
     tool: Some("test_input_required_result_multi_round"),
+    asks_input: true,
     tags: &["tools"],
     ..BASE
 };
@@ -350,6 +357,7 @@ pub static INPUT_TAMPERED_STATE: Operation = Operation {
     rate_limited: true,
     read_only: true,
     tool: Some("test_input_required_result_tampered_state"),
+    asks_input: true,
     tags: &["tools"],
     ..BASE
 };
@@ -364,6 +372,7 @@ pub static INPUT_CAPABILITIES: Operation = Operation {
     rate_limited: true,
     read_only: true,
     tool: Some("test_input_required_result_capabilities"),
+    asks_input: true,
     tags: &["tools"],
     ..BASE
 };
@@ -378,6 +387,7 @@ pub static MISSING_CAPABILITY: Operation = Operation {
     rate_limited: true,
     read_only: true,
     tool: Some("test_missing_capability"),
+    asks_input: true,
     tags: &["tools"],
     ..BASE
 };
@@ -392,6 +402,69 @@ pub static STREAMING_ELICITATION: Operation = Operation {
     rate_limited: true,
     read_only: true,
     tool: Some("test_streaming_elicitation"),
+    asks_input: true,
+    tags: &["tools"],
+    ..BASE
+};
+/// `GET /api/input/sample`: Ask the client's model
+pub static SAMPLING: Operation = Operation {
+    id: "sampling",
+    method: Method::Get,
+    path: "/input/sample",
+    full_path: "/api/input/sample",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("test_sampling"),
+    asks_input: true,
+    tags: &["tools"],
+    input: &models::SAMPLING_INPUT_FIELDS,
+    ..BASE
+};
+/// `GET /api/input/elicit`: Ask the user
+pub static ELICITATION: Operation = Operation {
+    id: "elicitation",
+    method: Method::Get,
+    path: "/input/elicit",
+    full_path: "/api/input/elicit",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("test_elicitation"),
+    asks_input: true,
+    tags: &["tools"],
+    input: &models::ELICITATION_INPUT_FIELDS,
+    ..BASE
+};
+/// `GET /api/input/elicit-defaults`: Ask the user, with defaults
+pub static ELICITATION_DEFAULTS: Operation = Operation {
+    id: "elicitation_defaults",
+    method: Method::Get,
+    path: "/input/elicit-defaults",
+    full_path: "/api/input/elicit-defaults",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("test_elicitation_sep1034_defaults"),
+    asks_input: true,
+    tags: &["tools"],
+    ..BASE
+};
+/// `GET /api/input/elicit-enums`: Ask the user to choose
+pub static ELICITATION_ENUMS: Operation = Operation {
+    id: "elicitation_enums",
+    method: Method::Get,
+    path: "/input/elicit-enums",
+    full_path: "/api/input/elicit-enums",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("test_elicitation_sep1330_enums"),
+    asks_input: true,
     tags: &["tools"],
     ..BASE
 };
@@ -449,7 +522,7 @@ pub static TEMPLATE_DATA: Operation = Operation {
     ..BASE
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 24usize] = [
+pub static OPERATIONS: [&Operation; 28usize] = [
     &SIMPLE_TEXT,
     &IMAGE_CONTENT,
     &AUDIO_CONTENT,
@@ -470,6 +543,10 @@ pub static OPERATIONS: [&Operation; 24usize] = [
     &INPUT_CAPABILITIES,
     &MISSING_CAPABILITY,
     &STREAMING_ELICITATION,
+    &SAMPLING,
+    &ELICITATION,
+    &ELICITATION_DEFAULTS,
+    &ELICITATION_ENUMS,
     &STATIC_TEXT,
     &STATIC_BINARY,
     &EXAMPLE_RESOURCE,

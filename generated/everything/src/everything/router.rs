@@ -49,6 +49,13 @@ where
             operations::STREAMING_ELICITATION.full_path,
             on::<StreamingElicitation, S, G>(methods(&SERVICE, "GET"), &app),
         )
+        .route(operations::SAMPLING.full_path, on::<Sampling, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::ELICITATION.full_path, on::<Elicitation, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(
+            operations::ELICITATION_DEFAULTS.full_path,
+            on::<ElicitationDefaults, S, G>(methods(&SERVICE, "GET"), &app),
+        )
+        .route(operations::ELICITATION_ENUMS.full_path, on::<ElicitationEnums, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::STATIC_TEXT.full_path, on::<StaticText, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::STATIC_BINARY.full_path, on::<StaticBinary, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::EXAMPLE_RESOURCE.full_path, on::<ExampleResource, S, G>(methods(&SERVICE, "GET"), &app))
@@ -253,6 +260,46 @@ impl<S: EverythingService> Endpoint<S, S::Context> for StreamingElicitation {
     const OP: &'static Operation = &operations::STREAMING_ELICITATION;
     async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.streaming_elicitation(cx).await.map(support::Success::File)
+    }
+}
+/// `GET /api/input/sample`: Ask the client's model
+pub struct Sampling;
+impl<S: EverythingService> Endpoint<S, S::Context> for Sampling {
+    type Input = models::SamplingInput;
+    type Error = errors::SamplingError;
+    const OP: &'static Operation = &operations::SAMPLING;
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.sampling(cx, input).await.map(support::Success::File)
+    }
+}
+/// `GET /api/input/elicit`: Ask the user
+pub struct Elicitation;
+impl<S: EverythingService> Endpoint<S, S::Context> for Elicitation {
+    type Input = models::ElicitationInput;
+    type Error = errors::ElicitationError;
+    const OP: &'static Operation = &operations::ELICITATION;
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.elicitation(cx, input).await.map(support::Success::File)
+    }
+}
+/// `GET /api/input/elicit-defaults`: Ask the user, with defaults
+pub struct ElicitationDefaults;
+impl<S: EverythingService> Endpoint<S, S::Context> for ElicitationDefaults {
+    type Input = NoInput;
+    type Error = errors::ElicitationDefaultsError;
+    const OP: &'static Operation = &operations::ELICITATION_DEFAULTS;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.elicitation_defaults(cx).await.map(support::Success::File)
+    }
+}
+/// `GET /api/input/elicit-enums`: Ask the user to choose
+pub struct ElicitationEnums;
+impl<S: EverythingService> Endpoint<S, S::Context> for ElicitationEnums {
+    type Input = NoInput;
+    type Error = errors::ElicitationEnumsError;
+    const OP: &'static Operation = &operations::ELICITATION_ENUMS;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.elicitation_enums(cx).await.map(support::Success::File)
     }
 }
 /// `GET /api/static-text`: A text resource

@@ -152,6 +152,36 @@ pub trait EverythingService: Send + Sync + 'static {
         &self,
         cx: &mut Self::Context,
     ) -> impl Future<Output = Result<support::File, errors::StreamingElicitationError>> + Send;
+    /// Ask the client's model
+    ///
+    /// `GET /api/input/sample` · scope `everything:read` · MCP tool `test_sampling`
+    fn sampling(
+        &self,
+        cx: &mut Self::Context,
+        input: models::SamplingInput,
+    ) -> impl Future<Output = Result<support::File, errors::SamplingError>> + Send;
+    /// Ask the user
+    ///
+    /// `GET /api/input/elicit` · scope `everything:read` · MCP tool `test_elicitation`
+    fn elicitation(
+        &self,
+        cx: &mut Self::Context,
+        input: models::ElicitationInput,
+    ) -> impl Future<Output = Result<support::File, errors::ElicitationError>> + Send;
+    /// Ask the user, with defaults
+    ///
+    /// `GET /api/input/elicit-defaults` · scope `everything:read` · MCP tool `test_elicitation_sep1034_defaults`
+    fn elicitation_defaults(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::File, errors::ElicitationDefaultsError>> + Send;
+    /// Ask the user to choose
+    ///
+    /// `GET /api/input/elicit-enums` · scope `everything:read` · MCP tool `test_elicitation_sep1330_enums`
+    fn elicitation_enums(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::File, errors::ElicitationEnumsError>> + Send;
     /// A text resource
     ///
     /// `GET /api/static-text` · scope `everything:read`

@@ -5,7 +5,7 @@
 use super::{EverythingService, operations, router};
 use support::{Gate, Operation, ToolAnswer, ToolFailure, tool};
 /// Tool name → operation, in spec order.
-pub static TOOLS: [(&str, &Operation); 20usize] = [
+pub static TOOLS: [(&str, &Operation); 24usize] = [
     ("test_simple_text", &operations::SIMPLE_TEXT),
     ("test_image_content", &operations::IMAGE_CONTENT),
     ("test_audio_content", &operations::AUDIO_CONTENT),
@@ -26,6 +26,10 @@ pub static TOOLS: [(&str, &Operation); 20usize] = [
     ("test_input_required_result_capabilities", &operations::INPUT_CAPABILITIES),
     ("test_missing_capability", &operations::MISSING_CAPABILITY),
     ("test_streaming_elicitation", &operations::STREAMING_ELICITATION),
+    ("test_sampling", &operations::SAMPLING),
+    ("test_elicitation", &operations::ELICITATION),
+    ("test_elicitation_sep1034_defaults", &operations::ELICITATION_DEFAULTS),
+    ("test_elicitation_sep1330_enums", &operations::ELICITATION_ENUMS),
 ];
 /// Calls operation `op` for a caller `gate` admitted; `None` when the MCP endpoint
 /// reaches no such operation. Success is the same body the REST route answers (`{}` for
@@ -63,6 +67,10 @@ where
         "input_capabilities" => tool::<router::InputCapabilities, S, G>(service, gate, caller, arguments).await,
         "missing_capability" => tool::<router::MissingCapability, S, G>(service, gate, caller, arguments).await,
         "streaming_elicitation" => tool::<router::StreamingElicitation, S, G>(service, gate, caller, arguments).await,
+        "sampling" => tool::<router::Sampling, S, G>(service, gate, caller, arguments).await,
+        "elicitation" => tool::<router::Elicitation, S, G>(service, gate, caller, arguments).await,
+        "elicitation_defaults" => tool::<router::ElicitationDefaults, S, G>(service, gate, caller, arguments).await,
+        "elicitation_enums" => tool::<router::ElicitationEnums, S, G>(service, gate, caller, arguments).await,
         "static_text" => tool::<router::StaticText, S, G>(service, gate, caller, arguments).await,
         "static_binary" => tool::<router::StaticBinary, S, G>(service, gate, caller, arguments).await,
         "example_resource" => tool::<router::ExampleResource, S, G>(service, gate, caller, arguments).await,

@@ -102,6 +102,7 @@ const BASE: Operation = Operation {
     read_only: false,
     paginated: false,
     tool: None,
+    asks_input: false,
     tags: &[],
     input: &[],
     deprecation: None,

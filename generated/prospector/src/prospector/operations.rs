@@ -97,6 +97,7 @@ const BASE: Operation = Operation {
     read_only: false,
     paginated: false,
     tool: None,
+    asks_input: false,
     tags: &[],
     input: &[],
     deprecation: None,
