@@ -212,6 +212,21 @@ impl Served {
     }
 }
 
+impl Served {
+    /// A 2026-07-28 request of `method` for `name` (its `Mcp-Name`) with `params`, by the holder
+    /// of `token`.
+    fn stateless(&self, token: &str, method: &str, name: &str, id: u64, params: Value) -> reqwest::RequestBuilder {
+        reqwest::Client::new()
+            .post(format!("{}/mcp", self.base))
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method)
+            .header("mcp-name", name)
+            .json(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+    }
+}
+
 fn stateless_meta(more: Value) -> Value {
     let mut meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -295,14 +310,7 @@ async fn log_messages_reach_a_client_at_the_level_it_reads_and_none_unasked_on_t
 async fn custom_header(s: &Served, value: &str, header: Option<&str>) -> (u16, Value) {
     let params =
         json!({"name": "test_custom_header", "arguments": {"value": value}, "_meta": stateless_meta(json!({}))});
-    let mut req = reqwest::Client::new()
-        .post(format!("{}/mcp", s.base))
-        .bearer_auth(&s.token)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "test_custom_header")
-        .json(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params}));
+    let mut req = s.stateless(&s.token, "tools/call", "test_custom_header", 3, params);
     if let Some(h) = header {
         req = req.header("mcp-param-value", h);
     }
@@ -344,17 +352,7 @@ async fn stateless_call(s: &Served, token: &str, tool: &str, capabilities: Value
     let meta = stateless_meta(json!({ "io.modelcontextprotocol/clientCapabilities": capabilities }));
     let mut params = json!({"name": tool, "arguments": {}, "_meta": meta});
     params.as_object_mut().unwrap().extend(more.as_object().unwrap().clone());
-    let resp = reqwest::Client::new()
-        .post(format!("{}/mcp", s.base))
-        .bearer_auth(token)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", tool)
-        .json(&json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": params}))
-        .send()
-        .await
-        .unwrap();
+    let resp = s.stateless(token, "tools/call", tool, 5, params).send().await.unwrap();
     (resp.status().as_u16(), resp.json().await.unwrap())
 }
 
@@ -439,15 +437,7 @@ async fn a_prompt_that_asks_its_user_first_is_given_with_the_answer() {
         let meta = stateless_meta(json!({ "io.modelcontextprotocol/clientCapabilities": every_capability() }));
         let mut params = json!({"name": "test_input_required_result_prompt", "_meta": meta});
         params.as_object_mut().unwrap().extend(more.as_object().unwrap().clone());
-        reqwest::Client::new()
-            .post(format!("{}/mcp", s.base))
-            .bearer_auth(&s.token)
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", "prompts/get")
-            .header("mcp-name", "test_input_required_result_prompt")
-            .json(&json!({"jsonrpc": "2.0", "id": 9, "method": "prompts/get", "params": params}))
-            .send()
+        s.stateless(&s.token, "prompts/get", "test_input_required_result_prompt", 9, params).send()
     };
     let asked: Value = get(json!({})).await.unwrap().json().await.unwrap();
     let request = &asked["result"]["inputRequests"]["user_context"];
