@@ -465,6 +465,12 @@ async fn authorize(State(guard): State<Guard>, request: Request, next: Next) -> 
             Some(caller.request_id.as_str()),
         );
     }
+    let initializing = message.as_ref().and_then(|m| m.get("method")).is_some_and(|m| m == "initialize");
+    if let (Some((owners, caller)), None, true) = (&owner, &session, initializing)
+        && !owners.may_open(caller)
+    {
+        return jsonrpc::too_many_sessions(message.as_ref().and_then(|m| m.get("id")).cloned(), &caller.request_id);
+    }
     let closing = parts.method == axum::http::Method::DELETE;
     parts.extensions.insert(caller);
     // The JSON-RPC check inside reads the message parsed here instead of parsing it again.

@@ -35,6 +35,11 @@ async fn serve() -> Served {
 
 /// Initializes a 2025-11-25 session as the holder of `token`: its id.
 async fn open_session(base: &str, token: &str) -> String {
+    try_open_session(base, token).await.expect("a session")
+}
+
+/// [`open_session`], or the refusal's HTTP status.
+async fn try_open_session(base: &str, token: &str) -> Result<String, u16> {
     let client = reqwest::Client::new();
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25",
@@ -49,7 +54,8 @@ async fn open_session(base: &str, token: &str) -> String {
         .send()
         .await
         .unwrap();
-    let session = resp.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let Some(session) = resp.headers().get("mcp-session-id") else { return Err(resp.status().as_u16()) };
+    let session = session.to_str().unwrap().to_string();
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
     let resp = client
         .post(format!("{base}/mcp"))
@@ -62,7 +68,7 @@ async fn open_session(base: &str, token: &str) -> String {
         .await
         .unwrap();
     assert!(resp.status().is_success(), "{}", resp.status());
-    session
+    Ok(session)
 }
 
 impl Served {
@@ -515,4 +521,27 @@ async fn a_session_client_of_an_earlier_revision_is_asked_on_the_calls_stream() 
         .await
         .unwrap();
     assert_eq!(other.status(), 404);
+}
+
+#[tokio::test]
+async fn a_caller_holds_a_bounded_number_of_sessions_and_frees_one_by_closing_it() {
+    let s = serve().await;
+    // `serve` opened one already.
+    let mut opened = vec![s.session.clone()];
+    for _ in 1..16 {
+        opened.push(open_session(&s.base, &s.token).await);
+    }
+    assert_eq!(try_open_session(&s.base, &s.token).await, Err(429));
+    // Another user is not held back by this one's sessions.
+    assert!(try_open_session(&s.base, &s.other).await.is_ok());
+    let closed = reqwest::Client::new()
+        .delete(format!("{}/mcp", s.base))
+        .bearer_auth(&s.token)
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("mcp-session-id", opened.pop().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert!(closed.status().is_success(), "{}", closed.status());
+    assert!(try_open_session(&s.base, &s.token).await.is_ok());
 }

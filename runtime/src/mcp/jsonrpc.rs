@@ -199,3 +199,12 @@ pub(super) fn unknown_session(id: Option<Value>, request_id: Option<&str>) -> Re
     let refusal = Refusal::new(ErrorCode::INVALID_REQUEST, id, "no such session: initialize a new one");
     answer(StatusCode::NOT_FOUND, &refusal, request_id)
 }
+
+/// HTTP 429 for an `initialize` of a caller holding as many sessions as it may.
+pub(super) fn too_many_sessions(id: Option<Value>, request_id: &str) -> Response {
+    let reason = format!(
+        "this caller holds {} open sessions: close one (DELETE with its Mcp-Session-Id) or wait five minutes for an idle one to end",
+        super::sessions::PER_CALLER
+    );
+    answer(StatusCode::TOO_MANY_REQUESTS, &Refusal::new(ErrorCode::INVALID_REQUEST, id, reason), Some(request_id))
+}

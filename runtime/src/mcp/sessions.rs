@@ -1,9 +1,10 @@
 //! Who each MCP session belongs to. Sessions exist for clients of revisions before 2026-07-28
 //! whose calls are asked for input on a session's stream ([`crate::inputs`]); rmcp keeps them (in
 //! memory, closed after five idle minutes) but knows nothing of tokens. The endpoint records the
-//! caller that opened each session and treats a session id presented with another caller's token
-//! as unknown (HTTP 404, as for an expired session), so a leaked id is no way into another user's
-//! session.
+//! caller that opened each session and treats a session id presented with another caller's token,
+//! or one it did not see opened, as unknown (HTTP 404, as for an expired session), so a leaked id
+//! is no way into another user's session. A caller holds at most [`PER_CALLER`] sessions used in
+//! the last five minutes; another `initialize` is refused until one closes or idles out.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -11,9 +12,15 @@ use std::time::{Duration, Instant};
 
 use crate::caller::Caller;
 
-/// How long an owner is remembered after the session was last used: longer than rmcp keeps an
-/// idle session, so a live session always has its owner.
-const REMEMBERED: Duration = Duration::from_secs(15 * 60);
+/// How long an owner is remembered after the session was last used. A session kept open longer
+/// without a request (a client only listening) is then refused, and its client initializes anew.
+const REMEMBERED: Duration = Duration::from_secs(60 * 60);
+
+/// How long rmcp keeps a session without a request: a session idle longer counts no more.
+const IDLE: Duration = Duration::from_secs(5 * 60);
+
+/// Sessions one caller may hold at once.
+pub(super) const PER_CALLER: usize = 16;
 
 /// Session id → (tenant, subject, last use).
 #[derive(Default)]
@@ -28,8 +35,7 @@ impl Owners {
         map.insert(id.to_string(), (caller.tenant.clone(), caller.subject.clone(), now));
     }
 
-    /// Whether `caller` may use session `id`: its owner, or a session this server did not open
-    /// (which rmcp answers as unknown).
+    /// Whether `caller` may use session `id`: only as its owner.
     pub(super) fn admits(&self, id: &str, caller: &Caller) -> bool {
         let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
         match map.get_mut(id) {
@@ -37,9 +43,21 @@ impl Owners {
                 *used = Instant::now();
                 true
             }
-            Some(_) => false,
-            None => true,
+            _ => false,
         }
+    }
+
+    /// Whether `caller` may open another session.
+    pub(super) fn may_open(&self, caller: &Caller) -> bool {
+        let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        let held = map
+            .values()
+            .filter(|(tenant, subject, used)| {
+                *tenant == caller.tenant && *subject == caller.subject && now.duration_since(*used) < IDLE
+            })
+            .count();
+        held < PER_CALLER
     }
 
     /// Forgets session `id` (closed by its client).
