@@ -225,6 +225,23 @@ impl Binding<'_> {
     }
 }
 
+/// Whether a call's outcome is a success (then it stands, whatever it asked).
+pub(crate) trait Succeeded {
+    fn succeeded(&self) -> bool;
+}
+
+impl<T, E> Succeeded for Result<T, E> {
+    fn succeeded(&self) -> bool {
+        self.is_ok()
+    }
+}
+
+impl<T: Succeeded> Succeeded for Option<T> {
+    fn succeeded(&self) -> bool {
+        self.as_ref().is_some_and(Succeeded::succeeded)
+    }
+}
+
 /// How a request's round ended.
 pub(crate) enum Outcome<T> {
     /// The call finished (its own outcome, success or failure).
@@ -243,7 +260,7 @@ impl Inputs {
 
     /// Runs `call` with the request's answers (its `inputResponses` and those its
     /// `requestState` carries) within reach of `cx.input`.
-    pub(crate) async fn run<F: Future>(
+    pub(crate) async fn run<F: Future<Output: Succeeded>>(
         &self,
         binding: Binding<'_>,
         capabilities: Option<ClientCapabilities>,
@@ -268,7 +285,9 @@ impl Inputs {
         let capabilities = capabilities.and_then(|c| serde_json::to_value(c).ok()).unwrap_or(Value::Null);
         let round = Round { given, capabilities, ..Round::empty() };
         let (output, round) = within(round, call).await?;
-        if round.asked.is_empty() {
+        // A call that went on without what it asked (and succeeded) stands: its change is
+        // committed, and running it again would make it twice.
+        if round.asked.is_empty() || output.succeeded() {
             return Ok(Outcome::Done(output));
         }
         let mut requests = BTreeMap::new();

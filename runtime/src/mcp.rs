@@ -109,7 +109,7 @@ impl ToolServer {
     /// input round ([`crate::inputs`]). A request of a revision before 2026-07-28 (no
     /// per-request `_meta`) is answered input directly within a session, and otherwise cannot be.
     #[allow(clippy::too_many_arguments, reason = "the parts of one request, each borrowed")]
-    async fn in_round<F: Future>(
+    async fn in_round<F: Future<Output: crate::inputs::Succeeded>>(
         &self,
         context: &RequestContext<RoleServer>,
         caller: &Caller,
