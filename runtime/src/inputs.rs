@@ -453,3 +453,73 @@ pub(crate) async fn answers(asks: Vec<(&str, Ask)>) -> Result<Vec<Answer>, Input
     }
     Ok(got.into_iter().flatten().collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caller(subject: &str) -> Caller {
+        Caller { subject: subject.into(), tenant: "acme".into(), ..Caller::anonymous("r-1") }
+    }
+
+    fn elicitation() -> Option<ClientCapabilities> {
+        serde_json::from_value(json!({ "elicitation": {} })).ok()
+    }
+
+    /// A round of a call that asks `user_name` and, with `ignore`, goes on without it.
+    async fn round(
+        inputs: &Inputs,
+        caller: &Caller,
+        responses: Option<InputResponses>,
+        state: Option<&str>,
+        ignore: bool,
+    ) -> Result<Outcome<Result<String, InputRequired>>, McpError> {
+        let arguments = json!({ "n": 1 });
+        let binding = Binding { caller, method: "tools/call", name: "greet", arguments: &arguments };
+        let call = async move {
+            let asked = answers(vec![(
+                "user_name",
+                Ask::form("Who?", json!({ "type": "object", "properties": { "name": { "type": "string" } } })),
+            )])
+            .await;
+            match (asked, ignore) {
+                (Ok(answers), _) => Ok(answers[0].accepted().map(|a| a["name"].to_string()).unwrap_or_default()),
+                (Err(_), true) => Ok("nobody".to_string()),
+                (Err(e), false) => Err(e),
+            }
+        };
+        inputs.run(binding, elicitation(), responses, state, call).await
+    }
+
+    #[tokio::test]
+    async fn a_round_asks_carries_its_answers_in_a_state_bound_to_the_caller_and_a_call_going_on_stands() {
+        let dir = tempfile::tempdir().unwrap();
+        let keys = crate::keys::SigningKeys::load_or_create(dir.path()).unwrap();
+        let inputs = Inputs::new(&keys).unwrap();
+        let ann = caller("ann");
+        let first = round(&inputs, &ann, None, None, false).await;
+        let Ok(Outcome::InputRequired(asked)) = first else {
+            panic!("expected input_required, got {:?}", first.map(|o| matches!(o, Outcome::Done(_))))
+        };
+        let state = asked.request_state.clone().unwrap();
+        assert!(asked.input_requests.unwrap().contains_key("user_name"));
+        let answer: InputResponses =
+            [("user_name".to_string(), json!({ "action": "accept", "content": { "name": "Ann" } }))].into();
+        let Ok(Outcome::Done(Ok(name))) = round(&inputs, &ann, Some(answer.clone()), Some(&state), false).await else {
+            panic!("expected the answer")
+        };
+        assert_eq!(name, "\"Ann\"");
+        // The state is the caller's and the key's: another user's, or under a rotated key, fails.
+        let refused = round(&inputs, &caller("bob"), Some(answer.clone()), Some(&state), false).await;
+        assert_eq!(refused.err().map(|e| e.code), Some(ErrorCode::INVALID_PARAMS));
+        crate::keys::SigningKeys::rotate(dir.path()).unwrap();
+        let rotated = Inputs::new(&crate::keys::SigningKeys::load(dir.path()).unwrap()).unwrap();
+        let refused = round(&rotated, &ann, Some(answer), Some(&state), false).await;
+        assert_eq!(refused.err().map(|e| e.code), Some(ErrorCode::INVALID_PARAMS));
+        // A call that goes on without the answer and succeeds is its result, not a new round.
+        let Ok(Outcome::Done(Ok(name))) = round(&inputs, &ann, None, None, true).await else {
+            panic!("expected the call's own result")
+        };
+        assert_eq!(name, "nobody");
+    }
+}
