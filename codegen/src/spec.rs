@@ -1257,6 +1257,21 @@ pub struct McpToolDef {
     /// one the operation declares, that a REST call answers, since nothing there can answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub asks_input: Option<String>,
+    /// The call may run as an MCP task (the `io.modelcontextprotocol/tasks` extension): from its
+    /// `cx.background()` on, a client that declared the extension gets a task it polls.
+    /// `required`: a client that did not is refused (`-32021`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskSupportDef>,
+}
+
+/// Whether a tool may, or must, run as an MCP task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskSupportDef {
+    /// As a task for a client that declared the extension, in the call for any other.
+    Optional,
+    /// Only as a task.
+    Required,
 }
 
 /// One block of a tool result's content, from a field of the operation's output: exactly one of

@@ -293,6 +293,11 @@ impl BearerGate {
         })
     }
 
+    /// The database operations run their transactions in, when the server has one.
+    pub(crate) fn database(&self) -> Option<&Store> {
+        self.database.as_ref()
+    }
+
     /// The signing keys the gate verifies the embedded authorization server's tokens with.
     pub(crate) fn keys(&self) -> &SigningKeys {
         &self.keys

@@ -73,6 +73,11 @@ pub struct Transaction {
 }
 
 impl Transaction {
+    /// Whether it has begun (and not ended).
+    pub fn is_open(&self) -> bool {
+        self.tx.is_some()
+    }
+
     /// The transaction: read-only when the spec says the operation changes nothing (every `GET`,
     /// and what it marks `read_only`), else writing. Begun on the first call; a failure to begin
     /// is the operation's unavailable or internal error ([`fault`]).
@@ -241,6 +246,7 @@ mod tests {
         paginated: false,
         tool: None,
         asks_input: false,
+        task: support::TaskSupport::Never,
         tags: &[],
         input: &[],
         deprecation: None,

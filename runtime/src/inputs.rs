@@ -185,8 +185,9 @@ struct Round {
     /// An answer that is not a result of what was asked.
     invalid: Option<String>,
     capabilities: Value,
-    /// The client of a session (an earlier revision's): asked directly, on the request's stream.
-    peer: Option<Peer<RoleServer>>,
+    /// Who is asked at once, where the call can wait for the answer: a session's client, or the
+    /// client polling the task the call became.
+    live: Option<Live>,
 }
 
 tokio::task_local! {
@@ -308,8 +309,42 @@ impl Inputs {
 /// stream (server-to-client requests, MCP 2025-11-25 and before) as the call reaches it.
 pub(crate) async fn live<F: Future>(peer: Peer<RoleServer>, call: F) -> Result<F::Output, McpError> {
     let capabilities = peer.peer_info().and_then(|info| serde_json::to_value(&info.capabilities).ok());
-    let round = Round { capabilities: capabilities.unwrap_or(Value::Null), peer: Some(peer), ..Round::empty() };
+    let round =
+        Round { capabilities: capabilities.unwrap_or(Value::Null), live: Some(Live::Peer(peer)), ..Round::empty() };
     Ok(within(round, call).await?.0)
+}
+
+/// Who answers a call's input at once.
+#[derive(Clone)]
+enum Live {
+    /// A session's client, asked by a request on the call's stream.
+    Peer(Peer<RoleServer>),
+    /// The client of the task the call became, through the task (`tasks/get`, `tasks/update`).
+    Task(crate::tasks::Tasks, String),
+}
+
+impl Live {
+    /// The answers to `asks` (key, request), all asked together.
+    async fn ask(&self, asks: &[(&str, &Ask)]) -> Result<Vec<Value>, String> {
+        match self {
+            Live::Peer(peer) => {
+                let asked = asks.iter().map(|(_, ask)| ask_peer(peer, ask));
+                futures_util::future::join_all(asked).await.into_iter().collect()
+            }
+            Live::Task(tasks, id) => {
+                let requests = asks.iter().map(|(key, ask)| (key.to_string(), ask.request())).collect();
+                let mut answers = tasks.ask(id, requests).await?;
+                asks.iter()
+                    .map(|(key, _)| answers.remove(*key).ok_or_else(|| format!("no answer to `{key}`")))
+                    .collect()
+            }
+        }
+    }
+}
+
+/// From now on the call in flight (now a task) asks its input through task `id` of `tasks`.
+pub(crate) fn through_task(tasks: crate::tasks::Tasks, id: String) {
+    let _ = ROUND.try_with(|r| r.borrow_mut().live = Some(Live::Task(tasks, id)));
 }
 
 /// Runs `call` within `round`; a refused answer or a missing capability is the request's error.
@@ -359,7 +394,7 @@ impl Round {
             missing: None,
             invalid: None,
             capabilities: Value::Null,
-            peer: None,
+            live: None,
         }
     }
 
@@ -426,21 +461,23 @@ pub(crate) async fn answers(asks: Vec<(&str, Ask)>) -> Result<Vec<Answer>, Input
                     got[i] = Some(Answer(answer));
                 }
                 None if !round.can(ask.capability()) => round.missing = Some(ask.capability()),
-                None if round.peer.is_some() => live.push(i),
+                None if round.live.is_some() => live.push(i),
                 None => {
                     round.asked.insert(key.to_string(), ask.request());
                 }
             }
         }
-        (got, round.peer.clone().filter(|_| !live.is_empty()).map(|peer| (peer, live)))
+        (got, round.live.clone().filter(|_| !live.is_empty()).map(|who| (who, live)))
     });
     let Ok((mut got, live)) = known else { return Err(unanswerable(&first)) };
-    if let Some((peer, live)) = live {
-        for i in live {
+    if let Some((who, live)) = live {
+        let pending: Vec<(&str, &Ask)> = live.iter().map(|&i| (asks[i].0, &asks[i].1)).collect();
+        let answers = who
+            .ask(&pending)
+            .await
+            .map_err(|e| InputRequired { message: format!("the client did not answer `{first}`: {e}") })?;
+        for (i, answer) in live.into_iter().zip(answers) {
             let (key, ask) = &asks[i];
-            let answer = ask_peer(&peer, ask)
-                .await
-                .map_err(|e| InputRequired { message: format!("the client did not answer `{key}`: {e}") })?;
             if let Some(expected) = ask.refuses(&answer) {
                 return Err(InputRequired { message: format!("the client's answer to `{key}` is not {expected}") });
             }

@@ -35,6 +35,7 @@ pub mod server;
 pub mod slot;
 pub mod sql;
 pub mod store;
+pub(crate) mod tasks;
 pub mod tenants;
 pub mod tokens;
 pub mod webhooks;

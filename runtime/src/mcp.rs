@@ -70,6 +70,8 @@ pub struct ToolServer {
     /// Whether clients of revisions before 2026-07-28 get sessions: when an operation asks its
     /// client for input, which such a client answers on a session's stream.
     sessions: bool,
+    /// Where tool calls that go on in the background are kept, when a tool may.
+    tasks: Option<crate::tasks::Tasks>,
 }
 
 impl ToolServer {
@@ -78,6 +80,12 @@ impl ToolServer {
         let tools: Vec<Tool> = serde_json::from_str(api.info().tools_json)?;
         let catalog = catalog::Catalog::parse(api.info().mcp_catalog_json)?;
         let sessions = api.operations().iter().any(|op| op.asks_input);
+        let tasks = api
+            .operations()
+            .iter()
+            .any(|op| op.task != support::TaskSupport::Never)
+            .then(|| gate.database().map(|store| crate::tasks::Tasks::new(store.clone(), api.info().name)))
+            .flatten();
         Ok(ToolServer {
             api,
             gate,
@@ -85,6 +93,7 @@ impl ToolServer {
             catalog: Arc::new(catalog),
             public: public.into(),
             sessions,
+            tasks,
         })
     }
 
@@ -176,6 +185,12 @@ impl ServerHandler for ToolServer {
         // What the spec declares; logging and progress come from the platform, for any operation.
         let mut capabilities = ServerCapabilities::builder().enable_tools().build();
         capabilities.logging = Some(Default::default());
+        if self.tasks.is_some() {
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(rmcp::model::TASKS_EXTENSION_ID.to_string(), Default::default());
+        }
         if self.tools.is_empty() {
             capabilities.tools = None;
         }
@@ -308,14 +323,97 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let caller = caller_of(&context)?;
+        let Some(op) = self.api.tool(&request.name) else {
+            return Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None));
+        };
+        let declared = context.client_capabilities().is_some_and(|c| c.supports_tasks());
+        match (op.task, &self.tasks) {
+            (support::TaskSupport::Never, _) => self.call(op, request, &context, caller).await,
+            (support::TaskSupport::Required, _) if !declared => Err(McpError::missing_required_client_capability(
+                rmcp::model::ClientCapabilities::builder().enable_tasks().build(),
+            )),
+            (_, Some(tasks)) if declared => self.call_as_task(tasks.clone(), op, request, context, caller).await,
+            (support::TaskSupport::Required, _) => {
+                Err(McpError::internal_error("this tool runs only as a task, and this server keeps no tasks", None))
+            }
+            _ => self.call(op, request, &context, caller).await,
+        }
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, McpError> {
+        let task = self.task_store()?.get(&caller_of(&context)?, &request.task_id).await?;
+        Ok(rmcp::model::GetTaskResult::new(task))
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.task_store()?.update(&caller_of(&context)?, &request.task_id, request.input_responses).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.task_store()?.cancel(&caller_of(&context)?, &request.task_id).await
+    }
+}
+
+impl ToolServer {
+    fn task_store(&self) -> Result<&crate::tasks::Tasks, McpError> {
+        self.tasks.as_ref().ok_or_else(|| McpError::internal_error("this server keeps no tasks", None))
+    }
+
+    /// Calls tool `op` for a client that declared the tasks extension: in the request until the
+    /// operation goes to the background (`cx.background()`), then as a task, answered at once.
+    async fn call_as_task(
+        &self,
+        tasks: crate::tasks::Tasks,
+        op: &'static Operation,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+        caller: Caller,
+    ) -> Result<CallToolResponse, McpError> {
+        let (waiting, created) = tokio::sync::oneshot::channel();
+        let slot = crate::tasks::Slot::new(tasks.clone(), caller.clone(), request.name.to_string(), waiting);
+        let server = self.clone();
+        let mut work = tokio::spawn(slot.scope(async move { server.call(op, request, &context, caller).await }));
+        let mut created = std::pin::pin!(created);
+        tokio::select! {
+            // A task created is the answer, even when its work has already ended (or broken).
+            biased;
+            Ok(task) = &mut created => {
+                let id = task.task_id.clone();
+                tasks.supervise(id, work, crate::tasks::End::of_call);
+                Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(task)))
+            }
+            done = &mut work => done.unwrap_or_else(|_| {
+                Err(McpError::internal_error("the operation failed unexpectedly (it panicked)", None))
+            }),
+        }
+    }
+
+    /// Calls tool `op` in the request.
+    async fn call(
+        &self,
+        op: &'static Operation,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        caller: Caller,
+    ) -> Result<CallToolResponse, McpError> {
+        let context = context.clone();
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let given = arguments.clone();
         let started = std::time::Instant::now();
         let request_id = caller.request_id.clone();
         let reporter = crate::progress::Reporter::of(&context);
-        let Some(op) = self.api.tool(&request.name) else {
-            return Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None));
-        };
         let run = reporter.scope(self.api.call_operation(&self.gate, caller.clone(), op, arguments));
         let (responses, state) = (request.input_responses, request.request_state.as_deref());
         let round = self.in_round(&context, &caller, "tools/call", &request.name, &given, responses, state, run);

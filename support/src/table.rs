@@ -59,6 +59,18 @@ impl Method {
     }
 }
 
+/// Whether an operation's MCP tool runs as a task (the `io.modelcontextprotocol/tasks` extension).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TaskSupport {
+    /// Always in the call.
+    #[default]
+    Never,
+    /// As a task for a client that declared the extension, from the operation's `background()`.
+    Optional,
+    /// Only as a task: a client without the extension is refused.
+    Required,
+}
+
 /// One route (and MCP tool) of a service: everything per-operation layers need, with no strings
 /// to match on paths.
 #[derive(Debug)]
@@ -99,6 +111,8 @@ pub struct Operation {
     /// Whether it may ask its MCP client for input mid-call (`cx.input`), so the MCP endpoint
     /// keeps sessions for clients of revisions that answer such requests on a session's stream.
     pub asks_input: bool,
+    /// Whether its MCP tool may, or must, run as a task.
+    pub task: TaskSupport,
     /// Its OpenAPI tags (what per-operation layers may select by).
     pub tags: &'static [&'static str],
     /// Input fields (path, query and body), for decoding and validation.

@@ -99,6 +99,7 @@ pub(crate) static OP: Operation = Operation {
     body: BodyFormat::Json,
     tool: None,
     asks_input: false,
+    task: crate::TaskSupport::Never,
     tags: &[],
     input: &INPUT,
     service: &SERVICE,

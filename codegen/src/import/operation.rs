@@ -674,6 +674,7 @@ impl OpCx<'_, '_> {
             idempotent: None,
             content: Vec::new(),
             asks_input: None,
+            task: None,
         })
     }
 }

@@ -146,6 +146,15 @@ pub(super) fn operations_file(api: &Api) -> TokenStream {
             if t.asks_input.is_some() {
                 rest.extend(quote!(asks_input: true,));
             }
+            match t.task {
+                Some(crate::spec::TaskSupportDef::Optional) => {
+                    rest.extend(quote!(task: support::TaskSupport::Optional,))
+                }
+                Some(crate::spec::TaskSupportDef::Required) => {
+                    rest.extend(quote!(task: support::TaskSupport::Required,))
+                }
+                None => {}
+            }
         }
         if !op.def.tags.is_empty() {
             let tags = &op.def.tags;
@@ -235,7 +244,7 @@ pub(super) fn operations_file(api: &Api) -> TokenStream {
         const BASE: Operation = Operation {
             id: "", method: Method::Get, path: "", full_path: "", scope: "", satisfied_by: &[], public: false,
             success_status: 200, has_body: false, no_store: false, answer_types: &[], rate_limited: false, read_only: false,
-            paginated: false, tool: None, asks_input: false, tags: &[], input: &[], deprecation: None, conditional: None, ranges: false,
+            paginated: false, tool: None, asks_input: false, task: support::TaskSupport::Never, tags: &[], input: &[], deprecation: None, conditional: None, ranges: false,
             requires: None, body: support::BodyFormat::Json, body_forms: &[], read_types: &[],
             service: &SERVICE,
         };

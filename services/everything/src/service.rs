@@ -54,8 +54,13 @@ fn name_form(message: &str) -> Ask {
 
 /// A form asking a yes or no.
 fn confirm_form() -> Ask {
+    confirm_with("Please confirm")
+}
+
+/// A form asking a yes or no to `question`.
+fn confirm_with(question: &str) -> Ask {
     let schema = json!({ "type": "object", "properties": { "ok": { "type": "boolean" } }, "required": ["ok"] });
-    Ask::form("Please confirm", schema)
+    Ask::form(question, schema)
 }
 
 /// A form's answer as `action=…, content={…}`.
@@ -299,6 +304,75 @@ impl EverythingService for Everything {
         });
         let answer = cx.input("choices", Ask::form("Please choose", schema)).await?;
         Ok(text_of(format!("Elicitation completed: {}", completed(&answer))))
+    }
+
+    async fn greet(&self, _cx: &mut Context, input: models::GreetInput) -> Result<File, errors::GreetError> {
+        Ok(text_of(format!("Hello, {}!", input.name)))
+    }
+
+    async fn slow_compute(
+        &self,
+        cx: &mut Context,
+        input: models::ComputeInput,
+    ) -> Result<File, errors::SlowComputeError> {
+        cx.background().await;
+        let seconds = u64::try_from(input.seconds).unwrap_or_default();
+        for done in 0..seconds {
+            cx.progress(done as f64, Some(seconds as f64), None).await;
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        }
+        let label = input.label.unwrap_or_default();
+        Ok(text_of(format!("Computed for {seconds} s ({label}).")))
+    }
+
+    async fn failing_job(&self, cx: &mut Context) -> Result<File, errors::FailingJobError> {
+        cx.background().await;
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        Err(errors::FailingJobError::JobFailed(Problem::new("The job failed after a second, as it always does")))
+    }
+
+    async fn protocol_error_job(&self, cx: &mut Context) -> Result<File, errors::ProtocolErrorJobError> {
+        cx.background().await;
+        // The fixture of a server fault: the task fails with a JSON-RPC error, not a tool error.
+        panic!("the protocol error fixture breaks on purpose");
+    }
+
+    async fn confirm_delete(
+        &self,
+        cx: &mut Context,
+        input: models::DeleteInput,
+    ) -> Result<File, errors::ConfirmDeleteError> {
+        cx.background().await;
+        let question = format!("Delete {}?", input.filename);
+        let answer = cx.input("confirm", confirm_with(&question)).await?;
+        let verdict = if field(&answer, "ok") == "true" { "Deleted" } else { "Kept" };
+        Ok(text_of(format!("{verdict} {}.", input.filename)))
+    }
+
+    async fn multi_input(&self, cx: &mut Context) -> Result<File, errors::MultiInputError> {
+        cx.background().await;
+        let [name, color] = cx
+            .inputs([
+                ("name", name_form("What is your name?")),
+                (
+                    "color",
+                    Ask::form(
+                        "What is your favorite color?",
+                        json!({
+                            "type": "object", "properties": { "color": { "type": "string" } }, "required": ["color"],
+                        }),
+                    ),
+                ),
+            ])
+            .await?;
+        Ok(text_of(format!("{} likes {}.", field(&name, "name"), field(&color, "color"))))
+    }
+
+    async fn tool_with_task(&self, cx: &mut Context) -> Result<File, errors::ToolWithTaskError> {
+        // Asked in the call (an input round), then the rest goes on as a task.
+        let answer = cx.input("user_name", name_form("What is your name?")).await?;
+        cx.background().await;
+        Ok(text_of(format!("Hello, {}! The task is done.", field(&answer, "name"))))
     }
 
     async fn template_data(

@@ -42,7 +42,7 @@ fn pg_admin_url() -> String {
 }
 
 /// A throwaway PostgreSQL database, dropped when the server is.
-struct PgDatabase {
+pub struct PgDatabase {
     admin_url: String,
     name: String,
 }
@@ -64,6 +64,22 @@ impl Drop for PgDatabase {
         })
         .join();
     }
+}
+
+/// A fresh database on the PostgreSQL server of `DATABASE_URL_TEST`: its URL, and the guard that
+/// drops it. `None` (with a notice) when the server is unreachable; under `SPECWRIGHT_CI=1` that
+/// fails instead.
+pub async fn postgres_database() -> Option<(String, PgDatabase)> {
+    let database = fresh_pg_database().await;
+    if database.is_none() {
+        assert!(
+            std::env::var("SPECWRIGHT_CI").is_err(),
+            "SPECWRIGHT_CI is set but PostgreSQL is unreachable at {}",
+            pg_admin_url()
+        );
+        eprintln!("SKIPPED (PostgreSQL backend): no server at {}; .ci/run starts one", pg_admin_url());
+    }
+    database
 }
 
 async fn fresh_pg_database() -> Option<(String, PgDatabase)> {

@@ -279,6 +279,90 @@ support::operation_errors! {
         Unavailable = "unavailable",
     }
 
+    /// Errors `greet` may return: the codes it declares plus the service-wide ones.
+    GreetError {
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `slow_compute` may return: the codes it declares plus the service-wide ones.
+    SlowComputeError {
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `failing_job` may return: the codes it declares plus the service-wide ones.
+    FailingJobError {
+        /// `job_failed` (HTTP 422): Always, after a second: the suite checks that a task whose tool failed completes with an error result.
+        JobFailed = "job_failed",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `protocol_error_job` may return: the codes it declares plus the service-wide ones.
+    ProtocolErrorJobError {
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `confirm_delete` may return: the codes it declares plus the service-wide ones.
+    ConfirmDeleteError {
+        /// `input_required` (HTTP 400): The operation asks its caller for input mid-call (a form, a message from a model, the client's roots), which only an MCP client of protocol 2026-07-28 answers: call it as an MCP tool.
+        InputRequired = "input_required",
+        /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.
+        Validation = "validation",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `multi_input` may return: the codes it declares plus the service-wide ones.
+    MultiInputError {
+        /// `input_required` (HTTP 400): The operation asks its caller for input mid-call (a form, a message from a model, the client's roots), which only an MCP client of protocol 2026-07-28 answers: call it as an MCP tool.
+        InputRequired = "input_required",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `tool_with_task` may return: the codes it declares plus the service-wide ones.
+    ToolWithTaskError {
+        /// `input_required` (HTTP 400): The operation asks its caller for input mid-call (a form, a message from a model, the client's roots), which only an MCP client of protocol 2026-07-28 answers: call it as an MCP tool.
+        InputRequired = "input_required",
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
     /// Errors `static_text` may return: the codes it declares plus the service-wide ones.
     StaticTextError {
         /// `internal` (HTTP 500): An unexpected fault.
@@ -417,5 +501,26 @@ impl From<support::InputRequired> for ElicitationDefaultsError {
 impl From<support::InputRequired> for ElicitationEnumsError {
     fn from(e: support::InputRequired) -> Self {
         ElicitationEnumsError::InputRequired(e.into_problem())
+    }
+}
+
+/// `cx.input` stopped the call: over REST, where nothing can answer, it fails with `input_required`.
+impl From<support::InputRequired> for ConfirmDeleteError {
+    fn from(e: support::InputRequired) -> Self {
+        ConfirmDeleteError::InputRequired(e.into_problem())
+    }
+}
+
+/// `cx.input` stopped the call: over REST, where nothing can answer, it fails with `input_required`.
+impl From<support::InputRequired> for MultiInputError {
+    fn from(e: support::InputRequired) -> Self {
+        MultiInputError::InputRequired(e.into_problem())
+    }
+}
+
+/// `cx.input` stopped the call: over REST, where nothing can answer, it fails with `input_required`.
+impl From<support::InputRequired> for ToolWithTaskError {
+    fn from(e: support::InputRequired) -> Self {
+        ToolWithTaskError::InputRequired(e.into_problem())
     }
 }

@@ -23,6 +23,41 @@ pub struct ElicitationInput {
 /// Field specs of [`ElicitationInput`], for validation.
 pub static ELICITATION_INPUT_FIELDS: [FieldSpec; 1usize] =
     [FieldSpec::query("message", Kind::String).required().max_length(10000)];
+/// Whom to greet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GreetInput {
+    /// A name.
+    pub name: String,
+}
+/// Field specs of [`GreetInput`], for validation.
+pub static GREET_INPUT_FIELDS: [FieldSpec; 1usize] =
+    [FieldSpec::query("name", Kind::String).required().max_length(200)];
+/// How long to work.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ComputeInput {
+    /// Seconds of work.
+    pub seconds: i64,
+    /// A label, echoed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+/// Field specs of [`ComputeInput`], for validation.
+pub static COMPUTE_INPUT_FIELDS: [FieldSpec; 2usize] = [
+    FieldSpec::query("seconds", Kind::Integer).required().minimum(0.0).maximum(3600.0),
+    FieldSpec::query("label", Kind::String).max_length(200),
+];
+/// What to delete.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteInput {
+    /// A file name.
+    pub filename: String,
+}
+/// Field specs of [`DeleteInput`], for validation.
+pub static DELETE_INPUT_FIELDS: [FieldSpec; 1usize] =
+    [FieldSpec::query("filename", Kind::String).required().max_length(500)];
 /// Names the data of the resource template.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

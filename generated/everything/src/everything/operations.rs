@@ -35,6 +35,7 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
             status: 400u16,
             message: "This call asks for input only an MCP client can give",
         },
+        ErrorInfo { code: "job_failed", status: 422u16, message: "The job failed" },
         ErrorInfo { code: "unauthenticated", status: 401u16, message: "Authentication required." },
         ErrorInfo { code: "invalid_token", status: 401u16, message: "The token is invalid." },
         ErrorInfo { code: "insufficient_scope", status: 403u16, message: "The token's scope is too low." },
@@ -103,6 +104,7 @@ const BASE: Operation = Operation {
     paginated: false,
     tool: None,
     asks_input: false,
+    task: support::TaskSupport::Never,
     tags: &[],
     input: &[],
     deprecation: None,
@@ -468,6 +470,116 @@ pub static ELICITATION_ENUMS: Operation = Operation {
     tags: &["tools"],
     ..BASE
 };
+/// `GET /api/tasks/greet`: Greet, at once
+pub static GREET: Operation = Operation {
+    id: "greet",
+    method: Method::Get,
+    path: "/tasks/greet",
+    full_path: "/api/tasks/greet",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("greet"),
+    tags: &["tools"],
+    input: &models::GREET_INPUT_FIELDS,
+    ..BASE
+};
+/// `GET /api/tasks/compute`: Work a while
+pub static SLOW_COMPUTE: Operation = Operation {
+    id: "slow_compute",
+    method: Method::Get,
+    path: "/tasks/compute",
+    full_path: "/api/tasks/compute",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("slow_compute"),
+    task: support::TaskSupport::Optional,
+    tags: &["tools"],
+    input: &models::COMPUTE_INPUT_FIELDS,
+    ..BASE
+};
+/// `GET /api/tasks/failing`: Fail after a second
+pub static FAILING_JOB: Operation = Operation {
+    id: "failing_job",
+    method: Method::Get,
+    path: "/tasks/failing",
+    full_path: "/api/tasks/failing",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("failing_job"),
+    task: support::TaskSupport::Required,
+    tags: &["tools"],
+    ..BASE
+};
+/// `GET /api/tasks/protocol-error`: Break
+pub static PROTOCOL_ERROR_JOB: Operation = Operation {
+    id: "protocol_error_job",
+    method: Method::Get,
+    path: "/tasks/protocol-error",
+    full_path: "/api/tasks/protocol-error",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("protocol_error_job"),
+    task: support::TaskSupport::Optional,
+    tags: &["tools"],
+    ..BASE
+};
+/// `GET /api/tasks/confirm-delete`: Delete, once confirmed
+pub static CONFIRM_DELETE: Operation = Operation {
+    id: "confirm_delete",
+    method: Method::Get,
+    path: "/tasks/confirm-delete",
+    full_path: "/api/tasks/confirm-delete",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("confirm_delete"),
+    asks_input: true,
+    task: support::TaskSupport::Optional,
+    tags: &["tools"],
+    input: &models::DELETE_INPUT_FIELDS,
+    ..BASE
+};
+/// `GET /api/tasks/multi-input`: Ask two things at once
+pub static MULTI_INPUT: Operation = Operation {
+    id: "multi_input",
+    method: Method::Get,
+    path: "/tasks/multi-input",
+    full_path: "/api/tasks/multi-input",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("multi_input"),
+    asks_input: true,
+    task: support::TaskSupport::Optional,
+    tags: &["tools"],
+    ..BASE
+};
+/// `GET /api/tasks/with-input`: Ask, then work as a task
+pub static TOOL_WITH_TASK: Operation = Operation {
+    id: "tool_with_task",
+    method: Method::Get,
+    path: "/tasks/with-input",
+    full_path: "/api/tasks/with-input",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tool: Some("test_tool_with_task"),
+    asks_input: true,
+    task: support::TaskSupport::Required,
+    tags: &["tools"],
+    ..BASE
+};
 /// `GET /api/static-text`: A text resource
 pub static STATIC_TEXT: Operation = Operation {
     id: "static_text",
@@ -522,7 +634,7 @@ pub static TEMPLATE_DATA: Operation = Operation {
     ..BASE
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 28usize] = [
+pub static OPERATIONS: [&Operation; 35usize] = [
     &SIMPLE_TEXT,
     &IMAGE_CONTENT,
     &AUDIO_CONTENT,
@@ -547,6 +659,13 @@ pub static OPERATIONS: [&Operation; 28usize] = [
     &ELICITATION,
     &ELICITATION_DEFAULTS,
     &ELICITATION_ENUMS,
+    &GREET,
+    &SLOW_COMPUTE,
+    &FAILING_JOB,
+    &PROTOCOL_ERROR_JOB,
+    &CONFIRM_DELETE,
+    &MULTI_INPUT,
+    &TOOL_WITH_TASK,
     &STATIC_TEXT,
     &STATIC_BINARY,
     &EXAMPLE_RESOURCE,

@@ -56,6 +56,13 @@ where
             on::<ElicitationDefaults, S, G>(methods(&SERVICE, "GET"), &app),
         )
         .route(operations::ELICITATION_ENUMS.full_path, on::<ElicitationEnums, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::GREET.full_path, on::<Greet, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::SLOW_COMPUTE.full_path, on::<SlowCompute, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::FAILING_JOB.full_path, on::<FailingJob, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::PROTOCOL_ERROR_JOB.full_path, on::<ProtocolErrorJob, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::CONFIRM_DELETE.full_path, on::<ConfirmDelete, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::MULTI_INPUT.full_path, on::<MultiInput, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::TOOL_WITH_TASK.full_path, on::<ToolWithTask, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::STATIC_TEXT.full_path, on::<StaticText, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::STATIC_BINARY.full_path, on::<StaticBinary, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::EXAMPLE_RESOURCE.full_path, on::<ExampleResource, S, G>(methods(&SERVICE, "GET"), &app))
@@ -300,6 +307,76 @@ impl<S: EverythingService> Endpoint<S, S::Context> for ElicitationEnums {
     const OP: &'static Operation = &operations::ELICITATION_ENUMS;
     async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.elicitation_enums(cx).await.map(support::Success::File)
+    }
+}
+/// `GET /api/tasks/greet`: Greet, at once
+pub struct Greet;
+impl<S: EverythingService> Endpoint<S, S::Context> for Greet {
+    type Input = models::GreetInput;
+    type Error = errors::GreetError;
+    const OP: &'static Operation = &operations::GREET;
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.greet(cx, input).await.map(support::Success::File)
+    }
+}
+/// `GET /api/tasks/compute`: Work a while
+pub struct SlowCompute;
+impl<S: EverythingService> Endpoint<S, S::Context> for SlowCompute {
+    type Input = models::ComputeInput;
+    type Error = errors::SlowComputeError;
+    const OP: &'static Operation = &operations::SLOW_COMPUTE;
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.slow_compute(cx, input).await.map(support::Success::File)
+    }
+}
+/// `GET /api/tasks/failing`: Fail after a second
+pub struct FailingJob;
+impl<S: EverythingService> Endpoint<S, S::Context> for FailingJob {
+    type Input = NoInput;
+    type Error = errors::FailingJobError;
+    const OP: &'static Operation = &operations::FAILING_JOB;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.failing_job(cx).await.map(support::Success::File)
+    }
+}
+/// `GET /api/tasks/protocol-error`: Break
+pub struct ProtocolErrorJob;
+impl<S: EverythingService> Endpoint<S, S::Context> for ProtocolErrorJob {
+    type Input = NoInput;
+    type Error = errors::ProtocolErrorJobError;
+    const OP: &'static Operation = &operations::PROTOCOL_ERROR_JOB;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.protocol_error_job(cx).await.map(support::Success::File)
+    }
+}
+/// `GET /api/tasks/confirm-delete`: Delete, once confirmed
+pub struct ConfirmDelete;
+impl<S: EverythingService> Endpoint<S, S::Context> for ConfirmDelete {
+    type Input = models::DeleteInput;
+    type Error = errors::ConfirmDeleteError;
+    const OP: &'static Operation = &operations::CONFIRM_DELETE;
+    async fn call(s: &S, cx: &mut S::Context, input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.confirm_delete(cx, input).await.map(support::Success::File)
+    }
+}
+/// `GET /api/tasks/multi-input`: Ask two things at once
+pub struct MultiInput;
+impl<S: EverythingService> Endpoint<S, S::Context> for MultiInput {
+    type Input = NoInput;
+    type Error = errors::MultiInputError;
+    const OP: &'static Operation = &operations::MULTI_INPUT;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.multi_input(cx).await.map(support::Success::File)
+    }
+}
+/// `GET /api/tasks/with-input`: Ask, then work as a task
+pub struct ToolWithTask;
+impl<S: EverythingService> Endpoint<S, S::Context> for ToolWithTask {
+    type Input = NoInput;
+    type Error = errors::ToolWithTaskError;
+    const OP: &'static Operation = &operations::TOOL_WITH_TASK;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.tool_with_task(cx).await.map(support::Success::File)
     }
 }
 /// `GET /api/static-text`: A text resource

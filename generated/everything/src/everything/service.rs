@@ -182,6 +182,58 @@ pub trait EverythingService: Send + Sync + 'static {
         &self,
         cx: &mut Self::Context,
     ) -> impl Future<Output = Result<support::File, errors::ElicitationEnumsError>> + Send;
+    /// Greet, at once
+    ///
+    /// `GET /api/tasks/greet` · scope `everything:read` · MCP tool `greet`
+    fn greet(
+        &self,
+        cx: &mut Self::Context,
+        input: models::GreetInput,
+    ) -> impl Future<Output = Result<support::File, errors::GreetError>> + Send;
+    /// Work a while
+    ///
+    /// `GET /api/tasks/compute` · scope `everything:read` · MCP tool `slow_compute`
+    fn slow_compute(
+        &self,
+        cx: &mut Self::Context,
+        input: models::ComputeInput,
+    ) -> impl Future<Output = Result<support::File, errors::SlowComputeError>> + Send;
+    /// Fail after a second
+    ///
+    /// `GET /api/tasks/failing` · scope `everything:read` · MCP tool `failing_job`
+    fn failing_job(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::File, errors::FailingJobError>> + Send;
+    /// Break
+    ///
+    /// `GET /api/tasks/protocol-error` · scope `everything:read` · MCP tool `protocol_error_job`
+    fn protocol_error_job(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::File, errors::ProtocolErrorJobError>> + Send;
+    /// Delete, once confirmed
+    ///
+    /// `GET /api/tasks/confirm-delete` · scope `everything:read` · MCP tool `confirm_delete`
+    fn confirm_delete(
+        &self,
+        cx: &mut Self::Context,
+        input: models::DeleteInput,
+    ) -> impl Future<Output = Result<support::File, errors::ConfirmDeleteError>> + Send;
+    /// Ask two things at once
+    ///
+    /// `GET /api/tasks/multi-input` · scope `everything:read` · MCP tool `multi_input`
+    fn multi_input(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::File, errors::MultiInputError>> + Send;
+    /// Ask, then work as a task
+    ///
+    /// `GET /api/tasks/with-input` · scope `everything:read` · MCP tool `test_tool_with_task`
+    fn tool_with_task(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::File, errors::ToolWithTaskError>> + Send;
     /// A text resource
     ///
     /// `GET /api/static-text` · scope `everything:read`

@@ -5,7 +5,7 @@
 use super::{EverythingService, operations, router};
 use support::{Gate, Operation, ToolAnswer, ToolFailure, tool};
 /// Tool name → operation, in spec order.
-pub static TOOLS: [(&str, &Operation); 24usize] = [
+pub static TOOLS: [(&str, &Operation); 31usize] = [
     ("test_simple_text", &operations::SIMPLE_TEXT),
     ("test_image_content", &operations::IMAGE_CONTENT),
     ("test_audio_content", &operations::AUDIO_CONTENT),
@@ -30,6 +30,13 @@ pub static TOOLS: [(&str, &Operation); 24usize] = [
     ("test_elicitation", &operations::ELICITATION),
     ("test_elicitation_sep1034_defaults", &operations::ELICITATION_DEFAULTS),
     ("test_elicitation_sep1330_enums", &operations::ELICITATION_ENUMS),
+    ("greet", &operations::GREET),
+    ("slow_compute", &operations::SLOW_COMPUTE),
+    ("failing_job", &operations::FAILING_JOB),
+    ("protocol_error_job", &operations::PROTOCOL_ERROR_JOB),
+    ("confirm_delete", &operations::CONFIRM_DELETE),
+    ("multi_input", &operations::MULTI_INPUT),
+    ("test_tool_with_task", &operations::TOOL_WITH_TASK),
 ];
 /// Calls operation `op` for a caller `gate` admitted; `None` when the MCP endpoint
 /// reaches no such operation. Success is the same body the REST route answers (`{}` for
@@ -71,6 +78,13 @@ where
         "elicitation" => tool::<router::Elicitation, S, G>(service, gate, caller, arguments).await,
         "elicitation_defaults" => tool::<router::ElicitationDefaults, S, G>(service, gate, caller, arguments).await,
         "elicitation_enums" => tool::<router::ElicitationEnums, S, G>(service, gate, caller, arguments).await,
+        "greet" => tool::<router::Greet, S, G>(service, gate, caller, arguments).await,
+        "slow_compute" => tool::<router::SlowCompute, S, G>(service, gate, caller, arguments).await,
+        "failing_job" => tool::<router::FailingJob, S, G>(service, gate, caller, arguments).await,
+        "protocol_error_job" => tool::<router::ProtocolErrorJob, S, G>(service, gate, caller, arguments).await,
+        "confirm_delete" => tool::<router::ConfirmDelete, S, G>(service, gate, caller, arguments).await,
+        "multi_input" => tool::<router::MultiInput, S, G>(service, gate, caller, arguments).await,
+        "tool_with_task" => tool::<router::ToolWithTask, S, G>(service, gate, caller, arguments).await,
         "static_text" => tool::<router::StaticText, S, G>(service, gate, caller, arguments).await,
         "static_binary" => tool::<router::StaticBinary, S, G>(service, gate, caller, arguments).await,
         "example_resource" => tool::<router::ExampleResource, S, G>(service, gate, caller, arguments).await,

@@ -117,6 +117,7 @@ const BASE: Operation = Operation {
     paginated: false,
     tool: None,
     asks_input: false,
+    task: support::TaskSupport::Never,
     tags: &[],
     input: &[],
     deprecation: None,

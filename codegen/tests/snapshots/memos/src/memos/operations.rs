@@ -93,6 +93,7 @@ const BASE: Operation = Operation {
     paginated: false,
     tool: None,
     asks_input: false,
+    task: support::TaskSupport::Never,
     tags: &[],
     input: &[],
     deprecation: None,
