@@ -73,11 +73,6 @@ pub struct Transaction {
 }
 
 impl Transaction {
-    /// Whether it has begun (and not ended).
-    pub fn is_open(&self) -> bool {
-        self.tx.is_some()
-    }
-
     /// The transaction: read-only when the spec says the operation changes nothing (every `GET`,
     /// and what it marks `read_only`), else writing. Begun on the first call; a failure to begin
     /// is the operation's unavailable or internal error ([`fault`]).

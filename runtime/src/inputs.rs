@@ -16,6 +16,7 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
@@ -314,13 +315,20 @@ pub(crate) async fn live<F: Future>(peer: Peer<RoleServer>, call: F) -> Result<F
     Ok(within(round, call).await?.0)
 }
 
+/// Asks requests (by key) of a client that answers later, and waits for every answer.
+pub(crate) type Asker = Arc<
+    dyn Fn(BTreeMap<String, Value>) -> futures_util::future::BoxFuture<'static, Result<BTreeMap<String, Value>, String>>
+        + Send
+        + Sync,
+>;
+
 /// Who answers a call's input at once.
 #[derive(Clone)]
 enum Live {
     /// A session's client, asked by a request on the call's stream.
     Peer(Peer<RoleServer>),
     /// The client of the task the call became, through the task (`tasks/get`, `tasks/update`).
-    Task(crate::tasks::Tasks, String),
+    Task(Asker),
 }
 
 impl Live {
@@ -331,9 +339,9 @@ impl Live {
                 let asked = asks.iter().map(|(_, ask)| ask_peer(peer, ask));
                 futures_util::future::join_all(asked).await.into_iter().collect()
             }
-            Live::Task(tasks, id) => {
+            Live::Task(asker) => {
                 let requests = asks.iter().map(|(key, ask)| (key.to_string(), ask.request())).collect();
-                let mut answers = tasks.ask(id, requests).await?;
+                let mut answers = asker(requests).await?;
                 asks.iter()
                     .map(|(key, _)| answers.remove(*key).ok_or_else(|| format!("no answer to `{key}`")))
                     .collect()
@@ -342,9 +350,9 @@ impl Live {
     }
 }
 
-/// From now on the call in flight (now a task) asks its input through task `id` of `tasks`.
-pub(crate) fn through_task(tasks: crate::tasks::Tasks, id: String) {
-    let _ = ROUND.try_with(|r| r.borrow_mut().live = Some(Live::Task(tasks, id)));
+/// From now on the call in flight (now a task) asks its input through `asker`.
+pub(crate) fn through_task(asker: Asker) {
+    let _ = ROUND.try_with(|r| r.borrow_mut().live = Some(Live::Task(asker)));
 }
 
 /// Runs `call` within `round`; a refused answer or a missing capability is the request's error.

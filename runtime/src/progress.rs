@@ -4,7 +4,8 @@
 //! `notifications/message` at or above the level the client asked for (2026-07-28: the request's
 //! `logLevel`, none without one; earlier revisions: `info`, as a stateless server remembers no
 //! `logging/setLevel`), on the call's own response stream. Every report also goes to the request
-//! log. A REST call reports to the log only.
+//! log. A call that became an MCP task shows its progress as the task's status message. A REST
+//! call reports to the log only.
 
 // MCP's log notifications are deprecated in its draft (SEP-2577) but are part of every revision
 // clients speak today, the 2026-07-28 one included.
@@ -84,6 +85,13 @@ impl Context {
     /// client that asked for progress, and to the request log.
     pub async fn progress(&mut self, done: f64, total: Option<f64>, message: Option<&str>) {
         tracing::debug!(operation = self.op.id, done, total, message, "progress");
+        // A call that became a task shows it as the task's status message.
+        let shown = match (message, total) {
+            (Some(m), _) => m.to_string(),
+            (None, Some(total)) => format!("{done} of {total}"),
+            (None, None) => format!("{done} done"),
+        };
+        crate::tasks::report(shown).await;
         let Ok(reporter) = REPORTER.try_with(Clone::clone) else { return };
         let Some(token) = reporter.token else { return };
         let mut param = ProgressNotificationParam::new(token, done);

@@ -433,12 +433,23 @@ pub(crate) struct Slot {
     tool: String,
     /// The request, waiting for the task (taken when it is created).
     waiting: Arc<Mutex<Option<tokio::sync::oneshot::Sender<Task>>>>,
+    /// Whether the call became a task.
+    became: Arc<std::sync::atomic::AtomicBool>,
+    /// The task it became.
+    id: Arc<std::sync::OnceLock<String>>,
 }
 
 impl Slot {
     /// A call of `tool` by `caller` that may become a task of `tasks`, announced on `waiting`.
     pub(crate) fn new(tasks: Tasks, caller: Caller, tool: String, waiting: tokio::sync::oneshot::Sender<Task>) -> Slot {
-        Slot { tasks, caller, tool, waiting: Arc::new(Mutex::new(Some(waiting))) }
+        Slot {
+            tasks,
+            caller,
+            tool,
+            waiting: Arc::new(Mutex::new(Some(waiting))),
+            became: Default::default(),
+            id: Default::default(),
+        }
     }
 
     /// Runs `call` as this call.
@@ -453,21 +464,56 @@ impl crate::context::Context {
     /// reach `cx.input` as before); any other caller keeps waiting on the call. Call it before the
     /// transaction begins: a task's work outlives the request, and a transaction is the
     /// request's. Calling it again, or where the call cannot become a task, does nothing.
-    pub async fn background(&mut self) {
-        let Ok(slot) = BACKGROUND.try_with(Clone::clone) else { return };
-        let Some(waiting) = slot.waiting.lock().unwrap_or_else(|e| e.into_inner()).take() else { return };
-        if self.tx.is_open() {
+    /// Whether the call is now a task: an operation may then wait for work it would otherwise
+    /// leave running after its answer.
+    pub async fn background(&mut self) -> bool {
+        let Ok(slot) = BACKGROUND.try_with(Clone::clone) else { return false };
+        let Some(waiting) = slot.waiting.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+            // Asked before: a task when the first time made one.
+            return slot.became.load(std::sync::atomic::Ordering::Acquire);
+        };
+        if self.tx.is_begun() {
             tracing::warn!(operation = self.op.id, "background() inside a transaction: the call stays in the request");
-            return;
+            return false;
         }
         match slot.tasks.create(&slot.caller, &slot.tool).await {
             Ok(task) => {
-                crate::inputs::through_task(slot.tasks.clone(), task.task_id.clone());
+                let (tasks, id) = (slot.tasks.clone(), task.task_id.clone());
+                crate::inputs::through_task(Arc::new(move |requests| {
+                    let (tasks, id) = (tasks.clone(), id.clone());
+                    Box::pin(async move { tasks.ask(&id, requests).await })
+                }));
+                slot.became.store(true, std::sync::atomic::Ordering::Release);
+                let _ = slot.id.set(task.task_id.clone());
                 let _ = waiting.send(task);
+                true
             }
             Err(e) => {
-                tracing::warn!(operation = self.op.id, error = %e.message, "no task: the call stays in the request")
+                tracing::warn!(operation = self.op.id, error = %e.message, "no task: the call stays in the request");
+                false
             }
         }
+    }
+}
+
+/// Shows `message` as the status message of the task the call in flight became, if it did.
+pub(crate) async fn report(message: String) {
+    let Ok(slot) = BACKGROUND.try_with(Clone::clone) else { return };
+    let Some(id) = slot.id.get().cloned() else { return };
+    let store = slot.tasks.store.clone();
+    let updated = apart(async move {
+        sqlx::query(
+            "UPDATE mcp_tasks SET status_message = $1, updated_at = $2 \
+             WHERE id = $3 AND status IN ('working', 'input_required')",
+        )
+        .bind(message)
+        .bind(now_ms())
+        .bind(id)
+        .execute(store.pool())
+        .await
+    })
+    .await;
+    if let Ok(Err(e)) = updated {
+        tracing::warn!(error = %e, "could not show a task's progress");
     }
 }

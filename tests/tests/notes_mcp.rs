@@ -271,3 +271,67 @@ async fn a_created_note_is_linked_to_its_resource() {
     let read = read(&s, &token, link["uri"].as_str().unwrap()).await.unwrap();
     assert!(read["contents"][0]["text"].as_str().unwrap().contains("Linked"));
 }
+
+/// A 2026-07-28 request to notes, the client declaring the tasks extension when `tasks`.
+async fn stateless(s: &Server, token: &str, method: &str, name: &str, mut params: Value, tasks: bool) -> Value {
+    let capabilities = if tasks { json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}) } else { json!({}) };
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    });
+    let resp = reqwest::Client::new()
+        .post(s.url("/api/mcp"))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method)
+        .header("mcp-name", name)
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+        .send()
+        .await
+        .unwrap();
+    let text = resp.text().await.unwrap();
+    let last =
+        text.lines().rev().filter_map(|l| l.strip_prefix("data:")).find_map(|d| serde_json::from_str(d.trim()).ok());
+    last.unwrap_or_else(|| serde_json::from_str(&text).unwrap())
+}
+
+/// The export over MCP: a task for a client that polls tasks, ending with the export written
+/// (and kept across a restart of the server); the export started, as over REST, for any other.
+#[tokio::test]
+async fn an_export_is_a_task_for_a_client_that_polls_tasks() {
+    let s = Server::start(None).await;
+    let token = s.token("acme", "notes:write");
+    for i in 0..3 {
+        create_note(&s, &token, &format!("Exported {i}"), &[]).await;
+    }
+    let call = json!({"name": "notes.export", "arguments": {}});
+    let created = stateless(&s, &token, "tools/call", "notes.export", call.clone(), true).await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_string();
+    let get = json!({"taskId": id});
+    let mut done = Value::Null;
+    for _ in 0..100 {
+        done = stateless(&s, &token, "tasks/get", &id, get.clone(), true).await;
+        if done["result"]["status"] == "completed" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let export = &done["result"]["result"]["structuredContent"];
+    assert_eq!(export["state"], "done", "{done}");
+    let status =
+        rpc(&s, &token, "tools/call", json!({"name": "notes.export_status", "arguments": {"id": export["id"]}}))
+            .await
+            .unwrap();
+    assert_eq!(status["structuredContent"]["notes"], 3, "{status}");
+    // Without the extension: started, as REST answers.
+    let started = stateless(&s, &token, "tools/call", "notes.export", call, false).await;
+    assert_eq!(started["result"]["structuredContent"]["state"], "pending", "{started}");
+    // The task's outcome is kept by the database: a restarted server answers it.
+    let s = s.kill_and_restart().await;
+    let token = s.token("acme", "notes:write");
+    let kept = stateless(&s, &token, "tasks/get", &id, get, true).await;
+    assert_eq!(kept["result"]["status"], "completed", "{kept}");
+}

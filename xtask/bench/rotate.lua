@@ -1,6 +1,7 @@
 -- wrk script: $METHOD (default GET) $QUERY with $BODY (JSON, optional), rotating over the tokens
 -- in the file $TOKENS (one per line), so the per-token plan limits do not throttle the measurement.
--- With $MCP set, the headers of a Streamable HTTP MCP request are added. `{n}` in $BODY becomes
+-- With $MCP set, the headers of a Streamable HTTP MCP request are added (2025-11-25; with MCP=2026
+-- the 2026-07-28 ones, `Mcp-Method` and `Mcp-Name` from $MCP_METHOD and $MCP_NAME). `{n}` in $BODY becomes
 -- a value unique to each request (thread number and count), for writes that must not collide.
 local tokens = {}
 local i = 0
@@ -26,6 +27,12 @@ function request()
   if mcp and #mcp > 0 then
     headers["Accept"] = "application/json, text/event-stream"
     headers["MCP-Protocol-Version"] = "2025-11-25"
+    -- MCP=2026: the stateless revision, with the routing headers it requires.
+    if mcp == "2026" then
+      headers["MCP-Protocol-Version"] = "2026-07-28"
+      headers["Mcp-Method"] = os.getenv("MCP_METHOD")
+      headers["Mcp-Name"] = os.getenv("MCP_NAME")
+    end
   end
   local payload = body
   if body then

@@ -45,6 +45,9 @@ impl Notes {
         input: models::CreateExportInput,
     ) -> Result<models::ExportStarted, errors::CreateExportError> {
         let op = cx.op;
+        // Over MCP, for a client that polls tasks, the call goes on as a task: before anything
+        // is written, as a task outlives its request's transaction.
+        let task = cx.background().await;
         let id = format!("export_{}", uuid::Uuid::now_v7().simple());
         cx.target(id.clone());
         let (tx, caller, _) = cx.parts::<errors::CreateExportError>().await?;
@@ -70,10 +73,33 @@ impl Notes {
         let started = recorded?;
         // Claimed at its insert: this process writes it.
         let (notes, tenant) = (self.clone(), cx.caller.tenant.clone());
-        cx.on_commit(move || {
-            tokio::spawn(notes.write_export(tenant, id));
-        });
-        Ok(started)
+        if !task {
+            cx.on_commit(move || {
+                tokio::spawn(notes.write_export(tenant, id));
+            });
+            return Ok(started);
+        }
+        // The task: the export is committed now and written while the task waits, its progress
+        // the notes written so far; it ends with the export's outcome.
+        cx.tx.commit_step::<errors::CreateExportError>().await?;
+        let count = Arc::new(AtomicU64::new(0));
+        let mut writing = tokio::spawn(notes.write_counting(tenant.clone(), id.clone(), count.clone()));
+        loop {
+            tokio::select! {
+                _ = &mut writing => break,
+                _ = tokio::time::sleep(std::time::Duration::from_millis(250)) => {
+                    let n = count.load(Ordering::Relaxed);
+                    cx.progress(n as f64, None, Some(&format!("{n} notes written"))).await;
+                }
+            }
+        }
+        let state = sqlx::query("SELECT state FROM note_exports WHERE tenant_id = $1 AND id = $2")
+            .bind(tenant.as_str())
+            .bind(id.as_str())
+            .fetch_one(self.store.readers())
+            .await
+            .map_err(|e| op.fault("reading the export's outcome", e))?;
+        Ok(models::ExportStarted { state: state_of(&state.get::<String, _>(0)), ..started })
     }
 
     pub(crate) async fn export_status(
@@ -94,11 +120,7 @@ impl Notes {
         let mut orphaned = false;
         let found = match row {
             Ok(Some(row)) => {
-                let state = match row.get::<String, _>(0).as_str() {
-                    "done" => models::ExportState::Done,
-                    "failed" => models::ExportState::Failed,
-                    _ => models::ExportState::Pending,
-                };
+                let state = state_of(&row.get::<String, _>(0));
                 orphaned = state == models::ExportState::Pending && row.get::<i64, _>(5) < now_ms();
                 Ok(models::NoteExport {
                     id: input.id.clone(),
@@ -199,6 +221,11 @@ impl Notes {
 
     /// Writes job `id` (claimed by this process) and records how it ended.
     async fn write_export(self, tenant: String, id: String) {
+        self.write_counting(tenant, id, Arc::default()).await;
+    }
+
+    /// [`Notes::write_export`], counting the notes written into `count` as it goes.
+    async fn write_counting(self, tenant: String, id: String, count: Arc<AtomicU64>) {
         let only = sqlx::query("SELECT only_state FROM note_exports WHERE tenant_id = $1 AND id = $2")
             .bind(tenant.as_str())
             .bind(id.as_str())
@@ -213,7 +240,6 @@ impl Notes {
                 return;
             }
         };
-        let count = Arc::new(AtomicU64::new(0));
         let csv = csv_pages(self.store.clone(), tenant.clone(), only, count.clone());
         let written = self.blobs.write(&tenant, csv, LIMIT).await;
         let ended = async {
@@ -250,6 +276,15 @@ impl Notes {
         if let Err(e) = ended.await {
             tracing::warn!(export = id, "recording the end of an export: {e}");
         }
+    }
+}
+
+/// An export's state as stored.
+fn state_of(word: &str) -> models::ExportState {
+    match word {
+        "done" => models::ExportState::Done,
+        "failed" => models::ExportState::Failed,
+        _ => models::ExportState::Pending,
     }
 }
 

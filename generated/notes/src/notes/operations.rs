@@ -266,6 +266,7 @@ pub static CREATE_EXPORT: Operation = Operation {
     has_body: true,
     rate_limited: true,
     tool: Some("notes.export"),
+    task: support::TaskSupport::Optional,
     tags: &["exports"],
     input: &models::CREATE_EXPORT_INPUT_FIELDS,
     ..BASE
