@@ -207,7 +207,8 @@ impl Tasks {
         Ok(record.task())
     }
 
-    /// The caller's task `id`, unexpired, if it exists.
+    /// The caller's task `id`, unexpired, if it exists (read beside the writer: a poll never
+    /// waits for a write).
     async fn find(&self, caller: &Caller, id: &str) -> Result<Record, McpError> {
         let select = format!(
             "SELECT {COLUMNS} FROM mcp_tasks WHERE id = $1 AND service = $2 AND tenant_id = $3 AND subject = $4 \
@@ -219,7 +220,7 @@ impl Tasks {
             .bind(&caller.tenant)
             .bind(&caller.subject)
             .bind(now_ms())
-            .fetch_optional(self.store.pool())
+            .fetch_optional(self.store.readers())
             .await
             .map_err(storage)?;
         let record = row.as_ref().map(record).transpose().map_err(storage)?.ok_or_else(|| unknown(id))?;
