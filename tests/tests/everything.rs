@@ -3,6 +3,7 @@
 //! and template read as text or base64, its prompts embed what they name (a resource whose URI
 //! is an argument too), and a URI of no resource is refused.
 
+mod mcp_wire;
 use base64::Engine;
 use serde_json::{Value, json};
 
@@ -222,23 +223,12 @@ impl Served {
     /// A 2026-07-28 request of `method` for `name` (its `Mcp-Name`) with `params`, by the holder
     /// of `token`.
     fn stateless(&self, token: &str, method: &str, name: &str, id: u64, params: Value) -> reqwest::RequestBuilder {
-        reqwest::Client::new()
-            .post(format!("{}/mcp", self.base))
-            .bearer_auth(token)
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", method)
-            .header("mcp-name", name)
-            .json(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+        mcp_wire::stateless_request(&format!("{}/mcp", self.base), token, method, name, id, params)
     }
 }
 
 fn stateless_meta(more: Value) -> Value {
-    let mut meta = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    });
+    let mut meta = mcp_wire::stateless_meta(json!({}));
     meta.as_object_mut().unwrap().extend(more.as_object().unwrap().clone());
     meta
 }

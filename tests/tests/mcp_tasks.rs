@@ -6,6 +6,7 @@
 //! gets the call's own answer, or `-32021` for a tool that runs only as a task.
 
 mod common;
+mod mcp_wire;
 
 use std::time::Duration;
 
@@ -49,32 +50,10 @@ fn capabilities(tasks: bool) -> Value {
 impl Served {
     /// A 2026-07-28 request by the holder of `token`: the HTTP status and the answer.
     async fn rpc(&self, token: &str, method: &str, name: &str, mut params: Value, tasks: bool) -> (u16, Value) {
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
-            "io.modelcontextprotocol/clientCapabilities": capabilities(tasks),
-        });
-        let resp = reqwest::Client::new()
-            .post(format!("{}/mcp", self.base))
-            .bearer_auth(token)
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", method)
-            .header("mcp-name", name)
-            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
-            .send()
-            .await
-            .unwrap();
-        let status = resp.status().as_u16();
-        let text = resp.text().await.unwrap();
-        // An event stream's last message is the answer.
-        let message = text
-            .lines()
-            .rev()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .find_map(|d| serde_json::from_str(d.trim()).ok())
-            .unwrap_or_else(|| serde_json::from_str(&text).unwrap());
-        (status, message)
+        params["_meta"] = mcp_wire::stateless_meta(capabilities(tasks));
+        let url = format!("{}/mcp", self.base);
+        let resp = mcp_wire::stateless_request(&url, token, method, name, 1, params).send().await.unwrap();
+        (resp.status().as_u16(), mcp_wire::last_message(resp).await)
     }
 
     async fn call(&self, tool: &str, arguments: Value, tasks: bool) -> Value {

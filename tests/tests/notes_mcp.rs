@@ -2,6 +2,7 @@
 //! read, its prompts, and completions, each answered by the same implementation as REST, for the
 //! caller's tenant only, on both protocol wires (2025-06-18's and 2026-07-28's stateless one).
 
+mod mcp_wire;
 mod notes_server;
 
 use notes_server::{Server, mcp};
@@ -275,26 +276,9 @@ async fn a_created_note_is_linked_to_its_resource() {
 /// A 2026-07-28 request to notes, the client declaring the tasks extension when `tasks`.
 async fn stateless(s: &Server, token: &str, method: &str, name: &str, mut params: Value, tasks: bool) -> Value {
     let capabilities = if tasks { json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}) } else { json!({}) };
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
-    });
-    let resp = reqwest::Client::new()
-        .post(s.url("/api/mcp"))
-        .bearer_auth(token)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", method)
-        .header("mcp-name", name)
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
-        .send()
-        .await
-        .unwrap();
-    let text = resp.text().await.unwrap();
-    let last =
-        text.lines().rev().filter_map(|l| l.strip_prefix("data:")).find_map(|d| serde_json::from_str(d.trim()).ok());
-    last.unwrap_or_else(|| serde_json::from_str(&text).unwrap())
+    params["_meta"] = mcp_wire::stateless_meta(capabilities);
+    let resp = mcp_wire::stateless_request(&s.url("/api/mcp"), token, method, name, 1, params).send().await.unwrap();
+    mcp_wire::last_message(resp).await
 }
 
 /// The export over MCP: a task for a client that polls tasks, ending with the export written
