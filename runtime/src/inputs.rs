@@ -174,6 +174,7 @@ struct State {
 }
 
 /// One MCP request's inputs while its operation runs.
+#[derive(Default)]
 struct Round {
     /// Answers of earlier rounds (from the state) and of this one (the request's).
     given: BTreeMap<String, Value>,
@@ -285,7 +286,7 @@ impl Inputs {
         };
         given.extend(responses.unwrap_or_default());
         let capabilities = capabilities.and_then(|c| serde_json::to_value(c).ok()).unwrap_or(Value::Null);
-        let round = Round { given, capabilities, ..Round::empty() };
+        let round = Round { given, capabilities, ..Round::default() };
         let (output, round) = within(round, call).await?;
         // A call that went on without what it asked (and succeeded) stands: its change is
         // committed, and running it again would make it twice.
@@ -311,7 +312,7 @@ impl Inputs {
 pub(crate) async fn live<F: Future>(peer: Peer<RoleServer>, call: F) -> Result<F::Output, McpError> {
     let capabilities = peer.peer_info().and_then(|info| serde_json::to_value(&info.capabilities).ok());
     let round =
-        Round { capabilities: capabilities.unwrap_or(Value::Null), live: Some(Live::Peer(peer)), ..Round::empty() };
+        Round { capabilities: capabilities.unwrap_or(Value::Null), live: Some(Live::Peer(peer)), ..Round::default() };
     Ok(within(round, call).await?.0)
 }
 
@@ -360,7 +361,7 @@ async fn within<F: Future>(round: Round, call: F) -> Result<(F::Output, Round), 
     let (output, round) = ROUND
         .scope(RefCell::new(round), async {
             let output = call.await;
-            (output, ROUND.with(|r| std::mem::replace(&mut *r.borrow_mut(), Round::empty())))
+            (output, ROUND.with(|r| std::mem::take(&mut *r.borrow_mut())))
         })
         .await;
     if let Some(reason) = &round.invalid {
@@ -394,18 +395,6 @@ async fn ask_peer(peer: &Peer<RoleServer>, ask: &Ask) -> Result<Value, String> {
 }
 
 impl Round {
-    fn empty() -> Round {
-        Round {
-            given: BTreeMap::new(),
-            used: BTreeMap::new(),
-            asked: BTreeMap::new(),
-            missing: None,
-            invalid: None,
-            capabilities: Value::Null,
-            live: None,
-        }
-    }
-
     fn can(&self, (capability, mode): (&str, Option<&str>)) -> bool {
         match self.capabilities.get(capability) {
             Some(c) if c.is_object() => mode.is_none_or(|m| c.get(m).is_some()),

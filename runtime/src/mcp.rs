@@ -246,8 +246,15 @@ impl ServerHandler for ToolServer {
         let arguments = request.arguments.clone().map(Value::Object).unwrap_or(Value::Null);
         let reader = self.reader();
         let read = reader.prompt(caller.clone(), &request.name, request.arguments);
-        let (responses, state) = (request.input_responses, request.request_state.as_deref());
-        let round = self.in_round(&context, &caller, "prompts/get", &request.name, &arguments, responses, state, read);
+        let binding = crate::inputs::Binding {
+            caller: &caller,
+            method: "prompts/get",
+            name: &request.name,
+            arguments: &arguments,
+        };
+        let asks = !self.catalog.prompt_asks(&request.name).is_empty();
+        let answers = (request.input_responses, request.request_state.as_deref());
+        let round = self.in_round(&context, binding, asks, answers, read);
         match round.await? {
             crate::inputs::Outcome::Done(prompt) => Ok(prompt?.into()),
             crate::inputs::Outcome::InputRequired(asked) => Ok(asked.into()),

@@ -56,7 +56,7 @@ pub(crate) enum End {
 
 impl End {
     /// How a tool call that became a task ended: its result, or its JSON-RPC error.
-    pub(crate) fn of_call(answer: Result<rmcp::model::CallToolResponse, McpError>) -> End {
+    fn of_call(answer: Result<rmcp::model::CallToolResponse, McpError>) -> End {
         let failed = |e: McpError| End::Failed(serde_json::to_value(e).unwrap_or(Value::Null));
         match answer {
             Ok(rmcp::model::CallToolResponse::Complete(result)) => match serde_json::to_value(result) {
@@ -210,6 +210,19 @@ impl Tasks {
     /// The caller's task `id`, unexpired, if it exists (read beside the writer: a poll never
     /// waits for a write).
     async fn find(&self, caller: &Caller, id: &str) -> Result<Record, McpError> {
+        let record = self.read(caller, id).await?;
+        // A running task whose runner went silent will never finish: its server stopped.
+        let running = matches!(record.status.as_str(), "working" | "input_required");
+        if !running || now_ms() - record.heartbeat_at <= STALE_MS {
+            return Ok(record);
+        }
+        let error = json!({ "code": -32603, "message": "the server running this task stopped before it finished" });
+        self.finish(id, End::Failed(error)).await;
+        self.read(caller, id).await
+    }
+
+    /// The row of [`Tasks::find`], as stored.
+    async fn read(&self, caller: &Caller, id: &str) -> Result<Record, McpError> {
         let select = format!(
             "SELECT {COLUMNS} FROM mcp_tasks WHERE id = $1 AND service = $2 AND tenant_id = $3 AND subject = $4 \
              AND expires_at >= $5"
@@ -223,15 +236,7 @@ impl Tasks {
             .fetch_optional(self.store.readers())
             .await
             .map_err(storage)?;
-        let record = row.as_ref().map(record).transpose().map_err(storage)?.ok_or_else(|| unknown(id))?;
-        // A running task whose runner went silent will never finish: its server stopped.
-        let running = matches!(record.status.as_str(), "working" | "input_required");
-        if running && now_ms() - record.heartbeat_at > STALE_MS {
-            let error = json!({ "code": -32603, "message": "the server running this task stopped before it finished" });
-            self.finish(id, End::Failed(error)).await;
-            return Box::pin(self.find(caller, id)).await;
-        }
-        Ok(record)
+        row.as_ref().map(record).transpose().map_err(storage)?.ok_or_else(|| unknown(id))
     }
 
     /// `tasks/get`.
@@ -317,11 +322,10 @@ impl Tasks {
 
     /// Supervises task `id`, whose work is `work` (already running): beats its heartbeat, stops
     /// it once it is cancelled, records how it ended.
-    pub(crate) fn supervise<T: Send + 'static>(
+    pub(crate) fn supervise(
         &self,
         id: String,
-        mut work: tokio::task::JoinHandle<T>,
-        end: fn(T) -> End,
+        mut work: tokio::task::JoinHandle<Result<rmcp::model::CallToolResponse, McpError>>,
     ) {
         self.running.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), work.abort_handle());
         let tasks = self.clone();
@@ -331,7 +335,7 @@ impl Tasks {
                 tokio::select! {
                     ended = &mut work => {
                         let end = match ended {
-                            Ok(output) => end(output),
+                            Ok(answer) => End::of_call(answer),
                             // Aborted: cancelled, and recorded so.
                             Err(e) if e.is_cancelled() => break,
                             Err(_) => End::Failed(json!({ "code": -32603, "message": "the operation failed unexpectedly (it panicked)" })),

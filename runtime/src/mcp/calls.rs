@@ -30,21 +30,21 @@ impl ToolServer {
         CallToolResult::success(vec![reads::file_content(&uri, resource.is_some(), &media_type, &bytes)])
     }
 
-    /// Runs `call` (a tool call or a prompt of `name` with `arguments`) within its request's
-    /// input round ([`crate::inputs`]). A request of a revision before 2026-07-28 (no
-    /// per-request `_meta`) is answered input directly within a session, and otherwise cannot be.
-    #[allow(clippy::too_many_arguments, reason = "the parts of one request, each borrowed")]
+    /// Runs `call` (the tool call or prompt `binding` names) within its request's input round
+    /// ([`crate::inputs`]) when it `asks` for input: on 2026-07-28 rounds of `responses` and
+    /// `state`; before that, asked directly within a session, and otherwise it cannot be. A call
+    /// that asks nothing simply runs.
     pub(super) async fn in_round<F: Future<Output: crate::inputs::Succeeded>>(
         &self,
         context: &RequestContext<RoleServer>,
-        caller: &Caller,
-        method: &'static str,
-        name: &str,
-        arguments: &Value,
-        responses: Option<rmcp::model::InputResponses>,
-        state: Option<&str>,
+        binding: crate::inputs::Binding<'_>,
+        asks: bool,
+        (responses, state): (Option<rmcp::model::InputResponses>, Option<&str>),
         call: F,
     ) -> Result<crate::inputs::Outcome<F::Output>, McpError> {
+        if !asks {
+            return Ok(crate::inputs::Outcome::Done(call.await));
+        }
         if context.meta.protocol_version().is_none() {
             let parts = context.extensions.get::<axum::http::request::Parts>();
             let session = self.sessions && parts.is_some_and(|p| p.headers.contains_key("mcp-session-id"));
@@ -53,7 +53,6 @@ impl ToolServer {
                 false => Ok(crate::inputs::Outcome::Done(call.await)),
             };
         }
-        let binding = crate::inputs::Binding { caller, method, name, arguments };
         let inputs = crate::inputs::Inputs::new(self.gate.keys())?;
         inputs.run(binding, context.meta.client_capabilities(), responses, state, call).await
     }
@@ -82,7 +81,7 @@ impl ToolServer {
             biased;
             Ok(task) = &mut created => {
                 let id = task.task_id.clone();
-                tasks.supervise(id, work, crate::tasks::End::of_call);
+                tasks.supervise(id, work);
                 Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(task)))
             }
             done = &mut work => done.unwrap_or_else(|_| {
@@ -99,15 +98,16 @@ impl ToolServer {
         context: &RequestContext<RoleServer>,
         caller: Caller,
     ) -> Result<CallToolResponse, McpError> {
-        let context = context.clone();
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let given = arguments.clone();
         let started = std::time::Instant::now();
         let request_id = caller.request_id.clone();
-        let reporter = crate::progress::Reporter::of(&context);
+        let reporter = crate::progress::Reporter::of(context);
         let run = reporter.scope(self.api.call_operation(&self.gate, caller.clone(), op, arguments));
-        let (responses, state) = (request.input_responses, request.request_state.as_deref());
-        let round = self.in_round(&context, &caller, "tools/call", &request.name, &given, responses, state, run);
+        let binding =
+            crate::inputs::Binding { caller: &caller, method: "tools/call", name: &request.name, arguments: &given };
+        let answers = (request.input_responses, request.request_state.as_deref());
+        let round = self.in_round(context, binding, op.asks_input, answers, run);
         let called = match round.await? {
             crate::inputs::Outcome::Done(called) => called,
             crate::inputs::Outcome::InputRequired(asked) => {
