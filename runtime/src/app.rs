@@ -45,6 +45,8 @@ pub struct Platform {
     /// The webhook outbox: a service with `[webhooks]` queues its events here and starts the
     /// deliverer.
     pub webhooks: crate::webhooks::Webhooks,
+    /// Turns `true` when [`Platform::run`] is told to stop, for what streams until then.
+    stopping: tokio::sync::watch::Sender<bool>,
 }
 
 impl Platform {
@@ -80,7 +82,8 @@ impl Platform {
             crate::oauth::register_docs_client(&store, &config).await?;
         }
         let webhooks = crate::webhooks::Webhooks::new(store.clone(), config.webhooks.clone());
-        Ok(Platform { config, keys, store, limiter, external, webhooks })
+        let stopping = tokio::sync::watch::Sender::new(false);
+        Ok(Platform { config, keys, store, limiter, external, webhooks, stopping })
     }
 
     /// The gate of one protected resource: tokens of the configured issuer, and the stored tokens
@@ -113,7 +116,12 @@ impl Platform {
             }
             None => None,
         };
-        let served = crate::server::serve(listener, app, limits, crate::server::shutdown_signal()).await;
+        let shutdown = async {
+            crate::server::shutdown_signal().await;
+            // Streams that would otherwise hold the drain until its deadline end now.
+            self.stopping.send_replace(true);
+        };
+        let served = crate::server::serve(listener, app, limits, shutdown).await;
         let _ = stop.send(true);
         if let Some(task) = metrics {
             let _ = task.await;
@@ -232,11 +240,19 @@ impl ServerBuilder {
         for api in self.services {
             let api = Arc::new(api);
             let info = api.info();
+            // One service's calls are published to its MCP subscribers whichever surface made them.
+            let changes = crate::changes::Changes::default();
             for surface in Surface::all(&Catalog::new([info])) {
-                let gate = state.gate(state.resource(&surface), &catalog);
+                let gate = state.gate(state.resource(&surface), &catalog).with_changes(changes.clone());
                 if surface.mcp {
                     let gate = Arc::new(gate);
-                    let mcp = crate::mcp::router(api.clone(), gate.clone(), &state.config, state.config.body_limit)?;
+                    let mcp = crate::mcp::router(
+                        api.clone(),
+                        gate.clone(),
+                        &state.config,
+                        state.config.body_limit,
+                        state.stopping.subscribe(),
+                    )?;
                     if let Some(mcp) = mcp {
                         app = app.merge(mcp);
                         metered.add(surface.path, &gate);

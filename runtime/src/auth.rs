@@ -51,6 +51,9 @@ pub struct BearerGate {
     blobs: Option<crate::blobs::Blobs>,
     /// Where operations' transactions run ([`crate::context::Transaction`]).
     database: Option<Store>,
+    /// Where calls that may have changed data are published: the service's, shared by its
+    /// surfaces.
+    changes: Option<crate::changes::Changes>,
 }
 
 /// Filled by an auditing gate with the request it admitted (where it is audited, who made it,
@@ -106,7 +109,20 @@ impl BearerGate {
             external: None,
             blobs: None,
             database: None,
+            changes: None,
         }
+    }
+
+    /// The same gate, publishing the calls that may have changed data on `changes` (its
+    /// service's, which every surface of the service shares).
+    pub fn with_changes(mut self, changes: crate::changes::Changes) -> Self {
+        self.changes = Some(changes);
+        self
+    }
+
+    /// Where this gate publishes the calls that may have changed data, if it does.
+    pub fn changes(&self) -> Option<&crate::changes::Changes> {
+        self.changes.as_ref()
     }
 
     /// The same gate, running operations' transactions in `store`.
@@ -368,15 +384,16 @@ impl Gate for BearerGate {
     type Caller = Caller;
     type Context = crate::context::Context;
 
-    fn context(&self, caller: Caller, op: &'static Operation, targets: Vec<String>) -> Self::Context {
+    fn context(&self, caller: Caller, op: &'static Operation, touched: support::Touched) -> Self::Context {
         let mut cx = crate::context::Context::new(caller, op, self.database.clone());
-        cx.targets = targets;
+        cx.targets = touched.targets;
+        cx.path = touched.path;
         cx
     }
 
     /// Commits or rolls back the call's transaction and, where this gate audits, records it.
     async fn conclude(&self, cx: Self::Context, outcome: Result<(), &'static str>) -> Result<(), support::Fault> {
-        crate::context::conclude(self.store.as_ref(), cx, outcome).await
+        crate::context::conclude(self.store.as_ref(), self.changes.as_ref(), cx, outcome).await
     }
 
     async fn admit(&self, parts: &mut Parts, op: &'static Operation) -> Result<Caller, Response> {

@@ -26,6 +26,8 @@ pub struct Context {
     /// The identifiers the call touched, in the order it reports them: the `targets` of its
     /// audit row (kept also for a failure, so report them before the first check that can fail).
     pub targets: Vec<String>,
+    /// The operation's path parameters with their values: the item the call addresses.
+    pub path: Vec<(&'static str, String)>,
     committed: Vec<Box<dyn FnOnce() + Send>>,
 }
 
@@ -43,7 +45,14 @@ impl std::fmt::Debug for Context {
 impl Context {
     /// A call of `op` by `caller`, whose transaction (if it asks for one) runs in `store`.
     pub fn new(caller: Caller, op: &'static Operation, store: Option<Store>) -> Self {
-        Context { caller, op, tx: Transaction { store, op, tx: None }, targets: Vec::new(), committed: Vec::new() }
+        Context {
+            caller,
+            op,
+            tx: Transaction { store, op, tx: None },
+            targets: Vec::new(),
+            path: Vec::new(),
+            committed: Vec::new(),
+        }
     }
 
     /// The transaction (begun on first use), the caller and the audit targets at once, for code
@@ -133,9 +142,15 @@ impl Transaction {
 /// Ends a call: without audit, commits the transaction on success and rolls it back on failure;
 /// with audit (`audit` is where rows go), as [`crate::audit::finish`] (a begun transaction) or
 /// [`crate::audit::finish_read`] (none). A success is answered only once committed and recorded;
-/// what the call asked to run on commit runs then.
-pub async fn conclude(audit: Option<&Store>, cx: Context, outcome: Result<(), &'static str>) -> Result<(), Fault> {
-    let Context { caller, op, tx, targets, committed } = cx;
+/// what the call asked to run on commit runs then, and a call that may have changed data is
+/// published on `changes` (its service's: [`crate::changes`]).
+pub async fn conclude(
+    audit: Option<&Store>,
+    changes: Option<&crate::changes::Changes>,
+    cx: Context,
+    outcome: Result<(), &'static str>,
+) -> Result<(), Fault> {
+    let Context { caller, op, tx, targets, path, committed } = cx;
     let ended = match (audit, tx.tx) {
         (Some(store), Some(tx)) => crate::audit::finish(store, tx, &caller, op, &targets, outcome).await,
         (Some(store), None) => crate::audit::finish_read(store, &caller, op, &targets, outcome).await,
@@ -150,12 +165,15 @@ pub async fn conclude(audit: Option<&Store>, cx: Context, outcome: Result<(), &'
         for then in committed {
             then();
         }
+        if let Some(changes) = changes.filter(|_| crate::changes::publishes(op)) {
+            changes.publish(crate::changes::Change { tenant: caller.tenant, op, path });
+        }
     }
     ended
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     //! A call's transaction and audit, on a real SQLite store: committed with the call's success,
     //! rolled back with its failure, recorded where audit is on; hooks only after a commit.
 
@@ -222,7 +240,7 @@ mod tests {
         operations: || &[],
     };
 
-    static WRITE: Operation = Operation {
+    pub(crate) static WRITE: Operation = Operation {
         id: "write",
         method: Method::Post,
         path: "/w",
@@ -284,7 +302,7 @@ mod tests {
         let tx = cx.tx.get::<Write>().await.unwrap();
         sqlx::query("INSERT INTO kept (v) VALUES ($1)").bind(v).execute(&mut **tx).await.unwrap();
         let outcome = if fail { Err("refused") } else { Ok(()) };
-        let concluded = conclude(audit, cx, outcome).await;
+        let concluded = conclude(audit, None, cx, outcome).await;
         (concluded, committed.load(Ordering::SeqCst))
     }
 
@@ -353,7 +371,7 @@ mod tests {
         // On SQLite's one writer, this write would wait for the discarded transaction.
         sqlx::query("UPDATE kept SET v = 'released' WHERE v = 'claim'").execute(store.pool()).await.unwrap();
         insert("last").execute(&mut **cx.tx.get::<Write>().await.unwrap()).await.unwrap();
-        assert_eq!(conclude(None, cx, Err("refused")).await, Ok(()));
+        assert_eq!(conclude(None, None, cx, Err("refused")).await, Ok(()));
         assert_eq!(kept(&store).await, ["released"], "the last step rolls back, the committed one stays");
     }
 }

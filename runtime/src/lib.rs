@@ -9,6 +9,7 @@ pub mod auth;
 pub mod blobs;
 pub mod caller;
 pub mod catalog;
+pub mod changes;
 pub mod client_address;
 pub mod config;
 pub mod context;

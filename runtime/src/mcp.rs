@@ -15,7 +15,9 @@ mod catalog;
 mod headers;
 mod jsonrpc;
 mod reads;
+mod scopes;
 mod sessions;
+mod subscriptions;
 
 use std::sync::Arc;
 
@@ -38,13 +40,14 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
-use support::{Operation, request_id};
+use support::request_id;
 
 use crate::auth::{BearerGate, Denial, challenge};
 use crate::caller::Caller;
 use crate::ratelimit::Decision;
 
 use crate::api::ServiceApi;
+use scopes::{listen_scope, lowest, op_scope, required};
 
 /// JSON-RPC error code for "the token's scope is too low": outside −32768..−32000, which the
 /// JSON-RPC and MCP specifications reserve.
@@ -69,15 +72,25 @@ pub struct ToolServer {
     /// The server's public URL (the REST API's paths follow it).
     public: Arc<str>,
     /// Whether clients of revisions before 2026-07-28 get sessions: when an operation asks its
-    /// client for input, which such a client answers on a session's stream.
+    /// client for input, which such a client answers on a session's stream (where it may then
+    /// also hear of changes to resources it subscribes to).
     sessions: bool,
+    /// The resources this session watches (a new one for each session).
+    watching: Arc<subscriptions::Session>,
+    /// Turns `true` when the server process stops: listen streams end then.
+    stopping: tokio::sync::watch::Receiver<bool>,
     /// Where tool calls that go on in the background are kept, when a tool may.
     tasks: Option<crate::tasks::Tasks>,
 }
 
 impl ToolServer {
     /// Parses the generated descriptors once.
-    pub fn new(api: Arc<ServiceApi>, gate: Arc<BearerGate>, public: &str) -> anyhow::Result<Self> {
+    pub fn new(
+        api: Arc<ServiceApi>,
+        gate: Arc<BearerGate>,
+        public: &str,
+        stopping: tokio::sync::watch::Receiver<bool>,
+    ) -> anyhow::Result<Self> {
         let tools: Vec<Tool> = serde_json::from_str(api.info().tools_json)?;
         let catalog = catalog::Catalog::parse(api.info().mcp_catalog_json)?;
         let sessions = api.operations().iter().any(|op| op.asks_input);
@@ -94,8 +107,15 @@ impl ToolServer {
             catalog: Arc::new(catalog),
             public: public.into(),
             sessions,
+            watching: Arc::default(),
+            stopping,
             tasks,
         })
+    }
+
+    /// The server for one new session (or one stateless request): watching nothing yet.
+    fn for_session(&self) -> Self {
+        ToolServer { watching: Arc::default(), ..self.clone() }
     }
 
     fn reader(&self) -> reads::Reader<'_> {
@@ -152,7 +172,10 @@ impl ServerHandler for ToolServer {
         }
         let (resources, prompts) = (self.catalog.has_resources(), !self.catalog.prompts.is_empty());
         if resources {
-            capabilities.resources = Some(Default::default());
+            // Every resource may be subscribed to: the platform knows which calls change it.
+            let mut declared = rmcp::model::ResourcesCapability::default();
+            declared.subscribe = Some(true);
+            capabilities.resources = Some(declared);
         }
         if prompts {
             capabilities.prompts = Some(Default::default());
@@ -165,6 +188,22 @@ impl ServerHandler for ToolServer {
             .with_title(service.title);
         info.instructions = service.mcp_instructions.map(str::to_string);
         info
+    }
+
+    /// The handshake of revisions before 2026-07-28: as `server/discover` answers, but a client
+    /// without a session has no stream to hear of changes on, so subscriptions are declared only
+    /// where the endpoint keeps sessions.
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        let mut info = self.negotiate_initialize(&request)?;
+        if let Some(resources) = info.capabilities.resources.as_mut().filter(|_| !self.sessions) {
+            resources.subscribe = None;
+        }
+        Ok(info)
     }
 
     async fn list_tools(
@@ -220,6 +259,45 @@ impl ServerHandler for ToolServer {
             return Err(McpError::method_not_found::<rmcp::model::ReadResourceRequestMethod>());
         }
         Ok(self.reader().read(caller_of(&context)?, &request.uri).await?.into())
+    }
+
+    #[allow(deprecated, reason = "the revisions before 2026-07-28 subscribe this way")]
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if !self.catalog.has_resources() || !self.sessions {
+            return Err(McpError::method_not_found::<rmcp::model::SubscribeRequestMethod>());
+        }
+        let caller = caller_of(&context)?;
+        let watched = subscriptions::resolve(&self.api, &self.catalog, &request.uri)?;
+        self.watching.subscribe(self.gate.changes(), caller.tenant, watched, context.peer.clone())
+    }
+
+    #[allow(deprecated, reason = "the revisions before 2026-07-28 subscribe this way")]
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if !self.catalog.has_resources() || !self.sessions {
+            return Err(McpError::method_not_found::<rmcp::model::UnsubscribeRequestMethod>());
+        }
+        self.watching.unsubscribe(&request.uri);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        self.catalog.has_resources().then(|| subscriptions::accepted(&self.catalog, requested))
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        let stopping = self.stopping.clone();
+        subscriptions::listen(&self.api, &self.catalog, self.gate.changes(), stopping, context).await
     }
 
     async fn list_prompts(
@@ -340,41 +418,6 @@ struct Guard {
     owners: Option<Arc<sessions::Owners>>,
 }
 
-/// The scope a JSON-RPC message needs: a tool call or a resource read needs its operation's, a
-/// prompt its own; anything else the lowest tier (enough to connect, list and complete).
-fn required(
-    api: &ServiceApi,
-    catalog: &catalog::Catalog,
-    message: &Value,
-) -> (&'static str, Option<&'static Operation>) {
-    let param = |name: &str| message.pointer(&format!("/params/{name}")).and_then(Value::as_str).unwrap_or_default();
-    let op = match message.get("method").and_then(Value::as_str) {
-        Some("tools/call") => api.tool(param("name")),
-        Some("resources/read") => catalog.locate(param("uri")).and_then(|l| api.operation(&l.operation)),
-        Some("prompts/get") => {
-            let scope = catalog.prompt_scope(param("name"));
-            let known = api.info().scopes.iter().map(|s| s.name).find(|s| Some(*s) == scope);
-            return (known.unwrap_or_else(|| lowest(api)), None);
-        }
-        _ => None,
-    };
-    match op {
-        Some(op) => (op_scope(api, op), Some(op)),
-        None => (lowest(api), None),
-    }
-}
-
-/// The lowest scope tier of the service: enough to connect and list the tools.
-fn lowest(api: &ServiceApi) -> &'static str {
-    api.info().scopes.first().map(|s| s.name).unwrap_or_default()
-}
-
-/// The scope a call of `op` needs over MCP: its own, or for a public operation what connecting
-/// needs.
-fn op_scope(api: &ServiceApi, op: &Operation) -> &'static str {
-    if op.public { lowest(api) } else { op.scope }
-}
-
 /// A JSON scalar as text: a string as it is, a number or a boolean as JSON writes it.
 fn scalar_text(v: &Value) -> String {
     v.as_str().map_or_else(|| v.to_string(), str::to_string)
@@ -415,6 +458,12 @@ async fn authorize(State(guard): State<Guard>, request: Request, next: Next) -> 
         return rate_limited(&guard.gate, &parts, &d, message.as_ref().and_then(|m| m.get("id")).cloned());
     }
     if let Some(message) = &message {
+        // A listen stream needs the scope of every resource it watches, as reading each would.
+        if let Some(scope) = listen_scope(&guard.api, &guard.catalog, message)
+            .find(|scope| !resource.service.satisfies(caller.scopes.iter().map(String::as_str), scope))
+        {
+            return insufficient_scope(&resource, rid.as_deref(), scope, message.get("id").cloned());
+        }
         let (scope, op) = required(&guard.api, &guard.catalog, message);
         if !resource.service.satisfies(caller.scopes.iter().map(String::as_str), scope) {
             // A denied tool call is audited like a denied REST request.
@@ -547,21 +596,24 @@ pub fn router(
     gate: Arc<BearerGate>,
     config: &crate::config::Config,
     body_limit: usize,
+    stopping: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<Option<Router>> {
     let Some(path) = api.info().mcp_path.filter(|_| api.has_mcp()) else {
         return Ok(None);
     };
-    let handler = ToolServer::new(api.clone(), gate.clone(), config.url("").trim_end_matches('/'))?;
+    let handler = ToolServer::new(api.clone(), gate.clone(), config.url("").trim_end_matches('/'), stopping)?;
     let catalog = handler.catalog.clone();
     let mut transport = transport_config(config);
     let sessions = handler.sessions;
     transport.legacy_session_mode = sessions;
     let route = if sessions {
         let sessions = Arc::new(LocalSessionManager::default());
-        Router::new().route_service(path, StreamableHttpService::new(move || Ok(handler.clone()), sessions, transport))
+        Router::new()
+            .route_service(path, StreamableHttpService::new(move || Ok(handler.for_session()), sessions, transport))
     } else {
         let sessions = Arc::new(NeverSessionManager::default());
-        Router::new().route_service(path, StreamableHttpService::new(move || Ok(handler.clone()), sessions, transport))
+        Router::new()
+            .route_service(path, StreamableHttpService::new(move || Ok(handler.for_session()), sessions, transport))
     };
     let owners = sessions.then(|| Arc::new(sessions::Owners::default()));
     let guard = Guard { api, gate, catalog, body_limit, owners };

@@ -13,7 +13,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::decode::{BodyRead, Prepare, admit, admit_arguments, deserialize};
-use crate::gate::Gate;
+use crate::fields::Location;
+use crate::gate::{Gate, Touched};
 use crate::layers::{Layers, Route};
 use crate::paging::Paging;
 use crate::problem::{Failure, Fault, InternalError, OperationError};
@@ -249,7 +250,7 @@ type Call<S, C> = Box<dyn for<'a> FnOnce(&'a S, &'a mut C, Paging) -> BoxFuture<
 /// One call of an operation once its input decoded: the audit targets the input names, and the
 /// call of the service's method with it.
 struct Prepared<S, C> {
-    targets: Vec<String>,
+    touched: Touched,
     call: Call<S, C>,
 }
 
@@ -295,7 +296,7 @@ where
         prepared: Prepared<S, C>,
         paging: Paging,
     ) -> Reply<Failure> {
-        let mut cx = gate.context(caller, self.op, prepared.targets);
+        let mut cx = gate.context(caller, self.op, prepared.touched);
         let result = (prepared.call)(service, &mut cx, paging).await;
         let outcome = match &result {
             Ok(_) => Ok(()),
@@ -315,14 +316,27 @@ where
     S: Send + Sync + 'static,
     C: Send + 'static,
 {
+    let path = path_values(op, &fields);
     let input: E::Input = deserialize(op.service, fields)?;
-    let targets = E::targets(&input);
+    let touched = Touched { targets: E::targets(&input), path };
     Ok(Prepared {
-        targets,
+        touched,
         call: call::<S, C, _>(move |s, cx, paging| {
             Box::pin(async move { E::call(s, cx, input, paging).await.map_err(Failure::of) })
         }),
     })
+}
+
+/// The values of `op`'s path parameters among its decoded `fields`, as text, in the route's order.
+fn path_values(op: &'static Operation, fields: &Map<String, Value>) -> Vec<(&'static str, String)> {
+    op.input
+        .iter()
+        .filter(|f| f.location == Location::Path)
+        .filter_map(|f| {
+            let value = fields.get(f.name)?;
+            Some((f.name, value.as_str().map_or_else(|| value.to_string(), str::to_string)))
+        })
+        .collect()
 }
 
 /// Boxes a call, naming the lifetime its future borrows for.

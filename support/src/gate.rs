@@ -11,6 +11,16 @@ use futures_util::Stream;
 use crate::problem::Fault;
 use crate::table::Operation;
 
+/// What one call's input says it touches, read from the input before the call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Touched {
+    /// The spec's `audit_targets`, for the call's audit row.
+    pub targets: Vec<String>,
+    /// The operation's path parameters with their values as text, in the route's order: the item
+    /// the call addresses (whose readers a write may have changed).
+    pub path: Vec<(&'static str, String)>,
+}
+
 /// How the runtime plugs into the generated routers: admit a request for an operation (yielding
 /// the caller) or reject it (yielding the response to send).
 pub trait Gate: Send + Sync + 'static {
@@ -22,9 +32,9 @@ pub trait Gate: Send + Sync + 'static {
     /// reports for its audit row). The generated service trait names it (`type Context`).
     type Context: Send + 'static;
 
-    /// The context of one call of `op` by `caller`, whose input has decoded; `targets` are what
-    /// the input says the call touches (the spec's `audit_targets`), for its audit row.
-    fn context(&self, caller: Self::Caller, op: &'static Operation, targets: Vec<String>) -> Self::Context;
+    /// The context of one call of `op` by `caller`, whose input has decoded; `touched` is what
+    /// the input says the call touches (its audit targets, the item its path addresses).
+    fn context(&self, caller: Self::Caller, op: &'static Operation, touched: Touched) -> Self::Context;
 
     /// Ends one call: finishes what its context began (commits or rolls back its transaction,
     /// records the call) once the service answered `outcome` (success, or the catalog code of

@@ -316,7 +316,7 @@ impl Gate for Open {
     type Caller = &'static str;
     type Context = &'static str;
 
-    fn context(&self, caller: Self::Caller, _: &'static Operation, _: Vec<String>) -> Self::Context {
+    fn context(&self, caller: Self::Caller, _: &'static Operation, _: crate::Touched) -> Self::Context {
         caller
     }
 

@@ -468,7 +468,7 @@ mod tests {
         type Caller = &'static str;
         type Context = &'static str;
 
-        fn context(&self, caller: Self::Caller, _: &'static Operation, _: Vec<String>) -> Self::Context {
+        fn context(&self, caller: Self::Caller, _: &'static Operation, _: crate::Touched) -> Self::Context {
             caller
         }
 

@@ -27,7 +27,8 @@ async fn serve() -> Served {
     tokio::spawn(async move { platform.run(listener, app).await });
     let keys = runtime::keys::SigningKeys::load_or_create(&config.data_dir).unwrap();
     let audience = runtime::Catalog::new([&everything::SERVICE]).resources(&config);
-    let claims = runtime::keys::claims(&config.issuer(), "ann", "acme", "everything:read", audience.clone(), 600, None);
+    let claims =
+        runtime::keys::claims(&config.issuer(), "ann", "acme", "everything:write", audience.clone(), 600, None);
     let bob = runtime::keys::claims(&config.issuer(), "bob", "acme", "everything:read", audience.clone(), 600, None);
     let token = keys.mint(&claims).unwrap();
     let session = open_session(&base, &token).await;
@@ -534,4 +535,39 @@ async fn a_caller_holds_a_bounded_number_of_sessions_and_frees_one_by_closing_it
         .unwrap();
     assert!(closed.status().is_success(), "{}", closed.status());
     assert!(try_open_session(&s.base, &s.token).await.is_ok());
+}
+
+#[tokio::test]
+async fn a_session_subscribes_to_a_resource_hears_of_its_changes_on_its_stream_and_unsubscribes() {
+    let s = serve().await;
+    let stream = reqwest::Client::new()
+        .get(format!("{}/mcp", s.base))
+        .bearer_auth(&s.token)
+        .header("accept", "text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("mcp-session-id", &s.session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    let mut stream = mcp_wire::Events::of(stream);
+    assert_eq!(s.rpc("resources/subscribe", json!({"uri": "test://watched-resource"})).await, json!({}));
+    let unknown = s.answer("resources/subscribe", json!({"uri": "test://no-such-resource"})).await;
+    assert_eq!(
+        (unknown["error"]["code"].as_i64(), &unknown["error"]["data"]["uri"]),
+        (Some(-32602), &json!("test://no-such-resource"))
+    );
+
+    // A call that may change data: the subscriber hears of its resource on the session's stream.
+    s.call("test_touch_watched_resource").await;
+    let told = stream.next().await;
+    assert_eq!(
+        told,
+        json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "test://watched-resource"}})
+    );
+    // Unsubscribed, it hears of it no more: the next thing heard is of the one it watches now.
+    assert_eq!(s.rpc("resources/unsubscribe", json!({"uri": "test://watched-resource"})).await, json!({}));
+    assert_eq!(s.rpc("resources/subscribe", json!({"uri": "test://static-text"})).await, json!({}));
+    s.call("test_touch_watched_resource").await;
+    assert_eq!(stream.next().await["params"]["uri"], "test://static-text");
 }

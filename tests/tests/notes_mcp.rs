@@ -319,3 +319,92 @@ async fn an_export_is_a_task_for_a_client_that_polls_tasks() {
     let kept = stateless(&s, &token, "tasks/get", &id, get, true).await;
     assert_eq!(kept["result"]["status"], "completed", "{kept}");
 }
+
+/// A 2026-07-28 `subscriptions/listen` request `id` watching `uris`, as the holder of `token`:
+/// its stream.
+async fn listen(s: &Server, token: &str, id: u64, uris: &[&str]) -> reqwest::Response {
+    let params = json!({
+        "_meta": mcp_wire::stateless_meta(json!({})),
+        "notifications": {"resourceSubscriptions": uris, "toolsListChanged": true},
+    });
+    reqwest::Client::new()
+        .post(s.url("/api/mcp"))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "subscriptions/listen")
+        .json(&json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params}))
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn patch_note(s: &Server, token: &str, id: &str, title: &str) {
+    let resp = reqwest::Client::new()
+        .patch(s.url(&format!("/api/v1/notes/{id}")))
+        .bearer_auth(token)
+        .json(&json!({"title": title}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200, "{}", resp.text().await.unwrap());
+}
+
+#[tokio::test]
+async fn a_listen_stream_hears_of_the_calls_that_change_what_it_watches_in_its_tenant_only() {
+    let s = Server::start(None).await;
+    let (acme, globex) = (s.token("acme", "notes:write"), s.token("globex", "notes:write"));
+    let (first, second) = (create_note(&s, &acme, "Watched", &[]).await, create_note(&s, &acme, "Other", &[]).await);
+    let (first, second) = (first["id"].as_str().unwrap(), second["id"].as_str().unwrap());
+    let watched = format!("notes://notes/{first}");
+    let resp = listen(&s, &acme, 41, &[&watched, "notes://tags", "notes://nothing/here"]).await;
+    assert_eq!(resp.status(), 200);
+    let mut stream = mcp_wire::Events::of(resp);
+
+    // Acknowledged first, with what is granted: the resources the service has, and no list
+    // changes (a spec's lists change only with a release).
+    let ack = stream.next().await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+    assert_eq!(ack["params"]["notifications"], json!({"resourceSubscriptions": [watched, "notes://tags"]}));
+    assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 41);
+
+    // Another tenant's call changes nothing of acme's; a change to another note changes the
+    // tags (a view) but not the watched note; one to the watched note (by REST) changes both.
+    create_note(&s, &globex, "Elsewhere", &[]).await;
+    patch_note(&s, &acme, second, "Still other").await;
+    let told = stream.next().await;
+    assert_eq!(
+        (told["method"].as_str(), told["params"]["uri"].as_str()),
+        (Some("notifications/resources/updated"), Some("notes://tags")),
+        "{told}"
+    );
+    assert_eq!(told["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 41);
+    patch_note(&s, &acme, first, "Changed").await;
+    let told = [stream.next().await, stream.next().await];
+    let uris: Vec<&str> = told.iter().map(|m| m["params"]["uri"].as_str().unwrap()).collect();
+    assert_eq!(uris, [watched.as_str(), "notes://tags"]);
+
+    // A read is no change: the next thing heard is the deletion.
+    read(&s, &acme, &watched).await.unwrap();
+    let deleted =
+        reqwest::Client::new().delete(s.url(&format!("/api/v1/notes/{first}"))).bearer_auth(&acme).send().await;
+    assert!(deleted.unwrap().status().is_success());
+    assert_eq!(stream.next().await["params"]["uri"], watched.as_str());
+}
+
+#[tokio::test]
+async fn a_listen_stream_needs_the_scope_of_what_it_watches_and_earlier_revisions_are_not_offered_one() {
+    let s = Server::start(None).await;
+    // A token of another scope tier than the resource's is refused as a read would be.
+    let export_token = s.token("acme", "profile");
+    let resp = listen(&s, &export_token, 1, &["notes://notes"]).await;
+    assert_eq!(resp.status(), 403, "{}", resp.text().await.unwrap());
+    // Without a session to hear changes on, a 2025 client is offered no subscriptions.
+    let token = s.token("acme", "notes:read");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let info: Value = mcp(&s, &token, init).await.json().await.unwrap();
+    assert_eq!(info["result"]["capabilities"]["resources"], json!({}), "{info}");
+    let refused = rpc(&s, &token, "resources/subscribe", json!({"uri": "notes://notes"})).await.unwrap_err();
+    assert_eq!(refused["code"], -32601);
+}

@@ -159,6 +159,14 @@ impl EverythingService for Everything {
         Ok(text("This is the content of the example resource."))
     }
 
+    async fn watched_resource(&self, _cx: &mut Context) -> Result<File, errors::WatchedResourceError> {
+        Ok(text("This is the content of the watched resource."))
+    }
+
+    async fn touch_watched(&self, _cx: &mut Context) -> Result<File, errors::TouchWatchedError> {
+        Ok(text("Touched."))
+    }
+
     async fn input_elicitation(&self, cx: &mut Context) -> Result<File, errors::InputElicitationError> {
         let answer = cx.input("user_name", name_form("What is your name?")).await?;
         Ok(text_of(format!("Hello, {}!", field(&answer, "name"))))

@@ -40,3 +40,34 @@ pub async fn last_message(resp: reqwest::Response) -> serde_json::Value {
         text.lines().rev().filter_map(|l| l.strip_prefix("data:")).find_map(|d| serde_json::from_str(d.trim()).ok());
     streamed.unwrap_or_else(|| serde_json::from_str(&text).expect("a JSON-RPC message"))
 }
+
+/// The messages of an event stream that stays open (a session's stream, a listen stream), read
+/// one at a time as they arrive.
+pub struct Events {
+    resp: reqwest::Response,
+    buffer: String,
+}
+
+impl Events {
+    /// The messages `resp` streams.
+    pub fn of(resp: reqwest::Response) -> Events {
+        Events { resp, buffer: String::new() }
+    }
+
+    /// The next message; panics when none comes within ten seconds or the stream ends.
+    pub async fn next(&mut self) -> serde_json::Value {
+        loop {
+            while let Some(end) = self.buffer.find('\n') {
+                let line: String = self.buffer.drain(..=end).collect();
+                let Some(data) = line.trim().strip_prefix("data:") else { continue };
+                if let Ok(message) = serde_json::from_str(data.trim()) {
+                    return message;
+                }
+            }
+            let wait = std::time::Duration::from_secs(10);
+            let chunk = tokio::time::timeout(wait, self.resp.chunk()).await.expect("a message within 10 s");
+            let chunk = chunk.expect("the stream reads").expect("the stream stays open");
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+}

@@ -303,7 +303,7 @@ impl Gate for Open {
     type Caller = ();
     type Context = ();
 
-    fn context(&self, (): (), _: &'static Operation, _: Vec<String>) {}
+    fn context(&self, (): (), _: &'static Operation, _: support::Touched) {}
 
     async fn admit(&self, _: &mut Parts, _: &'static Operation) -> Result<(), Response> {
         Ok(())

@@ -393,6 +393,26 @@ support::operation_errors! {
         Unavailable = "unavailable",
     }
 
+    /// Errors `watched_resource` may return: the codes it declares plus the service-wide ones.
+    WatchedResourceError {
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
+    /// Errors `touch_watched` may return: the codes it declares plus the service-wide ones.
+    TouchWatchedError {
+        /// `internal` (HTTP 500): An unexpected fault.
+        Internal = "internal",
+        /// `request_timeout` (HTTP 408): The request was not complete within the server's time limit.
+        RequestTimeout = "request_timeout",
+        /// `unavailable` (HTTP 503): The server's storage is unreachable; `Retry-After` says when to retry.
+        Unavailable = "unavailable",
+    }
+
     /// Errors `template_data` may return: the codes it declares plus the service-wide ones.
     TemplateDataError {
         /// `validation` (HTTP 422): A field or parameter is invalid; the details name it.

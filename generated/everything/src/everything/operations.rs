@@ -619,6 +619,32 @@ pub static EXAMPLE_RESOURCE: Operation = Operation {
     tags: &["resources"],
     ..BASE
 };
+/// `GET /api/watched-resource`: A resource to subscribe to
+pub static WATCHED_RESOURCE: Operation = Operation {
+    id: "watched_resource",
+    method: Method::Get,
+    path: "/watched-resource",
+    full_path: "/api/watched-resource",
+    scope: "everything:read",
+    satisfied_by: &["everything:read", "everything:write"],
+    rate_limited: true,
+    read_only: true,
+    tags: &["resources"],
+    ..BASE
+};
+/// `POST /api/watched-resource/touch`: Tell the watched resource's subscribers it changed
+pub static TOUCH_WATCHED: Operation = Operation {
+    id: "touch_watched",
+    method: Method::Post,
+    path: "/watched-resource/touch",
+    full_path: "/api/watched-resource/touch",
+    scope: "everything:write",
+    satisfied_by: &["everything:write"],
+    rate_limited: true,
+    tool: Some("test_touch_watched_resource"),
+    tags: &["resources"],
+    ..BASE
+};
 /// `GET /api/template/{id}/data`: The resource template's data
 pub static TEMPLATE_DATA: Operation = Operation {
     id: "template_data",
@@ -634,7 +660,7 @@ pub static TEMPLATE_DATA: Operation = Operation {
     ..BASE
 };
 /// Every operation, in spec order.
-pub static OPERATIONS: [&Operation; 35usize] = [
+pub static OPERATIONS: [&Operation; 37usize] = [
     &SIMPLE_TEXT,
     &IMAGE_CONTENT,
     &AUDIO_CONTENT,
@@ -669,5 +695,7 @@ pub static OPERATIONS: [&Operation; 35usize] = [
     &STATIC_TEXT,
     &STATIC_BINARY,
     &EXAMPLE_RESOURCE,
+    &WATCHED_RESOURCE,
+    &TOUCH_WATCHED,
     &TEMPLATE_DATA,
 ];

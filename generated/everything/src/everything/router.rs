@@ -66,6 +66,8 @@ where
         .route(operations::STATIC_TEXT.full_path, on::<StaticText, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::STATIC_BINARY.full_path, on::<StaticBinary, S, G>(methods(&SERVICE, "GET"), &app))
         .route(operations::EXAMPLE_RESOURCE.full_path, on::<ExampleResource, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::WATCHED_RESOURCE.full_path, on::<WatchedResource, S, G>(methods(&SERVICE, "GET"), &app))
+        .route(operations::TOUCH_WATCHED.full_path, on::<TouchWatched, S, G>(methods(&SERVICE, "POST"), &app))
         .route(operations::TEMPLATE_DATA.full_path, on::<TemplateData, S, G>(methods(&SERVICE, "GET"), &app))
         .with_state(app)
 }
@@ -407,6 +409,26 @@ impl<S: EverythingService> Endpoint<S, S::Context> for ExampleResource {
     const OP: &'static Operation = &operations::EXAMPLE_RESOURCE;
     async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
         s.example_resource(cx).await.map(support::Success::File)
+    }
+}
+/// `GET /api/watched-resource`: A resource to subscribe to
+pub struct WatchedResource;
+impl<S: EverythingService> Endpoint<S, S::Context> for WatchedResource {
+    type Input = NoInput;
+    type Error = errors::WatchedResourceError;
+    const OP: &'static Operation = &operations::WATCHED_RESOURCE;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.watched_resource(cx).await.map(support::Success::File)
+    }
+}
+/// `POST /api/watched-resource/touch`: Tell the watched resource's subscribers it changed
+pub struct TouchWatched;
+impl<S: EverythingService> Endpoint<S, S::Context> for TouchWatched {
+    type Input = NoInput;
+    type Error = errors::TouchWatchedError;
+    const OP: &'static Operation = &operations::TOUCH_WATCHED;
+    async fn call(s: &S, cx: &mut S::Context, _input: Self::Input, _paging: Paging) -> Reply<Self::Error> {
+        s.touch_watched(cx).await.map(support::Success::File)
     }
 }
 /// `GET /api/template/{id}/data`: The resource template's data

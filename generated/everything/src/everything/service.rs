@@ -255,6 +255,20 @@ pub trait EverythingService: Send + Sync + 'static {
         &self,
         cx: &mut Self::Context,
     ) -> impl Future<Output = Result<support::File, errors::ExampleResourceError>> + Send;
+    /// A resource to subscribe to
+    ///
+    /// `GET /api/watched-resource` · scope `everything:read`
+    fn watched_resource(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::File, errors::WatchedResourceError>> + Send;
+    /// Tell the watched resource's subscribers it changed
+    ///
+    /// `POST /api/watched-resource/touch` · scope `everything:write` · MCP tool `test_touch_watched_resource`
+    fn touch_watched(
+        &self,
+        cx: &mut Self::Context,
+    ) -> impl Future<Output = Result<support::File, errors::TouchWatchedError>> + Send;
     /// The resource template's data
     ///
     /// `GET /api/template/{id}/data` · scope `everything:read`

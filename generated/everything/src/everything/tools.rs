@@ -5,7 +5,7 @@
 use super::{EverythingService, operations, router};
 use support::{Gate, Operation, ToolAnswer, ToolFailure, tool};
 /// Tool name → operation, in spec order.
-pub static TOOLS: [(&str, &Operation); 31usize] = [
+pub static TOOLS: [(&str, &Operation); 32usize] = [
     ("test_simple_text", &operations::SIMPLE_TEXT),
     ("test_image_content", &operations::IMAGE_CONTENT),
     ("test_audio_content", &operations::AUDIO_CONTENT),
@@ -37,6 +37,7 @@ pub static TOOLS: [(&str, &Operation); 31usize] = [
     ("confirm_delete", &operations::CONFIRM_DELETE),
     ("multi_input", &operations::MULTI_INPUT),
     ("test_tool_with_task", &operations::TOOL_WITH_TASK),
+    ("test_touch_watched_resource", &operations::TOUCH_WATCHED),
 ];
 /// Calls operation `op` for a caller `gate` admitted; `None` when the MCP endpoint
 /// reaches no such operation. Success is the same body the REST route answers (`{}` for
@@ -88,6 +89,8 @@ where
         "static_text" => tool::<router::StaticText, S, G>(service, gate, caller, arguments).await,
         "static_binary" => tool::<router::StaticBinary, S, G>(service, gate, caller, arguments).await,
         "example_resource" => tool::<router::ExampleResource, S, G>(service, gate, caller, arguments).await,
+        "watched_resource" => tool::<router::WatchedResource, S, G>(service, gate, caller, arguments).await,
+        "touch_watched" => tool::<router::TouchWatched, S, G>(service, gate, caller, arguments).await,
         "template_data" => tool::<router::TemplateData, S, G>(service, gate, caller, arguments).await,
         _ => return None,
     })
