@@ -102,6 +102,23 @@ impl Served {
     }
 }
 
+impl Served {
+    /// The session's own stream (`GET`), where what belongs to no request arrives.
+    async fn session_stream(&self) -> mcp_wire::Events {
+        let resp = reqwest::Client::new()
+            .get(format!("{}/mcp", self.base))
+            .bearer_auth(&self.token)
+            .header("accept", "text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", &self.session)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+        mcp_wire::Events::of(resp)
+    }
+}
+
 fn decoded(b64: &Value) -> Vec<u8> {
     base64::engine::general_purpose::STANDARD.decode(b64.as_str().unwrap()).unwrap()
 }
@@ -267,29 +284,12 @@ async fn log_messages_reach_a_client_at_the_level_it_reads_and_none_unasked_on_t
     };
     // 2025-11-25, in a session: on the session's own stream (rmcp sends only progress on the
     // call's), at `info` and above.
-    let mut listening = reqwest::Client::new()
-        .get(format!("{}/mcp", s.base))
-        .bearer_auth(&s.token)
-        .header("accept", "text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25")
-        .header("mcp-session-id", &s.session)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(listening.status(), 200);
+    let mut listening = s.session_stream().await;
     let result = s.streamed("2025-11-25", "test_tool_with_logging", json!({})).await;
     assert_eq!(result.last().unwrap()["id"], 7, "{result:?}");
     let mut got = Vec::new();
-    let mut text = String::new();
     while logged(&got).len() < 3 {
-        let wait = std::time::Duration::from_secs(5);
-        let chunk = tokio::time::timeout(wait, listening.chunk()).await.expect("logs").unwrap().expect("open");
-        text.push_str(&String::from_utf8_lossy(&chunk));
-        got = text
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .filter_map(|d| serde_json::from_str(d.trim()).ok())
-            .collect();
+        got.push(listening.next().await);
     }
     assert_eq!(logged(&got), ["Tool execution started", "Tool processing data", "Tool execution completed"]);
     assert_eq!(got.iter().find(|m| m["method"] == "notifications/message").unwrap()["params"]["level"], "info");
@@ -540,17 +540,7 @@ async fn a_caller_holds_a_bounded_number_of_sessions_and_frees_one_by_closing_it
 #[tokio::test]
 async fn a_session_subscribes_to_a_resource_hears_of_its_changes_on_its_stream_and_unsubscribes() {
     let s = serve().await;
-    let stream = reqwest::Client::new()
-        .get(format!("{}/mcp", s.base))
-        .bearer_auth(&s.token)
-        .header("accept", "text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25")
-        .header("mcp-session-id", &s.session)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(stream.status(), 200);
-    let mut stream = mcp_wire::Events::of(stream);
+    let mut stream = s.session_stream().await;
     assert_eq!(s.rpc("resources/subscribe", json!({"uri": "test://watched-resource"})).await, json!({}));
     let unknown = s.answer("resources/subscribe", json!({"uri": "test://no-such-resource"})).await;
     assert_eq!(
