@@ -10,9 +10,9 @@
 //!   such call;
 //! - it is an item of a template: with a call whose route and the resource's agree segment by
 //!   segment where both are literal, and whose path parameters have the URI's values where both
-//!   routes have a parameter at the same place. `notes://notes/7` (`GET /notes/{id}`) changes
-//!   with `PATCH /notes/7`, `DELETE /notes/7`, `POST /notes/7/attachments` and `POST /notes`
-//!   (which may touch any note), never with `PATCH /notes/8` or `POST /tags`.
+//!   routes have a parameter at the same place. `shop://items/7` (`GET /items/{id}`) changes
+//!   with `PATCH /items/7`, `DELETE /items/7`, `POST /items/7/files` and `POST /items` (which
+//!   may touch any item), never with `PATCH /items/8` or `POST /labels`.
 //!
 //! The rule errs towards telling: a subscriber re-reads a resource that did not change rather
 //! than miss one that did. Work done outside an operation call (a service's own background
@@ -112,7 +112,7 @@ fn variable(segment: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    //! The rule on a note service's routes: an item changes with the calls that address it, its
+    //! The rule on an item service's routes: an item changes with the calls that address it, its
     //! collection's creation and its own sub-items; a list with every call; nothing across
     //! tenants or items.
 
@@ -130,29 +130,29 @@ mod tests {
 
     #[test]
     fn an_item_changes_with_the_calls_that_may_reach_it() {
-        let note = op("get_note", Method::Get, "/notes/{id}");
+        let item = op("get_item", Method::Get, "/items/{id}");
         let seven = [("id".to_string(), "7".to_string())];
-        let update = op("update_note", Method::Patch, "/notes/{id}");
-        let attach = op("attach", Method::Post, "/notes/{note}/attachments");
-        let create = op("create_note", Method::Post, "/notes");
-        let tag = op("create_tag", Method::Post, "/tags");
-        assert!(affects(&change(update, "t1", &[("id", "7")]), "t1", note, &seven));
-        assert!(!affects(&change(update, "t1", &[("id", "8")]), "t1", note, &seven), "another note");
-        assert!(!affects(&change(update, "t2", &[("id", "7")]), "t1", note, &seven), "another tenant's note 7");
-        assert!(affects(&change(attach, "t1", &[("note", "7")]), "t1", note, &seven), "its sub-item");
-        assert!(!affects(&change(attach, "t1", &[("note", "8")]), "t1", note, &seven));
-        assert!(affects(&change(create, "t1", &[]), "t1", note, &seven), "a call on its collection");
-        assert!(!affects(&change(tag, "t1", &[]), "t1", note, &seven), "another collection");
-        let due = op("due", Method::Get, "/notes/due");
-        assert!(affects(&change(tag, "t1", &[]), "t1", due, &[]), "a view changes with any call");
-        assert!(!affects(&change(tag, "t2", &[]), "t1", due, &[]), "but only the tenant's own");
+        let update = op("update_item", Method::Patch, "/items/{id}");
+        let attach = op("attach", Method::Post, "/items/{item}/files");
+        let create = op("create_item", Method::Post, "/items");
+        let label = op("create_label", Method::Post, "/labels");
+        assert!(affects(&change(update, "t1", &[("id", "7")]), "t1", item, &seven));
+        assert!(!affects(&change(update, "t1", &[("id", "8")]), "t1", item, &seven), "another item");
+        assert!(!affects(&change(update, "t2", &[("id", "7")]), "t1", item, &seven), "another tenant's item 7");
+        assert!(affects(&change(attach, "t1", &[("item", "7")]), "t1", item, &seven), "its sub-item");
+        assert!(!affects(&change(attach, "t1", &[("item", "8")]), "t1", item, &seven));
+        assert!(affects(&change(create, "t1", &[]), "t1", item, &seven), "a call on its collection");
+        assert!(!affects(&change(label, "t1", &[]), "t1", item, &seven), "another collection");
+        let due = op("due", Method::Get, "/items/due");
+        assert!(affects(&change(label, "t1", &[]), "t1", due, &[]), "a view changes with any call");
+        assert!(!affects(&change(label, "t2", &[]), "t1", due, &[]), "but only the tenant's own");
     }
 
     #[test]
     fn only_calls_that_may_write_are_published() {
-        assert!(publishes(op("update", Method::Patch, "/notes/{id}")));
-        assert!(!publishes(op("get", Method::Get, "/notes/{id}")));
-        let search = Operation { read_only: true, ..*op("search", Method::Post, "/notes/search") };
+        assert!(publishes(op("update", Method::Patch, "/items/{id}")));
+        assert!(!publishes(op("get", Method::Get, "/items/{id}")));
+        let search = Operation { read_only: true, ..*op("search", Method::Post, "/items/search") };
         assert!(!publishes(&search));
     }
 }

@@ -45,7 +45,7 @@ struct Common {
     /// The services' own options.
     #[command(flatten)]
     services: specwright::Settings,
-    /// Accept tokens issued for the vault REST API at the MCP endpoint too.
+    /// Accept tokens issued for a service's REST API (and its stored tokens) at its MCP endpoint too.
     #[arg(long, env = "SPECWRIGHT_MCP_ACCEPT_REST_TOKENS")]
     mcp_accept_rest_tokens: bool,
     /// A browser origin besides the public URL's that may call the MCP endpoint (repeatable;

@@ -36,7 +36,8 @@ async fn the_vault_and_the_prospector_conform() {
     let tools = |s: &support::ServiceInfo| (s.operations)().iter().filter(|o| o.tool.is_some()).count();
     let (vault, prospector) = (&vault_api::vault::SERVICE, &prospector_api::prospector::SERVICE);
     assert_eq!(report.count("vault"), 3 * ops(vault) + 3 * tools(vault) + 4 + 2 + 2);
-    assert_eq!(report.count("prospector"), 3 * ops(prospector) + 1 + 2);
+    // The prospector's two PRM paths (REST, MCP), documents, MCP challenge and list.
+    assert_eq!(report.count("prospector"), 3 * ops(prospector) + 3 * tools(prospector) + 2 + 2 + 2);
 }
 
 #[tokio::test]
@@ -56,6 +57,7 @@ async fn they_conform_behind_a_proxy_under_a_path_prefix() {
             "REST /.well-known/oauth-protected-resource/sw/api/v1 (at the origin)",
             "MCP /.well-known/oauth-protected-resource/sw/api/mcp (at the origin)",
             "REST /.well-known/oauth-protected-resource/sw/v1/prospector (at the origin)",
+            "MCP /.well-known/oauth-protected-resource/sw/v1/prospector/mcp (at the origin)",
         ]
     );
 }

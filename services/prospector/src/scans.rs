@@ -60,6 +60,9 @@ pub async fn scan(
             ));
         }
         cx.tx.commit_step::<E>().await?;
+        // Over MCP, for a client that polls tasks, the scan goes on as a task from here: it holds
+        // the lock (committed) and no transaction.
+        cx.background().await;
         let report = run(cx, &chosen, http, &scan_id).await;
         cx.tx.discard();
         unlock(store, &tenant, &scan_id).await;
@@ -123,7 +126,10 @@ async fn run(cx: &mut Context, chosen: &[&Source], http: &reqwest::Client, scan_
         .map_err(|e| op.fault("reading the configuration", e))?;
     cx.tx.commit_step::<E>().await?;
     let mut results = Vec::new();
+    let total = chosen.len() as f64;
     for source in chosen {
+        let message = format!("scanning {} ({} of {})", source.name, results.len() + 1, chosen.len());
+        cx.progress(results.len() as f64, Some(total), Some(&message)).await;
         let fetched_at = Utc::now();
         let mut result =
             ScanSourceResult { name: source.name.clone(), fetched: 0, new: 0, duplicates: 0, failed: 0, error: None };
@@ -153,6 +159,7 @@ async fn run(cx: &mut Context, chosen: &[&Source], http: &reqwest::Client, scan_
         }
         results.push(result);
     }
+    cx.progress(total, Some(total), Some("every source scanned")).await;
     let totals = results.iter().fold(ScanTotals { fetched: 0, new: 0, duplicates: 0, failed: 0 }, |t, r| ScanTotals {
         fetched: t.fetched + r.fetched,
         new: t.new + r.new,

@@ -274,6 +274,10 @@ pub async fn backtest(
             Problem::new("since must be before until").with("field", "since").with("value", since.to_rfc3339()),
         ));
     }
+    // Over MCP, for a client that polls tasks, the backtest goes on as a task from here (before
+    // its snapshot begins). Its progress is its two stages.
+    cx.background().await;
+    cx.progress(0.0, Some(2.0), Some("reading and scoring leads")).await;
     // The spec marks the backtest read-only: one snapshot holds the configuration, the tenant's
     // lead version and the leads (some of them read in another snapshot of the same lead version:
     // see below).
@@ -325,6 +329,7 @@ pub async fn backtest(
                 scorer.await.map_err(|e| op.fault("computing", e))?.map_err(|e| op.fault("reading leads", e))?;
             parts.append(&mut part);
         }
+        cx.progress(1.0, Some(2.0), Some("computing the metrics")).await;
         return tokio::task::spawn_blocking(move || backtest::evaluate(&flatten(parts), &settings))
             .await
             .map_err(|e| op.fault("computing", e));
@@ -412,6 +417,7 @@ pub async fn backtest(
     if let Some(leads) = leads {
         replays.keep(key, leads);
     }
+    cx.progress(1.0, Some(2.0), Some("computing the metrics")).await;
     tokio::task::spawn_blocking(move || backtest::evaluate(&flatten(parts), &settings))
         .await
         .map_err(|e| op.fault("computing", e))

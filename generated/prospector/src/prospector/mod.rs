@@ -5,10 +5,11 @@ pub mod models;
 pub mod operations;
 pub mod router;
 pub mod service;
+pub mod tools;
 pub use operations::{OPERATIONS, SERVICE};
 pub use router::router;
 pub use service::ProspectorService;
-/// `prospector` and its implementation `service` as one value the runtime serves: its description, its operation table, its router.
+/// `prospector` and its implementation `service` as one value the runtime serves: its description, its operation table, its router and its MCP endpoint's calls.
 pub fn api<S, G>(service: S) -> support::Api<G>
 where
     S: ProspectorService,
@@ -17,4 +18,5 @@ where
     let service = std::sync::Arc::new(service);
     let routes = service.clone();
     support::Api::new(&SERVICE, &OPERATIONS, move |gate, layers| router::router_with(routes.clone(), gate, layers))
+        .with_tools(&tools::TOOLS, tools::Dispatch(service))
 }

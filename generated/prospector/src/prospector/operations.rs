@@ -8,10 +8,12 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
     name: "prospector",
     title: "Lead Prospecting API",
     base_path: "/v1/prospector",
-    mcp_path: None,
+    mcp_path: Some("/v1/prospector/mcp"),
     metadata_paths: &[],
     mcp_metadata_paths: &[],
-    mcp_instructions: None,
+    mcp_instructions: Some(
+        "Job leads of your account, scored. Scans and backtests may take a while: a client that polls tasks gets a task with progress. Every tool needs the OAuth scope prospector.",
+    ),
     audit: false,
     stored_tokens: &["api"],
     scopes: &[ScopeInfo {
@@ -72,7 +74,7 @@ pub static SERVICE: ServiceInfo = ServiceInfo {
     default_plan: Some("starter"),
     openapi_json: include_str!("../../openapi/prospector.json"),
     openapi_30_json: include_str!("../../openapi/prospector.3.0.json"),
-    tools_json: "[]",
+    tools_json: include_str!("../../mcp/prospector.tools.json"),
     mcp_catalog_json: "{}",
     operations: operation_table,
 };
@@ -121,6 +123,7 @@ pub static LIST_LEADS: Operation = Operation {
     rate_limited: true,
     read_only: true,
     paginated: true,
+    tool: Some("leads.list"),
     tags: &["leads"],
     input: &models::LIST_LEADS_INPUT_FIELDS,
     ..BASE
@@ -135,6 +138,7 @@ pub static GET_LEAD: Operation = Operation {
     satisfied_by: &["prospector"],
     rate_limited: true,
     read_only: true,
+    tool: Some("leads.get"),
     tags: &["leads"],
     input: &models::GET_LEAD_INPUT_FIELDS,
     ..BASE
@@ -149,6 +153,8 @@ pub static SCAN_LEADS: Operation = Operation {
     satisfied_by: &["prospector"],
     has_body: true,
     rate_limited: true,
+    tool: Some("leads.scan"),
+    task: support::TaskSupport::Optional,
     tags: &["leads"],
     input: &models::SCAN_LEADS_INPUT_FIELDS,
     ..BASE
@@ -332,6 +338,8 @@ pub static RUN_BACKTEST: Operation = Operation {
     has_body: true,
     rate_limited: true,
     read_only: true,
+    tool: Some("scoring.backtest"),
+    task: support::TaskSupport::Optional,
     tags: &["scoring"],
     input: &models::BACKTEST_INPUT_FIELDS,
     ..BASE

@@ -13,7 +13,7 @@ pub trait ProspectorService: Send + Sync + 'static {
     type Context: Send + 'static;
     /// List scored leads
     ///
-    /// `GET /v1/prospector/leads` · scope `prospector`
+    /// `GET /v1/prospector/leads` · scope `prospector` · MCP tool `leads.list`
     fn list_leads(
         &self,
         cx: &mut Self::Context,
@@ -22,7 +22,7 @@ pub trait ProspectorService: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Paged<support::Rendered<models::Lead>>, errors::ListLeadsError>> + Send;
     /// Get a lead with its score breakdown
     ///
-    /// `GET /v1/prospector/leads/{id}` · scope `prospector`
+    /// `GET /v1/prospector/leads/{id}` · scope `prospector` · MCP tool `leads.get`
     fn get_lead(
         &self,
         cx: &mut Self::Context,
@@ -30,7 +30,7 @@ pub trait ProspectorService: Send + Sync + 'static {
     ) -> impl Future<Output = Result<models::LeadDetail, errors::GetLeadError>> + Send;
     /// Run an on-demand scan
     ///
-    /// `POST /v1/prospector/leads/scan` · scope `prospector`
+    /// `POST /v1/prospector/leads/scan` · scope `prospector` · MCP tool `leads.scan`
     fn scan_leads(
         &self,
         cx: &mut Self::Context,
@@ -135,7 +135,7 @@ pub trait ProspectorService: Send + Sync + 'static {
     ) -> impl Future<Output = Result<models::ScoringConfig, errors::UpdateScoringConfigError>> + Send;
     /// Backtest a proposed scoring configuration
     ///
-    /// `POST /v1/prospector/scoring/backtest` · scope `prospector`
+    /// `POST /v1/prospector/scoring/backtest` · scope `prospector` · MCP tool `scoring.backtest`
     fn run_backtest(
         &self,
         cx: &mut Self::Context,
