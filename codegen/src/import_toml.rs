@@ -278,13 +278,22 @@ fn operation(out: &mut String, op: &OperationDef) {
         let _ = writeln!(out, "errors = [{}]", op.errors.iter().map(|e| s(e)).collect::<Vec<_>>().join(", "));
     }
     if let Some(t) = &op.mcp {
-        let _ = writeln!(
-            out,
-            "mcp = {{ name = {}, title = {}, description = {} }}",
-            s(&t.name),
-            s(&t.title),
-            s(&t.description)
-        );
+        let mut parts = vec![
+            format!("name = {}", s(&t.name)),
+            format!("title = {}", s(&t.title)),
+            format!("description = {}", s(&t.description)),
+        ];
+        if let Some(task) = t.task {
+            let task = match task {
+                crate::spec::TaskSupportDef::Optional => "optional",
+                crate::spec::TaskSupportDef::Required => "required",
+            };
+            parts.push(format!("task = {}", s(task)));
+        }
+        if let Some(code) = &t.asks_input {
+            parts.push(format!("asks_input = {}", s(code)));
+        }
+        let _ = writeln!(out, "mcp = {{ {} }}", parts.join(", "));
     }
     if let Some(r) = &op.resource {
         let mut parts = vec![format!("name = {}", s(&r.name))];

@@ -227,7 +227,49 @@ fn each_rule_with_its_message() {
             ),
         )
     };
+    // The same tool, with more in its `mcp` table.
+    let tool_with = |more: &str| {
+        edit(
+            &edit(TODOS, "base_path = \"/api/v1\"", "base_path = \"/api/v1\"\nmcp_path = \"/api/mcp\""),
+            "paginated = true,",
+            &format!(
+                "paginated = true, mcp = {{ name = \"todos.list\", title = \"List\", description = \"List to-dos.\"{more} }},"
+            ),
+        )
+    };
     let more = vec![
+        (
+            "tool-task-required",
+            tool_with(", task = \"optional\""),
+            tool_with(", task = \"required\""),
+            vec![
+                "breaking: todos: operation `list_todos`: MCP tool `todos.list`: task support `optional` became `required` [tool-task-required]",
+            ],
+        ),
+        (
+            "tool-task-changed",
+            tool_with(""),
+            tool_with(", task = \"optional\""),
+            vec![
+                "compatible: todos: operation `list_todos`: MCP tool `todos.list`: task support `never` became `optional` [tool-task-changed]",
+            ],
+        ),
+        (
+            "tool-asks-input",
+            tool_with(""),
+            tool_with(", asks_input = \"validation\""),
+            vec![
+                "breaking: todos: operation `list_todos`: MCP tool `todos.list` may now ask its client for input (a REST call answers `validation`) [tool-asks-input]",
+            ],
+        ),
+        (
+            "tool-asks-no-input",
+            tool_with(", asks_input = \"validation\""),
+            tool_with(""),
+            vec![
+                "compatible: todos: operation `list_todos`: MCP tool `todos.list` no longer asks its client for input [tool-asks-no-input]",
+            ],
+        ),
         (
             "plan-stricter",
             plans(60),

@@ -2,7 +2,41 @@
 //! or name must stay where it was, and what a prompt is given must still be accepted.
 
 use super::*;
-use crate::spec::PromptDef;
+use crate::spec::{McpToolDef, PromptDef, TaskSupportDef};
+
+/// A tool kept under its name: a client that could call it must still be answered. Running
+/// only as a task refuses a client without the tasks extension; asking for input refuses one that
+/// cannot answer. Either way back is compatible (a client of the extension reads a result in the
+/// call as well).
+pub(super) fn tool(c: &mut Collect, place: &str, old: &McpToolDef, new: &McpToolDef) {
+    let name = |t: Option<TaskSupportDef>| match t {
+        None => "never",
+        Some(TaskSupportDef::Optional) => "optional",
+        Some(TaskSupportDef::Required) => "required",
+    };
+    if old.task != new.task {
+        let text = format!("MCP tool `{}`: task support `{}` became `{}`", new.name, name(old.task), name(new.task));
+        match new.task {
+            Some(TaskSupportDef::Required) => c.push(Kind::Breaking, "tool-task-required", place, text),
+            _ => c.push(Kind::Compatible, "tool-task-changed", place, text),
+        }
+    }
+    match (&old.asks_input, &new.asks_input) {
+        (None, Some(code)) => c.push(
+            Kind::Breaking,
+            "tool-asks-input",
+            place,
+            format!("MCP tool `{}` may now ask its client for input (a REST call answers `{code}`)", new.name),
+        ),
+        (Some(_), None) => c.push(
+            Kind::Compatible,
+            "tool-asks-no-input",
+            place,
+            format!("MCP tool `{}` no longer asks its client for input", new.name),
+        ),
+        _ => {}
+    }
+}
 
 /// Resources (by operation: gone, or at another URI), prompts (gone, arguments a client gives
 /// now refused or newly required, a higher scope), and what was added.

@@ -278,6 +278,7 @@ fn service(c: &mut Collect, o: &Api, n: &Api) {
             (None, Some(u)) => {
                 c.push(Kind::Compatible, "tool-added", &place, format!("MCP tool `{}` was added", u.name))
             }
+            (Some(t), Some(u)) => mcp::tool(c, &place, t, u),
             _ => {}
         }
         // A declared code is gone when the operation no longer answers it: a code the platform

@@ -646,8 +646,11 @@ impl OpCx<'_, '_> {
         options: &Options,
     ) -> Option<crate::spec::McpToolDef> {
         let original = op.get("operationId").and_then(Value::as_str).unwrap_or_default();
+        // The tool a document names (as Specwright's own documents do) is one unless a selection
+        // says otherwise, and keeps its name.
+        let named = op.get("x-mcp-tool").and_then(Value::as_str).filter(|n| !n.is_empty());
         let chosen = match &options.mcp {
-            McpSelection::None => false,
+            McpSelection::None => named.is_some(),
             McpSelection::All => true,
             McpSelection::Tags(tags) => def.tags.iter().any(|t| tags.contains(t)),
             McpSelection::Operations(ids) => ids.iter().any(|i| i == id || i == original),
@@ -666,15 +669,24 @@ impl OpCx<'_, '_> {
         }
         let title = def.summary.clone();
         let description = if def.description.is_empty() { def.summary.clone() } else { def.description.clone() };
+        // As Specwright's documents state them: whether it runs as a task, and the error a REST
+        // call answers where the tool would ask for input (one the operation declares).
+        let task = op.get("x-mcp-task").and_then(|t| serde_json::from_value(t.clone()).ok());
+        let asks = op.get("x-mcp-asks-input").and_then(Value::as_str);
+        let asks_input = asks.filter(|code| def.errors.iter().any(|e| e == code)).map(str::to_string);
+        if let (Some(code), None) = (asks, &asks_input) {
+            self.notes
+                .push(format!("`x-mcp-asks-input` names `{code}`, which the operation does not answer: left out"));
+        }
         Some(crate::spec::McpToolDef {
-            name: id.to_string(),
+            name: named.unwrap_or(id).to_string(),
             title,
             description,
             destructive: None,
             idempotent: None,
             content: Vec::new(),
-            asks_input: None,
-            task: None,
+            asks_input,
+            task,
         })
     }
 }

@@ -550,6 +550,14 @@ pub(super) fn operation(api: &Api, op: &Operation) -> utoipa::openapi::path::Ope
         .add("x-rate-limited", json!(op.def.rate_limited));
     if let Some(tool) = &op.def.mcp {
         ext = ext.add("x-mcp-tool", json!(tool.name));
+        // Whether the tool may, or must, run as an MCP task, and the error a REST call answers
+        // where the tool would ask its client for input: what importing reads back.
+        if let Some(task) = tool.task {
+            ext = ext.add("x-mcp-task", json!(task));
+        }
+        if let Some(code) = &tool.asks_input {
+            ext = ext.add("x-mcp-asks-input", json!(code));
+        }
     }
     // The MCP resource the operation reads, with its URI (derived or given).
     if let (Some(r), Some(uri)) = (&op.def.resource, api.resource_uri(op)) {
