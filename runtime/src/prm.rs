@@ -95,12 +95,15 @@ impl Surface {
         paths
     }
 
-    /// The document's `resource_name`: the service's title, naming the surface when it has two.
+    /// The document's `resource_name`: the service's title, naming the surface when it has two
+    /// (a title that already ends in "API" names its REST API as it is).
     pub fn name(&self) -> String {
+        let title = self.service.title;
         match (self.service.mcp_path.is_some(), self.mcp) {
-            (false, _) => self.service.title.to_string(),
-            (true, false) => format!("{} REST API", self.service.title),
-            (true, true) => format!("{} MCP server", self.service.title),
+            (false, _) => title.to_string(),
+            (true, false) if title.ends_with(" API") => title.to_string(),
+            (true, false) => format!("{title} REST API"),
+            (true, true) => format!("{title} MCP server"),
         }
     }
 }

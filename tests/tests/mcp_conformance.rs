@@ -1,6 +1,7 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`, npm, pinned in
 //! `.ci/package.json`) against the conformance service `everything` (the suite's fixtures as a
-//! spec), the vault's MCP endpoint and the notes service's, each served as its binary serves it,
+//! spec), the vault's and the prospector's MCP endpoints and the notes service's, each served as
+//! its binary serves it,
 //! with each of the suite's frozen requirement sets (`--requirements 2025-11-25` and
 //! `2026-07-28`), and against `everything` the tasks extension's scenarios too. `.ci/run`
 //! installs it with the Node it needs and names the command in `SPECWRIGHT_MCP_CONFORMANCE`;
@@ -10,7 +11,8 @@
 //! a valid Bearer token (as an operator's authenticating proxy would) and keeps `Host` and
 //! `Origin` as sent: the DNS-rebinding scenario's forged `Host` reaches the server unchanged. What
 //! a run does not pass is listed in `tests/mcp_conformance/SERVICE-REVISION.yaml`, each entry with
-//! the reason (for the vault and notes, the suite's own fixtures they do not have); the suite
+//! the reason (for the vault, the prospector and notes, the suite's own fixtures they do not
+//! have); the suite
 //! fails on a listed scenario that passes as much as on an unlisted one that fails.
 
 mod common;
@@ -100,6 +102,19 @@ async fn the_vault_mcp_endpoint_passes_the_official_conformance_suite() {
 
 /// Serves the app `server` makes of a platform whose public URL is a proxy's, behind that proxy
 /// adding tokens of `scope` for `service`; the endpoint's public URL (and the data directory).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_prospector_mcp_endpoint_passes_the_official_conformance_suite() {
+    let Some(command) = tests::tool("SPECWRIGHT_MCP_CONFORMANCE") else { return };
+    let proxy = common::proxy::Proxy::bind("").await;
+    let public = proxy.origin.clone();
+    let server = common::TestServer::start_configured(common::Backend::Sqlite, |c, _| c.public_url = public.clone())
+        .await
+        .unwrap();
+    let users = ["alice", "bob", "carol", "dave"];
+    proxy.start_adding(&server.base, bearers(users.map(|user| server.team_token(user, "acme"))));
+    requirement_sets(&command, &format!("{public}/v1/prospector/mcp"), "prospector").await;
+}
+
 async fn behind_proxy(
     service: &'static support::ServiceInfo,
     scope: &str,

@@ -16,6 +16,7 @@ async fn every_prm_document_is_cacheable_and_named_for_its_surface() {
         ("/api/v1/.well-known/oauth-protected-resource", "Credential Vault REST API"),
         ("/.well-known/oauth-protected-resource/api/v1", "Credential Vault REST API"),
         ("/.well-known/oauth-protected-resource/v1/prospector", "Lead Prospecting API"),
+        ("/.well-known/oauth-protected-resource/v1/prospector/mcp", "Lead Prospecting API MCP server"),
     ];
     for (path, name) in cases {
         let resp = server.client().get(server.url(path)).send().await.unwrap();
