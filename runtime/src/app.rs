@@ -237,11 +237,17 @@ impl ServerBuilder {
         let origin = state.config.origin();
         let mut metered = Metered::default();
         let mut app = Router::new();
+        let mut announcing = Vec::new();
         for api in self.services {
             let api = Arc::new(api);
             let info = api.info();
-            // One service's calls are published to its MCP subscribers whichever surface made them.
-            let changes = crate::changes::Changes::default();
+            // One service's calls are published to its MCP subscribers whichever surface made them,
+            // and announced to the other replicas where there are resources to subscribe to.
+            let mut changes = crate::changes::Changes::default();
+            if crate::mcp::has_resources(info) {
+                changes = changes.announced_through(&state.store);
+                announcing.push((api.clone(), changes.clone()));
+            }
             for surface in Surface::all(&Catalog::new([info])) {
                 let gate = state.gate(state.resource(&surface), &catalog).with_changes(changes.clone());
                 if surface.mcp {
@@ -265,6 +271,15 @@ impl ServerBuilder {
                     // and its MCP endpoint, each by its own gate, into one bucket per service and token.
                     metered.add(surface.path, &gate);
                 }
+            }
+        }
+        if let (crate::store::Backend::Postgres, Some(url)) = (state.store.backend(), &state.config.database_url)
+            && !announcing.is_empty()
+        {
+            let relay = crate::changes::relay(url.clone(), announcing, state.stopping.subscribe());
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => drop(runtime.spawn(relay)),
+                Err(_) => tracing::warn!("built outside a Tokio runtime: other replicas' changes are not heard"),
             }
         }
         let app = app

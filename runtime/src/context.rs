@@ -150,7 +150,15 @@ pub async fn conclude(
     cx: Context,
     outcome: Result<(), &'static str>,
 ) -> Result<(), Fault> {
-    let Context { caller, op, tx, targets, path, committed } = cx;
+    let Context { caller, op, mut tx, targets, path, committed } = cx;
+    // The other replicas hear of a call that may change data with its commit.
+    let announcing = changes.filter(|_| outcome.is_ok() && crate::changes::publishes(op));
+    if let Some(changes) = announcing {
+        changes
+            .announce(tx.tx.as_mut(), &caller.tenant, op, &path)
+            .await
+            .map_err(|e| fault(op.id, "announcing the change", e))?;
+    }
     let ended = match (audit, tx.tx) {
         (Some(store), Some(tx)) => crate::audit::finish(store, tx, &caller, op, &targets, outcome).await,
         (Some(store), None) => crate::audit::finish_read(store, &caller, op, &targets, outcome).await,
@@ -165,8 +173,8 @@ pub async fn conclude(
         for then in committed {
             then();
         }
-        if let Some(changes) = changes.filter(|_| crate::changes::publishes(op)) {
-            changes.publish(crate::changes::Change { tenant: caller.tenant, op, path });
+        if let Some(changes) = announcing {
+            changes.publish(crate::changes::Change::Call { tenant: caller.tenant, op, path });
         }
     }
     ended

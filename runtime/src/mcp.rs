@@ -123,6 +123,11 @@ impl ToolServer {
     }
 }
 
+/// Whether `service`'s MCP endpoint has resources (to read and subscribe to).
+pub(crate) fn has_resources(service: &support::ServiceInfo) -> bool {
+    service.mcp_path.is_some() && catalog::Catalog::parse(service.mcp_catalog_json).is_ok_and(|c| c.has_resources())
+}
+
 /// A list that is the same for every caller, as one page: `$result` of `$items`, fresh for
 /// [`LIST_TTL_MS`] and cacheable by anyone.
 macro_rules! public_list {

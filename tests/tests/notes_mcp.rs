@@ -408,3 +408,57 @@ async fn a_listen_stream_needs_the_scope_of_what_it_watches_and_earlier_revision
     let refused = rpc(&s, &token, "resources/subscribe", json!({"uri": "notes://notes"})).await.unwrap_err();
     assert_eq!(refused["code"], -32601);
 }
+
+#[tokio::test]
+async fn a_listen_stream_hears_of_the_calls_another_replica_served_on_postgresql() {
+    let Some(url) = notes_server::postgres("the replicas' change announcements") else { return };
+    let first = Server::start(Some(&url)).await;
+    let second = first.replica().await;
+    let acme = first.token("acme", "notes:write");
+    let (note, other) =
+        (create_note(&first, &acme, "Watched", &[]).await, create_note(&first, &acme, "Other", &[]).await);
+    let (id, other) = (note["id"].as_str().unwrap(), other["id"].as_str().unwrap());
+    let uri = format!("notes://notes/{id}");
+    // Each replica names itself as the issuer of its tokens: the second's for calls to it.
+    let acme_there = second.token("acme", "notes:write");
+    let mut stream = mcp_wire::Events::of(listen(&second, &acme_there, 7, &[&uri, "notes://tags"]).await);
+    assert_eq!(stream.next().await["method"], "notifications/subscriptions/acknowledged");
+    // Changed through either replica, heard on the second's stream once each (its own call is
+    // not heard again from the database); the other note's deletion changes the tags only.
+    patch_note(&first, &acme, id, "Changed elsewhere").await;
+    patch_note(&second, &acme_there, id, "Changed here").await;
+    let deleted =
+        reqwest::Client::new().delete(first.url(&format!("/api/v1/notes/{other}"))).bearer_auth(&acme).send().await;
+    assert!(deleted.unwrap().status().is_success());
+    let mut heard = Vec::new();
+    for _ in 0..5 {
+        let told = stream.next().await;
+        assert_eq!(told["method"], "notifications/resources/updated", "{told}");
+        heard.push(told["params"]["uri"].as_str().unwrap().to_string());
+    }
+    assert_eq!(heard, [uri.as_str(), "notes://tags", uri.as_str(), "notes://tags", "notes://tags"]);
+
+    // The database drops the replicas' listening connections: the subscriber is told that what
+    // it watches may have changed, and once the replica listens again it hears calls again.
+    let db = notes_server::pool(&first, Some(&url)).await;
+    let dropped = sqlx::query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query ILIKE '%listen%specwright_changes%' AND pid <> pg_backend_pid()",
+    )
+    .fetch_all(&db)
+    .await
+    .unwrap();
+    assert!(!dropped.is_empty(), "the replicas listen");
+    let told = stream.next().await;
+    assert_eq!(told["params"]["uri"], uri.as_str(), "told at once: {told}");
+    let quiet = std::time::Duration::from_millis(1500);
+    while stream.within(quiet).await.is_some() {}
+    let mut again = None;
+    for _ in 0..10 {
+        patch_note(&first, &acme, id, "Changed once listened again").await;
+        again = stream.within(std::time::Duration::from_secs(2)).await;
+        if again.is_some() {
+            break;
+        }
+    }
+    assert_eq!(again.expect("heard again")["params"]["uri"], uri.as_str());
+}

@@ -56,16 +56,21 @@ impl Events {
 
     /// The next message; panics when none comes within ten seconds or the stream ends.
     pub async fn next(&mut self) -> serde_json::Value {
+        self.within(std::time::Duration::from_secs(10)).await.expect("a message within 10 s")
+    }
+
+    /// The next message, or `None` when none comes within `wait`; panics when the stream ends.
+    pub async fn within(&mut self, wait: std::time::Duration) -> Option<serde_json::Value> {
+        let until = tokio::time::Instant::now() + wait;
         loop {
             while let Some(end) = self.buffer.find('\n') {
                 let line: String = self.buffer.drain(..=end).collect();
                 let Some(data) = line.trim().strip_prefix("data:") else { continue };
                 if let Ok(message) = serde_json::from_str(data.trim()) {
-                    return message;
+                    return Some(message);
                 }
             }
-            let wait = std::time::Duration::from_secs(10);
-            let chunk = tokio::time::timeout(wait, self.resp.chunk()).await.expect("a message within 10 s");
+            let Ok(chunk) = tokio::time::timeout_at(until, self.resp.chunk()).await else { return None };
             let chunk = chunk.expect("the stream reads").expect("the stream stays open");
             self.buffer.push_str(&String::from_utf8_lossy(&chunk));
         }

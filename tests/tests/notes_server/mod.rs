@@ -58,6 +58,13 @@ impl Server {
         Server::launch(Arc::new(dir), port, database_url, None).await
     }
 
+    /// A second replica: another process on its own port over the same data directory (the same
+    /// signing keys) and database.
+    pub async fn replica(&self) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        Server::launch(self._dir.clone(), port, self.database_url.as_deref(), None).await
+    }
+
     /// Kills the server at once (SIGKILL: no shutdown, no final checkpoint) and starts it again
     /// on the same port, data directory and database.
     pub async fn kill_and_restart(mut self) -> Server {
