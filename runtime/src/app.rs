@@ -238,14 +238,18 @@ impl ServerBuilder {
         let mut metered = Metered::default();
         let mut app = Router::new();
         let mut announcing = Vec::new();
+        // Replicas on PostgreSQL announce their calls to each other (from within a Tokio runtime).
+        let postgres = state.store.backend() == crate::store::Backend::Postgres;
+        let announcer = (postgres && tokio::runtime::Handle::try_current().is_ok())
+            .then(|| crate::changes::Announcer::start(state.store.clone()));
         for api in self.services {
             let api = Arc::new(api);
             let info = api.info();
             // One service's calls are published to its MCP subscribers whichever surface made them,
             // and announced to the other replicas where there are resources to subscribe to.
             let mut changes = crate::changes::Changes::default();
-            if crate::mcp::has_resources(info) {
-                changes = changes.announced_through(&state.store);
+            if let Some(announcer) = announcer.as_ref().filter(|_| crate::mcp::has_resources(info)) {
+                changes = changes.announced_by(announcer.clone());
                 announcing.push((api.clone(), changes.clone()));
             }
             for surface in Surface::all(&Catalog::new([info])) {
@@ -273,14 +277,8 @@ impl ServerBuilder {
                 }
             }
         }
-        if let (crate::store::Backend::Postgres, Some(url)) = (state.store.backend(), &state.config.database_url)
-            && !announcing.is_empty()
-        {
-            let relay = crate::changes::relay(url.clone(), announcing, state.stopping.subscribe());
-            match tokio::runtime::Handle::try_current() {
-                Ok(runtime) => drop(runtime.spawn(relay)),
-                Err(_) => tracing::warn!("built outside a Tokio runtime: other replicas' changes are not heard"),
-            }
+        if let (Some(url), false) = (&state.config.database_url, announcing.is_empty()) {
+            tokio::spawn(crate::changes::relay(url.clone(), announcing, state.stopping.subscribe()));
         }
         let app = app
             .merge(prm::router(&state.config, &catalog))

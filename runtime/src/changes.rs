@@ -18,10 +18,13 @@
 //! than miss one that did. Work done outside an operation call (a service's own background
 //! work) is not announced.
 //!
-//! Replicas on PostgreSQL announce their calls to each other: a call that may change data sends
-//! `pg_notify` on [`CHANNEL`] in its own transaction (so only a committed call is announced, and
-//! with it), and each process listens ([`relay`]) and tells its subscribers of the other
-//! replicas' calls. When the listening connection is lost, every subscriber is told that what it
+//! Replicas on PostgreSQL announce their calls to each other: once a call that may change data
+//! has committed, one task per process ([`Announcer`]) sends it with `pg_notify` on [`CHANNEL`],
+//! as many calls in one notification as fit, outside the calls' transactions (a notifying
+//! transaction takes a lock that would make every write commit alone); each process listens
+//! ([`relay`]) and tells its subscribers of the other replicas' calls. When announcements are
+//! dropped (a full queue, the database out of reach) the next one says so, and when the
+//! listening connection is lost or stops answering, every subscriber is told that what it
 //! watches may have changed. On SQLite (one process per database) a process tells its own.
 
 use std::sync::Arc;
@@ -30,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use support::Operation;
 use tokio::sync::broadcast;
 
-use crate::store::{Store, Tx};
+use crate::store::Store;
 
 /// What subscribers hear.
 #[derive(Debug)]
@@ -51,21 +54,95 @@ pub enum Change {
 /// The PostgreSQL channel replicas announce their calls on.
 pub const CHANNEL: &str = "specwright_changes";
 
-/// A call as replicas announce it: the process that served it (which skips its own), the
-/// service, the caller's tenant, the operation and its path parameters.
-#[derive(Debug, Serialize, Deserialize)]
+/// A call as replicas announce it: the service, the caller's tenant, the operation and its path
+/// parameters.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct Announced {
-    origin: String,
     service: String,
     tenant: String,
     op: String,
     path: Vec<(String, String)>,
 }
 
-/// The largest announcement PostgreSQL carries is 8,000 bytes; one that would be longer goes
-/// without its path parameters (it then reaches every item's subscribers, which errs towards
-/// telling).
+/// One notification: the process that sent it (which skips its own), whether announcements were
+/// dropped since its last, and the calls.
+#[derive(Debug, Serialize, Deserialize)]
+struct Notification {
+    origin: String,
+    #[serde(default)]
+    dropped: bool,
+    calls: Vec<Announced>,
+}
+
+/// The largest notification PostgreSQL carries is 8,000 bytes; a call that would not fit alone
+/// goes without its path parameters (it then reaches every item's subscribers, which errs
+/// towards telling).
 const MOST_ANNOUNCED: usize = 7_900;
+
+/// How many committed calls may wait to be announced before more are dropped (and the next
+/// notification says so).
+const ANNOUNCING_BACKLOG: usize = 4_096;
+
+/// The calls of one notification each, in order, as many as fit under [`MOST_ANNOUNCED`].
+fn notifications(calls: Vec<Announced>, dropped: bool) -> Vec<String> {
+    let text = |calls: Vec<Announced>, dropped: bool| {
+        serde_json::to_string(&Notification { origin: origin().to_string(), dropped, calls }).unwrap_or_default()
+    };
+    let (mut out, mut batch) = (Vec::new(), Vec::new());
+    for mut call in calls {
+        if text(vec![call.clone()], dropped).len() > MOST_ANNOUNCED {
+            call.path.clear();
+        }
+        batch.push(call);
+        if text(batch.clone(), dropped).len() > MOST_ANNOUNCED {
+            let last = batch.pop();
+            out.push(text(std::mem::take(&mut batch), dropped && out.is_empty()));
+            batch.extend(last);
+        }
+    }
+    if !batch.is_empty() || (dropped && out.is_empty()) {
+        out.push(text(batch, dropped && out.is_empty()));
+    }
+    out
+}
+
+/// Sends committed calls to the other replicas, from one task of this process. Cloning shares it.
+#[derive(Clone, Debug)]
+pub struct Announcer {
+    sender: tokio::sync::mpsc::Sender<Announced>,
+    dropped: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Announcer {
+    /// Starts announcing through `store` (PostgreSQL) until every handle is dropped.
+    pub fn start(store: Store) -> Announcer {
+        let (sender, mut queue) = tokio::sync::mpsc::channel::<Announced>(ANNOUNCING_BACKLOG);
+        let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = dropped.clone();
+        tokio::spawn(async move {
+            let mut calls = Vec::new();
+            while queue.recv_many(&mut calls, 256).await > 0 {
+                let was_dropped = flag.swap(false, std::sync::atomic::Ordering::AcqRel);
+                for payload in notifications(std::mem::take(&mut calls), was_dropped) {
+                    let notify = sqlx::query("SELECT pg_notify($1, $2)").bind(CHANNEL).bind(payload);
+                    if let Err(e) = notify.execute(store.pool()).await {
+                        tracing::warn!(error = %e, "could not announce calls to the other replicas");
+                        flag.store(true, std::sync::atomic::Ordering::Release);
+                    }
+                }
+            }
+        });
+        Announcer { sender, dropped }
+    }
+
+    /// Queues a committed call; one that does not fit is dropped, and the next notification says
+    /// that calls were.
+    fn announce(&self, call: Announced) {
+        if self.sender.try_send(call).is_err() {
+            self.dropped.store(true, std::sync::atomic::Ordering::Release);
+        }
+    }
+}
 
 /// This process among the replicas.
 fn origin() -> &'static str {
@@ -83,7 +160,7 @@ pub struct Changes {
     sender: broadcast::Sender<Arc<Change>>,
     /// Where calls are announced to the other replicas (PostgreSQL), for a service with
     /// resources to subscribe to.
-    announcing: Option<Store>,
+    announcing: Option<Announcer>,
 }
 
 impl Default for Changes {
@@ -99,42 +176,24 @@ impl std::fmt::Debug for Changes {
 }
 
 impl Changes {
-    /// The same, announcing calls to the other replicas through `store` when it is PostgreSQL.
-    pub fn announced_through(mut self, store: &Store) -> Self {
-        if store.backend() == crate::store::Backend::Postgres {
-            self.announcing = Some(store.clone());
-        }
+    /// The same, announcing its calls to the other replicas through `announcer`.
+    pub fn announced_by(mut self, announcer: Announcer) -> Self {
+        self.announcing = Some(announcer);
         self
     }
 
-    /// Announces a call that may change data to the other replicas, in `tx` (its transaction,
-    /// committed with it) or, for a call that wrote in none, at once. Nothing to do unless this
-    /// service announces.
-    pub async fn announce(
-        &self,
-        tx: Option<&mut Tx>,
-        tenant: &str,
-        op: &'static Operation,
-        path: &[(&'static str, String)],
-    ) -> Result<(), sqlx::Error> {
-        let Some(store) = &self.announcing else { return Ok(()) };
-        let mut announced = Announced {
-            origin: origin().to_string(),
-            service: op.service.name.to_string(),
-            tenant: tenant.to_string(),
-            op: op.id.to_string(),
-            path: path.iter().map(|(n, v)| (n.to_string(), v.clone())).collect(),
-        };
-        let mut payload = serde_json::to_string(&announced).unwrap_or_default();
-        if payload.len() > MOST_ANNOUNCED {
-            announced.path.clear();
-            payload = serde_json::to_string(&announced).unwrap_or_default();
+    /// A call that may have changed data and is committed: its subscribers here are told, and the
+    /// other replicas where this service announces.
+    pub fn committed(&self, tenant: String, op: &'static Operation, path: Vec<(&'static str, String)>) {
+        if let Some(announcer) = &self.announcing {
+            announcer.announce(Announced {
+                service: op.service.name.to_string(),
+                tenant: tenant.clone(),
+                op: op.id.to_string(),
+                path: path.iter().map(|(n, v)| (n.to_string(), v.clone())).collect(),
+            });
         }
-        let notify = sqlx::query("SELECT pg_notify($1, $2)").bind(CHANNEL).bind(payload);
-        match tx.filter(|tx| !tx.is_read_only()) {
-            Some(tx) => notify.execute(&mut **tx).await.map(drop),
-            None => notify.execute(store.pool()).await.map(drop),
-        }
+        self.publish(Change::Call { tenant, op, path });
     }
 
     /// Tells the watchers of `change`, if there are any (nothing is kept for later ones).
@@ -167,10 +226,12 @@ pub fn affects(change: &Change, tenant: &str, reader: &Operation, values: &[(Str
     if values.is_empty() {
         return true;
     }
-    let segments = |path: &'static str| path.split('/').filter(|s| !s.is_empty());
+    // The path alone (a route may carry a query part), and a segment holding more than one
+    // parameter or a parameter beside text is no constraint.
+    let segments = |path: &'static str| path.split('?').next().unwrap_or_default().split('/').filter(|s| !s.is_empty());
     for (read, write) in segments(reader.path).zip(segments(op.path)) {
         match (variable(read), variable(write)) {
-            (None, None) if read != write => return false,
+            (None, None) if read != write && !read.contains('{') && !write.contains('{') => return false,
             (Some(r), Some(w)) => {
                 let read = values.iter().find(|(n, _)| n == r).map(|(_, v)| v.as_str());
                 let written = path.iter().find(|(n, _)| *n == w).map(|(_, v)| v.as_str());
@@ -221,10 +282,22 @@ pub async fn relay(
             continue;
         }
         wait = std::time::Duration::from_secs(1);
+        // A connection dropped without a word (an idle timeout on the way) is found by asking.
+        let mut check = tokio::time::interval(CHECK_EVERY);
+        check.tick().await;
         loop {
             let received = tokio::select! {
                 _ = stopping.wait_for(|stop| *stop) => return,
-                received = listener.try_recv() => received,
+                _ = check.tick() => None,
+                received = listener.try_recv() => Some(received),
+            };
+            let Some(received) = received else {
+                let asked = tokio::time::timeout(CHECK_WAIT, sqlx::query("SELECT 1").execute(&mut listener)).await;
+                if !matches!(asked, Ok(Ok(_))) {
+                    tracing::warn!("the listener of other replicas' changes stopped answering; reconnecting");
+                    break;
+                }
+                continue;
             };
             match received {
                 Ok(Some(notification)) => deliver(&services, notification.payload()),
@@ -239,20 +312,30 @@ pub async fn relay(
     }
 }
 
-/// Tells the subscribers of the service an announcement names, unless this process made it.
+/// How often the listening connection is asked whether it still answers, and how long it has.
+const CHECK_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+const CHECK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Tells the subscribers of the services a notification names of its calls, unless this process
+/// sent it; of everything, when it says calls were dropped.
 fn deliver(services: &[(Arc<crate::api::ServiceApi>, Changes)], payload: &str) {
-    let Ok(announced) = serde_json::from_str::<Announced>(payload) else { return };
-    if announced.origin == origin() {
+    let Ok(notification) = serde_json::from_str::<Notification>(payload) else { return };
+    if notification.origin == origin() {
         return;
     }
-    let Some((api, changes)) = services.iter().find(|(api, _)| api.info().name == announced.service) else { return };
-    let Some(op) = api.operation(&announced.op) else { return };
-    let path = announced
-        .path
-        .into_iter()
-        .filter_map(|(name, value)| Some((op.input.iter().find(|f| f.name == name)?.name, value)))
-        .collect();
-    changes.publish(Change::Call { tenant: announced.tenant, op, path });
+    if notification.dropped {
+        services.iter().for_each(|(_, changes)| changes.publish(Change::Lost));
+    }
+    for call in notification.calls {
+        let Some((api, changes)) = services.iter().find(|(api, _)| api.info().name == call.service) else { continue };
+        let Some(op) = api.operation(&call.op) else { continue };
+        let path = call
+            .path
+            .into_iter()
+            .filter_map(|(name, value)| Some((op.input.iter().find(|f| f.name == name)?.name, value)))
+            .collect();
+        changes.publish(Change::Call { tenant: call.tenant, op, path });
+    }
 }
 
 /// The name of a path segment that is one parameter (`{id}`).
@@ -296,6 +379,40 @@ mod tests {
         let due = op("due", Method::Get, "/items/due");
         assert!(affects(&change(label, "t1", &[]), "t1", due, &[]), "a view changes with any call");
         assert!(!affects(&change(label, "t2", &[]), "t1", due, &[]), "but only the tenant's own");
+    }
+
+    #[test]
+    fn a_routes_query_part_is_no_segment() {
+        let weather = op("weather", Method::Get, "/weather?city={city}");
+        let report = op("report", Method::Post, "/weather");
+        let paris = [("city".to_string(), "paris".to_string())];
+        assert!(affects(&change(report, "t1", &[]), "t1", weather, &paris));
+        let action = op("describe", Method::Get, "/?Action=Describe&Id={id}");
+        let modify = op("modify", Method::Post, "/?Action=Modify&Id={id}");
+        let one = [("id".to_string(), "i-1".to_string())];
+        assert!(affects(&change(modify, "t1", &[("id", "i-1")]), "t1", action, &one));
+    }
+
+    #[test]
+    fn calls_go_in_as_few_notifications_as_fit_and_a_drop_is_said_once() {
+        let call = |n: usize| Announced {
+            service: "s".into(),
+            tenant: "t".into(),
+            op: "o".into(),
+            path: vec![("id".into(), "x".repeat(n))],
+        };
+        assert_eq!(notifications(vec![call(10), call(10)], false).len(), 1);
+        let many = notifications((0..100).map(|_| call(200)).collect(), true);
+        assert!(many.len() > 1 && many.iter().all(|p| p.len() <= MOST_ANNOUNCED), "{}", many.len());
+        let parsed: Vec<Notification> = many.iter().map(|p| serde_json::from_str(p).unwrap()).collect();
+        assert_eq!(parsed.iter().map(|n| n.calls.len()).sum::<usize>(), 100);
+        assert_eq!(parsed.iter().filter(|n| n.dropped).count(), 1);
+        // A call too long to fit goes without its path parameters.
+        let huge = notifications(vec![call(10_000)], false);
+        let one: Notification = serde_json::from_str(&huge[0]).unwrap();
+        assert!(huge[0].len() <= MOST_ANNOUNCED && one.calls[0].path.is_empty());
+        // A drop with nothing else to say is still said.
+        assert_eq!(notifications(Vec::new(), true).len(), 1);
     }
 
     #[test]

@@ -48,7 +48,7 @@ impl Context {
         Context {
             caller,
             op,
-            tx: Transaction { store, op, tx: None },
+            tx: Transaction { store, op, tx: None, stepped: false },
             targets: Vec::new(),
             path: Vec::new(),
             committed: Vec::new(),
@@ -79,6 +79,8 @@ pub struct Transaction {
     store: Option<Store>,
     op: &'static Operation,
     tx: Option<Tx>,
+    /// Whether a step has committed ([`Transaction::commit_step`]).
+    stepped: bool,
 }
 
 impl Transaction {
@@ -122,7 +124,12 @@ impl Transaction {
     pub async fn commit_step<E: InternalError>(&mut self) -> Result<(), E> {
         match self.tx.take() {
             None => Ok(()),
-            Some(tx) => tx.commit().await.map_err(|e| fault(self.op.id, "committing a step", e)),
+            Some(tx) => {
+                let read_only = tx.is_read_only();
+                tx.commit().await.map_err(|e| fault(self.op.id, "committing a step", e))?;
+                self.stepped |= !read_only;
+                Ok(())
+            }
         }
     }
 
@@ -150,15 +157,8 @@ pub async fn conclude(
     cx: Context,
     outcome: Result<(), &'static str>,
 ) -> Result<(), Fault> {
-    let Context { caller, op, mut tx, targets, path, committed } = cx;
-    // The other replicas hear of a call that may change data with its commit.
-    let announcing = changes.filter(|_| outcome.is_ok() && crate::changes::publishes(op));
-    if let Some(changes) = announcing {
-        changes
-            .announce(tx.tx.as_mut(), &caller.tenant, op, &path)
-            .await
-            .map_err(|e| fault(op.id, "announcing the change", e))?;
-    }
+    let Context { caller, op, tx, targets, path, committed } = cx;
+    let stepped = tx.stepped;
     let ended = match (audit, tx.tx) {
         (Some(store), Some(tx)) => crate::audit::finish(store, tx, &caller, op, &targets, outcome).await,
         (Some(store), None) => crate::audit::finish_read(store, &caller, op, &targets, outcome).await,
@@ -173,9 +173,11 @@ pub async fn conclude(
         for then in committed {
             then();
         }
-        if let Some(changes) = announcing {
-            changes.publish(crate::changes::Change::Call { tenant: caller.tenant, op, path });
-        }
+    }
+    // What may have changed: a call that succeeded, or one whose steps committed before it failed.
+    let changed = (outcome.is_ok() && ended.is_ok()) || stepped;
+    if let Some(changes) = changes.filter(|_| changed && crate::changes::publishes(op)) {
+        changes.committed(caller.tenant, op, path);
     }
     ended
 }

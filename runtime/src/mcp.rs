@@ -40,7 +40,7 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
-use support::request_id;
+use support::{request_id, scalar_text};
 
 use crate::auth::{BearerGate, Denial, challenge};
 use crate::caller::Caller;
@@ -421,11 +421,6 @@ struct Guard {
     body_limit: usize,
     /// Who owns each session, when the endpoint keeps sessions.
     owners: Option<Arc<sessions::Owners>>,
-}
-
-/// A JSON scalar as text: a string as it is, a number or a boolean as JSON writes it.
-fn scalar_text(v: &Value) -> String {
-    v.as_str().map_or_else(|| v.to_string(), str::to_string)
 }
 
 /// `template` (a URI template) filled in from the members of `object` that are not `null`.

@@ -327,15 +327,18 @@ where
     })
 }
 
+/// A JSON value as text: a string as it is, anything else as JSON writes it (how a call's path
+/// parameters are compared, whichever way they arrived).
+pub fn scalar_text(value: &Value) -> String {
+    value.as_str().map_or_else(|| value.to_string(), str::to_string)
+}
+
 /// The values of `op`'s path parameters among its decoded `fields`, as text, in the route's order.
 fn path_values(op: &'static Operation, fields: &Map<String, Value>) -> Vec<(&'static str, String)> {
     op.input
         .iter()
         .filter(|f| f.location == Location::Path)
-        .filter_map(|f| {
-            let value = fields.get(f.name)?;
-            Some((f.name, value.as_str().map_or_else(|| value.to_string(), str::to_string)))
-        })
+        .filter_map(|f| Some((f.name, scalar_text(fields.get(f.name)?))))
         .collect()
 }
 

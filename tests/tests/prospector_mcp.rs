@@ -123,3 +123,41 @@ async fn api_tokens_reach_the_mcp_endpoint_only_where_the_operator_lets_rest_tok
     let api = api_token(&server, &server.team_token("alice", "acme")).await;
     assert_eq!(list_status(&server, &api).await, 200);
 }
+
+#[tokio::test]
+async fn a_cancelled_scan_task_releases_the_accounts_scan_lock() {
+    // A source that never answers keeps the scan working until it is cancelled.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let slow = axum::Router::new().route(
+        "/jobs.json",
+        axum::routing::get(|| async {
+            tokio::time::sleep(std::time::Duration::from_secs(600)).await;
+            "[]"
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, slow).await.unwrap() });
+    let sources = vec![format!("slow=http://{addr}/jobs.json"), "sample=sample".into()];
+    let server =
+        common::TestServer::start_configured(common::Backend::Sqlite, |_, s| s.prospector.lead_sources = sources)
+            .await
+            .unwrap();
+    let token = server.team_token("alice", "acme");
+    let id = task_id(&call(&server, &token, "leads.scan", json!({"sources": ["slow"]}), true).await);
+    let only_sample = json!({"sources": ["sample"]});
+    let (status, _) = server.call("POST", "/v1/prospector/leads/scan", &token, Some(only_sample.clone())).await;
+    assert_eq!(status, 409, "one scan at a time");
+    let cancelled = rpc(&server, &token, "tasks/cancel", &id, json!({"taskId": id}), true).await;
+    assert!(cancelled.get("error").is_none(), "{cancelled}");
+    assert_eq!(ended(&server, &token, &id).await["status"], "cancelled");
+    // The lock goes with the cancelled scan (released in the background, so asked a few times).
+    let mut status = 0;
+    for _ in 0..50 {
+        status = server.call("POST", "/v1/prospector/leads/scan", &token, Some(only_sample.clone())).await.0;
+        if status != 409 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, 200, "the account scans again");
+}

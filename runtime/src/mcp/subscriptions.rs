@@ -34,12 +34,15 @@ pub(super) struct Watched {
 /// The resource `uri` names, or `-32602` with the URI in `data` (as `resources/read` answers an
 /// unknown one).
 pub(super) fn resolve(api: &ServiceApi, catalog: &Catalog, uri: &str) -> Result<Watched, McpError> {
-    catalog
-        .locate(uri)
-        .and_then(|located| {
-            Some(Watched { uri: uri.to_string(), reader: api.operation(&located.operation)?, values: located.values })
-        })
-        .ok_or_else(|| McpError::invalid_params("Resource not found", Some(json!({ "uri": uri }))))
+    let not_found = || McpError::invalid_params("Resource not found", Some(json!({ "uri": uri })));
+    let located = catalog.locate(uri).ok_or_else(not_found)?;
+    let reader = api.operation(&located.operation).ok_or_else(not_found)?;
+    // The URI's values as the operation reads them, so that they compare with a call's path
+    // parameters however each was written (`007` and `7` for a number).
+    let read = support::path_arguments(reader, &located.values)
+        .map_err(|f| McpError::invalid_params(f.problem.message, Some(json!({ "uri": uri }))))?;
+    let values = read.as_object().into_iter().flatten().map(|(n, v)| (n.clone(), support::scalar_text(v))).collect();
+    Ok(Watched { uri: uri.to_string(), reader, values })
 }
 
 /// What a listen stream is granted of what it asked: the resources it names that the service

@@ -142,6 +142,23 @@ pub async fn finish<T: Serialize>(tx: &mut Tx, claim: &Claim, response: &T) -> R
     Ok(())
 }
 
+/// Marks a claimed key as still in use by its operation, which runs longer than a request would
+/// (as a task): it is not taken to belong to a request that died until [`STALE_MS`] after this.
+pub async fn keep(store: &Store, claim: &Claim) {
+    let result = sqlx::query(
+        "UPDATE idempotency_keys SET created_at = $1 WHERE tenant_id = $2 AND operation = $3 AND idem_key = $4 AND state = 'running'",
+    )
+    .bind(now_ms())
+    .bind(&claim.tenant)
+    .bind(claim.operation)
+    .bind(&claim.key)
+    .execute(store.pool())
+    .await;
+    if let Err(e) = result {
+        tracing::warn!(operation = claim.operation, "keeping an idempotency key failed: {e}");
+    }
+}
+
 /// Releases a claimed key after the operation failed, so a retry runs it again.
 pub async fn abandon(store: &Store, claim: &Claim) {
     let result = sqlx::query(

@@ -51,6 +51,7 @@ pub async fn scan(
     };
     let tenant = cx.caller.tenant.clone();
     let scan_id = format!("scan_{}", uuid::Uuid::now_v7().simple());
+    let mut held = Held { store: store.clone(), tenant: tenant.clone(), scan_id: None, claim: claim.clone() };
     let result = async {
         let taken = lock(cx.tx.get::<E>().await?, &tenant, &scan_id).await.map_err(|e| op.fault("locking", e))?;
         if !taken {
@@ -60,12 +61,13 @@ pub async fn scan(
             ));
         }
         cx.tx.commit_step::<E>().await?;
+        held.scan_id = Some(scan_id.clone());
         // Over MCP, for a client that polls tasks, the scan goes on as a task from here: it holds
         // the lock (committed) and no transaction.
         cx.background().await;
-        let report = run(cx, &chosen, http, &scan_id).await;
+        let report = run(cx, &chosen, http, &scan_id, &held).await;
         cx.tx.discard();
-        unlock(store, &tenant, &scan_id).await;
+        held.unlock().await;
         report
     }
     .await;
@@ -73,14 +75,74 @@ pub async fn scan(
         (Ok(report), Some(claim)) => {
             let tx = cx.tx.get::<E>().await?;
             idempotency::finish(tx, &claim, &report).await.map_err(|e| op.fault("idempotency", e))?;
+            held.claim = None;
             Ok(report)
         }
         (Err(e), Some(claim)) => {
             cx.tx.discard();
             idempotency::abandon(store, &claim).await;
+            held.claim = None;
             Err(e)
         }
         (result, None) => result,
+    }
+}
+
+/// What a running scan holds: its lock (once taken) and its claimed key. A scan stopped before
+/// it ends (its task cancelled, its request gone) drops it holding them, and they are released
+/// then, in the background, so that the account can scan again and the key be retried.
+struct Held {
+    store: Store,
+    tenant: String,
+    scan_id: Option<String>,
+    claim: Option<idempotency::Claim>,
+}
+
+impl Held {
+    /// Releases the lock.
+    async fn unlock(&mut self) {
+        if let Some(scan_id) = self.scan_id.take() {
+            unlock(&self.store, &self.tenant, &scan_id).await;
+        }
+    }
+
+    /// Marks what is held as still in use, so that neither is taken to belong to a scan that
+    /// died however long the scan runs (a task has no request deadline).
+    async fn keep(&self) {
+        if let Some(scan_id) = &self.scan_id {
+            let kept = sqlx::query("UPDATE scan_locks SET started_at = $1 WHERE tenant_id = $2 AND scan_id = $3")
+                .bind(now_ms())
+                .bind(&self.tenant)
+                .bind(scan_id)
+                .execute(self.store.pool())
+                .await;
+            if let Err(e) = kept {
+                tracing::warn!("keeping the scan lock failed (it goes stale 15 minutes after its last mark): {e}");
+            }
+        }
+        if let Some(claim) = &self.claim {
+            idempotency::keep(&self.store, claim).await;
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let (scan_id, claim) = (self.scan_id.take(), self.claim.take());
+        if scan_id.is_none() && claim.is_none() {
+            return;
+        }
+        let (store, tenant) = (self.store.clone(), std::mem::take(&mut self.tenant));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Some(scan_id) = scan_id {
+                    unlock(&store, &tenant, &scan_id).await;
+                }
+                if let Some(claim) = claim {
+                    idempotency::abandon(&store, &claim).await;
+                }
+            });
+        }
     }
 }
 
@@ -117,7 +179,13 @@ async fn unlock(store: &Store, tenant: &str, scan_id: &str) {
     }
 }
 
-async fn run(cx: &mut Context, chosen: &[&Source], http: &reqwest::Client, scan_id: &str) -> Result<ScanReport, E> {
+async fn run(
+    cx: &mut Context,
+    chosen: &[&Source],
+    http: &reqwest::Client,
+    scan_id: &str,
+    held: &Held,
+) -> Result<ScanReport, E> {
     let op = cx.op;
     let started_at = Utc::now();
     let tenant = cx.caller.tenant.clone();
@@ -158,6 +226,7 @@ async fn run(cx: &mut Context, chosen: &[&Source], http: &reqwest::Client, scan_
             }
         }
         results.push(result);
+        held.keep().await;
     }
     cx.progress(total, Some(total), Some("every source scanned")).await;
     let totals = results.iter().fold(ScanTotals { fetched: 0, new: 0, duplicates: 0, failed: 0 }, |t, r| ScanTotals {
