@@ -250,7 +250,7 @@ impl ServerBuilder {
             let mut changes = crate::changes::Changes::default();
             if let Some(announcer) = announcer.as_ref().filter(|_| crate::mcp::has_resources(info)) {
                 changes = changes.announced_by(announcer.clone());
-                announcing.push((api.clone(), changes.clone()));
+                announcing.push((api.operations(), changes.clone()));
             }
             for surface in Surface::all(&Catalog::new([info])) {
                 let gate = state.gate(state.resource(&surface), &catalog).with_changes(changes.clone());

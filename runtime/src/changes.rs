@@ -247,15 +247,14 @@ pub fn affects(change: &Change, tenant: &str, reader: &Operation, values: &[(Str
     true
 }
 
+/// The operations of one service that announces, and its changes.
+pub type Announcing = (&'static [&'static Operation], Changes);
+
 /// Listens, until `stopping` turns `true`, for the calls other replicas announce on the
 /// database at `url` (PostgreSQL), and tells each service's subscribers of its own (`services`:
-/// each service's API and changes). A lost connection tells every subscriber that what it
+/// each service's operations and changes). A lost connection tells every subscriber that what it
 /// watches may have changed, and is opened again.
-pub async fn relay(
-    url: String,
-    services: Vec<(Arc<crate::api::ServiceApi>, Changes)>,
-    mut stopping: tokio::sync::watch::Receiver<bool>,
-) {
+pub async fn relay(url: String, services: Vec<Announcing>, mut stopping: tokio::sync::watch::Receiver<bool>) {
     let lost = || services.iter().for_each(|(_, changes)| changes.publish(Change::Lost));
     // Retried after a second, then twice as long each time up to half a minute while the database
     // stays out of reach.
@@ -318,7 +317,7 @@ const CHECK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Tells the subscribers of the services a notification names of its calls, unless this process
 /// sent it; of everything, when it says calls were dropped.
-fn deliver(services: &[(Arc<crate::api::ServiceApi>, Changes)], payload: &str) {
+fn deliver(services: &[Announcing], payload: &str) {
     let Ok(notification) = serde_json::from_str::<Notification>(payload) else { return };
     if notification.origin == origin() {
         return;
@@ -327,8 +326,9 @@ fn deliver(services: &[(Arc<crate::api::ServiceApi>, Changes)], payload: &str) {
         services.iter().for_each(|(_, changes)| changes.publish(Change::Lost));
     }
     for call in notification.calls {
-        let Some((api, changes)) = services.iter().find(|(api, _)| api.info().name == call.service) else { continue };
-        let Some(op) = api.operation(&call.op) else { continue };
+        let of_service = |(ops, _): &&Announcing| ops.first().is_some_and(|op| op.service.name == call.service);
+        let Some((ops, changes)) = services.iter().find(of_service) else { continue };
+        let Some(op) = ops.iter().copied().find(|op| op.id == call.op) else { continue };
         let path = call
             .path
             .into_iter()
