@@ -87,34 +87,39 @@ fn bearers(tokens: impl IntoIterator<Item = String>) -> Vec<HeaderMap> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_vault_mcp_endpoint_passes_the_official_conformance_suite() {
-    let Some(command) = tests::tool("SPECWRIGHT_MCP_CONFORMANCE") else { return };
+/// The `specwright` binary's services behind a proxy that adds the tokens `tokens` makes, its
+/// public URL the proxy's: that URL, and the server.
+async fn specwright_behind_proxy(
+    tokens: impl FnOnce(&common::TestServer) -> Vec<String>,
+) -> (String, common::TestServer) {
     let proxy = common::proxy::Proxy::bind("").await;
     let public = proxy.origin.clone();
     let server = common::TestServer::start_configured(common::Backend::Sqlite, |c, _| c.public_url = public.clone())
         .await
         .unwrap();
+    proxy.start_adding(&server.base, bearers(tokens(&server)));
+    (public, server)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_vault_mcp_endpoint_passes_the_official_conformance_suite() {
+    let Some(command) = tests::tool("SPECWRIGHT_MCP_CONFORMANCE") else { return };
+    let (public, server) =
+        specwright_behind_proxy(|s| (0..4).map(|_| s.token_for("alice", "acme", "vault:admin")).collect()).await;
     server.tenant("acme", "alice").await;
-    proxy.start_adding(&server.base, bearers((0..4).map(|_| server.token_for("alice", "acme", "vault:admin"))));
     requirement_sets(&command, &format!("{public}/api/mcp"), "vault").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_prospector_mcp_endpoint_passes_the_official_conformance_suite() {
+    let Some(command) = tests::tool("SPECWRIGHT_MCP_CONFORMANCE") else { return };
+    let users = ["alice", "bob", "carol", "dave"];
+    let (public, _server) = specwright_behind_proxy(|s| users.map(|user| s.team_token(user, "acme")).to_vec()).await;
+    requirement_sets(&command, &format!("{public}/v1/prospector/mcp"), "prospector").await;
 }
 
 /// Serves the app `server` makes of a platform whose public URL is a proxy's, behind that proxy
 /// adding tokens of `scope` for `service`; the endpoint's public URL (and the data directory).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_prospector_mcp_endpoint_passes_the_official_conformance_suite() {
-    let Some(command) = tests::tool("SPECWRIGHT_MCP_CONFORMANCE") else { return };
-    let proxy = common::proxy::Proxy::bind("").await;
-    let public = proxy.origin.clone();
-    let server = common::TestServer::start_configured(common::Backend::Sqlite, |c, _| c.public_url = public.clone())
-        .await
-        .unwrap();
-    let users = ["alice", "bob", "carol", "dave"];
-    proxy.start_adding(&server.base, bearers(users.map(|user| server.team_token(user, "acme"))));
-    requirement_sets(&command, &format!("{public}/v1/prospector/mcp"), "prospector").await;
-}
-
 async fn behind_proxy(
     service: &'static support::ServiceInfo,
     scope: &str,

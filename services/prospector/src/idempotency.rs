@@ -145,34 +145,29 @@ pub async fn finish<T: Serialize>(tx: &mut Tx, claim: &Claim, response: &T) -> R
 /// Marks a claimed key as still in use by its operation, which runs longer than a request would
 /// (as a task): it is not taken to belong to a request that died until [`STALE_MS`] after this.
 pub async fn keep(store: &Store, claim: &Claim) {
-    let result = sqlx::query(
-        "UPDATE idempotency_keys SET created_at = $1 WHERE tenant_id = $2 AND operation = $3 AND idem_key = $4 AND state = 'running'",
-    )
-    .bind(now_ms())
-    .bind(&claim.tenant)
-    .bind(claim.operation)
-    .bind(&claim.key)
-    .execute(store.pool())
-    .await;
-    if let Err(e) = result {
+    let sql = "UPDATE idempotency_keys SET created_at = $4 WHERE tenant_id = $1 AND operation = $2 AND idem_key = $3 AND state = 'running'";
+    if let Err(e) = on_running(claim, sqlx::query(sql)).bind(now_ms()).execute(store.pool()).await {
         tracing::warn!(operation = claim.operation, "keeping an idempotency key failed: {e}");
     }
 }
 
 /// Releases a claimed key after the operation failed, so a retry runs it again.
 pub async fn abandon(store: &Store, claim: &Claim) {
-    let result = sqlx::query(
-        "DELETE FROM idempotency_keys WHERE tenant_id = $1 AND operation = $2 AND idem_key = $3 AND state = 'running'",
-    )
-    .bind(&claim.tenant)
-    .bind(claim.operation)
-    .bind(&claim.key)
-    .execute(store.pool())
-    .await;
-    if let Err(e) = result {
+    let sql =
+        "DELETE FROM idempotency_keys WHERE tenant_id = $1 AND operation = $2 AND idem_key = $3 AND state = 'running'";
+    if let Err(e) = on_running(claim, sqlx::query(sql)).execute(store.pool()).await {
         tracing::warn!(
             operation = claim.operation,
             "releasing an idempotency key failed (it expires in 10 minutes): {e}"
         );
     }
+}
+
+/// `query` on the claimed key's row (its first three parameters the claim's tenant, operation
+/// and key).
+fn on_running<'q>(
+    claim: &'q Claim,
+    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
+    query.bind(claim.tenant.as_str()).bind(claim.operation).bind(claim.key.as_str())
 }
