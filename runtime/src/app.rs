@@ -245,15 +245,20 @@ impl ServerBuilder {
         for api in self.services {
             let api = Arc::new(api);
             let info = api.info();
-            // One service's calls are published to its MCP subscribers whichever surface made them,
-            // and announced to the other replicas where there are resources to subscribe to.
-            let mut changes = crate::changes::Changes::default();
-            if let Some(announcer) = announcer.as_ref().filter(|_| crate::mcp::has_resources(info)) {
-                changes = changes.announced_by(announcer.clone());
+            // A service with resources to subscribe to publishes its calls to its MCP subscribers
+            // whichever surface made them, and announces them to the other replicas.
+            let changes = crate::mcp::has_resources(info).then(|| {
+                let changes = crate::changes::Changes::default();
+                let Some(announcer) = &announcer else { return changes };
+                let changes = changes.announced_by(announcer.clone());
                 announcing.push((api.operations(), changes.clone()));
-            }
+                changes
+            });
             for surface in Surface::all(&Catalog::new([info])) {
-                let gate = state.gate(state.resource(&surface), &catalog).with_changes(changes.clone());
+                let mut gate = state.gate(state.resource(&surface), &catalog);
+                if let Some(changes) = &changes {
+                    gate = gate.with_changes(changes.clone());
+                }
                 if surface.mcp {
                     let gate = Arc::new(gate);
                     let mcp = crate::mcp::router(

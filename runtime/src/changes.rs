@@ -1,9 +1,9 @@
 //! Which calls change which MCP resources, and the news of each change for the clients subscribed
 //! to them (`resources/subscribe` before 2026-07-28, `subscriptions/listen` since).
 //!
-//! A call that may change data (any operation but a `GET` or one the spec marks `read_only`) is
-//! published once it has succeeded and committed, with its caller's tenant and the path
-//! parameters it addressed, on its service's [`Changes`], whatever surface it came through (REST,
+//! A call that may change data (any operation the spec does not mark `read_only`, which every
+//! `GET` is unless its spec says otherwise) is published once it has succeeded and committed,
+//! with its caller's tenant and the path parameters it addressed, on its service's [`Changes`], whatever surface it came through (REST,
 //! MCP, the console). A resource of the same service and tenant may have changed with it when:
 //!
 //! - the resource has no variables (a list, a count, any view of the tenant's data): with every
@@ -210,10 +210,10 @@ impl Changes {
     }
 }
 
-/// Whether a call of an operation that may change data is published: one that succeeded and is
-/// neither a `GET` nor marked `read_only`.
+/// Whether a call of an operation is published: one the spec does not say changes nothing
+/// (`read_only`, which every `GET` is unless its spec says otherwise).
 pub fn publishes(op: &Operation) -> bool {
-    !op.read_only && op.method != support::Method::Get
+    !op.read_only
 }
 
 /// Whether `change` may have changed, for `tenant`, the resource that `reader` reads with
@@ -418,7 +418,7 @@ mod tests {
     #[test]
     fn only_calls_that_may_write_are_published() {
         assert!(publishes(op("update", Method::Patch, "/items/{id}")));
-        assert!(!publishes(op("get", Method::Get, "/items/{id}")));
+        assert!(!publishes(&Operation { read_only: true, ..*op("get", Method::Get, "/items/{id}") }));
         let search = Operation { read_only: true, ..*op("search", Method::Post, "/items/search") };
         assert!(!publishes(&search));
     }

@@ -333,8 +333,12 @@ pub fn scalar_text(value: &Value) -> String {
     value.as_str().map_or_else(|| value.to_string(), str::to_string)
 }
 
-/// The values of `op`'s path parameters among its decoded `fields`, as text, in the route's order.
+/// The values of `op`'s path parameters among its decoded `fields`, as text, in the route's order;
+/// none for a read-only operation, whose call changes nothing anyone is told of.
 fn path_values(op: &'static Operation, fields: &Map<String, Value>) -> Vec<(&'static str, String)> {
+    if op.read_only {
+        return Vec::new();
+    }
     op.input
         .iter()
         .filter(|f| f.location == Location::Path)

@@ -17,7 +17,8 @@ pub struct Touched {
     /// The spec's `audit_targets`, for the call's audit row.
     pub targets: Vec<String>,
     /// The operation's path parameters with their values as text, in the route's order: the item
-    /// the call addresses (whose readers a write may have changed).
+    /// the call addresses, whose readers a call that may change data may have changed (none for an
+    /// operation whose spec says it changes nothing, `read_only`).
     pub path: Vec<(&'static str, String)>,
 }
 
