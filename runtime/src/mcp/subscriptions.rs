@@ -20,11 +20,11 @@ use crate::api::ServiceApi;
 use crate::changes::{Change, Changes, affects};
 
 /// The most resources one session or one listen stream watches.
-pub(super) const MAX_WATCHED: usize = 64;
+const MAX_WATCHED: usize = 64;
 
 /// One resource watched: its URI as the client named it, the operation reading it and the
 /// values of its variables.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) struct Watched {
     uri: String,
     reader: &'static Operation,
