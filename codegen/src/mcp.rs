@@ -1,5 +1,5 @@
 //! MCP descriptors: each tool's (name, description with its `SCOPE:` line, input and output
-//! schemas, annotations derived from the operation's method), and the catalog of resources,
+//! schemas, annotations derived from the operation's method, task support), and the catalog of resources,
 //! resource templates, prompts and completion sources.
 
 use serde_json::{Value, json};
@@ -40,6 +40,11 @@ pub fn descriptors(api: &Api, doc: &Value) -> Value {
             d["outputSchema"] = out;
         }
         d["annotations"] = annotations;
+        // Protocol revision 2025-11-25 lists a tool's task support on it (the client decides
+        // there that a call is a task); the 2026-07-28 tool has no such field.
+        if let Some(task) = tool.task {
+            d["execution"] = json!({ "taskSupport": task });
+        }
         d["_meta"] = json!({ SCOPE_META_KEY: scope, OPERATION_META_KEY: op.id() });
         Some(d)
     });

@@ -383,7 +383,12 @@ async fn within<F: Future>(round: Round, call: F) -> Result<(F::Output, Round), 
 
 /// Asks a session's client `ask` directly; its answer as JSON.
 async fn ask_peer(peer: &Peer<RoleServer>, ask: &Ask) -> Result<Value, String> {
-    let request: InputRequest = serde_json::from_value(ask.request()).map_err(|e| e.to_string())?;
+    send(peer, ask.request()).await
+}
+
+/// Sends `request` (an input request: `{method, params}`) to a session's client; its answer.
+pub(crate) async fn send(peer: &Peer<RoleServer>, request: Value) -> Result<Value, String> {
+    let request: InputRequest = serde_json::from_value(request).map_err(|e| e.to_string())?;
     let request = match request {
         InputRequest::CreateMessage(r) => ServerRequest::CreateMessageRequest(r),
         InputRequest::Elicitation(r) => ServerRequest::ElicitRequest(r),

@@ -18,6 +18,7 @@ mod reads;
 mod scopes;
 mod sessions;
 mod subscriptions;
+mod tasks_2025;
 
 use std::sync::Arc;
 
@@ -81,6 +82,9 @@ pub struct ToolServer {
     stopping: tokio::sync::watch::Receiver<bool>,
     /// Where tool calls that go on in the background are kept, when a tool may.
     tasks: Option<crate::tasks::Tasks>,
+    /// How long a `tasks/result` of revision 2025-11-25 waits for its task, within the request's
+    /// time limit.
+    result_wait: std::time::Duration,
 }
 
 impl ToolServer {
@@ -110,6 +114,7 @@ impl ToolServer {
             watching: Arc::default(),
             stopping,
             tasks,
+            result_wait: std::time::Duration::from_secs(28),
         })
     }
 
@@ -410,6 +415,26 @@ impl ServerHandler for ToolServer {
     ) -> Result<(), McpError> {
         self.task_store()?.cancel(&caller_of(&context)?, &request.task_id).await
     }
+
+    /// Revision 2025-11-25's `tasks/result` within a session ([`tasks_2025`]): any other method
+    /// rmcp does not know is not one.
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        let legacy = context.meta.protocol_version().is_none();
+        let id = request.params.as_ref().and_then(|p| p.get("taskId")).and_then(Value::as_str);
+        match (request.method.as_str(), &self.tasks, id) {
+            ("tasks/result", Some(tasks), Some(id)) if legacy => {
+                let caller = caller_of(&context)?;
+                let result = tasks_2025::result(tasks, &caller, id, self.result_wait, Some(&context.peer)).await?;
+                Ok(rmcp::model::CustomResult(result))
+            }
+            ("tasks/result", Some(_), None) if legacy => Err(McpError::invalid_params("`taskId` is required", None)),
+            _ => Err(McpError::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, request.method, None)),
+        }
+    }
 }
 
 /// What the auth layer needs.
@@ -601,8 +626,12 @@ pub fn router(
     let Some(path) = api.info().mcp_path.filter(|_| api.has_mcp()) else {
         return Ok(None);
     };
-    let handler = ToolServer::new(api.clone(), gate.clone(), config.url("").trim_end_matches('/'), stopping)?;
+    let mut handler = ToolServer::new(api.clone(), gate.clone(), config.url("").trim_end_matches('/'), stopping)?;
     let catalog = handler.catalog.clone();
+    // Clients of 2025-11-25 run tasks as that revision has them, from the same store.
+    handler.result_wait = config.http.request_timeout.saturating_sub(std::time::Duration::from_secs(2));
+    let legacy =
+        handler.tasks.clone().map(|tasks| tasks_2025::Legacy { api: api.clone(), tasks, wait: handler.result_wait });
     let mut transport = transport_config(config);
     let sessions = handler.sessions;
     transport.legacy_session_mode = sessions;
@@ -616,6 +645,10 @@ pub fn router(
             .route_service(path, StreamableHttpService::new(move || Ok(handler.for_session()), sessions, transport))
     };
     let owners = sessions.then(|| Arc::new(sessions::Owners::default()));
+    let route = match legacy {
+        Some(legacy) => route.layer(middleware::from_fn_with_state(legacy, tasks_2025::serve)),
+        None => route,
+    };
     let guard = Guard { api, gate, catalog, body_limit, owners };
     let route = route
         .layer(middleware::from_fn_with_state(body_limit, jsonrpc::check))

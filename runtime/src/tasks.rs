@@ -244,6 +244,49 @@ impl Tasks {
         Ok(self.find(caller, id).await?.detailed())
     }
 
+    /// The caller's unexpired tasks, newest first, `limit` at most, after the one `after` names
+    /// (its creation time and id, as the previous page's last task gives them).
+    pub(crate) async fn list(
+        &self,
+        caller: &Caller,
+        after: Option<(i64, String)>,
+        limit: usize,
+    ) -> Result<Vec<(i64, DetailedTask)>, McpError> {
+        let page = if after.is_some() { " AND (created_at < $5 OR (created_at = $5 AND id < $6))" } else { "" };
+        let select = format!(
+            "SELECT {COLUMNS} FROM mcp_tasks WHERE service = $1 AND tenant_id = $2 AND subject = $3 \
+             AND expires_at >= $4{page} ORDER BY created_at DESC, id DESC LIMIT {limit}"
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(select))
+            .bind(self.service)
+            .bind(&caller.tenant)
+            .bind(&caller.subject)
+            .bind(now_ms());
+        if let Some((created, id)) = after {
+            query = query.bind(created).bind(id);
+        }
+        let rows = query.fetch_all(self.store.readers()).await.map_err(storage)?;
+        let mut tasks = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let record = record(row).map_err(storage)?;
+            // A task whose runner went silent is failed as `tasks/get` would find it.
+            let stale = matches!(record.status.as_str(), "working" | "input_required")
+                && now_ms() - record.heartbeat_at > STALE_MS;
+            let record = if stale { self.find(caller, &record.id).await? } else { record };
+            tasks.push((record.created_at, record.detailed()));
+        }
+        Ok(tasks)
+    }
+
+    /// A finished task of `tool` for `caller`, for a call that ended before it went to the
+    /// background when its client asked for a task (the protocol revisions where the client, not
+    /// the operation, decides that a call is a task).
+    pub(crate) async fn ended(&self, caller: &Caller, tool: &str, end: End) -> Result<DetailedTask, McpError> {
+        let task = self.create(caller, tool).await?;
+        self.finish(&task.task_id, end).await;
+        self.get(caller, &task.task_id).await
+    }
+
     /// `tasks/cancel`: a running task is cancelled (its runner stops), a finished one stays.
     pub(crate) async fn cancel(&self, caller: &Caller, id: &str) -> Result<(), McpError> {
         self.find(caller, id).await?;

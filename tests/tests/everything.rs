@@ -451,6 +451,19 @@ async fn a_prompt_that_asks_its_user_first_is_given_with_the_answer() {
 /// A 2025-11-25 `tools/call` of `tool` with `arguments` in session `session`, answering each
 /// request the server sends on the call's stream with `reply`: the requests, then the result.
 async fn call_answering(s: &Served, session: &str, tool: &str, arguments: Value, reply: Value) -> (Vec<Value>, Value) {
+    let params = json!({"name": tool, "arguments": arguments});
+    request_answering(s, session, "tools/call", params, reply).await
+}
+
+/// A 2025-11-25 request of `method` in session `session`, answering each request the server
+/// sends on its stream with `reply`: the requests, then the answer.
+async fn request_answering(
+    s: &Served,
+    session: &str,
+    method: &str,
+    params: Value,
+    reply: Value,
+) -> (Vec<Value>, Value) {
     let client = reqwest::Client::new();
     let post = |body: Value| {
         client
@@ -462,8 +475,7 @@ async fn call_answering(s: &Served, session: &str, tool: &str, arguments: Value,
             .json(&body)
             .send()
     };
-    let call =
-        json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
+    let call = json!({"jsonrpc": "2.0", "id": 11, "method": method, "params": params});
     let mut resp = post(call).await.unwrap();
     assert_eq!(resp.status(), 200);
     let (mut buffer, mut asked) = (String::new(), Vec::new());
@@ -485,7 +497,7 @@ async fn call_answering(s: &Served, session: &str, tool: &str, arguments: Value,
             }
         }
     }
-    panic!("the stream ended without the result; asked {asked:?}");
+    panic!("the stream ended without the answer; asked {asked:?}");
 }
 
 #[tokio::test]
@@ -560,4 +572,73 @@ async fn a_session_subscribes_to_a_resource_hears_of_its_changes_on_its_stream_a
     assert_eq!(s.rpc("resources/subscribe", json!({"uri": "test://static-text"})).await, json!({}));
     s.call("test_touch_watched_resource").await;
     assert_eq!(stream.next().await["params"]["uri"], "test://static-text");
+}
+
+/// Tasks as revision 2025-11-25 has them, within a session: the client asks for one with `task`;
+/// a tool that cannot be one, or one called without it that must be, is `-32601`; cancelled
+/// while it works, a task stays cancelled and has no result; a tool's error result is a failed
+/// task whose result is that error result, and a server fault one whose result is its JSON-RPC
+/// error.
+#[tokio::test]
+async fn tasks_of_revision_2025_11_25_run_within_a_session() {
+    let s = serve().await;
+    let task = |tool: &str, arguments: Value| json!({"name": tool, "arguments": arguments, "task": {"ttl": 1000}});
+    let created = s.rpc("tools/call", task("slow_compute", json!({"seconds": 60}))).await;
+    let id = created["task"]["taskId"].as_str().unwrap().to_string();
+    assert_eq!(created["task"]["status"], "working", "{created}");
+    let cancelled = s.rpc("tasks/cancel", json!({"taskId": id})).await;
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    assert_eq!(s.rpc("tasks/get", json!({"taskId": id})).await["status"], "cancelled");
+    let result = s.answer("tasks/result", json!({"taskId": id})).await;
+    assert_eq!(result["error"]["code"], -32602, "{result}");
+
+    assert_eq!(s.answer("tools/call", task("greet", json!({"name": "a"}))).await["error"]["code"], -32601);
+    let untasked = s.answer("tools/call", json!({"name": "failing_job", "arguments": {}})).await;
+    assert_eq!(untasked["error"]["code"], -32601, "{untasked}");
+
+    let failing = s.rpc("tools/call", task("failing_job", json!({}))).await["task"]["taskId"].clone();
+    let broken = s.rpc("tools/call", task("protocol_error_job", json!({}))).await["task"]["taskId"].clone();
+    for (id, code) in [(failing, None), (broken, Some(-32603))] {
+        let mut got = Value::Null;
+        for _ in 0..100 {
+            got = s.rpc("tasks/get", json!({"taskId": id})).await;
+            if got["status"] != "working" {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert_eq!(got["status"], "failed", "{got}");
+        assert!(got["statusMessage"].as_str().is_some_and(|m| !m.is_empty()), "{got}");
+        let result = s.answer("tasks/result", json!({"taskId": id})).await;
+        match code {
+            None => assert_eq!(result["result"]["isError"], true, "{result}"),
+            Some(code) => assert_eq!(result["error"]["code"], code, "{result}"),
+        }
+    }
+}
+
+/// Input a 2025-11-25 task asks for once in the background is asked of its client on the stream
+/// of its `tasks/result`, naming the task; answered, the task goes on to its result.
+#[tokio::test]
+async fn a_task_of_revision_2025_11_25_asks_its_input_on_the_stream_of_its_result() {
+    let s = serve().await;
+    let call = json!({"name": "confirm_delete", "arguments": {"filename": "a.txt"}, "task": {}});
+    let id = s.rpc("tools/call", call).await["task"]["taskId"].as_str().unwrap().to_string();
+    let mut status = Value::Null;
+    for _ in 0..100 {
+        status = s.rpc("tasks/get", json!({"taskId": id})).await["status"].clone();
+        if status == "input_required" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, "input_required");
+    let reply = accepted(json!({"ok": true}));
+    let (asked, done) = request_answering(&s, &s.session, "tasks/result", json!({"taskId": id}), reply).await;
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["method"], "elicitation/create");
+    assert_eq!(asked[0]["params"]["message"], "Delete a.txt?");
+    assert_eq!(asked[0]["params"]["_meta"]["io.modelcontextprotocol/related-task"], json!({"taskId": id}));
+    assert_eq!(done["result"]["content"][0]["text"], "Deleted a.txt.", "{done}");
+    assert_eq!(done["result"]["_meta"]["io.modelcontextprotocol/related-task"], json!({"taskId": id}));
 }

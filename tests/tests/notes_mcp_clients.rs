@@ -65,7 +65,7 @@ async fn the_mcp_inspector_cli_lists_and_reads_resources_and_gets_prompts() {
 }
 
 #[tokio::test]
-async fn the_typescript_client_reads_resources_gets_prompts_and_completes_in_both_revisions() {
+async fn the_typescript_client_reads_resources_gets_prompts_completes_and_runs_a_task_in_both_revisions() {
     let Some(modules) = tests::tool("SPECWRIGHT_MCP_CLIENT_NODE_MODULES") else {
         return;
     };
@@ -91,5 +91,14 @@ async fn the_typescript_client_reads_resources_gets_prompts_and_completes_in_bot
         );
         assert_eq!(summary["labels"], json!(["work"]), "{summary}");
         assert_eq!((summary["resources"].as_u64(), summary["templates"].as_u64()), (Some(4), Some(3)), "{summary}");
+        // The export ran as a task in the revision's own form to its end; 2025-11-25 lists tasks.
+        let (inventory, listed) =
+            if mode == "legacy" { ("server-list", json!(true)) } else { ("known-handles", Value::Null) };
+        assert_eq!(summary["task"]["status"], "completed", "{summary}");
+        assert_eq!(
+            (&summary["task"]["inventory"], &summary["task"]["listed"]),
+            (&json!(inventory), &listed),
+            "{summary}"
+        );
     }
 }

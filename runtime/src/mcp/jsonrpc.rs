@@ -13,6 +13,7 @@ use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::model::{ClientJsonRpcMessage, ErrorCode};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 /// Why a body is not one JSON-RPC message the server can read.
@@ -52,7 +53,8 @@ fn readable_id(obj: &Map<String, Value>) -> Option<Value> {
 #[derive(Debug, Clone)]
 pub(super) struct Parsed(pub Value);
 
-fn classify(body: &[u8], parsed: Option<Value>) -> Result<(), Refusal> {
+/// The message, once it is one (for the layers inside, which read it instead of parsing it again).
+fn classify(body: &[u8], parsed: Option<Value>) -> Result<Value, Refusal> {
     let value: Value = match parsed {
         Some(value) => value,
         None => serde_json::from_slice(body)
@@ -95,10 +97,13 @@ fn classify(body: &[u8], parsed: Option<Value>) -> Result<(), Refusal> {
         }
     };
     // The envelope is sound; what rmcp still cannot read is a known method's parameters.
-    serde_json::from_value::<ClientJsonRpcMessage>(value).map(drop).map_err(|e| {
-        let code = if has_method { ErrorCode::INVALID_PARAMS } else { ErrorCode::INVALID_REQUEST };
-        Refusal::new(code, id, e.to_string())
-    })
+    match ClientJsonRpcMessage::deserialize(&value) {
+        Ok(_) => Ok(value),
+        Err(e) => {
+            let code = if has_method { ErrorCode::INVALID_PARAMS } else { ErrorCode::INVALID_REQUEST };
+            Err(Refusal::new(code, id, e.to_string()))
+        }
+    }
 }
 
 /// A JSON-RPC error response with `status`.
@@ -188,9 +193,10 @@ pub(super) async fn check(State(limit): State<usize>, request: Request, next: Ne
     };
     let parsed = parts.extensions.remove::<Parsed>().map(|p| p.0);
     let id = parsed.as_ref().and_then(|v| v.as_object()).and_then(readable_id);
-    if let Err(refusal) = classify(&bytes, parsed) {
-        return answer(StatusCode::BAD_REQUEST, &refusal, rid);
-    }
+    match classify(&bytes, parsed) {
+        Ok(message) => parts.extensions.insert(Parsed(message)),
+        Err(refusal) => return answer(StatusCode::BAD_REQUEST, &refusal, rid),
+    };
     framed(next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await, id, None, rid).await
 }
 
