@@ -64,12 +64,12 @@ pub const OPTIONAL_TOOLS: &[OptionalTool] = &[
     OptionalTool {
         var: "SPECWRIGHT_MCP_CLIENT_NODE_MODULES",
         what: "the TypeScript MCP client 2.x",
-        suite: "MCP sign-in, step-up and both revisions, and notes' resources, prompts and completions, with the official TypeScript client (mcp_clients.rs, notes_mcp_clients.rs)",
+        suite: "MCP sign-in, step-up and both revisions, and notes' resources, prompts, completions and its export as a task, with the official TypeScript client and its tasks package (mcp_clients.rs, notes_mcp_clients.rs)",
     },
     OptionalTool {
         var: "SPECWRIGHT_MCP_INSPECTOR",
         what: "the MCP Inspector CLI",
-        suite: "MCP end to end with the MCP Inspector CLI: tools, notes' resources and prompts (mcp_clients.rs, notes_mcp_clients.rs)",
+        suite: "MCP end to end with the MCP Inspector CLI: tools, notes' resources, prompts and its export as a task (mcp_clients.rs, notes_mcp_clients.rs)",
     },
     OptionalTool {
         var: "SPECWRIGHT_PLAYWRIGHT_NODE_MODULES",

@@ -181,7 +181,7 @@ async fn the_mcp_inspector_cli_lists_and_calls_tools() {
     );
     let (ok, out) = run(denied).await;
     assert!(
-        !ok && out.contains("-31403") && out.contains("vault:write"),
+        !ok && out.contains("nsufficient scope") && out.contains("vault:write"),
         "a write tool with a read token fails naming the scope:\n{out}"
     );
 }

@@ -1,5 +1,5 @@
-//! Official MCP clients against the notes binary's resources, prompts and completions: the MCP
-//! Inspector's CLI and the TypeScript client 2.x in both protocol eras. Each is skipped (named by
+//! Official MCP clients against the notes binary's resources, prompts, completions and its export
+//! as a task: the MCP Inspector's CLI and the TypeScript client 2.x in both protocol eras. Each is skipped (named by
 //! `skipped_suites`) where its tool is not installed, and required under CI.
 
 mod notes_server;
@@ -30,7 +30,7 @@ async fn run(program: String, args: Vec<String>, env: Vec<(&'static str, String)
 }
 
 #[tokio::test]
-async fn the_mcp_inspector_cli_lists_and_reads_resources_and_gets_prompts() {
+async fn the_mcp_inspector_cli_lists_and_reads_resources_gets_prompts_and_runs_a_task() {
     let Some(inspector) = tests::tool("SPECWRIGHT_MCP_INSPECTOR") else {
         return;
     };
@@ -62,6 +62,11 @@ async fn the_mcp_inspector_cli_lists_and_reads_resources_and_gets_prompts() {
     let (ok, out) =
         call("prompts/get", &["--prompt-name", "summarize_note", "--prompt-args", &format!("id={id}")]).await;
     assert!(ok && out.contains("For the clients") && out.contains("\"resource\""), "prompts/get:\n{out}");
+    // On 2026-07-28 the export is a task the Inspector polls to its end: the export done (a call
+    // in the request answers it started, `pending`).
+    let (ok, out) = call("tools/call", &["--tool-name", "notes.export", "--protocol-era", "modern"]).await;
+    let answer: Value = serde_json::from_str(&out).unwrap_or_else(|_| panic!("tools/call:\n{out}"));
+    assert!(ok && answer["structuredContent"]["state"] == "done", "tools/call as a task:\n{out}");
 }
 
 #[tokio::test]
