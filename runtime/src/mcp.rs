@@ -630,8 +630,10 @@ pub fn router(
     let catalog = handler.catalog.clone();
     // Clients of 2025-11-25 run tasks as that revision has them, from the same store.
     handler.result_wait = config.http.request_timeout.saturating_sub(std::time::Duration::from_secs(2));
-    let legacy =
-        handler.tasks.clone().map(|tasks| tasks_2025::Legacy { api: api.clone(), tasks, wait: handler.result_wait });
+    let legacy = match handler.tasks.clone() {
+        Some(tasks) => Some(tasks_2025::Legacy::new(api.clone(), tasks, handler.result_wait)?),
+        None => None,
+    };
     let mut transport = transport_config(config);
     let sessions = handler.sessions;
     transport.legacy_session_mode = sessions;

@@ -71,20 +71,6 @@ pub enum TaskSupport {
     Required,
 }
 
-impl TaskSupport {
-    /// The tool's `execution` in protocol revision 2025-11-25's tool list (`taskSupport`
-    /// `optional` or `required`), where the client decides that a call is a task; `None` for a
-    /// tool that never is one (the revision's default).
-    pub fn execution(self) -> Option<serde_json::Value> {
-        let word = match self {
-            TaskSupport::Never => return None,
-            TaskSupport::Optional => "optional",
-            TaskSupport::Required => "required",
-        };
-        Some(serde_json::json!({ "taskSupport": word }))
-    }
-}
-
 /// One route (and MCP tool) of a service: everything per-operation layers need, with no strings
 /// to match on paths.
 #[derive(Debug)]

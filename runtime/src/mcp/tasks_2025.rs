@@ -21,6 +21,7 @@
 //!   the client's `tasks/result` (each request naming the task in `_meta`); rmcp hands that
 //!   request to [`super::ToolServer`], which can send on the session.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -54,10 +55,24 @@ const RESULT_POLL: Duration = Duration::from_millis(200);
 /// What the layer needs.
 #[derive(Clone)]
 pub(super) struct Legacy {
-    pub(super) api: Arc<ServiceApi>,
-    pub(super) tasks: Tasks,
+    api: Arc<ServiceApi>,
+    tasks: Tasks,
     /// How long `tasks/result` waits, within the request's time limit.
-    pub(super) wait: Duration,
+    wait: Duration,
+    /// Each task tool's `execution`, as its generated descriptor has it (rmcp's tool has no
+    /// such field, so the list it answers lacks it).
+    executions: Arc<HashMap<String, Value>>,
+}
+
+impl Legacy {
+    pub(super) fn new(api: Arc<ServiceApi>, tasks: Tasks, wait: Duration) -> anyhow::Result<Legacy> {
+        let tools: Vec<Value> = serde_json::from_str(api.info().tools_json)?;
+        let executions = tools
+            .into_iter()
+            .filter_map(|tool| Some((tool.get("name")?.as_str()?.to_string(), tool.get("execution")?.clone())))
+            .collect();
+        Ok(Legacy { api, tasks, wait, executions: Arc::new(executions) })
+    }
 }
 
 /// The layer: answers this revision's task methods and translates its task-augmented calls; any
@@ -84,10 +99,10 @@ pub(super) async fn serve(State(legacy): State<Legacy>, request: Request, next: 
     let task_id = params.get("taskId").and_then(Value::as_str).map(str::to_string);
     let answer = match (method, caller, task_id) {
         ("tools/list", ..) => {
-            let api = legacy.api.clone();
-            return rewrite(next.run(request).await, &id, move |result| task_support(&api, result)).await;
+            let executions = legacy.executions.clone();
+            return rewrite(next.run(request).await, &id, move |result| task_support(&executions, result)).await;
         }
-        ("tools/call", Some(caller), _) => return legacy.call(request, next, id, &params, caller).await,
+        ("tools/call", Some(caller), _) => return legacy.call(request, next, message, caller).await,
         ("tasks/get", Some(caller), Some(task)) => legacy.tasks.get(&caller, &task).await.map(|t| wire_task(&t)),
         ("tasks/cancel", Some(caller), Some(task)) => legacy.cancel(&caller, &task).await,
         // Within a session the protocol layer answers it: it can ask the client the task's input.
@@ -107,10 +122,11 @@ pub(super) async fn serve(State(legacy): State<Legacy>, request: Request, next: 
 impl Legacy {
     /// A `tools/call`: with `task`, run as a task (through the extension's path in rmcp, which
     /// the request is rewritten to declare) and answered as this revision's `CreateTaskResult`.
-    async fn call(&self, request: Request, next: Next, id: Value, params: &Value, caller: Caller) -> Response {
-        let name = params.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+    async fn call(&self, request: Request, next: Next, mut message: Value, caller: Caller) -> Response {
+        let id = message.get("id").cloned().unwrap_or(Value::Null);
+        let name = message.pointer("/params/name").and_then(Value::as_str).unwrap_or_default().to_string();
         let Some(op) = self.api.tool(&name) else { return next.run(request).await };
-        let asked = params.get("task").is_some_and(|t| !t.is_null());
+        let asked = message.pointer("/params/task").is_some_and(|t| !t.is_null());
         let refusal = match (op.task, asked) {
             (TaskSupport::Never, true) => Some(format!("tool {name} does not run as a task: call it without `task`")),
             (TaskSupport::Required, false) => Some(format!("tool {name} runs only as a task: call it with `task`")),
@@ -122,13 +138,7 @@ impl Legacy {
         if !asked {
             return next.run(request).await;
         }
-        let (mut parts, body) = request.into_parts();
-        let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
-            return reply(&id, Err(json!({ "code": -32603, "message": "the request could not be read again" })));
-        };
-        let Ok(mut message) = serde_json::from_slice::<Value>(&bytes) else {
-            return next.run(Request::from_parts(parts, Body::from(bytes))).await;
-        };
+        let (mut parts, _) = request.into_parts();
         declare_extension(&mut message);
         let body = Bytes::from(message.to_string());
         parts.headers.remove(header::CONTENT_LENGTH);
@@ -325,12 +335,11 @@ fn declare_tasks(result: &mut Value) {
 }
 
 /// `tools/list`'s answer says which tools may, or must, run as a task.
-fn task_support(api: &ServiceApi, result: &mut Value) {
+fn task_support(executions: &HashMap<String, Value>, result: &mut Value) {
     let Some(tools) = result.get_mut("tools").and_then(Value::as_array_mut) else { return };
     for tool in tools {
-        let op = tool.get("name").and_then(Value::as_str).and_then(|name| api.tool(name));
-        if let Some(execution) = op.and_then(|op| op.task.execution()) {
-            tool["execution"] = execution;
+        if let Some(execution) = tool.get("name").and_then(Value::as_str).and_then(|name| executions.get(name)) {
+            tool["execution"] = execution.clone();
         }
     }
 }
