@@ -20,8 +20,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientCapabilities, ErrorCode, InputRequest, InputRequiredResult, InputResponses, RequestStateCodec, SealOptions,
-    ServerRequest,
+    ClientCapabilities, ErrorCode, GetExtensions, InputRequest, InputRequiredResult, InputResponses, RequestId,
+    RequestStateCodec, SealOptions, ServerRequest,
 };
 use rmcp::service::Peer;
 use rmcp::{ErrorData as McpError, RoleServer};
@@ -307,12 +307,13 @@ impl Inputs {
     }
 }
 
-/// Runs `call` for a client of a session, which is asked each input directly on the request's
-/// stream (server-to-client requests, MCP 2025-11-25 and before) as the call reaches it.
-pub(crate) async fn live<F: Future>(peer: Peer<RoleServer>, call: F) -> Result<F::Output, McpError> {
+/// Runs `call` for a client of a session, which is asked each input directly on the stream of
+/// request `origin` (server-to-client requests, MCP 2025-11-25 and before) as the call reaches
+/// it, even where the call runs on a task of its own (a call that may become an MCP task).
+pub(crate) async fn live<F: Future>(peer: Peer<RoleServer>, origin: RequestId, call: F) -> Result<F::Output, McpError> {
     let capabilities = peer.peer_info().and_then(|info| serde_json::to_value(&info.capabilities).ok());
-    let round =
-        Round { capabilities: capabilities.unwrap_or(Value::Null), live: Some(Live::Peer(peer)), ..Round::default() };
+    let live = Some(Live::Peer(peer, origin));
+    let round = Round { capabilities: capabilities.unwrap_or(Value::Null), live, ..Round::default() };
     Ok(within(round, call).await?.0)
 }
 
@@ -326,8 +327,8 @@ pub(crate) type Asker = Arc<
 /// Who answers a call's input at once.
 #[derive(Clone)]
 enum Live {
-    /// A session's client, asked by a request on the call's stream.
-    Peer(Peer<RoleServer>),
+    /// A session's client, asked by a request on the stream of the call's request.
+    Peer(Peer<RoleServer>, RequestId),
     /// The client of the task the call became, through the task (`tasks/get`, `tasks/update`).
     Task(Asker),
 }
@@ -336,8 +337,8 @@ impl Live {
     /// The answers to `asks` (key, request), all asked together.
     async fn ask(&self, asks: &[(&str, &Ask)]) -> Result<Vec<Value>, String> {
         match self {
-            Live::Peer(peer) => {
-                let asked = asks.iter().map(|(_, ask)| ask_peer(peer, ask));
+            Live::Peer(peer, origin) => {
+                let asked = asks.iter().map(|(_, ask)| send(peer, Some(origin), ask.request()));
                 futures_util::future::join_all(asked).await.into_iter().collect()
             }
             Live::Task(asker) => {
@@ -381,13 +382,9 @@ async fn within<F: Future>(round: Round, call: F) -> Result<(F::Output, Round), 
     Ok((output, round))
 }
 
-/// Asks a session's client `ask` directly; its answer as JSON.
-async fn ask_peer(peer: &Peer<RoleServer>, ask: &Ask) -> Result<Value, String> {
-    send(peer, ask.request()).await
-}
-
-/// Sends `request` (an input request: `{method, params}`) to a session's client; its answer.
-pub(crate) async fn send(peer: &Peer<RoleServer>, request: Value) -> Result<Value, String> {
+/// Sends `request` (an input request: `{method, params}`) to a session's client, on the stream of
+/// request `origin` (by default the one being handled); its answer.
+pub(crate) async fn send(peer: &Peer<RoleServer>, origin: Option<&RequestId>, request: Value) -> Result<Value, String> {
     let request: InputRequest = serde_json::from_value(request).map_err(|e| e.to_string())?;
     let request = match request {
         InputRequest::CreateMessage(r) => ServerRequest::CreateMessageRequest(r),
@@ -395,6 +392,10 @@ pub(crate) async fn send(peer: &Peer<RoleServer>, request: Value) -> Result<Valu
         InputRequest::ListRoots(r) => ServerRequest::ListRootsRequest(r),
         other => return Err(format!("no request of a session: {other:?}")),
     };
+    let mut request = request;
+    if let Some(origin) = origin {
+        request.extensions_mut().insert(rmcp::service::OriginatingRequestId(origin.clone()));
+    }
     let result = peer.send_request(request).await.map_err(|e| e.to_string())?;
     serde_json::to_value(result).map_err(|e| e.to_string())
 }

@@ -19,13 +19,14 @@ mod scopes;
 mod sessions;
 mod subscriptions;
 mod tasks_2025;
+mod transport;
 
 use std::sync::Arc;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::ServerHandler;
@@ -36,9 +37,9 @@ use rmcp::model::{
     Reference, ServerCapabilities, Tool,
 };
 use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
 use support::{request_id, scalar_text};
@@ -377,6 +378,14 @@ impl ServerHandler for ToolServer {
         let Some(op) = self.api.tool(&request.name) else {
             return Err(McpError::invalid_params(format!("unknown tool: {}", request.name), None));
         };
+        // A client of 2025-11-25 says itself whether a call is a task ([`tasks_2025`]).
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        if let Some(refused) = parts
+            .and_then(|p| p.extensions.get::<tasks_2025::Asked>())
+            .and_then(|asked| tasks_2025::refusal(&request.name, op.task, *asked))
+        {
+            return Err(refused);
+        }
         let declared = context.client_capabilities().is_some_and(|c| c.supports_tasks());
         match (op.task, &self.tasks) {
             (support::TaskSupport::Never, _) => self.call(op, request, &context, caller).await,
@@ -416,24 +425,26 @@ impl ServerHandler for ToolServer {
         self.task_store()?.cancel(&caller_of(&context)?, &request.task_id).await
     }
 
-    /// Revision 2025-11-25's `tasks/result` within a session ([`tasks_2025`]): any other method
-    /// rmcp does not know is not one.
+    /// Revision 2025-11-25's task methods ([`tasks_2025`]); any other method rmcp does not know
+    /// is not one.
     async fn on_custom_request(
         &self,
         request: rmcp::model::CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, McpError> {
-        let legacy = context.meta.protocol_version().is_none();
-        let id = request.params.as_ref().and_then(|p| p.get("taskId")).and_then(Value::as_str);
-        match (request.method.as_str(), &self.tasks, id) {
-            ("tasks/result", Some(tasks), Some(id)) if legacy => {
-                let caller = caller_of(&context)?;
-                let result = tasks_2025::result(tasks, &caller, id, self.result_wait, Some(&context.peer)).await?;
-                Ok(rmcp::model::CustomResult(result))
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        let legacy = parts.is_some_and(tasks_2025::of_revision) && context.meta.protocol_version().is_none();
+        if let (Some(tasks), true) = (&self.tasks, legacy) {
+            // Input a task waits for can be asked only within a session.
+            let session = parts.is_some_and(|p| p.headers.contains_key("mcp-session-id"));
+            let peer = session.then_some(&context.peer);
+            let caller = caller_of(&context)?;
+            let call = (request.method.as_str(), request.params.as_ref());
+            if let Some(answer) = tasks_2025::answer(tasks, &caller, call, self.result_wait, peer).await? {
+                return Ok(rmcp::model::CustomResult(answer));
             }
-            ("tasks/result", Some(_), None) if legacy => Err(McpError::invalid_params("`taskId` is required", None)),
-            _ => Err(McpError::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, request.method, None)),
         }
+        Err(McpError::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, request.method, None))
     }
 }
 
@@ -586,34 +597,6 @@ fn insufficient_scope(
     resp
 }
 
-/// Hosts and origins the endpoint accepts (DNS-rebinding protection): the public URL's host and
-/// origin (scheme, host, port: never its path, which no `Origin` carries), the loopback names,
-/// and the configured ones ([`crate::Config::mcp_allowed_hosts`], `mcp_allowed_origins`).
-fn transport_config(config: &crate::config::Config) -> StreamableHttpServerConfig {
-    let origin = config.origin();
-    let authority = origin.as_str().split_once("://").map_or(origin.as_str(), |(_, a)| a).to_string();
-    let host = match authority.rsplit_once(':') {
-        Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h.to_string(),
-        _ => authority.clone(),
-    };
-    let mut hosts = vec![authority, host, "localhost".into(), "127.0.0.1".into(), "[::1]".into()];
-    hosts.extend(config.mcp_allowed_hosts.iter().cloned());
-    // With its port: rmcp reads an origin without one as "any port".
-    let mut origins = vec![origin.with_port()];
-    // This server reached by a loopback name on its own port (a page it serves, a local client):
-    // no rebinding, which needs a name of the attacker's.
-    let port = config.addr.port();
-    origins.extend(["localhost", "127.0.0.1", "[::1]"].map(|h| format!("http://{h}:{port}")));
-    origins.extend(config.mcp_allowed_origins.iter().cloned());
-    let mut config = StreamableHttpServerConfig::default().enforce_origin_validation();
-    config.legacy_session_mode = false;
-    config.json_response = true;
-    config.sse_keep_alive = None;
-    config.allowed_hosts = hosts;
-    config.allowed_origins = origins;
-    config
-}
-
 /// The route at the service's MCP path: authorisation layer, JSON-RPC framing, then rmcp's
 /// Streamable HTTP service. `None` when the service has no MCP endpoint.
 pub fn router(
@@ -631,10 +614,10 @@ pub fn router(
     // Clients of 2025-11-25 run tasks as that revision has them, from the same store.
     handler.result_wait = config.http.request_timeout.saturating_sub(std::time::Duration::from_secs(2));
     let legacy = match handler.tasks.clone() {
-        Some(tasks) => Some(tasks_2025::Legacy::new(api.clone(), tasks, handler.result_wait)?),
+        Some(tasks) => Some(tasks_2025::Legacy::new(api.info().tools_json, tasks)?),
         None => None,
     };
-    let mut transport = transport_config(config);
+    let mut transport = transport::transport_config(config);
     let sessions = handler.sessions;
     transport.legacy_session_mode = sessions;
     let route = if sessions {
@@ -655,48 +638,9 @@ pub fn router(
     let route = route
         .layer(middleware::from_fn_with_state(body_limit, jsonrpc::check))
         .layer(middleware::from_fn_with_state(guard, authorize))
-        .layer(middleware::from_fn(no_cache));
-    Ok(Some(match browser_clients(config) {
+        .layer(middleware::from_fn(transport::no_cache));
+    Ok(Some(match transport::browser_clients(config) {
         Some(cors) => route.layer(cors),
         None => route,
     }))
-}
-
-/// CORS for browser-based MCP clients of the allowed origins (the MCP Inspector, a web app):
-/// preflights answered before authorisation, the MCP headers allowed in and the ones a client
-/// reads (`Mcp-Session-Id`, `MCP-Protocol-Version`, and `WWW-Authenticate`, whose challenge
-/// starts its sign-in) exposed. Bearer tokens only: never credentials. `None` when no origin
-/// besides the server's own is allowed (same-origin requests need no CORS).
-fn browser_clients(config: &crate::config::Config) -> Option<tower_http::cors::CorsLayer> {
-    use axum::http::{HeaderName, Method};
-    if config.mcp_allowed_origins.is_empty() {
-        return None;
-    }
-    let origins: Vec<HeaderValue> =
-        config.mcp_allowed_origins.iter().filter_map(|o| HeaderValue::from_str(o).ok()).collect();
-    let name = HeaderName::from_static;
-    Some(
-        tower_http::cors::CorsLayer::new()
-            .allow_origin(origins)
-            .allow_methods([Method::GET, Method::POST, Method::DELETE])
-            .allow_headers([
-                header::AUTHORIZATION,
-                header::CONTENT_TYPE,
-                header::ACCEPT,
-                name("mcp-session-id"),
-                name("mcp-protocol-version"),
-                name("mcp-method"),
-                name("mcp-name"),
-                name("last-event-id"),
-            ])
-            .expose_headers([name("mcp-session-id"), name("mcp-protocol-version"), header::WWW_AUTHENTICATE])
-            .max_age(std::time::Duration::from_secs(3600)),
-    )
-}
-
-async fn no_cache(request: Request, next: Next) -> Response {
-    let mut resp = next.run(request).await;
-    // Tool results may carry secrets (a credential the tool reveals).
-    resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    resp
 }

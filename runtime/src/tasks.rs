@@ -168,23 +168,42 @@ impl Tasks {
 
     /// Records a new task of `tool` for `caller`, working: from now on `tasks/get` finds it.
     pub(crate) async fn create(&self, caller: &Caller, tool: &str) -> Result<Task, McpError> {
+        Ok(self.insert(caller, tool, None).await?.task())
+    }
+
+    /// A task of `tool` for `caller` that has already ended as `end`, for a call that ended before
+    /// it went to the background when its client asked for a task (the protocol revisions where
+    /// the client, not the operation, decides that a call is a task).
+    pub(crate) async fn ended(&self, caller: &Caller, tool: &str, end: End) -> Result<DetailedTask, McpError> {
+        Ok(self.insert(caller, tool, Some(end)).await?.detailed())
+    }
+
+    /// One new row: working, or ended as `end`.
+    async fn insert(&self, caller: &Caller, tool: &str, end: Option<End>) -> Result<Record, McpError> {
         let (store, service) = (self.store.clone(), self.service);
         let (tenant, subject, tool) = (caller.tenant.clone(), caller.subject.clone(), tool.to_string());
-        let record = apart(async move {
+        let (status, payload) = match end {
+            None => ("working", None),
+            Some(End::Completed(result)) => ("completed", Some(result.to_string())),
+            Some(End::Failed(error)) => ("failed", Some(error.to_string())),
+        };
+        apart(async move {
             let now = now_ms();
             // Expired tasks go as new ones come.
             sqlx::query("DELETE FROM mcp_tasks WHERE expires_at < $1").bind(now).execute(store.pool()).await?;
             let ttl = i64::try_from(TTL_MS).unwrap_or(i64::MAX);
             let id = uuid::Uuid::new_v4().to_string();
             sqlx::query(
-                "INSERT INTO mcp_tasks (id, service, tenant_id, subject, tool, status, answers, created_at, updated_at, \
-                 heartbeat_at, ttl_ms, expires_at) VALUES ($1, $2, $3, $4, $5, 'working', '{}', $6, $6, $6, $7, $8)",
+                "INSERT INTO mcp_tasks (id, service, tenant_id, subject, tool, status, payload, answers, created_at, \
+                 updated_at, heartbeat_at, ttl_ms, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, '{}', $8, $8, $8, $9, $10)",
             )
             .bind(&id)
             .bind(service)
             .bind(tenant)
             .bind(subject)
             .bind(tool)
+            .bind(status)
+            .bind(payload.clone())
             .bind(now)
             .bind(ttl)
             .bind(now.saturating_add(ttl))
@@ -192,9 +211,9 @@ impl Tasks {
             .await?;
             let record = Record {
                 id,
-                status: "working".into(),
+                status: status.into(),
                 status_message: None,
-                payload: None,
+                payload,
                 created_at: now,
                 updated_at: now,
                 heartbeat_at: now,
@@ -203,8 +222,7 @@ impl Tasks {
             Ok::<_, sqlx::Error>(record)
         })
         .await?
-        .map_err(storage)?;
-        Ok(record.task())
+        .map_err(storage)
     }
 
     /// The caller's task `id`, unexpired, if it exists (read beside the writer: a poll never
@@ -272,19 +290,17 @@ impl Tasks {
             // A task whose runner went silent is failed as `tasks/get` would find it.
             let stale = matches!(record.status.as_str(), "working" | "input_required")
                 && now_ms() - record.heartbeat_at > STALE_MS;
-            let record = if stale { self.find(caller, &record.id).await? } else { record };
+            let record = match stale {
+                // (Gone meanwhile, expired: then it is no longer listed.)
+                true => match self.find(caller, &record.id).await {
+                    Ok(record) => record,
+                    Err(_) => continue,
+                },
+                false => record,
+            };
             tasks.push((record.created_at, record.detailed()));
         }
         Ok(tasks)
-    }
-
-    /// A finished task of `tool` for `caller`, for a call that ended before it went to the
-    /// background when its client asked for a task (the protocol revisions where the client, not
-    /// the operation, decides that a call is a task).
-    pub(crate) async fn ended(&self, caller: &Caller, tool: &str, end: End) -> Result<DetailedTask, McpError> {
-        let task = self.create(caller, tool).await?;
-        self.finish(&task.task_id, end).await;
-        self.get(caller, &task.task_id).await
     }
 
     /// `tasks/cancel`: a running task is cancelled (its runner stops), a finished one stays.

@@ -642,3 +642,19 @@ async fn a_task_of_revision_2025_11_25_asks_its_input_on_the_stream_of_its_resul
     assert_eq!(done["result"]["content"][0]["text"], "Deleted a.txt.", "{done}");
     assert_eq!(done["result"]["_meta"]["io.modelcontextprotocol/related-task"], json!({"taskId": id}));
 }
+
+/// A 2025-11-25 task call that asks for input before going to the background asks it on the
+/// call's stream while the call runs; answered, the call's answer is the task.
+#[tokio::test]
+async fn a_task_call_of_revision_2025_11_25_asks_its_first_input_on_the_calls_stream() {
+    let s = serve().await;
+    let reply = accepted(json!({"name": "Ann"}));
+    let call = json!({"name": "test_tool_with_task", "arguments": {}, "task": {}});
+    let (asked, created) = request_answering(&s, &s.session, "tools/call", call, reply).await;
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["method"], "elicitation/create");
+    let id = created["result"]["task"]["taskId"].as_str().unwrap_or_else(|| panic!("{created}")).to_string();
+    let result = s.answer("tasks/result", json!({"taskId": id})).await;
+    assert_eq!(result["result"]["content"][0]["text"], "Hello, Ann! The task is done.", "{result}");
+    assert!(result["result"].get("resultType").is_none(), "{result}");
+}

@@ -90,6 +90,7 @@ async fn an_export_runs_as_a_task_of_revision_2025_11_25() {
     assert_eq!(done["status"], "completed", "{done}");
     let result = rpc(&s, &token, "tasks/result", json!({"taskId": id})).await;
     assert_eq!(result["result"]["structuredContent"]["state"], "done", "{result}");
+    assert!(result["result"].get("resultType").is_none(), "{result}");
     assert_eq!(result["result"]["_meta"]["io.modelcontextprotocol/related-task"], json!({"taskId": id}));
 
     // A finished task cannot be cancelled; another tenant's, or no task, is unknown.
@@ -134,6 +135,31 @@ async fn an_export_runs_as_a_task_of_revision_2025_11_25() {
     assert!(rest.contains(&id.as_str()) && second["result"].get("nextCursor").is_none(), "{second}");
     let bad = rpc(&s, &token, "tasks/list", json!({"cursor": "nonsense"})).await;
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
+
+    // Only a JSON-RPC message the endpoint accepts reaches a task: a body sent as text is refused.
+    let text = reqwest::Client::new()
+        .post(s.url("/api/mcp"))
+        .bearer_auth(&token)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "text/plain")
+        .header("mcp-protocol-version", REVISION)
+        .body(json!({"jsonrpc": "2.0", "id": 7, "method": "tasks/get", "params": {"taskId": id}}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(text.status(), 415);
+    // A client of 2025-06-18, whose revision has no tasks, is not served them.
+    let older = reqwest::Client::new()
+        .post(s.url("/api/mcp"))
+        .bearer_auth(&token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&json!({"jsonrpc": "2.0", "id": 7, "method": "tasks/result", "params": {"taskId": id}}))
+        .send()
+        .await
+        .unwrap();
+    let older: Value = older.json().await.unwrap();
+    assert_eq!(older["error"]["code"], -32601, "{older}");
 }
 
 /// The 2026-07-28 wire is unchanged: `tasks/result` and `tasks/list` are not its methods.

@@ -49,7 +49,9 @@ impl ToolServer {
             let parts = context.extensions.get::<axum::http::request::Parts>();
             let session = self.sessions && parts.is_some_and(|p| p.headers.contains_key("mcp-session-id"));
             return match session {
-                true => crate::inputs::live(context.peer.clone(), call).await.map(crate::inputs::Outcome::Done),
+                true => crate::inputs::live(context.peer.clone(), context.id.clone(), call)
+                    .await
+                    .map(crate::inputs::Outcome::Done),
                 false => Ok(crate::inputs::Outcome::Done(call.await)),
             };
         }

@@ -176,9 +176,11 @@ async fn framed(resp: Response, id: Option<Value>, reason: Option<&str>, request
 /// gives every error the protocol layer answers in text a JSON-RPC error body ([`framed`]). Runs
 /// after authorisation (which has already bounded the body by `limit`), so an anonymous caller
 /// still gets 401 first.
-pub(super) async fn check(State(limit): State<usize>, request: Request, next: Next) -> Response {
+pub(super) async fn check(State(limit): State<usize>, mut request: Request, next: Next) -> Response {
     let rid = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_string);
     let rid = rid.as_deref();
+    // The layers inside see a parsed message only where it is one this check let through.
+    let parsed = request.extensions_mut().remove::<Parsed>().map(|p| p.0);
     if request.method() != Method::POST {
         return framed(next.run(request).await, None, None, rid).await;
     }
@@ -191,7 +193,6 @@ pub(super) async fn check(State(limit): State<usize>, request: Request, next: Ne
         Ok(b) => b,
         Err(_) => return too_large(limit, rid),
     };
-    let parsed = parts.extensions.remove::<Parsed>().map(|p| p.0);
     let id = parsed.as_ref().and_then(|v| v.as_object()).and_then(readable_id);
     match classify(&bytes, parsed) {
         Ok(message) => parts.extensions.insert(Parsed(message)),
