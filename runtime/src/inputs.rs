@@ -386,13 +386,12 @@ async fn within<F: Future>(round: Round, call: F) -> Result<(F::Output, Round), 
 /// request `origin` (by default the one being handled); its answer.
 pub(crate) async fn send(peer: &Peer<RoleServer>, origin: Option<&RequestId>, request: Value) -> Result<Value, String> {
     let request: InputRequest = serde_json::from_value(request).map_err(|e| e.to_string())?;
-    let request = match request {
+    let mut request = match request {
         InputRequest::CreateMessage(r) => ServerRequest::CreateMessageRequest(r),
         InputRequest::Elicitation(r) => ServerRequest::ElicitRequest(r),
         InputRequest::ListRoots(r) => ServerRequest::ListRootsRequest(r),
         other => return Err(format!("no request of a session: {other:?}")),
     };
-    let mut request = request;
     if let Some(origin) = origin {
         request.extensions_mut().insert(rmcp::service::OriginatingRequestId(origin.clone()));
     }

@@ -95,6 +95,7 @@ impl ToolServer {
         gate: Arc<BearerGate>,
         public: &str,
         stopping: tokio::sync::watch::Receiver<bool>,
+        result_wait: std::time::Duration,
     ) -> anyhow::Result<Self> {
         let tools: Vec<Tool> = serde_json::from_str(api.info().tools_json)?;
         let catalog = catalog::Catalog::parse(api.info().mcp_catalog_json)?;
@@ -115,7 +116,7 @@ impl ToolServer {
             watching: Arc::default(),
             stopping,
             tasks,
-            result_wait: std::time::Duration::from_secs(28),
+            result_wait,
         })
     }
 
@@ -609,10 +610,12 @@ pub fn router(
     let Some(path) = api.info().mcp_path.filter(|_| api.has_mcp()) else {
         return Ok(None);
     };
-    let mut handler = ToolServer::new(api.clone(), gate.clone(), config.url("").trim_end_matches('/'), stopping)?;
+    // A 2025-11-25 `tasks/result` answers within the request's time limit.
+    let result_wait = config.http.request_timeout.saturating_sub(std::time::Duration::from_secs(2));
+    let public = config.url("");
+    let handler = ToolServer::new(api.clone(), gate.clone(), public.trim_end_matches('/'), stopping, result_wait)?;
     let catalog = handler.catalog.clone();
     // Clients of 2025-11-25 run tasks as that revision has them, from the same store.
-    handler.result_wait = config.http.request_timeout.saturating_sub(std::time::Duration::from_secs(2));
     let legacy = match handler.tasks.clone() {
         Some(tasks) => Some(tasks_2025::Legacy::new(api.info().tools_json, tasks)?),
         None => None,

@@ -119,6 +119,12 @@ fn storage(e: impl std::fmt::Display) -> McpError {
 }
 
 impl Record {
+    /// Whether the task still runs by its row but its runner went silent: it will never finish,
+    /// its server stopped.
+    fn stale(&self) -> bool {
+        matches!(self.status.as_str(), "working" | "input_required") && now_ms() - self.heartbeat_at > STALE_MS
+    }
+
     fn task(&self) -> Task {
         let mut task =
             Task::new(self.id.clone(), status_of(&self.status), time(self.created_at), time(self.updated_at))
@@ -229,9 +235,7 @@ impl Tasks {
     /// waits for a write).
     async fn find(&self, caller: &Caller, id: &str) -> Result<Record, McpError> {
         let record = self.read(caller, id).await?;
-        // A running task whose runner went silent will never finish: its server stopped.
-        let running = matches!(record.status.as_str(), "working" | "input_required");
-        if !running || now_ms() - record.heartbeat_at <= STALE_MS {
+        if !record.stale() {
             return Ok(record);
         }
         let error = json!({ "code": -32603, "message": "the server running this task stopped before it finished" });
@@ -288,9 +292,7 @@ impl Tasks {
         for row in &rows {
             let record = record(row).map_err(storage)?;
             // A task whose runner went silent is failed as `tasks/get` would find it.
-            let stale = matches!(record.status.as_str(), "working" | "input_required")
-                && now_ms() - record.heartbeat_at > STALE_MS;
-            let record = match stale {
+            let record = match record.stale() {
                 // (Gone meanwhile, expired: then it is no longer listed.)
                 true => match self.find(caller, &record.id).await {
                     Ok(record) => record,

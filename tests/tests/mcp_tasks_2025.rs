@@ -16,16 +16,7 @@ const REVISION: &str = "2025-11-25";
 /// A request of revision 2025-11-25 (stateless: notes keeps no sessions) and its answer.
 async fn rpc(s: &Server, token: &str, method: &str, params: Value) -> Value {
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
-    let resp = reqwest::Client::new()
-        .post(s.url("/api/mcp"))
-        .bearer_auth(token)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", REVISION)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let answer: Value = resp.json().await.unwrap();
+    let answer: Value = notes_server::mcp_of(s, token, REVISION, body).await.json().await.unwrap();
     assert_eq!(answer["id"], 7, "{answer}");
     answer
 }
@@ -149,16 +140,8 @@ async fn an_export_runs_as_a_task_of_revision_2025_11_25() {
         .unwrap();
     assert_eq!(text.status(), 415);
     // A client of 2025-06-18, whose revision has no tasks, is not served them.
-    let older = reqwest::Client::new()
-        .post(s.url("/api/mcp"))
-        .bearer_auth(&token)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .json(&json!({"jsonrpc": "2.0", "id": 7, "method": "tasks/result", "params": {"taskId": id}}))
-        .send()
-        .await
-        .unwrap();
-    let older: Value = older.json().await.unwrap();
+    let older = json!({"jsonrpc": "2.0", "id": 7, "method": "tasks/result", "params": {"taskId": id}});
+    let older: Value = notes_server::mcp(&s, &token, older).await.json().await.unwrap();
     assert_eq!(older["error"]["code"], -32601, "{older}");
 }
 

@@ -93,37 +93,35 @@ pub(super) fn of_revision(parts: &axum::http::request::Parts) -> bool {
 
 /// The layer (see the module's documentation); any other request passes untouched.
 pub(super) async fn serve(State(legacy): State<Legacy>, request: Request, next: Next) -> Response {
-    let Some(Parsed(message)) = request.extensions().get::<Parsed>() else { return next.run(request).await };
-    let method = message.get("method").and_then(Value::as_str).unwrap_or_default().to_string();
-    let Some(id) = message.get("id").cloned() else { return next.run(request).await };
-    if method == "initialize" {
-        if message.pointer("/params/protocolVersion").and_then(Value::as_str) != Some(REVISION) {
-            return next.run(request).await;
-        }
-        return rewrite(next.run(request).await, id, |result| async move { Ok(declare_tasks(result)) }).await;
-    }
     let (mut parts, body) = request.into_parts();
-    if !of_revision(&parts) {
+    // This layer is the parsed message's last reader: it takes it.
+    let Some(Parsed(mut message)) = parts.extensions.remove::<Parsed>() else {
         return next.run(Request::from_parts(parts, body)).await;
-    }
+    };
+    let method = message.get("method").and_then(Value::as_str).unwrap_or_default().to_string();
+    let (Some(id), true) = (message.get("id").cloned(), method == "initialize" || of_revision(&parts)) else {
+        return next.run(Request::from_parts(parts, body)).await;
+    };
     match method.as_str() {
+        "initialize" if message.pointer("/params/protocolVersion").and_then(Value::as_str) == Some(REVISION) => {
+            let answered = next.run(Request::from_parts(parts, body)).await;
+            rewrite(answered, id, |result| async move { Ok(declare_tasks(result)) }).await
+        }
         "tools/list" => {
             let executions = legacy.executions.clone();
             let listed = next.run(Request::from_parts(parts, body)).await;
             rewrite(listed, id, move |result| async move { Ok(task_support(&executions, result)) }).await
         }
         "tools/call" => {
-            let Some(Parsed(mut message)) = parts.extensions.remove::<Parsed>() else { unreachable!("read above") };
             let asked = message.pointer("/params/task").is_some_and(|t| !t.is_null());
             parts.extensions.insert(Asked(asked));
             let caller = parts.extensions.get::<Caller>().cloned();
             let (Some(caller), true) = (caller, asked) else {
-                parts.extensions.insert(Parsed(message));
                 return next.run(Request::from_parts(parts, body)).await;
             };
             let tool = message.pointer("/params/name").and_then(Value::as_str).unwrap_or_default().to_string();
             declare_extension(&mut message);
-            let called = next.run(again(parts, message)).await;
+            let called = next.run(again(parts, &message)).await;
             let tasks = legacy.tasks.clone();
             // The call became a task, or ended before it could: either way this revision's
             // answer is a task.
@@ -137,20 +135,17 @@ pub(super) async fn serve(State(legacy): State<Legacy>, request: Request, next: 
             .await
         }
         "tasks/get" | "tasks/cancel" => {
-            let Some(Parsed(mut message)) = parts.extensions.remove::<Parsed>() else { unreachable!("read above") };
             message["method"] = json!(if method == "tasks/get" { GET } else { CANCEL });
-            next.run(again(parts, message)).await
+            next.run(again(parts, &message)).await
         }
         _ => next.run(Request::from_parts(parts, body)).await,
     }
 }
 
 /// The request of `parts` with `message` as its body.
-fn again(mut parts: axum::http::request::Parts, message: Value) -> Request {
-    let body = Bytes::from(message.to_string());
+fn again(mut parts: axum::http::request::Parts, message: &Value) -> Request {
     parts.headers.remove(header::CONTENT_LENGTH);
-    parts.extensions.insert(Parsed(message));
-    Request::from_parts(parts, Body::from(body))
+    Request::from_parts(parts, Body::from(message.to_string()))
 }
 
 /// The handler's answer to this revision's task method `method` (`None`: not one), for `caller`;
@@ -191,7 +186,7 @@ pub(super) fn refusal(tool: &str, support: support::TaskSupport, Asked(asked): A
 
 async fn cancel(tasks: &Tasks, caller: &Caller, id: &str) -> Result<Value, McpError> {
     let before = tasks.get(caller, id).await?;
-    if finished(before.status()) {
+    if before.status().is_terminal() {
         return Err(terminal(&before));
     }
     tasks.cancel(caller, id).await?;
@@ -226,7 +221,7 @@ async fn result(
     let mut asked = std::collections::BTreeSet::new();
     let task = loop {
         let task = tasks.get(caller, id).await?;
-        if finished(task.status()) {
+        if task.status().is_terminal() {
             break task;
         }
         if let (Some(peer), TaskPayload::InputRequired { input_requests }) = (peer, &task.payload) {
@@ -306,18 +301,9 @@ fn read_cursor(cursor: &Value) -> Option<(i64, String)> {
     Some((created.parse().ok()?, id.to_string()))
 }
 
-fn finished(status: TaskStatus) -> bool {
-    matches!(status, TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled)
-}
-
-fn word(status: TaskStatus) -> &'static str {
-    match status {
-        TaskStatus::InputRequired => "input_required",
-        TaskStatus::Completed => "completed",
-        TaskStatus::Failed => "failed",
-        TaskStatus::Cancelled => "cancelled",
-        _ => "working",
-    }
+/// A status as the protocol writes it (`input_required`, `completed`, …).
+fn word(status: TaskStatus) -> String {
+    serde_json::to_value(status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
 fn terminal(task: &DetailedTask) -> McpError {

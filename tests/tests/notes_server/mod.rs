@@ -159,13 +159,18 @@ pub fn postgres(what: &str) -> Option<String> {
     }
 }
 
-/// One JSON-RPC message to the MCP endpoint with `token`.
+/// One JSON-RPC message to the MCP endpoint with `token` (protocol revision 2025-06-18).
 pub async fn mcp(s: &Server, token: &str, body: serde_json::Value) -> reqwest::Response {
+    mcp_of(s, token, "2025-06-18", body).await
+}
+
+/// One JSON-RPC message to the MCP endpoint with `token`, of protocol `revision` (stateless).
+pub async fn mcp_of(s: &Server, token: &str, revision: &str, body: serde_json::Value) -> reqwest::Response {
     reqwest::Client::new()
         .post(s.url("/api/mcp"))
         .bearer_auth(token)
         .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
+        .header("mcp-protocol-version", revision)
         .json(&body)
         .send()
         .await
