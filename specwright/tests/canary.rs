@@ -4,10 +4,10 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
-use common::{BIN, Servers, wait_healthy};
+use common::{BIN, Process};
 use serde_json::{Value, json};
 
 fn contains(haystack: &[u8], needle: &str) -> bool {
@@ -29,25 +29,16 @@ fn the_canary_secret_appears_only_in_reveal_and_redeem_responses() {
     ok(&["tenant", "create", "acme", "--admin", "alice"]);
     let token = ok(&["token", "--sub", "alice", "--tenant", "acme", "--scope", "vault:admin"]);
     let log_path = dir.path().join("server.log");
-    let log = std::fs::File::create(&log_path).unwrap();
-    let _server = Servers(vec![
-        Command::new(BIN)
-            .arg("serve")
-            .args(common)
-            .env("RUST_LOG", "trace")
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap(),
-    ]);
+    let mut serve = Command::new(BIN);
+    serve.arg("serve").args(common).env("RUST_LOG", "trace");
 
     let canary = format!("CANARY-{}", uuid_like());
     let canary2 = format!("CANARY2-{}", uuid_like());
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (revealed, others) = rt.block_on(async {
+        let _server = Process::start(serve, &addr, &log_path).await;
         let client = reqwest::Client::new();
         let base = format!("http://{addr}");
-        wait_healthy(&client, &base).await;
         let call = |method: &'static str, path: String, body: Option<Value>| {
             let client = client.clone();
             let (base, token) = (base.clone(), token.clone());

@@ -4,7 +4,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{BIN, Servers, free_port, run_ok, serve, wait_healthy};
+use common::{BIN, free_port, run_ok, serve};
 
 #[test]
 fn token_then_serve_then_a_real_403_and_prm() {
@@ -29,12 +29,11 @@ fn token_then_serve_then_a_real_403_and_prm() {
         assert_eq!(mode, 0o600, "the signing key is readable by its owner only");
     }
 
-    let _server = Servers(vec![serve(&common)]);
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
+        let _server = serve(&addr, &common[..2], &dir.path().join("server.log")).await;
         let client = reqwest::Client::new();
         let base = format!("http://{addr}");
-        wait_healthy(&client, &base).await;
         let resp = client.post(format!("{base}/api/v1/credentials")).bearer_auth(&token).json(&serde_json::json!({"key": "k", "value": "v"})).send().await.unwrap();
         assert_eq!(resp.status(), 403);
         assert_eq!(
@@ -86,12 +85,11 @@ fn api_token_create_prints_a_token_the_prospector_accepts() {
     let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
     assert!(token.starts_with("prs_"), "{token}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("not shown again"));
-    let _server = Servers(vec![serve(&common)]);
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
+        let _server = serve(&addr, &common[..2], &dir.path().join("server.log")).await;
         let client = reqwest::Client::new();
         let base = format!("http://{addr}");
-        wait_healthy(&client, &base).await;
         let resp = client.get(format!("{base}/v1/prospector/contracts")).bearer_auth(&token).send().await.unwrap();
         assert_ne!(resp.status(), 401, "the CLI's token authenticates");
         assert_eq!(resp.headers()["x-ratelimit-limit"], "300", "with its Team plan");
@@ -132,12 +130,11 @@ fn users_are_added_from_stdin_sign_in_and_signing_keys_rotate_from_the_command_l
     let (ok, out) = run(&["keys", "rotate-signing"], "");
     assert!(ok && out.contains("new signing key") && out.contains("new ID token key"), "{out}");
 
-    let _server = Servers(vec![serve(&common)]);
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
+        let _server = serve(&addr, &common[..2], &dir.path().join("server.log")).await;
         let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
         let base = format!("http://{addr}");
-        wait_healthy(&client, &base).await;
         let login = |password: &'static str| {
             client
                 .post(format!("{base}/login"))
@@ -183,7 +180,6 @@ fn a_data_directory_of_an_earlier_release_opens_with_everything_in_it() {
     // alice, administrator of the earlier release's tenant, is still one: a token of hers lists.
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
-    let _server = Servers(vec![serve(&["--data-dir", data, "--addr", &addr])]);
     let token = run_ok(&[
         "token",
         "--sub",
@@ -198,9 +194,9 @@ fn a_data_directory_of_an_earlier_release_opens_with_everything_in_it() {
         &addr,
     ]);
     tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let _server = serve(&addr, &["--data-dir", data], &dir.path().join("server.log")).await;
         let client = reqwest::Client::new();
         let base = format!("http://{addr}");
-        wait_healthy(&client, &base).await;
         let resp = client
             .get(format!("{base}/api/v1/tenants/acme/role-assignments"))
             .bearer_auth(&token)

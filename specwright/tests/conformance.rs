@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{BIN, Servers, free_port, serve, wait_healthy};
+use common::{BIN, free_port, serve};
 
 struct Outcome {
     code: Option<i32>,
@@ -56,8 +56,8 @@ fn the_served_services_conform_and_a_spec_they_do_not_serve_fails() {
     let data = dir.path().to_str().unwrap();
     let addr = format!("127.0.0.1:{}", free_port());
     let url = format!("http://{addr}");
-    let _server = Servers(vec![serve(&["--data-dir", data, "--addr", &addr])]);
-    tokio::runtime::Runtime::new().unwrap().block_on(wait_healthy(&reqwest::Client::new(), &url));
+    let log = dir.path().join("server.log");
+    let _server = tokio::runtime::Runtime::new().unwrap().block_on(serve(&addr, &["--data-dir", data], &log));
 
     // The binary's own services: every check passes, and every operation and tool was checked.
     let ok = conformance(&["--url", &url, "--data-dir", data]);

@@ -6,10 +6,10 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{BIN, Servers, free_port, run_ok, wait_healthy};
+use common::{BIN, Process, free_port, run_ok, serve};
 
 /// Whether the server closed `stream` within `within` (EOF or reset), sending `drip` bytes one at
 /// a time every `every` meanwhile when given.
@@ -39,28 +39,15 @@ fn closed_within(stream: &mut TcpStream, within: Duration, drip: Option<(&[u8], 
     false
 }
 
-fn start(dir: &std::path::Path, port: u16, extra: &[&str]) -> (Servers, String) {
-    let addr = format!("127.0.0.1:{port}");
-    let child = Command::new(BIN)
-        .arg("serve")
-        .args(["--data-dir", dir.to_str().unwrap(), "--addr", &addr])
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    (Servers(vec![child]), format!("http://{addr}"))
-}
-
 #[test]
 fn idle_slow_header_and_slow_body_clients_are_cut_off() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
-    let (_server, base) =
-        start(dir.path(), port, &["--header-read-timeout", "2", "--idle-timeout", "3", "--request-timeout", "3"]);
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(wait_healthy(&reqwest::Client::new(), &base));
     let addr = format!("127.0.0.1:{port}");
+    let limits = ["--header-read-timeout", "2", "--idle-timeout", "3", "--request-timeout", "3"];
+    let args = [&["--data-dir", dir.path().to_str().unwrap()][..], &limits].concat();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let _server = rt.block_on(serve(&addr, &args, &dir.path().join("server.log")));
 
     // A socket that never sends a byte is closed after the idle timeout.
     let mut idle = TcpStream::connect(&addr).unwrap();
@@ -130,19 +117,16 @@ fn idle_sockets_past_the_file_limit_leave_a_normal_request_answered() {
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     // The server runs under `ulimit -n 1024`; 1,100 idle sockets would exhaust its descriptors.
-    let child = Command::new("sh")
-        .arg("-c")
-        .arg(r#"ulimit -n 1024 && exec "$0" serve "$@""#)
-        .arg(BIN)
-        .args(["--data-dir", dir.path().to_str().unwrap(), "--addr", &addr])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _server = Servers(vec![child]);
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(r#"ulimit -n 1024 && exec "$0" serve "$@""#).arg(BIN).args([
+        "--data-dir",
+        dir.path().to_str().unwrap(),
+        "--addr",
+        &addr,
+    ]);
     let base = format!("http://{addr}");
     let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(wait_healthy(&reqwest::Client::new(), &base));
+    let _server = rt.block_on(Process::start(cmd, &addr, &dir.path().join("server.log")));
     let idle: Vec<TcpStream> = (0..1100).filter_map(|_| TcpStream::connect(&addr).ok()).collect();
     assert!(idle.len() >= 1000, "opened {} idle sockets", idle.len());
     rt.block_on(async {

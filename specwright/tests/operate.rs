@@ -7,25 +7,18 @@
 mod common;
 
 use std::io::{Read, Write};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{BIN, free_port, run_ok, wait_healthy};
+use common::{BIN, Process, free_port, run_ok};
 use serde_json::Value;
 
 struct Running {
-    child: Child,
+    server: Process,
     addr: String,
     data: String,
     log: std::path::PathBuf,
     _dir: tempfile::TempDir,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Running {
@@ -34,16 +27,12 @@ impl Running {
         let data = dir.path().join("data").to_str().unwrap().to_string();
         let addr = format!("127.0.0.1:{}", free_port());
         let log = dir.path().join("server.log");
-        let child = Command::new(BIN)
-            .args(["serve", "--data-dir", &data, "--addr", &addr, "--log-format", "json"])
+        let mut cmd = Command::new(BIN);
+        cmd.args(["serve", "--data-dir", &data, "--addr", &addr, "--log-format", "json"])
             .args(extra)
-            .env_remove("RUST_LOG")
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        wait_healthy(&reqwest::Client::new(), &format!("http://{addr}")).await;
-        Running { child, addr, data, log, _dir: dir }
+            .env_remove("RUST_LOG");
+        let server = Process::start(cmd, &addr, &log).await;
+        Running { server, addr, data, log, _dir: dir }
     }
 
     fn url(&self, path: &str) -> String {
@@ -59,7 +48,7 @@ impl Running {
     }
 
     fn terminate(&self) {
-        let status = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        let status = Command::new("kill").args(["-TERM", &self.server.child.id().to_string()]).status().unwrap();
         assert!(status.success());
     }
 
@@ -67,7 +56,7 @@ impl Running {
     fn exit_within(&mut self, limit: Duration) -> std::process::ExitStatus {
         let started = Instant::now();
         loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
+            if let Some(status) = self.server.child.try_wait().unwrap() {
                 return status;
             }
             assert!(started.elapsed() < limit, "the server did not exit within {limit:?} of SIGTERM");
@@ -103,7 +92,7 @@ async fn sigterm_lets_requests_in_flight_finish_then_exits_0() {
     server.terminate();
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(std::net::TcpStream::connect(&server.addr).is_err(), "no new connection is accepted after SIGTERM");
-    assert!(server.child.try_wait().unwrap().is_none(), "the process waits for the request in flight");
+    assert!(server.server.child.try_wait().unwrap().is_none(), "the process waits for the request in flight");
 
     stream.write_all(rest).unwrap();
     let mut answer = String::new();

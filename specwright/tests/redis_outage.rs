@@ -237,10 +237,10 @@ async fn readiness_reports_a_redis_outage_as_degraded_not_unavailable() {
     let addr = format!("127.0.0.1:{}", common::free_port());
     let data = dir.path().to_str().unwrap();
     let url = redis.url();
-    let _server = common::Servers(vec![common::serve(&["--data-dir", data, "--addr", &addr, "--redis-url", &url])]);
+    let log = dir.path().join("server.log");
+    let _server = common::serve(&addr, &["--data-dir", data, "--redis-url", &url], &log).await;
     let client = reqwest::Client::new();
     let base = format!("http://{addr}");
-    common::wait_healthy(&client, &base).await;
     let ready = || async {
         let resp = client.get(format!("{base}/readyz")).send().await.unwrap();
         (resp.status().as_u16(), resp.json::<serde_json::Value>().await.unwrap())

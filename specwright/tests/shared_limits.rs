@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Servers, run_ok, serve, wait_healthy};
+use common::{run_ok, serve};
 
 fn redis_url() -> Option<String> {
     let url = std::env::var("REDIS_URL_TEST").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
@@ -44,30 +44,16 @@ fn three_processes_sharing_redis_admit_at_most_the_plan() {
         "--plan",
         "starter",
     ]);
-    let mut children = Vec::new();
-    for p in &ports {
-        let addr = format!("127.0.0.1:{p}");
-        children.push(serve(&[
-            "--data-dir",
-            &data,
-            "--public-url",
-            &public,
-            "--addr",
-            &addr,
-            "--redis-url",
-            &redis,
-            "--replicas",
-            "3",
-        ]));
-        std::thread::sleep(Duration::from_millis(300));
-    }
-    let _guard = Servers(children);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let ok = rt.block_on(async {
-        let client = reqwest::Client::new();
-        for p in &ports {
-            wait_healthy(&client, &format!("http://127.0.0.1:{p}")).await;
+        let mut servers = Vec::new();
+        for (i, p) in ports.iter().enumerate() {
+            let addr = format!("127.0.0.1:{p}");
+            let args: [&str; 8] =
+                ["--data-dir", &data, "--public-url", &public, "--redis-url", &redis, "--replicas", "3"];
+            servers.push(serve(&addr, &args, &dir.path().join(format!("server{i}.log"))).await);
         }
+        let client = reqwest::Client::new();
         let handles: Vec<_> = (0..180)
             .map(|i| {
                 let (client, token, port) = (client.clone(), token.clone(), ports[i % 3]);
@@ -91,6 +77,7 @@ fn three_processes_sharing_redis_admit_at_most_the_plan() {
                 _ => admitted += 1,
             }
         }
+        drop(servers);
         (admitted, refused)
     });
     assert!(ok.0 <= 60, "at most 60 admitted across three processes, got {ok:?}");

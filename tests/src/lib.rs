@@ -1,6 +1,8 @@
-//! End-to-end tests live in tests/tests. This library holds what the test binaries share that
-//! is not a server harness: the table of optional third-party tools, and the walk over source files
-//! the invariant tests read.
+//! End-to-end tests live in tests/tests. This library holds what the test binaries (here and in
+//! other packages) share: the table of optional third-party tools, the walk over source files the
+//! invariant tests read, and how a server process is started, awaited and stopped.
+
+pub mod process;
 
 /// A third-party tool some suite needs, found through an environment variable that `.ci/run` sets.
 #[derive(Debug, Clone, Copy)]

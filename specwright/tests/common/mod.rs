@@ -2,8 +2,10 @@
 
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::path::Path;
+use std::process::Command;
+
+pub use tests::process::Process;
 
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_specwright");
@@ -13,18 +15,6 @@ pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-/// Server processes, killed when dropped.
-pub struct Servers(pub Vec<Child>);
-
-impl Drop for Servers {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
 /// Runs `specwright <args>` and returns its trimmed stdout, failing with its stderr.
 pub fn run_ok(args: &[&str]) -> String {
     let out = Command::new(BIN).args(args).output().unwrap();
@@ -32,18 +22,10 @@ pub fn run_ok(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
-/// Starts `specwright serve <args>` with stdout and stderr discarded.
-pub fn serve(args: &[&str]) -> Child {
-    Command::new(BIN).arg("serve").args(args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap()
-}
-
-/// Waits until `base/healthz` answers (at most 5 s).
-pub async fn wait_healthy(client: &reqwest::Client, base: &str) {
-    for _ in 0..100 {
-        if client.get(format!("{base}/healthz")).send().await.is_ok() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{base} did not start");
+/// Starts `specwright serve --addr ADDR <args>` with its log in `log`, and waits until it
+/// answers `/healthz` (failing the test with the log when it does not).
+pub async fn serve(addr: &str, args: &[&str], log: &Path) -> Process {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("serve").args(["--addr", addr]).args(args);
+    Process::start(cmd, addr, log).await
 }

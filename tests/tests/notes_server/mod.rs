@@ -2,15 +2,18 @@
 
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
+
+use tests::process::Process;
 
 /// The notes binary, built in this package from its own source (`notes-server` in Cargo.toml).
 pub const BIN: &str = env!("CARGO_BIN_EXE_notes-server");
 
 pub struct Server {
-    child: Child,
+    /// Stopped when the server is dropped, failing the test if it panicked anywhere.
+    process: Process,
     /// `http://127.0.0.1:<port>`
     pub base: String,
     /// Where the server's Prometheus metrics are, when it serves them.
@@ -19,23 +22,6 @@ pub struct Server {
     pub config: runtime::Config,
     database_url: Option<String>,
     _dir: Arc<tempfile::TempDir>,
-}
-
-impl Drop for Server {
-    /// Stops the server, and fails the test if the server panicked anywhere (a handler, a
-    /// background task): a black-box test sees only answers, and a task that panicked in the
-    /// background answers nothing.
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let log = std::fs::read_to_string(self._dir.path().join("server.log")).unwrap_or_default();
-        if let Some(at) = log.find("panicked at")
-            && !std::thread::panicking()
-        {
-            let end = log[at..].find("\nstack backtrace").map_or(log.len(), |e| at + e);
-            panic!("the notes server panicked: {}", &log[at..end.min(at + 2000)]);
-        }
-    }
 }
 
 impl Server {
@@ -68,8 +54,7 @@ impl Server {
     /// Kills the server at once (SIGKILL: no shutdown, no final checkpoint) and starts it again
     /// on the same port, data directory and database.
     pub async fn kill_and_restart(mut self) -> Server {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = self.process.child.kill();
         let port = self.config.addr.port();
         let metrics_port = self.metrics.as_deref().and_then(|m| m.split(':').nth(2)?.split('/').next()?.parse().ok());
         Server::launch(self._dir.clone(), port, self.database_url.as_deref(), metrics_port).await
@@ -95,35 +80,15 @@ impl Server {
             .env("NOTES_WEBHOOKS_RETRY_SECONDS", "1,1,1,1,1,1,1,1,1,1,1,1")
             .env("NOTES_WEBHOOKS_TIMEOUT_SECONDS", "2")
             .env_remove("NOTES_PUBLIC_URL")
-            .env_remove("REDIS_URL")
-            .stdout(Stdio::null())
-            // Kept in a file, so a server that does not come up says why.
-            .stderr(std::fs::OpenOptions::new().create(true).append(true).open(dir.path().join("server.log")).unwrap());
+            .env_remove("REDIS_URL");
         match database_url {
             Some(url) => cmd.env("DATABASE_URL", url),
             None => cmd.env_remove("DATABASE_URL"),
         };
-        let mut child = cmd.spawn().expect("start the notes binary");
+        let process = Process::start(cmd, &addr, &dir.path().join("server.log")).await;
         let base = format!("http://{addr}");
-        let client = reqwest::Client::new();
-        let log = || std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default();
-        let mut up = false;
-        for _ in 0..1200 {
-            if client.get(format!("{base}/healthz")).send().await.is_ok() {
-                up = true;
-                break;
-            }
-            if let Some(status) = child.try_wait().unwrap() {
-                panic!("the notes binary exited ({status}) before serving:\n{}", log());
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        if !up {
-            let _ = child.kill();
-            panic!("the notes binary did not answer /healthz within 60 s:\n{}", log());
-        }
         let config = runtime::Config::new(addr.parse().unwrap(), None, dir.path().to_path_buf());
-        Server { child, base, metrics, config, database_url: database_url.map(str::to_string), _dir: dir }
+        Server { process, base, metrics, config, database_url: database_url.map(str::to_string), _dir: dir }
     }
 
     /// A token of the server's own signing key for `tenant`, with `scope`, for both resources.

@@ -5,8 +5,9 @@
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::process::Command;
+
+use tests::process::Process;
 
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").to_path_buf()
@@ -89,28 +90,9 @@ pub fn free_addr() -> String {
     format!("127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port())
 }
 
-/// A server process, killed when dropped.
-pub struct Served(Child);
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Starts `cmd` (its stderr kept in `log`) and waits until `http://{addr}/healthz` answers 200.
-pub async fn serve(mut cmd: Command, addr: &str, log: &Path) -> Served {
-    let file = std::fs::File::create(log).unwrap();
-    let served = Served(cmd.stdout(Stdio::null()).stderr(file).spawn().expect("start the server"));
-    let client = reqwest::Client::new();
-    for _ in 0..300 {
-        if client.get(format!("http://{addr}/healthz")).send().await.is_ok_and(|r| r.status() == 200) {
-            return served;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("{cmd:?} did not answer /healthz within 30 s:\n{}", std::fs::read_to_string(log).unwrap_or_default());
+pub async fn serve(cmd: Command, addr: &str, log: &Path) -> Process {
+    Process::start(cmd, addr, log).await
 }
 
 /// `BIN token TENANT SCOPE` of a service binary whose settings are `{env}_ADDR` and
