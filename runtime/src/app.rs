@@ -47,6 +47,10 @@ pub struct Platform {
     pub webhooks: crate::webhooks::Webhooks,
     /// Turns `true` when [`Platform::run`] is told to stop, for what streams until then.
     stopping: tokio::sync::watch::Sender<bool>,
+    /// Each service's news of changes for its MCP subscribers ([`Platform::changes`]), by name.
+    changes: Arc<std::sync::Mutex<std::collections::HashMap<&'static str, crate::changes::Changes>>>,
+    /// Where changes are announced to the other replicas (PostgreSQL only).
+    announcer: Option<crate::changes::Announcer>,
 }
 
 impl Platform {
@@ -83,7 +87,27 @@ impl Platform {
         }
         let webhooks = crate::webhooks::Webhooks::new(store.clone(), config.webhooks.clone());
         let stopping = tokio::sync::watch::Sender::new(false);
-        Ok(Platform { config, keys, store, limiter, external, webhooks, stopping })
+        let announcer = (store.backend() == crate::store::Backend::Postgres)
+            .then(|| crate::changes::Announcer::start(store.clone()));
+        Ok(Platform { config, keys, store, limiter, external, webhooks, stopping, changes: Arc::default(), announcer })
+    }
+
+    /// The news of `service`'s changes for its MCP resources' subscribers: what its calls that
+    /// may change data publish once committed, and what its own work outside a call (a job that
+    /// ends in the background) publishes with [`crate::changes::Changes::committed`], naming the
+    /// operation whose route addresses what changed. One handle per service, shared by every
+    /// clone of the platform; on PostgreSQL it announces to the other replicas too, for a service
+    /// with resources to subscribe to.
+    pub fn changes(&self, service: &'static ServiceInfo) -> crate::changes::Changes {
+        let mut all = self.changes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let changes = all.entry(service.name).or_insert_with(|| {
+            let changes = crate::changes::Changes::default();
+            match &self.announcer {
+                Some(announcer) if crate::mcp::has_resources(service) => changes.announced_by(announcer.clone()),
+                _ => changes,
+            }
+        });
+        changes.clone()
     }
 
     /// The gate of one protected resource: tokens of the configured issuer, and the stored tokens
@@ -238,22 +262,16 @@ impl ServerBuilder {
         let mut metered = Metered::default();
         let mut app = Router::new();
         let mut announcing = Vec::new();
-        // Replicas on PostgreSQL announce their calls to each other (from within a Tokio runtime).
-        let postgres = state.store.backend() == crate::store::Backend::Postgres;
-        let announcer = (postgres && tokio::runtime::Handle::try_current().is_ok())
-            .then(|| crate::changes::Announcer::start(state.store.clone()));
         for api in self.services {
             let api = Arc::new(api);
             let info = api.info();
             // A service with resources to subscribe to publishes its calls to its MCP subscribers
             // whichever surface made them, and announces them to the other replicas.
-            let changes = crate::mcp::has_resources(info).then(|| {
-                let changes = crate::changes::Changes::default();
-                let Some(announcer) = &announcer else { return changes };
-                let changes = changes.announced_by(announcer.clone());
+            let changes = crate::mcp::has_resources(info).then(|| state.changes(info));
+            if let (Some(changes), Some(_)) = (&changes, &state.announcer) {
+                // Replicas on PostgreSQL announce their changes to each other.
                 announcing.push((api.operations(), changes.clone()));
-                changes
-            });
+            }
             for surface in Surface::all(&Catalog::new([info])) {
                 let mut gate = state.gate(state.resource(&surface), &catalog);
                 if let Some(changes) = &changes {

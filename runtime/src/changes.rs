@@ -15,8 +15,10 @@
 //!   may touch any item), never with `PATCH /items/8` or `POST /labels`.
 //!
 //! The rule errs towards telling: a subscriber re-reads a resource that did not change rather
-//! than miss one that did. Work done outside an operation call (a service's own background
-//! work) is not announced.
+//! than miss one that did. Work a service does outside an operation call (a job that ends in the
+//! background) is announced by the service itself, on the handle [`crate::Platform::changes`]
+//! gives it, naming the operation whose route addresses what changed (`GET /exports/{id}` with
+//! the job's id); the same rule then says who hears.
 //!
 //! Replicas on PostgreSQL announce their calls to each other: once a call that may change data
 //! has committed, one task per process ([`Announcer`]) sends it with `pg_notify` on [`CHANNEL`],
@@ -182,8 +184,9 @@ impl Changes {
         self
     }
 
-    /// A call that may have changed data and is committed: its subscribers here are told, and the
-    /// other replicas where this service announces.
+    /// A call of `op` that may have changed data and is committed, or work outside a call that
+    /// changed what `op`'s route addresses with `path`'s values: its subscribers here are told,
+    /// and the other replicas where this service announces.
     pub fn committed(&self, tenant: String, op: &'static Operation, path: Vec<(&'static str, String)>) {
         if let Some(announcer) = &self.announcing {
             announcer.announce(Announced {

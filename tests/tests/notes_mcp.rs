@@ -462,3 +462,55 @@ async fn a_listen_stream_hears_of_the_calls_another_replica_served_on_postgresql
     }
     assert_eq!(again.expect("heard again")["params"]["uri"], uri.as_str());
 }
+
+/// An export that ends in the background, outside any call (here: taken over after its process
+/// stopped, when its status is read), is announced to the subscribers of its resource; on
+/// PostgreSQL to those of another replica too.
+async fn an_export_that_ends_in_the_background_is_announced(database_url: Option<&str>) {
+    let s = Server::start(database_url).await;
+    // Watched from another replica on PostgreSQL, from the same process on SQLite.
+    let replica = match database_url {
+        Some(_) => Some(s.replica().await),
+        None => None,
+    };
+    let watcher = replica.as_ref().unwrap_or(&s);
+    let tenant = format!("bg-{}", uuid::Uuid::now_v7().simple());
+    let token = s.token(&tenant, "notes:write");
+    create_note(&s, &token, "Exported", &[]).await;
+    let client = reqwest::Client::new();
+    let started = client.post(s.url("/api/v1/exports")).bearer_auth(&token).json(&json!({})).send().await.unwrap();
+    let id = started.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_string();
+    let status_url = s.url(&format!("/api/v1/exports/{id}"));
+    assert_eq!(notes_server::export_finished(&client, &status_url, &token).await["state"], "done");
+    let uri = format!("notes://exports/{id}");
+    let mut stream = mcp_wire::Events::of(listen(watcher, &watcher.token(&tenant, "notes:read"), 3, &[&uri]).await);
+    assert_eq!(stream.next().await["method"], "notifications/subscriptions/acknowledged");
+
+    // As a process killed mid-way would have left it: pending, its lease run out, no file.
+    sqlx::query(
+        "UPDATE note_exports SET state = 'pending', claimed_until = 0, blob_id = NULL, notes = NULL WHERE id = $1",
+    )
+    .bind(&id)
+    .execute(&notes_server::pool(&s, database_url).await)
+    .await
+    .unwrap();
+    // Reading the status is no change, but it takes the job over; its end is the news.
+    let read = client.get(&status_url).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(read.json::<Value>().await.unwrap()["state"], "pending");
+    let told = stream.next().await;
+    assert_eq!(
+        (told["method"].as_str(), told["params"]["uri"].as_str()),
+        (Some("notifications/resources/updated"), Some(uri.as_str())),
+        "{told}"
+    );
+    let now = read_resource(watcher, &watcher.token(&tenant, "notes:read"), &uri).await;
+    assert_eq!(now["state"], "done", "{now}");
+}
+
+on_both_backends!(an_export_that_ends_in_the_background_is_announced: a_background_export_is_announced_on_sqlite, a_background_export_is_announced_on_postgres, "background announcements");
+
+/// The JSON a resource read answers.
+async fn read_resource(s: &Server, token: &str, uri: &str) -> Value {
+    let read = read(s, token, uri).await.unwrap();
+    serde_json::from_str(read["contents"][0]["text"].as_str().unwrap()).unwrap()
+}

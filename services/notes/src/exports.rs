@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::body::Bytes;
 use futures_util::StreamExt;
-use notes_api::notes::{errors, models};
+use notes_api::notes::{errors, models, operations};
 use runtime::Context;
 use runtime::blobs::Blobs;
 use runtime::sql::{Arg, Sql};
@@ -270,11 +270,15 @@ impl Notes {
             {
                 Blobs::keep(&mut tx, &tenant, &blob.id).await?;
             }
-            tx.commit().await
+            tx.commit().await?;
+            Ok::<_, sqlx::Error>(ended.rows_affected() == 1)
         };
-        // On a failure here the job stays pending: its lease runs out and it is written again.
-        if let Err(e) = ended.await {
-            tracing::warn!(export = id, "recording the end of an export: {e}");
+        match ended.await {
+            // Its status changed outside any call: the export's subscribers are told here.
+            Ok(true) => self.mcp_changes.committed(tenant, &operations::GET_EXPORT, vec![("id", id)]),
+            Ok(false) => {}
+            // The job stays pending: its lease runs out and it is written again.
+            Err(e) => tracing::warn!(export = id, "recording the end of an export: {e}"),
         }
     }
 }

@@ -75,6 +75,7 @@ impl Notes {
             store,
             changes: Default::default(),
             webhooks: platform.webhooks.clone(),
+            mcp_changes: platform.changes(&SERVICE),
         };
         // Deliveries queued before a stop go out now, and new ones as their changes commit.
         notes.webhooks.start();

@@ -11,4 +11,7 @@ pub struct Notes {
     pub(crate) changes: std::sync::Arc<tokio::sync::Notify>,
     /// The platform's webhook outbox, which delivers `note.changed` to subscribers.
     pub(crate) webhooks: runtime::webhooks::Webhooks,
+    /// The platform's news of this service's changes for MCP resource subscribers: an export
+    /// that ends in the background is announced here (a call's changes are by the platform).
+    pub(crate) mcp_changes: runtime::changes::Changes,
 }
