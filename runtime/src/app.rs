@@ -266,10 +266,9 @@ impl ServerBuilder {
             let api = Arc::new(api);
             let info = api.info();
             // A service with resources to subscribe to publishes its calls to its MCP subscribers
-            // whichever surface made them, and announces them to the other replicas.
+            // whichever surface made them, and (on PostgreSQL) hears the other replicas' calls.
             let changes = crate::mcp::has_resources(info).then(|| state.changes(info));
             if let (Some(changes), Some(_)) = (&changes, &state.announcer) {
-                // Replicas on PostgreSQL announce their changes to each other.
                 announcing.push((api.operations(), changes.clone()));
             }
             for surface in Surface::all(&Catalog::new([info])) {

@@ -21,7 +21,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use codegen::import::{self, McpSelection, Options};
-use outside::{build, free_addr, serve, workspace};
+use outside::{build, free_addr, workspace};
+use tests::process::Process;
 
 fn oas_examples() -> Option<PathBuf> {
     let dir = PathBuf::from(tests::tool("SPECWRIGHT_OAS_EXAMPLES")?);
@@ -301,7 +302,7 @@ async fn serve_and_check(project: &str, documents: &[(String, PathBuf)], known: 
     let addr = free_addr();
     let mut cmd = Command::new(&bin);
     cmd.env(format!("{env}_ADDR"), &addr).env(format!("{env}_DATA_DIR"), &data);
-    let _server = serve(cmd, &addr, &root.join("server.log")).await;
+    let _server = Process::start(cmd, &addr, &root.join("server.log")).await;
     let base = format!("http://{addr}");
     let out = Command::new(&bin)
         .args(["conformance", "--url", &base])

@@ -10,8 +10,9 @@ mod outside;
 use std::path::Path;
 use std::process::Command;
 
-use outside::{build, free_addr, serve, workspace};
+use outside::{build, free_addr, workspace};
 use serde_json::{Value, json};
+use tests::process::Process;
 
 /// This workspace's sources (no build output, history or local data) copied into `to`.
 fn copy_workspace(from: &Path, to: &Path) {
@@ -139,7 +140,7 @@ async fn expect_unwritten(bin: &Path, root: &Path, service: Unwritten) {
     let token = |scope: &str| outside::token(bin, env, &addr, &data, "t1", scope);
     let mut cmd = Command::new(bin);
     cmd.env(format!("{env}_ADDR"), &addr).env(format!("{env}_DATA_DIR"), &data);
-    let _server = serve(cmd, &addr, &root.join("server.log")).await;
+    let _server = Process::start(cmd, &addr, &root.join("server.log")).await;
     let base = format!("http://{addr}");
     let client = reqwest::Client::new();
     let collection = format!("{base}{}", service.collection);

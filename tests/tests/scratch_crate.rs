@@ -13,8 +13,9 @@ mod outside;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use outside::{build, free_addr, serve, workspace};
+use outside::{build, free_addr, workspace};
 use serde_json::{Value, json};
+use tests::process::Process;
 
 /// The scratch crate in `dir`: the fixture and the prelude spec, pinned to this workspace.
 fn lay_out(dir: &Path) {
@@ -80,7 +81,7 @@ async fn a_crate_outside_the_workspace_generates_its_api_in_build_rs_and_serves_
     let addr = free_addr();
     let mut cmd = Command::new(binary());
     cmd.env("TODOS_ADDR", &addr).env("TODOS_DATA_DIR", &data);
-    let _server = serve(cmd, &addr, &dir.path().join("server.log")).await;
+    let _server = Process::start(cmd, &addr, &dir.path().join("server.log")).await;
     let base = format!("http://{addr}");
     let client = reqwest::Client::new();
     let todos = format!("{base}/api/v1/todos");

@@ -7,8 +7,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use tests::process::Process;
-
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").to_path_buf()
 }
@@ -88,11 +86,6 @@ pub fn build(dir: &Path, args: &[&str]) -> (bool, String) {
 /// `127.0.0.1:PORT` with a port free a moment ago.
 pub fn free_addr() -> String {
     format!("127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port())
-}
-
-/// Starts `cmd` (its stderr kept in `log`) and waits until `http://{addr}/healthz` answers 200.
-pub async fn serve(cmd: Command, addr: &str, log: &Path) -> Process {
-    Process::start(cmd, addr, log).await
 }
 
 /// `BIN token TENANT SCOPE` of a service binary whose settings are `{env}_ADDR` and
